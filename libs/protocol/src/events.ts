@@ -1,0 +1,218 @@
+/**
+ * The coordinator's event log schema: the one copy, shared by the coordinator (which writes and
+ * replays it), the SDK and the dashboard (which fold it for display).
+ *
+ * Every event is `{ type, version, data }`. Inside `data`:
+ * - `bootId` names the coordinator boot whose monotonic clock took `atMillis`: it is the clock
+ *   domain of every `*Millis` instant in the same event (`atMillis`, `expiresAtMillis`, …).
+ *   Readings of different boots are never compared; recovery re-anchors live leases instead.
+ * - `wallMillis` is wall-clock epoch milliseconds, for display only. No rule reads it.
+ *
+ * Adding a field or an event type bumps `version` of that event; old versions are upcast in
+ * `coordinator-core`'s codec, never rewritten in the log.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (Events)
+ */
+import { z } from 'zod';
+
+/** Longest accepted resource, holder, gate or request id, in characters. */
+export const MAX_ID_LENGTH = 200;
+
+/**
+ * An identifier: 1 to {@link MAX_ID_LENGTH} printable characters, no whitespace at either end.
+ * Resource names may contain `/` and `:` (for example `repo:web/deploy-slot`).
+ */
+export const IdSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
+  .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, 'must be printable ASCII without leading or trailing spaces');
+
+/** A fencing token's number: a positive safe integer. */
+export const FenceSchema = z.number().int('must be an integer').positive('must be positive').max(Number.MAX_SAFE_INTEGER);
+
+/** A monotonic reading or duration in milliseconds: a finite, non-negative number. */
+export const MillisSchema = z.number().finite().nonnegative();
+
+/** Who held what: the pair a FenceGate compares. */
+export const HolderFenceSchema = z.object({ holderId: IdSchema, fence: FenceSchema });
+export type HolderFence = z.infer<typeof HolderFenceSchema>;
+
+/** Fields every event carries: the boot (clock domain), its monotonic reading, and wall time. */
+const stamp = {
+  /** The coordinator boot that wrote the event; the clock domain of every `*Millis` instant in it. */
+  bootId: IdSchema,
+  /** The coordinator's monotonic reading when it decided the event (milliseconds, `bootId` domain). */
+  atMillis: MillisSchema,
+  /** Wall-clock epoch milliseconds: display only, never decides safety. */
+  wallMillis: MillisSchema,
+};
+
+/** A lease carried across a restart, re-anchored into the new boot's clock domain. */
+export const CarriedLeaseSchema = z.object({
+  resource: IdSchema,
+  holderId: IdSchema,
+  fence: FenceSchema,
+  /** The grace deadline of this lease in the new boot's domain (`bootId` of the event). */
+  expiresAtMillis: MillisSchema,
+});
+export type CarriedLease = z.infer<typeof CarriedLeaseSchema>;
+
+/**
+ * Appended once per boot, after replay. `recoveredFence` is the highest fence ever issued
+ * (burned fences included); `carriedLeases` are the leases live at the crash, honoured until
+ * their grace deadline. Emitted by recovery.
+ */
+export const CoordinatorStartedSchema = z.object({
+  type: z.literal('CoordinatorStarted'),
+  version: z.literal(1),
+  data: z.object({
+    ...stamp,
+    namespace: IdSchema,
+    /** Boot id of the previous writer, absent on a fresh log. */
+    previousBootId: IdSchema.optional(),
+    recoveredFence: z.number().int().nonnegative(),
+    eventsReplayed: z.number().int().nonnegative(),
+    /** Whether replay started from a snapshot. */
+    fromSnapshot: z.boolean(),
+    /** Wall milliseconds recovery took, from open to ready (display only). */
+    replayMillis: MillisSchema,
+    /** Latest grace deadline among carried leases (this boot's domain); equals `atMillis` when none. */
+    graceDeadlineMillis: MillisSchema,
+    carriedLeases: z.array(CarriedLeaseSchema),
+  }),
+});
+
+/** A new generation of ownership: `fence` is strictly above every fence issued before. */
+export const LeaseGrantedSchema = z.object({
+  type: z.literal('LeaseGranted'),
+  version: z.literal(1),
+  data: z.object({
+    ...stamp,
+    resource: IdSchema,
+    holderId: IdSchema,
+    fence: FenceSchema,
+    requestId: IdSchema,
+    ttlMillis: z.number().int().positive(),
+    /** Coordinator-side expiry, `atMillis + ttlMillis` (milliseconds, `bootId` domain). */
+    expiresAtMillis: MillisSchema,
+  }),
+});
+
+/** The holder extended its lease; the fence is unchanged. */
+export const LeaseRenewedSchema = z.object({
+  type: z.literal('LeaseRenewed'),
+  version: z.literal(1),
+  data: z.object({
+    ...stamp,
+    resource: IdSchema,
+    holderId: IdSchema,
+    fence: FenceSchema,
+    requestId: IdSchema,
+    ttlMillis: z.number().int().positive(),
+    expiresAtMillis: MillisSchema,
+  }),
+});
+
+/** The holder gave the lease back before its expiry. */
+export const LeaseReleasedSchema = z.object({
+  type: z.literal('LeaseReleased'),
+  version: z.literal(1),
+  data: z.object({ ...stamp, resource: IdSchema, holderId: IdSchema, fence: FenceSchema }),
+});
+
+/** The coordinator's expiry passed without renewal; that generation can never be renewed again. */
+export const LeaseExpiredSchema = z.object({
+  type: z.literal('LeaseExpired'),
+  version: z.literal(1),
+  data: z.object({ ...stamp, resource: IdSchema, holderId: IdSchema, fence: FenceSchema }),
+});
+
+/**
+ * A resource's FenceGate refused a write and reported it. `kind: 'stale'` = fence below the
+ * floor; `kind: 'double-grant'` = same fence, different holder (evidence of a double grant).
+ * `seq` is the gate's own sequence number; (gateId, resource, seq) is the idempotency key.
+ */
+export const FenceRejectedSchema = z.object({
+  type: z.literal('FenceRejected'),
+  version: z.literal(1),
+  data: z.object({
+    ...stamp,
+    resource: IdSchema,
+    /** The authenticated gate that reported it. */
+    gateId: IdSchema,
+    seq: z.number().int().nonnegative(),
+    kind: z.enum(['stale', 'double-grant']),
+    rejected: HolderFenceSchema,
+    current: HolderFenceSchema,
+    /** When the gate refused it, by the gate's wall clock (display only). */
+    gateWallMillis: MillisSchema.optional(),
+  }),
+});
+
+/** A gate's floor was raised to `fence` without a write (handover push). */
+export const FenceAdmittedSchema = z.object({
+  type: z.literal('FenceAdmitted'),
+  version: z.literal(1),
+  data: z.object({ ...stamp, resource: IdSchema, gateId: IdSchema, holderId: IdSchema, fence: FenceSchema }),
+});
+
+/** A snapshot of the state after `coversPosition` events was saved beside the log. */
+export const SnapshotTakenSchema = z.object({
+  type: z.literal('SnapshotTaken'),
+  version: z.literal(1),
+  data: z.object({ ...stamp, coversPosition: z.number().int().nonnegative() }),
+});
+
+/**
+ * A periodic uptime checkpoint, written while leases are live and nothing else was written for
+ * a while. Recovery uses the latest reading of the dead boot to shorten carried leases' grace,
+ * so fast restarts cannot keep a dead lease alive.
+ */
+export const CoordinatorCheckpointedSchema = z.object({
+  type: z.literal('CoordinatorCheckpointed'),
+  version: z.literal(1),
+  data: z.object({ ...stamp }),
+});
+
+/** Any event of the log. Discriminated on `type`. */
+export const CoordinatorEventSchema = z.discriminatedUnion('type', [
+  CoordinatorStartedSchema,
+  LeaseGrantedSchema,
+  LeaseRenewedSchema,
+  LeaseReleasedSchema,
+  LeaseExpiredSchema,
+  FenceRejectedSchema,
+  FenceAdmittedSchema,
+  SnapshotTakenSchema,
+  CoordinatorCheckpointedSchema,
+]);
+
+export type CoordinatorEvent = z.infer<typeof CoordinatorEventSchema>;
+export type CoordinatorEventType = CoordinatorEvent['type'];
+export type CoordinatorStarted = z.infer<typeof CoordinatorStartedSchema>;
+export type LeaseGranted = z.infer<typeof LeaseGrantedSchema>;
+export type LeaseRenewed = z.infer<typeof LeaseRenewedSchema>;
+export type LeaseReleased = z.infer<typeof LeaseReleasedSchema>;
+export type LeaseExpired = z.infer<typeof LeaseExpiredSchema>;
+export type FenceRejected = z.infer<typeof FenceRejectedSchema>;
+export type FenceAdmitted = z.infer<typeof FenceAdmittedSchema>;
+export type SnapshotTaken = z.infer<typeof SnapshotTakenSchema>;
+export type CoordinatorCheckpointed = z.infer<typeof CoordinatorCheckpointedSchema>;
+/** The event of one type, e.g. `EventOf<'LeaseGranted'>`. */
+export type EventOf<T extends CoordinatorEventType> = Extract<CoordinatorEvent, { type: T }>;
+
+/** Every event type name, in the order of the schema. */
+export const COORDINATOR_EVENT_TYPES = CoordinatorEventSchema.options.map((o) => o.shape.type.value) as readonly CoordinatorEventType[];
+
+/**
+ * An event as stored in and read from a log: its 1-based `position` (the first event of a log
+ * is position 1; version N means N events), and the event itself. `recordedAtMillis` is wall
+ * time of the append, display only.
+ */
+export const RecordedEventSchema = z.object({
+  position: z.number().int().positive(),
+  recordedAtMillis: MillisSchema,
+  event: CoordinatorEventSchema,
+});
+export type RecordedEvent = z.infer<typeof RecordedEventSchema>;

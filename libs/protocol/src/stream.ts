@@ -1,0 +1,45 @@
+/**
+ * Frames of the WebSocket stream `/v1/stream?after=<position>`: every log event after
+ * `position` in order, then one `caught-up`, then live events, heartbeats and stats.
+ * A client resumes after the last `position` it saw: no gap, no duplicate.
+ */
+import { z } from 'zod';
+import { CoordinatorEventSchema } from './events.js';
+
+/** One log event at its 1-based position. */
+export const EventFrameSchema = z.object({
+  type: z.literal('event'),
+  position: z.number().int().positive(),
+  recordedAtMillis: z.number().nonnegative(),
+  event: CoordinatorEventSchema,
+});
+
+/** The catch-up read reached the head of the log at `position`; what follows is live. */
+export const CaughtUpFrameSchema = z.object({ type: z.literal('caught-up'), position: z.number().int().nonnegative() });
+
+/** Sent when nothing else was sent for a while; `position` is the head of the log. */
+export const HeartbeatFrameSchema = z.object({ type: z.literal('heartbeat'), position: z.number().int().nonnegative(), wallMillis: z.number().nonnegative() });
+
+/**
+ * Counters that change no state and so are not in the log: denials by reason, and totals since
+ * this coordinator boot. Sent about once a second.
+ */
+export const StatsFrameSchema = z.object({
+  type: z.literal('stats'),
+  bootId: z.string(),
+  wallMillis: z.number().nonnegative(),
+  /** Denied commands since boot, by outcome reason (`held`, `already-held`, `expired`, `not-holder`). */
+  denials: z.record(z.string(), z.number().int().nonnegative()),
+  grants: z.number().int().nonnegative(),
+  renewals: z.number().int().nonnegative(),
+  releases: z.number().int().nonnegative(),
+  rejections: z.number().int().nonnegative(),
+});
+
+/** The server is closing the stream (e.g. `slow-consumer`); reconnect after `position`. */
+export const ClosingFrameSchema = z.object({ type: z.literal('closing'), reason: z.string(), position: z.number().int().nonnegative() });
+
+export const StreamFrameSchema = z.discriminatedUnion('type', [EventFrameSchema, CaughtUpFrameSchema, HeartbeatFrameSchema, StatsFrameSchema, ClosingFrameSchema]);
+export type StreamFrame = z.infer<typeof StreamFrameSchema>;
+export type EventFrame = z.infer<typeof EventFrameSchema>;
+export type StatsFrame = z.infer<typeof StatsFrameSchema>;

@@ -1,0 +1,5 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: { environment: "node", include: ["**/*.spec.ts"], exclude: ["node_modules/**"], testTimeout: 60_000, hookTimeout: 60_000 },
+});
