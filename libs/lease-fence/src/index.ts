@@ -1,0 +1,57 @@
+/**
+ * `lease-fence`: leases with fencing tokens. Clocks whose readings carry their domain, a
+ * coordinator that mints fences, a client whose deadline is anchored at send time, and a
+ * {@link FenceGate} that refuses stale writes at the resource. Pure TypeScript, no I/O.
+ *
+ * This file is the whole public API.
+ *
+ * @see DESIGN.md § "The library's rules"
+ * @packageDocumentation
+ */
+export { Instant } from './time/instant.js';
+export type { Clock } from './time/clock.js';
+export { createMonotonicClock } from './time/monotonic-clock.js';
+export { createManualClock, type ManualClock, type ManualClockOptions } from './time/manual-clock.js';
+export { guardClock } from './time/guard-clock.js';
+
+export {
+  LeaseFenceError,
+  ClockDomainError,
+  ClockReadingError,
+  ProtocolMisuseError,
+  StaleFenceError,
+  DoubleGrantError,
+} from './errors.js';
+
+export { MAX_TTL_MILLIS, DEFAULT_REPLAY_CACHE_SIZE } from './validate.js';
+export type {
+  FenceToken,
+  LeaseRecord,
+  Grant,
+  AcquireOutcome,
+  RenewOutcome,
+  ReleaseOutcome,
+  LeaseChange,
+  LeaseDecision,
+  AcquireCommand,
+  RenewCommand,
+} from './lease/outcomes.js';
+export {
+  LeaseTable,
+  type LeaseTableOptions,
+  type LeaseTableSnapshot,
+  type LeaseRecordJson,
+  type InstantJson,
+} from './lease/lease-table.js';
+export { decideAcquire, decideRenew, decideRelease, decideExpiry } from './lease/lease-rules.js';
+export {
+  LeaseCoordinator,
+  type LeaseCoordinatorOptions,
+  type CoordinatorAcquireRequest,
+  type CoordinatorRenewRequest,
+} from './lease/lease-coordinator.js';
+export { LeaseClient, type LeaseClientOptions, type AcquireRequest, type RenewalRequest } from './lease/lease-client.js';
+export type { Lease } from './lease/lease.js';
+
+export { FenceGate, type FenceGateOptions } from './fence/fence-gate.js';
+export type { GateFloor, RejectionKind, RejectionRecord } from './fence/rejection.js';

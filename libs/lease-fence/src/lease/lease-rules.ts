@@ -1,0 +1,195 @@
+/**
+ * The lease rules: the one copy. Pure functions of (table, request, now) that return an outcome
+ * and the changes to apply; they never mutate the table and never read a clock. Used by the
+ * in-memory {@link LeaseCoordinator} and by the event-sourced coordinator's decide/evolve, so both
+ * follow the same rules.
+ *
+ * @see DESIGN.md § "The library's rules"
+ */
+import { ProtocolMisuseError } from '../errors.js';
+import { Instant } from '../time/instant.js';
+import { describeValue, requireFence, requireId, requireObject, requireTtlMillis } from '../validate.js';
+import type { LeaseTable } from './lease-table.js';
+import type {
+  AcquireCommand,
+  AcquireOutcome,
+  FenceToken,
+  Grant,
+  LeaseChange,
+  LeaseDecision,
+  LeaseRecord,
+  ReleaseOutcome,
+  RenewCommand,
+  RenewOutcome,
+} from './outcomes.js';
+
+const NO_CHANGES: readonly LeaseChange[] = Object.freeze([]);
+
+const deny = <O>(outcome: O): LeaseDecision<O> => ({ outcome: Object.freeze(outcome), changes: NO_CHANGES });
+
+function requireNow(api: string, now: unknown): asserts now is Instant {
+  if (!(now instanceof Instant)) throw new TypeError(`${api}: now must be an Instant, got ${describeValue(now)}`);
+}
+
+/** The grant that describes `lease` as it stands, answering `requestId`. */
+const grantOf = (lease: LeaseRecord, requestId: string): Grant =>
+  Object.freeze({
+    resource: lease.resource,
+    holderId: lease.holderId,
+    fence: lease.fence,
+    ttlMillis: lease.ttlMillis,
+    requestId,
+    coordinatorExpiresAt: lease.expiresAt,
+  });
+
+/** Milliseconds until `expiresAt`, rounded up so retrying after it is never too early. */
+const retryAfter = (expiresAt: Instant, now: Instant): number => Math.ceil(expiresAt.minus(now));
+
+/**
+ * Decides an acquire at coordinator time `now`:
+ * 1. A repeated (holderId, requestId) still in the replay cache: if that fence is still the
+ *    resource's current, unexpired lease → `ok` with the existing grant (current expiry), no
+ *    changes; otherwise `{ ok: false, reason: 'expired', fence }`, no changes.
+ * 2. The current lease is unexpired (`now < expiresAt`): same holder → `'already-held'` (never a
+ *    second fence); another holder → `'held'` with `retryAfterMillis = ceil(expiresAt - now)`.
+ * 3. Otherwise (free, or the current lease is past expiry): changes are `expired` for that lease
+ *    if present, then `granted` with `fence = issuedFence + 1`, `expiresAt = now + ttlMillis`.
+ *
+ * @param table - Read only.
+ * @param request - `resource`, `holderId`, `requestId` (non-empty), `ttlMillis` (ms, integer in
+ *   [1, {@link MAX_TTL_MILLIS}]).
+ * @param now - The coordinator's reading, in the domain of the table's instants.
+ * @throws TypeError / RangeError on a malformed request (nothing decided, no fence burned).
+ * @throws {@link ProtocolMisuseError} if the requestId was already used by this holder for another resource.
+ * @throws {@link ClockDomainError} if `now` is in another domain than the current lease.
+ * @see DESIGN.md § "The library's rules" (Fence = generation of ownership; Retries are idempotent)
+ */
+export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: Instant): LeaseDecision<AcquireOutcome> {
+  const api = 'decideAcquire';
+  requireObject(api, 'request', request);
+  requireId(api, 'request.resource', request.resource);
+  requireId(api, 'request.holderId', request.holderId);
+  requireId(api, 'request.requestId', request.requestId);
+  requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis);
+  requireNow(api, now);
+  const { resource, holderId, requestId, ttlMillis } = request;
+  const current = table.lease(resource);
+
+  const replayed = table.replayed(holderId, requestId);
+  if (replayed !== undefined) {
+    if (replayed.resource !== resource) {
+      throw new ProtocolMisuseError(
+        `${api}: requestId ${JSON.stringify(requestId)} of holder ${JSON.stringify(holderId)} was used for resource `
+          + `${JSON.stringify(replayed.resource)}, not ${JSON.stringify(resource)}; use a fresh requestId per acquisition`,
+      );
+    }
+    if (current !== undefined && current.fence === replayed.fence && now.isBefore(current.expiresAt)) {
+      return deny({ ok: true, grant: grantOf(current, current.requestId) });
+    }
+    return deny({ ok: false, reason: 'expired', fence: replayed.fence });
+  }
+
+  if (current !== undefined && now.isBefore(current.expiresAt)) {
+    const retryAfterMillis = retryAfter(current.expiresAt, now);
+    return current.holderId === holderId
+      ? deny({ ok: false, reason: 'already-held', heldBy: holderId, fence: current.fence, retryAfterMillis })
+      : deny({ ok: false, reason: 'held', heldBy: current.holderId, retryAfterMillis });
+  }
+
+  const fence = table.issuedFence + 1;
+  if (!Number.isSafeInteger(fence)) throw new RangeError(`${api}: the fence counter is exhausted at ${table.issuedFence}`);
+  const lease: LeaseRecord = Object.freeze({ resource, holderId, fence, ttlMillis, requestId, grantedAt: now, expiresAt: now.plus(ttlMillis) });
+  const changes: LeaseChange[] = [];
+  if (current !== undefined) {
+    changes.push(Object.freeze({ type: 'expired', resource, holderId: current.holderId, fence: current.fence }));
+  }
+  changes.push(Object.freeze({ type: 'granted', lease }));
+  return { outcome: Object.freeze({ ok: true, grant: grantOf(lease, requestId) }), changes: Object.freeze(changes) };
+}
+
+/**
+ * Decides a renewal at coordinator time `now`:
+ * - the current lease has this fence and holder and `now < expiresAt` → `renewed`: same fence,
+ *   `expiresAt = now + (request.ttlMillis ?? lease.ttlMillis)`;
+ * - the current lease has this fence but another holder, or the fence was never issued → `'not-holder'`;
+ * - otherwise (the generation ended, or is past expiry even if nobody took it) → `'expired'`:
+ *   never resurrected. Denials have no changes.
+ *
+ * @param request - `resource`, `holderId`, `requestId` (non-empty), `fence` (positive safe
+ *   integer), optional `ttlMillis` (ms, integer in [1, {@link MAX_TTL_MILLIS}]).
+ * @param now - The coordinator's reading.
+ * @throws TypeError / RangeError on a malformed request; {@link ClockDomainError} on a domain mismatch.
+ * @see DESIGN.md § "The library's rules" (Renewal keeps the fence; an expired lease is never resurrected)
+ */
+export function decideRenew(table: LeaseTable, request: RenewCommand, now: Instant): LeaseDecision<RenewOutcome> {
+  const api = 'decideRenew';
+  requireObject(api, 'request', request);
+  requireId(api, 'request.resource', request.resource);
+  requireId(api, 'request.holderId', request.holderId);
+  requireId(api, 'request.requestId', request.requestId);
+  requireFence(api, 'request.fence', request.fence);
+  if (request.ttlMillis !== undefined) requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis);
+  requireNow(api, now);
+  const { resource, holderId, fence, requestId } = request;
+  const current = table.lease(resource);
+
+  if (current !== undefined && current.fence === fence) {
+    if (current.holderId !== holderId) return deny({ ok: false, reason: 'not-holder' });
+    if (!now.isBefore(current.expiresAt)) return deny({ ok: false, reason: 'expired' });
+    const ttlMillis = request.ttlMillis ?? current.ttlMillis;
+    const expiresAt = now.plus(ttlMillis);
+    const renewed = { ...current, ttlMillis, expiresAt };
+    return {
+      outcome: Object.freeze({ ok: true, grant: grantOf(renewed, requestId) }),
+      changes: Object.freeze([Object.freeze({ type: 'renewed', resource, holderId, fence, requestId, ttlMillis, expiresAt } as const)]),
+    };
+  }
+  if (fence > table.issuedFence) return deny({ ok: false, reason: 'not-holder' });
+  return deny({ ok: false, reason: 'expired' });
+}
+
+/**
+ * Decides a release at coordinator time `now`: the current lease with this fence and holder,
+ * unexpired → `released`; the same lease past its expiry → `'expired'`; otherwise `'not-holder'`.
+ *
+ * @param token - `resource`, `holderId` (non-empty), `fence` (positive safe integer).
+ * @throws TypeError / RangeError on a malformed token; {@link ClockDomainError} on a domain mismatch.
+ * @see DESIGN.md § "The library's rules"
+ */
+export function decideRelease(table: LeaseTable, token: FenceToken, now: Instant): LeaseDecision<ReleaseOutcome> {
+  const api = 'decideRelease';
+  requireObject(api, 'token', token);
+  requireId(api, 'token.resource', token.resource);
+  requireId(api, 'token.holderId', token.holderId);
+  requireFence(api, 'token.fence', token.fence);
+  requireNow(api, now);
+  const { resource, holderId, fence } = token;
+  const current = table.lease(resource);
+  if (current === undefined || current.fence !== fence || current.holderId !== holderId) {
+    return deny({ ok: false, reason: 'not-holder' });
+  }
+  if (!now.isBefore(current.expiresAt)) return deny({ ok: false, reason: 'expired' });
+  return {
+    outcome: Object.freeze({ ok: true }),
+    changes: Object.freeze([Object.freeze({ type: 'released', resource, holderId, fence } as const)]),
+  };
+}
+
+/**
+ * Sweeps expiries at coordinator time `now`: one `expired` change per current lease with
+ * `now >= expiresAt`, in table order. Sweeping is optional for safety (acquire treats a lease
+ * past expiry as free) but keeps the table and the log honest about who holds what.
+ *
+ * @throws {@link ClockDomainError} if `now` is in another domain than a lease.
+ * @see DESIGN.md § "The library's rules"
+ */
+export function decideExpiry(table: LeaseTable, now: Instant): LeaseDecision<{ readonly expired: number }> {
+  requireNow('decideExpiry', now);
+  const changes: LeaseChange[] = [];
+  for (const lease of table.leases()) {
+    if (now.isAtOrAfter(lease.expiresAt)) {
+      changes.push(Object.freeze({ type: 'expired', resource: lease.resource, holderId: lease.holderId, fence: lease.fence }));
+    }
+  }
+  return { outcome: Object.freeze({ expired: changes.length }), changes: Object.freeze(changes) };
+}

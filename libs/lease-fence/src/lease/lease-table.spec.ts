@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { ClockDomainError, ProtocolMisuseError } from '../errors.js';
+import { Instant } from '../time/instant.js';
+import { LeaseTable, type LeaseTableSnapshot } from './lease-table.js';
+import type { LeaseChange } from './outcomes.js';
+
+const t = (millis: number, domain = 'boot-1'): Instant => Instant.of(millis, domain);
+const granted = (resource: string, holderId: string, fence: number, requestId = `req-${fence}`): LeaseChange => ({
+  type: 'granted',
+  lease: { resource, holderId, fence, ttlMillis: 1_000, requestId, grantedAt: t(0), expiresAt: t(1_000) },
+});
+
+describe('LeaseTable', () => {
+  describe('apply', () => {
+    it('makes a granted lease current, raises issuedFence and remembers the grant for retries', () => {
+      const table = new LeaseTable();
+      table.apply(granted('slot', 'agent-a', 4, 'r1'));
+      expect(table.lease('slot')?.fence).toBe(4);
+      expect(table.issuedFence).toBe(4);
+      expect(table.replayed('agent-a', 'r1')).toEqual({ holderId: 'agent-a', requestId: 'r1', resource: 'slot', fence: 4 });
+    });
+
+    it('moves the expiry of a renewed lease and keeps its fence and acquire requestId', () => {
+      const table = new LeaseTable();
+      table.apply(granted('slot', 'agent-a', 1, 'r1'));
+      table.apply({ type: 'renewed', resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1', ttlMillis: 2_000, expiresAt: t(2_500) });
+      expect(table.lease('slot')).toMatchObject({ fence: 1, requestId: 'r1', ttlMillis: 2_000, expiresAt: t(2_500) });
+    });
+
+    it('removes a released or expired lease', () => {
+      const table = new LeaseTable();
+      table.apply(granted('a', 'agent-a', 1));
+      table.apply(granted('b', 'agent-b', 2));
+      table.apply({ type: 'released', resource: 'a', holderId: 'agent-a', fence: 1 });
+      table.apply({ type: 'expired', resource: 'b', holderId: 'agent-b', fence: 2 });
+      expect([...table.leases()]).toEqual([]);
+      expect(table.issuedFence).toBe(2);
+    });
+
+    it('refuses a change that does not match the current lease and changes nothing', () => {
+      const table = new LeaseTable();
+      table.apply(granted('slot', 'agent-a', 1));
+      expect(() => table.apply({ type: 'released', resource: 'slot', holderId: 'agent-b', fence: 1 })).toThrow(ProtocolMisuseError);
+      expect(() => table.apply({ type: 'expired', resource: 'slot', holderId: 'agent-a', fence: 2 })).toThrow(ProtocolMisuseError);
+      expect(table.lease('slot')?.holderId).toBe('agent-a');
+    });
+
+    it('refuses a granted change whose instants are plain numbers, leaving the table empty', () => {
+      const table = new LeaseTable();
+      const lease = { resource: 'slot', holderId: 'agent-a', fence: 1, ttlMillis: 1_000, requestId: 'r', grantedAt: 0, expiresAt: 1_000 };
+      expect(() => table.apply({ type: 'granted', lease } as unknown as LeaseChange)).toThrow(/lease\.grantedAt must be an Instant/);
+      expect([...table.leases()]).toEqual([]);
+      expect(table.issuedFence).toBe(0);
+    });
+
+    it('refuses an unknown change type', () => {
+      expect(() => new LeaseTable().apply({ type: 'stolen' } as unknown as LeaseChange)).toThrow(TypeError);
+    });
+  });
+
+  describe('replay cache', () => {
+    it('keeps the last replayCacheSize grants and evicts the oldest first', () => {
+      const table = new LeaseTable({ replayCacheSize: 2 });
+      table.apply(granted('a', 'agent-a', 1, 'r1'));
+      table.apply(granted('b', 'agent-a', 2, 'r2'));
+      table.apply(granted('c', 'agent-a', 3, 'r3'));
+      expect(table.replayed('agent-a', 'r1')).toBeUndefined();
+      expect(table.replayed('agent-a', 'r2')?.fence).toBe(2);
+      expect(table.replayed('agent-a', 'r3')?.fence).toBe(3);
+    });
+
+    it('keys entries by holder and requestId without separator collisions', () => {
+      const table = new LeaseTable();
+      table.apply(granted('a', 'ab', 1, 'c'));
+      expect(table.replayed('a', 'bc')).toBeUndefined();
+      expect(table.replayed('ab', 'c')?.fence).toBe(1);
+    });
+  });
+
+  describe('burnFence', () => {
+    it('raises issuedFence but never lowers it', () => {
+      const table = new LeaseTable({ startFence: 5 });
+      table.burnFence(3);
+      expect(table.issuedFence).toBe(5);
+      table.burnFence(8);
+      expect(table.issuedFence).toBe(8);
+    });
+
+    it('refuses a negative or fractional fence', () => {
+      const table = new LeaseTable();
+      expect(() => table.burnFence(-1)).toThrow(RangeError);
+      expect(() => table.burnFence(1.5)).toThrow(RangeError);
+      expect(table.issuedFence).toBe(0);
+    });
+  });
+
+  describe('reanchor', () => {
+    it('moves a carried lease into the new clock domain, keeping fence and holder', () => {
+      const table = new LeaseTable();
+      table.apply(granted('slot', 'agent-a', 1));
+      table.reanchor('slot', t(900, 'boot-2'));
+      const lease = table.lease('slot');
+      expect(lease).toMatchObject({ fence: 1, holderId: 'agent-a', expiresAt: t(900, 'boot-2'), grantedAt: t(-100, 'boot-2') });
+    });
+
+    it('refuses a grantedAt in another domain than expiresAt', () => {
+      const table = new LeaseTable();
+      table.apply(granted('slot', 'agent-a', 1));
+      expect(() => table.reanchor('slot', t(900, 'boot-2'), t(0, 'boot-1'))).toThrow(ClockDomainError);
+      expect(table.lease('slot')?.expiresAt.domain).toBe('boot-1');
+    });
+
+    it('refuses a resource without a current lease', () => {
+      expect(() => new LeaseTable().reanchor('slot', t(1))).toThrow(ProtocolMisuseError);
+    });
+  });
+
+  describe('snapshots', () => {
+    it('restores an equal table from a JSON round trip, replay order included', () => {
+      const table = new LeaseTable({ startFence: 10, replayCacheSize: 3 });
+      table.apply(granted('a', 'agent-a', 11, 'r1'));
+      table.apply(granted('b', 'agent-b', 12, 'r2'));
+      table.burnFence(20);
+      const restored = LeaseTable.fromJSON(JSON.parse(JSON.stringify(table)) as LeaseTableSnapshot);
+      expect(restored.toJSON()).toEqual(table.toJSON());
+      expect(restored.lease('a')?.expiresAt).toBeInstanceOf(Instant);
+      expect(restored.issuedFence).toBe(20);
+      expect(restored.replayCacheSize).toBe(3);
+    });
+
+    it('clones deeply: changes to the clone leave the original alone', () => {
+      const table = new LeaseTable();
+      table.apply(granted('a', 'agent-a', 1));
+      const copy = table.clone();
+      copy.apply({ type: 'released', resource: 'a', holderId: 'agent-a', fence: 1 });
+      copy.burnFence(50);
+      expect(table.lease('a')?.fence).toBe(1);
+      expect(table.issuedFence).toBe(1);
+    });
+
+    it('refuses a malformed snapshot naming the field', () => {
+      const good = new LeaseTable().toJSON();
+      expect(() => LeaseTable.fromJSON({ ...good, format: 2 } as unknown as LeaseTableSnapshot)).toThrow(/format/);
+      const badLease = { ...good, leases: [{ resource: 'a', holderId: 'x', fence: 0, ttlMillis: 1, requestId: 'r', grantedAt: { millis: 0, domain: 'd' }, expiresAt: { millis: 1, domain: 'd' } }] };
+      expect(() => LeaseTable.fromJSON(badLease)).toThrow(/leases\[0\]\.fence/);
+    });
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * Argument checks shared by every public entry point. Each throws `TypeError` (wrong type) or
+ * `RangeError` (right type, value out of range) with a message naming the API, the field, the
+ * unit and the value received, and never substitutes a default.
+ *
+ * @internal
+ */
+
+/**
+ * Largest accepted TTL in milliseconds: `2^31 - 1`, so any timer set from a TTL stays below
+ * 2^31 ms (the limit of `setTimeout`, which otherwise fires immediately).
+ *
+ * @see DESIGN.md § "The library's rules" (TTLs are bounded)
+ */
+export const MAX_TTL_MILLIS: number = 2 ** 31 - 1;
+
+/**
+ * How many acquire grants a lease table remembers for idempotent retries.
+ *
+ * @see DESIGN.md § "The library's rules" (Retries are idempotent)
+ */
+export const DEFAULT_REPLAY_CACHE_SIZE = 1024;
+
+/** Renders a received value for an error message. @internal */
+export const describeValue = (value: unknown): string => {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value);
+  if (typeof value === 'bigint') return `${String(value)}n`;
+  if (value === null) return 'null';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+};
+
+/** Throws TypeError unless `value` is a non-empty string. @internal */
+export function requireId(api: string, field: string, value: unknown): asserts value is string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`${api}: ${field} must be a non-empty string, got ${describeValue(value)}`);
+  }
+}
+
+/** Throws TypeError unless `value` is a number (any number; range checks follow). */
+function requireNumber(api: string, field: string, value: unknown, what: string): asserts value is number {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
+  }
+}
+
+/**
+ * Throws unless `value` is an integer number of milliseconds in `[1, maxTtlMillis]`.
+ * @internal
+ */
+export function requireTtlMillis(api: string, field: string, value: unknown, maxTtlMillis: number = MAX_TTL_MILLIS): asserts value is number {
+  const what = `a positive integer number of milliseconds, at most ${maxTtlMillis}`;
+  requireNumber(api, field, value, what);
+  if (!Number.isInteger(value) || value < 1 || value > maxTtlMillis) {
+    throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
+  }
+}
+
+/** Throws unless `value` is a positive safe integer (a fence). @internal */
+export function requireFence(api: string, field: string, value: unknown): asserts value is number {
+  const what = 'a positive safe integer';
+  requireNumber(api, field, value, what);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
+  }
+}
+
+/** Throws unless `value` is a non-negative safe integer. @internal */
+export function requireCount(api: string, field: string, value: unknown): asserts value is number {
+  const what = 'a non-negative safe integer';
+  requireNumber(api, field, value, what);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
+  }
+}
+
+/**
+ * Throws unless `value` is a finite number of milliseconds, at least `min` when given.
+ * @internal
+ */
+export function requireMillis(api: string, field: string, value: unknown, min?: number): asserts value is number {
+  const what = min === undefined ? 'a finite number of milliseconds' : `a finite number of milliseconds, at least ${min}`;
+  requireNumber(api, field, value, what);
+  if (!Number.isFinite(value) || (min !== undefined && value < min)) {
+    throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
+  }
+}
+
+/** Throws TypeError unless `value` is a function. @internal */
+export function requireFunction(api: string, field: string, value: unknown): asserts value is (...args: never[]) => unknown {
+  if (typeof value !== 'function') {
+    throw new TypeError(`${api}: ${field} must be a function, got ${describeValue(value)}`);
+  }
+}
+
+/** Throws TypeError unless `value` is a non-null object. @internal */
+export function requireObject<T>(api: string, field: string, value: T): asserts value is T & object {
+  if (typeof value !== 'object' || value === null) {
+    throw new TypeError(`${api}: ${field} must be an object, got ${describeValue(value)}`);
+  }
+}
