@@ -216,3 +216,40 @@ export const RecordedEventSchema = z.object({
   event: CoordinatorEventSchema,
 });
 export type RecordedEvent = z.infer<typeof RecordedEventSchema>;
+
+/**
+ * A recorded rejection as the coordinator keeps it for display: the `FenceRejected` data and the
+ * log position of the event.
+ */
+export const RecordedRejectionSchema = FenceRejectedSchema.shape.data.extend({ position: z.number().int().positive() });
+export type RecordedRejection = z.infer<typeof RecordedRejectionSchema>;
+
+/** Current `schemaVersion` of {@link CoordinatorSnapshotStateSchema}. */
+export const COORDINATOR_SNAPSHOT_SCHEMA_VERSION = 1;
+
+/**
+ * The coordinator's state as saved in a snapshot beside the log (`schemaVersion`
+ * {@link COORDINATOR_SNAPSHOT_SCHEMA_VERSION}): the fold of the first `position` events.
+ * Instants in `boot` and `table` are in `boot.bootId`'s domain. `table` is `lease-fence`'s
+ * `LeaseTable.toJSON()` form, validated by `LeaseTable.fromJSON` when restored.
+ * A snapshot is an optimisation: the log stays complete.
+ */
+export const CoordinatorSnapshotStateSchema = z.object({
+  /** Number of events folded into this state. */
+  position: z.number().int().nonnegative(),
+  namespace: IdSchema.optional(),
+  /** The boot that wrote the last folded event: its id, when it started, its latest reading, its grace deadline (its domain). */
+  boot: z
+    .object({ bootId: IdSchema, startedAtMillis: MillisSchema, lastAtMillis: MillisSchema, graceDeadlineMillis: MillisSchema })
+    .optional(),
+  /** Leases carried across the last restart and still in their grace period (not renewed since). */
+  carried: z.array(z.object({ resource: IdSchema, fence: FenceSchema })),
+  /** Idempotency keys of recently recorded rejections, oldest first. */
+  rejectionKeys: z.array(z.string()),
+  /** Recently recorded rejections, oldest first. */
+  rejections: z.array(RecordedRejectionSchema),
+  /** Position of the last `SnapshotTaken` event folded (0 = none). */
+  lastSnapshotPosition: z.number().int().nonnegative(),
+  table: z.unknown(),
+});
+export type CoordinatorSnapshotState = z.infer<typeof CoordinatorSnapshotStateSchema>;

@@ -5,7 +5,7 @@
  * @see DESIGN.md § "The library's rules" for the outcomes' meaning.
  */
 import { z } from 'zod';
-import { FenceSchema, HolderFenceSchema, IdSchema, MillisSchema } from './events.js';
+import { FenceSchema, HolderFenceSchema, IdSchema, MillisSchema, RecordedEventSchema, RecordedRejectionSchema } from './events.js';
 
 /** `POST /v1/leases/:resource/acquire`. `ttlMillis` defaults to the coordinator's configured TTL. */
 export const AcquireBodySchema = z.strictObject({
@@ -48,6 +48,7 @@ export type WireGrant = z.infer<typeof WireGrantSchema>;
 
 /** 200 reply of acquire and renew. */
 export const GrantReplySchema = z.object({ ok: z.literal(true), grant: WireGrantSchema });
+export type GrantReply = z.infer<typeof GrantReplySchema>;
 /** 409 reply of acquire: another holder has it. */
 export const HeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('held'), heldBy: IdSchema, retryAfterMillis: MillisSchema });
 /** 409 reply of acquire: the caller already holds it (never a second fence). */
@@ -108,5 +109,40 @@ export const ErrorReplySchema = z.object({
   message: z.string(),
   issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
   retryable: z.boolean().optional(),
+  /** On 503: why the coordinator cannot serve (`recovering`, `superseded`, `unhealthy`, `closed`, `event-log-unavailable`). */
+  reason: z.string().optional(),
 });
 export type ErrorReply = z.infer<typeof ErrorReplySchema>;
+
+/** 202 reply of `POST /v1/resources/:resource/rejections`; `duplicate` = that (gate, resource, seq) was already recorded. */
+export const RejectionAcceptedReplySchema = z.object({ ok: z.literal(true), duplicate: z.boolean() });
+export type RejectionAcceptedReply = z.infer<typeof RejectionAcceptedReplySchema>;
+
+/** `{ ok: true }`: 200 reply of release, 202 reply of `POST /v1/resources/:resource/admit` (the `FenceAdmitted` event is durable). */
+export const OkReplySchema = z.object({ ok: z.literal(true) });
+export type OkReply = z.infer<typeof OkReplySchema>;
+
+/** 200 reply of `GET /v1/leases`: the current holders (including leases carried across a restart, in grace). */
+export const LeasesReplySchema = z.object({ leases: z.array(WireLeaseSchema) });
+export type LeasesReply = z.infer<typeof LeasesReplySchema>;
+
+/** 200 reply of `GET /v1/events`: events after `after`, in log order, and the log's head position (its version). */
+export const EventsReplySchema = z.object({ events: z.array(RecordedEventSchema), head: z.number().int().nonnegative() });
+export type EventsReply = z.infer<typeof EventsReplySchema>;
+
+/** 200 reply of `GET /v1/rejections`: recorded rejections (`FenceRejected` data and log position), oldest first, the most recent 1000. */
+export const RejectionsReplySchema = z.object({ rejections: z.array(RecordedRejectionSchema) });
+export type RejectionsReply = z.infer<typeof RejectionsReplySchema>;
+
+/**
+ * Reply of `GET /readyz`: 200 with `ready: true` once recovery has finished; 503 with `ready: false`
+ * and the `reason` (`recovering`, `superseded`, `unhealthy`, `closed`, or a recovery failure) otherwise.
+ */
+export const ReadinessReplySchema = z.object({
+  ready: z.boolean(),
+  status: z.enum(['recovering', 'ready', 'superseded', 'unhealthy', 'closed', 'failed']),
+  reason: z.string().optional(),
+  bootId: z.string().optional(),
+  position: z.number().int().nonnegative().optional(),
+});
+export type ReadinessReply = z.infer<typeof ReadinessReplySchema>;

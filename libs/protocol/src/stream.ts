@@ -43,3 +43,14 @@ export const StreamFrameSchema = z.discriminatedUnion('type', [EventFrameSchema,
 export type StreamFrame = z.infer<typeof StreamFrameSchema>;
 export type EventFrame = z.infer<typeof EventFrameSchema>;
 export type StatsFrame = z.infer<typeof StatsFrameSchema>;
+
+/**
+ * Query of the stream's upgrade request `GET /v1/stream?after=<position>&token=<token>`.
+ * `after` is the last position the client has (0 = from the start). `token` is for browsers,
+ * which cannot set headers on a WebSocket; the Authorization header works too.
+ */
+export const StreamQuerySchema = z.object({
+  after: z.coerce.number().int('must be an integer (log position)').nonnegative('must be ≥ 0 (log position)').max(Number.MAX_SAFE_INTEGER).default(0),
+  token: z.string().optional(),
+});
+export type StreamQuery = z.infer<typeof StreamQuerySchema>;

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { checkEvents, decodeRecord, decodeSnapshot, encodeEvents } from './codec.js';
+import { EventLogCorruptError } from './ports/event-log-errors.js';
+import { leaseGranted } from './testing/event-builders.js';
+
+const granted = leaseGranted('slot', 'agent-a', 3, { atMillis: 10 });
+const stored = (overrides: Partial<Parameters<typeof decodeRecord>[0]> = {}) => ({
+  position: 5, recordedAtMillis: 1_700_000_000_000, type: 'LeaseGranted', version: 1, data: JSON.stringify(granted.data), ...overrides,
+});
+
+/** The EventLogCorruptError `fn` throws. */
+const corruptionOf = (fn: () => unknown): EventLogCorruptError => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof EventLogCorruptError) return error;
+    throw error;
+  }
+  throw new Error('expected EventLogCorruptError, nothing was thrown');
+};
+
+describe('codec', () => {
+  describe('encodeEvents', () => {
+    it('stores type and version as columns and the data as JSON text', () => {
+      expect(encodeEvents('test', [granted])).toEqual([{ type: 'LeaseGranted', version: 1, data: JSON.stringify(granted.data) }]);
+    });
+
+    it('refuses a batch with one invalid event, naming its index and field', () => {
+      const bad = { ...granted, data: { ...granted.data, ttlMillis: 1.5 } };
+      expect(() => encodeEvents('SqliteEventLog.append', [granted, bad])).toThrow(/SqliteEventLog\.append: events\[1\]\.data\.ttlMillis/);
+      expect(() => checkEvents('test', [])).toThrow(TypeError);
+    });
+  });
+
+  describe('decodeRecord', () => {
+    it('decodes a stored record into the recorded event', () => {
+      expect(decodeRecord(stored())).toEqual({ position: 5, recordedAtMillis: 1_700_000_000_000, event: granted });
+    });
+
+    it('accepts data that is already parsed', () => {
+      expect(decodeRecord(stored({ data: granted.data })).event).toEqual(granted);
+    });
+
+    it.each([
+      ['an unknown type', { type: 'LeaseStolen' }, 'type', /unknown event type "LeaseStolen"/],
+      ['a version from a newer writer', { version: 2 }, 'version', /unknown version 2 of LeaseGranted/],
+      ['invalid JSON', { data: '{"resource":' }, 'data', /invalid JSON/],
+      ['data that is not an object', { data: '[1,2]' }, 'data', /must be a JSON object/],
+      ['a field that fails the schema', { data: JSON.stringify({ ...granted.data, fence: 0 }) }, 'data.fence', /./],
+      ['a missing field', { data: JSON.stringify({ ...granted.data, holderId: undefined }) }, 'data.holderId', /./],
+    ])('stops at %s with EventLogCorruptError naming the position and the path', (_case, overrides, path, message) => {
+      const error = corruptionOf(() => decodeRecord(stored(overrides)));
+      expect(error.code).toBe('event-log-corrupt');
+      expect(error.position).toBe(5);
+      expect(error.issues[0]?.path).toBe(path);
+      expect(error.message).toMatch(/position 5/);
+      expect(error.message).toMatch(message);
+    });
+  });
+
+  describe('decodeSnapshot', () => {
+    it('refuses invalid JSON naming the snapshot\'s position', () => {
+      expect(corruptionOf(() => decodeSnapshot({ position: 9, schemaVersion: 1, state: '{' })).position).toBe(9);
+    });
+  });
+});

@@ -1,0 +1,152 @@
+/**
+ * Event record ⇄ domain event: the one place where stored records are validated (zod schemas of
+ * `@lease-fence/protocol`) and old versions upcast. Adapters store what {@link encodeEvents}
+ * returns and hand what they read to {@link decodeRecord}; a record that does not decode stops
+ * the reader with {@link EventLogCorruptError} naming its position. Nothing is skipped.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (Events)
+ */
+import {
+  CoordinatorEventSchema,
+  type CoordinatorEvent,
+  type CoordinatorEventType,
+  type RecordedEvent,
+} from '@lease-fence/protocol';
+import { EventLogCorruptError, type EventLogCorruptIssue } from './ports/event-log-errors.js';
+import type { Snapshot } from './ports/event-log.js';
+
+/** An event as adapters store it: type and schema version as columns, `data` as JSON text. */
+export interface EncodedEvent {
+  readonly type: CoordinatorEventType;
+  readonly version: number;
+  /** `event.data` as JSON text. */
+  readonly data: string;
+}
+
+/** A record as an adapter read it, before decoding. `data` is JSON text or an already parsed object. */
+export interface StoredEventRecord {
+  /** 1-based position in the log. */
+  readonly position: number;
+  /** Wall-clock epoch milliseconds of the append (display only). */
+  readonly recordedAtMillis: number;
+  readonly type: string;
+  readonly version: number;
+  readonly data: unknown;
+}
+
+/** A snapshot as an adapter read it, before decoding: `state` as JSON text. */
+export interface StoredSnapshot {
+  readonly position: number;
+  readonly schemaVersion: number;
+  readonly state: string;
+}
+
+/** Upcasts the `data` of version `n` of an event type to version `n + 1`. */
+type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
+
+/**
+ * Upcasters by event type and *source* version: `UPCASTERS[type][n]` turns version `n` into
+ * `n + 1`. Every event is at version 1 today, so the table is empty; when a schema in
+ * `@lease-fence/protocol` gains version 2, its 1 → 2 upcaster goes here and old records are
+ * never rewritten in the log.
+ */
+const UPCASTERS: { readonly [T in CoordinatorEventType]?: Readonly<Record<number, Upcaster>> } = {};
+
+/** The current schema version of each event type, read from the protocol schemas. */
+const CURRENT_VERSIONS: ReadonlyMap<string, number> = new Map(
+  CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, schema.shape.version.value]),
+);
+
+/**
+ * Validates events against the protocol schema without encoding them: all are checked, so a
+ * batch with one bad event is refused whole.
+ *
+ * @param api - Caller name for the error message (`'DurableCoordinator'`).
+ * @returns the parsed events (unknown keys stripped).
+ * @throws `TypeError` if `events` is empty or not an array, or naming `events[i].<path>` and the
+ *   schema's message when an event does not match.
+ */
+export function checkEvents(api: string, events: readonly CoordinatorEvent[]): CoordinatorEvent[] {
+  if (!Array.isArray(events) || events.length === 0) {
+    throw new TypeError(`${api}: events must be a non-empty array of coordinator events, got ${Array.isArray(events) ? 'an empty array' : typeof events}`);
+  }
+  return events.map((event, index) => {
+    const parsed = CoordinatorEventSchema.safeParse(event);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const path = issue === undefined ? '' : issue.path.map(String).join('.');
+      throw new TypeError(`${api}: events[${index}]${path === '' ? '' : `.${path}`} ${issue?.message ?? 'is invalid'}; nothing was appended`);
+    }
+    return parsed.data;
+  });
+}
+
+/**
+ * Validates events against the protocol schema ({@link checkEvents}) and encodes them for storage.
+ *
+ * @param api - Caller name for the error message (`'SqliteEventLog.append'`).
+ * @throws `TypeError` as {@link checkEvents} does; nothing is encoded then.
+ */
+export function encodeEvents(api: string, events: readonly CoordinatorEvent[]): EncodedEvent[] {
+  return checkEvents(api, events).map((event) => ({ type: event.type, version: event.version, data: JSON.stringify(event.data) }));
+}
+
+/**
+ * Decodes one stored record: parses `data` if it is JSON text, upcasts old versions, and
+ * validates the result with the protocol schema.
+ *
+ * @returns the record as a {@link RecordedEvent} (current schema version).
+ * @throws {@link EventLogCorruptError} naming `raw.position` when the type or version is
+ *   unknown, the JSON is invalid, or the data does not match the schema.
+ */
+export function decodeRecord(raw: StoredEventRecord): RecordedEvent {
+  const corrupt = (issues: EventLogCorruptIssue[], cause?: unknown): EventLogCorruptError =>
+    new EventLogCorruptError({ position: raw.position, issues, cause });
+  const current = CURRENT_VERSIONS.get(raw.type);
+  if (current === undefined) throw corrupt([{ path: 'type', message: `unknown event type ${JSON.stringify(raw.type)}` }]);
+  if (!Number.isSafeInteger(raw.version) || raw.version < 1 || raw.version > current) {
+    throw corrupt([{ path: 'version', message: `unknown version ${String(raw.version)} of ${raw.type} (this reader knows 1..${current})` }]);
+  }
+  let data: unknown = raw.data;
+  if (typeof data === 'string') {
+    try {
+      data = JSON.parse(data);
+    } catch (error) {
+      throw corrupt([{ path: 'data', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }], error);
+    }
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw corrupt([{ path: 'data', message: 'must be a JSON object' }]);
+  }
+  let upcast = data as Record<string, unknown>;
+  for (let version = raw.version; version < current; version += 1) {
+    const upcaster = UPCASTERS[raw.type as CoordinatorEventType]?.[version];
+    if (upcaster === undefined) throw corrupt([{ path: 'version', message: `no upcaster from version ${version} of ${raw.type}` }]);
+    upcast = upcaster(upcast);
+  }
+  const parsed = CoordinatorEventSchema.safeParse({ type: raw.type, version: current, data: upcast });
+  if (!parsed.success) throw corrupt(toIssues(parsed.error));
+  if (!Number.isFinite(raw.recordedAtMillis)) {
+    throw corrupt([{ path: 'recordedAtMillis', message: `must be a finite number, got ${String(raw.recordedAtMillis)}` }]);
+  }
+  return { position: raw.position, recordedAtMillis: raw.recordedAtMillis, event: parsed.data };
+}
+
+/**
+ * Decodes a stored snapshot's JSON text.
+ * @throws {@link EventLogCorruptError} naming the snapshot's position when the JSON is invalid.
+ */
+export function decodeSnapshot(raw: StoredSnapshot): Snapshot {
+  try {
+    return { position: raw.position, schemaVersion: raw.schemaVersion, state: JSON.parse(raw.state) as unknown };
+  } catch (error) {
+    throw new EventLogCorruptError({
+      position: raw.position,
+      issues: [{ path: 'snapshot.state', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }],
+      cause: error,
+    });
+  }
+}
+
+const toIssues = (error: { readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[] }): EventLogCorruptIssue[] =>
+  error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));

@@ -1,0 +1,153 @@
+/**
+ * The coordinator's commands (imperative), the outcome each one gets, and the `now` every
+ * decision is made at. Commands are plain data; {@link decide} validates what the lease rules
+ * do not.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve)
+ */
+import type { AcquireOutcome, Instant, ReleaseOutcome, RenewOutcome } from 'lease-fence';
+
+/**
+ * The time a decision is made at: the coordinator's monotonic reading (its `domain` is the boot
+ * id, the clock domain of every instant the decision writes) and the wall clock, which is
+ * stamped on events for display only and never decides anything.
+ */
+export interface Now {
+  /** Monotonic reading of this boot's clock; `instant.domain` is the boot id. */
+  readonly instant: Instant;
+  /** Wall-clock epoch milliseconds, display only. Finite, ≥ 0. */
+  readonly wallMillis: number;
+}
+
+/** A holder asks for a lease on `resource` for `ttlMillis` (ms). A retry reuses `requestId`. */
+export interface AcquireLease {
+  readonly type: 'AcquireLease';
+  readonly resource: string;
+  readonly holderId: string;
+  readonly requestId: string;
+  /** Lease duration in milliseconds, already resolved against the coordinator's default and bounds. */
+  readonly ttlMillis: number;
+}
+
+/** The holder of fence `fence` extends its lease (same fence) by `ttlMillis`, or by its current ttl. */
+export interface RenewLease {
+  readonly type: 'RenewLease';
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+  readonly requestId: string;
+  readonly ttlMillis?: number | undefined;
+}
+
+/** The holder of fence `fence` gives the lease back. */
+export interface ReleaseLease {
+  readonly type: 'ReleaseLease';
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+}
+
+/** Sweep: every lease with `now >= expiresAt` expires. Sent by the shell's expiry timer. */
+export interface ExpireDueLeases {
+  readonly type: 'ExpireDueLeases';
+}
+
+/** A resource's FenceGate reports a refused write. Idempotent by (gateId, resource, seq). */
+export interface RecordFenceRejection {
+  readonly type: 'RecordFenceRejection';
+  /** The authenticated gate that reports it. */
+  readonly gateId: string;
+  readonly resource: string;
+  /** The gate's sequence number of the rejection. Non-negative integer. */
+  readonly seq: number;
+  readonly kind: 'stale' | 'double-grant';
+  readonly rejected: { readonly holderId: string; readonly fence: number };
+  readonly current: { readonly holderId: string; readonly fence: number };
+  /** The gate's wall clock at the refusal (epoch milliseconds, display only). */
+  readonly gateWallMillis?: number | undefined;
+}
+
+/** A resource's FenceGate reports it raised its floor to `fence` without a write (handover push). */
+export interface AdmitFence {
+  readonly type: 'AdmitFence';
+  readonly gateId: string;
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+}
+
+/**
+ * Records this boot's uptime while leases are live, so a later recovery knows how long they
+ * were observed. With `evenWithoutLeases`, also when none is live (a heartbeat for a standby).
+ */
+export interface Checkpoint {
+  readonly type: 'Checkpoint';
+  /** Record the checkpoint even when no lease is live. @defaultValue false */
+  readonly evenWithoutLeases?: boolean;
+}
+
+/** Marks the position a snapshot will cover (the `SnapshotTaken` event's own position). */
+export interface TakeSnapshot {
+  readonly type: 'TakeSnapshot';
+}
+
+/**
+ * Starts a new boot after replay: carries every current lease into this boot's clock domain
+ * with its grace deadline, and raises the fence counter to cover burned fences.
+ */
+export interface StartCoordinator {
+  readonly type: 'StartCoordinator';
+  readonly namespace: string;
+  /** Events folded by the replay (after the snapshot, if any). */
+  readonly eventsReplayed: number;
+  readonly fromSnapshot: boolean;
+  /** Duration of the recovery so far, in milliseconds (display only). */
+  readonly replayMillis: number;
+  /**
+   * Fences that may have been handed out by appends whose outcome is unknown: the counter is
+   * raised to at least this, so none of them is issued again. Non-negative integer; 0 = none.
+   */
+  readonly burnFencesThrough: number;
+}
+
+/** Every command {@link decide} accepts. */
+export type CoordinatorCommand =
+  | AcquireLease
+  | RenewLease
+  | ReleaseLease
+  | ExpireDueLeases
+  | RecordFenceRejection
+  | AdmitFence
+  | Checkpoint
+  | TakeSnapshot
+  | StartCoordinator;
+
+/** Outcome of `RecordFenceRejection`: a rejection already recorded (same gate, resource, seq) is a duplicate with no event. */
+export type RecordRejectionOutcome = { readonly ok: true; readonly duplicate: boolean };
+
+/** Outcome of `StartCoordinator`. */
+export interface StartOutcome {
+  readonly ok: true;
+  /** The fence counter after recovery: the next grant gets `recoveredFence + 1`. */
+  readonly recoveredFence: number;
+  /** The latest grace deadline among carried leases (this boot's domain); the start instant when none. */
+  readonly graceDeadline: Instant;
+  /** Leases carried into this boot (including those with no grace left, which expire at the first sweep). */
+  readonly carriedLeases: number;
+}
+
+/** The outcome type of each command type. */
+export interface OutcomeByCommand {
+  readonly AcquireLease: AcquireOutcome;
+  readonly RenewLease: RenewOutcome;
+  readonly ReleaseLease: ReleaseOutcome;
+  readonly ExpireDueLeases: { readonly ok: true; readonly expired: number };
+  readonly RecordFenceRejection: RecordRejectionOutcome;
+  readonly AdmitFence: { readonly ok: true };
+  readonly Checkpoint: { readonly ok: true; readonly checkpointed: boolean };
+  readonly TakeSnapshot: { readonly ok: true; readonly coversPosition: number };
+  readonly StartCoordinator: StartOutcome;
+}
+
+/** The outcome of command `C`. */
+export type OutcomeOf<C extends CoordinatorCommand> = OutcomeByCommand[C['type']];

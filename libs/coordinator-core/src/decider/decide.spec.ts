@@ -1,0 +1,239 @@
+import { ClockDomainError, Instant, ProtocolMisuseError } from 'lease-fence';
+import { describe, it } from 'vitest';
+import {
+  coordinatorCheckpointed,
+  coordinatorStarted,
+  fenceRejected,
+  leaseExpired,
+  leaseGranted,
+  leaseReleased,
+  leaseRenewed,
+  snapshotTaken,
+} from '../testing/event-builders.js';
+import { acquire, at, given, release, renew } from '../testing/decider-specification.js';
+
+const started = coordinatorStarted({ atMillis: 0 });
+const grantedA = leaseGranted('slot', 'agent-a', 1, { atMillis: 1000, requestId: 'req-a', ttlMillis: 10_000 });
+const grantOf = (fence: number, holderId: string, requestId: string, expiresAtMillis: number, ttlMillis = 10_000) => ({
+  resource: 'slot', holderId, fence, ttlMillis, requestId, coordinatorExpiresAt: Instant.of(expiresAtMillis, 'boot-1'),
+});
+
+describe('decide', () => {
+  describe('AcquireLease', () => {
+    it('grants a free resource with the next fence, expiring ttl after now', () => {
+      given([started]).at(at(1000, { wallMillis: 1_700_000_000_000 })).when(acquire('slot', 'agent-a', 'req-a')).then({
+        events: [leaseGranted('slot', 'agent-a', 1, { atMillis: 1000, wallMillis: 1_700_000_000_000, requestId: 'req-a' })],
+        outcome: { ok: true, grant: grantOf(1, 'agent-a', 'req-a', 11_000) },
+      });
+    });
+
+    it('denies another holder while the lease is live, with no event and the time left as retryAfterMillis', () => {
+      given([started, grantedA]).at(at(4000)).when(acquire('slot', 'agent-b', 'req-b')).then({
+        events: [],
+        outcome: { ok: false, reason: 'held', heldBy: 'agent-a', retryAfterMillis: 7000 },
+      });
+    });
+
+    it('never gives the holder a second fence for a resource it holds', () => {
+      given([started, grantedA]).at(at(4000)).when(acquire('slot', 'agent-a', 'req-a2')).then({
+        events: [],
+        outcome: { ok: false, reason: 'already-held', heldBy: 'agent-a', fence: 1, retryAfterMillis: 7000 },
+      });
+    });
+
+    it('answers a retried requestId with the grant it already has, without an event', () => {
+      given([started, grantedA]).at(at(5000)).when(acquire('slot', 'agent-a', 'req-a')).then({
+        events: [],
+        outcome: { ok: true, grant: grantOf(1, 'agent-a', 'req-a', 11_000) },
+      });
+    });
+
+    it('records the expiry of a lapsed lease and grants a strictly higher fence', () => {
+      given([started, grantedA]).at(at(11_000)).when(acquire('slot', 'agent-b', 'req-b')).then({
+        events: [
+          leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 }),
+          leaseGranted('slot', 'agent-b', 2, { atMillis: 11_000, requestId: 'req-b' }),
+        ],
+      });
+    });
+
+    it('continues above a fence burned at the last start', () => {
+      given([coordinatorStarted({ recoveredFence: 41 })]).at(at(1)).when(acquire('slot', 'agent-a', 'req-a')).then({
+        events: [leaseGranted('slot', 'agent-a', 42, { atMillis: 1, requestId: 'req-a' })],
+      });
+    });
+  });
+
+  describe('RenewLease', () => {
+    it('extends the holder\'s lease with the same fence', () => {
+      given([started, grantedA]).at(at(8000)).when(renew('slot', 'agent-a', 1, 'renew-1', 5000)).then({
+        events: [leaseRenewed('slot', 'agent-a', 1, { atMillis: 8000, requestId: 'renew-1', ttlMillis: 5000 })],
+        outcome: { ok: true, grant: grantOf(1, 'agent-a', 'renew-1', 13_000, 5000) },
+      });
+    });
+
+    it('never resurrects a lease past its expiry, even when nobody took the resource', () => {
+      given([started, grantedA]).at(at(11_000)).when(renew('slot', 'agent-a', 1)).then({ events: [], outcome: { ok: false, reason: 'expired' } });
+    });
+
+    it('refuses a holder that does not hold that fence', () => {
+      given([started, grantedA]).at(at(2000)).when(renew('slot', 'agent-b', 1)).then({ events: [], outcome: { ok: false, reason: 'not-holder' } });
+    });
+  });
+
+  describe('ReleaseLease', () => {
+    it('records the release of the holder\'s live lease', () => {
+      given([started, grantedA]).at(at(3000)).when(release('slot', 'agent-a', 1)).then({
+        events: [leaseReleased('slot', 'agent-a', 1, { atMillis: 3000 })],
+        outcome: { ok: true },
+      });
+    });
+
+    it('refuses a fence that is not the current one', () => {
+      given([started, grantedA, leaseReleased('slot', 'agent-a', 1, { atMillis: 2000 })]).at(at(3000)).when(release('slot', 'agent-a', 1)).then({
+        events: [],
+        outcome: { ok: false, reason: 'not-holder' },
+      });
+    });
+  });
+
+  describe('ExpireDueLeases', () => {
+    it('records one expiry per lease at or past its expiry and leaves the others', () => {
+      given([started, grantedA, leaseGranted('other', 'agent-b', 2, { atMillis: 5000 })]).at(at(11_000)).when({ type: 'ExpireDueLeases' }).then({
+        events: [leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 })],
+        outcome: { ok: true, expired: 1 },
+      });
+    });
+  });
+
+  describe('RecordFenceRejection', () => {
+    const report = {
+      type: 'RecordFenceRejection', gateId: 'gate-1', resource: 'slot', seq: 7, kind: 'stale',
+      rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 }, gateWallMillis: 1_700_000_000_000,
+    } as const;
+
+    it('records a gate\'s rejection with both holders and fences', () => {
+      given([started]).at(at(500)).when(report).then({
+        events: [fenceRejected({ atMillis: 500, seq: 7, gateWallMillis: 1_700_000_000_000 })],
+        outcome: { ok: true, duplicate: false },
+      });
+    });
+
+    it('answers a repeated report (same gate, resource and seq) as a duplicate with no event', () => {
+      given([started, fenceRejected({ atMillis: 400, seq: 7 })]).at(at(500)).when(report).then({ events: [], outcome: { ok: true, duplicate: true } });
+    });
+
+    it('refuses a report with an unknown kind', () => {
+      given([started]).at(at(500)).when({ ...report, kind: 'odd' as 'stale' }).thenThrows(RangeError);
+    });
+  });
+
+  describe('AdmitFence', () => {
+    it('records that a gate raised its floor', () => {
+      given([started]).at(at(500)).when({ type: 'AdmitFence', gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 3 }).then({
+        events: [{ type: 'FenceAdmitted', version: 1, data: { bootId: 'boot-1', atMillis: 500, wallMillis: 0, resource: 'slot', gateId: 'gate-1', holderId: 'agent-a', fence: 3 } }],
+        outcome: { ok: true },
+      });
+    });
+  });
+
+  describe('Checkpoint', () => {
+    it('records this boot\'s reading while a lease is live', () => {
+      given([started, grantedA]).at(at(2000)).when({ type: 'Checkpoint' }).then({ events: [coordinatorCheckpointed({ atMillis: 2000 })], outcome: { ok: true, checkpointed: true } });
+    });
+
+    it('records nothing when no lease is live', () => {
+      given([started]).at(at(2000)).when({ type: 'Checkpoint' }).then({ events: [], outcome: { ok: true, checkpointed: false } });
+    });
+  });
+
+  describe('TakeSnapshot', () => {
+    it('marks the position of its own event as the one the snapshot covers', () => {
+      given([started, grantedA]).at(at(2000)).when({ type: 'TakeSnapshot' }).then({ events: [snapshotTaken(3, { atMillis: 2000 })], outcome: { ok: true, coversPosition: 3 } });
+    });
+  });
+
+  describe('StartCoordinator', () => {
+    const start = (burnFencesThrough = 0) => ({ type: 'StartCoordinator', namespace: 'default', eventsReplayed: 3, fromSnapshot: false, replayMillis: 2, burnFencesThrough } as const);
+
+    it('starts a fresh log with fence 0 and no carried leases', () => {
+      given([]).at(at(70, { bootId: 'boot-1' })).when({ ...start(), eventsReplayed: 0 }).then({
+        events: [coordinatorStarted({ atMillis: 70, eventsReplayed: 0, replayMillis: 2 })],
+        outcome: { ok: true, recoveredFence: 0, graceDeadline: Instant.of(70, 'boot-1'), carriedLeases: 0 },
+      });
+    });
+
+    it('carries a live lease with the time it had left when the dead boot was last observed', () => {
+      // Given: granted at 1000 until 11 000 on boot-1, last seen alive at 4000 (a checkpoint)
+      given([started, grantedA, coordinatorCheckpointed({ atMillis: 4000 })])
+        // When boot-2 starts at its own reading 50
+        .at(at(50, { bootId: 'boot-2' }))
+        .when(start())
+        // Then the lease has 11 000 - 4000 = 7000 ms of grace in boot-2's clock
+        .then({
+          events: [coordinatorStarted({
+            bootId: 'boot-2', atMillis: 50, previousBootId: 'boot-1', recoveredFence: 1, eventsReplayed: 3, replayMillis: 2,
+            graceDeadlineMillis: 7050, carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis: 7050 }],
+          })],
+          outcome: { ok: true, recoveredFence: 1, graceDeadline: Instant.of(7050, 'boot-2'), carriedLeases: 1 },
+        });
+    });
+
+    it('gives a lease that was already past its expiry no grace', () => {
+      given([started, grantedA, coordinatorCheckpointed({ atMillis: 12_000 })]).at(at(50, { bootId: 'boot-2' })).when(start()).then({
+        events: [coordinatorStarted({
+          bootId: 'boot-2', atMillis: 50, previousBootId: 'boot-1', recoveredFence: 1, eventsReplayed: 3, replayMillis: 2,
+          graceDeadlineMillis: 50, carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis: 50 }],
+        })],
+      });
+    });
+
+    it('shrinks the grace with every boot that lived, so fast restarts cannot keep a dead lease alive', () => {
+      // boot-2 carried 7000 ms (until 7050); it lived until its reading 3050; boot-3 gives 4000 ms.
+      const boot2 = coordinatorStarted({
+        bootId: 'boot-2', atMillis: 50, previousBootId: 'boot-1', recoveredFence: 1, graceDeadlineMillis: 7050,
+        carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis: 7050 }],
+      });
+      given([started, grantedA, coordinatorCheckpointed({ atMillis: 4000 }), boot2, coordinatorCheckpointed({ bootId: 'boot-2', atMillis: 3050 })])
+        .at(at(10, { bootId: 'boot-3' }))
+        .when(start())
+        .then({
+          events: [coordinatorStarted({
+            bootId: 'boot-3', atMillis: 10, previousBootId: 'boot-2', recoveredFence: 1, eventsReplayed: 3, replayMillis: 2,
+            graceDeadlineMillis: 4010, carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis: 4010 }],
+          })],
+        });
+    });
+
+    it('raises the fence counter over fences minted by appends with an unknown outcome', () => {
+      given([started, grantedA]).at(at(5, { bootId: 'boot-2' })).when(start(9)).then({
+        events: [coordinatorStarted({
+          bootId: 'boot-2', atMillis: 5, previousBootId: 'boot-1', recoveredFence: 9, eventsReplayed: 3, replayMillis: 2,
+          graceDeadlineMillis: 10_005, carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis: 10_005 }],
+        })],
+      });
+    });
+
+    it('refuses a boot id the log has already used', () => {
+      given([started]).at(at(5, { bootId: 'boot-1' })).when(start()).thenThrows(ProtocolMisuseError);
+    });
+
+    it('refuses another namespace than the log\'s', () => {
+      given([started]).at(at(5, { bootId: 'boot-2' })).when({ ...start(), namespace: 'other' }).thenThrows(/namespace/);
+    });
+  });
+
+  describe('misuse', () => {
+    it('refuses commands before the coordinator started', () => {
+      given([]).at(at(1)).when(acquire('slot', 'agent-a', 'req-a')).thenThrows(ProtocolMisuseError);
+    });
+
+    it('refuses a now from another clock domain than the current boot', () => {
+      given([started]).at(at(1, { bootId: 'boot-0' })).when(acquire('slot', 'agent-a', 'req-a')).thenThrows(ClockDomainError);
+    });
+
+    it('refuses a malformed acquire before any fence is minted', () => {
+      given([started]).at(at(1)).when(acquire('slot', 'agent-a', 'req-a', 0)).thenThrows(/ttlMillis/);
+    });
+  });
+});

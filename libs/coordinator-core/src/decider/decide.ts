@@ -1,0 +1,254 @@
+/**
+ * `decide(command, state, now) → { events, outcome }`: what a command does, as events to append
+ * and the outcome to return once they are durable. Pure: `now` is a parameter, the state is only
+ * read, nothing is thrown for a business denial (a denial is an outcome with no events).
+ *
+ * The lease rules are `lease-fence`'s (`decideAcquire`, `decideRenew`, `decideRelease`,
+ * `decideExpiry`): this file maps each {@link LeaseChange} they return to exactly one event and
+ * adds what only an event-sourced coordinator has: recovery's start (grace re-anchoring, burned
+ * fences), rejection reports, checkpoints and snapshots.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve, Recovery)
+ */
+import type { CarriedLease, CoordinatorEvent } from '@lease-fence/protocol';
+import { ClockDomainError, decideAcquire, decideExpiry, decideRelease, decideRenew, Instant, ProtocolMisuseError, type LeaseChange } from 'lease-fence';
+import type { CoordinatorCommand, Now, OutcomeByCommand, OutcomeOf, RecordFenceRejection, StartCoordinator } from './commands.js';
+import { rejectionKey, type CoordinatorState } from './state.js';
+
+/** What {@link decide} returns: the events to append (none for a denial), and the outcome once they are durable. */
+export interface Decision<O> {
+  readonly events: readonly CoordinatorEvent[];
+  readonly outcome: O;
+}
+
+/** The stamp every event of a decision carries: boot id (clock domain), monotonic reading, wall time. */
+type Stamp = { readonly bootId: string; readonly atMillis: number; readonly wallMillis: number };
+
+/**
+ * Decides `command` against `state` at `now`. Never mutates `state`.
+ *
+ * @param command - A {@link CoordinatorCommand}.
+ * @param state - The current state; read only.
+ * @param now - The decision's time; `now.instant.domain` must be the current boot's id (for
+ *   `StartCoordinator`, a new boot id never used before in this log).
+ * @returns the events (in order, to be appended together) and the command's outcome.
+ * @throws TypeError / RangeError for a malformed command or `now`, naming the field and value.
+ * @throws {@link ProtocolMisuseError} if the coordinator has not started (no `CoordinatorStarted`
+ *   folded yet), if `StartCoordinator` reuses a boot id, or from the lease rules (a requestId
+ *   reused for another resource).
+ * @throws {@link ClockDomainError} if `now` is in another clock domain than the current boot.
+ */
+export function decide<C extends CoordinatorCommand>(command: C, state: CoordinatorState, now: Now): Decision<OutcomeOf<C>> {
+  return decideAny(command, state, now) as Decision<OutcomeOf<C>>;
+}
+
+function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: Now): Decision<OutcomeByCommand[CoordinatorCommand['type']]> {
+  checkNow(now);
+  if (command === null || typeof command !== 'object') throw new TypeError(`decide: command must be an object, got ${String(command)}`);
+  if (command.type === 'StartCoordinator') return decideStart(command, state, now);
+
+  const stamp = stampOf(state, now);
+  const instant = now.instant;
+  switch (command.type) {
+    case 'AcquireLease': {
+      const { outcome, changes } = decideAcquire(state.table, command, instant);
+      return { events: toEvents(changes, stamp), outcome };
+    }
+    case 'RenewLease': {
+      const { outcome, changes } = decideRenew(state.table, command, instant);
+      return { events: toEvents(changes, stamp), outcome };
+    }
+    case 'ReleaseLease': {
+      const { outcome, changes } = decideRelease(state.table, command, instant);
+      return { events: toEvents(changes, stamp), outcome };
+    }
+    case 'ExpireDueLeases': {
+      const { outcome, changes } = decideExpiry(state.table, instant);
+      return { events: toEvents(changes, stamp), outcome: { ok: true, expired: outcome.expired } };
+    }
+    case 'RecordFenceRejection': {
+      checkRejection(command);
+      if (state.rejectionKeys.has(rejectionKey(command.gateId, command.resource, command.seq))) {
+        return { events: [], outcome: { ok: true, duplicate: true } };
+      }
+      const { gateId, resource, seq, kind, rejected, current, gateWallMillis } = command;
+      return {
+        events: [{
+          type: 'FenceRejected',
+          version: 1,
+          data: {
+            ...stamp,
+            resource,
+            gateId,
+            seq,
+            kind,
+            rejected: { holderId: rejected.holderId, fence: rejected.fence },
+            current: { holderId: current.holderId, fence: current.fence },
+            ...(gateWallMillis === undefined ? {} : { gateWallMillis }),
+          },
+        }],
+        outcome: { ok: true, duplicate: false },
+      };
+    }
+    case 'AdmitFence': {
+      requireString('AdmitFence', 'gateId', command.gateId);
+      requireString('AdmitFence', 'resource', command.resource);
+      requireString('AdmitFence', 'holderId', command.holderId);
+      requirePositiveInteger('AdmitFence', 'fence', command.fence);
+      const { gateId, resource, holderId, fence } = command;
+      return { events: [{ type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId, holderId, fence } }], outcome: { ok: true } };
+    }
+    case 'Checkpoint': {
+      const live = command.evenWithoutLeases === true || state.table.leases().next().done !== true;
+      return live
+        ? { events: [{ type: 'CoordinatorCheckpointed', version: 1, data: { ...stamp } }], outcome: { ok: true, checkpointed: true } }
+        : { events: [], outcome: { ok: true, checkpointed: false } };
+    }
+    case 'TakeSnapshot': {
+      const coversPosition = state.position + 1;
+      return { events: [{ type: 'SnapshotTaken', version: 1, data: { ...stamp, coversPosition } }], outcome: { ok: true, coversPosition } };
+    }
+    default:
+      throw new TypeError(`decide: unknown command type ${JSON.stringify((command as { type?: unknown }).type)}`);
+  }
+}
+
+/**
+ * Recovery's start: a new boot carries every current lease into its own clock domain. A lease's
+ * grace is what was left of it when the dead boot was last observed alive:
+ * `expiresAt(new) = startedAt + max(0, expiresAt(old) - lastReading(dead boot))`. Downtime is not
+ * counted (conservative: never earlier than the holder's own deadline), and a boot that lived
+ * any time shortens the grace the next one gives, so fast restarts cannot keep a dead holder's
+ * lease alive. A lease with no grace left is carried with `expiresAt = startedAt` and expires at
+ * the first sweep.
+ */
+function decideStart(command: StartCoordinator, state: CoordinatorState, now: Now): Decision<OutcomeByCommand['StartCoordinator']> {
+  requireString('StartCoordinator', 'namespace', command.namespace);
+  requireCount('StartCoordinator', 'eventsReplayed', command.eventsReplayed);
+  requireCount('StartCoordinator', 'burnFencesThrough', command.burnFencesThrough);
+  if (typeof command.fromSnapshot !== 'boolean') throw new TypeError(`decide StartCoordinator: fromSnapshot must be a boolean, got ${String(command.fromSnapshot)}`);
+  if (typeof command.replayMillis !== 'number' || !Number.isFinite(command.replayMillis) || command.replayMillis < 0) {
+    throw new RangeError(`decide StartCoordinator: replayMillis must be a finite, non-negative number of milliseconds, got ${String(command.replayMillis)}`);
+  }
+  if (state.namespace !== undefined && state.namespace !== command.namespace) {
+    throw new RangeError(`decide StartCoordinator: namespace ${JSON.stringify(command.namespace)} differs from the log's namespace ${JSON.stringify(state.namespace)}`);
+  }
+  const bootId = now.instant.domain;
+  const atMillis = now.instant.millis;
+  const dead = state.boot;
+  if (dead !== undefined && dead.bootId === bootId) {
+    throw new ProtocolMisuseError(`decide StartCoordinator: boot id ${JSON.stringify(bootId)} was already used in this log; every boot needs a fresh clock domain`);
+  }
+  const carriedLeases: CarriedLease[] = [];
+  let graceDeadlineMillis = atMillis;
+  for (const lease of state.table.leases()) {
+    // The lease's instants are in the dead boot's domain, and so is its last reading.
+    if (dead === undefined) throw new ProtocolMisuseError(`decide StartCoordinator: lease on ${JSON.stringify(lease.resource)} exists before any boot started`);
+    if (lease.expiresAt.domain !== dead.bootId) throw new ClockDomainError(lease.expiresAt.domain, dead.bootId, 'minus');
+    const remainingMillis = Math.max(0, lease.expiresAt.millis - dead.lastAtMillis);
+    const expiresAtMillis = atMillis + remainingMillis;
+    carriedLeases.push({ resource: lease.resource, holderId: lease.holderId, fence: lease.fence, expiresAtMillis });
+    graceDeadlineMillis = Math.max(graceDeadlineMillis, expiresAtMillis);
+  }
+  const recoveredFence = Math.max(state.table.issuedFence, command.burnFencesThrough);
+  return {
+    events: [{
+      type: 'CoordinatorStarted',
+      version: 1,
+      data: {
+        bootId,
+        atMillis,
+        wallMillis: now.wallMillis,
+        namespace: command.namespace,
+        ...(dead === undefined ? {} : { previousBootId: dead.bootId }),
+        recoveredFence,
+        eventsReplayed: command.eventsReplayed,
+        fromSnapshot: command.fromSnapshot,
+        replayMillis: command.replayMillis,
+        graceDeadlineMillis,
+        carriedLeases,
+      },
+    }],
+    outcome: { ok: true, recoveredFence, graceDeadline: Instant.of(graceDeadlineMillis, bootId), carriedLeases: carriedLeases.length },
+  };
+}
+
+/** Each lease change as exactly one event, stamped with the decision's time. */
+function toEvents(changes: readonly LeaseChange[], stamp: Stamp): CoordinatorEvent[] {
+  return changes.map((change): CoordinatorEvent => {
+    switch (change.type) {
+      case 'granted': {
+        const { lease } = change;
+        return {
+          type: 'LeaseGranted',
+          version: 1,
+          data: { ...stamp, resource: lease.resource, holderId: lease.holderId, fence: lease.fence, requestId: lease.requestId, ttlMillis: lease.ttlMillis, expiresAtMillis: inBoot(lease.expiresAt, stamp) },
+        };
+      }
+      case 'renewed':
+        return {
+          type: 'LeaseRenewed',
+          version: 1,
+          data: { ...stamp, resource: change.resource, holderId: change.holderId, fence: change.fence, requestId: change.requestId, ttlMillis: change.ttlMillis, expiresAtMillis: inBoot(change.expiresAt, stamp) },
+        };
+      case 'released':
+        return { type: 'LeaseReleased', version: 1, data: { ...stamp, resource: change.resource, holderId: change.holderId, fence: change.fence } };
+      case 'expired':
+        return { type: 'LeaseExpired', version: 1, data: { ...stamp, resource: change.resource, holderId: change.holderId, fence: change.fence } };
+    }
+  });
+}
+
+/** The milliseconds of an instant the rules produced, checked to be in the decision's boot domain. */
+const inBoot = (instant: Instant, stamp: Stamp): number => {
+  if (instant.domain !== stamp.bootId) throw new ClockDomainError(instant.domain, stamp.bootId, 'minus');
+  return instant.millis;
+};
+
+function stampOf(state: CoordinatorState, now: Now): Stamp {
+  if (state.boot === undefined) throw new ProtocolMisuseError('decide: the coordinator has not started (no CoordinatorStarted folded); decide StartCoordinator first');
+  if (now.instant.domain !== state.boot.bootId) throw new ClockDomainError(now.instant.domain, state.boot.bootId, 'decide');
+  return { bootId: now.instant.domain, atMillis: now.instant.millis, wallMillis: now.wallMillis };
+}
+
+function checkNow(now: Now): void {
+  if (now === null || typeof now !== 'object' || !(now.instant instanceof Instant)) {
+    throw new TypeError(`decide: now.instant must be an Instant, got ${String((now as Partial<Now> | null)?.instant)}`);
+  }
+  if (typeof now.wallMillis !== 'number' || !Number.isFinite(now.wallMillis) || now.wallMillis < 0) {
+    throw new RangeError(`decide: now.wallMillis must be finite, non-negative epoch milliseconds, got ${String(now.wallMillis)}`);
+  }
+}
+
+function checkRejection(command: RecordFenceRejection): void {
+  const api = 'RecordFenceRejection';
+  requireString(api, 'gateId', command.gateId);
+  requireString(api, 'resource', command.resource);
+  requireCount(api, 'seq', command.seq);
+  if (command.kind !== 'stale' && command.kind !== 'double-grant') {
+    throw new RangeError(`decide ${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(command.kind)}`);
+  }
+  for (const side of ['rejected', 'current'] as const) {
+    const value = command[side];
+    if (value === null || typeof value !== 'object') throw new TypeError(`decide ${api}: ${side} must be an object { holderId, fence }, got ${String(value)}`);
+    requireString(api, `${side}.holderId`, value.holderId);
+    requirePositiveInteger(api, `${side}.fence`, value.fence);
+  }
+  if (command.gateWallMillis !== undefined && (typeof command.gateWallMillis !== 'number' || !Number.isFinite(command.gateWallMillis) || command.gateWallMillis < 0)) {
+    throw new RangeError(`decide ${api}: gateWallMillis must be finite, non-negative epoch milliseconds, got ${String(command.gateWallMillis)}`);
+  }
+}
+
+function requireString(api: string, field: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw new TypeError(`decide ${api}: ${field} must be a non-empty string, got ${JSON.stringify(value)}`);
+}
+
+function requireCount(api: string, field: string, value: unknown): void {
+  if (typeof value !== 'number') throw new TypeError(`decide ${api}: ${field} must be a non-negative integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`decide ${api}: ${field} must be a non-negative integer, got ${String(value)}`);
+}
+
+function requirePositiveInteger(api: string, field: string, value: unknown): void {
+  if (typeof value !== 'number') throw new TypeError(`decide ${api}: ${field} must be a positive integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`decide ${api}: ${field} must be a positive integer, got ${String(value)}`);
+}

@@ -1,0 +1,154 @@
+import { COORDINATOR_SNAPSHOT_SCHEMA_VERSION } from '@lease-fence/protocol';
+import { Instant } from 'lease-fence';
+import { describe, expect, it } from 'vitest';
+import { EventLogCorruptError } from '../ports/event-log-errors.js';
+import { acquire, at, foldEvents, renew } from '../testing/decider-specification.js';
+import {
+  coordinatorCheckpointed,
+  coordinatorStarted,
+  fenceRejected,
+  leaseExpired,
+  leaseGranted,
+  leaseRenewed,
+  snapshotTaken,
+} from '../testing/event-builders.js';
+import { decide } from './decide.js';
+import { evolve } from './evolve.js';
+import { createInitialState, fromSnapshot, leasesOf, toSnapshot } from './state.js';
+
+const started = coordinatorStarted({ atMillis: 0 });
+const grantedA = leaseGranted('slot', 'agent-a', 1, { atMillis: 1000, requestId: 'req-a' });
+const restart = (atMillis: number, expiresAtMillis: number) =>
+  coordinatorStarted({
+    bootId: 'boot-2', atMillis, previousBootId: 'boot-1', recoveredFence: 1, graceDeadlineMillis: expiresAtMillis,
+    carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis }],
+  });
+
+/** Expects `evolve` to refuse `event` after `history` with EventLogCorruptError at the next position, changing nothing. */
+const expectRefused = (history: Parameters<typeof foldEvents>[0], event: Parameters<typeof evolve>[1], message: RegExp): void => {
+  const state = foldEvents(history);
+  const before = JSON.stringify(toSnapshot(state));
+  const error = (() => {
+    try {
+      evolve(state, event);
+    } catch (e) {
+      return e;
+    }
+    return undefined;
+  })();
+  expect(error).toBeInstanceOf(EventLogCorruptError);
+  expect(error).toMatchObject({ position: history.length + 1 });
+  expect((error as Error).message).toMatch(message);
+  expect(JSON.stringify(toSnapshot(state))).toBe(before);
+};
+
+describe('evolve', () => {
+  describe('CoordinatorStarted', () => {
+    it('moves a carried lease into the new boot\'s clock domain at its grace deadline, marked in grace', () => {
+      const state = foldEvents([started, grantedA, restart(100, 9100)]);
+      expect(leasesOf(state)).toEqual([expect.objectContaining({
+        resource: 'slot', holderId: 'agent-a', fence: 1, inGrace: true,
+        grantedAt: Instant.of(100, 'boot-2'), expiresAt: Instant.of(9100, 'boot-2'),
+      })]);
+      expect(state.boot).toEqual({ bootId: 'boot-2', startedAtMillis: 100, lastAtMillis: 100, graceDeadlineMillis: 9100 });
+    });
+
+    it('lets the holder renew a carried lease with the same fence, which ends its grace', () => {
+      const state = foldEvents([started, grantedA, restart(100, 9100)]);
+      const { events, outcome } = decide(renew('slot', 'agent-a', 1), state, at(200, { bootId: 'boot-2' }));
+      expect(outcome).toMatchObject({ ok: true, grant: { fence: 1 } });
+      events.forEach((event) => evolve(state, event));
+      expect(leasesOf(state)[0]).toMatchObject({ fence: 1, inGrace: false });
+    });
+
+    it('blocks other holders until the grace deadline, then grants a higher fence', () => {
+      const state = foldEvents([started, grantedA, restart(100, 9100)]);
+      expect(decide(acquire('slot', 'agent-b', 'req-b'), state, at(9099, { bootId: 'boot-2' })).outcome).toMatchObject({ ok: false, reason: 'held', retryAfterMillis: 1 });
+      expect(decide(acquire('slot', 'agent-b', 'req-b'), state, at(9100, { bootId: 'boot-2' })).outcome).toMatchObject({ ok: true, grant: { fence: 2 } });
+    });
+
+    it('keeps the replay cache, so a retry after the restart gets the grant it was owed', () => {
+      const state = foldEvents([started, grantedA, restart(100, 9100)]);
+      expect(decide(acquire('slot', 'agent-a', 'req-a'), state, at(200, { bootId: 'boot-2' }))).toEqual({
+        events: [],
+        outcome: { ok: true, grant: { resource: 'slot', holderId: 'agent-a', fence: 1, ttlMillis: 10_000, requestId: 'req-a', coordinatorExpiresAt: Instant.of(9100, 'boot-2') } },
+      });
+    });
+
+    it('refuses a start that lowers the fence counter', () => {
+      expectRefused([started, grantedA], coordinatorStarted({ bootId: 'boot-2', previousBootId: 'boot-1', recoveredFence: 0, carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis: 5 }] }), /fences would go backwards/);
+    });
+
+    it('refuses a start that does not carry a current lease', () => {
+      expectRefused([started, grantedA], coordinatorStarted({ bootId: 'boot-2', previousBootId: 'boot-1', recoveredFence: 1 }), /not carried/);
+    });
+
+    it('refuses a start that reuses the previous boot id', () => {
+      expectRefused([started], coordinatorStarted({ bootId: 'boot-1', previousBootId: 'boot-1' }), /reused/);
+    });
+  });
+
+  describe('consistency checks', () => {
+    it('refuses a log that does not begin with CoordinatorStarted', () => {
+      expectRefused([], grantedA, /does not begin with CoordinatorStarted/);
+    });
+
+    it('refuses a grant whose fence is not above every fence issued before', () => {
+      expectRefused([started, grantedA, leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 })], leaseGranted('slot', 'agent-b', 1, { atMillis: 11_000 }), /issued twice/);
+    });
+
+    it('refuses a renewal of a lease that is not current', () => {
+      expectRefused([started], leaseRenewed('slot', 'agent-a', 1, { atMillis: 5 }), /does not match the current lease/);
+    });
+
+    it('refuses an event of another boot after this one started', () => {
+      expectRefused([started, grantedA], coordinatorCheckpointed({ bootId: 'boot-0', atMillis: 2000 }), /written by boot "boot-0"/);
+    });
+
+    it('refuses a reading that goes backwards within a boot', () => {
+      expectRefused([started, grantedA], coordinatorCheckpointed({ atMillis: 999 }), /before the boot's previous reading/);
+    });
+
+    it('refuses a SnapshotTaken that names another position than its own', () => {
+      expectRefused([started], snapshotTaken(7, { atMillis: 1 }), /covers position 7/);
+    });
+  });
+
+  describe('FenceRejected', () => {
+    it('keeps the rejection with its position and remembers its idempotency key', () => {
+      const state = foldEvents([started, fenceRejected({ atMillis: 3, seq: 4 })]);
+      expect(state.rejections).toEqual([expect.objectContaining({ seq: 4, gateId: 'gate-1', position: 2 })]);
+      expect(state.rejectionKeys.size).toBe(1);
+    });
+  });
+});
+
+describe('snapshots of the state', () => {
+  it('restores an equal state from its JSON form, which then decides the same', () => {
+    // Arrange
+    const state = foldEvents([started, grantedA, fenceRejected({ atMillis: 1500 }), restart(100, 9100), leaseGranted('other', 'agent-b', 2, { bootId: 'boot-2', atMillis: 200 })]);
+    // Act
+    const restored = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))) as ReturnType<typeof toSnapshot>);
+    // Assert
+    expect(restored).toEqual(state);
+    const now = at(300, { bootId: 'boot-2' });
+    expect(decide(acquire('other', 'agent-c', 'req-c'), restored!, now)).toEqual(decide(acquire('other', 'agent-c', 'req-c'), state, now));
+  });
+
+  it('ignores a snapshot of another schema version, so the caller replays the whole log', () => {
+    expect(fromSnapshot({ position: 0, schemaVersion: COORDINATOR_SNAPSHOT_SCHEMA_VERSION + 1, state: {} })).toBeUndefined();
+  });
+
+  it('refuses a malformed snapshot with EventLogCorruptError naming its position and the field', () => {
+    const snapshot = toSnapshot(foldEvents([started, grantedA]));
+    const broken = { ...snapshot, state: { ...(snapshot.state as object), carried: 'nope' } };
+    expect(() => fromSnapshot(broken)).toThrow(EventLogCorruptError);
+    expect(() => fromSnapshot(broken)).toThrow(/position 2.*snapshot\.carried/);
+  });
+
+  it('refuses a snapshot whose lease table does not restore', () => {
+    const snapshot = toSnapshot(createInitialState());
+    const broken = { ...snapshot, state: { ...(snapshot.state as object), table: { format: 9 } } };
+    expect(() => fromSnapshot(broken)).toThrow(/snapshot\.table/);
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * `evolve(state, event) → state`: folds one log event into the coordinator's state. The same
+ * function serves live operation (after each decision) and recovery (replay), so the two cannot
+ * disagree. Lease changes go through `LeaseTable.apply` — the library's one copy of how a change
+ * updates the table; this file only translates events back into those changes and keeps the
+ * coordinator's own bookkeeping (boot, grace, rejections).
+ *
+ * Deterministic: reads no clock, no randomness, no I/O. Updates `state` in place and returns
+ * it; the caller hands over ownership of `state`. An event that contradicts the state (a
+ * renewal of a lease that is not current, a fence that goes backwards, an event of a boot other
+ * than the current one) throws {@link EventLogCorruptError} naming the position it would have
+ * had, and leaves `state` unchanged.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve, Recovery)
+ */
+import type { CoordinatorEvent, CoordinatorStarted, EventOf } from '@lease-fence/protocol';
+import { Instant, type LeaseChange } from 'lease-fence';
+import { EventLogCorruptError } from '../ports/event-log-errors.js';
+import { REJECTIONS_KEPT, REJECTION_KEYS_KEPT, rejectionKey, type CoordinatorState } from './state.js';
+
+/**
+ * Folds `event` into `state` (in place) and returns it.
+ * @throws {@link EventLogCorruptError} with `position = state.position + 1` if the event
+ *   contradicts the state; `state` is then unchanged.
+ */
+export function evolve(state: CoordinatorState, event: CoordinatorEvent): CoordinatorState {
+  const position = state.position + 1;
+  const corrupt = (message: string, cause?: unknown): EventLogCorruptError =>
+    new EventLogCorruptError({ position, issues: [{ path: '', message: `${event.type}: ${message}` }], cause });
+
+  if (event.type === 'CoordinatorStarted') {
+    start(state, event, corrupt);
+  } else {
+    const boot = state.boot;
+    if (boot === undefined) throw corrupt('the log does not begin with CoordinatorStarted');
+    if (event.data.bootId !== boot.bootId) throw corrupt(`written by boot ${JSON.stringify(event.data.bootId)} after boot ${JSON.stringify(boot.bootId)} started`);
+    if (event.data.atMillis < boot.lastAtMillis) throw corrupt(`reading ${event.data.atMillis} ms is before the boot's previous reading ${boot.lastAtMillis} ms`);
+    applyEvent(state, event, position, corrupt);
+    boot.lastAtMillis = event.data.atMillis;
+  }
+  state.position = position;
+  return state;
+}
+
+type Corrupt = (message: string, cause?: unknown) => EventLogCorruptError;
+
+function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, CoordinatorStarted>, position: number, corrupt: Corrupt): void {
+  switch (event.type) {
+    case 'LeaseGranted':
+    case 'LeaseRenewed':
+    case 'LeaseReleased':
+    case 'LeaseExpired': {
+      const change = toChange(event);
+      if (change.type === 'granted') {
+        if (change.lease.fence <= state.table.issuedFence) {
+          throw corrupt(`fence ${change.lease.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`);
+        }
+        if (state.table.lease(change.lease.resource) !== undefined) {
+          throw corrupt(`resource ${JSON.stringify(change.lease.resource)} still has a current lease; it must end (LeaseExpired/LeaseReleased) first`);
+        }
+      }
+      try {
+        state.table.apply(change);
+      } catch (error) {
+        throw corrupt(error instanceof Error ? error.message : String(error), error);
+      }
+      state.carried.delete(event.data.resource);
+      return;
+    }
+    case 'FenceRejected': {
+      const { data } = event;
+      remember(state.rejectionKeys, rejectionKey(data.gateId, data.resource, data.seq), REJECTION_KEYS_KEPT);
+      state.rejections.push({ ...data, rejected: { ...data.rejected }, current: { ...data.current }, position });
+      if (state.rejections.length > REJECTIONS_KEPT) state.rejections.splice(0, state.rejections.length - REJECTIONS_KEPT);
+      return;
+    }
+    case 'SnapshotTaken':
+      if (event.data.coversPosition !== position) throw corrupt(`covers position ${event.data.coversPosition} but is at position ${position}`);
+      state.lastSnapshotPosition = position;
+      return;
+    case 'FenceAdmitted':
+    case 'CoordinatorCheckpointed':
+      return;
+  }
+}
+
+/**
+ * A new boot: check it against the state, raise the fence counter, move every current lease
+ * into the new clock domain at the deadline the event lists.
+ */
+function start(state: CoordinatorState, event: CoordinatorStarted, corrupt: Corrupt): void {
+  const { data } = event;
+  if (state.namespace !== undefined && data.namespace !== state.namespace) {
+    throw corrupt(`namespace ${JSON.stringify(data.namespace)} differs from the log's ${JSON.stringify(state.namespace)}`);
+  }
+  if (state.boot !== undefined) {
+    if (data.bootId === state.boot.bootId) throw corrupt(`boot id ${JSON.stringify(data.bootId)} is reused; every boot needs a fresh clock domain`);
+    if (data.previousBootId !== state.boot.bootId) {
+      throw corrupt(`previousBootId ${JSON.stringify(data.previousBootId)} is not the boot that wrote the log before it (${JSON.stringify(state.boot.bootId)})`);
+    }
+  }
+  if (data.recoveredFence < state.table.issuedFence) {
+    throw corrupt(`recoveredFence ${data.recoveredFence} is below the fences already issued (${state.table.issuedFence}): fences would go backwards`);
+  }
+  const carried = new Map(data.carriedLeases.map((lease) => [lease.resource, lease]));
+  if (carried.size !== data.carriedLeases.length) throw corrupt('carriedLeases lists a resource twice');
+  for (const lease of state.table.leases()) {
+    const entry = carried.get(lease.resource);
+    if (entry === undefined || entry.fence !== lease.fence || entry.holderId !== lease.holderId) {
+      throw corrupt(`the current lease on ${JSON.stringify(lease.resource)} (fence ${lease.fence}, holder ${JSON.stringify(lease.holderId)}) is not carried into the new boot`);
+    }
+  }
+  if (carried.size !== countLeases(state)) throw corrupt('carriedLeases lists a lease that is not current');
+
+  const startedAt = Instant.of(data.atMillis, data.bootId);
+  state.table.burnFence(data.recoveredFence);
+  state.carried.clear();
+  for (const lease of data.carriedLeases) {
+    state.table.reanchor(lease.resource, Instant.of(lease.expiresAtMillis, data.bootId), startedAt);
+    if (lease.expiresAtMillis > data.atMillis) state.carried.set(lease.resource, lease.fence);
+  }
+  state.namespace = data.namespace;
+  state.boot = { bootId: data.bootId, startedAtMillis: data.atMillis, lastAtMillis: data.atMillis, graceDeadlineMillis: data.graceDeadlineMillis };
+}
+
+const countLeases = (state: CoordinatorState): number => {
+  let count = 0;
+  for (const _lease of state.table.leases()) count += 1;
+  return count;
+};
+
+/** The lease change an event records: the inverse of `decide`'s change → event mapping. */
+function toChange(event: EventOf<'LeaseGranted' | 'LeaseRenewed' | 'LeaseReleased' | 'LeaseExpired'>): LeaseChange {
+  const { data } = event;
+  switch (event.type) {
+    case 'LeaseGranted':
+      return {
+        type: 'granted',
+        lease: {
+          resource: data.resource,
+          holderId: data.holderId,
+          fence: data.fence,
+          ttlMillis: event.data.ttlMillis,
+          requestId: event.data.requestId,
+          grantedAt: Instant.of(data.atMillis, data.bootId),
+          expiresAt: Instant.of(event.data.expiresAtMillis, data.bootId),
+        },
+      };
+    case 'LeaseRenewed':
+      return {
+        type: 'renewed',
+        resource: data.resource,
+        holderId: data.holderId,
+        fence: data.fence,
+        requestId: event.data.requestId,
+        ttlMillis: event.data.ttlMillis,
+        expiresAt: Instant.of(event.data.expiresAtMillis, data.bootId),
+      };
+    case 'LeaseReleased':
+      return { type: 'released', resource: data.resource, holderId: data.holderId, fence: data.fence };
+    case 'LeaseExpired':
+      return { type: 'expired', resource: data.resource, holderId: data.holderId, fence: data.fence };
+  }
+}
+
+/** Adds `key` as the newest entry of an insertion-ordered set, evicting the oldest beyond `capacity`. */
+function remember(keys: Set<string>, key: string, capacity: number): void {
+  keys.delete(key);
+  keys.add(key);
+  if (keys.size > capacity) {
+    const oldest = keys.values().next();
+    if (oldest.done !== true) keys.delete(oldest.value);
+  }
+}

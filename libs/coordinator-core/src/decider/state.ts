@@ -1,0 +1,161 @@
+/**
+ * The coordinator's state: the fold of its log. It holds a `lease-fence` {@link LeaseTable}
+ * (fence counter, current leases, replay cache) plus what the lease rules do not know: the
+ * current boot (the clock domain of every instant in the table), the leases carried across the
+ * last restart and still in grace, and recently recorded fence rejections.
+ *
+ * The state is mutable for speed (O(1) per event): {@link evolve} updates the state it is given.
+ * Whoever passes a state to `evolve` hands over ownership of it.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator"
+ */
+import {
+  COORDINATOR_SNAPSHOT_SCHEMA_VERSION,
+  CoordinatorSnapshotStateSchema,
+  type CoordinatorSnapshotState,
+  type RecordedRejection,
+} from '@lease-fence/protocol';
+import { LeaseTable, type LeaseRecord, type LeaseTableSnapshot } from 'lease-fence';
+import { EventLogCorruptError } from '../ports/event-log-errors.js';
+import type { Snapshot } from '../ports/event-log.js';
+
+/** Rejection idempotency keys remembered, oldest evicted first. */
+export const REJECTION_KEYS_KEPT = 65_536;
+
+/** Recorded rejections kept for display, oldest evicted first. */
+export const REJECTIONS_KEPT = 1000;
+
+/** The boot that wrote the latest folded event. All `*Millis` here are in `bootId`'s domain. */
+export interface BootState {
+  /** The boot id: the clock domain of every instant in the lease table. */
+  readonly bootId: string;
+  /** Reading of this boot's `CoordinatorStarted`. */
+  readonly startedAtMillis: number;
+  /** Latest reading of any event of this boot: how long it was observed alive. */
+  lastAtMillis: number;
+  /** Latest grace deadline among leases carried into this boot. */
+  readonly graceDeadlineMillis: number;
+}
+
+/**
+ * The fold of a coordinator's log. Mutable: {@link evolve} updates it in place, and only evolve
+ * should (the decide functions only read it).
+ */
+export interface CoordinatorState {
+  /** Fence counter, current leases, replay cache: mutated only through `LeaseTable.apply` and the recovery helpers. */
+  readonly table: LeaseTable;
+  /** Number of events folded (the log position of the latest one). */
+  position: number;
+  /** The namespace this log belongs to, from the first `CoordinatorStarted`. */
+  namespace: string | undefined;
+  /** The boot that wrote the latest event; `undefined` before the first `CoordinatorStarted`. */
+  boot: BootState | undefined;
+  /** Leases carried across the last restart and not renewed since: resource → fence. */
+  readonly carried: Map<string, number>;
+  /** Idempotency keys (gate, resource, seq) of recorded rejections, oldest first, at most {@link REJECTION_KEYS_KEPT}. */
+  readonly rejectionKeys: Set<string>;
+  /** Recorded rejections with their positions, oldest first, at most {@link REJECTIONS_KEPT}. */
+  readonly rejections: RecordedRejection[];
+  /** Position of the latest `SnapshotTaken` event (0 = none). */
+  lastSnapshotPosition: number;
+}
+
+/** A current lease as the coordinator shows it: `inGrace` when carried across a restart and not renewed since. */
+export type LeaseView = LeaseRecord & { readonly inGrace: boolean };
+
+/** Options of {@link createInitialState}. */
+export interface InitialStateOptions {
+  /** Acquire grants remembered for idempotent retries. @defaultValue 1024 (lease-fence's default) */
+  readonly replayCacheSize?: number;
+}
+
+/** The state of an empty log. */
+export function createInitialState(options: InitialStateOptions = {}): CoordinatorState {
+  return {
+    table: new LeaseTable(options.replayCacheSize === undefined ? {} : { replayCacheSize: options.replayCacheSize }),
+    position: 0,
+    namespace: undefined,
+    boot: undefined,
+    carried: new Map(),
+    rejectionKeys: new Set(),
+    rejections: [],
+    lastSnapshotPosition: 0,
+  };
+}
+
+/** The idempotency key of a rejection: unambiguous, since each part's length prefixes it. */
+export const rejectionKey = (gateId: string, resource: string, seq: number): string =>
+  `${gateId.length}:${gateId}${resource.length}:${resource}${seq}`;
+
+/** The current leases with their grace flag, in the order their resources were first granted. */
+export function leasesOf(state: CoordinatorState): LeaseView[] {
+  return [...state.table.leases()].map((lease) => ({ ...lease, inGrace: state.carried.get(lease.resource) === lease.fence }));
+}
+
+/** A deep copy: evolving one never affects the other. */
+export function cloneState(state: CoordinatorState): CoordinatorState {
+  return {
+    table: state.table.clone(),
+    position: state.position,
+    namespace: state.namespace,
+    boot: state.boot === undefined ? undefined : { ...state.boot },
+    carried: new Map(state.carried),
+    rejectionKeys: new Set(state.rejectionKeys),
+    rejections: state.rejections.map((r) => ({ ...r })),
+    lastSnapshotPosition: state.lastSnapshotPosition,
+  };
+}
+
+/**
+ * The state as a snapshot for {@link EventLog.saveSnapshot}: plain JSON, covering `state.position` events.
+ * @see CoordinatorSnapshotStateSchema in `@lease-fence/protocol` for the shape.
+ */
+export function toSnapshot(state: CoordinatorState): Snapshot {
+  const json: CoordinatorSnapshotState = {
+    position: state.position,
+    ...(state.namespace === undefined ? {} : { namespace: state.namespace }),
+    ...(state.boot === undefined ? {} : { boot: { ...state.boot } }),
+    carried: [...state.carried].map(([resource, fence]) => ({ resource, fence })),
+    rejectionKeys: [...state.rejectionKeys],
+    rejections: state.rejections.map((r) => ({ ...r })),
+    lastSnapshotPosition: state.lastSnapshotPosition,
+    table: state.table.toJSON(),
+  };
+  return { position: state.position, schemaVersion: COORDINATOR_SNAPSHOT_SCHEMA_VERSION, state: json };
+}
+
+/**
+ * Restores a state from a snapshot written by {@link toSnapshot}.
+ * @returns the state, or `undefined` when the snapshot has another `schemaVersion` (the caller
+ *   then replays the whole log: a snapshot is only an optimisation).
+ * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
+ *   or does not cover exactly `snapshot.position` events.
+ */
+export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
+  if (snapshot.schemaVersion !== COORDINATOR_SNAPSHOT_SCHEMA_VERSION) return undefined;
+  const corrupt = (path: string, message: string, cause?: unknown): EventLogCorruptError =>
+    new EventLogCorruptError({ position: snapshot.position, issues: [{ path: `snapshot.${path}`, message }], cause });
+  const parsed = CoordinatorSnapshotStateSchema.safeParse(snapshot.state);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw corrupt(issue?.path.map(String).join('.') ?? '', issue?.message ?? 'malformed', parsed.error);
+  }
+  const json = parsed.data;
+  if (json.position !== snapshot.position) throw corrupt('position', `the state covers ${json.position} events, the snapshot claims ${snapshot.position}`);
+  let table: LeaseTable;
+  try {
+    table = LeaseTable.fromJSON(json.table as LeaseTableSnapshot);
+  } catch (error) {
+    throw corrupt('table', error instanceof Error ? error.message : String(error), error);
+  }
+  return {
+    table,
+    position: json.position,
+    namespace: json.namespace,
+    boot: json.boot === undefined ? undefined : { ...json.boot },
+    carried: new Map(json.carried.map((c) => [c.resource, c.fence])),
+    rejectionKeys: new Set(json.rejectionKeys),
+    rejections: json.rejections,
+    lastSnapshotPosition: json.lastSnapshotPosition,
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * The durable coordinator's options, their defaults and checks, and the argument checks of its
+ * commands. Ids and fences are checked with the protocol's schemas (the one copy of those
+ * rules), so a command the log would refuse is refused before it is decided.
+ *
+ * @see ./durable-coordinator.ts
+ */
+import { FenceSchema, IdSchema, MillisSchema } from '@lease-fence/protocol';
+import { MAX_TTL_MILLIS, type Clock } from 'lease-fence';
+import type { CoordinatorCommand } from './decider/commands.js';
+import type { EventLog } from './ports/event-log.js';
+
+/** The coordinator's health: only `'ready'` takes commands. */
+export type DurableCoordinatorStatus = 'ready' | 'superseded' | 'unhealthy' | 'closed';
+
+/** Options of {@link DurableCoordinator.open}. */
+export interface DurableCoordinatorOptions {
+  /** The log this coordinator is the single writer of. Not closed by {@link DurableCoordinator.close}. */
+  readonly log: EventLog;
+  /** The namespace the log belongs to (checked against the log's first `CoordinatorStarted`). */
+  readonly namespace: string;
+  /**
+   * Monotonic clock of this boot. `clock.domain` IS the boot id: it must never have been used by
+   * an earlier boot of this log (use a fresh random id per process).
+   */
+  readonly clock: Clock;
+  /** Wall clock, epoch milliseconds, stamped on events for display only. @defaultValue Date.now */
+  readonly wallClock?: () => number;
+  /** TTL in milliseconds when a command names none. Integer in [minTtlMillis, maxTtlMillis]. */
+  readonly defaultTtlMillis: number;
+  /** Shortest TTL a holder may ask for, in milliseconds. @defaultValue 1 */
+  readonly minTtlMillis?: number;
+  /** Longest TTL a holder may ask for, in milliseconds; at most lease-fence's `MAX_TTL_MILLIS`. @defaultValue MAX_TTL_MILLIS (2^31 - 1) */
+  readonly maxTtlMillis?: number;
+  /** Events between snapshots (counted from the previous `SnapshotTaken`). Positive integer. @defaultValue 10_000 */
+  readonly snapshotEvery?: number;
+  /**
+   * While leases are live and nothing was appended for this long (milliseconds), a
+   * `CoordinatorCheckpointed` event records this boot's uptime, so a later recovery shortens
+   * carried leases' grace by it. Positive integer. @defaultValue 1000
+   */
+  readonly checkpointIntervalMillis?: number;
+  /**
+   * Also checkpoint when no lease is live (a heartbeat every `checkpointIntervalMillis` of
+   * silence), so a standby watching the log can tell an idle coordinator from a dead one.
+   * @defaultValue false
+   */
+  readonly heartbeat?: boolean;
+  /**
+   * Take over only if the log is still at this version after replay: a standby passes the
+   * version at which it saw the active coordinator go silent. Otherwise `open` rejects with
+   * {@link ExpectedVersionConflictError} and appends nothing. @defaultValue no check
+   */
+  readonly takeOverAtVersion?: number;
+  /** Most commands per append (group commit batch cap). 1 disables group commit. Positive integer. @defaultValue 256 */
+  readonly maxBatch?: number;
+  /** Acquire grants remembered for idempotent retries. Non-negative integer. @defaultValue 1024 */
+  readonly replayCacheSize?: number;
+  /**
+   * Fences that may have been handed out by appends with an unknown outcome (e.g.
+   * {@link DurableCoordinator.highestMintedFence} of a coordinator that became unhealthy):
+   * recovery raises the counter to at least this. The same process's failed coordinators on the
+   * same `log` object are remembered automatically. Non-negative integer. @defaultValue 0
+   */
+  readonly burnFencesThrough?: number;
+  /**
+   * Run the expiry and checkpoint timers. Turn off in tests that drive time with a manual clock
+   * and call {@link DurableCoordinator.expireDue} / {@link DurableCoordinator.checkpoint}.
+   * @defaultValue true
+   */
+  readonly runTimers?: boolean;
+  /** Metrics hook: one call per append, with its event and command counts and its duration (ms). */
+  onAppend?(info: { readonly events: number; readonly commands: number; readonly millis: number }): void;
+  /** Metrics hook: one call per acknowledged command, denials included (`ok: false` with `reason`). */
+  onOutcome?(command: CoordinatorCommand['type'], outcome: { readonly ok: boolean; readonly reason?: string }): void;
+  /** Called once when the coordinator stops being ready: superseded, unhealthy (with the cause) or closed. */
+  onStatusChange?(status: DurableCoordinatorStatus, cause?: unknown): void;
+  /** Called after each snapshot save: `position` on success, `error` on failure (not fatal: the log is complete). */
+  onSnapshot?(result: { readonly position: number; readonly error?: unknown }): void;
+}
+
+/** Options with defaults applied and checked. @internal */
+export interface Config {
+  readonly log: EventLog;
+  readonly namespace: string;
+  readonly clock: Clock;
+  readonly wallClock: () => number;
+  readonly defaultTtlMillis: number;
+  readonly minTtlMillis: number;
+  readonly maxTtlMillis: number;
+  readonly snapshotEvery: number;
+  readonly checkpointIntervalMillis: number;
+  readonly maxBatch: number;
+  readonly replayCacheSize: number | undefined;
+  readonly burnFencesThrough: number;
+  readonly runTimers: boolean;
+  readonly heartbeat: boolean;
+  readonly takeOverAtVersion: number | undefined;
+  readonly hooks: Pick<DurableCoordinatorOptions, 'onAppend' | 'onOutcome' | 'onStatusChange' | 'onSnapshot'>;
+}
+
+/** Runs a metrics or status hook; a hook that throws never breaks the command pipeline (it becomes a process warning). */
+export function callHook(hook: () => void): void {
+  try {
+    hook();
+  } catch (error) {
+    process.emitWarning(error instanceof Error ? error : new Error(String(error)), { code: 'LEASE_FENCE_HOOK_FAILED' });
+  }
+}
+
+/** Renders a received value for an error message. */
+export const describe = (value: unknown): string =>
+  typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' && value !== null ? (Array.isArray(value) ? 'an array' : 'an object') : String(value);
+
+/** Throws TypeError naming `api` and `field` unless `value` is an object. */
+export function requireObject(api: string, field: string, value: unknown): void {
+  if (value === null || typeof value !== 'object') throw new TypeError(`${api}: ${field} must be an object, got ${describe(value)}`);
+}
+
+/** An id as the protocol defines it (the one copy of the rule): 1–200 printable ASCII characters. */
+export function checkId(api: string, field: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') throw new TypeError(`${api}: ${field} must be a non-empty string, got ${describe(value)}`);
+  const parsed = IdSchema.safeParse(value);
+  if (!parsed.success) throw new RangeError(`${api}: ${field} ${parsed.error.issues[0]?.message ?? 'is not a valid id'}, got ${describe(value)}`);
+  return value;
+}
+
+/** A fence as the protocol defines it: a positive safe integer. */
+export function checkFence(api: string, field: string, value: unknown): number {
+  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be a positive safe integer, got ${describe(value)}`);
+  if (!FenceSchema.safeParse(value).success) throw new RangeError(`${api}: ${field} must be a positive safe integer, got ${describe(value)}`);
+  return value;
+}
+
+/** Wall-clock epoch milliseconds: finite, non-negative. */
+export function checkWallMillis(api: string, field: string, value: unknown): number {
+  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be epoch milliseconds, got ${describe(value)}`);
+  if (!MillisSchema.safeParse(value).success) throw new RangeError(`${api}: ${field} must be finite, non-negative epoch milliseconds, got ${describe(value)}`);
+  return value;
+}
+
+function requireInteger(field: string, value: unknown, min: number, max: number, unit: string): number {
+  const api = 'DurableCoordinator.open';
+  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describe(value)}`);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new RangeError(`${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Applies defaults to `options` and checks every field. @throws TypeError / RangeError naming the option, its unit and the value. */
+export function resolveOptions(options: DurableCoordinatorOptions): Config {
+  const api = 'DurableCoordinator.open';
+  requireObject(api, 'options', options);
+  const { log, clock } = options;
+  if (log === null || typeof log !== 'object' || typeof log.append !== 'function') throw new TypeError(`${api}: log must be an EventLog, got ${describe(log)}`);
+  if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') throw new TypeError(`${api}: clock must be a Clock, got ${describe(clock)}`);
+  checkId(api, 'clock.domain (the boot id)', clock.domain);
+  if (options.wallClock !== undefined && typeof options.wallClock !== 'function') {
+    throw new TypeError(`${api}: wallClock must be a function returning epoch milliseconds, got ${describe(options.wallClock)}`);
+  }
+  const minTtlMillis = requireInteger('minTtlMillis', options.minTtlMillis ?? 1, 1, MAX_TTL_MILLIS, 'milliseconds');
+  const maxTtlMillis = requireInteger('maxTtlMillis', options.maxTtlMillis ?? MAX_TTL_MILLIS, minTtlMillis, MAX_TTL_MILLIS, 'milliseconds');
+  const max = Number.MAX_SAFE_INTEGER;
+  return {
+    log,
+    namespace: checkId(api, 'namespace', options.namespace),
+    clock,
+    wallClock: options.wallClock ?? Date.now,
+    defaultTtlMillis: requireInteger('defaultTtlMillis', options.defaultTtlMillis, minTtlMillis, maxTtlMillis, 'milliseconds'),
+    minTtlMillis,
+    maxTtlMillis,
+    snapshotEvery: requireInteger('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),
+    checkpointIntervalMillis: requireInteger('checkpointIntervalMillis', options.checkpointIntervalMillis ?? 1000, 1, MAX_TTL_MILLIS, 'milliseconds'),
+    maxBatch: requireInteger('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
+    replayCacheSize: options.replayCacheSize === undefined ? undefined : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
+    burnFencesThrough: requireInteger('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),
+    runTimers: options.runTimers ?? true,
+    heartbeat: options.heartbeat ?? false,
+    takeOverAtVersion: options.takeOverAtVersion === undefined ? undefined : requireInteger('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),
+    hooks: { onAppend: options.onAppend, onOutcome: options.onOutcome, onStatusChange: options.onStatusChange, onSnapshot: options.onSnapshot },
+  };
+}

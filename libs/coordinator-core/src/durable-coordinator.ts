@@ -1,0 +1,572 @@
+/**
+ * The durable coordinator: the shell around the pure decider. It serialises commands, decides
+ * each against the state that includes the commands before it, appends a batch's events in ONE
+ * append with the expected version (group commit: one transaction and one fsync per batch), and
+ * only then resolves the batch's outcomes, in order (persist before acknowledge).
+ *
+ * It keeps two folds of the log: `committed` (acknowledged events only; every read is served
+ * from it) and `decided` (committed plus the batch being appended; commands are decided against
+ * it). Both are folded by the same `evolve`. If an append fails, the speculative fold is
+ * discarded, nothing of the batch is acknowledged, and the coordinator stops: `'superseded'` on
+ * an expected-version conflict (another writer took over), `'unhealthy'` on anything else (the
+ * outcome may be unknown, so the fences it minted are remembered and burned by the next
+ * recovery in this process). Re-opening means recovering from the log.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer, Recovery)
+ */
+import { performance } from 'node:perf_hooks';
+import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
+import { MAX_TTL_MILLIS, type AcquireOutcome, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
+import { checkEvents } from './codec.js';
+import type { CoordinatorCommand, Now, OutcomeOf } from './decider/commands.js';
+import { decide } from './decider/decide.js';
+import { evolve } from './decider/evolve.js';
+import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
+import { CoordinatorUnavailableError } from './errors.js';
+import { ExpectedVersionConflictError } from './ports/event-log-errors.js';
+import type { EventLog } from './ports/event-log.js';
+import { replayLog } from './recovery.js';
+import {
+  callHook,
+  checkFence,
+  checkId,
+  checkWallMillis,
+  describe,
+  requireObject,
+  resolveOptions,
+  type Config,
+  type DurableCoordinatorOptions,
+  type DurableCoordinatorStatus,
+} from './durable-coordinator-options.js';
+
+export type { DurableCoordinatorOptions, DurableCoordinatorStatus } from './durable-coordinator-options.js';
+
+/** What recovery did at open. */
+export interface RecoveryInfo {
+  /** Events folded after the snapshot (or all, without one). */
+  readonly eventsReplayed: number;
+  readonly fromSnapshot: boolean;
+  /** Milliseconds from open to the append of `CoordinatorStarted` (measurement, display only). */
+  readonly replayMillis: number;
+  /** The fence counter after recovery; the next grant gets a higher fence. */
+  readonly recoveredFence: number;
+  /** Latest grace deadline of carried leases, in this boot's domain (the start instant when none). */
+  readonly graceDeadline: Instant;
+  /** Leases carried into this boot. */
+  readonly carriedLeases: number;
+}
+
+interface Pending {
+  readonly command: CoordinatorCommand;
+  resolve(outcome: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Highest fence minted by a coordinator of this process whose append failed, per log object:
+ * the next recovery on the same log burns up to it (an unknown-outcome append burns its fence).
+ */
+const mintedByFailedCoordinators = new WeakMap<EventLog, number>();
+
+/**
+ * The event-sourced lease coordinator over an {@link EventLog}: the shell the service uses.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator"
+ * @example
+ * ```ts
+ * const log = await openSqliteEventLog({ file: 'data/coordinator.db' });
+ * const coordinator = await DurableCoordinator.open({
+ *   log, namespace: 'default', clock: createMonotonicClock(randomUUID()), defaultTtlMillis: 10_000,
+ * });
+ * const outcome = await coordinator.acquire({ resource: 'deploy-slot', holderId: 'agent-a', requestId: 'r-1' });
+ * ```
+ */
+export class DurableCoordinator {
+  /** This boot's id: the clock domain of every instant this coordinator hands out. */
+  readonly bootId: string;
+  /** What recovery did at open. */
+  readonly recovery: RecoveryInfo;
+
+  private readonly config: Config;
+  private statusValue: DurableCoordinatorStatus = 'ready';
+  private closing = false;
+  private committed: CoordinatorState;
+  private decided: CoordinatorState | undefined;
+  private readonly queue: Pending[] = [];
+  private flushScheduled = false;
+  private flushing: Promise<void> | undefined;
+  private idleWaiters: (() => void)[] = [];
+  private snapshotQueued = false;
+  private snapshotSaving: Promise<void> | undefined;
+  private mintedFence: number;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private expiryArmedAtMillis: number | undefined;
+  private checkpointTimer: NodeJS.Timeout | undefined;
+
+  private constructor(config: Config, state: CoordinatorState, recovery: RecoveryInfo) {
+    this.config = config;
+    this.bootId = config.clock.domain;
+    this.recovery = recovery;
+    this.committed = state;
+    this.decided = cloneState(state);
+    this.mintedFence = state.table.issuedFence;
+    if (config.runTimers) {
+      this.armExpiry(this.earliestExpiryMillis());
+      this.checkpointTimer = setInterval(() => this.checkpointIfIdle(), config.checkpointIntervalMillis).unref();
+    }
+    this.snapshotIfDue();
+  }
+
+  /**
+   * Recovers from `options.log` (snapshot + replay), appends this boot's `CoordinatorStarted`
+   * (carried leases with their grace deadlines, the recovered fence counter), and returns a
+   * ready coordinator.
+   *
+   * @throws TypeError / RangeError for a bad option (naming it, its unit and the value).
+   * @throws {@link EventLogCorruptError} if the log or snapshot cannot be decoded or folded (naming the position).
+   * @throws {@link ExpectedVersionConflictError} if another writer appended during recovery, or
+   *   the log is not at `takeOverAtVersion`.
+   * @throws {@link EventLogUnavailableError} if the log failed.
+   * @throws {@link ProtocolMisuseError} if `clock.domain` was already used as a boot id in this log.
+   */
+  static async open(options: DurableCoordinatorOptions): Promise<DurableCoordinator> {
+    const config = resolveOptions(options);
+    const openedAt = performance.now();
+    const replay = await replayLog(config.log, config.replayCacheSize === undefined ? {} : { replayCacheSize: config.replayCacheSize });
+    if (config.takeOverAtVersion !== undefined && replay.state.position !== config.takeOverAtVersion) {
+      throw new ExpectedVersionConflictError({ expectedVersion: config.takeOverAtVersion, actualVersion: replay.state.position });
+    }
+    const burnFencesThrough = Math.max(config.burnFencesThrough, mintedByFailedCoordinators.get(config.log) ?? 0);
+    const now: Now = { instant: config.clock.now(), wallMillis: config.wallClock() };
+    const { events, outcome } = decide(
+      {
+        type: 'StartCoordinator',
+        namespace: config.namespace,
+        eventsReplayed: replay.eventsReplayed,
+        fromSnapshot: replay.fromSnapshot,
+        replayMillis: performance.now() - openedAt,
+        burnFencesThrough,
+      },
+      replay.state,
+      now,
+    );
+    checkEvents('DurableCoordinator.open', events);
+    await config.log.append(events, { expectedVersion: replay.state.position });
+    for (const event of events) evolve(replay.state, event);
+    mintedByFailedCoordinators.delete(config.log);
+    return new DurableCoordinator(config, replay.state, {
+      eventsReplayed: replay.eventsReplayed,
+      fromSnapshot: replay.fromSnapshot,
+      replayMillis: performance.now() - openedAt,
+      recoveredFence: outcome.recoveredFence,
+      graceDeadline: outcome.graceDeadline,
+      carriedLeases: outcome.carriedLeases,
+    });
+  }
+
+  /** `'ready'` until an append fails (`'superseded'` / `'unhealthy'`) or {@link DurableCoordinator.close} finishes (`'closed'`). */
+  get status(): DurableCoordinatorStatus {
+    return this.statusValue;
+  }
+
+  /** The log version this coordinator has acknowledged (events durable and folded). */
+  get position(): number {
+    return this.committed.position;
+  }
+
+  /** The highest fence acknowledged as issued or burned. */
+  get issuedFence(): number {
+    return this.committed.table.issuedFence;
+  }
+
+  /**
+   * The highest fence this coordinator ever minted, acknowledged or not. After a failed append
+   * pass it as `burnFencesThrough` when opening a coordinator on another log handle.
+   */
+  get highestMintedFence(): number {
+    return Math.max(this.mintedFence, this.decided?.table.issuedFence ?? 0, this.committed.table.issuedFence);
+  }
+
+  /**
+   * Acquires a lease: a grant with a new fence, the existing grant for a retried `requestId`, or
+   * a denial (`'held'`, `'already-held'`, `'expired'`). Resolves once the grant is durable.
+   * @param request.ttlMillis - Lease duration in milliseconds; defaults to `defaultTtlMillis`; integer in [minTtlMillis, maxTtlMillis].
+   * @throws TypeError / RangeError for a malformed request (nothing decided, no fence burned).
+   * @throws {@link CoordinatorUnavailableError} if the coordinator is not ready or its append failed (nothing acknowledged).
+   * @throws {@link ProtocolMisuseError} if `requestId` was already used by this holder for another resource.
+   */
+  async acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<AcquireOutcome> {
+    const api = 'DurableCoordinator.acquire';
+    requireObject(api, 'request', request);
+    return this.enqueue({
+      type: 'AcquireLease',
+      resource: checkId(api, 'resource', request.resource),
+      holderId: checkId(api, 'holderId', request.holderId),
+      requestId: checkId(api, 'requestId', request.requestId),
+      ttlMillis: this.checkTtl(api, request.ttlMillis ?? this.config.defaultTtlMillis),
+    });
+  }
+
+  /**
+   * Renews the lease with fence `fence` (same fence, new expiry), or denies (`'expired'`, `'not-holder'`).
+   * A lease carried across a restart can be renewed by its holder during its grace period.
+   * @param request.ttlMillis - New duration in milliseconds; defaults to the lease's current ttl.
+   * @throws as {@link DurableCoordinator.acquire}.
+   */
+  async renew(request: { readonly resource: string; readonly holderId: string; readonly fence: number; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<RenewOutcome> {
+    const api = 'DurableCoordinator.renew';
+    requireObject(api, 'request', request);
+    return this.enqueue({
+      type: 'RenewLease',
+      resource: checkId(api, 'resource', request.resource),
+      holderId: checkId(api, 'holderId', request.holderId),
+      fence: checkFence(api, 'fence', request.fence),
+      requestId: checkId(api, 'requestId', request.requestId),
+      ...(request.ttlMillis === undefined ? {} : { ttlMillis: this.checkTtl(api, request.ttlMillis) }),
+    });
+  }
+
+  /**
+   * Releases the lease `token` names, or denies (`'expired'`, `'not-holder'`).
+   * @throws as {@link DurableCoordinator.acquire}.
+   */
+  async release(token: FenceToken): Promise<ReleaseOutcome> {
+    const api = 'DurableCoordinator.release';
+    requireObject(api, 'token', token);
+    return this.enqueue({
+      type: 'ReleaseLease',
+      resource: checkId(api, 'resource', token.resource),
+      holderId: checkId(api, 'holderId', token.holderId),
+      fence: checkFence(api, 'fence', token.fence),
+    });
+  }
+
+  /**
+   * Records a FenceGate's rejection report. Idempotent by (gateId, resource, seq): a report
+   * already recorded resolves `{ ok: true, duplicate: true }` and appends nothing.
+   * @param rejection.gateWallMillis - The gate's wall clock at the refusal (epoch ms, display only).
+   * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
+   */
+  async recordRejection(rejection: {
+    readonly gateId: string;
+    readonly resource: string;
+    readonly seq: number;
+    readonly kind: 'stale' | 'double-grant';
+    readonly rejected: { readonly holderId: string; readonly fence: number };
+    readonly current: { readonly holderId: string; readonly fence: number };
+    readonly gateWallMillis?: number | undefined;
+  }): Promise<{ readonly ok: true; readonly duplicate: boolean }> {
+    const api = 'DurableCoordinator.recordRejection';
+    requireObject(api, 'rejection', rejection);
+    requireObject(api, 'rejected', rejection.rejected);
+    requireObject(api, 'current', rejection.current);
+    if (rejection.kind !== 'stale' && rejection.kind !== 'double-grant') {
+      throw new RangeError(`${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(rejection.kind)}`);
+    }
+    if (typeof rejection.seq !== 'number') throw new TypeError(`${api}: seq must be a non-negative integer, got ${describe(rejection.seq)}`);
+    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0) throw new RangeError(`${api}: seq must be a non-negative integer, got ${describe(rejection.seq)}`);
+    return this.enqueue({
+      type: 'RecordFenceRejection',
+      gateId: checkId(api, 'gateId', rejection.gateId),
+      resource: checkId(api, 'resource', rejection.resource),
+      seq: rejection.seq,
+      kind: rejection.kind,
+      rejected: { holderId: checkId(api, 'rejected.holderId', rejection.rejected.holderId), fence: checkFence(api, 'rejected.fence', rejection.rejected.fence) },
+      current: { holderId: checkId(api, 'current.holderId', rejection.current.holderId), fence: checkFence(api, 'current.fence', rejection.current.fence) },
+      ...(rejection.gateWallMillis === undefined ? {} : { gateWallMillis: checkWallMillis(api, 'gateWallMillis', rejection.gateWallMillis) }),
+    });
+  }
+
+  /**
+   * Records that a gate raised its floor to `fence` without a write (handover push).
+   * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
+   */
+  async admitFence(admission: { readonly gateId: string; readonly resource: string; readonly holderId: string; readonly fence: number }): Promise<{ readonly ok: true }> {
+    const api = 'DurableCoordinator.admitFence';
+    requireObject(api, 'admission', admission);
+    return this.enqueue({
+      type: 'AdmitFence',
+      gateId: checkId(api, 'gateId', admission.gateId),
+      resource: checkId(api, 'resource', admission.resource),
+      holderId: checkId(api, 'holderId', admission.holderId),
+      fence: checkFence(api, 'fence', admission.fence),
+    });
+  }
+
+  /**
+   * Expires every lease past its expiry now (the expiry timer does this on its own).
+   * @returns how many leases expired.
+   * @throws {@link CoordinatorUnavailableError} as for acquire.
+   */
+  async expireDue(): Promise<number> {
+    const outcome = await this.enqueue({ type: 'ExpireDueLeases' });
+    this.armExpiry(this.earliestExpiryMillis());
+    return outcome.expired;
+  }
+
+  /**
+   * Records an uptime checkpoint now if any lease is live, or always with `heartbeat` (the
+   * checkpoint timer does this on its own).
+   * @returns whether a `CoordinatorCheckpointed` event was appended.
+   * @throws {@link CoordinatorUnavailableError} as for acquire.
+   */
+  async checkpoint(): Promise<boolean> {
+    return (await this.enqueue({ type: 'Checkpoint', evenWithoutLeases: this.config.heartbeat })).checkpointed;
+  }
+
+  /**
+   * The current leases (acknowledged state only), `inGrace` for those carried across a restart
+   * and not renewed since. Instants are in this boot's domain.
+   * @throws {@link CoordinatorUnavailableError} when not ready: a stopped coordinator's view may be stale.
+   */
+  leases(): readonly LeaseView[] {
+    this.ensureReadable();
+    return leasesOf(this.committed);
+  }
+
+  /**
+   * Recently recorded fence rejections with their log positions, oldest first (at most 1000).
+   * @throws {@link CoordinatorUnavailableError} when not ready.
+   */
+  rejections(): readonly RecordedRejection[] {
+    this.ensureReadable();
+    return this.committed.rejections.map((r) => ({ ...r }));
+  }
+
+  /**
+   * Stops the timers, refuses new commands, finishes the commands already accepted (their
+   * appends and outcomes) and a snapshot being saved. Does not close the log. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.closing) return this.whenIdle();
+    this.closing = true;
+    this.stopTimers();
+    await this.whenIdle();
+    await this.snapshotSaving;
+    if (this.statusValue === 'ready') this.changeStatus('closed');
+  }
+
+  // ---- command pipeline --------------------------------------------------------------------
+
+  private enqueue<C extends CoordinatorCommand>(command: C): Promise<OutcomeOf<C>> {
+    const unavailable = this.unavailableReason();
+    if (unavailable !== undefined) return Promise.reject(new CoordinatorUnavailableError(unavailable, { cause: this.failureCause }));
+    return new Promise<OutcomeOf<C>>((resolve, reject) => {
+      this.queue.push({ command, resolve: resolve as (outcome: unknown) => void, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /** Flushes on the next turn, so commands arriving in the same I/O phase share a batch. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.flushing !== undefined) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushing = this.flushLoop().finally(() => {
+        this.flushing = undefined;
+        if (this.queue.length > 0 && this.statusValue === 'ready') this.scheduleFlush();
+        else this.notifyIdle();
+      });
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.queue.length > 0 && this.statusValue === 'ready') {
+      await this.commitBatch(this.queue.splice(0, this.config.maxBatch));
+    }
+  }
+
+  /**
+   * Decides each command against the state including the earlier ones, appends all their
+   * events in one append, then acknowledges them in order. Nothing is acknowledged if the append fails.
+   */
+  private async commitBatch(batch: Pending[]): Promise<void> {
+    const decided = this.decided!;
+    const expectedVersion = decided.position;
+    const accepted: { pending: Pending; outcome: unknown }[] = [];
+    const events: CoordinatorEvent[] = [];
+    let snapshotInBatch = false;
+    for (let index = 0; index < batch.length; index += 1) {
+      const pending = batch[index]!;
+      let decision: { readonly events: readonly CoordinatorEvent[]; readonly outcome: unknown };
+      try {
+        decision = decide(pending.command, decided, this.readNow());
+        if (decision.events.length > 0) checkEvents('DurableCoordinator', decision.events);
+      } catch (error) {
+        pending.reject(error); // a bad command changes nothing
+        continue;
+      }
+      try {
+        for (const event of decision.events) evolve(decided, event);
+      } catch (error) {
+        // The decider produced an event its own evolve refuses: a bug. The speculative fold can't be trusted.
+        this.fail('unhealthy', error, [pending, ...accepted.map((a) => a.pending), ...batch.slice(index + 1)]);
+        return;
+      }
+      events.push(...decision.events);
+      this.mintedFence = Math.max(this.mintedFence, decided.table.issuedFence);
+      accepted.push({ pending, outcome: decision.outcome });
+      if (pending.command.type === 'TakeSnapshot') {
+        // The snapshot must cover exactly the batch up to its SnapshotTaken event.
+        this.queue.unshift(...batch.slice(index + 1));
+        snapshotInBatch = true;
+        break;
+      }
+    }
+    if (events.length > 0) {
+      const startedAt = performance.now();
+      try {
+        await this.config.log.append(events, { expectedVersion });
+      } catch (error) {
+        this.fail(error instanceof ExpectedVersionConflictError ? 'superseded' : 'unhealthy', error, accepted.map((a) => a.pending));
+        return;
+      }
+      try {
+        for (const event of events) evolve(this.committed, event);
+      } catch (error) {
+        this.fail('unhealthy', error, accepted.map((a) => a.pending));
+        return;
+      }
+      const millis = performance.now() - startedAt;
+      callHook(() => this.config.hooks.onAppend?.({ events: events.length, commands: accepted.length, millis }));
+    }
+    for (const { pending, outcome } of accepted) {
+      pending.resolve(outcome);
+      const result = outcome as { ok?: boolean; reason?: string };
+      callHook(() => this.config.hooks.onOutcome?.(pending.command.type, result.reason === undefined ? { ok: result.ok !== false } : { ok: false, reason: result.reason }));
+    }
+    this.afterCommit(events, snapshotInBatch);
+  }
+
+  private afterCommit(events: readonly CoordinatorEvent[], snapshotInBatch: boolean): void {
+    if (this.config.runTimers) {
+      for (const event of events) {
+        if (event.type === 'LeaseGranted' || event.type === 'LeaseRenewed') this.armExpiry(event.data.expiresAtMillis);
+      }
+    }
+    if (snapshotInBatch) {
+      this.snapshotQueued = false;
+      this.saveSnapshot();
+    }
+    this.snapshotIfDue();
+  }
+
+  /** Stops the coordinator after a failed append: nothing pending is acknowledged, the speculative fold is dropped. */
+  private fail(status: 'superseded' | 'unhealthy', cause: unknown, pending: readonly Pending[]): void {
+    const minted = this.highestMintedFence;
+    this.mintedFence = minted;
+    mintedByFailedCoordinators.set(this.config.log, Math.max(minted, mintedByFailedCoordinators.get(this.config.log) ?? 0));
+    this.decided = undefined;
+    this.failureCause = cause;
+    this.stopTimers();
+    this.changeStatus(status, cause);
+    const error = new CoordinatorUnavailableError(status, { cause });
+    for (const p of [...pending, ...this.queue.splice(0)]) p.reject(error);
+  }
+
+  private failureCause: unknown;
+
+  private changeStatus(status: DurableCoordinatorStatus, cause?: unknown): void {
+    this.statusValue = status;
+    callHook(() => this.config.hooks.onStatusChange?.(status, cause));
+  }
+
+  private unavailableReason(): CoordinatorUnavailableError['reason'] | undefined {
+    if (this.statusValue !== 'ready') return this.statusValue;
+    if (this.closing) return 'closed';
+    return undefined;
+  }
+
+  private ensureReadable(): void {
+    if (this.statusValue === 'superseded' || this.statusValue === 'unhealthy') {
+      throw new CoordinatorUnavailableError(this.statusValue, { cause: this.failureCause });
+    }
+    if (this.statusValue === 'closed') throw new CoordinatorUnavailableError('closed');
+  }
+
+  private whenIdle(): Promise<void> {
+    if (!this.flushScheduled && this.flushing === undefined && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private notifyIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  private readNow(): Now {
+    return { instant: this.config.clock.now(), wallMillis: this.config.wallClock() };
+  }
+
+  private checkTtl(api: string, ttlMillis: unknown): number {
+    const { minTtlMillis, maxTtlMillis } = this.config;
+    const what = `an integer number of milliseconds in [${minTtlMillis}, ${maxTtlMillis}]`;
+    if (typeof ttlMillis !== 'number') throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describe(ttlMillis)}`);
+    if (!Number.isInteger(ttlMillis) || ttlMillis < minTtlMillis || ttlMillis > maxTtlMillis) {
+      throw new RangeError(`${api}: ttlMillis must be ${what}, got ${describe(ttlMillis)}`);
+    }
+    return ttlMillis;
+  }
+
+  // ---- snapshots and timers ----------------------------------------------------------------
+
+  private snapshotIfDue(): void {
+    if (this.snapshotQueued || this.unavailableReason() !== undefined) return;
+    if (this.committed.position - this.committed.lastSnapshotPosition < this.config.snapshotEvery) return;
+    this.snapshotQueued = true;
+    this.enqueue({ type: 'TakeSnapshot' }).catch(() => {
+      this.snapshotQueued = false; // the coordinator stopped; its status says why
+    });
+  }
+
+  private saveSnapshot(): void {
+    const snapshot = toSnapshot(this.committed);
+    const previous = this.snapshotSaving ?? Promise.resolve();
+    this.snapshotSaving = previous
+      .then(() => this.config.log.saveSnapshot(snapshot))
+      .then(
+        () => callHook(() => this.config.hooks.onSnapshot?.({ position: snapshot.position })),
+        (error: unknown) => callHook(() => this.config.hooks.onSnapshot?.({ position: snapshot.position, error })),
+      );
+  }
+
+  private earliestExpiryMillis(): number | undefined {
+    let earliest: number | undefined;
+    for (const lease of this.committed.table.leases()) {
+      if (earliest === undefined || lease.expiresAt.millis < earliest) earliest = lease.expiresAt.millis;
+    }
+    return earliest;
+  }
+
+  /** Arms the expiry timer for `atMillis` (this boot's clock) unless it is already armed earlier. */
+  private armExpiry(atMillis: number | undefined): void {
+    if (!this.config.runTimers || atMillis === undefined || this.unavailableReason() !== undefined) return;
+    if (this.expiryArmedAtMillis !== undefined && this.expiryArmedAtMillis <= atMillis) return;
+    if (this.expiryTimer !== undefined) clearTimeout(this.expiryTimer);
+    const delayMillis = Math.max(0, Math.ceil(atMillis - this.config.clock.now().millis)) + 1;
+    this.expiryArmedAtMillis = atMillis;
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = undefined;
+      this.expiryArmedAtMillis = undefined;
+      this.expireDue().catch(() => undefined); // a stopped coordinator's status says why
+    }, Math.min(delayMillis, MAX_TTL_MILLIS)).unref();
+  }
+
+  private checkpointIfIdle(): void {
+    if (this.unavailableReason() !== undefined || this.queue.length > 0 || this.flushing !== undefined) return;
+    const boot = this.committed.boot;
+    if (boot === undefined || (!this.config.heartbeat && this.committed.table.leases().next().done === true)) return;
+    if (this.config.clock.now().millis - boot.lastAtMillis < this.config.checkpointIntervalMillis) return;
+    this.checkpoint().catch(() => undefined);
+  }
+
+  private stopTimers(): void {
+    if (this.expiryTimer !== undefined) clearTimeout(this.expiryTimer);
+    if (this.checkpointTimer !== undefined) clearInterval(this.checkpointTimer);
+    this.expiryTimer = undefined;
+    this.expiryArmedAtMillis = undefined;
+    this.checkpointTimer = undefined;
+  }
+}

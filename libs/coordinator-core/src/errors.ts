@@ -1,0 +1,38 @@
+/**
+ * Typed errors of the durable coordinator shell.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer)
+ */
+
+/** Why a coordinator refuses commands. */
+export type CoordinatorUnavailableReason = 'superseded' | 'unhealthy' | 'closed' | 'recovering';
+
+/**
+ * The coordinator cannot take commands: another writer appended to its log (`'superseded'`),
+ * an append failed with an unknown outcome (`'unhealthy'`), it was closed (`'closed'`), or it is
+ * still recovering (`'recovering'`). Nothing was acknowledged for the command; retry against a
+ * healthy coordinator (a re-opened one recovers from the log). `retryable` is true.
+ */
+export class CoordinatorUnavailableError extends Error {
+  readonly code = 'coordinator-unavailable';
+  readonly retryable = true;
+
+  constructor(
+    readonly reason: CoordinatorUnavailableReason,
+    options: { readonly cause?: unknown } = {},
+  ) {
+    super(
+      `coordinator unavailable (${reason}): ${MESSAGES[reason]}`
+        + (options.cause instanceof Error ? `; cause: ${options.cause.message}` : ''),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.name = 'CoordinatorUnavailableError';
+  }
+}
+
+const MESSAGES: Record<CoordinatorUnavailableReason, string> = {
+  superseded: 'another writer appended to the log; this coordinator stopped granting',
+  unhealthy: 'an append to the log failed and its outcome is unknown; this coordinator stopped granting',
+  closed: 'the coordinator was closed',
+  recovering: 'the coordinator is still replaying its log',
+};

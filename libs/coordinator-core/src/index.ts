@@ -1,0 +1,60 @@
+/**
+ * `@lease-fence/coordinator-core`: the event-sourced lease coordinator. The EventLog port and its
+ * typed errors, the codec (the one place records are decoded), the decider (pure decide/evolve,
+ * lease rules delegated to `lease-fence`), recovery, and the DurableCoordinator shell.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator"
+ */
+export type { AppendOptions, AppendResult, CoordinatorEvent, EventLog, ReadRange, RecordedEvent, Snapshot, Subscription } from './ports/event-log.js';
+export {
+  EventLogClosedError,
+  EventLogCorruptError,
+  EventLogError,
+  EventLogUnavailableError,
+  ExpectedVersionConflictError,
+  type EventLogCorruptIssue,
+} from './ports/event-log-errors.js';
+export { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './ports/event-log-arguments.js';
+export { createCatchUpSubscription, type CatchUpSource, type CatchUpSubscriptionOptions } from './ports/catch-up-subscription.js';
+export { checkEvents, decodeRecord, decodeSnapshot, encodeEvents, type EncodedEvent, type StoredEventRecord, type StoredSnapshot } from './codec.js';
+export type {
+  AcquireLease,
+  AdmitFence,
+  Checkpoint,
+  CoordinatorCommand,
+  ExpireDueLeases,
+  Now,
+  OutcomeByCommand,
+  OutcomeOf,
+  RecordFenceRejection,
+  RecordRejectionOutcome,
+  ReleaseLease,
+  RenewLease,
+  StartCoordinator,
+  StartOutcome,
+  TakeSnapshot,
+} from './decider/commands.js';
+export { decide, type Decision } from './decider/decide.js';
+export { evolve } from './decider/evolve.js';
+export {
+  cloneState,
+  createInitialState,
+  fromSnapshot,
+  leasesOf,
+  rejectionKey,
+  REJECTIONS_KEPT,
+  REJECTION_KEYS_KEPT,
+  toSnapshot,
+  type BootState,
+  type CoordinatorState,
+  type InitialStateOptions,
+  type LeaseView,
+} from './decider/state.js';
+export { replayLog, type ReplayOptions, type ReplayResult } from './recovery.js';
+export {
+  DurableCoordinator,
+  type DurableCoordinatorOptions,
+  type DurableCoordinatorStatus,
+  type RecoveryInfo,
+} from './durable-coordinator.js';
+export { CoordinatorUnavailableError, type CoordinatorUnavailableReason } from './errors.js';

@@ -1,0 +1,113 @@
+/**
+ * The EventLog port: the coordinator's durable, ordered log, one per coordinator namespace.
+ * Adapters (`event-log-sqlite`, `event-log-memory`, `event-log-eventstoredb`) implement it and
+ * pass {@link describeEventLogContract}; vendor types and errors never cross it.
+ *
+ * Positions are 1-based: the first event of a log is at position 1, and a log's *version* is the
+ * number of events in it (0 = empty), which is also the position of its last event.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer)
+ */
+import type { CoordinatorEvent, RecordedEvent } from '@lease-fence/protocol';
+
+export type { CoordinatorEvent, RecordedEvent } from '@lease-fence/protocol';
+
+/** Where an append landed: positions `fromPosition..toPosition` inclusive; `toPosition` is the new version. */
+export interface AppendResult {
+  /** Position of the first appended event (1-based). */
+  readonly fromPosition: number;
+  /** Position of the last appended event, equal to the log's version after the append. */
+  readonly toPosition: number;
+}
+
+/** Options of {@link EventLog.append}. */
+export interface AppendOptions {
+  /**
+   * The number of events the caller believes the log holds (0 = empty log). The append lands
+   * only if the log has exactly this version; otherwise it rejects with
+   * {@link ExpectedVersionConflictError} and appends nothing.
+   */
+  readonly expectedVersion: number;
+}
+
+/** A range of positions for {@link EventLog.read}. */
+export interface ReadRange {
+  /** First position to read, 1-based, inclusive. Integer ≥ 1. */
+  readonly from: number;
+  /** Last position to read, inclusive. Integer ≥ 0; omitted = to the end of the log as of the read. */
+  readonly to?: number;
+  /** Most events to return. Positive integer; omitted = no limit. */
+  readonly limit?: number;
+}
+
+/**
+ * A saved fold of the log: the state after the first `position` events. A snapshot is an
+ * optimisation only: the log stays complete, and a snapshot a reader does not understand
+ * (other `schemaVersion`) is ignored in favour of a full replay.
+ */
+export interface Snapshot {
+  /** Number of events the state covers (its log version). Integer, 0 ≤ position ≤ log version. */
+  readonly position: number;
+  /** The state as plain JSON (objects, arrays, strings, finite numbers, booleans, null). */
+  readonly state: unknown;
+  /** Version of the state's JSON shape, chosen by the writer. Positive integer. */
+  readonly schemaVersion: number;
+}
+
+/**
+ * A catch-up subscription: every event after the requested position, in order, exactly once
+ * (catch-up from the log, then live). Iterate it once with `for await`; `close()` (or leaving the
+ * loop) ends it. Closing the log ends it too. A corrupt event ends it with
+ * {@link EventLogCorruptError}.
+ */
+export interface Subscription extends AsyncIterable<RecordedEvent> {
+  /** Ends the iteration; a pending `next()` resolves `done`. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * The coordinator's durable, ordered log: one per coordinator namespace.
+ *
+ * Every method of a closed log rejects with {@link EventLogClosedError} (except `close`, which is
+ * idempotent). Misuse (a position that is not a non-negative integer, an event that does not
+ * match the protocol schema) rejects with `TypeError` / `RangeError` and changes nothing.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer)
+ */
+export interface EventLog {
+  /** Adapter name for logs and metrics: `'sqlite'`, `'memory'`, `'eventstoredb'`. */
+  readonly name: string;
+  /**
+   * Appends `events` atomically after exactly `expectedVersion` events (0 = empty log): all of
+   * them or none. Resolves only once the events are durable (as durable as the adapter's mode).
+   * @throws {@link ExpectedVersionConflictError} the log's version differs: another writer appended first.
+   * @throws {@link EventLogUnavailableError} the store failed (`retryable: true`); the outcome may be unknown.
+   * @throws `TypeError` if `events` is empty or an event does not match the protocol schema (nothing appended).
+   * @throws `RangeError` if `expectedVersion` is not a non-negative integer.
+   */
+  append(events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult>;
+  /**
+   * Reads recorded events in log order, from position `from` (inclusive) up to `to` (inclusive)
+   * or the end, at most `limit` of them. Events are decoded and validated on read.
+   * @throws {@link EventLogCorruptError} naming the position of an event that cannot be decoded.
+   */
+  read(range: ReadRange): AsyncIterable<RecordedEvent>;
+  /** The number of events in the log (the position of the last one; 0 when empty). */
+  version(): Promise<number>;
+  /**
+   * Catch-up subscription: every event after position `after` (0 = from the start), in order,
+   * exactly once, with no gap between the catch-up read and the live part; then live events
+   * as they are appended (by this handle or another writer of the same storage).
+   */
+  subscribe(options: { readonly after: number }): Subscription;
+  /** The snapshot with the highest position, or `undefined` when none was saved. */
+  latestSnapshot(): Promise<Snapshot | undefined>;
+  /**
+   * Saves a snapshot beside the log; durable when it resolves.
+   * @throws `RangeError` if `snapshot.position` is above the log's version or not a non-negative integer.
+   * @throws `TypeError` if `snapshot.state` is not JSON-serialisable.
+   */
+  saveSnapshot(snapshot: Snapshot): Promise<void>;
+  /** Ends subscriptions and releases the storage handle. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,221 @@
+/**
+ * The in-memory EventLog: the reference semantics of the port, for tests and demos. It stores
+ * records encoded exactly as a durable adapter would (type, version, JSON text) and decodes them
+ * through the same codec on read, so a test on it exercises the same validation. Nothing
+ * survives the process. Two handles may share one {@link MemoryEventLogStorage} to play two
+ * writers (a standby coordinator) or to reopen after close.
+ *
+ * Test double: `failNextAppend` injects a store failure into the next append.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator"
+ */
+import {
+  checkAppendOptions,
+  checkReadRange,
+  checkSnapshot,
+  checkSubscribeAfter,
+  createCatchUpSubscription,
+  decodeRecord,
+  decodeSnapshot,
+  encodeEvents,
+  EventLogClosedError,
+  ExpectedVersionConflictError,
+  type AppendOptions,
+  type AppendResult,
+  type CoordinatorEvent,
+  type EventLog,
+  type ReadRange,
+  type RecordedEvent,
+  type Snapshot,
+  type StoredEventRecord,
+  type StoredSnapshot,
+  type Subscription,
+} from '@lease-fence/coordinator-core';
+
+/**
+ * Storage shared by the handles created on it: the records, the snapshots, and the waiters of
+ * catch-up subscriptions. Create with {@link createMemoryEventLogStorage}.
+ */
+export interface MemoryEventLogStorage {
+  /** Number of events stored (the log's version). */
+  readonly version: number;
+}
+
+interface Storage extends MemoryEventLogStorage {
+  readonly records: StoredEventRecord[];
+  readonly snapshots: StoredSnapshot[];
+  readonly waiters: Set<() => void>;
+  readonly version: number;
+}
+
+/** Creates empty storage to share between {@link createMemoryEventLog} handles. */
+export function createMemoryEventLogStorage(): MemoryEventLogStorage {
+  const records: StoredEventRecord[] = [];
+  const storage: Storage = {
+    records,
+    snapshots: [],
+    waiters: new Set(),
+    get version() {
+      return records.length;
+    },
+  };
+  return storage;
+}
+
+/** Options of {@link createMemoryEventLog}. */
+export interface MemoryEventLogOptions {
+  /** Storage to use; share it between two handles for a second writer or a reopen. @defaultValue fresh storage */
+  readonly storage?: MemoryEventLogStorage;
+  /** Wall clock for `recordedAtMillis` (epoch milliseconds, display only). @defaultValue Date.now */
+  readonly wallClock?: () => number;
+}
+
+/** What {@link MemoryEventLog.failNextAppend} does to the store. */
+export interface InjectedAppendFailure {
+  /**
+   * Whether the events land before the append rejects: `true` models an append whose outcome is
+   * unknown to the caller (a timeout after the write), `false` one that failed before writing.
+   * @defaultValue false
+   */
+  readonly persist?: boolean;
+}
+
+/** The in-memory EventLog with its fault hook. */
+export interface MemoryEventLog extends EventLog {
+  readonly name: 'memory';
+  /** The storage behind this handle (to open a second handle on it). */
+  readonly storage: MemoryEventLogStorage;
+  /**
+   * Test double: the next `append` on this handle rejects with `error` (after storing its events
+   * when `options.persist` is true). The expected-version check still runs first.
+   */
+  failNextAppend(error: unknown, options?: InjectedAppendFailure): void;
+}
+
+const PAGE_SIZE = 512;
+
+/**
+ * Creates an in-memory EventLog handle.
+ * @example
+ * ```ts
+ * const log = createMemoryEventLog();
+ * const standby = createMemoryEventLog({ storage: log.storage });
+ * ```
+ */
+export function createMemoryEventLog(options: MemoryEventLogOptions = {}): MemoryEventLog {
+  const storage = (options.storage ?? createMemoryEventLogStorage()) as Storage;
+  const wallClock = options.wallClock ?? Date.now;
+  const subscriptions = new Set<Subscription>();
+  let closed = false;
+  let injected: { error: unknown; persist: boolean } | undefined;
+
+  const ensureOpen = (operation: string): void => {
+    if (closed) throw new EventLogClosedError('memory', operation);
+  };
+
+  const notify = (): void => {
+    const waiters = [...storage.waiters];
+    storage.waiters.clear();
+    for (const wake of waiters) wake();
+  };
+
+  const readRecords = (from: number, to: number, limit: number): StoredEventRecord[] =>
+    storage.records.slice(from - 1, Math.min(to, storage.records.length, from - 1 + limit));
+
+  const log: MemoryEventLog = {
+    name: 'memory',
+    storage,
+
+    failNextAppend(error, failure = {}) {
+      injected = { error, persist: failure.persist ?? false };
+    },
+
+    async append(events: readonly CoordinatorEvent[], appendOptions: AppendOptions): Promise<AppendResult> {
+      ensureOpen('append');
+      checkAppendOptions('MemoryEventLog.append', appendOptions);
+      const encoded = encodeEvents('MemoryEventLog.append', events);
+      const actualVersion = storage.records.length;
+      if (actualVersion !== appendOptions.expectedVersion) {
+        throw new ExpectedVersionConflictError({ expectedVersion: appendOptions.expectedVersion, actualVersion });
+      }
+      const failure = injected;
+      injected = undefined;
+      if (failure !== undefined && !failure.persist) throw failure.error;
+      const recordedAtMillis = wallClock();
+      for (const event of encoded) storage.records.push({ position: storage.records.length + 1, recordedAtMillis, ...event });
+      notify();
+      if (failure !== undefined) throw failure.error;
+      return { fromPosition: actualVersion + 1, toPosition: storage.records.length };
+    },
+
+    read(range: ReadRange): AsyncIterable<RecordedEvent> {
+      return {
+        async *[Symbol.asyncIterator]() {
+          ensureOpen('read');
+          const { from, to, limit } = checkReadRange('MemoryEventLog.read', range);
+          let next = from;
+          let remaining = limit;
+          while (remaining > 0) {
+            ensureOpen('read');
+            const page = readRecords(next, to, Math.min(PAGE_SIZE, remaining));
+            if (page.length === 0) return;
+            for (const stored of page) yield decodeRecord(stored);
+            next += page.length;
+            remaining -= page.length;
+          }
+        },
+      };
+    },
+
+    async version() {
+      ensureOpen('version');
+      return storage.records.length;
+    },
+
+    subscribe({ after }) {
+      ensureOpen('subscribe');
+      checkSubscribeAfter('MemoryEventLog.subscribe', after);
+      const subscription = createCatchUpSubscription(
+        {
+          readPage: async (from, limit) => readRecords(from, Number.POSITIVE_INFINITY, limit),
+          waitForEventsAfter: (position, signal) =>
+            new Promise<void>((resolve) => {
+              if (storage.records.length > position || signal.aborted) return resolve();
+              const wake = (): void => {
+                storage.waiters.delete(wake);
+                signal.removeEventListener('abort', wake);
+                resolve();
+              };
+              storage.waiters.add(wake);
+              signal.addEventListener('abort', wake, { once: true });
+            }),
+        },
+        { after, pageSize: PAGE_SIZE, onEnd: () => subscriptions.delete(subscription) },
+      );
+      subscriptions.add(subscription);
+      return subscription;
+    },
+
+    async latestSnapshot(): Promise<Snapshot | undefined> {
+      ensureOpen('latestSnapshot');
+      const latest = storage.snapshots.reduce<StoredSnapshot | undefined>(
+        (best, candidate) => (best === undefined || candidate.position >= best.position ? candidate : best),
+        undefined,
+      );
+      return latest === undefined ? undefined : decodeSnapshot(latest);
+    },
+
+    async saveSnapshot(snapshot: Snapshot) {
+      ensureOpen('saveSnapshot');
+      const state = checkSnapshot('MemoryEventLog.saveSnapshot', snapshot, storage.records.length);
+      storage.snapshots.push({ position: snapshot.position, schemaVersion: snapshot.schemaVersion, state });
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...subscriptions].map((s) => s.close()));
+    },
+  };
+  return log;
+}

@@ -1,0 +1,104 @@
+/**
+ * The SQLite event log's DDL, its migrations by schema version, and the checks run at open.
+ * Positions are the `events` table's INTEGER PRIMARY KEY (the rowid), so they are contiguous
+ * only if nothing ever deletes a row; the open check verifies that they are.
+ *
+ * @see DESIGN.md § Layout (event-log-sqlite)
+ */
+import type Database from 'better-sqlite3';
+import { EventLogCorruptError } from '@lease-fence/coordinator-core';
+
+/** Schema version this adapter writes and understands. */
+export const SCHEMA_VERSION = 1;
+
+/** Marker stored in `meta` so a foreign SQLite file is not mistaken for an event log. */
+const FORMAT = 'lease-fence-event-log';
+
+/** DDL of each schema version: `MIGRATIONS[n]` takes a file from version `n` to `n + 1`. */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE meta (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE events (
+    position    INTEGER PRIMARY KEY NOT NULL,
+    type        TEXT    NOT NULL,
+    version     INTEGER NOT NULL,
+    data        TEXT    NOT NULL,
+    recorded_at REAL    NOT NULL
+  ) STRICT;
+  CREATE TABLE snapshots (
+    position       INTEGER PRIMARY KEY NOT NULL,
+    schema_version INTEGER NOT NULL,
+    state          TEXT    NOT NULL,
+    saved_at       REAL    NOT NULL
+  ) STRICT;
+  `,
+];
+
+/**
+ * Creates the schema in an empty file, migrates an older one, and refuses anything else.
+ * @throws {@link EventLogCorruptError} when the file holds foreign tables, or a schema version
+ *   this adapter does not know (written by a newer release).
+ */
+export function migrate(db: Database.Database): void {
+  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).pluck().all() as string[]);
+  if (tables.length === 0) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[0]!);
+      const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+      put.run('format', FORMAT);
+      put.run('schema_version', String(1));
+      for (let version = 1; version < SCHEMA_VERSION; version += 1) db.exec(MIGRATIONS[version]!);
+      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SCHEMA_VERSION));
+    }).immediate();
+    return;
+  }
+  if (!tables.includes('meta')) {
+    throw new EventLogCorruptError({ issues: [{ path: '', message: `not a lease-fence event log: it has tables ${tables.join(', ')} but no meta table` }] });
+  }
+  const meta = new Map(db.prepare('SELECT key, value FROM meta').raw().all() as [string, string][]);
+  if (meta.get('format') !== FORMAT) {
+    throw new EventLogCorruptError({ issues: [{ path: 'meta.format', message: `expected ${FORMAT}, got ${String(meta.get('format'))}` }] });
+  }
+  const found = Number(meta.get('schema_version'));
+  if (!Number.isSafeInteger(found) || found < 1 || found > SCHEMA_VERSION) {
+    throw new EventLogCorruptError({
+      issues: [{ path: 'meta.schema_version', message: `schema version ${String(meta.get('schema_version'))} is unknown to this adapter (it knows 1..${SCHEMA_VERSION})` }],
+    });
+  }
+  if (found < SCHEMA_VERSION) {
+    db.transaction(() => {
+      for (let version = found; version < SCHEMA_VERSION; version += 1) db.exec(MIGRATIONS[version]!);
+      db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SCHEMA_VERSION));
+    }).immediate();
+  }
+}
+
+/**
+ * Checks the file before anything is served: SQLite's `quick_check` (page and index structure),
+ * then that positions run 1..N without a gap.
+ * @throws {@link EventLogCorruptError} naming what is wrong (and the first missing position, if any).
+ */
+export function checkIntegrity(db: Database.Database): void {
+  const problems = db.prepare('PRAGMA quick_check').pluck().all() as string[];
+  if (problems.length !== 1 || problems[0] !== 'ok') {
+    throw new EventLogCorruptError({ issues: problems.slice(0, 10).map((message) => ({ path: '', message: `quick_check: ${message}` })) });
+  }
+  const { count, first, last } = db.prepare('SELECT COUNT(*) AS count, MIN(position) AS first, MAX(position) AS last FROM events').get() as {
+    count: number;
+    first: number | null;
+    last: number | null;
+  };
+  if (count === 0) return;
+  if (first !== 1 || last !== count) {
+    const missing = first !== 1
+      ? 1
+      : (db.prepare('SELECT e.position + 1 FROM events e WHERE NOT EXISTS (SELECT 1 FROM events n WHERE n.position = e.position + 1) ORDER BY e.position LIMIT 1').pluck().get() as number);
+    throw new EventLogCorruptError({
+      position: missing,
+      issues: [{ path: 'position', message: `positions are not contiguous: ${count} events between ${String(first)} and ${String(last)}; position ${missing} is missing` }],
+    });
+  }
+}

@@ -1,0 +1,138 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { EventLogCorruptError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
+import { describeEventLogContract, leaseGranted, readAll } from '@lease-fence/coordinator-core/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSqliteEventLog } from './sqlite-event-log.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'lease-fence-sqlite-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let counter = 0;
+const freshFile = (): string => join(directory, `log-${++counter}.db`);
+
+let file = freshFile();
+describeEventLogContract('sqlite', {
+  open: async () => {
+    file = freshFile();
+    return openSqliteEventLog({ file, durability: 'full' });
+  },
+  reopen: async () => openSqliteEventLog({ file, durability: 'full' }),
+  openSecondWriter: async () => openSqliteEventLog({ file, durability: 'full', pollIntervalMillis: 10 }),
+});
+
+const grants = (n: number) => Array.from({ length: n }, (_, i) => leaseGranted(`resource-${i + 1}`, 'agent-a', i + 1, { atMillis: i }));
+
+describe('openSqliteEventLog', () => {
+  describe('at open', () => {
+    it('refuses a file that is not a SQLite database with EventLogCorruptError', async () => {
+      const garbage = freshFile();
+      writeFileSync(garbage, 'this is not a database, just some text that is long enough to have a header'.repeat(100));
+      const error = await openSqliteEventLog({ file: garbage }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EventLogCorruptError);
+      expect(error).toMatchObject({ code: 'event-log-corrupt' });
+      expect(readFileSync(garbage, 'utf8')).toMatch(/^this is not a database/);
+    });
+
+    it('refuses a truncated file instead of serving fewer events than were acknowledged', async () => {
+      // Given a closed log of 3000 events (checkpointed into the main file)
+      const truncated = freshFile();
+      const log = await openSqliteEventLog({ file: truncated });
+      for (let i = 0; i < 3; i += 1) await log.append(grants(1000), { expectedVersion: i * 1000 });
+      await log.close();
+      // When the file loses its second half
+      truncateSync(truncated, Math.floor(statSync(truncated).size / 2));
+      // Then opening it fails clearly
+      await expect(openSqliteEventLog({ file: truncated })).rejects.toBeInstanceOf(EventLogCorruptError);
+    });
+
+    it('refuses a SQLite database that is not an event log', async () => {
+      const foreign = freshFile();
+      const db = new Database(foreign);
+      db.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)');
+      db.close();
+      await expect(openSqliteEventLog({ file: foreign })).rejects.toThrow(/not a lease-fence event log/);
+    });
+
+    it('refuses a log with a gap in its positions and names the first missing position', async () => {
+      const gapped = freshFile();
+      const log = await openSqliteEventLog({ file: gapped });
+      await log.append(grants(5), { expectedVersion: 0 });
+      await log.close();
+      const db = new Database(gapped);
+      db.prepare('DELETE FROM events WHERE position = 3').run();
+      db.close();
+      const error = await openSqliteEventLog({ file: gapped }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EventLogCorruptError);
+      expect(error).toMatchObject({ position: 3 });
+    });
+
+    it('refuses a file written by a newer schema version', async () => {
+      const newer = freshFile();
+      const log = await openSqliteEventLog({ file: newer });
+      await log.close();
+      const db = new Database(newer);
+      db.prepare(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`).run();
+      db.close();
+      await expect(openSqliteEventLog({ file: newer })).rejects.toThrow(/schema version 99/);
+    });
+
+    it('reports a directory that does not exist as EventLogUnavailableError', async () => {
+      await expect(openSqliteEventLog({ file: join(directory, 'missing', 'x.db') })).rejects.toBeInstanceOf(EventLogUnavailableError);
+    });
+
+    it('refuses bad options with errors naming the option', async () => {
+      await expect(openSqliteEventLog({ file: freshFile(), durability: 'fast' as 'full' })).rejects.toThrow(/durability/);
+      await expect(openSqliteEventLog({ file: freshFile(), pollIntervalMillis: 0 })).rejects.toThrow(/pollIntervalMillis/);
+    });
+  });
+
+  describe('on read', () => {
+    it('stops at an event that does not decode with EventLogCorruptError naming its position', async () => {
+      const damaged = freshFile();
+      const log = await openSqliteEventLog({ file: damaged });
+      await log.append(grants(4), { expectedVersion: 0 });
+      await log.close();
+      const db = new Database(damaged);
+      db.prepare(`UPDATE events SET data = '{"fence":"three"}' WHERE position = 3`).run();
+      db.close();
+      const reopened = await openSqliteEventLog({ file: damaged });
+      const seen: number[] = [];
+      const error = await (async () => {
+        for await (const recorded of reopened.read({ from: 1 })) seen.push(recorded.position);
+      })().catch((e: unknown) => e);
+      await reopened.close();
+      expect(seen).toEqual([1, 2]);
+      expect(error).toBeInstanceOf(EventLogCorruptError);
+      expect(error).toMatchObject({ position: 3 });
+    });
+
+    it('refuses an unknown event type and names its position', async () => {
+      const damaged = freshFile();
+      const log = await openSqliteEventLog({ file: damaged });
+      await log.append(grants(2), { expectedVersion: 0 });
+      await log.close();
+      const db = new Database(damaged);
+      db.prepare(`UPDATE events SET type = 'LeaseStolen' WHERE position = 2`).run();
+      db.close();
+      const reopened = await openSqliteEventLog({ file: damaged });
+      await expect(readAll(reopened.read({ from: 1 }))).rejects.toThrow(/position 2 .*LeaseStolen/);
+      await reopened.close();
+    });
+  });
+
+  describe('durability', () => {
+    it.each(['full', 'normal'] as const)('runs in WAL mode with synchronous=%s', async (durability) => {
+      const log = await openSqliteEventLog({ file: freshFile(), durability });
+      expect(log.settings()).toEqual({ journalMode: 'wal', synchronous: durability });
+      await log.close();
+    });
+
+    it('defaults to synchronous=full', async () => {
+      const log = await openSqliteEventLog({ file: freshFile() });
+      expect(log.settings().synchronous).toBe('full');
+      await log.close();
+    });
+  });
+});

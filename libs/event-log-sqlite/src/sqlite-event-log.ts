@@ -1,0 +1,269 @@
+/**
+ * The embedded EventLog over better-sqlite3: one file, WAL journal, `synchronous=FULL` in the
+ * durable mode, one transaction per append with the expected-version check inside it. A corrupt,
+ * truncated or foreign file is refused at open with {@link EventLogCorruptError}; rows are never
+ * deleted or rewritten, so nothing acknowledged is ever dropped by this adapter.
+ *
+ * better-sqlite3 is synchronous: an append holds the event loop for its transaction and fsync,
+ * which is why the coordinator group-commits (one append per batch of commands).
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer)
+ */
+import Database from 'better-sqlite3';
+import {
+  checkAppendOptions,
+  checkReadRange,
+  checkSnapshot,
+  checkSubscribeAfter,
+  createCatchUpSubscription,
+  decodeRecord,
+  decodeSnapshot,
+  encodeEvents,
+  EventLogClosedError,
+  EventLogUnavailableError,
+  ExpectedVersionConflictError,
+  type AppendOptions,
+  type AppendResult,
+  type CoordinatorEvent,
+  type EventLog,
+  type ReadRange,
+  type RecordedEvent,
+  type Snapshot,
+  type StoredEventRecord,
+  type Subscription,
+} from '@lease-fence/coordinator-core';
+import { checkIntegrity, migrate } from './schema.js';
+import { prepareStatements, type EventRow } from './statements.js';
+import { toEventLogError } from './to-event-log-error.js';
+
+/** Options of {@link openSqliteEventLog}. */
+export interface SqliteEventLogOptions {
+  /** Path of the database file; created with its schema when absent. */
+  readonly file: string;
+  /**
+   * `'full'`: `synchronous=FULL`, every append is fsynced before it resolves (survives power
+   * loss). `'normal'`: `synchronous=NORMAL`, appends survive a process crash (kill -9) but the
+   * last ones may be lost on power loss.
+   * @defaultValue 'full'
+   */
+  readonly durability?: 'full' | 'normal';
+  /**
+   * How often a waiting subscription looks for events appended by another process on the same
+   * file, in milliseconds. Appends through this handle wake subscriptions at once.
+   * @defaultValue 50
+   */
+  readonly pollIntervalMillis?: number;
+  /** How long a write waits for another connection's lock before failing, in milliseconds. @defaultValue 5000 */
+  readonly busyTimeoutMillis?: number;
+  /** Wall clock for `recordedAtMillis` (epoch milliseconds, display only). @defaultValue Date.now */
+  readonly wallClock?: () => number;
+}
+
+/** The SQLite EventLog handle. */
+export interface SqliteEventLog extends EventLog {
+  readonly name: 'sqlite';
+  /** The database file. */
+  readonly file: string;
+  /** The journal mode and synchronous level of this handle's connection, as SQLite reports them (diagnostics). */
+  settings(): { readonly journalMode: string; readonly synchronous: 'off' | 'normal' | 'full' | 'extra' };
+}
+
+const PAGE_SIZE = 512;
+const SNAPSHOTS_KEPT = 3;
+
+/**
+ * Opens (creating if absent) a SQLite event log file, migrates its schema, and checks it.
+ *
+ * @throws {@link EventLogCorruptError} when the file is not a SQLite database, fails
+ *   `quick_check`, is a foreign database, has a schema from a newer release, or has a gap in positions.
+ * @throws {@link EventLogUnavailableError} when the file cannot be opened (permissions, missing directory, locked).
+ * @throws `RangeError` for a bad option (naming it and the value).
+ * @example
+ * ```ts
+ * const log = await openSqliteEventLog({ file: 'data/coordinator.db', durability: 'full' });
+ * ```
+ */
+export async function openSqliteEventLog(options: SqliteEventLogOptions): Promise<SqliteEventLog> {
+  const durability = options.durability ?? 'full';
+  const pollIntervalMillis = options.pollIntervalMillis ?? 50;
+  const busyTimeoutMillis = options.busyTimeoutMillis ?? 5000;
+  if (typeof options.file !== 'string' || options.file === '') {
+    throw new TypeError(`openSqliteEventLog: file must be a non-empty path, got ${JSON.stringify(options.file)}`);
+  }
+  if (durability !== 'full' && durability !== 'normal') {
+    throw new RangeError(`openSqliteEventLog: durability must be 'full' or 'normal', got ${JSON.stringify(durability)}`);
+  }
+  for (const [field, value] of [['pollIntervalMillis', pollIntervalMillis], ['busyTimeoutMillis', busyTimeoutMillis]] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(`openSqliteEventLog: ${field} must be a positive integer (milliseconds), got ${String(value)}`);
+    }
+  }
+  const wallClock = options.wallClock ?? Date.now;
+
+  let db: Database.Database;
+  try {
+    db = new Database(options.file, { timeout: busyTimeoutMillis });
+  } catch (error) {
+    // better-sqlite3 reports a missing directory as a plain TypeError: the file cannot be opened.
+    const translated = toEventLogError(error, `open ${options.file}`);
+    throw translated === error ? new EventLogUnavailableError('sqlite', { message: `cannot open ${options.file}: ${(error as Error).message}`, cause: error }) : translated;
+  }
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    migrate(db);
+    checkIntegrity(db);
+  } catch (error) {
+    db.close();
+    throw toEventLogError(error, `open ${options.file}`);
+  }
+  const statements = prepareStatements(db);
+
+  const subscriptions = new Set<Subscription>();
+  const waiters = new Set<() => void>();
+  let knownVersion = statements.version.get() ?? 0;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const ensureOpen = (operation: string): void => {
+    if (closed) throw new EventLogClosedError('sqlite', operation);
+  };
+  const run = <T>(operation: string, body: () => T): T => {
+    try {
+      return body();
+    } catch (error) {
+      throw toEventLogError(error, operation);
+    }
+  };
+  const wakeWaiters = (): void => {
+    const woken = [...waiters];
+    waiters.clear();
+    for (const wake of woken) wake();
+    if (waiters.size === 0 && pollTimer !== undefined) {
+      clearInterval(pollTimer);
+      pollTimer = undefined;
+    }
+  };
+  const readRows = (from: number, to: number, limit: number): StoredEventRecord[] =>
+    run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit)).map(toStoredRecord);
+
+  const appendTransaction = db.transaction((encoded: ReturnType<typeof encodeEvents>, expectedVersion: number, recordedAt: number): number => {
+    const actualVersion = statements.version.get() ?? 0;
+    if (actualVersion !== expectedVersion) throw new ExpectedVersionConflictError({ expectedVersion, actualVersion });
+    let position = actualVersion;
+    for (const event of encoded) {
+      position += 1;
+      statements.insertEvent.run(position, event.type, event.version, event.data, recordedAt);
+    }
+    return position;
+  });
+
+  const log: SqliteEventLog = {
+    name: 'sqlite',
+    file: options.file,
+
+    settings() {
+      ensureOpen('settings');
+      const level = db.pragma('synchronous', { simple: true }) as number;
+      return {
+        journalMode: String(db.pragma('journal_mode', { simple: true })),
+        synchronous: (['off', 'normal', 'full', 'extra'] as const)[level] ?? 'off',
+      };
+    },
+
+    async append(events: readonly CoordinatorEvent[], appendOptions: AppendOptions): Promise<AppendResult> {
+      ensureOpen('append');
+      checkAppendOptions('SqliteEventLog.append', appendOptions);
+      const encoded = encodeEvents('SqliteEventLog.append', events);
+      const toPosition = run('append', () => appendTransaction.immediate(encoded, appendOptions.expectedVersion, wallClock()));
+      knownVersion = toPosition;
+      wakeWaiters();
+      return { fromPosition: appendOptions.expectedVersion + 1, toPosition };
+    },
+
+    read(range: ReadRange): AsyncIterable<RecordedEvent> {
+      return {
+        async *[Symbol.asyncIterator]() {
+          ensureOpen('read');
+          const { from, to, limit } = checkReadRange('SqliteEventLog.read', range);
+          let next = from;
+          let remaining = limit;
+          while (remaining > 0 && next <= to) {
+            ensureOpen('read');
+            const page = readRows(next, to, Math.min(PAGE_SIZE, remaining));
+            if (page.length === 0) return;
+            for (const stored of page) yield decodeRecord(stored);
+            next = page[page.length - 1]!.position + 1;
+            remaining -= page.length;
+          }
+        },
+      };
+    },
+
+    async version() {
+      ensureOpen('version');
+      knownVersion = run('version', () => statements.version.get() ?? 0);
+      return knownVersion;
+    },
+
+    subscribe({ after }) {
+      ensureOpen('subscribe');
+      checkSubscribeAfter('SqliteEventLog.subscribe', after);
+      const subscription = createCatchUpSubscription(
+        {
+          readPage: async (from, limit) => {
+            if (closed) return [];
+            return readRows(from, Number.MAX_SAFE_INTEGER, limit);
+          },
+          waitForEventsAfter: (position, signal) =>
+            new Promise<void>((resolve) => {
+              if (knownVersion > position || signal.aborted || closed) return resolve();
+              const wake = (): void => {
+                waiters.delete(wake);
+                signal.removeEventListener('abort', wake);
+                resolve();
+              };
+              waiters.add(wake);
+              signal.addEventListener('abort', wake, { once: true });
+              // Another process may append to the same file: wake every waiter on a timer, and
+              // let the next read decide whether anything is new.
+              pollTimer ??= setInterval(wakeWaiters, pollIntervalMillis).unref();
+            }),
+        },
+        { after, pageSize: PAGE_SIZE, onEnd: () => subscriptions.delete(subscription) },
+      );
+      subscriptions.add(subscription);
+      return subscription;
+    },
+
+    async latestSnapshot(): Promise<Snapshot | undefined> {
+      ensureOpen('latestSnapshot');
+      const row = run('latestSnapshot', () => statements.latestSnapshot.get());
+      return row === undefined ? undefined : decodeSnapshot({ position: row.position, schemaVersion: row.schema_version, state: row.state });
+    },
+
+    async saveSnapshot(snapshot: Snapshot) {
+      ensureOpen('saveSnapshot');
+      const version = run('saveSnapshot', () => statements.version.get() ?? 0);
+      const state = checkSnapshot('SqliteEventLog.saveSnapshot', snapshot, version);
+      run('saveSnapshot', () =>
+        db.transaction(() => {
+          statements.saveSnapshot.run(snapshot.position, snapshot.schemaVersion, state, wallClock());
+          statements.pruneSnapshots.run(SNAPSHOTS_KEPT);
+        }).immediate(),
+      );
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...subscriptions].map((s) => s.close()));
+      wakeWaiters();
+      db.close();
+    },
+  };
+  return log;
+}
+
+const toStoredRecord = (row: EventRow): StoredEventRecord =>
+  ({ position: row.position, recordedAtMillis: row.recorded_at, type: row.type, version: row.version, data: row.data });

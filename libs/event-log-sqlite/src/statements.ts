@@ -1,0 +1,47 @@
+/**
+ * The SQLite event log's prepared statements, and nothing else.
+ */
+import type Database from 'better-sqlite3';
+
+/** A stored event row, as the `events` table holds it. */
+export interface EventRow {
+  readonly position: number;
+  readonly type: string;
+  readonly version: number;
+  readonly data: string;
+  readonly recorded_at: number;
+}
+
+/** A stored snapshot row. */
+export interface SnapshotRow {
+  readonly position: number;
+  readonly schema_version: number;
+  readonly state: string;
+}
+
+/** The prepared statements of one connection. */
+export interface Statements {
+  /** The log's version: the highest position, 0 when empty. */
+  readonly version: Database.Statement<[], number>;
+  readonly insertEvent: Database.Statement<[position: number, type: string, version: number, data: string, recordedAt: number]>;
+  /** Events with `from <= position <= to`, in order, at most `limit`. */
+  readonly readEvents: Database.Statement<[from: number, to: number, limit: number], EventRow>;
+  readonly latestSnapshot: Database.Statement<[], SnapshotRow>;
+  readonly saveSnapshot: Database.Statement<[position: number, schemaVersion: number, state: string, savedAt: number]>;
+  /** Keeps the newest `keep` snapshots. */
+  readonly pruneSnapshots: Database.Statement<[keep: number]>;
+}
+
+/** Prepares every statement on `db` (after the schema exists). */
+export function prepareStatements(db: Database.Database): Statements {
+  return {
+    version: db.prepare<[], number>('SELECT COALESCE(MAX(position), 0) FROM events').pluck(),
+    insertEvent: db.prepare('INSERT INTO events (position, type, version, data, recorded_at) VALUES (?, ?, ?, ?, ?)'),
+    readEvents: db.prepare<[number, number, number], EventRow>(
+      'SELECT position, type, version, data, recorded_at FROM events WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?',
+    ),
+    latestSnapshot: db.prepare<[], SnapshotRow>('SELECT position, schema_version, state FROM snapshots ORDER BY position DESC LIMIT 1'),
+    saveSnapshot: db.prepare('INSERT OR REPLACE INTO snapshots (position, schema_version, state, saved_at) VALUES (?, ?, ?, ?)'),
+    pruneSnapshots: db.prepare('DELETE FROM snapshots WHERE position NOT IN (SELECT position FROM snapshots ORDER BY position DESC LIMIT ?)'),
+  };
+}
