@@ -1,0 +1,45 @@
+/**
+ * The composition root: wires configuration, auth, the event log, the coordinator and the
+ * transports. No lease rules live in this app; they are in `lease-fence` and `coordinator-core`.
+ * @see DESIGN.md § Layout
+ */
+import { type DynamicModule, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { AuthModule } from './auth/auth.module.js';
+import type { TokenRegistry } from './auth/token-registry.js';
+import type { Config } from './config/config.js';
+import { ConfigModule } from './config/config.module.js';
+import { CoordinatorModule } from './coordinator/coordinator.module.js';
+import { DocsModule } from './docs/docs.module.js';
+import { EventLogModule } from './event-log/event-log.module.js';
+import { HealthModule } from './health/health.module.js';
+import { LeasesModule } from './leases/leases.module.js';
+import { StreamModule } from './stream/stream.module.js';
+
+/** What `main.ts` has prepared before the application is created. */
+export interface AppModuleOptions {
+  readonly config: Config;
+  readonly tokens: TokenRegistry;
+  readonly logger: Logger;
+}
+
+/** The root module. */
+@Module({})
+export class AppModule {
+  /** Builds the application graph from the already-parsed configuration and tokens. */
+  static forRoot(options: AppModuleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(options.config, options.logger),
+        AuthModule.forRoot(options.tokens),
+        EventLogModule,
+        CoordinatorModule,
+        LeasesModule,
+        StreamModule,
+        HealthModule,
+        DocsModule,
+      ],
+    };
+  }
+}

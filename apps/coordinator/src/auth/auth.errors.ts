@@ -1,0 +1,28 @@
+/**
+ * Authentication and authorisation failures. The exception filter maps them to 401 and 403.
+ * @see STYLE.md § 5 (typed errors; status codes decided in one filter)
+ */
+
+/** No bearer token, or one the tokens file does not list. Answered 401 with `WWW-Authenticate: Bearer`. */
+export class UnauthenticatedError extends Error {
+  /** Stable error code. */
+  readonly code = 'unauthenticated';
+
+  /** @param message - What was missing or wrong (never echoes the token). */
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnauthenticatedError';
+  }
+}
+
+/** A valid token whose role (or gate resource patterns) does not allow the operation. Answered 403. */
+export class ForbiddenError extends Error {
+  /** Stable error code. */
+  readonly code = 'forbidden';
+
+  /** @param message - The role required and the role held. */
+  constructor(message: string) {
+    super(message);
+    this.name = 'ForbiddenError';
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Route guards for the three roles. Each authenticates the bearer token, checks the role, and
+ * leaves the {@link Principal} on the request for {@link CurrentPrincipal}. One class per role,
+ * so no metadata is reflected per request.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
+import { authorize } from './authorize.js';
+import type { Principal, RequiredRole } from './principal.js';
+import { TokenRegistry } from './token-registry.js';
+
+/** The parts of an HTTP request the guards read and write. */
+export interface AuthenticatedRequest {
+  readonly headers: IncomingHttpHeaders;
+  readonly params?: Readonly<Record<string, string | undefined>>;
+  /** Set by a role guard once the token is authenticated and authorised. */
+  principal?: Principal;
+}
+
+abstract class RoleGuard implements CanActivate {
+  protected abstract readonly role: RequiredRole;
+
+  constructor(private readonly tokens: TokenRegistry) {}
+
+  /**
+   * @throws {@link UnauthenticatedError} without a listed bearer token.
+   * @throws {@link ForbiddenError} for the wrong role or, for gates, a resource outside their patterns.
+   */
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const principal = this.tokens.byAuthorization(request.headers.authorization);
+    authorize(principal, this.role, request.params?.resource);
+    request.principal = principal;
+    return true;
+  }
+}
+
+/** Any listed token (viewer, agent or gate): the read endpoints. */
+@Injectable()
+export class ViewerGuard extends RoleGuard {
+  protected readonly role = 'viewer';
+  constructor(tokens: TokenRegistry) {
+    super(tokens);
+  }
+}
+
+/** An agent token: acquire, renew, release. */
+@Injectable()
+export class AgentGuard extends RoleGuard {
+  protected readonly role = 'agent';
+  constructor(tokens: TokenRegistry) {
+    super(tokens);
+  }
+}
+
+/** A gate token whose resource patterns cover `:resource`: rejections and admits. */
+@Injectable()
+export class GateGuard extends RoleGuard {
+  protected readonly role = 'gate';
+  constructor(tokens: TokenRegistry) {
+    super(tokens);
+  }
+}
+
+/** Parameter decorator: the {@link Principal} a role guard authenticated for this request. */
+export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal | undefined =>
+  context.switchToHttp().getRequest<AuthenticatedRequest>().principal);

@@ -1,0 +1,211 @@
+/**
+ * The coordinator's configuration: every environment variable it reads, parsed once with zod
+ * into a typed {@link Config} with units in the names. This file is pure (the environment, the
+ * working directory and a file-existence check are parameters); `read-config.ts` is the one
+ * place that reads `process.env`.
+ *
+ * @see DESIGN.md § Layout (apps/coordinator is the composition root)
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { MAX_ID_LENGTH } from '@lease-fence/protocol';
+import { MAX_TTL_MILLIS } from 'lease-fence';
+import { z } from 'zod';
+
+/** Event-log adapters this build can open. `eventstoredb` is recognised but rejected for now. */
+export type EventLogKind = 'sqlite' | 'memory';
+
+/** pino log levels accepted in `LOG_LEVEL`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * The parsed configuration. Durations are milliseconds, sizes bytes, paths absolute.
+ * @see {@link parseConfig} for the variable behind each field and its default.
+ */
+export interface Config {
+  /** TCP port to listen on; 0 picks a free port (the bound URL is logged as `listening`). `PORT`, default 3000. */
+  readonly port: number;
+  /** Interface to bind. `HOST`, default `127.0.0.1`. */
+  readonly host: string;
+  /** Directory holding the SQLite log and, by default, the tokens file. `LEASE_FENCE_DATA_DIR`, default `./data`. */
+  readonly dataDir: string;
+  /** Which EventLog adapter to open. `LEASE_FENCE_EVENT_LOG`, default `sqlite`. */
+  readonly eventLog: EventLogKind;
+  /**
+   * SQLite durability: `full` fsyncs every group commit (survives power loss); `normal` survives a
+   * process crash only. `LEASE_FENCE_SQLITE_DURABILITY`, default `full`.
+   */
+  readonly sqliteDurability: 'full' | 'normal';
+  /** The coordinator namespace: one ordered log each. `LEASE_FENCE_NAMESPACE`, default `default`. */
+  readonly namespace: string;
+  /** TTL granted when an acquire names none (milliseconds). `LEASE_FENCE_TTL_MILLIS`, default 10 000. */
+  readonly defaultTtlMillis: number;
+  /** Smallest TTL a caller may ask for (milliseconds). `LEASE_FENCE_MIN_TTL_MILLIS`, default 100. */
+  readonly minTtlMillis: number;
+  /** Largest TTL a caller may ask for (milliseconds, ≤ 2^31 - 1). `LEASE_FENCE_MAX_TTL_MILLIS`, default 3 600 000. */
+  readonly maxTtlMillis: number;
+  /** Events between snapshots. `LEASE_FENCE_SNAPSHOT_EVERY`, default 10 000. */
+  readonly snapshotEvery: number;
+  /** Bearer tokens file (JSON). `LEASE_FENCE_TOKENS_FILE`, default `<dataDir>/tokens.json`. */
+  readonly tokensFile: string;
+  /** Dashboard production build to serve at `/`, when there is one. `LEASE_FENCE_DASHBOARD_DIR`, default the dashboard package's `dist` if it exists. */
+  readonly dashboardDir: string | undefined;
+  /** pino level. `LOG_LEVEL`, default `info`. */
+  readonly logLevel: LogLevel;
+  /** Largest accepted request body (bytes); larger → 413. `LEASE_FENCE_MAX_BODY_BYTES`, default 16 384. */
+  readonly maxBodyBytes: number;
+  /**
+   * Bound on a stream client's unsent bytes (the socket's `bufferedAmount`); above it the client is
+   * sent `closing` (`slow-consumer`) and disconnected. `LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES`, default 1 MiB.
+   */
+  readonly streamMaxBufferedBytes: number;
+  /** A heartbeat frame is sent when nothing was sent for this long (milliseconds). `LEASE_FENCE_STREAM_HEARTBEAT_MILLIS`, default 5 000. */
+  readonly streamHeartbeatMillis: number;
+  /** Interval of the stream's `stats` frames (milliseconds). `LEASE_FENCE_STREAM_STATS_MILLIS`, default 1 000. */
+  readonly streamStatsMillis: number;
+}
+
+/**
+ * Thrown by {@link parseConfig} when a variable is malformed or out of range. `issues` names
+ * every offending variable; the message lists them one per line. The process exits 1 on it.
+ */
+export class ConfigError extends Error {
+  /** Stable error code. */
+  readonly code = 'invalid-config';
+
+  /** @param issues - One entry per offending variable: its name and what is wrong. */
+  constructor(readonly issues: readonly { readonly variable: string; readonly message: string }[]) {
+    super(`invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** What {@link parseConfig} needs besides the environment; injected so the parse stays pure. */
+export interface ParseConfigContext {
+  /** Directory relative paths are resolved against (the process's working directory). */
+  readonly cwd: string;
+  /** Absolute path of the dashboard package's build, used when `LEASE_FENCE_DASHBOARD_DIR` is unset and it exists. */
+  readonly defaultDashboardDir: string;
+  /** Whether a directory holding `index.html` exists at the path. */
+  readonly hasIndexHtml: (dir: string) => boolean;
+}
+
+const unset = (value: string | undefined): boolean => value === undefined || value.trim() === '';
+
+const integer = (min: number, max: number, unit: string, fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || unset(raw)) return fallback;
+      const text = raw.trim();
+      const value = /^[+]?\d+$/.test(text) ? Number(text) : Number.NaN;
+      if (!Number.isSafeInteger(value) || value < min || value > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer ${unit} in [${min}, ${max}], got ${JSON.stringify(raw)}` });
+        return z.NEVER;
+      }
+      return value;
+    });
+
+const text = (fallback: string) =>
+  z
+    .string()
+    .optional()
+    .transform((raw) => (raw === undefined || unset(raw) ? fallback : raw.trim()));
+
+const EnvSchema = z.object({
+  PORT: integer(0, 65_535, '(TCP port)', 3000),
+  HOST: text('127.0.0.1'),
+  LEASE_FENCE_DATA_DIR: text('./data'),
+  LEASE_FENCE_EVENT_LOG: text('sqlite').transform((raw, ctx): EventLogKind => {
+    if (raw === 'sqlite' || raw === 'memory') return raw;
+    ctx.addIssue({
+      code: 'custom',
+      message: raw === 'eventstoredb'
+        ? 'eventstoredb is not supported by this build yet; use sqlite (default) or memory'
+        : `must be sqlite or memory, got ${JSON.stringify(raw)}`,
+    });
+    return z.NEVER;
+  }),
+  LEASE_FENCE_SQLITE_DURABILITY: text('full').pipe(z.enum(['full', 'normal'], { error: (issue) => `must be full or normal, got ${JSON.stringify(issue.input)}` })),
+  LEASE_FENCE_NAMESPACE: text('default').pipe(
+    z.string().max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`).regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
+  ),
+  LEASE_FENCE_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 10_000),
+  LEASE_FENCE_MIN_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 100),
+  LEASE_FENCE_MAX_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 3_600_000),
+  LEASE_FENCE_SNAPSHOT_EVERY: integer(1, Number.MAX_SAFE_INTEGER, 'number of events', 10_000),
+  LEASE_FENCE_TOKENS_FILE: z.string().optional(),
+  LEASE_FENCE_DASHBOARD_DIR: z.string().optional(),
+  LOG_LEVEL: text('info').transform((raw, ctx): LogLevel => {
+    const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
+    if (level !== undefined) return level;
+    ctx.addIssue({ code: 'custom', message: `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }),
+  LEASE_FENCE_MAX_BODY_BYTES: integer(256, 1024 * 1024, 'of bytes', 16 * 1024),
+  LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES: integer(1024, 256 * 1024 * 1024, 'of bytes', 1024 * 1024),
+  LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: integer(10, 3_600_000, 'of milliseconds', 5_000),
+  LEASE_FENCE_STREAM_STATS_MILLIS: integer(10, 3_600_000, 'of milliseconds', 1_000),
+});
+
+/**
+ * Parses the coordinator's environment variables into a {@link Config}. Unknown variables are
+ * ignored; every known one is validated, and cross-field bounds are checked
+ * (`LEASE_FENCE_MIN_TTL_MILLIS ≤ LEASE_FENCE_TTL_MILLIS ≤ LEASE_FENCE_MAX_TTL_MILLIS`).
+ * Never replaces a bad value with its default.
+ *
+ * @param env - The environment (`process.env` in production).
+ * @param context - Working directory and dashboard lookup; see {@link ParseConfigContext}.
+ * @throws {@link ConfigError} naming every offending variable.
+ */
+export function parseConfig(env: Readonly<Record<string, string | undefined>>, context: ParseConfigContext): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? 'environment'), message: issue.message })));
+  }
+  const e = parsed.data;
+  const issues: { variable: string; message: string }[] = [];
+  if (e.LEASE_FENCE_MIN_TTL_MILLIS > e.LEASE_FENCE_MAX_TTL_MILLIS) {
+    issues.push({ variable: 'LEASE_FENCE_MIN_TTL_MILLIS', message: `must be ≤ LEASE_FENCE_MAX_TTL_MILLIS (${e.LEASE_FENCE_MAX_TTL_MILLIS}), got ${e.LEASE_FENCE_MIN_TTL_MILLIS}` });
+  } else if (e.LEASE_FENCE_TTL_MILLIS < e.LEASE_FENCE_MIN_TTL_MILLIS || e.LEASE_FENCE_TTL_MILLIS > e.LEASE_FENCE_MAX_TTL_MILLIS) {
+    issues.push({
+      variable: 'LEASE_FENCE_TTL_MILLIS',
+      message: `must be within [LEASE_FENCE_MIN_TTL_MILLIS, LEASE_FENCE_MAX_TTL_MILLIS] = [${e.LEASE_FENCE_MIN_TTL_MILLIS}, ${e.LEASE_FENCE_MAX_TTL_MILLIS}] milliseconds, got ${e.LEASE_FENCE_TTL_MILLIS}`,
+    });
+  }
+  const absolute = (path: string): string => (isAbsolute(path) ? path : resolve(context.cwd, path));
+  const dataDir = absolute(e.LEASE_FENCE_DATA_DIR);
+  let dashboardDir: string | undefined;
+  if (env.LEASE_FENCE_DASHBOARD_DIR !== undefined && !unset(env.LEASE_FENCE_DASHBOARD_DIR)) {
+    dashboardDir = absolute(env.LEASE_FENCE_DASHBOARD_DIR.trim());
+    if (!context.hasIndexHtml(dashboardDir)) {
+      issues.push({ variable: 'LEASE_FENCE_DASHBOARD_DIR', message: `must be a directory holding index.html, got ${JSON.stringify(env.LEASE_FENCE_DASHBOARD_DIR)}` });
+    }
+  } else if (context.hasIndexHtml(context.defaultDashboardDir)) {
+    dashboardDir = context.defaultDashboardDir;
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    eventLog: e.LEASE_FENCE_EVENT_LOG,
+    sqliteDurability: e.LEASE_FENCE_SQLITE_DURABILITY,
+    namespace: e.LEASE_FENCE_NAMESPACE,
+    defaultTtlMillis: e.LEASE_FENCE_TTL_MILLIS,
+    minTtlMillis: e.LEASE_FENCE_MIN_TTL_MILLIS,
+    maxTtlMillis: e.LEASE_FENCE_MAX_TTL_MILLIS,
+    snapshotEvery: e.LEASE_FENCE_SNAPSHOT_EVERY,
+    tokensFile: e.LEASE_FENCE_TOKENS_FILE !== undefined && !unset(e.LEASE_FENCE_TOKENS_FILE)
+      ? absolute(e.LEASE_FENCE_TOKENS_FILE.trim())
+      : resolve(dataDir, 'tokens.json'),
+    dashboardDir,
+    logLevel: e.LOG_LEVEL,
+    maxBodyBytes: e.LEASE_FENCE_MAX_BODY_BYTES,
+    streamMaxBufferedBytes: e.LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES,
+    streamHeartbeatMillis: e.LEASE_FENCE_STREAM_HEARTBEAT_MILLIS,
+    streamStatsMillis: e.LEASE_FENCE_STREAM_STATS_MILLIS,
+  };
+}

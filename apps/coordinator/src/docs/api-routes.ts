@@ -1,0 +1,153 @@
+/**
+ * The table of the coordinator's routes that the OpenAPI document and the `/docs` page are
+ * generated from. Request and reply shapes are the protocol's zod schemas (the one copy);
+ * this table only says which route uses which, who may call it, and what each status means.
+ */
+import {
+  AcquireBodySchema,
+  AdmitBodySchema,
+  OkReplySchema,
+  AlreadyHeldReplySchema,
+  ErrorReplySchema,
+  EventsQuerySchema,
+  EventsReplySchema,
+  ExpiredReplySchema,
+  GrantReplySchema,
+  HeldReplySchema,
+  LeasesReplySchema,
+  NotHolderReplySchema,
+  ReadinessReplySchema,
+  RejectionAcceptedReplySchema,
+  RejectionBodySchema,
+  RejectionsReplySchema,
+  ReleaseBodySchema,
+  RenewBodySchema,
+  StreamFrameSchema,
+  StreamQuerySchema,
+} from '@lease-fence/protocol';
+import type { z } from 'zod';
+
+/** One documented reply of a route. */
+export interface ApiReply {
+  readonly description: string;
+  /** JSON body schemas (several = one of them), or `'text'` for a plain-text body. */
+  readonly schemas?: readonly z.ZodType[] | 'text' | 'html';
+}
+
+/** One route. `path` uses OpenAPI's `{param}` syntax. */
+export interface ApiRoute {
+  readonly method: 'get' | 'post';
+  readonly path: string;
+  readonly summary: string;
+  /** Role required (`viewer` = any token), or `null` for no token. */
+  readonly role: 'agent' | 'gate' | 'viewer' | null;
+  readonly body?: z.ZodType;
+  readonly query?: z.ZodObject;
+  readonly replies: Readonly<Record<number, ApiReply>>;
+}
+
+/** Schemas given names in `components.schemas`, so replies and bodies reference them. */
+export const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  AcquireBody: AcquireBodySchema,
+  RenewBody: RenewBodySchema,
+  ReleaseBody: ReleaseBodySchema,
+  RejectionBody: RejectionBodySchema,
+  AdmitBody: AdmitBodySchema,
+  GrantReply: GrantReplySchema,
+  HeldReply: HeldReplySchema,
+  AlreadyHeldReply: AlreadyHeldReplySchema,
+  ExpiredReply: ExpiredReplySchema,
+  NotHolderReply: NotHolderReplySchema,
+  RejectionAcceptedReply: RejectionAcceptedReplySchema,
+  OkReply: OkReplySchema,
+  LeasesReply: LeasesReplySchema,
+  EventsReply: EventsReplySchema,
+  RejectionsReply: RejectionsReplySchema,
+  ReadinessReply: ReadinessReplySchema,
+  StreamFrame: StreamFrameSchema,
+  ErrorReply: ErrorReplySchema,
+};
+
+const error = (description: string): ApiReply => ({ description, schemas: [ErrorReplySchema] });
+const BAD_INPUT = error('Bad input: `issues` names each field (unknown fields, wrong types, ids over 200 characters, ttl out of bounds, malformed JSON). Nothing changed.');
+const UNAUTHENTICATED = error('Missing or unknown bearer token.');
+const FORBIDDEN = error('The token\'s role may not do this (or, for a gate, this resource is not one of its patterns).');
+const TOO_LARGE = error('The body is larger than the configured limit.');
+const UNAVAILABLE = error('The coordinator cannot serve: `reason` is `recovering`, `superseded`, `unhealthy`, `closed` or `event-log-unavailable`; `retryable: true`.');
+
+const leaseWrite = { 400: BAD_INPUT, 401: UNAUTHENTICATED, 403: FORBIDDEN, 413: TOO_LARGE, 503: UNAVAILABLE };
+const read = { 401: UNAUTHENTICATED, 503: UNAVAILABLE };
+
+/** Every route the coordinator serves (the dashboard's static files aside). */
+export const API_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'post', path: '/v1/leases/{resource}/acquire', role: 'agent', body: AcquireBodySchema,
+    summary: 'Acquire a lease for the authenticated agent. A retry with the same requestId gets the same grant while that lease is current.',
+    replies: {
+      200: { description: 'Granted: a new fence, strictly above every fence issued before (or the existing grant for a retried requestId).', schemas: [GrantReplySchema] },
+      409: { description: 'Held by another holder (`held`), or already held by the caller (`already-held`, never a second fence).', schemas: [HeldReplySchema, AlreadyHeldReplySchema] },
+      410: { description: 'The requestId was granted before and that lease has ended: never a fresh grant for it.', schemas: [ExpiredReplySchema] },
+      ...leaseWrite,
+    },
+  },
+  {
+    method: 'post', path: '/v1/leases/{resource}/renew', role: 'agent', body: RenewBodySchema,
+    summary: 'Extend the caller\'s lease; the fence is unchanged.',
+    replies: {
+      200: { description: 'Renewed.', schemas: [GrantReplySchema] },
+      409: { description: 'The caller does not hold that fence.', schemas: [NotHolderReplySchema] },
+      410: { description: 'That generation has ended (expired, released, superseded): never resurrected.', schemas: [ExpiredReplySchema] },
+      ...leaseWrite,
+    },
+  },
+  {
+    method: 'post', path: '/v1/leases/{resource}/release', role: 'agent', body: ReleaseBodySchema,
+    summary: 'Give the caller\'s lease back before its expiry.',
+    replies: {
+      200: { description: 'Released.', schemas: [OkReplySchema] },
+      409: { description: 'The caller does not hold that fence.', schemas: [NotHolderReplySchema] },
+      410: { description: 'The lease had already expired.', schemas: [ExpiredReplySchema] },
+      ...leaseWrite,
+    },
+  },
+  {
+    method: 'post', path: '/v1/resources/{resource}/rejections', role: 'gate', body: RejectionBodySchema,
+    summary: 'Record a FenceGate rejection (a refused stale write) as `FenceRejected`. Idempotent by (gate, resource, seq).',
+    replies: { 202: { description: 'Recorded (or already recorded: `duplicate: true`).', schemas: [RejectionAcceptedReplySchema] }, ...leaseWrite },
+  },
+  {
+    method: 'post', path: '/v1/resources/{resource}/admit', role: 'gate', body: AdmitBodySchema,
+    summary: 'Record that a gate raised its floor to a fence without a write, as `FenceAdmitted`.',
+    replies: { 202: { description: 'Recorded.', schemas: [OkReplySchema] }, ...leaseWrite },
+  },
+  {
+    method: 'get', path: '/v1/leases', role: 'viewer', summary: 'Current holders, including leases carried across a restart (in their grace period).',
+    replies: { 200: { description: 'Current holders.', schemas: [LeasesReplySchema] }, ...read },
+  },
+  {
+    method: 'get', path: '/v1/events', role: 'viewer', query: EventsQuerySchema,
+    summary: 'History from the log: events after position `after`, at most `limit`, and the head position.',
+    replies: { 200: { description: 'Events in log order.', schemas: [EventsReplySchema] }, 400: BAD_INPUT, ...read },
+  },
+  {
+    method: 'get', path: '/v1/rejections', role: 'viewer', summary: 'Recorded fence rejections, oldest first (the most recent ones).',
+    replies: { 200: { description: 'Rejections.', schemas: [RejectionsReplySchema] }, ...read },
+  },
+  {
+    method: 'get', path: '/v1/stream', role: 'viewer', query: StreamQuerySchema,
+    summary: 'WebSocket (upgrade): every log event after `after`, then `caught-up`, then live events, heartbeats and `stats` about once a second. '
+      + 'A slow consumer is sent `closing` and disconnected; resume with `after` = the last position received. The token may be the `token` query parameter or the Authorization header.',
+    replies: { 101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [StreamFrameSchema] }, 400: BAD_INPUT, 401: UNAUTHENTICATED },
+  },
+  { method: 'get', path: '/healthz', role: null, summary: 'The process is up.', replies: { 200: { description: 'Up.' } } },
+  {
+    method: 'get', path: '/readyz', role: null, summary: 'Ready once recovery has finished; 503 with the reason while recovering or when superseded/unhealthy.',
+    replies: { 200: { description: 'Ready.', schemas: [ReadinessReplySchema] }, 503: { description: 'Not ready.', schemas: [ReadinessReplySchema] } },
+  },
+  {
+    method: 'get', path: '/metrics', role: 'viewer', summary: 'Prometheus text: grants, renewals, denials by reason, rejections, append latency, group-commit batch sizes, recovery duration.',
+    replies: { 200: { description: 'Prometheus exposition format.', schemas: 'text' }, 401: UNAUTHENTICATED },
+  },
+  { method: 'get', path: '/docs', role: null, summary: 'This API as a small HTML page.', replies: { 200: { description: 'HTML.', schemas: 'html' } } },
+  { method: 'get', path: '/docs/openapi.json', role: null, summary: 'This API as an OpenAPI 3.1 document.', replies: { 200: { description: 'OpenAPI document.' } } },
+];

@@ -1,0 +1,127 @@
+import { BadRequestException, HttpException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import { CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
+import { decideReply } from './api-exception.filter.js';
+import { DeniedOutcome } from './denied-outcome.js';
+import { InvalidRequestError, parseInput } from './invalid-request.error.js';
+
+const options = { maxBodyBytes: 16_384 };
+
+describe('decideReply', () => {
+  describe('denied outcomes', () => {
+    it.each([
+      [{ ok: false, reason: 'held', heldBy: 'agent-b', retryAfterMillis: 900 }, 409],
+      [{ ok: false, reason: 'already-held', heldBy: 'agent-a', fence: 3, retryAfterMillis: 900 }, 409],
+      [{ ok: false, reason: 'not-holder' }, 409],
+      [{ ok: false, reason: 'expired' }, 410],
+      [{ ok: false, reason: 'expired', fence: 7 }, 410],
+    ] as const)('answers %j with %i and the outcome itself as the body', (denial, status) => {
+      // Act
+      const reply = decideReply(new DeniedOutcome(denial), options);
+
+      // Assert
+      expect(reply).toEqual({ status, body: denial });
+    });
+  });
+
+  describe('bad input', () => {
+    it('answers 400 naming each field, unknown fields one by one', () => {
+      // Arrange
+      const schema = z.strictObject({ requestId: z.string(), ttlMillis: z.number().int() });
+      let thrown: unknown;
+      try {
+        parseInput(schema, { requestId: 7, ttlMillis: 1.5, holderId: 'x' }, 'body');
+      } catch (error) {
+        thrown = error;
+      }
+
+      // Act
+      const reply = decideReply(thrown, options);
+
+      // Assert
+      expect(thrown).toBeInstanceOf(InvalidRequestError);
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({ error: 'invalid-request' });
+      const paths = (reply.body as { issues: { path: string }[] }).issues.map((i) => i.path).sort();
+      expect(paths).toEqual(['holderId', 'requestId', 'ttlMillis']);
+    });
+
+    it('names the body when it is not a JSON object', () => {
+      const reply = decideReply(catching(() => parseInput(z.strictObject({ fence: z.number() }), undefined, 'body')), options);
+      expect(reply.body).toMatchObject({ issues: [{ path: 'body', message: expect.stringContaining('JSON object') }] });
+    });
+
+    it('answers malformed JSON from the body parser with 400 naming the body', () => {
+      // Arrange: what Nest makes of body-parser's SyntaxError
+      const parseError = Object.assign(new SyntaxError('Unexpected token } in JSON at position 9'), { status: 400 });
+      const exception = new BadRequestException(parseError.message, { cause: parseError });
+
+      // Act
+      const reply = decideReply(exception, options);
+
+      // Assert
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({ error: 'invalid-request', issues: [{ path: 'body', message: expect.stringContaining('malformed JSON') }] });
+    });
+
+    it('answers an oversize body with 413 naming the body and the limit', () => {
+      const reply = decideReply(new PayloadTooLargeException('request entity too large'), options);
+      expect(reply).toMatchObject({ status: 413, body: { error: 'payload-too-large', message: 'body: must be at most 16384 bytes' } });
+    });
+
+    it('answers an unknown route with 404', () => {
+      expect(decideReply(new NotFoundException('Cannot GET /v2'), options)).toMatchObject({ status: 404, body: { error: 'not-found' } });
+    });
+  });
+
+  describe('auth', () => {
+    it('answers a missing or unknown token with 401 and a Bearer challenge', () => {
+      const reply = decideReply(new UnauthenticatedError('unknown bearer token'), options);
+      expect(reply).toEqual({ status: 401, body: { error: 'unauthenticated', message: 'unknown bearer token' }, headers: { 'www-authenticate': 'Bearer' } });
+    });
+
+    it('answers a wrong role with 403', () => {
+      expect(decideReply(new ForbiddenError('needs agent'), options)).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+    });
+  });
+
+  describe('unavailable', () => {
+    it.each(['superseded', 'unhealthy', 'closed', 'recovering'] as const)('answers a %s coordinator with 503, retryable, and the reason', (reason) => {
+      const reply = decideReply(new CoordinatorUnavailableError(reason), options);
+      expect(reply).toMatchObject({ status: 503, body: { error: 'coordinator-unavailable', retryable: true, reason }, headers: { 'retry-after': '1' } });
+    });
+
+    it('answers an unavailable event log with 503, retryable', () => {
+      const reply = decideReply(new EventLogUnavailableError('sqlite', { message: 'disk I/O error' }), options);
+      expect(reply).toMatchObject({ status: 503, body: { error: 'event-log-unavailable', retryable: true, reason: 'event-log-unavailable' } });
+    });
+
+    it('answers a closed event log (shutting down) with 503, retryable', () => {
+      const reply = decideReply(new EventLogClosedError('sqlite', 'read'), options);
+      expect(reply).toMatchObject({ status: 503, body: { retryable: true, reason: 'closed' } });
+    });
+  });
+
+  describe('bugs', () => {
+    it.each([
+      ['an Error', new Error('boom')],
+      ['a RangeError from a library', new RangeError('ttlMillis must be positive')],
+      ['a thrown string', 'boom'],
+      ['a 5xx HttpException', new HttpException('upstream', 502)],
+    ])('answers %s with 500 and marks it as a bug, without leaking its message', (_name, exception) => {
+      const reply = decideReply(exception, options);
+      expect(reply).toEqual({ status: 500, body: { error: 'internal', message: 'internal error; it was logged' }, isBug: true });
+    });
+  });
+});
+
+function catching(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}

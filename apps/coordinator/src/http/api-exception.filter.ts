@@ -1,0 +1,150 @@
+/**
+ * The one place that decides HTTP statuses for everything that is not a 200/202 success:
+ * outcome reasons → 409 / 410, bad input → 400 / 413, auth → 401 / 403,
+ * an unavailable coordinator or event log (or one closed by shutdown) → 503 with `retryable: true` and a reason,
+ * anything else → 500, logged as a bug. Replies follow the protocol's `ErrorReply`
+ * (denials reply with the outcome itself).
+ * @see STYLE.md § 5 (error style)
+ */
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
+import { CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
+import type { ErrorReply } from '@lease-fence/protocol';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
+import { DeniedOutcome, type WireDenial } from './denied-outcome.js';
+import { InvalidRequestError, toInputIssues } from './invalid-request.error.js';
+
+/** A reply the filter decided: status, body, and extra headers. */
+export interface DecidedReply {
+  readonly status: number;
+  readonly body: ErrorReply | WireDenial;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** True when the exception is a bug: the filter logs it at error level with its stack. */
+  readonly isBug?: boolean;
+}
+
+/** Status of each denial reason. `expired` is 410 Gone: that generation can never come back. */
+const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-held': 409, 'not-holder': 409, expired: 410 };
+
+/** Lower-kebab name of an HTTP status, for the `error` field of framework-raised 4xx replies. */
+const ERROR_OF_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid-request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not-found', 405: 'method-not-allowed',
+  413: 'payload-too-large', 415: 'unsupported-media-type', 431: 'headers-too-large',
+};
+
+/** Options of {@link decideReply}. */
+export interface DecideReplyOptions {
+  /** The configured body limit, named in 413 messages (bytes). */
+  readonly maxBodyBytes: number;
+}
+
+/**
+ * Maps any thrown value to the reply the client gets. Pure: no logging, no I/O.
+ * @param exception - Whatever a controller, guard or the body parser threw.
+ */
+export function decideReply(exception: unknown, options: DecideReplyOptions): DecidedReply {
+  if (exception instanceof DeniedOutcome) {
+    return { status: DENIAL_STATUS[exception.denial.reason] ?? 409, body: exception.denial };
+  }
+  if (exception instanceof InvalidRequestError) {
+    return { status: 400, body: { error: exception.code, message: exception.message, issues: [...exception.issues] } };
+  }
+  if (exception instanceof z.ZodError) {
+    const issues = toInputIssues(exception.issues, 'body');
+    return { status: 400, body: { error: 'invalid-request', message: issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues } };
+  }
+  if (exception instanceof UnauthenticatedError) {
+    return { status: 401, body: { error: exception.code, message: exception.message }, headers: { 'www-authenticate': 'Bearer' } };
+  }
+  if (exception instanceof ForbiddenError) {
+    return { status: 403, body: { error: exception.code, message: exception.message } };
+  }
+  if (exception instanceof CoordinatorUnavailableError) {
+    return {
+      status: 503,
+      body: { error: exception.code, message: exception.message, retryable: true, reason: exception.reason },
+      headers: { 'retry-after': '1' },
+    };
+  }
+  if (exception instanceof EventLogUnavailableError) {
+    return {
+      status: 503,
+      body: { error: exception.code, message: exception.message, retryable: true, reason: 'event-log-unavailable' },
+      headers: { 'retry-after': '1' },
+    };
+  }
+  if (exception instanceof EventLogClosedError) {
+    return {
+      status: 503,
+      body: { error: exception.code, message: 'the coordinator is shutting down', retryable: true, reason: 'closed' },
+      headers: { 'retry-after': '1' },
+    };
+  }
+  if (exception instanceof HttpException && exception.getStatus() < 500) {
+    return fromFrameworkException(exception, options);
+  }
+  return { status: 500, body: { error: 'internal', message: 'internal error; it was logged' }, isBug: true };
+}
+
+/** 4xx raised by Nest or the body parser: malformed JSON, bad percent-encoding, oversize body, unknown route. */
+const fromFrameworkException = (exception: HttpException, options: DecideReplyOptions): DecidedReply => {
+  const status = exception.getStatus();
+  const cause = exception.cause;
+  const error = ERROR_OF_STATUS[status] ?? `http-${status}`;
+  if (status === 400 && cause instanceof SyntaxError) {
+    const message = `malformed JSON: ${cause.message}`;
+    return { status, body: { error, message: `body: ${message}`, issues: [{ path: 'body', message }] } };
+  }
+  if (status === 400 && cause instanceof URIError) {
+    const message = 'malformed percent-encoding in the path';
+    return { status, body: { error, message: `path: ${message}`, issues: [{ path: 'path', message }] } };
+  }
+  if (status === 413) {
+    const message = `must be at most ${options.maxBodyBytes} bytes`;
+    return { status, body: { error, message: `body: ${message}`, issues: [{ path: 'body', message }] } };
+  }
+  return { status, body: { error, message: exception.message } };
+};
+
+/** The parts of the (Express) response the filter uses. */
+interface ReplyTarget {
+  readonly headersSent: boolean;
+  status(code: number): ReplyTarget;
+  setHeader(name: string, value: string): unknown;
+  json(body: unknown): unknown;
+}
+
+/** The parts of the (Express) request the filter logs for a bug. */
+interface RequestLike {
+  readonly method?: string;
+  readonly url?: string;
+}
+
+/**
+ * Global exception filter: catches everything thrown on the HTTP path and replies with
+ * {@link decideReply}'s decision. 500s are logged at error level as bugs (method, URL, stack);
+ * nothing else is logged here.
+ */
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  /**
+   * @param logger - Where bugs are logged.
+   * @param options - See {@link DecideReplyOptions}.
+   */
+  constructor(private readonly logger: Logger, private readonly options: DecideReplyOptions) {}
+
+  /** Replies to the client; a reply already under way is left alone (the bug is still logged). */
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const decided = decideReply(exception, this.options);
+    const http = host.switchToHttp();
+    if (decided.isBug) {
+      const request = http.getRequest<RequestLike>();
+      this.logger.error({ err: exception, method: request.method, url: request.url }, 'bug: unhandled exception answered 500');
+    }
+    const response = http.getResponse<ReplyTarget>();
+    if (response.headersSent) return;
+    for (const [name, value] of Object.entries(decided.headers ?? {})) response.setHeader(name, value);
+    response.status(decided.status).json(decided.body);
+  }
+}

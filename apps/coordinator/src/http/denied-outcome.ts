@@ -1,0 +1,22 @@
+/**
+ * A business denial on its way to the exception filter. Denials are data in the domain
+ * (`{ ok: false, reason }`); the controller hands them to the one filter as this exception so
+ * that a single place maps outcome reasons to HTTP statuses (409 / 410).
+ * @see STYLE.md § 5 (status codes are decided in one filter file)
+ */
+
+/** A denied outcome as it goes on the wire: `{ ok: false, reason, ... }`. */
+export interface WireDenial {
+  readonly ok: false;
+  readonly reason: string;
+  readonly [field: string]: unknown;
+}
+
+/** Carries a denied outcome from a controller to the exception filter, which replies with it as the body. */
+export class DeniedOutcome extends Error {
+  /** @param denial - The reply body (the outcome in wire form). */
+  constructor(readonly denial: WireDenial) {
+    super(`denied: ${denial.reason}`);
+    this.name = 'DeniedOutcome';
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Bad wire input: the request was refused before anything ran, and nothing changed.
+ * @see STYLE.md § 5 (wire input is parsed with the protocol schemas at the controller)
+ */
+import type { z } from 'zod';
+
+/** One problem with the input; `path` names the field (dotted), e.g. `ttlMillis`, `rejected.fence`, `resource`. */
+export interface InputIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Thrown by {@link parseInput}; the exception filter answers 400 `{ error: 'invalid-request', message, issues }`. */
+export class InvalidRequestError extends Error {
+  /** Stable error code, also the `error` field of the reply. */
+  readonly code = 'invalid-request';
+
+  /** @param issues - At least one issue, each naming its field. */
+  constructor(readonly issues: readonly InputIssue[]) {
+    super(issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    this.name = 'InvalidRequestError';
+  }
+}
+
+/** Where a value came from; names the field when the issue is about the whole value. */
+export type InputPart = 'body' | 'query' | 'params';
+
+/** Turns zod issues into {@link InputIssue}s that name the field (unknown keys are named one by one). */
+export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPart): InputIssue[] {
+  const result: InputIssue[] = [];
+  for (const issue of issues) {
+    const path = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) result.push({ path: path === '' ? key : `${path}.${key}`, message: 'is not a known field' });
+    } else if (path === '' && part === 'body' && issue.code === 'invalid_type') {
+      result.push({ path: 'body', message: 'must be a JSON object (send Content-Type: application/json)' });
+    } else {
+      result.push({ path: path === '' ? part : path, message: issue.message });
+    }
+  }
+  return result;
+}
+
+/**
+ * Parses `value` with a protocol schema.
+ * @throws {@link InvalidRequestError} naming each offending field; nothing has run yet.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, part: InputPart): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new InvalidRequestError(toInputIssues(parsed.error.issues, part));
+  return parsed.data;
+}

@@ -1,0 +1,58 @@
+/**
+ * Gate routes: a resource's FenceGate reports refused stale writes (`FenceRejected`) and floor
+ * raises without a write (`FenceAdmitted`); anyone with a token may list recorded rejections.
+ * A gate reports only for resources its token's patterns cover; `gateId` comes from the token.
+ */
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { AdmitBodySchema, type OkReply, type RejectionAcceptedReply, RejectionBodySchema, type RejectionsReply } from '@lease-fence/protocol';
+import type { GatePrincipal } from '../auth/principal.js';
+import { CurrentPrincipal, GateGuard, ViewerGuard } from '../auth/role.guards.js';
+import { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
+import { parseResource } from './lease-input.js';
+
+/** Rejections and admits reported by gates. */
+@Controller('v1')
+export class GatesController {
+  constructor(private readonly host: CoordinatorHost) {}
+
+  /** Records a rejection; idempotent by (gate, resource, seq): a repeat answers `duplicate: true` and appends nothing. */
+  @Post('resources/:resource/rejections')
+  @HttpCode(202)
+  @UseGuards(GateGuard)
+  async reportRejection(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<RejectionAcceptedReply> {
+    const resource = parseResource(resourceParam);
+    const rejection = parseInput(RejectionBodySchema, body, 'body');
+    if (rejection.resource !== resource) {
+      throw new InvalidRequestError([{ path: 'resource', message: `must equal the :resource path parameter ${JSON.stringify(resource)}, got ${JSON.stringify(rejection.resource)}` }]);
+    }
+    const recorded = await this.host.current().recordRejection({
+      gateId: gate.gateId,
+      resource,
+      seq: rejection.seq,
+      kind: rejection.kind,
+      rejected: rejection.rejected,
+      current: rejection.current,
+      ...(rejection.wallMillis === undefined ? {} : { gateWallMillis: rejection.wallMillis }),
+    });
+    return { ok: true, duplicate: recorded.duplicate };
+  }
+
+  /** Records that the gate raised its floor to `fence` for `holderId` without a write. */
+  @Post('resources/:resource/admit')
+  @HttpCode(202)
+  @UseGuards(GateGuard)
+  async admit(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<OkReply> {
+    const resource = parseResource(resourceParam);
+    const { holderId, fence } = parseInput(AdmitBodySchema, body, 'body');
+    await this.host.current().admitFence({ gateId: gate.gateId, resource, holderId, fence });
+    return { ok: true };
+  }
+
+  /** Recorded rejections, oldest first (the coordinator keeps the most recent ones). */
+  @Get('rejections')
+  @UseGuards(ViewerGuard)
+  rejections(): RejectionsReply {
+    return { rejections: [...this.host.current().rejections()] };
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * Edge checks of lease requests that the protocol schemas cannot know: the `:resource` path
+ * parameter and the configured TTL bounds. Each failure names the field and changes nothing.
+ */
+import { IdSchema } from '@lease-fence/protocol';
+import { z } from 'zod';
+import type { Config } from '../config/config.js';
+import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
+
+const ResourceParamsSchema = z.object({ resource: IdSchema });
+
+/**
+ * The `:resource` path parameter, checked like every id (1–200 printable characters).
+ * @throws {@link InvalidRequestError} naming `resource`.
+ */
+export function parseResource(resource: string | undefined): string {
+  return parseInput(ResourceParamsSchema, { resource }, 'params').resource;
+}
+
+/**
+ * Checks a requested TTL against the configured bounds (an absent TTL means the default).
+ * @throws {@link InvalidRequestError} naming `ttlMillis`, the bounds and the value.
+ */
+export function checkTtlMillis(ttlMillis: number | undefined, config: Pick<Config, 'minTtlMillis' | 'maxTtlMillis'>): void {
+  if (ttlMillis === undefined || (ttlMillis >= config.minTtlMillis && ttlMillis <= config.maxTtlMillis)) return;
+  throw new InvalidRequestError([{
+    path: 'ttlMillis',
+    message: `must be between ${config.minTtlMillis} and ${config.maxTtlMillis} milliseconds (the configured bounds), got ${ttlMillis}`,
+  }]);
+}

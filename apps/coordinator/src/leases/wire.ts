@@ -1,0 +1,49 @@
+/**
+ * Domain values → their wire form (the protocol's reply shapes). Instants travel as
+ * `{ millis, domain }`: the coordinator's clock domain, for display only.
+ */
+import type { WireGrant, WireLease } from '@lease-fence/protocol';
+import type { AcquireOutcome, Grant, LeaseRecord, ReleaseOutcome, RenewOutcome } from 'lease-fence';
+import type { WireDenial } from '../http/denied-outcome.js';
+
+/** A grant on the wire. */
+export function toWireGrant(grant: Grant): WireGrant {
+  return {
+    resource: grant.resource,
+    holderId: grant.holderId,
+    fence: grant.fence,
+    ttlMillis: grant.ttlMillis,
+    requestId: grant.requestId,
+    coordinatorExpiresAt: grant.coordinatorExpiresAt.toJSON(),
+  };
+}
+
+/** A current holder on the wire. */
+export function toWireLease(lease: LeaseRecord & { readonly inGrace: boolean }): WireLease {
+  return {
+    resource: lease.resource,
+    holderId: lease.holderId,
+    fence: lease.fence,
+    ttlMillis: lease.ttlMillis,
+    requestId: lease.requestId,
+    coordinatorExpiresAt: lease.expiresAt.toJSON(),
+    inGrace: lease.inGrace,
+  };
+}
+
+/** Milliseconds to wait before retrying, rounded up to a whole millisecond so a retry never comes early. */
+const retryAfter = (millis: number): number => Math.max(0, Math.ceil(millis));
+
+/** A denied outcome of acquire, renew or release on the wire (`ok: false`, `reason`, and the reason's fields). */
+export function toWireDenial(outcome: Exclude<AcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: true }>): WireDenial {
+  switch (outcome.reason) {
+    case 'held':
+      return { ok: false, reason: 'held', heldBy: outcome.heldBy, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
+    case 'already-held':
+      return { ok: false, reason: 'already-held', heldBy: outcome.heldBy, fence: outcome.fence, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
+    case 'expired':
+      return 'fence' in outcome ? { ok: false, reason: 'expired', fence: outcome.fence } : { ok: false, reason: 'expired' };
+    case 'not-holder':
+      return { ok: false, reason: 'not-holder' };
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Structured JSON logging with pino on an asynchronous destination (no synchronous write per
+ * log line), and the adapter that routes NestJS's own log calls into it.
+ */
+import type { LoggerService } from '@nestjs/common';
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from '../config/config.js';
+
+/** DI token of the process's pino {@link Logger}. */
+export const LOGGER = Symbol('lease-fence:logger');
+
+/**
+ * Creates the process logger: one JSON object per line on stdout, written asynchronously.
+ * Call `logger.flush()` (or `flushSync` on exit paths) before the process ends.
+ *
+ * @param level - Minimum level written.
+ */
+export function createLogger(level: LogLevel): Logger {
+  return pino(
+    { level, base: { service: 'lease-fence-coordinator', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ dest: 1, sync: false }),
+  );
+}
+
+/** Nest contexts whose `log` calls are start-up chatter (module and route listings): logged at debug. */
+const CHATTY_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication', 'WebSocketsController']);
+
+/**
+ * Routes NestJS's logger calls into pino, keeping Nest's `context` as a field. Nest's start-up
+ * chatter goes to `debug`, so `info` stays for things an operator acts on.
+ */
+export class NestPinoLogger implements LoggerService {
+  /** @param logger - The process logger. */
+  constructor(private readonly logger: Logger) {}
+
+  /** Nest `log` → pino info (debug for start-up chatter). */
+  log(message: unknown, context?: string): void {
+    if (context !== undefined && CHATTY_CONTEXTS.has(context)) this.logger.debug({ context }, String(message));
+    else this.logger.info({ context }, String(message));
+  }
+
+  /** Nest `error` → pino error; an Error message keeps its stack. */
+  error(message: unknown, stackOrContext?: string, context?: string): void {
+    if (message instanceof Error) this.logger.error({ context: stackOrContext, err: message }, message.message);
+    else this.logger.error({ context: context ?? stackOrContext, stack: context === undefined ? undefined : stackOrContext }, String(message));
+  }
+
+  /** Nest `warn` → pino warn. */
+  warn(message: unknown, context?: string): void {
+    this.logger.warn({ context }, String(message));
+  }
+
+  /** Nest `debug` → pino debug. */
+  debug(message: unknown, context?: string): void {
+    this.logger.debug({ context }, String(message));
+  }
+
+  /** Nest `verbose` → pino trace. */
+  verbose(message: unknown, context?: string): void {
+    this.logger.trace({ context }, String(message));
+  }
+
+  /** Nest `fatal` → pino fatal. */
+  fatal(message: unknown, context?: string): void {
+    this.logger.fatal({ context }, String(message));
+  }
+}

@@ -1,0 +1,202 @@
+import type { RecordedEvent, Subscription } from '@lease-fence/coordinator-core';
+import type { StreamFrame } from '@lease-fence/protocol';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { StreamConnection, type StreamConnectionOptions, type StreamSocket } from './stream-connection.js';
+
+/** A socket double: records frames, holds send callbacks until `flush()`, lets a test set `bufferedAmount`. */
+class FakeSocket implements StreamSocket {
+  bufferedAmount = 0;
+  readyState = 1;
+  readonly frames: StreamFrame[] = [];
+  closedWith: { code?: number; reason?: string } | undefined;
+  terminated = false;
+  private pending: (() => void)[] = [];
+
+  send(data: string, callback?: (error?: Error) => void): void {
+    this.frames.push(JSON.parse(data) as StreamFrame);
+    if (callback !== undefined) this.pending.push(() => callback());
+  }
+
+  close(code?: number, reason?: string): void {
+    this.closedWith = { code, reason };
+    this.readyState = 2;
+  }
+
+  terminate(): void {
+    this.terminated = true;
+    this.readyState = 3;
+  }
+
+  /** The kernel took everything: send callbacks run. */
+  flush(): void {
+    this.bufferedAmount = 0;
+    const pending = this.pending;
+    this.pending = [];
+    for (const run of pending) run();
+  }
+}
+
+/** A subscription double fed by the test. */
+class FakeSubscription implements Subscription {
+  closed = false;
+  private readonly queue: RecordedEvent[] = [];
+  private wake: (() => void) | undefined;
+
+  push(...positions: number[]): void {
+    for (const position of positions) {
+      this.queue.push({
+        position,
+        recordedAtMillis: 1_700_000_000_000,
+        event: { type: 'LeaseReleased', version: 1, data: { bootId: 'boot', atMillis: position, wallMillis: 0, resource: 'r', holderId: 'h', fence: 1 } },
+      });
+    }
+    this.wake?.();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<RecordedEvent> {
+    while (!this.closed) {
+      const next = this.queue.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
+      }
+      await new Promise<void>((resolve) => { this.wake = resolve; });
+    }
+  }
+}
+
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const eventPositions = (frames: readonly StreamFrame[]): number[] => frames.flatMap((f) => (f.type === 'event' ? [f.position] : []));
+
+function connect(options: Partial<StreamConnectionOptions> & Pick<StreamConnectionOptions, 'after' | 'head'>) {
+  const socket = new FakeSocket();
+  const subscription = new FakeSubscription();
+  const slow: number[] = [];
+  const connection = new StreamConnection(socket, subscription, {
+    maxBufferedBytes: 1000,
+    catchUpHighWaterBytes: 250,
+    closeGraceMillis: 5000,
+    now: () => 0,
+    onSlowConsumer: (position) => slow.push(position),
+    ...options,
+  });
+  const running = connection.run();
+  return { socket, subscription, connection, running, slow };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('StreamConnection', () => {
+  describe('catch-up', () => {
+    it('sends the events after the position in order, then caught-up at the head, then live events', async () => {
+      // Arrange
+      const { socket, subscription } = connect({ after: 0, head: 2 });
+
+      // Act
+      subscription.push(1, 2);
+      await settle();
+      subscription.push(3);
+      await settle();
+
+      // Assert
+      expect(socket.frames.map((f) => (f.type === 'event' ? f.position : f.type))).toEqual([1, 2, 'caught-up', 3]);
+      expect(socket.frames[2]).toEqual({ type: 'caught-up', position: 2 });
+    });
+
+    it('sends caught-up first when the client already has the head', async () => {
+      const { socket } = connect({ after: 5, head: 5 });
+      await settle();
+      expect(socket.frames).toEqual([{ type: 'caught-up', position: 5 }]);
+    });
+
+    it('waits for the socket to flush before reading on once over the high-water mark, so history never piles up', async () => {
+      // Arrange: a client that is slower than the log
+      const { socket, subscription } = connect({ after: 0, head: 3 });
+      socket.bufferedAmount = 300;
+
+      // Act
+      subscription.push(1, 2, 3);
+      await settle();
+      const beforeFlush = eventPositions(socket.frames);
+      socket.flush();
+      await settle();
+
+      // Assert: one event went out and the pump waited; after the flush the rest followed
+      expect(beforeFlush).toEqual([1]);
+      expect(eventPositions(socket.frames)).toEqual([1, 2, 3]);
+      expect(socket.closedWith).toBeUndefined();
+    });
+  });
+
+  describe('slow consumer', () => {
+    it('once live, sends closing with the last position instead of buffering past the bound, and stops reading', async () => {
+      // Arrange: a live client that has position 4 and stopped reading
+      const { socket, subscription, slow, running } = connect({ after: 4, head: 4 });
+      await settle();
+      socket.bufferedAmount = 1001;
+
+      // Act
+      subscription.push(5);
+      await running;
+
+      // Assert
+      expect(socket.frames).toEqual([{ type: 'caught-up', position: 4 }, { type: 'closing', reason: 'slow-consumer', position: 4 }]);
+      expect(socket.closedWith).toEqual({ code: 1013, reason: 'slow-consumer' });
+      expect(slow).toEqual([4]);
+      expect(subscription.closed).toBe(true);
+    });
+
+    it('keeps a live client at the bound connected', async () => {
+      const { socket, subscription } = connect({ after: 0, head: 0 });
+      socket.bufferedAmount = 1000;
+      subscription.push(1);
+      await settle();
+      expect(eventPositions(socket.frames)).toEqual([1]);
+      expect(socket.closedWith).toBeUndefined();
+    });
+
+    it('destroys the socket when the client does not complete the close handshake in time', async () => {
+      // Arrange
+      vi.useFakeTimers();
+      const { socket, connection } = connect({ after: 0, head: 0, closeGraceMillis: 5000 });
+
+      // Act
+      connection.disconnect('slow-consumer', 1013);
+      vi.advanceTimersByTime(4999);
+      const early = socket.terminated;
+      vi.advanceTimersByTime(1);
+
+      // Assert
+      expect(early).toBe(false);
+      expect(socket.terminated).toBe(true);
+    });
+  });
+
+  describe('heartbeats', () => {
+    it('counts idle time from the last frame other than stats', async () => {
+      // Arrange
+      let now = 0;
+      const { connection, subscription } = connect({ after: 0, head: 0, now: () => now });
+      await settle();
+
+      // Act
+      now = 100;
+      connection.send({ type: 'stats', bootId: 'b', wallMillis: 0, denials: {}, grants: 0, renewals: 0, releases: 0, rejections: 0 });
+      now = 250;
+      const idleAfterStats = connection.idleMillis();
+      subscription.push(1);
+      await settle();
+
+      // Assert
+      expect(idleAfterStats).toBe(250);
+      expect(connection.idleMillis()).toBe(0);
+    });
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * The `/v1/stream` WebSocket: a plain `ws` server attached to Nest's HTTP server `upgrade`
+ * event, rather than a `@WebSocketGateway` on WsAdapter. Two reasons: the token must be checked
+ * *before* the upgrade so a bad one gets a real HTTP 401/403 (WsAdapter's gateway options are
+ * static decorator arguments and cannot reach the injected token registry), and this stream is
+ * server-push only, so the gateway's message-routing model would add nothing.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { EventLog } from '@lease-fence/coordinator-core';
+import { type StreamFrame, StreamQuerySchema } from '@lease-fence/protocol';
+import type { Logger } from 'pino';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { authorize } from '../auth/authorize.js';
+import { TokenRegistry } from '../auth/token-registry.js';
+import type { Config } from '../config/config.js';
+import { CONFIG } from '../config/config.tokens.js';
+import { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import { OutcomeCounters } from '../coordinator/outcome-counters.js';
+import { EVENT_LOG } from '../event-log/event-log.tokens.js';
+import { CoordinatorMetrics } from '../health/coordinator-metrics.js';
+import { decideReply } from '../http/api-exception.filter.js';
+import { parseInput } from '../http/invalid-request.error.js';
+import { LOGGER } from '../logging/logger.js';
+import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, StreamConnection } from './stream-connection.js';
+
+/** The stream's path. */
+export const STREAM_PATH = '/v1/stream';
+/** Largest message a client may send (it has nothing to send; bytes). */
+const MAX_CLIENT_MESSAGE_BYTES = 1024;
+/** How long a client that was sent `closing` has to complete the close handshake (milliseconds). */
+const CLOSE_GRACE_MILLIS = 5_000;
+
+const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
+
+/** Accepts stream clients, runs one {@link StreamConnection} each, and ticks `stats` and heartbeats. */
+@Injectable()
+export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly server = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
+  private readonly connections = new Set<StreamConnection>();
+  private ticker: NodeJS.Timeout | undefined;
+  private accepting = true;
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly tokens: TokenRegistry,
+    @Inject(EVENT_LOG) private readonly log: EventLog,
+    private readonly host: CoordinatorHost,
+    private readonly counters: OutcomeCounters,
+    private readonly metrics: CoordinatorMetrics,
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Attaches to the HTTP server's `upgrade` event and starts the stats ticker. */
+  onApplicationBootstrap(): void {
+    const httpServer = this.adapterHost.httpAdapter.getHttpServer() as { on(event: 'upgrade', listener: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): void };
+    httpServer.on('upgrade', (request, socket, head) => this.upgrade(request, socket, head));
+    this.ticker = setInterval(() => this.tick(), this.config.streamStatsMillis);
+    this.ticker.unref();
+  }
+
+  /** Stops accepting, sends every client `closing` (`shutdown`, with its resume position) and closes the subscriptions. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.accepting = false;
+    if (this.ticker !== undefined) clearInterval(this.ticker);
+    const open = [...this.connections];
+    for (const connection of open) connection.disconnect('shutdown', CLOSE_GOING_AWAY);
+    await Promise.all(open.map((connection) => connection.stop()));
+    for (const client of this.server.clients) client.terminate();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    try {
+      if (url.pathname !== STREAM_PATH || !this.accepting) {
+        this.refuse(socket, this.accepting ? 404 : 503, { error: this.accepting ? 'not-found' : 'closed', message: this.accepting ? `no WebSocket at ${url.pathname}; use ${STREAM_PATH}` : 'shutting down' });
+        return;
+      }
+      const query = parseInput(StreamQuerySchema, Object.fromEntries(url.searchParams), 'query');
+      const principal = query.token === undefined ? this.tokens.byAuthorization(request.headers.authorization) : this.tokens.byToken(query.token);
+      authorize(principal, 'viewer');
+      this.server.handleUpgrade(request, socket, head, (client) => {
+        void this.accept(client, query.after);
+      });
+    } catch (error) {
+      const decided = decideReply(error, { maxBodyBytes: this.config.maxBodyBytes });
+      this.refuse(socket, decided.status, decided.body, decided.headers);
+    }
+  }
+
+  /** Answers an upgrade request with a plain HTTP error (JSON body) and closes the socket. */
+  private refuse(socket: Duplex, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+    const text = JSON.stringify(body);
+    const lines = [
+      `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(text)}`,
+      'Connection: close',
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ];
+    socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
+  }
+
+  private async accept(client: WebSocket, after: number): Promise<void> {
+    this.metrics.streamClientDelta(1);
+    // The client may leave while the log version is read: the close handler must see the connection made after.
+    const current: { connection?: StreamConnection; gone: boolean } = { gone: false };
+    client.once('close', () => {
+      current.gone = true;
+      this.metrics.streamClientDelta(-1);
+      if (current.connection !== undefined) {
+        this.connections.delete(current.connection);
+        void current.connection.stop();
+      }
+    });
+    client.on('error', () => client.terminate());
+    client.on('message', () => client.close(CLOSE_POLICY_VIOLATION, 'this stream accepts no messages'));
+    let head: number;
+    try {
+      head = await this.log.version();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'stream: cannot read the log version');
+      client.close(CLOSE_INTERNAL_ERROR, 'event log unavailable');
+      return;
+    }
+    if (current.gone) return;
+    if (!this.accepting) {
+      client.close(CLOSE_GOING_AWAY, 'shutting down');
+      return;
+    }
+    if (after > head) {
+      const closing: StreamFrame = { type: 'closing', reason: 'after-beyond-head', position: head };
+      client.send(JSON.stringify(closing));
+      client.close(CLOSE_POLICY_VIOLATION, 'after is beyond the head of the log');
+      return;
+    }
+    const connection = new StreamConnection(client, this.log.subscribe({ after }), {
+      after,
+      head,
+      maxBufferedBytes: this.config.streamMaxBufferedBytes,
+      catchUpHighWaterBytes: Math.min(64 * 1024, Math.floor(this.config.streamMaxBufferedBytes / 4)),
+      closeGraceMillis: CLOSE_GRACE_MILLIS,
+      now: () => performance.now(),
+      onSlowConsumer: (position) => {
+        this.metrics.slowConsumerDisconnected();
+        this.logger.info({ position, maxBufferedBytes: this.config.streamMaxBufferedBytes }, 'stream: slow consumer disconnected');
+      },
+    });
+    current.connection = connection;
+    this.connections.add(connection);
+    try {
+      await connection.run();
+    } catch (error) {
+      this.logger.error({ err: error, position: connection.lastPosition }, 'stream: subscription failed');
+      connection.disconnect('error', CLOSE_INTERNAL_ERROR);
+    }
+  }
+
+  /** Once per `streamStatsMillis`: a `stats` frame to every client, and a heartbeat to those idle for `streamHeartbeatMillis`. */
+  private tick(): void {
+    if (this.connections.size === 0) return;
+    const totals = this.counters.totals();
+    const stats: StreamFrame = {
+      type: 'stats',
+      bootId: this.host.bootId,
+      wallMillis: Date.now(),
+      denials: totals.denials,
+      grants: totals.grants,
+      renewals: totals.renewals,
+      releases: totals.releases,
+      rejections: totals.rejections,
+    };
+    for (const connection of this.connections) {
+      if (connection.isLive && connection.idleMillis() >= this.config.streamHeartbeatMillis) {
+        connection.send({ type: 'heartbeat', position: this.host.position() ?? connection.lastPosition, wallMillis: Date.now() });
+      }
+      connection.send(stats);
+    }
+  }
+}

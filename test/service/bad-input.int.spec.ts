@@ -1,0 +1,109 @@
+/**
+ * Bad input gets a clear 4xx whose message names the field, and changes nothing: the log's
+ * head is the same after every case. No input reaches a 500.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
+import { call, coordinatorHttp } from '../support/coordinator-http.js';
+import { TEST_TOKENS } from '../support/test-tokens.js';
+
+let app: RunningCoordinator;
+let fence: number;
+const agent = TEST_TOKENS.agentA.token;
+const gate = TEST_TOKENS.gate.token;
+const viewer = TEST_TOKENS.viewer.token;
+const long = 'x'.repeat(201);
+
+beforeAll(async () => {
+  app = await startCoordinator({ env: { LEASE_FENCE_MIN_TTL_MILLIS: '100', LEASE_FENCE_MAX_TTL_MILLIS: '60000', LEASE_FENCE_TTL_MILLIS: '10000', LEASE_FENCE_MAX_BODY_BYTES: '4096' } });
+  const granted = await call<{ grant: { fence: number } }>(app.url, 'POST', '/v1/leases/held/acquire', { token: agent, json: { requestId: 'setup' } });
+  fence = granted.body.grant.fence;
+});
+
+afterAll(async () => {
+  await app?.cleanup();
+});
+
+interface Case {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly token: string;
+  readonly json?: unknown;
+  readonly raw?: string;
+  readonly contentType?: string;
+  readonly status: number;
+  /** The field the reply must name. */
+  readonly field: string;
+}
+
+const rejection = { seq: 1, resource: 'deploy-1', kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 } };
+
+const CASES: Readonly<Record<string, Case>> = {
+  'malformed JSON': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, raw: '{"requestId": ', status: 400, field: 'body' },
+  'a JSON array instead of an object': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, raw: '["r1"]', status: 400, field: 'body' },
+  'a JSON string instead of an object': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, raw: '"r1"', status: 400, field: 'body' },
+  'a body that is not JSON (text/plain)': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, raw: 'requestId=r1', contentType: 'text/plain', status: 400, field: 'body' },
+  'no body at all': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, status: 400, field: 'body' },
+  'a missing requestId': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: {}, status: 400, field: 'requestId' },
+  'a numeric requestId': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 42 }, status: 400, field: 'requestId' },
+  'an empty requestId': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: '' }, status: 400, field: 'requestId' },
+  'a requestId over 200 characters': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: long }, status: 400, field: 'requestId' },
+  'a requestId with a leading space': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: ' r1' }, status: 400, field: 'requestId' },
+  'an unknown field': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 'r1', owner: 'me' }, status: 400, field: 'owner' },
+  'a negative ttlMillis': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 'r1', ttlMillis: -5 }, status: 400, field: 'ttlMillis' },
+  'a fractional ttlMillis': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 'r1', ttlMillis: 1500.5 }, status: 400, field: 'ttlMillis' },
+  'a ttlMillis given as a string': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 'r1', ttlMillis: '1000' }, status: 400, field: 'ttlMillis' },
+  'a ttlMillis below the configured minimum': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 'r1', ttlMillis: 99 }, status: 400, field: 'ttlMillis' },
+  'a ttlMillis above the configured maximum': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 'r1', ttlMillis: 60_001 }, status: 400, field: 'ttlMillis' },
+  'a :resource over 200 characters': { method: 'POST', path: `/v1/leases/${long}/acquire`, token: agent, json: { requestId: 'r1' }, status: 400, field: 'resource' },
+  'a :resource with a trailing space': { method: 'POST', path: '/v1/leases/r%20/acquire', token: agent, json: { requestId: 'r1' }, status: 400, field: 'resource' },
+  'a :resource with a control character': { method: 'POST', path: '/v1/leases/r%01/acquire', token: agent, json: { requestId: 'r1' }, status: 400, field: 'resource' },
+  'a :resource with broken percent-encoding': { method: 'POST', path: '/v1/leases/r%zz/acquire', token: agent, json: { requestId: 'r1' }, status: 400, field: 'path' },
+  'a body over the size limit': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 'r1', pad: 'p'.repeat(5000) }, status: 413, field: 'body' },
+  'a renewal without a fence': { method: 'POST', path: '/v1/leases/held/renew', token: agent, json: { requestId: 'n1' }, status: 400, field: 'fence' },
+  'a renewal with fence 0': { method: 'POST', path: '/v1/leases/held/renew', token: agent, json: { requestId: 'n1', fence: 0 }, status: 400, field: 'fence' },
+  'a renewal with a fractional fence': { method: 'POST', path: '/v1/leases/held/renew', token: agent, json: { requestId: 'n1', fence: 1.5 }, status: 400, field: 'fence' },
+  'a renewal with a ttlMillis above the maximum': { method: 'POST', path: '/v1/leases/held/renew', token: agent, json: { requestId: 'n1', fence: 1, ttlMillis: 10 ** 9 }, status: 400, field: 'ttlMillis' },
+  'a release with the fence as a string': { method: 'POST', path: '/v1/leases/held/release', token: agent, json: { fence: '1' }, status: 400, field: 'fence' },
+  'a release with an extra field': { method: 'POST', path: '/v1/leases/held/release', token: agent, json: { fence: 1, holderId: 'agent-b' }, status: 400, field: 'holderId' },
+  'a rejection without seq': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, seq: undefined }, status: 400, field: 'seq' },
+  'a rejection of an unknown kind': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, kind: 'late' }, status: 400, field: 'kind' },
+  'a rejection with a negative rejected fence': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: -1 } }, status: 400, field: 'rejected.fence' },
+  'a rejection for another resource than the path': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, resource: 'deploy-2' }, status: 400, field: 'resource' },
+  'an admit without holderId': { method: 'POST', path: '/v1/resources/deploy-1/admit', token: gate, json: { fence: 3 }, status: 400, field: 'holderId' },
+  'events after a negative position': { method: 'GET', path: '/v1/events?after=-1', token: viewer, status: 400, field: 'after' },
+  'events with limit 0': { method: 'GET', path: '/v1/events?limit=0', token: viewer, status: 400, field: 'limit' },
+  'events with a non-numeric limit': { method: 'GET', path: '/v1/events?limit=ten', token: viewer, status: 400, field: 'limit' },
+  'events with limit over 10 000': { method: 'GET', path: '/v1/events?limit=10001', token: viewer, status: 400, field: 'limit' },
+};
+
+describe('bad input', () => {
+  it('has a lease to renew and release in the cases below', () => {
+    expect(fence).toBeGreaterThan(0);
+  });
+
+  it.each(Object.entries(CASES))('answers %s with a 4xx naming the field, and the log does not grow', async (_name, input) => {
+    // Arrange
+    const viewerHttp = coordinatorHttp(app.url, viewer);
+    const headBefore = await viewerHttp.head();
+
+    // Act
+    const reply = await call<{ error: string; message: string; issues?: { path: string; message: string }[] }>(app.url, input.method, input.path, {
+      token: input.token,
+      ...(input.json === undefined ? {} : { json: input.json }),
+      ...(input.raw === undefined ? {} : { raw: input.raw }),
+      ...(input.contentType === undefined ? {} : { contentType: input.contentType }),
+    });
+
+    // Assert
+    expect(reply.status, reply.text).toBe(input.status);
+    expect(reply.body.message).toContain(input.field);
+    if (reply.body.issues !== undefined) expect(reply.body.issues.map((i) => i.path)).toContain(input.field);
+    expect(await viewerHttp.head()).toBe(headBefore);
+  });
+
+  it('leaves the lease taken in setup untouched by all of the above', async () => {
+    const leases = await call<{ leases: { resource: string; fence: number; holderId: string }[] }>(app.url, 'GET', '/v1/leases', { token: viewer });
+    expect(leases.body.leases).toContainEqual(expect.objectContaining({ resource: 'held', fence, holderId: 'agent-a' }));
+  });
+});

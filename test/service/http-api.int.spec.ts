@@ -1,0 +1,354 @@
+/**
+ * Black-box tests of the coordinator's HTTP API against the started, built app: every route and
+ * status, auth, and cross-holder refusal.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
+import { call, type CoordinatorHttp, coordinatorHttp } from '../support/coordinator-http.js';
+import { TEST_TOKENS } from '../support/test-tokens.js';
+
+interface GrantBody { ok: true; grant: { resource: string; holderId: string; fence: number; ttlMillis: number; requestId: string; coordinatorExpiresAt: { millis: number; domain: string } } }
+interface EventsBody { events: { position: number; event: { type: string; data: Record<string, unknown> } }[]; head: number }
+
+let app: RunningCoordinator;
+let agentA: CoordinatorHttp;
+let agentB: CoordinatorHttp;
+let gate: CoordinatorHttp;
+let viewer: CoordinatorHttp;
+let counter = 0;
+/** A resource name no other test uses. */
+const fresh = (prefix = 'res'): string => `${prefix}-${++counter}`;
+
+beforeAll(async () => {
+  app = await startCoordinator({ env: { LEASE_FENCE_TTL_MILLIS: '30000' } });
+  agentA = coordinatorHttp(app.url, TEST_TOKENS.agentA.token);
+  agentB = coordinatorHttp(app.url, TEST_TOKENS.agentB.token);
+  gate = coordinatorHttp(app.url, TEST_TOKENS.gate.token);
+  viewer = coordinatorHttp(app.url, TEST_TOKENS.viewer.token);
+});
+
+afterAll(async () => {
+  await app?.cleanup();
+});
+
+const acquire = (client: CoordinatorHttp, resource: string, requestId = `req-${++counter}`, ttlMillis?: number) =>
+  client.post<GrantBody>(`/v1/leases/${encodeURIComponent(resource)}/acquire`, { requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }) });
+
+describe('POST /v1/leases/:resource/acquire', () => {
+  it('grants the lease to the authenticated agent with the default TTL', async () => {
+    // Act
+    const reply = await acquire(agentA, fresh());
+
+    // Assert
+    expect(reply.status).toBe(200);
+    expect(reply.body.ok).toBe(true);
+    expect(reply.body.grant).toMatchObject({ holderId: 'agent-a', ttlMillis: 30_000 });
+    expect(reply.body.grant.fence).toBeGreaterThan(0);
+    expect(reply.body.grant.coordinatorExpiresAt.domain).toEqual(expect.any(String));
+  });
+
+  it('refuses a holderId in the body: the holder is always the authenticated caller', async () => {
+    const reply = await agentA.post(`/v1/leases/${fresh()}/acquire`, { requestId: 'r-holder', holderId: 'agent-b' });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ issues: [{ path: 'holderId' }] });
+  });
+
+  it('answers a retry with the same requestId with the same grant and no new fence', async () => {
+    // Arrange
+    const resource = fresh();
+    const first = await acquire(agentA, resource, 'retry-1');
+
+    // Act
+    const retry = await acquire(agentA, resource, 'retry-1');
+
+    // Assert
+    expect(retry.status).toBe(200);
+    expect(retry.body.grant.fence).toBe(first.body.grant.fence);
+  });
+
+  it('refuses another holder with 409 held, naming the holder and when to retry', async () => {
+    // Arrange
+    const resource = fresh();
+    await acquire(agentA, resource);
+
+    // Act
+    const reply = await acquire(agentB, resource);
+
+    // Assert
+    expect(reply.status).toBe(409);
+    expect(reply.body).toEqual({ ok: false, reason: 'held', heldBy: 'agent-a', retryAfterMillis: expect.any(Number) });
+    expect((reply.body as unknown as { retryAfterMillis: number }).retryAfterMillis).toBeGreaterThan(0);
+  });
+
+  it('refuses the holder a second acquisition with 409 already-held and its fence, never a second fence', async () => {
+    const resource = fresh();
+    const first = await acquire(agentA, resource);
+    const reply = await acquire(agentA, resource);
+    expect(reply.status).toBe(409);
+    expect(reply.body).toMatchObject({ ok: false, reason: 'already-held', heldBy: 'agent-a', fence: first.body.grant.fence });
+  });
+
+  it('mints a strictly higher fence for the next holder after a release', async () => {
+    // Arrange
+    const resource = fresh();
+    const first = await acquire(agentA, resource);
+    await agentA.post(`/v1/leases/${resource}/release`, { fence: first.body.grant.fence });
+
+    // Act
+    const second = await acquire(agentB, resource);
+
+    // Assert
+    expect(second.status).toBe(200);
+    expect(second.body.grant.holderId).toBe('agent-b');
+    expect(second.body.grant.fence).toBeGreaterThan(first.body.grant.fence);
+  });
+
+  it('answers 410 expired to a retried requestId whose lease has ended, instead of a fresh grant', async () => {
+    const resource = fresh();
+    const first = await acquire(agentA, resource, 'ended-1');
+    await agentA.post(`/v1/leases/${resource}/release`, { fence: first.body.grant.fence });
+    const retry = await acquire(agentA, resource, 'ended-1');
+    expect(retry.status).toBe(410);
+    expect(retry.body).toMatchObject({ ok: false, reason: 'expired', fence: first.body.grant.fence });
+  });
+
+  it('accepts a resource name with a slash when it is URL-encoded', async () => {
+    const reply = await acquire(agentA, 'repo:web/deploy-slot');
+    expect(reply.status).toBe(200);
+    expect(reply.body.grant.resource).toBe('repo:web/deploy-slot');
+  });
+});
+
+describe('POST /v1/leases/:resource/renew', () => {
+  it('extends the holder\'s lease and keeps the fence', async () => {
+    // Arrange
+    const resource = fresh();
+    const granted = await acquire(agentA, resource, undefined, 5_000);
+
+    // Act
+    const renewed = await agentA.post<GrantBody>(`/v1/leases/${resource}/renew`, { requestId: 'renew-1', fence: granted.body.grant.fence, ttlMillis: 20_000 });
+
+    // Assert
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.grant).toMatchObject({ fence: granted.body.grant.fence, holderId: 'agent-a', ttlMillis: 20_000 });
+    expect(renewed.body.grant.coordinatorExpiresAt.millis).toBeGreaterThan(granted.body.grant.coordinatorExpiresAt.millis);
+  });
+
+  it('refuses an agent renewing another holder\'s lease with 409 not-holder', async () => {
+    const resource = fresh();
+    const granted = await acquire(agentA, resource);
+    const reply = await agentB.post(`/v1/leases/${resource}/renew`, { requestId: 'steal', fence: granted.body.grant.fence });
+    expect(reply.status).toBe(409);
+    expect(reply.body).toEqual({ ok: false, reason: 'not-holder' });
+  });
+
+  it('answers 410 expired for a generation that has ended, never resurrecting it', async () => {
+    const resource = fresh();
+    const granted = await acquire(agentA, resource);
+    await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
+    const reply = await agentA.post(`/v1/leases/${resource}/renew`, { requestId: 'late', fence: granted.body.grant.fence });
+    expect(reply.status).toBe(410);
+    expect(reply.body).toMatchObject({ ok: false, reason: 'expired' });
+  });
+});
+
+describe('POST /v1/leases/:resource/release', () => {
+  it('releases the holder\'s lease', async () => {
+    const resource = fresh();
+    const granted = await acquire(agentA, resource);
+    const reply = await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ ok: true });
+  });
+
+  it('refuses an agent releasing another holder\'s lease with 409, and the lease stays held', async () => {
+    // Arrange
+    const resource = fresh();
+    const granted = await acquire(agentA, resource);
+
+    // Act
+    const reply = await agentB.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
+
+    // Assert
+    expect(reply.status).toBe(409);
+    expect(reply.body).toEqual({ ok: false, reason: 'not-holder' });
+    const leases = await viewer.get<{ leases: { resource: string; holderId: string }[] }>('/v1/leases');
+    expect(leases.body.leases).toContainEqual(expect.objectContaining({ resource, holderId: 'agent-a' }));
+  });
+});
+
+describe('gate reports', () => {
+  const rejection = (resource: string, seq: number) => ({
+    seq, resource, kind: 'stale', rejected: { holderId: 'agent-b', fence: 3 }, current: { holderId: 'agent-a', fence: 4 }, wallMillis: 1_700_000_000_000,
+  });
+
+  it('records a rejection as FenceRejected with 202, and a repeated seq as a duplicate that appends nothing', async () => {
+    // Arrange
+    const resource = fresh('deploy');
+    const headBefore = await viewer.head();
+
+    // Act
+    const first = await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1));
+    const headAfterFirst = await viewer.head();
+    const repeat = await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1));
+
+    // Assert
+    expect(first.status).toBe(202);
+    expect(first.body).toEqual({ ok: true, duplicate: false });
+    expect(repeat.status).toBe(202);
+    expect(repeat.body).toEqual({ ok: true, duplicate: true });
+    expect(headAfterFirst).toBe(headBefore + 1);
+    expect(await viewer.head()).toBe(headAfterFirst);
+    const events = await viewer.get<EventsBody>(`/v1/events?after=${headBefore}`);
+    expect(events.body.events.map((e) => e.event)).toEqual([
+      expect.objectContaining({ type: 'FenceRejected', data: expect.objectContaining({ resource, gateId: 'gate-1', seq: 1, kind: 'stale', gateWallMillis: 1_700_000_000_000 }) }),
+    ]);
+  });
+
+  it('lists recorded rejections at GET /v1/rejections for any token', async () => {
+    const resource = fresh('deploy');
+    await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 7));
+    for (const reader of [viewer, agentA, gate]) {
+      const reply = await reader.get<{ rejections: { resource: string; seq: number; position: number }[] }>('/v1/rejections');
+      expect(reply.status).toBe(200);
+      expect(reply.body.rejections).toContainEqual(expect.objectContaining({ resource, seq: 7, position: expect.any(Number) }));
+    }
+  });
+
+  it('records an admit as FenceAdmitted with 202', async () => {
+    const headBefore = await viewer.head();
+    const reply = await gate.post('/v1/resources/db/admit', { holderId: 'agent-a', fence: 12 });
+    expect(reply.status).toBe(202);
+    expect(reply.body).toEqual({ ok: true });
+    const events = await viewer.get<EventsBody>(`/v1/events?after=${headBefore}`);
+    expect(events.body.events.map((e) => e.event)).toEqual([
+      expect.objectContaining({ type: 'FenceAdmitted', data: expect.objectContaining({ resource: 'db', gateId: 'gate-1', holderId: 'agent-a', fence: 12 }) }),
+    ]);
+  });
+
+  it('refuses a gate reporting for a resource outside its patterns with 403', async () => {
+    const reply = await gate.post('/v1/resources/payments/rejections', rejection('payments', 1));
+    expect(reply.status).toBe(403);
+    expect(reply.body).toMatchObject({ error: 'forbidden', message: expect.stringContaining('payments') });
+  });
+
+  it.each([['an agent', TEST_TOKENS.agentA.token], ['a viewer', TEST_TOKENS.viewer.token]])('refuses %s reporting a rejection with 403', async (_who, token) => {
+    const reply = await call(app.url, 'POST', '/v1/resources/deploy-x/rejections', { token, json: rejection('deploy-x', 1) });
+    expect(reply.status).toBe(403);
+  });
+});
+
+describe('auth', () => {
+  it('answers a missing token with 401 and a Bearer challenge', async () => {
+    const reply = await call(app.url, 'POST', `/v1/leases/${fresh()}/acquire`, { json: { requestId: 'x' } });
+    expect(reply.status).toBe(401);
+    expect(reply.headers.get('www-authenticate')).toBe('Bearer');
+    expect(reply.body).toMatchObject({ error: 'unauthenticated' });
+  });
+
+  it('answers an unknown token with 401', async () => {
+    const reply = await call(app.url, 'GET', '/v1/leases', { token: 'not-a-token' });
+    expect(reply.status).toBe(401);
+  });
+
+  it('answers a non-Bearer Authorization header with 401', async () => {
+    const reply = await call(app.url, 'GET', '/v1/leases', { headers: { authorization: `Basic ${TEST_TOKENS.viewer.token}` } });
+    expect(reply.status).toBe(401);
+  });
+
+  it.each([['a viewer', TEST_TOKENS.viewer.token], ['a gate', TEST_TOKENS.gate.token]])('refuses %s acquiring a lease with 403', async (_who, token) => {
+    const reply = await call(app.url, 'POST', `/v1/leases/${fresh()}/acquire`, { token, json: { requestId: 'x' } });
+    expect(reply.status).toBe(403);
+    expect(reply.body).toMatchObject({ error: 'forbidden', message: expect.stringContaining('agent') });
+  });
+
+  it.each(['/v1/leases', '/v1/events', '/v1/rejections', '/metrics'])('lets every role read %s and refuses no token', async (path) => {
+    for (const token of [TEST_TOKENS.viewer.token, TEST_TOKENS.agentA.token, TEST_TOKENS.gate.token]) {
+      expect((await call(app.url, 'GET', path, { token })).status).toBe(200);
+    }
+    expect((await call(app.url, 'GET', path)).status).toBe(401);
+  });
+});
+
+describe('reads', () => {
+  it('lists current holders at GET /v1/leases', async () => {
+    const resource = fresh();
+    const granted = await acquire(agentB, resource);
+    const reply = await viewer.get<{ leases: unknown[] }>('/v1/leases');
+    expect(reply.status).toBe(200);
+    expect(reply.body.leases).toContainEqual({
+      resource, holderId: 'agent-b', fence: granted.body.grant.fence, ttlMillis: 30_000, requestId: granted.body.grant.requestId,
+      coordinatorExpiresAt: granted.body.grant.coordinatorExpiresAt, inGrace: false,
+    });
+  });
+
+  it('pages the history at GET /v1/events by position, with the head', async () => {
+    // Arrange
+    const resource = fresh();
+    await acquire(agentA, resource);
+    const all = await viewer.get<EventsBody>('/v1/events');
+
+    // Act
+    const page = await viewer.get<EventsBody>('/v1/events?after=1&limit=2');
+
+    // Assert
+    expect(all.body.events[0]).toMatchObject({ position: 1, event: { type: 'CoordinatorStarted' } });
+    expect(all.body.head).toBe(all.body.events.at(-1)?.position);
+    expect(page.status).toBe(200);
+    expect(page.body.events.map((e) => e.position)).toEqual([2, 3]);
+    expect(page.body.head).toBeGreaterThanOrEqual(all.body.head);
+  });
+});
+
+describe('health, metrics and docs', () => {
+  it('answers /healthz and /readyz without a token once recovery has finished', async () => {
+    expect((await call(app.url, 'GET', '/healthz')).status).toBe(200);
+    const ready = await call(app.url, 'GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ ready: true, status: 'ready' });
+  });
+
+  it('exposes grants, renewals, denials by reason, rejections, append latency, batch sizes and recovery duration at /metrics', async () => {
+    // Arrange: at least one grant and one 'held' denial
+    const resource = fresh();
+    await acquire(agentA, resource);
+    await acquire(agentB, resource);
+
+    // Act
+    const reply = await viewer.get('/metrics');
+
+    // Assert
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toContain('text/plain');
+    for (const series of [
+      /^lease_fence_grants_total [1-9]/m,
+      /^lease_fence_renewals_total \d/m,
+      /^lease_fence_denials_total\{command="AcquireLease",reason="held"\} [1-9]/m,
+      /^lease_fence_rejections_total \d/m,
+      /^lease_fence_append_duration_seconds_bucket\{le="0.001"\} \d/m,
+      /^lease_fence_append_batch_commands_count [1-9]/m,
+      /^lease_fence_recovery_duration_seconds \d/m,
+    ]) expect(reply.text).toMatch(series);
+  });
+
+  it('serves an OpenAPI 3.1 document listing every route, and an HTML page, at /docs without a token', async () => {
+    const document = await call<{ openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } }>(app.url, 'GET', '/docs/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.body.openapi).toBe('3.1.0');
+    expect(Object.keys(document.body.paths)).toEqual(expect.arrayContaining([
+      '/v1/leases/{resource}/acquire', '/v1/leases/{resource}/renew', '/v1/leases/{resource}/release',
+      '/v1/resources/{resource}/rejections', '/v1/resources/{resource}/admit', '/v1/leases', '/v1/events', '/v1/rejections',
+      '/v1/stream', '/healthz', '/readyz', '/metrics',
+    ]));
+    expect(document.body.components.schemas.AcquireBody).toMatchObject({ type: 'object', required: ['requestId'], additionalProperties: false });
+    const page = await call(app.url, 'GET', '/docs');
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(page.text).toContain('/v1/leases/{resource}/acquire');
+  });
+
+  it('answers an unknown API route with a JSON 404', async () => {
+    const reply = await call(app.url, 'GET', '/v1/nothing', { token: TEST_TOKENS.viewer.token });
+    expect(reply.status).toBe(404);
+    expect(reply.body).toMatchObject({ error: 'not-found' });
+  });
+});

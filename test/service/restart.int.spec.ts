@@ -1,0 +1,134 @@
+/**
+ * Crash and restart over HTTP: kill -9 the coordinator, start another on the same data dir, and
+ * check that the fence counter continues, a pre-crash holder can renew in the grace period while
+ * another holder is refused, and a graceful stop (SIGTERM) exits 0 with every acknowledged grant durable.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
+import { coordinatorHttp, type HttpReply } from '../support/coordinator-http.js';
+import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { TEST_TOKENS } from '../support/test-tokens.js';
+
+interface GrantBody { ok: true; grant: { fence: number; holderId: string } }
+interface EventsBody { events: { position: number; event: { type: string; data: Record<string, unknown> } }[]; head: number }
+
+let dataDir: string;
+const running: RunningCoordinator[] = [];
+/** Long enough that the grace period cannot run out during the test; nothing here waits for it. */
+const env = { LEASE_FENCE_TTL_MILLIS: '60000' };
+
+beforeAll(async () => {
+  dataDir = await createTempDir('lease-fence-restart-');
+});
+
+afterAll(async () => {
+  for (const app of running) await app.cleanup();
+  await removeTempDir(dataDir);
+});
+
+const start = async (): Promise<RunningCoordinator> => {
+  const app = await startCoordinator({ dataDir, env });
+  running.push(app);
+  return app;
+};
+
+describe('restart with recovery', () => {
+  it('after kill -9, continues the fence counter and honours the pre-crash holder in its grace period', async () => {
+    // Given a coordinator that granted leases and then crashed
+    const first = await start();
+    const a1 = coordinatorHttp(first.url, TEST_TOKENS.agentA.token);
+    const b1 = coordinatorHttp(first.url, TEST_TOKENS.agentB.token);
+    const held = await a1.post<GrantBody>('/v1/leases/deploy-slot/acquire', { requestId: 'before-crash' });
+    const other = await b1.post<GrantBody>('/v1/leases/cache/acquire', { requestId: 'b-before-crash' });
+    await b1.post('/v1/leases/cache/release', { fence: other.body.grant.fence });
+    const highestBefore = Math.max(held.body.grant.fence, other.body.grant.fence);
+    const crash = await first.kill();
+    expect(crash.signal).toBe('SIGKILL');
+
+    // When another coordinator starts on the same data dir
+    const second = await start();
+    const a2 = coordinatorHttp(second.url, TEST_TOKENS.agentA.token);
+    const b2 = coordinatorHttp(second.url, TEST_TOKENS.agentB.token);
+    const viewer = coordinatorHttp(second.url, TEST_TOKENS.viewer.token);
+
+    // Then it is ready and lists the carried lease as in grace
+    const ready = await viewer.get<{ ready: boolean }>('/readyz');
+    expect(ready.status).toBe(200);
+    const leases = await viewer.get<{ leases: { resource: string; holderId: string; fence: number; inGrace: boolean }[] }>('/v1/leases');
+    expect(leases.body.leases).toContainEqual(expect.objectContaining({ resource: 'deploy-slot', holderId: 'agent-a', fence: held.body.grant.fence, inGrace: true }));
+
+    // And another holder is refused while the pre-crash holder renews with the same fence
+    const refused = await b2.post('/v1/leases/deploy-slot/acquire', { requestId: 'b-after-crash' });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ ok: false, reason: 'held', heldBy: 'agent-a' });
+    const renewed = await a2.post<GrantBody>('/v1/leases/deploy-slot/renew', { requestId: 'renew-after-crash', fence: held.body.grant.fence });
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.grant.fence).toBe(held.body.grant.fence);
+
+    // And the fence counter continues above every fence issued before the crash
+    const fresh = await b2.post<GrantBody>('/v1/leases/fresh-after-crash/acquire', { requestId: 'b-fresh' });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.grant.fence).toBeGreaterThan(highestBefore);
+    const events = await viewer.get<EventsBody>('/v1/events');
+    const starts = events.body.events.filter((e) => e.event.type === 'CoordinatorStarted');
+    expect(starts).toHaveLength(2);
+    expect(starts[1]?.event.data).toMatchObject({ recoveredFence: highestBefore, carriedLeases: [expect.objectContaining({ resource: 'deploy-slot', holderId: 'agent-a' })] });
+  });
+
+  it('stops on SIGTERM with exit code 0, and every grant it acknowledged is in the log after a restart', async () => {
+    // Given a coordinator under a steady load of acquisitions (8 agents, one request at a time each)
+    const app = await start();
+    const agent = coordinatorHttp(app.url, TEST_TOKENS.agentA.token);
+    const replies: (HttpReply<GrantBody> | undefined)[] = [];
+    let enoughReplies: () => void = () => undefined;
+    const loaded = new Promise<void>((resolve) => { enoughReplies = resolve; });
+    const worker = async (w: number): Promise<void> => {
+      for (let i = 0; ; i += 1) {
+        const reply = await agent.post<GrantBody>(`/v1/leases/drain-${w}-${i}/acquire`, { requestId: `drain-${w}-${i}` }).catch(() => undefined);
+        replies.push(reply);
+        if (replies.length >= 40) enoughReplies();
+        if (reply?.status !== 200) return;
+      }
+    };
+    const workers = Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)));
+    await loaded;
+
+    // When it is told to stop while requests are in flight
+    const exit = await app.stop();
+    await workers;
+
+    // Then it exits 0 after logging that it stopped
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(app.logs.map((l) => l.msg)).toContain('stopped');
+    // And every acknowledged grant is durable: a new coordinator on the same log has it
+    const granted = replies.filter((r) => r?.status === 200).map((r) => r!.body.grant.fence);
+    const next = await start();
+    const events = await coordinatorHttp(next.url, TEST_TOKENS.viewer.token).get<EventsBody>('/v1/events?limit=10000');
+    const logged = new Set(events.body.events.filter((e) => e.event.type === 'LeaseGranted').map((e) => e.event.data.fence));
+    expect(granted.length).toBeGreaterThanOrEqual(40 - 8);
+    for (const fence of granted) expect(logged.has(fence)).toBe(true);
+    // A request that reached it while it was stopping was refused as retryable, never half-done.
+    for (const reply of replies) if (reply !== undefined && reply.status !== 200) expect(reply.status).toBe(503);
+  });
+
+  it('answers 503 superseded at /readyz and refuses commands as retryable once another coordinator took over the log', async () => {
+    // Given a running coordinator
+    const old = await start();
+    const oldAgent = coordinatorHttp(old.url, TEST_TOKENS.agentA.token);
+    expect((await oldAgent.post('/v1/leases/takeover-1/acquire', { requestId: 'takeover-1' })).status).toBe(200);
+
+    // When a second coordinator opens the same log (and appends its CoordinatorStarted)
+    const successor = await start();
+
+    // Then the old one's next append conflicts: it stops granting and says why
+    const refused = await oldAgent.post('/v1/leases/takeover-2/acquire', { requestId: 'takeover-2' });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ error: 'coordinator-unavailable', reason: 'superseded', retryable: true });
+    const readiness = await oldAgent.get('/readyz');
+    expect(readiness.status).toBe(503);
+    expect(readiness.body).toMatchObject({ ready: false, status: 'superseded', reason: expect.stringContaining('another coordinator') });
+    // And the successor grants
+    const granted = await coordinatorHttp(successor.url, TEST_TOKENS.agentA.token).post('/v1/leases/takeover-2/acquire', { requestId: 'takeover-2b' });
+    expect(granted.status).toBe(200);
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * The `/v1/stream` WebSocket against the started app: catch-up → caught-up → live, resume
+ * without gap or duplicate, stats and heartbeats, auth at the upgrade, and a slow consumer
+ * disconnected with `closing` and resumed from its last position.
+ */
+import type { EventFrame, StreamFrame } from '@lease-fence/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
+import { type CoordinatorHttp, coordinatorHttp } from '../support/coordinator-http.js';
+import { openStream } from '../support/stream-client.js';
+import { TEST_TOKENS } from '../support/test-tokens.js';
+
+const isEvent = (frame: StreamFrame): frame is EventFrame => frame.type === 'event';
+const positionsOf = (frames: readonly StreamFrame[]): number[] => frames.filter(isEvent).map((f) => f.position);
+const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+
+describe('GET /v1/stream', () => {
+  let app: RunningCoordinator;
+  let agentA: CoordinatorHttp;
+  let agentB: CoordinatorHttp;
+  let viewer: CoordinatorHttp;
+  let counter = 0;
+
+  beforeAll(async () => {
+    app = await startCoordinator({ env: { LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: '100', LEASE_FENCE_STREAM_STATS_MILLIS: '100' } });
+    agentA = coordinatorHttp(app.url, TEST_TOKENS.agentA.token);
+    agentB = coordinatorHttp(app.url, TEST_TOKENS.agentB.token);
+    viewer = coordinatorHttp(app.url, TEST_TOKENS.viewer.token);
+    // Some history: three grants and a release.
+    for (const resource of ['s-1', 's-2', 's-3']) await agentA.post(`/v1/leases/${resource}/acquire`, { requestId: `setup-${resource}` });
+    const held = await viewer.get<{ leases: { resource: string; fence: number }[] }>('/v1/leases');
+    const s1 = held.body.leases.find((l) => l.resource === 's-1');
+    await agentA.post('/v1/leases/s-1/release', { fence: s1?.fence });
+  });
+
+  afterAll(async () => {
+    await app?.cleanup();
+  });
+
+  it('sends every event after the position in order, then caught-up at the head, then live events', async () => {
+    // Arrange
+    const head = await viewer.head();
+    const stream = await openStream(app.wsUrl, { after: 0, token: TEST_TOKENS.viewer.token });
+
+    // Act
+    const caughtUp = await stream.waitFor((f) => f.type === 'caught-up');
+    await agentB.post(`/v1/leases/live-${++counter}/acquire`, { requestId: 'live' });
+    const live = await stream.waitFor((f): f is EventFrame => isEvent(f) && f.position > head);
+
+    // Assert
+    const beforeCaughtUp = stream.frames.slice(0, stream.frames.indexOf(caughtUp));
+    expect(positionsOf(beforeCaughtUp)).toEqual(range(1, head));
+    expect(caughtUp).toEqual({ type: 'caught-up', position: head });
+    expect(live.position).toBe(head + 1);
+    expect(live.event).toMatchObject({ type: 'LeaseGranted', data: { holderId: 'agent-b' } });
+    await stream.close();
+  });
+
+  it('resumes after a given position with no gap and no duplicate', async () => {
+    // Arrange
+    const head = await viewer.head();
+    const after = head - 2;
+
+    // Act
+    const stream = await openStream(app.wsUrl, { after, bearer: TEST_TOKENS.agentA.token });
+    await stream.waitFor((f) => f.type === 'caught-up');
+
+    // Assert
+    expect(positionsOf(stream.frames)).toEqual([after + 1, after + 2]);
+    await stream.close();
+  });
+
+  it('sends caught-up at once when the client already has the head', async () => {
+    const head = await viewer.head();
+    const stream = await openStream(app.wsUrl, { after: head, token: TEST_TOKENS.gate.token });
+    expect(await stream.waitFor((f) => f.type === 'caught-up')).toEqual({ type: 'caught-up', position: head });
+    expect(positionsOf(stream.frames)).toEqual([]);
+    await stream.close();
+  });
+
+  it('sends stats frames with denial counters by reason (denials are not in the log)', async () => {
+    // Arrange: a 'held' denial
+    const resource = `contended-${++counter}`;
+    await agentA.post(`/v1/leases/${resource}/acquire`, { requestId: 'c1' });
+    await agentB.post(`/v1/leases/${resource}/acquire`, { requestId: 'c2' });
+    const stream = await openStream(app.wsUrl, { token: TEST_TOKENS.viewer.token });
+
+    // Act
+    const stats = await stream.waitFor((f) => f.type === 'stats');
+
+    // Assert
+    expect(stats).toMatchObject({ type: 'stats', bootId: expect.any(String), grants: expect.any(Number) });
+    expect((stats as Extract<StreamFrame, { type: 'stats' }>).denials.held).toBeGreaterThanOrEqual(1);
+    await stream.close();
+  });
+
+  it('sends heartbeats with the head position while nothing happens', async () => {
+    const head = await viewer.head();
+    const stream = await openStream(app.wsUrl, { after: head, token: TEST_TOKENS.viewer.token });
+    const heartbeat = await stream.waitFor((f) => f.type === 'heartbeat');
+    expect(heartbeat).toMatchObject({ type: 'heartbeat', position: head });
+    await stream.close();
+  });
+
+  it.each([
+    ['no token', {}, 401],
+    ['an unknown token', { token: 'nope' }, 401],
+    ['a negative after', { token: TEST_TOKENS.viewer.token, after: -1 }, 400],
+  ])('refuses the upgrade with %s as an HTTP %i', async (_name, options, status) => {
+    await expect(openStream(app.wsUrl, options)).rejects.toMatchObject({ status });
+  });
+
+  it('closes a client whose position is beyond the head with closing at the head', async () => {
+    const head = await viewer.head();
+    const stream = await openStream(app.wsUrl, { after: head + 100, token: TEST_TOKENS.viewer.token });
+    await stream.closed;
+    expect(stream.frames).toEqual([{ type: 'closing', reason: 'after-beyond-head', position: head }]);
+  });
+});
+
+describe('GET /v1/stream with a slow consumer', () => {
+  let app: RunningCoordinator;
+
+  beforeAll(async () => {
+    app = await startCoordinator({ env: { LEASE_FENCE_EVENT_LOG: 'memory', LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES: '8192', LEASE_FENCE_STREAM_STATS_MILLIS: '60000' } });
+  });
+
+  afterAll(async () => {
+    await app?.cleanup();
+  });
+
+  it('sends closing and disconnects a client that stops reading, which then resumes with no gap and no duplicate', async () => {
+    // Given a live client that stops reading
+    const agent = coordinatorHttp(app.url, TEST_TOKENS.agentA.token);
+    const viewer = coordinatorHttp(app.url, TEST_TOKENS.viewer.token);
+    const stream = await openStream(app.wsUrl, { token: TEST_TOKENS.viewer.token });
+    await stream.waitFor((f) => f.type === 'caught-up');
+    stream.pause();
+
+    // When writers keep appending until the server gives up on it
+    let disconnected = false;
+    const slow = app.waitForLog((l) => l.msg === 'stream: slow consumer disconnected', 45_000).then((line) => {
+      disconnected = true;
+      return line;
+    });
+    let n = 0;
+    while (!disconnected) {
+      await Promise.all(Array.from({ length: 32 }, () => {
+        const resource = `slow-${n++}`;
+        return agent.post(`/v1/leases/${resource}/acquire`, { requestId: resource, ttlMillis: 60_000 });
+      }));
+    }
+    const logged = await slow;
+    stream.resume();
+    const closed = await stream.closed;
+
+    // Then it was told why and where to resume, and got every event up to there, in order
+    const closing = stream.frames.at(-1);
+    expect(closed.code).toBe(1013);
+    expect(closing).toEqual({ type: 'closing', reason: 'slow-consumer', position: logged.position });
+    const firstPart = positionsOf(stream.frames);
+    expect(firstPart).toEqual(range(1, firstPart.length));
+    expect(firstPart.at(-1)).toBe(logged.position);
+
+    // And resuming after that position delivers the rest exactly once
+    const head = await viewer.head();
+    const resumed = await openStream(app.wsUrl, { after: Number(logged.position), token: TEST_TOKENS.viewer.token });
+    const caughtUp = await resumed.waitFor((f) => f.type === 'caught-up');
+    expect(caughtUp).toEqual({ type: 'caught-up', position: head });
+    expect([...firstPart, ...positionsOf(resumed.frames)]).toEqual(range(1, head));
+    await resumed.close();
+  });
+});
+
+describe('GET /v1/stream when the coordinator stops', () => {
+  it('sends closing (shutdown) with the client\'s last position, closes with 1001, and the process exits 0', async () => {
+    // Given a caught-up client
+    const app = await startCoordinator({ env: { LEASE_FENCE_EVENT_LOG: 'memory' } });
+    try {
+      const stream = await openStream(app.wsUrl, { token: TEST_TOKENS.viewer.token });
+      const caughtUp = await stream.waitFor((f) => f.type === 'caught-up');
+
+      // When the coordinator is told to stop
+      const exit = await app.stop();
+      const closed = await stream.closed;
+
+      // Then the client was told where to resume, and the process ended cleanly
+      expect(stream.frames.at(-1)).toEqual({ type: 'closing', reason: 'shutdown', position: caughtUp.type === 'caught-up' ? caughtUp.position : -1 });
+      expect(closed.code).toBe(1001);
+      expect(exit).toEqual({ code: 0, signal: null });
+    } finally {
+      await app.cleanup();
+    }
+  });
+});
