@@ -1,0 +1,7 @@
+/**
+ * `@lease-fence/event-log-eventstoredb`: the EventLog adapter over KurrentDB / EventStoreDB,
+ * built on `@kurrent/kurrentdb-client` (the maintained successor of `@eventstore/db-client`).
+ */
+export { createEventStoreDbEventLog, type EventStoreDbEventLog, type EventStoreDbEventLogOptions } from './eventstoredb-event-log.js';
+export { connectEventStoreDbEventLog, type ConnectEventStoreDbEventLogOptions } from './connect-eventstoredb-event-log.js';
+export type { NamespaceStreams } from './to-eventstoredb.js';
