@@ -1,0 +1,134 @@
+/**
+ * The deploy slot's own database (SQLite), and the example of keeping a gate's floor IN THE SAME
+ * TRANSACTION as the write it admits: the deployment row and the raised floor commit together
+ * or not at all, so after any crash the durable floor covers every durable write. (A resource
+ * without a transactional store uses `openFileFloorStore` + `commitDurably` from the SDK instead.)
+ *
+ * better-sqlite3 is synchronous, so `gate.commit(token, () => transaction())` is one synchronous
+ * step: check the fence, raise the floor, write the row and the floor, commit.
+ *
+ * @see DESIGN.md § "The library's rules" (A resource restores its floor after its own restart)
+ */
+import Database from 'better-sqlite3';
+import type { GateState } from '@lease-fence/client';
+import type { FenceGate, FenceToken } from 'lease-fence';
+
+/** A deployment step the slot accepted. */
+export interface Deployment {
+  readonly id: number;
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+  readonly step: string;
+  /** Epoch milliseconds (display only). */
+  readonly wallMillis: number;
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS gate_state (
+    resource TEXT PRIMARY KEY,
+    floor_fence INTEGER,
+    floor_holder_id TEXT,
+    next_seq INTEGER NOT NULL,
+    reported_through_seq INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS deployments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    resource TEXT NOT NULL,
+    holder_id TEXT NOT NULL,
+    fence INTEGER NOT NULL,
+    step TEXT NOT NULL,
+    wall_millis INTEGER NOT NULL
+  );
+`;
+
+/** Upserts a gate's state, never lowering any part of it (a late writer cannot undo a raise). */
+const UPSERT_GATE_STATE = `
+  INSERT INTO gate_state (resource, floor_fence, floor_holder_id, next_seq, reported_through_seq)
+  VALUES (@resource, @floorFence, @floorHolderId, @nextSeq, @reportedThroughSeq)
+  ON CONFLICT (resource) DO UPDATE SET
+    floor_holder_id = CASE WHEN excluded.floor_fence > coalesce(floor_fence, 0) THEN excluded.floor_holder_id ELSE floor_holder_id END,
+    floor_fence = max(coalesce(floor_fence, 0), coalesce(excluded.floor_fence, 0)),
+    next_seq = max(next_seq, excluded.next_seq),
+    reported_through_seq = max(reported_through_seq, excluded.reported_through_seq)
+`;
+
+interface GateStateRow {
+  resource: string;
+  floor_fence: number | null;
+  floor_holder_id: string | null;
+  next_seq: number;
+  reported_through_seq: number;
+}
+
+/** The deploy slot's SQLite database: deployments, and each gate's durable state. */
+export class DeployLedger {
+  readonly #db: Database.Database;
+  readonly #upsertGateState: Database.Statement;
+  readonly #insertDeployment: Database.Statement;
+  readonly #selectGateState: Database.Statement;
+  readonly #countDeployments: Database.Statement;
+
+  /**
+   * Opens (and creates) the database at `path`, in WAL mode with `synchronous = FULL`: a
+   * committed transaction survives a crash of the process or the machine.
+   */
+  constructor(path: string) {
+    this.#db = new Database(path);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = FULL');
+    this.#db.exec(SCHEMA);
+    this.#upsertGateState = this.#db.prepare(UPSERT_GATE_STATE);
+    this.#insertDeployment = this.#db.prepare(
+      'INSERT INTO deployments (resource, holder_id, fence, step, wall_millis) VALUES (@resource, @holderId, @fence, @step, @wallMillis)',
+    );
+    this.#selectGateState = this.#db.prepare('SELECT * FROM gate_state WHERE resource = ?');
+    this.#countDeployments = this.#db.prepare('SELECT count(*) AS count FROM deployments WHERE resource = ?');
+  }
+
+  /** The saved state of `resource`'s gate, for `gateOptionsFrom`; `undefined` before the first save. */
+  gateState(resource: string): GateState | undefined {
+    const row = this.#selectGateState.get(resource) as GateStateRow | undefined;
+    if (row === undefined) return undefined;
+    return {
+      resource,
+      ...(row.floor_fence === null || row.floor_holder_id === null ? {} : { floor: { fence: row.floor_fence, holderId: row.floor_holder_id } }),
+      nextSeq: row.next_seq,
+      reportedThroughSeq: row.reported_through_seq,
+    };
+  }
+
+  /**
+   * The fenced write: `gate` checks `token` and raises its floor, then the deployment row and the
+   * new floor are written in ONE transaction.
+   * @throws `StaleFenceError` / `DoubleGrantError` from the gate: nothing was written.
+   */
+  deploy(gate: FenceGate, token: FenceToken, step: string, wallMillis: number): Deployment {
+    return gate.commit(token, () =>
+      this.#db.transaction((): Deployment => {
+        this.#saveGateState(gate.resource, gate.floor, gate.nextSeq, 0);
+        const { lastInsertRowid } = this.#insertDeployment.run({ resource: token.resource, holderId: token.holderId, fence: token.fence, step, wallMillis });
+        return { id: Number(lastInsertRowid), resource: token.resource, holderId: token.holderId, fence: token.fence, step, wallMillis };
+      })(),
+    );
+  }
+
+  /** Persists a gate's rejection counter or report progress (no write involved). */
+  saveProgress(resource: string, progress: { readonly nextSeq?: number; readonly reportedThroughSeq?: number }): void {
+    this.#saveGateState(resource, undefined, progress.nextSeq ?? 1, progress.reportedThroughSeq ?? 0);
+  }
+
+  /** How many deployment steps `resource` accepted. */
+  deploymentCount(resource: string): number {
+    return (this.#countDeployments.get(resource) as { count: number }).count;
+  }
+
+  /** Closes the database. */
+  close(): void {
+    this.#db.close();
+  }
+
+  #saveGateState(resource: string, floor: { fence: number; holderId: string } | undefined, nextSeq: number, reportedThroughSeq: number): void {
+    this.#upsertGateState.run({ resource, floorFence: floor?.fence ?? null, floorHolderId: floor?.holderId ?? null, nextSeq, reportedThroughSeq });
+  }
+}

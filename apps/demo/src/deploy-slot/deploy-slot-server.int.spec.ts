@@ -1,0 +1,95 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FenceGateClient } from '@lease-fence/client';
+import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeToSlot } from '../agent/deploy-slot-client.js';
+import { DeployLedger } from './deploy-ledger.js';
+import { openDeploySlotServer, type DeploySlotServer } from './deploy-slot-server.js';
+
+const SLOT = 'deploy-slot-a';
+
+describe('deploy slot server', () => {
+  let directory: string;
+  let double: CoordinatorTestDouble;
+  let ledger: DeployLedger | undefined;
+  let server: DeploySlotServer | undefined;
+  const lines: string[] = [];
+
+  const start = async (): Promise<DeploySlotServer> => {
+    ledger = new DeployLedger(join(directory, 'deploy-slot.sqlite'));
+    server = await openDeploySlotServer({
+      resources: [SLOT],
+      ledger,
+      gateClient: new FenceGateClient({ baseUrl: double.url, token: 'token-gate', retry: { initialDelayMillis: 0 } }),
+      port: 0,
+      log: (resource, message) => lines.push(`${resource ?? '-'} ${message}`),
+    });
+    return server;
+  };
+  const stop = async (): Promise<void> => {
+    await server?.close();
+    ledger?.close();
+    server = undefined;
+    ledger = undefined;
+  };
+
+  beforeEach(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'deploy-slot-'));
+    double = await openCoordinatorTestDouble({ tokens: [{ token: 'token-gate', role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] }] });
+    lines.length = 0;
+  });
+
+  afterEach(async () => {
+    await stop();
+    await double.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('accepts the newest holder, refuses an older fence with 409, and reports the refusal to the coordinator', async () => {
+    // Arrange
+    const slot = await start();
+    await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-2', fence: 4 }, 'claim');
+
+    // Act
+    const stale = await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-1', fence: 3 }, 'step 1/1');
+    await slot.flushReports();
+
+    // Assert
+    expect(stale).toEqual({ ok: false, reason: 'refused', kind: 'stale-fence', floorFence: 4, floorHolderId: 'agent-2' });
+    expect(double.rejections).toEqual([
+      { gateId: 'deploy-gate', body: expect.objectContaining({ seq: 1, resource: SLOT, rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 4 } }) },
+    ]);
+  });
+
+  it('comes back after a restart with its floor and its refusal numbering, so new refusals are not taken for duplicates', async () => {
+    // Arrange: one refusal before the restart.
+    let slot = await start();
+    await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-2', fence: 4 }, 'claim');
+    await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-1', fence: 3 }, 'step');
+    await slot.flushReports();
+    await stop();
+
+    // Act
+    slot = await start();
+    const stale = await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-3', fence: 2 }, 'step');
+    await slot.flushReports();
+
+    // Assert
+    expect(stale).toMatchObject({ ok: false, reason: 'refused', floorFence: 4 });
+    expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2]);
+    expect(lines).toContain(`${SLOT} restored floor fence 4 (agent-2) and next refusal #2 from the slot's database`);
+  });
+
+  it('answers 404 for a slot it does not serve', async () => {
+    // Arrange
+    const slot = await start();
+
+    // Act
+    const response = await fetch(`${slot.url}/slots/other/deploy`, { method: 'POST', body: '{}' });
+
+    // Assert
+    expect(response.status).toBe(404);
+  });
+});

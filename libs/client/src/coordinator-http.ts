@@ -1,0 +1,203 @@
+/**
+ * The SDK's HTTP transport: one JSON request to the coordinator, authenticated with a bearer
+ * token, bounded by a per-attempt timeout, retried with backoff and jitter when — and only when —
+ * the failure may be transient (network error, timeout, lost reply, 503). Replies are parsed with
+ * the protocol's schemas, chosen by status; an unexpected status or shape is a typed error.
+ *
+ * Requests use Node's global `fetch` (undici), whose default dispatcher keeps connections alive
+ * between requests, so renewals reuse one socket.
+ *
+ * @see DESIGN.md § Layout (libs/client: HTTP transport with timeouts and idempotent retries)
+ */
+import { CoordinatorHttpError, CoordinatorReplyError, CoordinatorUnreachableError } from './errors.js';
+import { linkSignals } from './linked-signal.js';
+import { backoffDelayMillis, createRetryPolicy, type RetryOptions, type RetryPolicy } from './retry-policy.js';
+import { systemTimers, type Timers } from './timers.js';
+
+/**
+ * The part of a zod schema the transport uses (structural, so the SDK needs no zod import):
+ * `safeParse` of the protocol's reply schemas.
+ */
+export interface ReplySchema<T> {
+  safeParse(data: unknown):
+    | { readonly success: true; readonly data: T }
+    | { readonly success: false; readonly error: { readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[] } };
+}
+
+/** Which schema parses the reply of each expected status; any other status is an error. */
+export type ReplySchemas<T> = Readonly<Record<number, ReplySchema<T>>>;
+
+/** A retry about to happen: passed to {@link CoordinatorHttpOptions.onRetry} before the backoff. */
+export interface RetryEvent {
+  /** What is being retried, e.g. `acquire deploy-slot-a`. */
+  readonly operation: string;
+  /** The attempt that just failed (1 = the first). */
+  readonly attempt: number;
+  /** The backoff before the next attempt, in milliseconds. */
+  readonly delayMillis: number;
+  /** Why the attempt failed: a network error, a timeout (`TimeoutError`), or a 503 {@link CoordinatorHttpError}. */
+  readonly error: unknown;
+}
+
+/** Connection settings shared by the agent client and the gate client. */
+export interface CoordinatorHttpOptions {
+  /** The coordinator's base URL, e.g. `http://127.0.0.1:3000` (a path prefix is kept). */
+  readonly baseUrl: string | URL;
+  /** The bearer token (an agent's for leases, a gate's for rejections). */
+  readonly token: string;
+  /**
+   * Time allowed for one attempt, request sent to reply body read, in milliseconds. Integer, 1 ≤ timeoutMillis.
+   * A timeout counts as a lost reply and is retried.
+   * @defaultValue 5000
+   */
+  readonly timeoutMillis?: number;
+  /** Backoff and attempts for transient failures. @defaultValue see {@link RetryOptions} */
+  readonly retry?: RetryOptions;
+  /** Called before each retry (for logs and metrics). Exceptions it throws are ignored. */
+  readonly onRetry?: (event: RetryEvent) => void;
+  /** How the backoff waits. @defaultValue {@link systemTimers} */
+  readonly timers?: Timers;
+}
+
+/** A reply whose status was expected, parsed with that status's schema. */
+export interface ParsedReply<T> {
+  /** The HTTP status received (one of the expected ones). */
+  readonly status: number;
+  /** The body, parsed by that status's schema. */
+  readonly value: T;
+}
+
+/**
+ * Sends JSON requests to one coordinator with one token. Shared by {@link LeaseFenceClient} and
+ * {@link FenceGateClient}; exported for callers of endpoints the SDK does not wrap.
+ */
+export class CoordinatorHttp {
+  readonly #baseUrl: string;
+  readonly #authorization: string;
+  readonly #timeoutMillis: number;
+  readonly #retry: RetryPolicy;
+  readonly #timers: Timers;
+  readonly #onRetry: ((event: RetryEvent) => void) | undefined;
+
+  /**
+   * @param api - Name of the owning API, used in argument errors.
+   * @throws TypeError when `baseUrl` is not an http(s) URL or `token` is empty.
+   * @throws RangeError when `timeoutMillis` or a `retry` field is out of range (the message names it).
+   */
+  constructor(api: string, options: CoordinatorHttpOptions) {
+    const url = parseBaseUrl(api, options.baseUrl);
+    if (typeof options.token !== 'string' || options.token.length === 0) {
+      throw new TypeError(`${api}: token must be a non-empty string, got ${options.token === '' ? 'an empty string' : typeof options.token}`);
+    }
+    const timeoutMillis = options.timeoutMillis ?? 5000;
+    if (!Number.isSafeInteger(timeoutMillis) || timeoutMillis < 1) {
+      throw new RangeError(`${api}: timeoutMillis must be a positive integer (milliseconds), got ${String(timeoutMillis)}`);
+    }
+    this.#baseUrl = url.href.replace(/\/+$/, '');
+    this.#authorization = `Bearer ${options.token}`;
+    this.#timeoutMillis = timeoutMillis;
+    this.#retry = createRetryPolicy(api, options.retry);
+    this.#timers = options.timers ?? systemTimers;
+    this.#onRetry = options.onRetry;
+  }
+
+  /** The base URL requests go to, without a trailing slash. */
+  get baseUrl(): string {
+    return this.#baseUrl;
+  }
+
+  /**
+   * POSTs `body` as JSON to `path` and parses the reply with the schema registered for its status.
+   * Network errors, timeouts and 503 are retried with backoff; the same `body` is sent each time.
+   *
+   * @param operation - Names the request in errors and retry events (e.g. `renew deploy-slot-a`).
+   * @param path - Path below the base URL, starting with `/`, already URL-encoded.
+   * @param replies - Expected statuses and their schemas.
+   * @param signal - Aborts the request and the backoff; the promise rejects with `signal.reason`.
+   * @throws {@link CoordinatorUnreachableError} every attempt failed transiently.
+   * @throws {@link CoordinatorHttpError} a status not in `replies` (other than 503), not retried.
+   * @throws {@link CoordinatorReplyError} an expected status whose body does not match its schema.
+   */
+  async post<T>(operation: string, path: string, body: unknown, replies: ReplySchemas<T>, signal?: AbortSignal): Promise<ParsedReply<T>> {
+    const payload = JSON.stringify(body);
+    for (let attempt = 1; ; attempt += 1) {
+      signal?.throwIfAborted();
+      let failure: unknown;
+      try {
+        const { status, text } = await this.#attempt(path, payload, signal);
+        if (status === 503) {
+          failure = new CoordinatorHttpError(status, parseBody(text), operation);
+        } else {
+          return parseReply(operation, status, text, replies);
+        }
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (!isTransportFailure(error)) throw error;
+        failure = error;
+      }
+      if (attempt >= this.#retry.maxAttempts) throw new CoordinatorUnreachableError(operation, attempt, failure);
+      const delayMillis = backoffDelayMillis(this.#retry, attempt);
+      try {
+        this.#onRetry?.({ operation, attempt, delayMillis, error: failure });
+      } catch {
+        // observers never change the request's fate
+      }
+      await this.#timers.sleep(delayMillis, signal);
+    }
+  }
+
+  async #attempt(path: string, payload: string, signal: AbortSignal | undefined): Promise<{ status: number; text: string }> {
+    const linked = linkSignals(signal, AbortSignal.timeout(this.#timeoutMillis));
+    try {
+      const response = await fetch(`${this.#baseUrl}${path}`, {
+        method: 'POST',
+        headers: { authorization: this.#authorization, 'content-type': 'application/json', accept: 'application/json' },
+        body: payload,
+        signal: linked.signal,
+      });
+      return { status: response.status, text: await response.text() };
+    } finally {
+      linked.dispose();
+    }
+  }
+}
+
+/** Failures of the exchange itself (as opposed to a reply): fetch's TypeError, timeouts, aborts, socket errors. */
+const isTransportFailure = (error: unknown): boolean =>
+  error instanceof TypeError
+  || (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+  || (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' && /^(E[A-Z]+|UND_ERR)/.test(error.code));
+
+const parseBaseUrl = (api: string, baseUrl: string | URL): URL => {
+  let url: URL;
+  try {
+    url = new URL(String(baseUrl));
+  } catch (cause) {
+    throw new TypeError(`${api}: baseUrl must be an absolute http(s) URL, got ${JSON.stringify(String(baseUrl))}`, { cause });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`${api}: baseUrl must use http: or https:, got ${JSON.stringify(url.protocol)}`);
+  }
+  return url;
+};
+
+const parseBody = (text: string): unknown => {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+};
+
+const parseReply = <T>(operation: string, status: number, text: string, replies: ReplySchemas<T>): ParsedReply<T> => {
+  const body = parseBody(text);
+  const schema = replies[status];
+  if (schema === undefined) throw new CoordinatorHttpError(status, body, operation);
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const problem = parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(body)'}: ${issue.message}`).join('; ');
+    throw new CoordinatorReplyError(status, body, operation, problem);
+  }
+  return { status, value: parsed.data };
+};

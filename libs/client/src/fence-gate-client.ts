@@ -1,0 +1,69 @@
+/**
+ * A resource's connection to the coordinator, authenticated with a gate token: reports the
+ * writes its {@link FenceGate} refused, and the floors it admitted.
+ *
+ * @see DESIGN.md § "The library's rules" (FenceGate)
+ */
+import { OkReplySchema, RejectionAcceptedReplySchema, type AdmitBody, type RejectionBody } from '@lease-fence/protocol';
+import type { FenceToken, RejectionRecord } from 'lease-fence';
+import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
+
+const REJECTION_REPLIES: ReplySchemas<{ ok: true; duplicate: boolean }> = { 202: RejectionAcceptedReplySchema };
+const ADMIT_REPLIES: ReplySchemas<{ ok: true }> = { 200: OkReplySchema, 202: OkReplySchema };
+
+/** Options of {@link FenceGateClient}: connection settings with a gate token. */
+export type FenceGateClientOptions = CoordinatorHttpOptions;
+
+/**
+ * Sends a gate's reports to the coordinator. Each call retries transient failures (network,
+ * timeout, 503) like the agent client; the coordinator deduplicates rejections by
+ * (gate, resource, seq), so a retry after a lost reply is recorded once.
+ */
+export class FenceGateClient {
+  readonly #http: CoordinatorHttp;
+
+  /**
+   * @throws TypeError / RangeError on bad options (see {@link CoordinatorHttpOptions}).
+   */
+  constructor(options: FenceGateClientOptions) {
+    this.#http = new CoordinatorHttp('FenceGateClient', options);
+  }
+
+  /**
+   * Reports one refused write (`POST /v1/resources/:resource/rejections`).
+   * @param rejection - The gate's record, as `FenceGate` made it.
+   * @param options - `wallMillis`: when the gate refused it, epoch milliseconds (display only).
+   * @returns `duplicate: true` when the coordinator had already recorded this (gate, resource, seq).
+   * @throws {@link CoordinatorUnreachableError} / {@link CoordinatorHttpError} / {@link CoordinatorReplyError}.
+   */
+  async reportRejection(
+    rejection: RejectionRecord,
+    options: { readonly wallMillis?: number; readonly signal?: AbortSignal } = {},
+  ): Promise<{ readonly duplicate: boolean }> {
+    const body: RejectionBody = {
+      seq: rejection.seq,
+      resource: rejection.resource,
+      kind: rejection.kind,
+      rejected: { holderId: rejection.rejected.holderId, fence: rejection.rejected.fence },
+      current: { holderId: rejection.current.holderId, fence: rejection.current.fence },
+      ...(options.wallMillis === undefined ? {} : { wallMillis: options.wallMillis }),
+    };
+    const { value } = await this.#http.post(
+      `report rejection ${rejection.resource}#${rejection.seq}`,
+      `/v1/resources/${encodeURIComponent(rejection.resource)}/rejections`,
+      body,
+      REJECTION_REPLIES,
+      options.signal,
+    );
+    return { duplicate: value.duplicate };
+  }
+
+  /**
+   * Tells the coordinator the gate raised its floor to `token.fence` (`POST /v1/resources/:resource/admit`).
+   * @throws like {@link FenceGateClient.reportRejection}.
+   */
+  async reportAdmitted(token: FenceToken, options: { readonly signal?: AbortSignal } = {}): Promise<void> {
+    const body: AdmitBody = { holderId: token.holderId, fence: token.fence };
+    await this.#http.post(`report admit ${token.resource}`, `/v1/resources/${encodeURIComponent(token.resource)}/admit`, body, ADMIT_REPLIES, options.signal);
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * `@lease-fence/client`: the agent SDK. Leases over the coordinator's HTTP API with idempotent
+ * retries anchored at the first send ({@link LeaseFenceClient}), background renewal with an abort
+ * signal ({@link LeaseKeeper}, `withLease`), rejection reporting from a resource's `FenceGate`
+ * ({@link reportRejections}), and durable gate floors ({@link openFileFloorStore}).
+ *
+ * Test doubles live in `@lease-fence/client/testing`.
+ *
+ * @see DESIGN.md § Layout (libs/client)
+ * @packageDocumentation
+ */
+export {
+  LeaseFenceClient,
+  type LeaseFenceClientOptions,
+  type LeaseRequestOptions,
+  type WithLeaseOptions,
+  type WithLeaseResult,
+} from './lease-fence-client.js';
+export { LeaseKeeper, type LeaseKeeperOptions, type LeaseKeeperState, type LeaseRenewer } from './lease-keeper.js';
+export type { AcquireResult, AcquireDenial, RenewResult, ReleaseResult, DeadOnArrival } from './results.js';
+export {
+  CoordinatorHttpError,
+  CoordinatorUnreachableError,
+  CoordinatorReplyError,
+  LeaseLostError,
+  FloorStoreCorruptError,
+  type LeaseLostReason,
+} from './errors.js';
+export {
+  CoordinatorHttp,
+  type CoordinatorHttpOptions,
+  type ParsedReply,
+  type ReplySchema,
+  type ReplySchemas,
+  type RetryEvent,
+} from './coordinator-http.js';
+export { createRetryPolicy, backoffDelayMillis, type RetryOptions, type RetryPolicy } from './retry-policy.js';
+export { systemTimers, MAX_TIMER_MILLIS, type Timers } from './timers.js';
+export { FenceGateClient, type FenceGateClientOptions } from './fence-gate-client.js';
+export {
+  reportRejections,
+  type RejectionReporter,
+  type RejectionReporterOptions,
+  type RejectionSink,
+  type RejectionSource,
+} from './rejection-reporter.js';
+export { commitDurably, gateOptionsFrom, gateStateOf, type FloorStore, type GateState } from './floor-store.js';
+export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';

@@ -1,0 +1,275 @@
+/**
+ * The agent SDK: acquire, renew and release leases over the coordinator's HTTP API, with the
+ * library's {@link LeaseClient} doing the anchoring, so a holder's deadline is always inside the
+ * coordinator's, however slow or lossy the network.
+ *
+ * @see DESIGN.md § "The library's rules" (Client anchoring; Retries are idempotent)
+ */
+import {
+  AlreadyHeldReplySchema,
+  ExpiredReplySchema,
+  GrantReplySchema,
+  HeldReplySchema,
+  NotHolderReplySchema,
+  ReleaseReplySchema,
+  type AcquireBody,
+  type ReleaseBody,
+  type RenewBody,
+  type WireGrant,
+} from '@lease-fence/protocol';
+import { Instant, LeaseClient, createMonotonicClock, type Clock, type Grant, type Lease } from 'lease-fence';
+import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
+import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.js';
+import { linkSignals } from './linked-signal.js';
+import type { LeaseLostError } from './errors.js';
+import type { AcquireDenial, AcquireResult, DeadOnArrival, ReleaseResult, RenewResult } from './results.js';
+import { systemTimers, type Timers } from './timers.js';
+
+/** Options of {@link LeaseFenceClient}. */
+export interface LeaseFenceClientOptions extends CoordinatorHttpOptions {
+  /**
+   * The holder id the agent token is bound to (the coordinator takes the holder from the token).
+   * Every grant is checked against it; a mismatch throws `ProtocolMisuseError`.
+   */
+  readonly holderId: string;
+  /**
+   * Milliseconds subtracted from every deadline to cover clock-rate drift between this host and
+   * the coordinator over one TTL. Finite, 0 ≤ clockSkewMillis < every ttl asked for.
+   */
+  readonly clockSkewMillis: number;
+  /**
+   * This holder's clock (deadlines are in its domain). Use a monotonic one.
+   * @defaultValue `createMonotonicClock('client:<holderId>:<random>')`
+   */
+  readonly clock?: Clock;
+  /** Fresh requestId per intent. @defaultValue `crypto.randomUUID` */
+  readonly newRequestId?: () => string;
+}
+
+/** Per-call options of {@link LeaseFenceClient.acquire} and {@link LeaseFenceClient.renew}. */
+export interface LeaseRequestOptions {
+  /** Requested lease duration in milliseconds (integer above `clockSkewMillis`); absent = the coordinator's default (acquire) or the lease's (renew). */
+  readonly ttlMillis?: number;
+  /** Aborts the request and its retries; the call rejects with `signal.reason`. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link LeaseFenceClient.withLease}: the acquisition's and the keeper's. */
+export interface WithLeaseOptions extends LeaseKeeperOptions {
+  /** Requested lease duration in milliseconds; absent = the coordinator's default. */
+  readonly ttlMillis?: number;
+  /** Aborts the acquisition, and, once held, the callback's signal too. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Result of {@link LeaseFenceClient.withLease}: the callback's value, or the acquisition's denial
+ * (the callback did not run).
+ */
+export type WithLeaseResult<T> =
+  | {
+      readonly ok: true;
+      /** What the callback resolved to. */
+      readonly value: T;
+      /** Set when the lease was lost while the callback ran (its signal was aborted with it). */
+      readonly lost: LeaseLostError | undefined;
+      /** The release at the end, or why it could not be sent. */
+      readonly release: ReleaseResult | { readonly ok: false; readonly reason: 'release-failed'; readonly error: unknown };
+    }
+  | AcquireDenial;
+
+const ACQUIRE_REPLIES: ReplySchemas<
+  | { ok: true; grant: WireGrant }
+  | { ok: false; reason: 'held'; heldBy: string; retryAfterMillis: number }
+  | { ok: false; reason: 'already-held'; heldBy: string; fence: number; retryAfterMillis: number }
+  | { ok: false; reason: 'expired'; fence?: number | undefined }
+> = { 200: GrantReplySchema, 409: HeldReplySchema.or(AlreadyHeldReplySchema), 410: ExpiredReplySchema };
+
+const RENEW_REPLIES: ReplySchemas<{ ok: true; grant: WireGrant } | { ok: false; reason: 'expired' | 'not-holder'; fence?: number | undefined }> = {
+  200: GrantReplySchema,
+  409: NotHolderReplySchema.or(ExpiredReplySchema),
+  410: ExpiredReplySchema,
+};
+
+const RELEASE_REPLIES: ReplySchemas<{ ok: true } | { ok: false; reason: 'expired' | 'not-holder'; fence?: number | undefined }> = {
+  200: ReleaseReplySchema,
+  409: NotHolderReplySchema.or(ExpiredReplySchema),
+  410: ExpiredReplySchema,
+};
+
+const leasePath = (resource: string, action: 'acquire' | 'renew' | 'release'): string =>
+  `/v1/leases/${encodeURIComponent(resource)}/${action}`;
+
+const toGrant = (wire: WireGrant): Grant => ({
+  ...wire,
+  coordinatorExpiresAt: Instant.of(wire.coordinatorExpiresAt.millis, wire.coordinatorExpiresAt.domain),
+});
+
+/**
+ * An agent's connection to the coordinator: leases for one holder (the agent token's).
+ *
+ * - A retry after a timeout or a lost reply resends the same request: same `requestId` (so the
+ *   coordinator answers with the grant it already made, never a second fence for one intent) and
+ *   the same send instant as the deadline's anchor (the FIRST send).
+ * - A grant that arrives dead (its deadline already past) is released and returned as
+ *   `'dead-on-arrival'`, never as a live lease.
+ * - Only network errors, timeouts and 503 are retried (with backoff and jitter); denials are
+ *   data; other statuses throw {@link CoordinatorHttpError}.
+ *
+ * @see DESIGN.md § "The library's rules" (Client anchoring; Retries are idempotent)
+ * @example
+ * ```ts
+ * const client = new LeaseFenceClient({ baseUrl: 'http://127.0.0.1:3000', token, holderId: 'agent-1', clockSkewMillis: 100 });
+ * const result = await client.withLease('deploy-slot-a', async (lease, signal) => {
+ *   await deploySlot.write(lease.token, signal); // the resource's FenceGate checks lease.token
+ * });
+ * ```
+ */
+export class LeaseFenceClient {
+  /** The holder this client acquires as. */
+  readonly holderId: string;
+  readonly #http: CoordinatorHttp;
+  readonly #leases: LeaseClient;
+  readonly #timers: Timers;
+  readonly #keepers = new WeakMap<Lease, LeaseKeeper>();
+
+  /**
+   * @throws TypeError when `baseUrl` is not an http(s) URL, `token` or `holderId` is empty, or `clock` is not a Clock.
+   * @throws RangeError when `clockSkewMillis`, `timeoutMillis` or a `retry` field is out of range.
+   */
+  constructor(options: LeaseFenceClientOptions) {
+    this.#http = new CoordinatorHttp('LeaseFenceClient', options);
+    this.#leases = new LeaseClient({
+      clock: options.clock ?? createMonotonicClock(`client:${String(options.holderId)}:${globalThis.crypto.randomUUID()}`),
+      holderId: options.holderId,
+      clockSkewMillis: options.clockSkewMillis,
+      ...(options.newRequestId === undefined ? {} : { newRequestId: options.newRequestId }),
+    });
+    this.holderId = this.#leases.holderId;
+    this.#timers = options.timers ?? systemTimers;
+  }
+
+  /** The coordinator's base URL. */
+  get baseUrl(): string {
+    return this.#http.baseUrl;
+  }
+
+  /**
+   * Asks for a lease on `resource`. Anchors the deadline at the first send; retries of this call
+   * reuse its requestId.
+   *
+   * @returns A live lease, or a denial as data ({@link AcquireResult}).
+   * @throws {@link CoordinatorUnreachableError} when every attempt failed transiently (the
+   *   coordinator may have granted the lease; it then expires after its ttl).
+   * @throws {@link CoordinatorHttpError} / {@link CoordinatorReplyError} on an unexpected reply.
+   * @throws `ProtocolMisuseError` when the grant names another holder than `holderId` (the
+   *   grant is released first); TypeError / RangeError on bad arguments (nothing is sent).
+   */
+  async acquire(resource: string, options: LeaseRequestOptions = {}): Promise<AcquireResult> {
+    const request = this.#leases.beginAcquire(resource, ttlOption(options));
+    const body: AcquireBody = { requestId: request.requestId, ...ttlOption(options) };
+    const { value } = await this.#http.post(`acquire ${resource}`, leasePath(resource, 'acquire'), body, ACQUIRE_REPLIES, options.signal);
+    if (!value.ok) return value.reason === 'expired' && value.fence === undefined ? { ok: false, reason: 'expired' } : value;
+    let lease: Lease;
+    try {
+      lease = this.#leases.completeAcquire(request, toGrant(value.grant));
+    } catch (error) {
+      await this.#releaseQuietly(resource, value.grant.fence);
+      throw error;
+    }
+    return this.#liveOrDead(lease);
+  }
+
+  /**
+   * Extends `lease` (same fence). The new deadline is anchored at this renewal's first send.
+   * Retries resend the same renewal. A renewal never revives a lease whose generation ended.
+   *
+   * @param lease - A lease from this client (or the live view `withLease` passes).
+   * @throws like {@link LeaseFenceClient.acquire}; `ProtocolMisuseError` for a lease of another client.
+   */
+  async renew(lease: Lease, options: LeaseRequestOptions = {}): Promise<RenewResult> {
+    const current = this.#keepers.get(lease)?.lease ?? lease;
+    const request = this.#leases.beginRenewal(current, ttlOption(options));
+    const body: RenewBody = { requestId: request.requestId, fence: request.fence, ...ttlOption(options) };
+    const { value } = await this.#http.post(`renew ${current.resource}`, leasePath(current.resource, 'renew'), body, RENEW_REPLIES, options.signal);
+    if (!value.ok) return { ok: false, reason: value.reason };
+    return this.#liveOrDead(this.#leases.completeRenewal(request, toGrant(value.grant)));
+  }
+
+  /**
+   * Gives `lease` back, so others need not wait for its expiry.
+   * @returns `{ ok: true }` or a denial ({@link ReleaseResult}).
+   * @throws like {@link LeaseFenceClient.acquire}.
+   */
+  async release(lease: Lease, options: { readonly signal?: AbortSignal } = {}): Promise<ReleaseResult> {
+    const body: ReleaseBody = { fence: lease.fence };
+    const { value } = await this.#http.post(`release ${lease.resource}`, leasePath(lease.resource, 'release'), body, RELEASE_REPLIES, options.signal);
+    return value.ok ? { ok: true } : { ok: false, reason: value.reason };
+  }
+
+  /**
+   * Keeps `lease` alive in the background until released or lost: see {@link LeaseKeeper}.
+   * @param lease - A live lease from this client.
+   */
+  keep(lease: Lease, options: LeaseKeeperOptions = {}): LeaseKeeper {
+    const keeper = new LeaseKeeper(this, lease, { timers: this.#timers, ...options });
+    this.#keepers.set(keeper.view, keeper);
+    return keeper;
+  }
+
+  /**
+   * Acquires `resource`, runs `fn` while renewing in the background, and releases at the end
+   * (also when `fn` throws; the error is rethrown after the release).
+   *
+   * `fn` receives a live view of the lease (its `deadline` follows renewals) and a signal that is
+   * aborted with a {@link LeaseLostError} as soon as the lease can no longer be trusted (renewal
+   * answered expired / not-holder, or the deadline passed without a successful renewal). Checking
+   * the signal is advisory: write through the resource's `FenceGate` with `lease.token`.
+   *
+   * @returns `{ ok: true, value, lost, release }`, or the acquisition's denial (fn did not run).
+   * @throws what `fn` throws; what {@link LeaseFenceClient.acquire} throws.
+   * @see DESIGN.md § "The library's rules" (FenceGate)
+   */
+  async withLease<T>(resource: string, fn: (lease: Lease, signal: AbortSignal) => Promise<T>, options: WithLeaseOptions = {}): Promise<WithLeaseResult<T>> {
+    if (typeof fn !== 'function') throw new TypeError(`LeaseFenceClient.withLease: fn must be a function, got ${typeof fn}`);
+    const { ttlMillis, signal, ...keeperOptions } = options;
+    const acquired = await this.acquire(resource, { ...(ttlMillis === undefined ? {} : { ttlMillis }), ...(signal === undefined ? {} : { signal }) });
+    if (!acquired.ok) return acquired;
+    const keeper = this.keep(acquired.lease, keeperOptions);
+    const fnSignal = linkSignals(keeper.signal, signal);
+    let value: T;
+    try {
+      value = await fn(keeper.view, fnSignal.signal);
+    } catch (error) {
+      await keeper.release().catch(() => undefined);
+      throw error;
+    } finally {
+      fnSignal.dispose();
+    }
+    const lost = keeper.lost;
+    const release = await keeper.release().then(
+      (result) => result,
+      (error: unknown) => ({ ok: false, reason: 'release-failed', error }) as const,
+    );
+    return { ok: true, value, lost, release };
+  }
+
+  async #liveOrDead(lease: Lease): Promise<{ ok: true; lease: Lease } | DeadOnArrival> {
+    const remainingMillis = lease.remainingMillis();
+    if (remainingMillis > 0) return { ok: true, lease };
+    const released = await this.#releaseQuietly(lease.resource, lease.fence);
+    return { ok: false, reason: 'dead-on-arrival', fence: lease.fence, lateByMillis: -remainingMillis, released };
+  }
+
+  async #releaseQuietly(resource: string, fence: number): Promise<boolean> {
+    try {
+      const { value } = await this.#http.post(`release ${resource}`, leasePath(resource, 'release'), { fence } satisfies ReleaseBody, RELEASE_REPLIES);
+      return value.ok;
+    } catch {
+      return false;
+    }
+  }
+}
+
+const ttlOption = (options: LeaseRequestOptions): { ttlMillis?: number } =>
+  options.ttlMillis === undefined ? {} : { ttlMillis: options.ttlMillis };

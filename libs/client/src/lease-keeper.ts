@@ -1,0 +1,260 @@
+/**
+ * Background renewal of one held lease, with a deadline watchdog and an abort signal for the
+ * work done under it.
+ *
+ * @see DESIGN.md § "The library's rules" (Client anchoring; An expired lease is never resurrected)
+ */
+import type { Lease } from 'lease-fence';
+import { LeaseLostError, type LeaseLostReason } from './errors.js';
+import type { ReleaseResult, RenewResult } from './results.js';
+import { systemTimers, type Timers } from './timers.js';
+
+/** What a {@link LeaseKeeper} needs from a client; {@link LeaseFenceClient} provides it. */
+export interface LeaseRenewer {
+  renew(lease: Lease, options: { readonly ttlMillis?: number; readonly signal?: AbortSignal }): Promise<RenewResult>;
+  release(lease: Lease): Promise<ReleaseResult>;
+}
+
+/** Options of {@link LeaseKeeper}. */
+export interface LeaseKeeperOptions {
+  /**
+   * When to renew, as the fraction of the lease's window (send instant to deadline, client clock)
+   * that has elapsed. Strictly between 0 and 1. With a 3000 ms ttl, 100 ms skew and the default,
+   * a renewal goes out 1450 ms after the previous send.
+   * @defaultValue 0.5
+   */
+  readonly renewAtFraction?: number;
+  /** Duration to ask for on each renewal, in milliseconds. @defaultValue the lease's own `ttlMillis` */
+  readonly ttlMillis?: number;
+  /**
+   * Pause after a renewal that failed without an answer (coordinator unreachable after the
+   * client's own retries, or an unexpected reply) before the next renewal, in milliseconds.
+   * Finite, ≥ 0. Renewals stop at the deadline regardless.
+   * @defaultValue 100
+   */
+  readonly renewalRetryDelayMillis?: number;
+  /** How the keeper waits. @defaultValue the client's timers ({@link systemTimers}) */
+  readonly timers?: Timers;
+  /** Called with each renewed lease (deadline moved forward). */
+  readonly onRenewed?: (lease: Lease) => void;
+  /** Called once when the lease is lost (not when it is released). */
+  readonly onLost?: (error: LeaseLostError) => void;
+  /** Called when a renewal attempt failed without an answer; the keeper keeps trying until the deadline. */
+  readonly onRenewalError?: (error: unknown) => void;
+}
+
+/** Where a {@link LeaseKeeper} is: renewing, lost for good, or released by its holder. */
+export type LeaseKeeperState = 'held' | 'lost' | 'released';
+
+/**
+ * Keeps one lease: renews it in the background well before its deadline, aborts {@link signal}
+ * the moment it can no longer be trusted, and releases it on request.
+ *
+ * - Renewals are anchored by the library: each new deadline is the renewal's first send instant
+ *   plus ttl minus skew, never the arrival of its reply.
+ * - A watchdog aborts the signal at the deadline if no renewal moved it.
+ * - Once lost or released the keeper never holds again: a renewal reply that arrives after the
+ *   release or after the deadline is ignored, so it cannot revive the lease locally.
+ * - Waits go through {@link Timers}, which chunk long delays (no `setTimeout` over 2^31 ms).
+ *
+ * @see DESIGN.md § "The library's rules" (Client anchoring)
+ */
+export class LeaseKeeper {
+  /**
+   * A live view of the lease: the same token, and `deadline` / `hasExpired()` / `remainingMillis()`
+   * of the latest renewal. Pass it where a `Lease` is wanted; {@link LeaseFenceClient.renew}
+   * and `release` accept it.
+   */
+  readonly view: Lease;
+  readonly #client: LeaseRenewer;
+  readonly #timers: Timers;
+  readonly #renewAtFraction: number;
+  readonly #renewalRetryDelayMillis: number;
+  readonly #ttlMillis: number | undefined;
+  readonly #options: LeaseKeeperOptions;
+  readonly #stop = new AbortController();
+  readonly #trust = new AbortController();
+  #lease: Lease;
+  #state: LeaseKeeperState = 'held';
+  #lost: LeaseLostError | undefined;
+  #release: Promise<ReleaseResult> | undefined;
+
+  /**
+   * Starts renewing at once. Prefer {@link LeaseFenceClient.keep}.
+   * @param client - Sends renewals and the release.
+   * @param lease - The lease to keep; should be live (a dead one is lost at the first check).
+   * @throws RangeError when `renewAtFraction` is not strictly between 0 and 1, or
+   *   `renewalRetryDelayMillis` is negative or not finite.
+   */
+  constructor(client: LeaseRenewer, lease: Lease, options: LeaseKeeperOptions = {}) {
+    const renewAtFraction = options.renewAtFraction ?? 0.5;
+    if (!(renewAtFraction > 0 && renewAtFraction < 1)) {
+      throw new RangeError(`LeaseKeeper: renewAtFraction must be strictly between 0 and 1 (fraction of the lease window), got ${String(renewAtFraction)}`);
+    }
+    const renewalRetryDelayMillis = options.renewalRetryDelayMillis ?? 100;
+    if (!Number.isFinite(renewalRetryDelayMillis) || renewalRetryDelayMillis < 0) {
+      throw new RangeError(`LeaseKeeper: renewalRetryDelayMillis must be a finite number ≥ 0 (milliseconds), got ${String(renewalRetryDelayMillis)}`);
+    }
+    this.#client = client;
+    this.#lease = lease;
+    this.#timers = options.timers ?? systemTimers;
+    this.#renewAtFraction = renewAtFraction;
+    this.#renewalRetryDelayMillis = renewalRetryDelayMillis;
+    this.#ttlMillis = options.ttlMillis;
+    this.#options = options;
+    this.view = liveView(() => this.#lease);
+    void this.#watch();
+    void this.#renewLoop();
+  }
+
+  /** The latest lease (the acquired one, or the latest renewal). Its fence never changes. */
+  get lease(): Lease {
+    return this.#lease;
+  }
+
+  /** `'held'` while renewing, `'lost'` once it can no longer be trusted, `'released'` after {@link release}. */
+  get state(): LeaseKeeperState {
+    return this.#state;
+  }
+
+  /** Why the lease was lost, once it was; `undefined` while held or after a release. */
+  get lost(): LeaseLostError | undefined {
+    return this.#lost;
+  }
+
+  /**
+   * Aborted, with a {@link LeaseLostError} as `reason`, as soon as the lease can no longer be
+   * trusted, or when it is released. Pass it to the work done under the lease.
+   */
+  get signal(): AbortSignal {
+    return this.#trust.signal;
+  }
+
+  /**
+   * Stops renewing and releases the lease. Idempotent: later calls return the first call's
+   * promise. After a loss by `'expired'` or `'not-holder'` nothing is sent (there is nothing to
+   * release) and that denial is returned; after a loss by deadline the release is still sent,
+   * since the coordinator may not have expired it yet.
+   *
+   * @throws what {@link LeaseFenceClient.release} throws (the keeper stays released).
+   */
+  release(): Promise<ReleaseResult> {
+    this.#release ??= this.#releaseOnce();
+    return this.#release;
+  }
+
+  async #releaseOnce(): Promise<ReleaseResult> {
+    const lost = this.#lost;
+    if (this.#state === 'held') {
+      this.#state = 'released';
+      const error = new LeaseLostError(this.#lease.resource, this.#lease.holderId, this.#lease.fence, 'released');
+      this.#stop.abort(error);
+      this.#trust.abort(error);
+    }
+    if (lost?.reason === 'expired' || lost?.reason === 'not-holder') return { ok: false, reason: lost.reason };
+    return this.#client.release(this.#lease);
+  }
+
+  #lose(reason: LeaseLostReason, cause?: unknown): void {
+    if (this.#state !== 'held') return;
+    this.#state = 'lost';
+    const lease = this.#lease;
+    const error = new LeaseLostError(lease.resource, lease.holderId, lease.fence, reason, cause === undefined ? undefined : { cause });
+    this.#lost = error;
+    this.#stop.abort(error);
+    this.#trust.abort(error);
+    try {
+      this.#options.onLost?.(error);
+    } catch {
+      // observers never change the keeper's state
+    }
+  }
+
+  /** Aborts the signal at the deadline unless a renewal moved it. */
+  async #watch(): Promise<void> {
+    try {
+      while (this.#state === 'held') {
+        const remainingMillis = this.#lease.remainingMillis();
+        if (remainingMillis <= 0) {
+          this.#lose('deadline-passed');
+          return;
+        }
+        await this.#timers.sleep(remainingMillis, this.#stop.signal);
+      }
+    } catch (error) {
+      if (!this.#stop.signal.aborted) this.#lose('deadline-passed', error);
+    }
+  }
+
+  async #renewLoop(): Promise<void> {
+    try {
+      while (this.#state === 'held') {
+        const lease = this.#lease;
+        const windowMillis = lease.deadline.minus(lease.sentAt);
+        const waitMillis = lease.remainingMillis() - windowMillis * (1 - this.#renewAtFraction);
+        if (waitMillis > 0) await this.#timers.sleep(waitMillis, this.#stop.signal);
+        if (this.#state !== 'held') return;
+        let result: RenewResult;
+        try {
+          result = await this.#client.renew(lease, { signal: this.#stop.signal, ...(this.#ttlMillis === undefined ? {} : { ttlMillis: this.#ttlMillis }) });
+        } catch (error) {
+          if (this.#stop.signal.aborted) return;
+          notify(this.#options.onRenewalError, error);
+          await this.#timers.sleep(this.#renewalRetryDelayMillis, this.#stop.signal);
+          continue;
+        }
+        // A reply that arrives after the release or the deadline never revives the lease.
+        if (this.#state !== 'held') return;
+        if (!result.ok) {
+          this.#lose(result.reason);
+          return;
+        }
+        // Adopted even when earlier than the previous deadline: a renewal with a shorter ttl moved
+        // the coordinator's expiry earlier too.
+        this.#lease = result.lease;
+        notify(this.#options.onRenewed, result.lease);
+      }
+    } catch (error) {
+      if (!this.#stop.signal.aborted) this.#lose('deadline-passed', error);
+    }
+  }
+}
+
+const notify = <T>(listener: ((value: T) => void) | undefined, value: T): void => {
+  try {
+    listener?.(value);
+  } catch {
+    // observers never change the keeper's state
+  }
+};
+
+/** A {@link Lease} whose every read goes to the keeper's latest lease. */
+const liveView = (current: () => Lease): Lease =>
+  Object.freeze({
+    get resource() {
+      return current().resource;
+    },
+    get holderId() {
+      return current().holderId;
+    },
+    get fence() {
+      return current().fence;
+    },
+    get ttlMillis() {
+      return current().ttlMillis;
+    },
+    get sentAt() {
+      return current().sentAt;
+    },
+    get deadline() {
+      return current().deadline;
+    },
+    get token() {
+      return current().token;
+    },
+    get coordinatorExpiresAt() {
+      return current().coordinatorExpiresAt;
+    },
+    hasExpired: () => current().hasExpired(),
+    remainingMillis: () => current().remainingMillis(),
+  });

@@ -1,0 +1,269 @@
+/**
+ * TEST DOUBLE of the coordinator's HTTP API, for SDK tests before (and besides) the real
+ * service. It is not the coordinator: nothing is durable and there is no event log. It
+ * implements the real lease rules by calling the library's in-memory {@link LeaseCoordinator},
+ * parses bodies with the protocol's schemas, authenticates with the tokens-file format, and maps
+ * outcomes to the statuses of the real API (200 / 409 / 410, 202 for rejections, 400 / 401 / 403).
+ *
+ * Faults are injected, not mocked away: a reply can be dropped after the command was processed
+ * (the socket is destroyed: the client sees a lost reply), delayed after processing, or replaced
+ * by a 503 before processing.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AcquireBodySchema, AdmitBodySchema, RejectionBodySchema, ReleaseBodySchema, RenewBodySchema, type RejectionBody } from '@lease-fence/protocol';
+import { LeaseCoordinator, createMonotonicClock, type Clock, type Grant } from 'lease-fence';
+
+/** One entry of a tokens file (`LEASE_FENCE_TOKENS_FILE`), as the real coordinator reads it. */
+export type TokenEntry =
+  | { readonly token: string; readonly role: 'agent'; readonly holderId: string }
+  | { readonly token: string; readonly role: 'gate'; readonly resources: readonly string[]; readonly gateId: string }
+  | { readonly token: string; readonly role: 'viewer' };
+
+/** The routes faults can target. */
+export type DoubleRoute = 'acquire' | 'renew' | 'release' | 'rejections' | 'admit';
+
+/**
+ * A fault for the next matching request(s):
+ * - `'drop-reply'` — process the command, then destroy the socket without replying (a lost reply);
+ * - `'delay-reply'` — process, then reply after `delayMillis` or once `until` settles;
+ * - `'unavailable'` — answer 503 `{ error, message, retryable: true }` without processing.
+ */
+export interface InjectedFault {
+  readonly route: DoubleRoute;
+  readonly kind: 'drop-reply' | 'delay-reply' | 'unavailable';
+  /** How many matching requests it applies to. Integer ≥ 1. @defaultValue 1 */
+  readonly times?: number;
+  /** For `'delay-reply'`: milliseconds to hold the reply. */
+  readonly delayMillis?: number;
+  /** For `'delay-reply'`: hold the reply until this settles. */
+  readonly until?: Promise<unknown>;
+}
+
+/** A request the double received, after it was handled (an `'unavailable'` one with status 503, not processed). */
+export interface HandledRequest {
+  /** Which endpoint. */
+  readonly route: DoubleRoute;
+  /** The resource in the path, decoded. */
+  readonly resource: string;
+  /** The JSON body as received. */
+  readonly body: unknown;
+  /** The status decided (also when the reply was then dropped or delayed). */
+  readonly status: number;
+  /** The reply body decided. */
+  readonly reply: unknown;
+  /** The fault applied to it, if any. */
+  readonly fault: InjectedFault['kind'] | undefined;
+}
+
+/** Options of {@link openCoordinatorTestDouble}. */
+export interface CoordinatorTestDoubleOptions {
+  /** Accepted tokens, in the tokens-file format. */
+  readonly tokens: readonly TokenEntry[];
+  /** Default lease duration in milliseconds. @defaultValue 3000 */
+  readonly ttlMillis?: number;
+  /** The coordinator's clock. @defaultValue a monotonic clock in a fresh domain */
+  readonly clock?: Clock;
+}
+
+/** A running double: see {@link openCoordinatorTestDouble}. */
+export interface CoordinatorTestDouble {
+  /** Base URL, `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** The in-memory coordinator deciding every command (inspect it, or call it directly). */
+  readonly coordinator: LeaseCoordinator;
+  /** Every request handled so far, in order. */
+  readonly handled: readonly HandledRequest[];
+  /** Rejections recorded (each (gate, resource, seq) once), in arrival order. */
+  readonly rejections: readonly { readonly gateId: string; readonly body: RejectionBody }[];
+  /** Queues a fault for the next matching request(s). */
+  inject(fault: InjectedFault): void;
+  /** Calls `listener` for every handled request, before its reply leaves (or is dropped). Returns an unsubscribe. */
+  onHandled(listener: (request: HandledRequest) => void): () => void;
+  /** Resolves with the first handled request (from now) that `predicate` accepts. */
+  nextHandled(predicate: (request: HandledRequest) => boolean): Promise<HandledRequest>;
+  /** Stops listening and closes every connection. */
+  close(): Promise<void>;
+}
+
+const ROUTE = /^\/v1\/(leases|resources)\/([^/]+)\/(acquire|renew|release|rejections|admit)$/;
+
+/**
+ * Starts the double on 127.0.0.1, port 0.
+ * @example
+ * ```ts
+ * const double = await openCoordinatorTestDouble({ tokens: [{ token: 't', role: 'agent', holderId: 'agent-1' }] });
+ * double.inject({ route: 'acquire', kind: 'drop-reply' });
+ * ```
+ */
+export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOptions): Promise<CoordinatorTestDouble> => {
+  const coordinator = new LeaseCoordinator({
+    clock: options.clock ?? createMonotonicClock(`test-double:${randomUUID()}`),
+    ttlMillis: options.ttlMillis ?? 3000,
+  });
+  const tokens = new Map(options.tokens.map((entry) => [entry.token, entry]));
+  const faults: { fault: InjectedFault; remaining: number }[] = [];
+  const handled: HandledRequest[] = [];
+  const rejections: { gateId: string; body: RejectionBody }[] = [];
+  const rejectionKeys = new Set<string>();
+  const listeners = new Set<(request: HandledRequest) => void>();
+
+  const takeFault = (route: DoubleRoute): InjectedFault | undefined => {
+    const index = faults.findIndex((entry) => entry.fault.route === route);
+    if (index < 0) return undefined;
+    const entry = faults[index] as { fault: InjectedFault; remaining: number };
+    entry.remaining -= 1;
+    if (entry.remaining <= 0) faults.splice(index, 1);
+    return entry.fault;
+  };
+
+  const decide = (route: DoubleRoute, resource: string, principal: TokenEntry, body: unknown): { status: number; reply: unknown } => {
+    const invalid = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) => ({
+      status: 400,
+      reply: { error: 'invalid-request', message: 'invalid request body', issues: issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })) },
+    });
+    const forbidden = { status: 403, reply: { error: 'forbidden', message: `a ${principal.role} token may not ${route}` } };
+    if (route === 'rejections' || route === 'admit') {
+      if (principal.role !== 'gate') return forbidden;
+      if (!principal.resources.some((pattern) => globToRegExp(pattern).test(resource))) {
+        return { status: 403, reply: { error: 'forbidden', message: `gate ${principal.gateId} may not report for ${resource}` } };
+      }
+      if (route === 'admit') {
+        const parsed = AdmitBodySchema.safeParse(body);
+        return parsed.success ? { status: 202, reply: { ok: true } } : invalid(parsed.error.issues);
+      }
+      const parsed = RejectionBodySchema.safeParse(body);
+      if (!parsed.success) return invalid(parsed.error.issues);
+      if (parsed.data.resource !== resource) return invalid([{ path: ['resource'], message: 'must match the resource in the path' }]);
+      const key = JSON.stringify([principal.gateId, resource, parsed.data.seq]);
+      const duplicate = rejectionKeys.has(key);
+      if (!duplicate) {
+        rejectionKeys.add(key);
+        rejections.push({ gateId: principal.gateId, body: parsed.data });
+      }
+      return { status: 202, reply: { ok: true, duplicate } };
+    }
+    if (principal.role !== 'agent') return forbidden;
+    const holderId = principal.holderId;
+    try {
+      if (route === 'acquire') {
+        const parsed = AcquireBodySchema.safeParse(body);
+        if (!parsed.success) return invalid(parsed.error.issues);
+        const outcome = coordinator.acquire({ resource, holderId, requestId: parsed.data.requestId, ttlMillis: parsed.data.ttlMillis });
+        if (outcome.ok) return { status: 200, reply: { ok: true, grant: toWire(outcome.grant) } };
+        return { status: outcome.reason === 'expired' ? 410 : 409, reply: outcome };
+      }
+      if (route === 'renew') {
+        const parsed = RenewBodySchema.safeParse(body);
+        if (!parsed.success) return invalid(parsed.error.issues);
+        const outcome = coordinator.renew({ resource, holderId, fence: parsed.data.fence, requestId: parsed.data.requestId, ttlMillis: parsed.data.ttlMillis });
+        if (outcome.ok) return { status: 200, reply: { ok: true, grant: toWire(outcome.grant) } };
+        return { status: outcome.reason === 'expired' ? 410 : 409, reply: outcome };
+      }
+      const parsed = ReleaseBodySchema.safeParse(body);
+      if (!parsed.success) return invalid(parsed.error.issues);
+      const outcome = coordinator.release({ resource, holderId, fence: parsed.data.fence });
+      return { status: outcome.ok ? 200 : outcome.reason === 'expired' ? 410 : 409, reply: outcome };
+    } catch (error) {
+      if (error instanceof RangeError || error instanceof TypeError) {
+        return { status: 400, reply: { error: 'invalid-request', message: error.message, issues: [] } };
+      }
+      throw error;
+    }
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const send = (status: number, reply: unknown): void => {
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+    };
+    const path = new URL(request.url ?? '/', 'http://double').pathname;
+    if (request.method === 'GET' && path === '/readyz') return send(200, { status: 'ready' });
+    const match = ROUTE.exec(path);
+    const route = match?.[3] as DoubleRoute | undefined;
+    if (request.method !== 'POST' || match === null || route === undefined || (match[1] === 'leases') !== ['acquire', 'renew', 'release'].includes(route)) {
+      return send(404, { error: 'not-found', message: `no route ${request.method ?? ''} ${path}` });
+    }
+    const resource = decodeURIComponent(match[2] as string);
+    const authorization = request.headers.authorization ?? '';
+    const principal = authorization.startsWith('Bearer ') ? tokens.get(authorization.slice('Bearer '.length)) : undefined;
+    const text = await readBody(request);
+    if (principal === undefined) return send(401, { error: 'unauthorized', message: 'missing or unknown bearer token' });
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return send(400, { error: 'invalid-request', message: 'body is not JSON', issues: [] });
+    }
+    const fault = takeFault(route);
+    const { status, reply } =
+      fault?.kind === 'unavailable'
+        ? { status: 503, reply: { error: 'coordinator-unavailable', message: 'injected fault: unavailable', retryable: true } }
+        : decide(route, resource, principal, body);
+    const record: HandledRequest = { route, resource, body, status, reply, fault: fault?.kind };
+    handled.push(record);
+    for (const listener of [...listeners]) listener(record);
+    if (fault?.kind === 'drop-reply') {
+      request.socket.destroy();
+      return;
+    }
+    if (fault?.kind === 'delay-reply') {
+      if (fault.until !== undefined) await fault.until.catch(() => undefined);
+      if (fault.delayMillis !== undefined) await new Promise((resolve) => setTimeout(resolve, fault.delayMillis));
+      if (request.socket.destroyed) return;
+    }
+    send(status, reply);
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'internal', message: String(error) }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    coordinator,
+    handled,
+    rejections,
+    inject(fault) {
+      const times = fault.times ?? 1;
+      if (!Number.isSafeInteger(times) || times < 1) throw new RangeError(`CoordinatorTestDouble.inject: times must be an integer ≥ 1, got ${String(times)}`);
+      faults.push({ fault, remaining: times });
+    },
+    onHandled(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    nextHandled(predicate) {
+      return new Promise((resolve) => {
+        const listener = (request: HandledRequest): void => {
+          if (!predicate(request)) return;
+          listeners.delete(listener);
+          resolve(request);
+        };
+        listeners.add(listener);
+      });
+    },
+    close() {
+      return new Promise<void>((resolve, reject) => {
+        server.close((error) => (error === undefined ? resolve() : reject(error)));
+        server.closeAllConnections();
+      });
+    },
+  };
+};
+
+const toWire = (grant: Grant) => ({ ...grant, coordinatorExpiresAt: grant.coordinatorExpiresAt.toJSON() });
+
+const readBody = async (request: IncomingMessage): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+/** `deploy-*` → /^deploy-.*$/ : `*` matches any run of characters, everything else literally. */
+const globToRegExp = (pattern: string): RegExp =>
+  new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
