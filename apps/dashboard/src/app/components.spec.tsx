@@ -1,0 +1,112 @@
+import { renderToString } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import { synthesizeEvents } from '../dev/synthetic.js';
+import { investigate } from '../model/investigation.js';
+import { ViewHistory } from '../model/view-history.js';
+import { RejectionsTable } from '../rejections/rejections-table.js';
+import { InvestigationView } from '../investigation/investigation-view.js';
+import { ConnectionBanner } from './connection-banner.js';
+import { FilterBar } from './filter-bar.js';
+import { LiveControls } from './live-controls.js';
+import { RestartList } from './restart-list.js';
+
+const noop = (): void => undefined;
+
+function loadedHistory(): ViewHistory {
+  const history = new ViewHistory({ checkpointEvery: 500 });
+  synthesizeEvents({ seed: 8, resources: 20, generations: 400, rejections: 300, restarts: 2 }).forEach((e) => history.append(e));
+  return history;
+}
+
+/** Counts elements carrying `data-testid="<id>"` in rendered HTML. */
+function countTestIds(html: string, id: string): number {
+  return html.split(`data-testid="${id}"`).length - 1;
+}
+
+describe('ConnectionBanner', () => {
+  it.each([
+    [{ status: 'connecting', after: 0, attempt: 1 } as const, 'Connecting to the coordinator'],
+    [{ status: 'catching-up', after: 0 } as const, 'Catching up: 40 of 100 events loaded'],
+    [{ status: 'live' } as const, 'Live · position 40'],
+    [{ status: 'reconnecting', after: 40, attempt: 3, retryInMillis: 2_000, reason: 'connection closed (code 1006)' } as const, 'Retrying in 2.0 s, resuming after position 40. Is the coordinator running? Start it with `npm start`'],
+    [{ status: 'unauthorized', reason: 'invalid token' } as const, 'refused the viewer token'],
+  ])('says where the stream stands and what to do: %j', (connection, text) => {
+    const html = renderToString(<ConnectionBanner connection={connection} caughtUp={false} position={40} headPosition={100} held={false} />);
+    expect(html).toContain('data-testid="connection-state"');
+    expect(html).toContain(`data-status="${connection.status}"`);
+    expect(html).toContain(text);
+  });
+});
+
+describe('LiveControls', () => {
+  it('shows how many events arrived since the paused position', () => {
+    const html = renderToString(<LiveControls live={false} asOfPosition={1_200} asOfWallMillis={undefined} firstPosition={1} headPosition={1_450} playing={false} speed={1} beyondLog={undefined} onPause={noop} onResume={noop} onSeek={noop} onStep={noop} onMarker={noop} onPlay={noop} onSpeed={noop} />);
+    expect(html).toMatch(/data-testid="new-since" data-count="250">250<!-- --> new since position <!-- -->1,200/);
+  });
+
+  it('says when a requested position is not in the log', () => {
+    const html = renderToString(<LiveControls live={false} asOfPosition={10} asOfWallMillis={undefined} firstPosition={1} headPosition={10} playing={false} speed={1} beyondLog={99} onPause={noop} onResume={noop} onSeek={noop} onStep={noop} onMarker={noop} onPlay={noop} onSpeed={noop} />);
+    expect(html).toContain('data-testid="not-in-log"');
+    expect(html).toContain('is not in the log');
+  });
+});
+
+describe('FilterBar', () => {
+  it('shows "k of N lanes"', () => {
+    const html = renderToString(<FilterBar filter={{ resource: 'deploy-*' }} shown={12} total={500} onChange={noop} />);
+    expect(html).toMatch(/data-testid="lane-count" data-shown="12" data-total="500">12<!-- --> of <!-- -->500<!-- --> lanes/);
+  });
+});
+
+describe('RejectionsTable', () => {
+  it('renders only the rows in view, newest first, each carrying its log position', () => {
+    // Arrange
+    const rejections = loadedHistory().head.rejections;
+
+    // Act
+    const html = renderToString(<RejectionsTable rejections={rejections} selectedPosition={undefined} onSelect={noop} heightPx={260} />);
+
+    // Assert
+    expect(rejections.length).toBe(300);
+    expect(countTestIds(html, 'rejection-row')).toBe(16); // 10 rows in view + 6 overscan
+    expect(html).toContain(`data-position="${rejections[rejections.length - 1]!.stamp.position}"`);
+    expect(html).toContain('Rejections (<!-- -->300<!-- -->)');
+  });
+});
+
+describe('InvestigationView', () => {
+  it('renders the explanation, both generations, the floor and the events around the rejection', () => {
+    // Arrange
+    const history = loadedHistory();
+    const result = investigate(history, history.head.rejections[5]!.stamp.position);
+
+    // Act
+    const html = renderToString(<InvestigationView result={result} importedFrom={undefined} link="http://h/?inv=1" widthPx={900} onClose={noop} onContextRadius={noop} onJump={noop} onExportJson={noop} onExportMarkdown={noop} />);
+
+    // Assert
+    expect(result.ok).toBe(true);
+    expect(html).toContain('data-testid="investigation"');
+    expect(html).toContain('data-state="ready"');
+    expect(html).toContain('data-testid="explanation"');
+    expect(html).toContain(result.ok ? result.investigation.explanation.replace(/'/g, '&#x27;').slice(0, 40) : '');
+    expect(countTestIds(html, 'event-row')).toBe(21);
+    expect(html).toContain('data-testid="floor"');
+  });
+
+  it('says clearly that an unknown position is not in the log', () => {
+    const result = investigate(loadedHistory(), 99_999_999);
+    const html = renderToString(<InvestigationView result={result} importedFrom={undefined} link={undefined} widthPx={900} onClose={noop} onContextRadius={noop} onJump={noop} onExportJson={noop} onExportMarkdown={noop} />);
+    expect(html).toContain('data-testid="not-in-log"');
+    expect(html).toMatch(/Position <!-- -->99999999<!-- --> is not in the log/);
+  });
+});
+
+describe('RestartList', () => {
+  it('lists every restart with its recovered fence, replay and carried leases', () => {
+    const restarts = loadedHistory().head.restarts;
+    const html = renderToString(<RestartList restarts={restarts} onJump={noop} />);
+    expect(countTestIds(html, 'restart-marker')).toBe(3);
+    expect(html).toContain('recovered fence');
+    expect(html).toMatch(/leases carried, grace until/);
+  });
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { LogBuilder } from '../testing/log-builder.js';
+import { DashboardStore } from './dashboard-store.js';
+
+describe('DashboardStore', () => {
+  it('batches many events into one notification per scheduled frame', () => {
+    // Arrange
+    const queued: (() => void)[] = [];
+    const store = new DashboardStore({ schedule: (cb) => queued.push(cb) });
+    let notified = 0;
+    store.subscribe(() => (notified += 1));
+    const log = new LogBuilder();
+    for (let i = 1; i <= 100; i += 1) log.granted(`r${i}`, 'a', i);
+
+    // Act
+    log.events.forEach((e) => store.appendEvent(e));
+    queued.splice(0).forEach((cb) => cb());
+
+    // Assert
+    expect(notified).toBe(1);
+    expect(store.history.position).toBe(100);
+  });
+
+  it('learns the head and the coordinator clock offset from frames', () => {
+    const store = new DashboardStore({ schedule: (cb) => cb() });
+    store.applyFrame({ type: 'heartbeat', position: 42, wallMillis: 10_500 }, 10_000);
+    store.applyFrame({ type: 'caught-up', position: 40 }, 10_000);
+    expect([store.headPosition, store.clockOffsetMillis, store.caughtUp]).toEqual([42, 500, true]);
+  });
+});

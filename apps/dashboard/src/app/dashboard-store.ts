@@ -1,0 +1,147 @@
+/**
+ * The dashboard's live data outside React: the loaded log and its fold ({@link ViewHistory}), the
+ * stats ring, the connection state and clock offset. The stream client writes to it; React reads
+ * it through `useSyncExternalStore`, notified at most once per animation frame however fast
+ * events arrive.
+ */
+import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
+import { ViewHistory, type ViewHistoryOptions } from '../model/view-history.js';
+import { StatsHistory } from '../stream/stats-history.js';
+import type { ConnectionState } from '../stream/stream-client.js';
+
+/** Options of {@link DashboardStore}. */
+export interface DashboardStoreOptions extends ViewHistoryOptions {
+  /** Runs a callback soon (the browser: `requestAnimationFrame`); notifications are batched into it. */
+  readonly schedule: (callback: () => void) => void;
+}
+
+/** Most problems kept for display. */
+const MAX_PROBLEMS = 20;
+
+/** Shared state of one dashboard session. */
+export class DashboardStore {
+  /** The loaded log and its fold. */
+  readonly history: ViewHistory;
+  /** Rates from `stats` frames (denials are not logged). */
+  readonly stats = new StatsHistory();
+  #connection: ConnectionState = { status: 'connecting', after: 0, attempt: 0 };
+  #caughtUp = false;
+  #headPosition = 0;
+  #clockOffsetMillis = 0;
+  #problems: string[] = [];
+  #version = 0;
+  #scheduled = false;
+  readonly #listeners = new Set<() => void>();
+  readonly #schedule: (callback: () => void) => void;
+
+  constructor(options: DashboardStoreOptions) {
+    this.history = new ViewHistory(options);
+    this.#schedule = options.schedule;
+  }
+
+  /** Changes on every update; React's snapshot. */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** The stream client's state, as last reported. */
+  get connection(): ConnectionState {
+    return this.#connection;
+  }
+
+  /** True once the catch-up reached the head of the log at least once. */
+  get caughtUp(): boolean {
+    return this.#caughtUp;
+  }
+
+  /** Highest position the coordinator has mentioned. */
+  get headPosition(): number {
+    return Math.max(this.#headPosition, this.history.position);
+  }
+
+  /** Coordinator wall clock minus this browser's clock, milliseconds (from heartbeats and stats). */
+  get clockOffsetMillis(): number {
+    return this.#clockOffsetMillis;
+  }
+
+  /** Recent problems (invalid frames, gaps, HTTP errors), newest last. */
+  get problems(): readonly string[] {
+    return this.#problems;
+  }
+
+  /** Registers a listener; returns the unsubscribe function. */
+  subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  /** Snapshot for `useSyncExternalStore`. */
+  getVersion = (): number => this.#version;
+
+  /** Loads the next event (from the stream, an HTTP page or an import). */
+  appendEvent(recorded: RecordedEvent): void {
+    this.history.append(recorded);
+    this.#changed();
+  }
+
+  /**
+   * Applies a non-event frame.
+   *
+   * @param localNowMillis - This browser's clock when the frame arrived (for the clock offset).
+   */
+  applyFrame(frame: Exclude<StreamFrame, { type: 'event' }>, localNowMillis: number): void {
+    switch (frame.type) {
+      case 'caught-up':
+        this.#caughtUp = true;
+        this.#headPosition = Math.max(this.#headPosition, frame.position);
+        break;
+      case 'heartbeat':
+        this.#headPosition = Math.max(this.#headPosition, frame.position);
+        this.#clockOffsetMillis = frame.wallMillis - localNowMillis;
+        break;
+      case 'stats':
+        this.stats.push(frame);
+        this.#clockOffsetMillis = frame.wallMillis - localNowMillis;
+        break;
+      case 'closing':
+        this.#headPosition = Math.max(this.#headPosition, frame.position);
+        break;
+    }
+    this.#changed();
+  }
+
+  /** Records a head position learned elsewhere (an HTTP page). */
+  noteHead(position: number): void {
+    if (position > this.#headPosition) {
+      this.#headPosition = position;
+      this.#changed();
+    }
+  }
+
+  /** Records the stream client's state. */
+  setConnection(state: ConnectionState): void {
+    this.#connection = state;
+    this.#changed();
+  }
+
+  /** Records a problem to show (keeps the last {@link MAX_PROBLEMS}). */
+  reportProblem(message: string): void {
+    this.#problems = [...this.#problems.slice(-(MAX_PROBLEMS - 1)), message];
+    this.#changed();
+  }
+
+  /** Forces listeners to run (e.g. after a UI-only change that reads the store). */
+  touch(): void {
+    this.#changed();
+  }
+
+  #changed(): void {
+    this.#version += 1;
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#schedule(() => {
+      this.#scheduled = false;
+      for (const listener of this.#listeners) listener();
+    });
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * `window.__leaseFence`: a read-only summary of what the dashboard shows, for browser end-to-end
+ * tests and for operators in the console. It reports; it never changes the view.
+ */
+import type { ConnectionState } from '../stream/stream-client.js';
+import type { HoldingAnswer } from '../model/who-held.js';
+
+/** What `__leaseFence.summary()` returns. */
+export interface DashboardSummary {
+  readonly connection: ConnectionState['status'];
+  readonly live: boolean;
+  /** Position the view is folded to. */
+  readonly position: number;
+  /** Last loaded position. */
+  readonly loadedPosition: number;
+  readonly headPosition: number;
+  /** Events in the log beyond the view (the "N new since" of a paused view). */
+  readonly newSince: number;
+  readonly lanes: number;
+  readonly shownLanes: number;
+  readonly generations: number;
+  readonly rejections: number;
+  readonly restarts: number;
+  readonly fenceCounter: number;
+  readonly anomalies: number;
+  /** Shapes drawn on the lanes canvas in the last frame. */
+  readonly shapesDrawn: number;
+  readonly investigation: number | undefined;
+  readonly search: string;
+}
+
+/** The hook's surface. */
+export interface DebugHook {
+  summary(): DashboardSummary;
+  /** Who held `resource` at `wallMillis` (epoch ms or ISO string), as of the view. */
+  whoHeld(resource: string, wallMillis: number | string): HoldingAnswer;
+}
+
+/**
+ * Installs the hook as `target.__leaseFence`.
+ *
+ * @returns The uninstall function.
+ */
+export function installDebugHook(target: Record<string, unknown> | undefined, hook: DebugHook): () => void {
+  if (target === undefined) return () => undefined;
+  target['__leaseFence'] = hook;
+  return () => {
+    if (target['__leaseFence'] === hook) delete target['__leaseFence'];
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The events around the view's position (the shared cursor's position when one is set), in log order.
+ */
+import type { RecordedEvent } from '@lease-fence/protocol';
+import type { ReactElement } from 'react';
+import { formatWallTime, shortBootId } from '../model/format.js';
+
+/** Props of {@link EventTable}. */
+export interface EventTableProps {
+  readonly events: readonly RecordedEvent[];
+  /** The position to highlight. */
+  readonly focusPosition: number | undefined;
+  readonly onPick: (position: number) => void;
+  readonly caption: string;
+}
+
+/** Summary columns of any event: resource, holder, fence. */
+export function eventSummary(recorded: RecordedEvent): { resource: string; holder: string; fence: string; detail: string } {
+  const { event } = recorded;
+  switch (event.type) {
+    case 'LeaseGranted':
+    case 'LeaseRenewed':
+      return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: `${event.data.requestId} · TTL ${event.data.ttlMillis} ms` };
+    case 'LeaseReleased':
+    case 'LeaseExpired':
+      return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: '' };
+    case 'FenceRejected':
+      return { resource: event.data.resource, holder: event.data.rejected.holderId, fence: `${event.data.rejected.fence} < ${event.data.current.fence}`, detail: `gate ${event.data.gateId} seq ${event.data.seq} · floor ${event.data.current.holderId}` };
+    case 'FenceAdmitted':
+      return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: `gate ${event.data.gateId}` };
+    case 'CoordinatorStarted':
+      return { resource: '', holder: '', fence: String(event.data.recoveredFence), detail: `boot ${shortBootId(event.data.bootId)} · ${event.data.carriedLeases.length} carried · ${event.data.eventsReplayed} replayed` };
+    case 'SnapshotTaken':
+      return { resource: '', holder: '', fence: '', detail: `covers ${event.data.coversPosition}` };
+    case 'CoordinatorCheckpointed':
+      return { resource: '', holder: '', fence: '', detail: `boot ${shortBootId(event.data.bootId)}` };
+  }
+}
+
+/** A table of log events. */
+export function EventTable({ events, focusPosition, onPick, caption }: EventTableProps): ReactElement {
+  return (
+    <section className="panel events" aria-label="Events">
+      <h3>{caption}</h3>
+      <table data-testid="event-table">
+        <thead><tr><th>position</th><th>type</th><th>resource</th><th>holder</th><th>fence</th><th>wall</th><th>detail</th></tr></thead>
+        <tbody>
+          {events.map((e) => {
+            const s = eventSummary(e);
+            return (
+              <tr key={e.position} data-testid="event-row" data-position={e.position} data-type={e.event.type} className={e.position === focusPosition ? 'selected' : undefined} onClick={() => onPick(e.position)}>
+                <td>{e.position}</td><td>{e.event.type}</td><td>{s.resource}</td><td>{s.holder}</td><td>{s.fence}</td><td>{formatWallTime(e.event.data.wallMillis)}</td><td className="muted">{s.detail}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
+  );
+}

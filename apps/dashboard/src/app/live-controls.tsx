@@ -1,0 +1,79 @@
+/**
+ * Live / pause, "N new since", the as-of position with a scrubber over the whole log, stepping,
+ * jumps to rejections and restarts, and replay at a chosen speed.
+ */
+import type { ReactElement } from 'react';
+import { formatWallDateTime } from '../model/format.js';
+import { REPLAY_SPEEDS } from './url-state.js';
+
+/** Props of {@link LiveControls}. */
+export interface LiveControlsProps {
+  readonly live: boolean;
+  /** Position the view is as of. */
+  readonly asOfPosition: number;
+  readonly asOfWallMillis: number | undefined;
+  readonly firstPosition: number;
+  /** Head of the log as last heard. */
+  readonly headPosition: number;
+  readonly playing: boolean;
+  readonly speed: number;
+  /** A requested position that is beyond the log, to say so. */
+  readonly beyondLog: number | undefined;
+  readonly onPause: () => void;
+  readonly onResume: () => void;
+  readonly onSeek: (position: number) => void;
+  readonly onStep: (direction: 1 | -1) => void;
+  readonly onMarker: (direction: 1 | -1) => void;
+  readonly onPlay: (playing: boolean) => void;
+  readonly onSpeed: (speed: number) => void;
+}
+
+/** The toolbar that moves the view through the log. */
+export function LiveControls(props: LiveControlsProps): ReactElement {
+  const newSince = Math.max(0, props.headPosition - props.asOfPosition);
+  return (
+    <div className="live-controls" data-testid="live-controls" data-live={props.live}>
+      {props.live
+        ? <button type="button" onClick={props.onPause} data-testid="pause" title="Pause (space)">❚❚ Pause</button>
+        : <button type="button" onClick={props.onResume} data-testid="resume" title="Back to live (space)">▶ Live</button>}
+      {!props.live && (
+        <span className="new-since" data-testid="new-since" data-count={newSince}>
+          {newSince.toLocaleString('en-US')} new since position {props.asOfPosition.toLocaleString('en-US')}
+        </span>
+      )}
+      <button type="button" onClick={() => props.onMarker(-1)} title="Previous rejection or restart (p)">« p</button>
+      <button type="button" onClick={() => props.onStep(-1)} title="One event back ([)">‹ [</button>
+      <label className="scrubber">
+        <span className="sr-only">As-of position</span>
+        <input
+          type="range"
+          data-testid="scrubber"
+          min={Math.max(0, props.firstPosition - 1)}
+          max={Math.max(props.headPosition, props.asOfPosition)}
+          value={props.asOfPosition}
+          onChange={(e) => props.onSeek(Number(e.target.value))}
+        />
+      </label>
+      <button type="button" onClick={() => props.onStep(1)} title="One event forward (])">] ›</button>
+      <button type="button" onClick={() => props.onMarker(1)} title="Next rejection or restart (n)">n »</button>
+      <span className="as-of" data-testid="as-of" data-position={props.asOfPosition}>
+        {props.live ? 'live' : 'as of'} position {props.asOfPosition.toLocaleString('en-US')}
+        {props.asOfWallMillis !== undefined && ` · ${formatWallDateTime(props.asOfWallMillis)}`}
+      </span>
+      {!props.live && (
+        <>
+          <button type="button" onClick={() => props.onPlay(!props.playing)} data-testid="replay">{props.playing ? '❚❚ Stop replay' : '▶ Replay'}</button>
+          <label>
+            speed{' '}
+            <select value={props.speed} onChange={(e) => props.onSpeed(Number(e.target.value))}>
+              {REPLAY_SPEEDS.map((s) => <option key={s} value={s}>{s}×</option>)}
+            </select>
+          </label>
+        </>
+      )}
+      {props.beyondLog !== undefined && (
+        <span className="error" role="alert" data-testid="not-in-log">Position {props.beyondLog} is not in the log (it ends at {props.headPosition}); showing the end.</span>
+      )}
+    </div>
+  );
+}

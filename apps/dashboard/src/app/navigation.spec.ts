@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { ViewHistory } from '../model/view-history.js';
+import { LogBuilder } from '../testing/log-builder.js';
+import { followWindow, ingestTarget, markerPosition, REPLAY_LOAD_AHEAD, resolveAsOf, stepPosition } from './navigation.js';
+import { DEFAULT_VIEW } from './url-state.js';
+
+function history(): ViewHistory {
+  const log = new LogBuilder({ wallMillis: 1_000_000 });
+  log.started(); // 1
+  log.advance(1_000).granted('a', 'h1', 1); // 2
+  log.advance(1_000).rejected('a', { holderId: 'h0', fence: 1 }, { holderId: 'h1', fence: 1 }); // 3
+  log.advance(1_000).skip(2).renewed('a', 'h1', 1); // 6
+  log.advance(1_000).restart('boot-b'); // 7
+  const h = new ViewHistory();
+  log.events.forEach((e) => h.append(e));
+  return h;
+}
+
+describe('resolveAsOf', () => {
+  it('follows the head when live', () => {
+    expect(resolveAsOf(undefined, history(), 7, true)).toMatchObject({ live: true, position: 7 });
+  });
+
+  it('resolves a position to the last loaded event at or before it, with its wall time', () => {
+    expect(resolveAsOf({ kind: 'position', position: 5 }, history(), 7, true)).toEqual({ live: false, position: 3, wallMillis: 1_002_000, beyondLog: undefined });
+  });
+
+  it('resolves a wall time to the last event at or before it', () => {
+    expect(resolveAsOf({ kind: 'wall', wallMillis: 1_001_500 }, history(), 7, true)).toMatchObject({ position: 2, wallMillis: 1_001_500 });
+  });
+
+  it('says a position beyond the head is not in the log, once the head is known', () => {
+    expect(resolveAsOf({ kind: 'position', position: 99 }, history(), 7, true).beyondLog).toBe(99);
+    expect(resolveAsOf({ kind: 'position', position: 99 }, history(), 7, false).beyondLog).toBeUndefined();
+  });
+});
+
+describe('stepPosition and markerPosition', () => {
+  it('steps over positions that are not loaded, and asks for one more past the end while the log has more', () => {
+    const h = history();
+    expect(stepPosition(h, 3, 1, 7)).toBe(6);
+    expect(stepPosition(h, 6, -1, 7)).toBe(3);
+    expect(stepPosition(h, 7, 1, 9)).toBe(8);
+    expect(stepPosition(h, 7, 1, 7)).toBe(7);
+  });
+
+  it('jumps to the next and previous rejection or restart', () => {
+    const h = history();
+    expect(markerPosition(h, 1, 1)).toBe(3);
+    expect(markerPosition(h, 3, 1)).toBe(7);
+    expect(markerPosition(h, 7, -1)).toBe(3);
+    expect(markerPosition(h, 7, 1)).toBe(7);
+  });
+});
+
+describe('followWindow', () => {
+  it('puts the anchor near the right edge', () => {
+    expect(followWindow(10_000, 1_000)).toEqual({ fromWallMillis: 9_150, toWallMillis: 10_150 });
+  });
+});
+
+describe('ingestTarget', () => {
+  it('follows live without an as-of point, and loads to the head once before holding', () => {
+    expect(ingestTarget(DEFAULT_VIEW, 50, true)).toBeUndefined();
+    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 10 } }, 50, false)).toBeUndefined();
+  });
+
+  it('holds where it is when pausing, and loads further for a later position or an investigation window', () => {
+    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 10 } }, 50, true)).toBe(50);
+    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 80 } }, 50, true)).toBe(80);
+    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, investigation: { position: 45, contextRadius: 10 } }, 50, true)).toBe(55);
+  });
+
+  it('loads ahead of the position while replaying', () => {
+    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, playing: true }, 50, true)).toBe(40 + REPLAY_LOAD_AHEAD);
+  });
+});

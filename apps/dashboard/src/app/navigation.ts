@@ -1,0 +1,88 @@
+/**
+ * Pure navigation over the loaded log: resolving the URL's as-of point to a position, the window
+ * that follows it, stepping one event, jumping to rejections and restarts, and how far the stream
+ * must load for a view.
+ */
+import type { ViewHistory } from '../model/view-history.js';
+import type { TimeWindow } from '../timeline/time-scale.js';
+import type { AsOf, ViewUrlState } from './url-state.js';
+
+/** The view's position in the log. */
+export interface ResolvedAsOf {
+  /** True when following the head of the log. */
+  readonly live: boolean;
+  /** Position the view is folded to (the last loaded position ≤ the request). */
+  readonly position: number;
+  /** Coordinator wall time of that point (the as-of line); undefined when nothing is loaded. */
+  readonly wallMillis: number | undefined;
+  /** A requested position beyond the head of the log (only once the head is known). */
+  readonly beyondLog: number | undefined;
+}
+
+/**
+ * Resolves the URL's as-of point against what is loaded.
+ *
+ * @param at - From the URL; undefined = live.
+ * @param history - The loaded log.
+ * @param headPosition - Head of the log as last heard.
+ * @param headKnown - Whether the catch-up has reached the head at least once.
+ */
+export function resolveAsOf(at: AsOf | undefined, history: ViewHistory, headPosition: number, headKnown: boolean): ResolvedAsOf {
+  const last = history.position;
+  if (at === undefined) return { live: true, position: last, wallMillis: history.head.lastWallMillis, beyondLog: undefined };
+  if (at.kind === 'wall') {
+    const position = history.positionAtWall(at.wallMillis);
+    return { live: false, position, wallMillis: at.wallMillis, beyondLog: undefined };
+  }
+  const position = Math.min(at.position, last);
+  const loaded = history.index.events()[history.index.indexOf(position + 1) - 1];
+  return {
+    live: false,
+    position: loaded?.position ?? 0,
+    wallMillis: loaded?.event.data.wallMillis,
+    beyondLog: headKnown && at.position > headPosition ? at.position : undefined,
+  };
+}
+
+/** The window that follows `anchorWallMillis`: most of `spanMillis` before it, a little after. */
+export function followWindow(anchorWallMillis: number, spanMillis: number): TimeWindow {
+  return { fromWallMillis: anchorWallMillis - spanMillis * 0.85, toWallMillis: anchorWallMillis + spanMillis * 0.15 };
+}
+
+/**
+ * The position one event before or after `position` among the loaded events; forward past the
+ * last loaded event it is `position + 1` when the log has more (the stream then loads it), else
+ * `position`.
+ */
+export function stepPosition(history: ViewHistory, position: number, direction: 1 | -1, headPosition: number): number {
+  const events = history.index.events();
+  if (direction === -1) {
+    const before = events[history.index.indexOf(position) - 1];
+    return before?.position ?? Math.min(position, Math.max(0, history.index.firstPosition - 1));
+  }
+  const after = events[history.index.indexOf(position + 1)];
+  if (after !== undefined) return after.position;
+  return position < headPosition ? position + 1 : position;
+}
+
+/** The next / previous rejection or restart from `position`, or `position` when there is none. */
+export function markerPosition(history: ViewHistory, position: number, direction: 1 | -1): number {
+  return history.index.nextMarker(position, direction) ?? position;
+}
+
+/** Events loaded ahead of the as-of position while replaying. */
+export const REPLAY_LOAD_AHEAD = 10_000;
+
+/**
+ * How far the stream must load for a view: undefined = follow live; otherwise hold at this
+ * position (never below what is already loaded, so pausing keeps memory where it is). A replay
+ * loads {@link REPLAY_LOAD_AHEAD} events ahead of its position.
+ */
+export function ingestTarget(view: ViewUrlState, loadedPosition: number, headKnown: boolean): number | undefined {
+  if (view.at === undefined) return undefined;
+  if (!headKnown) return undefined; // load to the head once, then hold
+  const ahead = view.playing ? REPLAY_LOAD_AHEAD : 0;
+  const wanted = view.at.kind === 'position' ? view.at.position + Math.max(ahead, view.investigation?.contextRadius ?? 0) : loadedPosition;
+  const investigation = view.investigation === undefined ? 0 : view.investigation.position + view.investigation.contextRadius;
+  return Math.max(loadedPosition, wanted, investigation);
+}

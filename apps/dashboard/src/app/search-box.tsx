@@ -1,0 +1,43 @@
+/**
+ * Search by fence, holder, requestId or log position; each result moves the view.
+ */
+import type { ReactElement } from 'react';
+import { formatWallTime } from '../model/format.js';
+import type { SearchHit } from '../model/search-log.js';
+
+/** Props of {@link SearchBox}. */
+export interface SearchBoxProps {
+  readonly query: string;
+  readonly hits: readonly SearchHit[];
+  readonly onQuery: (query: string) => void;
+  readonly onPick: (hit: SearchHit) => void;
+}
+
+/** A search field and its results. */
+export function SearchBox({ query, hits, onQuery, onPick }: SearchBoxProps): ReactElement {
+  return (
+    <div className="search-box">
+      <input type="search" placeholder="fence, holder, requestId, #position" value={query} onChange={(e) => onQuery(e.target.value)} data-testid="search" aria-label="Search" />
+      {query.trim() !== '' && (
+        <ul className="search-results" data-testid="search-results">
+          {hits.length === 0 && <li className="muted">Nothing matches “{query}” as of this position.</li>}
+          {hits.map((hit, i) => (
+            <li key={i}>
+              <button type="button" onClick={() => onPick(hit)} data-testid="search-hit" data-kind={hit.kind}>{describeHit(hit)}</button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+function describeHit(hit: SearchHit): string {
+  switch (hit.kind) {
+    case 'position': return `position ${hit.position}: ${hit.type}${hit.resource === undefined ? '' : ` on ${hit.resource}`}`;
+    case 'fence': return `fence ${hit.fence}: ${hit.holderId} on ${hit.resource} from ${formatWallTime(hit.startWallMillis)}`;
+    case 'request': return `request ${hit.requestId}: ${hit.type} on ${hit.resource} (position ${hit.position})`;
+    case 'holder': return `holder ${hit.holderId}: ${hit.generations} generations on ${hit.resources.length} resources`;
+    case 'resource': return `resource ${hit.resource}: ${hit.generations} generations`;
+  }
+}

@@ -1,0 +1,51 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { fcParameters } from '../testing/fc-seed.js';
+import { DEFAULT_VIEW, formatViewUrl, isNewView, parseViewUrl, type ViewUrlState } from './url-state.js';
+
+const wall = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) });
+const text = fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s.trim() === s && s !== '');
+
+const view: fc.Arbitrary<ViewUrlState> = fc.record({
+  at: fc.option(fc.oneof(fc.record({ kind: fc.constant('position' as const), position: fc.nat({ max: 10_000_000 }) }), fc.record({ kind: fc.constant('wall' as const), wallMillis: wall })), { nil: undefined }),
+  window: fc.option(fc.tuple(wall, fc.integer({ min: 1, max: 86_400_000 })).map(([from, span]) => ({ fromWallMillis: from, toWallMillis: from + span })), { nil: undefined }),
+  spanMillis: fc.integer({ min: 10, max: 86_400_000 }),
+  filter: fc.record({ resource: text, holder: text, hasRejections: fc.constant(true as const), fenceMin: fc.integer({ min: 1, max: 1000 }), fenceMax: fc.integer({ min: 1000, max: 5000 }) }, { requiredKeys: [] }),
+  search: fc.oneof(fc.constant(''), text),
+  resource: fc.option(text, { nil: undefined }),
+  cursorWallMillis: fc.option(wall, { nil: undefined }),
+  investigation: fc.option(fc.record({ position: fc.integer({ min: 1, max: 1_000_000 }), contextRadius: fc.nat({ max: 500 }) }), { nil: undefined }),
+  playing: fc.boolean(),
+  speed: fc.constantFrom(1, 2, 10, 60),
+});
+
+describe('URL state', () => {
+  it('reads back every view it writes (permalinks reopen the same view)', () => {
+    fc.assert(
+      fc.property(view, (v) => {
+        expect(parseViewUrl(formatViewUrl(v))).toEqual(v);
+      }),
+      fcParameters(500),
+    );
+  });
+
+  it('writes nothing for the default live view', () => {
+    expect(formatViewUrl(DEFAULT_VIEW)).toBe('');
+    expect(parseViewUrl('')).toEqual(DEFAULT_VIEW);
+  });
+
+  it('reads "who held X at T" links: a resource and a wall time', () => {
+    expect(parseViewUrl('?resource=deploy-slot&at=2026-05-28T12:01:03.120Z')).toMatchObject({ resource: 'deploy-slot', at: { kind: 'wall', wallMillis: Date.UTC(2026, 4, 28, 12, 1, 3, 120) } });
+  });
+
+  it('ignores unreadable values instead of failing to open the link', () => {
+    expect(parseViewUrl('?at=soon&span=-5&inv=x&fence=abc&speed=0')).toEqual(DEFAULT_VIEW);
+  });
+
+  it('counts a new as-of position or investigation as a new view, and a pan or cursor move as the same view', () => {
+    const base = parseViewUrl('?at=100');
+    expect(isNewView(base, { ...base, at: { kind: 'position', position: 101 } })).toBe(true);
+    expect(isNewView(base, { ...base, investigation: { position: 100, contextRadius: 10 } })).toBe(true);
+    expect(isNewView(base, { ...base, cursorWallMillis: 5, window: { fromWallMillis: 0, toWallMillis: 10 } })).toBe(false);
+  });
+});

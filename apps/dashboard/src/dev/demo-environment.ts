@@ -1,0 +1,63 @@
+/**
+ * Development only (`npm run dev`, then open `/?demo=<seed>`): a browser environment whose
+ * "coordinator" is a synthetic log served through the real stream client and HTTP client, so the
+ * dashboard can be tried and profiled at the scale target without a coordinator. Never shipped:
+ * `main.tsx` imports it only when `import.meta.env.DEV`.
+ */
+import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
+import type { DashboardEnvironment } from '../app/environment.js';
+import type { SocketLike } from '../stream/stream-client.js';
+import { synthesizeEvents } from './synthetic.js';
+
+/**
+ * Replaces the network of `env` with a synthetic coordinator: the first 90 % of a seeded log is
+ * history, the rest arrives live at a steady rate.
+ *
+ * @param env - The browser environment.
+ * @param seed - Seed of the synthetic log.
+ * @param eventsPerSecond - Live rate after the catch-up. @defaultValue 200
+ */
+export function demoEnvironment(env: DashboardEnvironment, seed: number, eventsPerSecond = 200): DashboardEnvironment {
+  const all = synthesizeEvents({ seed });
+  const shift = Date.now() - (all[Math.floor(all.length * 0.9)]?.event.data.wallMillis ?? 0);
+  const log: RecordedEvent[] = all.map((e) => {
+    const data: Record<string, unknown> = { ...e.event.data, wallMillis: e.event.data.wallMillis + shift };
+    if (typeof data['gateWallMillis'] === 'number') data['gateWallMillis'] += shift;
+    return { ...e, recordedAtMillis: e.recordedAtMillis + shift, event: { ...e.event, data } } as RecordedEvent;
+  });
+  let head = Math.floor(log.length * 0.9);
+  const sockets = new Set<(upTo: number) => void>();
+  window.setInterval(() => {
+    const next = Math.min(log.length, head + Math.max(1, Math.round(eventsPerSecond / 10)));
+    head = next;
+    for (const push of sockets) push(head);
+  }, 100);
+  return {
+    ...env,
+    storage: { getItem: () => 'demo', setItem: () => undefined, removeItem: () => undefined },
+    fetch: (url) => {
+      const after = Number(new URL(url).searchParams.get('after') ?? 0);
+      const body = { events: log.slice(after, Math.min(head, after + 1)), head };
+      return Promise.resolve({ status: 200, ok: true, json: () => Promise.resolve(body) });
+    },
+    connect: (url) => {
+      const socket: SocketLike = { onopen: null, onmessage: null, onclose: null, onerror: null, close: () => sockets.delete(push) };
+      let sent = Number(new URL(url).searchParams.get('after') ?? 0);
+      const send = (frame: StreamFrame): void => socket.onmessage?.({ data: JSON.stringify(frame) });
+      const push = (upTo: number): void => {
+        for (; sent < upTo; sent += 1) {
+          const e = log[sent];
+          if (e !== undefined) send({ type: 'event', position: e.position, recordedAtMillis: e.recordedAtMillis, event: e.event });
+        }
+        send({ type: 'heartbeat', position: upTo, wallMillis: Date.now() });
+      };
+      window.setTimeout(() => {
+        socket.onopen?.({});
+        push(head);
+        send({ type: 'caught-up', position: head });
+        sockets.add(push);
+      }, 0);
+      return socket;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * Copies a view state so that folding more events into the original never changes the copy.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (Time travel)
+ */
+import type { MutableGeneration, MutableLane, MutableViewState } from './mutable-view-state.js';
+import type { ViewState } from './view-state.js';
+
+/**
+ * A copy of `state` that {@link evolveView} may update without touching `state`, and vice versa.
+ *
+ * Cheap by construction: the fold only ever changes a lane's open (last) generation, and only
+ * appends to arrays, so ended generations, rejections and restarts are shared; each lane's
+ * arrays and its open generation are copied. Cost is proportional to the number of generations,
+ * not to the number of events folded.
+ *
+ * @param state - Any view state.
+ * @returns An independent state equal to `state`.
+ */
+export function cloneViewState(state: ViewState): ViewState {
+  const s = state as MutableViewState;
+  const lanes = new Map<string, MutableLane>();
+  for (const [resource, lane] of s.lanes) lanes.set(resource, cloneLane(lane));
+  const copy: MutableViewState = {
+    ...s,
+    lanes,
+    rejections: s.rejections.slice(),
+    restarts: s.restarts.slice(),
+    counts: { ...s.counts },
+    anomalies: s.anomalies.slice(),
+  };
+  return copy;
+}
+
+function cloneLane(lane: MutableLane): MutableLane {
+  const generations = lane.generations.slice();
+  const lastIndex = generations.length - 1;
+  const last = generations[lastIndex];
+  if (last !== undefined && last.end === undefined) generations[lastIndex] = cloneGeneration(last);
+  return { ...lane, generations, rejections: lane.rejections.slice() };
+}
+
+function cloneGeneration(g: MutableGeneration): MutableGeneration {
+  return { ...g, renewalPositions: g.renewalPositions.slice(), renewalWallMillis: g.renewalWallMillis.slice(), carried: g.carried.slice() };
+}

@@ -1,0 +1,180 @@
+/**
+ * The investigation of one `FenceRejected`, keyed by its log position: both holders'
+ * generations on one axis, the gate's floor and who set it, the events around it, and one
+ * sentence saying what happened. Built from the view state *as of* that position, so the same
+ * position gives the same investigation whenever and wherever it is opened (a fresh browser,
+ * after a coordinator restart, or from an exported file).
+ *
+ * @see DESIGN.md § "The library's rules" (FenceGate)
+ */
+import type { CarriedLease, CoordinatorEventType, RecordedEvent } from '@lease-fence/protocol';
+import type { ClockStamp } from './clock-stamp.js';
+import { explainRejection, type FloorEvidence } from './explain-rejection.js';
+import type { ViewHistory } from './view-history.js';
+import type { Generation, Lane, RejectionView } from './view-state.js';
+
+/** Default number of events shown on each side of the rejection. */
+export const DEFAULT_CONTEXT_RADIUS = 10;
+
+/** A restart inside the investigation's span, with what it did to this resource. */
+export interface InvestigationRestart {
+  readonly stamp: ClockStamp;
+  readonly previousBootId: string | undefined;
+  readonly recoveredFence: number;
+  readonly eventsReplayed: number;
+  readonly replayMillis: number;
+  readonly fromSnapshot: boolean;
+  readonly graceEndWallMillis: number;
+  /** The lease of this resource it carried, if any. */
+  readonly carried: CarriedLease | undefined;
+}
+
+/** Everything the investigation view shows. */
+export interface Investigation {
+  /** Position of the `FenceRejected`. */
+  readonly position: number;
+  readonly rejection: RejectionView;
+  /** The refused holder's generation (by fence), as of the rejection; undefined when not in the loaded log. */
+  readonly rejected: Generation | undefined;
+  /** The generation of the gate's floor (by fence), as of the rejection; undefined when not in the loaded log. */
+  readonly current: Generation | undefined;
+  readonly floor: FloorEvidence;
+  /** Restarts between the earlier generation's first event and the rejection. */
+  readonly restarts: readonly InvestigationRestart[];
+  /** Events shown on each side of the rejection. */
+  readonly contextRadius: number;
+  /** Loaded events with positions in `[position - contextRadius, position + contextRadius]`. */
+  readonly context: readonly RecordedEvent[];
+  /** One sentence: what happened. */
+  readonly explanation: string;
+  /** Wall-time span that shows both generations and the rejection (epoch milliseconds). */
+  readonly axis: { readonly fromWallMillis: number; readonly toWallMillis: number };
+}
+
+/**
+ * Outcome of {@link investigate}: the investigation, or why there is none (data, not thrown).
+ * - `not-in-log`: no loaded event has that position (`firstPosition`..`lastPosition` is what is loaded);
+ * - `not-a-rejection`: the event there is of another type.
+ */
+export type InvestigationResult =
+  | { readonly ok: true; readonly investigation: Investigation }
+  | { readonly ok: false; readonly reason: 'not-in-log'; readonly position: number; readonly firstPosition: number; readonly lastPosition: number }
+  | { readonly ok: false; readonly reason: 'not-a-rejection'; readonly position: number; readonly type: CoordinatorEventType };
+
+/**
+ * Investigates the `FenceRejected` at `position`.
+ *
+ * @param history - The loaded log and its fold.
+ * @param position - Log position of a `FenceRejected`.
+ * @param contextRadius - Events to show on each side, integer ≥ 0. @defaultValue {@link DEFAULT_CONTEXT_RADIUS}
+ * @returns See {@link InvestigationResult}.
+ * @throws RangeError if `contextRadius` is negative or not an integer.
+ */
+export function investigate(history: ViewHistory, position: number, contextRadius: number = DEFAULT_CONTEXT_RADIUS): InvestigationResult {
+  if (!Number.isSafeInteger(contextRadius) || contextRadius < 0) {
+    throw new RangeError(`investigate: contextRadius must be a non-negative integer (events), got ${String(contextRadius)}`);
+  }
+  const { index } = history;
+  const recorded = Number.isSafeInteger(position) ? index.at(position) : undefined;
+  if (recorded === undefined) return { ok: false, reason: 'not-in-log', position, firstPosition: index.firstPosition, lastPosition: index.lastPosition };
+  if (recorded.event.type !== 'FenceRejected') return { ok: false, reason: 'not-a-rejection', position, type: recorded.event.type };
+
+  const state = history.stateAt(position);
+  const rejection = state.rejections[state.rejections.length - 1] as RejectionView;
+  const lane = state.lanes.get(rejection.resource) as Lane;
+  const rejected = findGeneration(lane, rejection.rejected.fence, rejection.rejected.holderId);
+  const current = findGeneration(lane, rejection.current.fence, rejection.current.holderId);
+  const floor: FloorEvidence = { ...rejection.current, gateId: rejection.gateId, admitted: findAdmission(history, rejection, position) };
+  const fences = new Set([rejection.rejected.fence, rejection.current.fence]);
+  const from = spanStart(rejected, current, position);
+  const restarts = state.restarts
+    .filter((r) => r.stamp.position >= from && r.stamp.position <= position)
+    .map((r) => ({
+      stamp: r.stamp,
+      previousBootId: r.previousBootId,
+      recoveredFence: r.recoveredFence,
+      eventsReplayed: r.eventsReplayed,
+      replayMillis: r.replayMillis,
+      fromSnapshot: r.fromSnapshot,
+      graceEndWallMillis: r.graceEndWallMillis,
+      carried: r.carriedLeases.find((c) => c.resource === rejection.resource && fences.has(c.fence)),
+    }));
+  const walls = [rejection.stamp.wallMillis, ...[rejected, current].flatMap((g) => (g === undefined ? [] : [g.startWallMillis, g.endWallMillis]))];
+  const lo = Math.min(...walls);
+  const hi = Math.max(...walls);
+  const pad = Math.max(500, (hi - lo) * 0.08);
+  return {
+    ok: true,
+    investigation: {
+      position,
+      rejection,
+      rejected,
+      current,
+      floor,
+      restarts,
+      contextRadius,
+      context: index.between(position - contextRadius, position + contextRadius),
+      explanation: explainRejection({ rejection, rejected, current, floor }),
+      axis: { fromWallMillis: lo - pad, toWallMillis: hi + pad },
+    },
+  };
+}
+
+/**
+ * Positions of every event an exported investigation needs so that {@link investigate} on those
+ * events alone gives the same investigation: both generations' events up to the rejection, the
+ * events that ended or carried them, the restarts in between, the floor's admission, and the
+ * context window.
+ */
+export function investigationPositions(history: ViewHistory, investigation: Investigation): number[] {
+  const { position, rejection } = investigation;
+  const { index } = history;
+  const fences = new Set([rejection.rejected.fence, rejection.current.fence]);
+  const positions = new Set<number>([position]);
+  for (const p of index.positionsOf(rejection.resource)) {
+    if (p > position) break;
+    const { event } = index.at(p) as RecordedEvent;
+    if ((event.type === 'LeaseGranted' || event.type === 'LeaseRenewed' || event.type === 'LeaseReleased' || event.type === 'LeaseExpired') && fences.has(event.data.fence)) positions.add(p);
+  }
+  for (const g of [investigation.rejected, investigation.current]) {
+    if (g === undefined) continue;
+    positions.add(g.firstSeen.position);
+    if (g.end !== undefined) positions.add(g.end.stamp.position);
+    for (const c of g.carried) positions.add(c.position);
+  }
+  for (const r of investigation.restarts) positions.add(r.stamp.position);
+  if (investigation.floor.admitted !== undefined) positions.add(investigation.floor.admitted.position);
+  for (const e of investigation.context) positions.add(e.position);
+  return [...positions].filter((p) => p <= index.lastPosition && index.at(p) !== undefined).sort((a, b) => a - b);
+}
+
+function findGeneration(lane: Lane, fence: number, holderId: string): Generation | undefined {
+  let byFence: Generation | undefined;
+  for (let i = lane.generations.length - 1; i >= 0; i -= 1) {
+    const g = lane.generations[i];
+    if (g === undefined || g.fence !== fence) continue;
+    if (g.holderId === holderId) return g;
+    byFence ??= g;
+  }
+  return byFence;
+}
+
+function findAdmission(history: ViewHistory, rejection: RejectionView, position: number): ClockStamp | undefined {
+  const positions = history.index.positionsOf(rejection.resource);
+  for (let i = positions.length - 1; i >= 0; i -= 1) {
+    const p = positions[i] as number;
+    if (p >= position) continue;
+    const recorded = history.index.at(p);
+    if (recorded?.event.type !== 'FenceAdmitted') continue;
+    const d = recorded.event.data;
+    if (d.gateId === rejection.gateId && d.fence === rejection.current.fence && d.holderId === rejection.current.holderId) {
+      return { position: p, wallMillis: d.wallMillis, bootId: d.bootId, atMillis: d.atMillis };
+    }
+  }
+  return undefined;
+}
+
+function spanStart(rejected: Generation | undefined, current: Generation | undefined, position: number): number {
+  const starts = [rejected, current].flatMap((g) => (g === undefined ? [] : [g.firstSeen.position]));
+  return starts.length === 0 ? position : Math.min(...starts);
+}

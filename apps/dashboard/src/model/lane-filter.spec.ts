@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { LogBuilder } from '../testing/log-builder.js';
+import { foldEvents } from './fold-events.js';
+import { filterLanes, parseFenceRange } from './lane-filter.js';
+
+function state() {
+  const log = new LogBuilder();
+  log.granted('deploy-slot:web', 'coder-1', 1);
+  log.granted('deploy-slot:api', 'planner-2', 2);
+  log.granted('migration:db', 'coder-3', 30);
+  log.rejected('deploy-slot:api', { holderId: 'x', fence: 1 }, { holderId: 'planner-2', fence: 2 });
+  return foldEvents(log.events);
+}
+
+describe('filterLanes', () => {
+  it.each([
+    [{}, ['deploy-slot:api', 'deploy-slot:web', 'migration:db']],
+    [{ resource: 'deploy-*' }, ['deploy-slot:api', 'deploy-slot:web']],
+    [{ resource: 'SLOT' }, ['deploy-slot:api', 'deploy-slot:web']],
+    [{ resource: '*:db' }, ['migration:db']],
+    [{ holder: 'coder' }, ['deploy-slot:web', 'migration:db']],
+    [{ hasRejections: true }, ['deploy-slot:api']],
+    [{ fenceMin: 2, fenceMax: 29 }, ['deploy-slot:api']],
+    [{ resource: 'deploy*', holder: 'coder' }, ['deploy-slot:web']],
+  ])('keeps the lanes matching %j, sorted, and counts every lane', (filter, expected) => {
+    const result = filterLanes(state(), filter);
+    expect(result.lanes.map((l) => l.resource)).toEqual(expected);
+    expect(result.total).toBe(3);
+  });
+});
+
+describe('parseFenceRange', () => {
+  it.each([
+    ['12', { fenceMin: 12, fenceMax: 12 }],
+    ['10-200', { fenceMin: 10, fenceMax: 200 }],
+    ['10-', { fenceMin: 10 }],
+    ['-200', { fenceMax: 200 }],
+    ['', undefined],
+    ['abc', undefined],
+  ])('reads %j as %j', (text, expected) => {
+    expect(parseFenceRange(text)).toEqual(expected);
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { LogBuilder } from '../testing/log-builder.js';
+import { holdDurations, logRates } from './rates.js';
+import { ViewHistory } from './view-history.js';
+
+function historyOf(log: LogBuilder): ViewHistory {
+  const history = new ViewHistory();
+  log.events.forEach((e) => history.append(e));
+  return history;
+}
+
+describe('logRates', () => {
+  it('counts each kind of event per second in whole-second bins, as of a position', () => {
+    // Arrange: wall starts on a second boundary
+    const log = new LogBuilder({ wallMillis: 1_780_000_000_000 });
+    log.granted('a', 'h1', 1);
+    log.advance(200).renewed('a', 'h1', 1);
+    log.advance(300).renewed('a', 'h1', 1);
+    log.advance(600).rejected('a', { holderId: 'h0', fence: 1 }, { holderId: 'h1', fence: 1 });
+    const late = log.advance(100).released('a', 'h1', 1);
+    const history = historyOf(log);
+
+    // Act
+    const all = logRates(history.index, { asOfPosition: late.position, fromWallMillis: 1_780_000_000_000, toWallMillis: 1_780_000_002_000, maxBins: 10 });
+    const before = logRates(history.index, { asOfPosition: late.position - 1, fromWallMillis: 1_780_000_000_000, toWallMillis: 1_780_000_002_000, maxBins: 10 });
+
+    // Assert
+    expect(all.widthMillis).toBe(1_000);
+    expect(all.bins.map((b) => [b.grants, b.renewals, b.rejections, b.releases])).toEqual([[1, 2, 0, 0], [0, 0, 1, 1]]);
+    expect(before.bins[1]?.releases).toBe(0);
+  });
+
+  it('widens bins to keep at most maxBins, and reports rates per second', () => {
+    // Arrange
+    const log = new LogBuilder({ wallMillis: 1_780_000_000_000 });
+    for (let i = 0; i < 10; i += 1) log.advance(1_000).granted(`r${i}`, 'h', i + 1);
+    const history = historyOf(log);
+
+    // Act
+    const { bins, widthMillis } = logRates(history.index, { asOfPosition: 100, fromWallMillis: 1_780_000_000_000, toWallMillis: 1_780_000_012_000, maxBins: 3 });
+
+    // Assert
+    expect(widthMillis).toBe(4_000);
+    expect(bins.map((b) => b.grants)).toEqual([0.75, 1, 0.75]);
+  });
+
+  it('throws a RangeError for an empty window, naming the unit', () => {
+    expect(() => logRates(new ViewHistory().index, { asOfPosition: 0, fromWallMillis: 5, toWallMillis: 5 })).toThrow(/toWallMillis must be above fromWallMillis \(milliseconds\)/);
+  });
+});
+
+describe('holdDurations', () => {
+  it('bins ended generations by how long they were held and gives median and p95', () => {
+    // Arrange
+    const log = new LogBuilder();
+    log.granted('a', 'h', 1);
+    log.advance(50).released('a', 'h', 1);
+    log.granted('b', 'h', 2);
+    log.advance(5_000).released('b', 'h', 2);
+    log.granted('c', 'h', 3);
+
+    // Act
+    const result = holdDurations(historyOf(log).head);
+
+    // Assert
+    expect(result.count).toBe(2);
+    expect(result.bins.map((b) => b.count)).toEqual([1, 0, 1, 0, 0, 0]);
+    expect([result.p50Millis, result.p95Millis]).toEqual([5_000, 5_000]);
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * recharts panels: grants, renewals, releases, expiries and rejections per second (from the log),
+ * denials per second (from the stream's stats frames: denials are not logged), and hold
+ * durations. The shared time cursor is drawn on each chart; clicking a chart moves it.
+ */
+import { memo, type ReactElement } from 'react';
+import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
+import { formatDuration, formatWallTime } from '../model/format.js';
+import type { HoldDurationBin, RateBin } from '../model/rates.js';
+import type { StatsSample } from '../stream/stats-history.js';
+
+/** Props of {@link RatePanels}. */
+export interface RatePanelsProps {
+  readonly bins: readonly RateBin[];
+  readonly binWidthMillis: number;
+  /** Denial rates in the same window; empty in history views older than the stats kept. */
+  readonly denials: readonly StatsSample[];
+  readonly holdBins: readonly HoldDurationBin[];
+  readonly holdP50Millis: number | undefined;
+  readonly holdP95Millis: number | undefined;
+  readonly cursorWallMillis: number | undefined;
+  readonly onCursor: (wallMillis: number) => void;
+  /** Width of each chart, CSS pixels. */
+  readonly widthPx: number;
+}
+
+interface Row extends RateBin { readonly denials: number | null }
+
+/** The rate charts (re-rendered only when their inputs change). */
+export const RatePanels = memo(function RatePanels(props: RatePanelsProps): ReactElement {
+  const { bins, binWidthMillis, denials, widthPx } = props;
+  const rows: Row[] = bins.map((b) => {
+    const inBin = denials.filter((d) => d.wallMillis >= b.wallMillis && d.wallMillis < b.wallMillis + binWidthMillis);
+    return { ...b, denials: inBin.length === 0 ? null : inBin.reduce((n, d) => n + d.denialsPerSecond, 0) / inBin.length };
+  });
+  const cursor = props.cursorWallMillis === undefined ? undefined : Math.floor(props.cursorWallMillis / binWidthMillis) * binWidthMillis;
+  const onClick = (state: unknown): void => {
+    const label = (state as { activeLabel?: unknown } | null)?.activeLabel;
+    if (typeof label === 'number') props.onCursor(label + binWidthMillis / 2);
+  };
+  const half = Math.max(260, Math.floor((widthPx - 48) / 2));
+  return (
+    <section className="panel rates" aria-label="Rates" data-testid="rates">
+      <h3>Rates per second <span className="muted">(bins of {formatDuration(binWidthMillis)}; denials from stats frames, not the log)</span></h3>
+      <div className="charts">
+        <LineChart width={half} height={200} data={rows} onClick={onClick} data-testid="rate-chart">
+          <CartesianGrid stroke="#eee" />
+          <XAxis dataKey="wallMillis" type="number" domain={['dataMin', 'dataMax']} tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)} scale="time" />
+          <YAxis width={40} />
+          <Tooltip labelFormatter={(v) => `${formatWallTime(Number(v))} wall`} formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))} />
+          <Legend />
+          <Line type="stepAfter" dataKey="grants" stroke="#2563eb" dot={false} isAnimationActive={false} />
+          <Line type="stepAfter" dataKey="renewals" stroke="#16a34a" dot={false} isAnimationActive={false} />
+          <Line type="stepAfter" dataKey="releases" stroke="#1f2937" dot={false} isAnimationActive={false} />
+          <Line type="stepAfter" dataKey="expiries" stroke="#b91c1c" dot={false} isAnimationActive={false} />
+          <Line type="stepAfter" dataKey="denials" stroke="#d97706" dot={false} isAnimationActive={false} connectNulls={false} />
+          {cursor !== undefined && <ReferenceLine x={cursor} stroke="#6b7280" strokeDasharray="3 3" />}
+        </LineChart>
+        <LineChart width={half} height={200} data={rows} onClick={onClick} data-testid="rejection-chart">
+          <CartesianGrid stroke="#eee" />
+          <XAxis dataKey="wallMillis" type="number" domain={['dataMin', 'dataMax']} tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)} scale="time" />
+          <YAxis width={40} />
+          <Tooltip labelFormatter={(v) => `${formatWallTime(Number(v))} wall`} formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))} />
+          <Legend />
+          <Line type="stepAfter" dataKey="rejections" stroke="#dc2626" dot={false} isAnimationActive={false} />
+          <Line type="stepAfter" dataKey="restarts" stroke="#111827" dot={false} isAnimationActive={false} />
+          {cursor !== undefined && <ReferenceLine x={cursor} stroke="#6b7280" strokeDasharray="3 3" />}
+        </LineChart>
+        <BarChart width={half} height={200} data={[...props.holdBins]} data-testid="hold-chart">
+          <CartesianGrid stroke="#eee" />
+          <XAxis dataKey="label" />
+          <YAxis width={40} allowDecimals={false} />
+          <Tooltip />
+          <Bar dataKey="count" name="ended generations" fill="#6366f1" isAnimationActive={false} />
+        </BarChart>
+        <p className="muted hold-summary">
+          Hold durations (grant to end, wall): median {props.holdP50Millis === undefined ? '—' : formatDuration(props.holdP50Millis)}, p95 {props.holdP95Millis === undefined ? '—' : formatDuration(props.holdP95Millis)}
+        </p>
+      </div>
+    </section>
+  );
+});

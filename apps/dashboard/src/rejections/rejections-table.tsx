@@ -1,0 +1,73 @@
+/**
+ * Every `FenceRejected` as of the view: sequence, resource, refused holder and fence, current
+ * holder and fence, time, reporting gate. Newest first; rows are virtualised, so thousands of
+ * rejections cost only the rows in view. Selecting a row opens its investigation.
+ */
+import { useState, type ReactElement } from 'react';
+import { formatWallTime } from '../model/format.js';
+import type { RejectionView } from '../model/view-state.js';
+import { visibleRows } from '../timeline/lane-layout.js';
+
+/** Props of {@link RejectionsTable}. */
+export interface RejectionsTableProps {
+  /** In log order (the table shows newest first). */
+  readonly rejections: readonly RejectionView[];
+  readonly selectedPosition: number | undefined;
+  readonly onSelect: (position: number) => void;
+  /** Height of the scrolling body, CSS pixels. @defaultValue 280 */
+  readonly heightPx?: number;
+}
+
+const ROW_HEIGHT_PX = 26;
+
+/** The rejections table. */
+export function RejectionsTable({ rejections, selectedPosition, onSelect, heightPx = 280 }: RejectionsTableProps): ReactElement {
+  const [scrollTop, setScrollTop] = useState(0);
+  const count = rejections.length;
+  const { first, last } = visibleRows(scrollTop, heightPx, ROW_HEIGHT_PX, count, 6);
+  const rows: RejectionView[] = [];
+  for (let i = first; i < last; i += 1) {
+    const r = rejections[count - 1 - i];
+    if (r !== undefined) rows.push(r);
+  }
+  return (
+    <section className="panel rejections" aria-label="Rejections">
+      <h3>Rejections ({count.toLocaleString('en-US')})</h3>
+      {count === 0 ? (
+        <p className="muted" data-testid="rejections-empty">No stale write has been refused as of this position. Gates report refusals with <code>POST /v1/resources/:resource/rejections</code>.</p>
+      ) : (
+        <div className="table-scroll" style={{ height: heightPx }} onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}>
+          <table data-testid="rejections-table" aria-rowcount={count}>
+            <thead>
+              <tr><th>position</th><th>seq</th><th>resource</th><th>refused holder · fence</th><th>current holder · fence</th><th>time (wall)</th><th>gate</th></tr>
+            </thead>
+            <tbody>
+              {first > 0 && <tr style={{ height: first * ROW_HEIGHT_PX }} aria-hidden="true" />}
+              {rows.map((r) => (
+                <tr
+                  key={r.stamp.position}
+                  data-testid="rejection-row"
+                  data-position={r.stamp.position}
+                  className={r.stamp.position === selectedPosition ? 'selected' : undefined}
+                  style={{ height: ROW_HEIGHT_PX }}
+                  onClick={() => onSelect(r.stamp.position)}
+                  tabIndex={0}
+                  onKeyDown={(e) => { if (e.key === 'Enter') onSelect(r.stamp.position); }}
+                >
+                  <td>{r.stamp.position}</td>
+                  <td>{r.seq}</td>
+                  <td>{r.resource}</td>
+                  <td className="refused">{r.rejected.holderId} · {r.rejected.fence}{r.kind === 'double-grant' && <span className="badge">double grant</span>}</td>
+                  <td>{r.current.holderId} · {r.current.fence}</td>
+                  <td title={r.gateWallMillis === undefined ? 'coordinator wall clock' : `gate wall clock ${formatWallTime(r.gateWallMillis)}`}>{formatWallTime(r.stamp.wallMillis)}</td>
+                  <td>{r.gateId}</td>
+                </tr>
+              ))}
+              {last < count && <tr style={{ height: (count - last) * ROW_HEIGHT_PX }} aria-hidden="true" />}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,227 @@
+import type { RecordedEvent } from '@lease-fence/protocol';
+import { describe, expect, it } from 'vitest';
+import { FakeSocket, ManualTimers } from '../testing/fake-socket.js';
+import { LogBuilder } from '../testing/log-builder.js';
+import { StreamClient, streamUrl, type ConnectionState } from './stream-client.js';
+
+function logOf(count: number): RecordedEvent[] {
+  const log = new LogBuilder();
+  log.started();
+  for (let i = 1; i < count; i += 1) log.advance(10).granted(`r${i}`, 'agent-a', i);
+  return log.events;
+}
+
+function harness(options: { after?: number } = {}) {
+  const sockets: FakeSocket[] = [];
+  const timers = new ManualTimers();
+  const delivered: number[] = [];
+  const states: ConnectionState[] = [];
+  const problems: string[] = [];
+  const client = new StreamClient({
+    url: (after) => streamUrl('http://127.0.0.1:3000', after, 'viewer-token'),
+    connect: (url) => {
+      const socket = new FakeSocket(url);
+      sockets.push(socket);
+      return socket;
+    },
+    timers,
+    ...(options.after === undefined ? {} : { after: options.after }),
+    onEvent: (e) => delivered.push(e.position),
+    onState: (s) => states.push(s),
+    onProblem: (m) => problems.push(m),
+  });
+  const latest = (): FakeSocket => sockets[sockets.length - 1]!;
+  return { client, sockets, timers, delivered, states, problems, latest };
+}
+
+describe('StreamClient', () => {
+  it('delivers the catch-up in order, then reports live after caught-up', () => {
+    // Arrange
+    const h = harness();
+    const log = logOf(5);
+
+    // Act
+    h.client.start();
+    h.latest().open().sendEvents(log).send({ type: 'caught-up', position: 5 });
+
+    // Assert
+    expect(h.latest().url).toBe('ws://127.0.0.1:3000/v1/stream?after=0&token=viewer-token');
+    expect(h.delivered).toEqual([1, 2, 3, 4, 5]);
+    expect(h.states.map((s) => s.status)).toEqual(['connecting', 'catching-up', 'live']);
+  });
+
+  it('reconnects after a drop and resumes after the last delivered position, dropping resent duplicates', () => {
+    // Arrange
+    const h = harness();
+    const log = logOf(8);
+    h.client.start();
+    h.latest().open().sendEvents(log.slice(0, 3));
+
+    // Act
+    h.latest().serverClose(1006);
+    h.timers.advance(250);
+    h.latest().open().sendEvents(log.slice(1)); // a server that resends from earlier
+
+    // Assert
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 3]);
+    expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(h.client.duplicatesDropped).toBe(2);
+    expect(h.states.find((s) => s.status === 'reconnecting')).toMatchObject({ after: 3, retryInMillis: 250 });
+  });
+
+  it('backs off exponentially up to the maximum while the coordinator is down, and resets once connected', () => {
+    // Arrange
+    const h = harness();
+    h.client.start();
+
+    // Act
+    const delays: number[] = [];
+    for (let i = 0; i < 8; i += 1) {
+      h.latest().serverClose(1006);
+      delays.push(h.timers.pendingDelays[0]!);
+      h.timers.advance(delays[i]!);
+    }
+    h.latest().open().serverClose(1006);
+
+    // Assert
+    expect(delays).toEqual([250, 500, 1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
+    expect(h.timers.pendingDelays[0]).toBe(250);
+  });
+
+  it('treats a gap as a broken stream and resumes after the last position it delivered', () => {
+    // Arrange
+    const h = harness();
+    const log = logOf(6);
+    h.client.start();
+
+    // Act
+    h.latest().open().sendEvents([log[0]!, log[1]!, log[4]!]);
+    h.timers.advance(250);
+    h.latest().open().sendEvents(log.slice(2));
+
+    // Assert
+    expect(h.problems[0]).toMatch(/gap in the stream: expected position 3, got 5/);
+    expect(h.sockets[0]!.closedByClient).toBe(true);
+    expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('reports a frame that fails the protocol schema and keeps the connection', () => {
+    // Arrange
+    const h = harness();
+    h.client.start();
+
+    // Act
+    h.latest().open().send('{"type":"event","position":-1}').send({ type: 'heartbeat', position: 0, wallMillis: 1 });
+
+    // Assert
+    expect(h.problems).toEqual([expect.stringMatching(/^invalid frame: /)]);
+    expect(h.sockets).toHaveLength(1);
+  });
+
+  it('while held, counts new events without delivering or keeping them, and on release resumes with no gap and no duplicate', () => {
+    // Arrange
+    const h = harness();
+    const log = logOf(10);
+    h.client.start();
+    h.latest().open().sendEvents(log.slice(0, 4)).send({ type: 'caught-up', position: 4 });
+
+    // Act: pause at 4, the server keeps streaming
+    h.client.hold();
+    h.latest().sendEvents(log.slice(4, 9)).send({ type: 'heartbeat', position: 10, wallMillis: 1 });
+    const whilePaused = { delivered: [...h.delivered], newSince: h.client.newSinceHold };
+    h.client.release();
+    h.latest().open().sendEvents(log.slice(4)).send({ type: 'caught-up', position: 10 });
+
+    // Assert
+    expect(whilePaused).toEqual({ delivered: [1, 2, 3, 4], newSince: 6 });
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 4]);
+    expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(h.client.newSinceHold).toBe(0);
+  });
+
+  it('releasing a hold that dropped nothing keeps the same socket', () => {
+    const h = harness();
+    h.client.start();
+    h.latest().open().sendEvents(logOf(2));
+    h.client.hold();
+    h.client.release();
+    expect(h.sockets).toHaveLength(1);
+  });
+
+  it('raising the hold target beyond what was dropped fetches exactly up to it', () => {
+    // Arrange
+    const h = harness();
+    const log = logOf(10);
+    h.client.start();
+    h.client.holdAt(3);
+    h.latest().open().sendEvents(log);
+
+    // Act
+    h.client.holdAt(6);
+    h.latest().open().sendEvents(log.slice(3));
+
+    // Assert
+    expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(h.client.newSinceHold).toBe(4);
+  });
+
+  it('stops and says so when the server refuses the viewer token', () => {
+    // Arrange
+    const h = harness();
+    h.client.start();
+
+    // Act
+    h.latest().open().serverClose(4401, 'invalid viewer token');
+
+    // Assert
+    expect(h.client.state).toEqual({ status: 'unauthorized', reason: 'invalid viewer token' });
+    expect(h.timers.pendingDelays).toEqual([]);
+  });
+
+  it('reconnects when the server sends nothing, not even a heartbeat, for staleAfterMillis', () => {
+    // Arrange
+    const h = harness();
+    h.client.start();
+    h.latest().open();
+
+    // Act
+    h.timers.advance(30_000);
+
+    // Assert
+    expect(h.client.state).toMatchObject({ status: 'reconnecting', reason: 'no frame for 30000 ms' });
+  });
+
+  it('reconnects immediately after a closing frame, from its own last position', () => {
+    // Arrange
+    const h = harness({ after: 2 });
+    const log = logOf(4);
+    h.client.start();
+    h.latest().open().sendEvents(log.slice(2, 3)).send({ type: 'closing', reason: 'slow-consumer', position: 4 });
+
+    // Act
+    h.timers.advance(250);
+
+    // Assert
+    expect(h.sockets.map((s) => s.after)).toEqual([2, 3]);
+    expect(h.client.headPosition).toBe(4);
+  });
+
+  it('stops and says the log diverged when the coordinator log ends before its position (reset or replaced)', () => {
+    // Arrange
+    const h = harness({ after: 500 });
+    h.client.start();
+
+    // Act
+    h.latest().open().send({ type: 'closing', reason: 'after-beyond-head', position: 12 });
+    h.latest().serverClose(1008, 'after is beyond the head of the log');
+    h.timers.advance(60_000);
+
+    // Assert
+    expect(h.client.state).toEqual({ status: 'diverged', position: 500, headPosition: 12 });
+    expect(h.sockets).toHaveLength(1);
+  });
+
+  it('rejects a negative resume position, naming the field', () => {
+    expect(() => new StreamClient({ url: String, connect: () => new FakeSocket('ws://x/'), timers: new ManualTimers(), after: -1, onEvent: () => undefined })).toThrow(/after must be a non-negative integer \(log position\), got -1/);
+  });
+});

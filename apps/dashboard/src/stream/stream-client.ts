@@ -1,0 +1,347 @@
+/**
+ * The dashboard's client of the coordinator's catch-up subscription (`/v1/stream?after=N`):
+ * every log event after N in order, one `caught-up`, then live events, heartbeats and stats.
+ *
+ * Guarantees to its `onEvent` callback: positions N+1, N+2, … each exactly once, in order — across
+ * reconnects (it resumes after the last position it delivered), duplicate frames (dropped) and
+ * gaps (it reconnects from its last position). Holding (pause) only remembers a position: later
+ * event frames are counted, not kept, so memory stays bounded; releasing reconnects from that
+ * position, so nothing is lost and nothing is delivered twice.
+ *
+ * @see DESIGN.md § "The event-sourced coordinator" (catch-up subscription)
+ */
+import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
+import { parseStreamFrame } from './parse-frame.js';
+
+/** The part of the browser's `WebSocket` the client uses. */
+export interface SocketLike {
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { readonly data: unknown }) => void) | null;
+  onclose: ((event: { readonly code: number; readonly reason: string }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+  close(code?: number, reason?: string): void;
+}
+
+/** Timers, injected so tests drive time explicitly. */
+export interface TimerLike {
+  setTimeout(callback: () => void, delayMillis: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/**
+ * Where the stream stands, always shown to the operator:
+ * - `connecting`: opening a socket to read events after `after`;
+ * - `catching-up`: open, reading the log up to its head;
+ * - `live`: caught up; new events arrive as they are appended ({@link StreamClient.position} is the latest);
+ * - `reconnecting`: the socket closed (`reason`); the next attempt is in `retryInMillis`;
+ * - `unauthorized`: the server refused the viewer token after the upgrade (close code 4401 or 4403); no retry.
+ *   (The coordinator refuses a bad token with HTTP 401 *before* the upgrade, which a browser only sees as a
+ *   failed connection: check the token over HTTP, see `fetchEventsPage`.)
+ * - `diverged`: the coordinator's log ends before `position` (`closing` with `after-beyond-head`): it was
+ *   reset or replaced, so resuming cannot work; no retry;
+ * - `closed`: {@link StreamClient.close} was called.
+ */
+export type ConnectionState =
+  | { readonly status: 'connecting'; readonly after: number; readonly attempt: number }
+  | { readonly status: 'catching-up'; readonly after: number }
+  | { readonly status: 'live' }
+  | { readonly status: 'reconnecting'; readonly after: number; readonly attempt: number; readonly retryInMillis: number; readonly reason: string }
+  | { readonly status: 'unauthorized'; readonly reason: string }
+  | { readonly status: 'diverged'; readonly position: number; readonly headPosition: number }
+  | { readonly status: 'closed' };
+
+/** Close codes that mean the token was refused after the upgrade: retrying cannot help. */
+export const UNAUTHORIZED_CLOSE_CODES: ReadonlySet<number> = new Set([4401, 4403]);
+
+/** Options of {@link StreamClient}. Durations in milliseconds. */
+export interface StreamClientOptions {
+  /** The socket URL that streams every event after `after` (see {@link streamUrl}). */
+  readonly url: (after: number) => string;
+  /** Opens a socket (the browser: `(url) => new WebSocket(url)`). May throw; that counts as a failed attempt. */
+  readonly connect: (url: string) => SocketLike;
+  readonly timers: TimerLike;
+  /** Deliver events after this position. Integer ≥ 0. @defaultValue 0 */
+  readonly after?: number;
+  /** First reconnect delay; doubles per failed attempt. @defaultValue 250 */
+  readonly initialBackoffMillis?: number;
+  /** Longest reconnect delay. @defaultValue 10_000 */
+  readonly maxBackoffMillis?: number;
+  /** Reconnect when no frame arrived for this long (the server heartbeats). @defaultValue 30_000 */
+  readonly staleAfterMillis?: number;
+  /** Each event, exactly once, in position order. */
+  readonly onEvent: (recorded: RecordedEvent) => void;
+  /** Every other valid frame (`caught-up`, `heartbeat`, `stats`, `closing`). */
+  readonly onFrame?: (frame: Exclude<StreamFrame, { type: 'event' }>) => void;
+  readonly onState?: (state: ConnectionState) => void;
+  /** Frames that failed the schema, gaps: reported, then handled (skipped or reconnected). */
+  readonly onProblem?: (message: string) => void;
+}
+
+/**
+ * A resumable catch-up subscription. Call {@link StreamClient.start} once; {@link StreamClient.close} to stop.
+ */
+export class StreamClient {
+  readonly #options: StreamClientOptions;
+  readonly #initialBackoffMillis: number;
+  readonly #maxBackoffMillis: number;
+  readonly #staleAfterMillis: number;
+  #socket: SocketLike | undefined;
+  #state: ConnectionState;
+  #position: number;
+  #head: number;
+  #target: number | undefined;
+  #dropped = false;
+  #failures = 0;
+  #attempt = 0;
+  #retryTimer: unknown;
+  #staleTimer: unknown;
+  #duplicates = 0;
+  #closed = false;
+
+  /**
+   * @throws RangeError if `after` is not a non-negative integer, or a duration is not positive.
+   */
+  constructor(options: StreamClientOptions) {
+    const after = options.after ?? 0;
+    if (!Number.isSafeInteger(after) || after < 0) throw new RangeError(`StreamClient: after must be a non-negative integer (log position), got ${String(after)}`);
+    this.#initialBackoffMillis = positive('initialBackoffMillis', options.initialBackoffMillis ?? 250);
+    this.#maxBackoffMillis = positive('maxBackoffMillis', options.maxBackoffMillis ?? 10_000);
+    this.#staleAfterMillis = positive('staleAfterMillis', options.staleAfterMillis ?? 30_000);
+    this.#options = options;
+    this.#position = after;
+    this.#head = after;
+    this.#state = { status: 'connecting', after, attempt: 0 };
+  }
+
+  /** Position of the last event delivered to `onEvent` (the resume point). */
+  get position(): number {
+    return this.#position;
+  }
+
+  /** Highest log position the server has mentioned (events, `caught-up`, heartbeats). */
+  get headPosition(): number {
+    return this.#head;
+  }
+
+  /** The position events are held at, or undefined when following live. */
+  get heldAt(): number | undefined {
+    return this.#target;
+  }
+
+  /** Events the server has beyond the hold position (0 when not holding). */
+  get newSinceHold(): number {
+    return this.#target === undefined ? 0 : Math.max(0, this.#head - this.#target);
+  }
+
+  /** Duplicate event frames dropped so far (a resent catch-up overlapping what was delivered). */
+  get duplicatesDropped(): number {
+    return this.#duplicates;
+  }
+
+  /** Where the stream stands (see {@link ConnectionState}). */
+  get state(): ConnectionState {
+    return this.#state;
+  }
+
+  /** Opens the first socket. */
+  start(): void {
+    if (this.#socket !== undefined || this.#closed) return;
+    this.#open();
+  }
+
+  /**
+   * Stops delivering events after `target` (pause, or time travel that needs no more): later event
+   * frames are counted in {@link StreamClient.newSinceHold}, not kept.
+   *
+   * Raising the target above what was dropped reconnects from {@link StreamClient.position}.
+   * @throws RangeError if `target` is not a non-negative integer.
+   */
+  holdAt(target: number): void {
+    if (!Number.isSafeInteger(target) || target < 0) throw new RangeError(`StreamClient.holdAt: target must be a non-negative integer (log position), got ${String(target)}`);
+    this.#target = target;
+    if (this.#dropped && target > this.#position) this.#resume();
+  }
+
+  /** Pause: hold at the last delivered position. */
+  hold(): void {
+    this.holdAt(this.#position);
+  }
+
+  /** Resume live: deliver everything after {@link StreamClient.position}, with no gap and no duplicate. */
+  release(): void {
+    this.#target = undefined;
+    if (this.#dropped) this.#resume();
+  }
+
+  /** Closes the socket and stops reconnecting. */
+  close(): void {
+    this.#closed = true;
+    this.#clearTimers();
+    this.#detach();
+    this.#setState({ status: 'closed' });
+  }
+
+  #resume(): void {
+    this.#dropped = false;
+    this.#failures = 0;
+    this.#clearTimers();
+    this.#detach();
+    this.#open();
+  }
+
+  #open(): void {
+    if (this.#closed) return;
+    this.#attempt += 1;
+    const after = this.#position;
+    this.#setState({ status: 'connecting', after, attempt: this.#attempt });
+    let socket: SocketLike;
+    try {
+      socket = this.#options.connect(this.#options.url(after));
+    } catch (error) {
+      this.#scheduleReconnect(`could not open the socket: ${(error as Error).message}`);
+      return;
+    }
+    this.#socket = socket;
+    socket.onopen = () => {
+      this.#failures = 0;
+      this.#setState({ status: 'catching-up', after: this.#position });
+      this.#armStaleTimer();
+    };
+    socket.onmessage = (message) => this.#onMessage(message.data);
+    socket.onerror = () => undefined;
+    socket.onclose = (event) => {
+      if (this.#socket !== socket) return;
+      this.#socket = undefined;
+      if (UNAUTHORIZED_CLOSE_CODES.has(event.code)) {
+        this.#clearTimers();
+        this.#setState({ status: 'unauthorized', reason: event.reason || `closed with code ${event.code}` });
+        return;
+      }
+      this.#scheduleReconnect(event.reason || `connection closed (code ${event.code})`);
+    };
+  }
+
+  #onMessage(data: unknown): void {
+    this.#armStaleTimer();
+    const parsed = parseStreamFrame(data);
+    if (!parsed.ok) {
+      this.#options.onProblem?.(parsed.message);
+      return;
+    }
+    const frame = parsed.frame;
+    switch (frame.type) {
+      case 'event': {
+        this.#head = Math.max(this.#head, frame.position);
+        if (frame.position <= this.#position) {
+          this.#duplicates += 1;
+          return;
+        }
+        if (this.#target !== undefined && frame.position > this.#target) {
+          this.#dropped = true; // counted in newSinceHold, not kept; release() resumes from #position
+          return;
+        }
+        if (frame.position !== this.#position + 1) {
+          this.#options.onProblem?.(`gap in the stream: expected position ${this.#position + 1}, got ${frame.position}; resuming after ${this.#position}`);
+          this.#reconnectSoon(`gap after position ${this.#position}`);
+          return;
+        }
+        this.#position = frame.position;
+        this.#options.onEvent({ position: frame.position, recordedAtMillis: frame.recordedAtMillis, event: frame.event });
+        return;
+      }
+      case 'caught-up':
+        this.#head = Math.max(this.#head, frame.position);
+        if (this.#state.status !== 'live') this.#setState({ status: 'live' });
+        break;
+      case 'heartbeat':
+        this.#head = Math.max(this.#head, frame.position);
+        break;
+      case 'closing':
+        this.#options.onFrame?.(frame);
+        if (frame.reason === 'after-beyond-head') {
+          // The log is shorter than what this client has delivered: it was reset or replaced.
+          this.#clearTimers();
+          this.#detach();
+          this.#closed = true;
+          this.#setState({ status: 'diverged', position: this.#position, headPosition: frame.position });
+          return;
+        }
+        this.#head = Math.max(this.#head, frame.position);
+        this.#reconnectSoon(`server closing: ${frame.reason}`);
+        return;
+      case 'stats':
+        break;
+    }
+    this.#options.onFrame?.(frame);
+  }
+
+  #reconnectSoon(reason: string): void {
+    this.#detach();
+    this.#failures = 0;
+    this.#scheduleReconnect(reason);
+  }
+
+  #scheduleReconnect(reason: string): void {
+    if (this.#closed) return;
+    this.#clearTimers();
+    const delay = Math.min(this.#maxBackoffMillis, this.#initialBackoffMillis * 2 ** this.#failures);
+    this.#failures += 1;
+    this.#dropped = false;
+    this.#setState({ status: 'reconnecting', after: this.#position, attempt: this.#attempt, retryInMillis: delay, reason });
+    this.#retryTimer = this.#options.timers.setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#open();
+    }, delay);
+  }
+
+  #armStaleTimer(): void {
+    if (this.#staleTimer !== undefined) this.#options.timers.clearTimeout(this.#staleTimer);
+    this.#staleTimer = this.#options.timers.setTimeout(() => {
+      this.#staleTimer = undefined;
+      this.#reconnectSoon(`no frame for ${this.#staleAfterMillis} ms`);
+    }, this.#staleAfterMillis);
+  }
+
+  #clearTimers(): void {
+    if (this.#retryTimer !== undefined) this.#options.timers.clearTimeout(this.#retryTimer);
+    if (this.#staleTimer !== undefined) this.#options.timers.clearTimeout(this.#staleTimer);
+    this.#retryTimer = undefined;
+    this.#staleTimer = undefined;
+  }
+
+  #detach(): void {
+    const socket = this.#socket;
+    this.#socket = undefined;
+    if (socket === undefined) return;
+    socket.onopen = null;
+    socket.onmessage = null;
+    socket.onclose = null;
+    socket.onerror = null;
+    socket.close(1000, 'client resuming');
+  }
+
+  #setState(state: ConnectionState): void {
+    this.#state = state;
+    this.#options.onState?.(state);
+  }
+}
+
+/**
+ * The stream's URL for the page's origin: `ws(s)://host/v1/stream?after=N&token=T`.
+ *
+ * @param origin - The page's origin, e.g. `https://coordinator:3000`.
+ * @param after - Resume position.
+ * @param token - Viewer token (the browser cannot set headers on a WebSocket).
+ */
+export function streamUrl(origin: string, after: number, token: string): string {
+  const url = new URL('/v1/stream', origin);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.searchParams.set('after', String(after));
+  url.searchParams.set('token', token);
+  return url.toString();
+}
+
+function positive(field: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`StreamClient: ${field} must be a positive number (milliseconds), got ${String(value)}`);
+  return value;
+}

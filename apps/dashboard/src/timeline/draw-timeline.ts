@@ -1,0 +1,241 @@
+/**
+ * Draws laid-out lanes on a 2D canvas: one rectangle per bar (colour per holder), the end of each
+ * bar marked by how it ended, renewal ticks, rejection markers with counts, restart lines with
+ * shaded grace windows, and the now / as-of / cursor lines. Only the rows it is given are drawn
+ * (virtualisation happens in the caller).
+ */
+import type { BarLayout, LaneRowLayout, RestartCluster } from './lane-layout.js';
+import { axisTicks, type TimeWindow } from './time-scale.js';
+
+/** The part of `CanvasRenderingContext2D` the renderer uses (a recording double in tests). */
+export interface Canvas2DLike {
+  fillStyle: string | CanvasGradient | CanvasPattern;
+  strokeStyle: string | CanvasGradient | CanvasPattern;
+  lineWidth: number;
+  font: string;
+  textBaseline: CanvasTextBaseline;
+  textAlign: CanvasTextAlign;
+  globalAlpha: number;
+  fillRect(x: number, y: number, w: number, h: number): void;
+  clearRect(x: number, y: number, w: number, h: number): void;
+  beginPath(): void;
+  moveTo(x: number, y: number): void;
+  lineTo(x: number, y: number): void;
+  closePath(): void;
+  arc(x: number, y: number, radius: number, startAngle: number, endAngle: number): void;
+  fill(): void;
+  stroke(): void;
+  fillText(text: string, x: number, y: number): void;
+  setLineDash(segments: number[]): void;
+  save(): void;
+  restore(): void;
+}
+
+/** One visible lane and where it goes. */
+export interface DrawRow {
+  /** Top of the row, CSS pixels from the canvas top. */
+  readonly y: number;
+  readonly layout: LaneRowLayout;
+  readonly highlighted: boolean;
+}
+
+/** What else to draw. */
+export interface DrawOptions {
+  readonly widthPx: number;
+  readonly heightPx: number;
+  readonly rowHeightPx: number;
+  /** Width of the label column on the left; the plot starts there. */
+  readonly labelWidthPx: number;
+  /** Height of the time axis band at the top. */
+  readonly axisHeightPx: number;
+  readonly window: TimeWindow;
+  readonly restarts: readonly RestartCluster[];
+  readonly colorOf: (holderId: string) => string;
+  /** Plot x of now (live), the as-of position's time (history), and the shared cursor. */
+  readonly nowX?: number | undefined;
+  readonly asOfX?: number | undefined;
+  readonly cursorX?: number | undefined;
+}
+
+/** Colours of the end markers and overlays, chosen to stay apart for colour-blind readers. */
+export const TIMELINE_COLORS = {
+  released: '#1f2937',
+  expired: '#b91c1c',
+  reassigned: '#d97706',
+  notCarried: '#7c3aed',
+  rejection: '#dc2626',
+  doubleGrant: '#7c3aed',
+  restart: '#111827',
+  grace: 'rgba(250, 204, 21, 0.22)',
+  now: '#2563eb',
+  asOf: '#0f766e',
+  cursor: '#6b7280',
+  grid: '#e5e7eb',
+  text: '#111827',
+  muted: '#6b7280',
+} as const;
+
+/**
+ * Draws one frame.
+ *
+ * @returns Number of shapes drawn (bars + ticks + markers), for the debug hook and benchmarks.
+ */
+export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], options: DrawOptions): number {
+  const { widthPx, heightPx, rowHeightPx, labelWidthPx, axisHeightPx } = options;
+  const plotWidth = widthPx - labelWidthPx;
+  let shapes = 0;
+  ctx.clearRect(0, 0, widthPx, heightPx);
+  ctx.font = '11px system-ui, sans-serif';
+  ctx.textBaseline = 'middle';
+
+  // Axis and grid
+  ctx.textAlign = 'center';
+  for (const tick of axisTicks(options.window, plotWidth)) {
+    const x = labelWidthPx + tick.x;
+    ctx.fillStyle = TIMELINE_COLORS.grid;
+    ctx.fillRect(x, axisHeightPx, 1, heightPx - axisHeightPx);
+    ctx.fillStyle = TIMELINE_COLORS.muted;
+    ctx.fillText(tick.label, x, axisHeightPx / 2);
+  }
+
+  // Grace windows under everything
+  for (const r of options.restarts) {
+    ctx.fillStyle = TIMELINE_COLORS.grace;
+    const x0 = Math.max(0, r.x);
+    ctx.fillRect(labelWidthPx + x0, axisHeightPx, Math.max(1, r.graceEndX - x0), heightPx - axisHeightPx);
+  }
+
+  for (const row of rows) {
+    const top = row.y;
+    if (top + rowHeightPx < axisHeightPx || top > heightPx) continue;
+    if (row.highlighted) {
+      ctx.fillStyle = 'rgba(37, 99, 235, 0.08)';
+      ctx.fillRect(0, top, widthPx, rowHeightPx);
+    }
+    ctx.fillStyle = TIMELINE_COLORS.grid;
+    ctx.fillRect(0, top + rowHeightPx - 1, widthPx, 1);
+    ctx.textAlign = 'left';
+    ctx.fillStyle = TIMELINE_COLORS.text;
+    ctx.fillText(truncate(row.layout.resource, labelWidthPx - 8), 4, top + rowHeightPx / 2);
+    const barTop = top + 4;
+    const barHeight = rowHeightPx - 9;
+    for (const bar of row.layout.bars) {
+      drawBar(ctx, bar, labelWidthPx, plotWidth, barTop, barHeight, options.colorOf);
+      shapes += 1;
+    }
+    ctx.fillStyle = 'rgba(17, 24, 39, 0.55)';
+    for (const tick of row.layout.ticks) {
+      const x = labelWidthPx + tick.x;
+      if (x < labelWidthPx || x > widthPx) continue;
+      ctx.fillRect(Math.floor(x), barTop + barHeight - 4, 1, 4);
+      shapes += 1;
+    }
+    for (const marker of row.layout.rejections) {
+      drawRejectionMarker(ctx, labelWidthPx + marker.x, barTop + barHeight / 2, marker.count, marker.doubleGrants > 0);
+      shapes += 1;
+    }
+  }
+
+  for (const r of options.restarts) {
+    const x = labelWidthPx + r.x;
+    if (x < labelWidthPx || x > widthPx) continue;
+    ctx.strokeStyle = TIMELINE_COLORS.restart;
+    ctx.lineWidth = 2;
+    ctx.setLineDash([6, 3]);
+    line(ctx, x, axisHeightPx, x, heightPx);
+    ctx.setLineDash([]);
+    ctx.fillStyle = TIMELINE_COLORS.restart;
+    ctx.textAlign = 'left';
+    const only = r.restarts[0];
+    ctx.fillText(r.count > 1 || only === undefined ? `⟲ ${r.count} restarts` : `⟲ restart · fence ${only.recoveredFence} · ${only.eventsReplayed} replayed in ${Math.round(only.replayMillis)} ms · ${only.carriedLeases.length} carried`, x + 3, axisHeightPx + 8);
+    shapes += 1;
+  }
+
+  for (const [x, color, dash] of [[options.nowX, TIMELINE_COLORS.now, []], [options.asOfX, TIMELINE_COLORS.asOf, [2, 2]], [options.cursorX, TIMELINE_COLORS.cursor, [3, 3]]] as const) {
+    if (x === undefined || x < 0 || x > plotWidth) continue;
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 1;
+    ctx.setLineDash([...dash]);
+    line(ctx, labelWidthPx + x, axisHeightPx, labelWidthPx + x, heightPx);
+    ctx.setLineDash([]);
+  }
+  return shapes;
+}
+
+function drawBar(ctx: Canvas2DLike, bar: BarLayout, left: number, plotWidth: number, top: number, height: number, colorOf: (holderId: string) => string): void {
+  const x0 = Math.max(-2, bar.x);
+  const x1 = Math.min(plotWidth + 2, bar.x + bar.width);
+  const w = Math.max(1, x1 - x0);
+  ctx.fillStyle = colorOf(bar.generation.holderId);
+  ctx.globalAlpha = bar.generation.granted === undefined ? 0.6 : 1;
+  ctx.fillRect(left + x0, top, w, height);
+  ctx.globalAlpha = 1;
+  const endX = left + bar.x + bar.width;
+  if (bar.width >= 4 && endX <= left + plotWidth) {
+    switch (bar.end) {
+      case 'released':
+        ctx.fillStyle = TIMELINE_COLORS.released;
+        ctx.fillRect(endX - 2, top, 2, height);
+        break;
+      case 'expired':
+      case 'superseded':
+        ctx.fillStyle = bar.reassigned ? TIMELINE_COLORS.reassigned : TIMELINE_COLORS.expired;
+        ctx.beginPath();
+        ctx.moveTo(endX, top);
+        ctx.lineTo(endX - Math.min(6, bar.width), top + height / 2);
+        ctx.lineTo(endX, top + height);
+        ctx.closePath();
+        ctx.fill();
+        break;
+      case 'not-carried':
+        ctx.fillStyle = TIMELINE_COLORS.notCarried;
+        ctx.fillRect(endX - 3, top, 3, height);
+        break;
+      case 'open':
+        ctx.strokeStyle = 'rgba(17, 24, 39, 0.6)';
+        ctx.lineWidth = 1;
+        ctx.setLineDash([2, 2]);
+        line(ctx, endX - 0.5, top, endX - 0.5, top + height);
+        ctx.setLineDash([]);
+        break;
+    }
+  }
+  if (bar.generation.carried.length > 0 && bar.width >= 6) {
+    ctx.fillStyle = TIMELINE_COLORS.restart;
+    ctx.fillRect(left + x0, top + height - 2, w, 2);
+  }
+  if (bar.label !== undefined && w >= 40) {
+    ctx.fillStyle = TIMELINE_COLORS.text;
+    ctx.textAlign = 'left';
+    ctx.fillText(truncate(bar.label, w - 10), left + x0 + 4, top + height / 2);
+  }
+}
+
+function drawRejectionMarker(ctx: Canvas2DLike, x: number, y: number, count: number, doubleGrant: boolean): void {
+  const radius = count > 1 ? 7 : 4.5;
+  ctx.fillStyle = doubleGrant ? TIMELINE_COLORS.doubleGrant : TIMELINE_COLORS.rejection;
+  ctx.beginPath();
+  ctx.arc(x, y, radius, 0, Math.PI * 2);
+  ctx.fill();
+  ctx.strokeStyle = '#ffffff';
+  ctx.lineWidth = 1.5;
+  ctx.stroke();
+  if (count > 1) {
+    ctx.fillStyle = '#ffffff';
+    ctx.textAlign = 'center';
+    ctx.fillText(count > 99 ? '99+' : String(count), x, y + 0.5);
+  }
+}
+
+function line(ctx: Canvas2DLike, x0: number, y0: number, x1: number, y1: number): void {
+  ctx.beginPath();
+  ctx.moveTo(x0, y0);
+  ctx.lineTo(x1, y1);
+  ctx.stroke();
+}
+
+/** Truncates to roughly `widthPx` at ~6.2 px per character (no measureText per frame). */
+function truncate(text: string, widthPx: number): string {
+  const max = Math.max(0, Math.floor(widthPx / 6.2));
+  return text.length <= max ? text : max <= 1 ? '' : `${text.slice(0, max - 1)}…`;
+}
