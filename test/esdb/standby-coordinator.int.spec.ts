@@ -1,6 +1,7 @@
 /**
- * Two coordinators on one log: the active one grants, a standby follows the log with a catch-up
- * subscription and takes over when the active one falls silent. Run on the EventStoreDB adapter
+ * Two coordinators on one log: the active one grants, a standby (coordinator-core's
+ * StandbyCoordinator) follows the log with a catch-up subscription and takes over when the active
+ * one falls silent. Run on the EventStoreDB adapter
  * (two connections to the wire emulator, a test double) and on the SQLite adapter (two handles
  * on one file). Time is driven by manual clocks; nothing waits on a timer.
  */
@@ -8,14 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KurrentDBClient } from '@kurrent/kurrentdb-client';
-import { CoordinatorUnavailableError, DurableCoordinator, type EventLog, type RecordedEvent } from '@lease-fence/coordinator-core';
+import { CoordinatorUnavailableError, DurableCoordinator, StandbyCoordinator, type EventLog, type RecordedEvent } from '@lease-fence/coordinator-core';
 import { readAll } from '@lease-fence/coordinator-core/testing';
 import { createEventStoreDbEventLog } from '@lease-fence/event-log-eventstoredb';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import { createManualClock } from 'lease-fence';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEsdbWireEmulator, type EsdbWireEmulator } from '../support/esdb-wire-emulator/index.js';
-import { StandbyCoordinator } from './standby-coordinator.js';
 
 /** Two live handles on one fresh log: the active coordinator's and the standby's. */
 interface SharedLog {

@@ -5,12 +5,13 @@
  */
 
 /** Why a coordinator refuses commands. */
-export type CoordinatorUnavailableReason = 'superseded' | 'unhealthy' | 'closed' | 'recovering';
+export type CoordinatorUnavailableReason = 'superseded' | 'unhealthy' | 'closed' | 'recovering' | 'standby';
 
 /**
  * The coordinator cannot take commands: another writer appended to its log (`'superseded'`),
- * an append failed with an unknown outcome (`'unhealthy'`), it was closed (`'closed'`), or it is
- * still recovering (`'recovering'`). Nothing was acknowledged for the command; retry against a
+ * an append failed with an unknown outcome (`'unhealthy'`), it was closed (`'closed'`), it is
+ * still recovering (`'recovering'`), or it is a standby following another coordinator's log
+ * (`'standby'`, see {@link StandbyCoordinator}). Nothing was acknowledged for the command; retry against a
  * healthy coordinator (a re-opened one recovers from the log). `retryable` is true.
  */
 export class CoordinatorUnavailableError extends Error {
@@ -35,4 +36,5 @@ const MESSAGES: Record<CoordinatorUnavailableReason, string> = {
   unhealthy: 'an append to the log failed and its outcome is unknown; this coordinator stopped granting',
   closed: 'the coordinator was closed',
   recovering: 'the coordinator is still replaying its log',
+  standby: 'this is a standby coordinator: it follows the log and grants only after taking over from a silent active coordinator',
 };

@@ -1,7 +1,8 @@
 /**
  * `@lease-fence/coordinator-core`: the event-sourced lease coordinator. The EventLog port and its
  * typed errors, the codec (the one place records are decoded), the decider (pure decide/evolve,
- * lease rules delegated to `lease-fence`), recovery, and the DurableCoordinator shell.
+ * lease rules delegated to `lease-fence`), recovery, the DurableCoordinator shell, and the
+ * StandbyCoordinator that follows a log and takes it over when its writer falls silent.
  *
  * @see DESIGN.md § "The event-sourced coordinator"
  */
@@ -58,3 +59,4 @@ export {
   type RecoveryInfo,
 } from './durable-coordinator.js';
 export { CoordinatorUnavailableError, type CoordinatorUnavailableReason } from './errors.js';
+export { StandbyCoordinator, type StandbyCoordinatorOptions, type TakeOverOptions } from './standby-coordinator.js';

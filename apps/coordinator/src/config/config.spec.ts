@@ -29,12 +29,19 @@ describe('parseConfig', () => {
         host: '127.0.0.1',
         dataDir: '/srv/coordinator/data',
         eventLog: 'sqlite',
+        eventStoreConnectionString: undefined,
         sqliteDurability: 'full',
         namespace: 'default',
         defaultTtlMillis: 10_000,
         minTtlMillis: 100,
         maxTtlMillis: 3_600_000,
         snapshotEvery: 10_000,
+        checkpointIntervalMillis: 1_000,
+        heartbeat: false,
+        role: 'active',
+        takeoverAfterMillis: 3_000,
+        reopenInitialDelayMillis: 100,
+        reopenMaxDelayMillis: 5_000,
         tokensFile: '/srv/coordinator/data/tokens.json',
         dashboardDir: undefined,
         logLevel: 'info',
@@ -71,6 +78,34 @@ describe('parseConfig', () => {
       // Assert
       expect(config).toMatchObject({ port: 0, eventLog: 'memory', defaultTtlMillis: 2500, minTtlMillis: 500, maxTtlMillis: 60_000, logLevel: 'warn', sqliteDurability: 'normal' });
     });
+
+    it.each([
+      'kurrentdb://localhost:2113?tls=false',
+      'kurrentdb+discover://admin:changeit@cluster.dns:2113',
+      'kurrent://127.0.0.1:2113?tls=false',
+      'kdb://127.0.0.1:2113?tls=false',
+      'esdb://localhost:2113?tls=false',
+      'esdb+discover://cluster.dns:2113',
+    ])('selects the eventstoredb log with EVENTSTORE_CONNECTION_STRING=%s', (connectionString) => {
+      // Act
+      const config = parseConfig({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: ` ${connectionString} ` }, context());
+
+      // Assert
+      expect(config).toMatchObject({ eventLog: 'eventstoredb', eventStoreConnectionString: connectionString });
+    });
+
+    it('ignores EVENTSTORE_CONNECTION_STRING unless the eventstoredb log is selected', () => {
+      expect(parseConfig({ EVENTSTORE_CONNECTION_STRING: 'kurrentdb://db:2113' }, context()).eventStoreConnectionString).toBeUndefined();
+    });
+
+    it('takes the standby settings, taking over after 3 checkpoint intervals by default', () => {
+      // Act
+      const config = parseConfig({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_HEARTBEAT: 'TRUE', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '500' }, context());
+
+      // Assert
+      expect(config).toMatchObject({ role: 'standby', heartbeat: true, checkpointIntervalMillis: 500, takeoverAfterMillis: 1_500 });
+      expect(parseConfig({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '10000' }, context()).takeoverAfterMillis).toBe(10_000);
+    });
   });
 
   describe('bad values', () => {
@@ -87,6 +122,11 @@ describe('parseConfig', () => {
       ['LEASE_FENCE_NAMESPACE', 'has space'],
       ['LEASE_FENCE_SQLITE_DURABILITY', 'off'],
       ['LOG_LEVEL', 'loud'],
+      ['LEASE_FENCE_ROLE', 'leader'],
+      ['LEASE_FENCE_HEARTBEAT', 'yes'],
+      ['LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS', '5'],
+      ['LEASE_FENCE_TAKEOVER_AFTER_MILLIS', '0'],
+      ['LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS', '0'],
     ])('refuses %s=%s with a message naming the variable and the value', (variable, value) => {
       // Act
       const error = configError({ [variable]: value });
@@ -97,9 +137,31 @@ describe('parseConfig', () => {
       expect(error.message).toContain(variable);
     });
 
-    it('rejects eventstoredb clearly as not supported by this build yet', () => {
+    it('requires EVENTSTORE_CONNECTION_STRING with the eventstoredb log, naming it and an example', () => {
       const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb' });
-      expect(error.message).toMatch(/LEASE_FENCE_EVENT_LOG: eventstoredb is not supported by this build yet/);
+      expect(error.issues).toEqual([{ variable: 'EVENTSTORE_CONNECTION_STRING', message: expect.stringContaining('LEASE_FENCE_EVENT_LOG=eventstoredb') }]);
+      expect(error.message).toContain('kurrentdb://localhost:2113?tls=false');
+    });
+
+    it('refuses a connection string without a KurrentDB or EventStoreDB scheme, without echoing it (it may hold a password)', () => {
+      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'https://admin:s3cret@db:2113' });
+      expect(error.issues.map((i) => i.variable)).toEqual(['EVENTSTORE_CONNECTION_STRING']);
+      expect(error.message).not.toContain('s3cret');
+    });
+
+    it('refuses a standby on a memory log, which no other coordinator can share', () => {
+      const error = configError({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_EVENT_LOG: 'memory' });
+      expect(error.issues).toEqual([{ variable: 'LEASE_FENCE_ROLE', message: expect.stringContaining('LEASE_FENCE_EVENT_LOG=memory') }]);
+    });
+
+    it('refuses a standby that would take over between two heartbeats of an idle coordinator', () => {
+      const error = configError({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '1000', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '1000' });
+      expect(error.issues.map((i) => i.variable)).toEqual(['LEASE_FENCE_TAKEOVER_AFTER_MILLIS']);
+    });
+
+    it('refuses a first reopen delay above the longest one, naming LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS', () => {
+      const error = configError({ LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS: '6000' });
+      expect(error.issues.map((i) => i.variable)).toEqual(['LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS']);
     });
 
     it('refuses a default TTL outside the configured bounds, naming LEASE_FENCE_TTL_MILLIS', () => {

@@ -11,8 +11,25 @@ import { MAX_ID_LENGTH } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS } from 'lease-fence';
 import { z } from 'zod';
 
-/** Event-log adapters this build can open. `eventstoredb` is recognised but rejected for now. */
-export type EventLogKind = 'sqlite' | 'memory';
+/** Event-log adapters this build can open (`LEASE_FENCE_EVENT_LOG`). */
+export type EventLogKind = 'sqlite' | 'memory' | 'eventstoredb';
+
+/** The adapters of {@link EventLogKind}, in the order the error message lists them. */
+const EVENT_LOG_KINDS: readonly EventLogKind[] = ['sqlite', 'memory', 'eventstoredb'];
+
+/**
+ * What this process does with its log (`LEASE_FENCE_ROLE`): `active` recovers and grants;
+ * `standby` follows the log of another coordinator and takes over when it falls silent.
+ * @see DESIGN.md § "The event-sourced coordinator" (single writer) and § Scale (a standby per shard)
+ */
+export type CoordinatorRole = 'active' | 'standby';
+
+/**
+ * Connection-string schemes the KurrentDB client accepts (`kurrentdb`, `kurrent`, `kdb`, each
+ * also `+discover` for a cluster), plus EventStoreDB's `esdb` / `esdb+discover`, which the
+ * adapter rewrites to `kurrentdb`.
+ */
+const EVENTSTORE_CONNECTION_STRING_PATTERN = /^(kurrentdb|kurrent|kdb|esdb)(\+discover)?:\/\/\S+$/i;
 
 /** pino log levels accepted in `LOG_LEVEL`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -33,6 +50,12 @@ export interface Config {
   /** Which EventLog adapter to open. `LEASE_FENCE_EVENT_LOG`, default `sqlite`. */
   readonly eventLog: EventLogKind;
   /**
+   * Where the KurrentDB / EventStoreDB server is, e.g. `kurrentdb://localhost:2113?tls=false`
+   * (`esdb://` accepted). `EVENTSTORE_CONNECTION_STRING`: required when `eventLog` is
+   * `eventstoredb`, `undefined` otherwise. May hold credentials: never logged.
+   */
+  readonly eventStoreConnectionString: string | undefined;
+  /**
    * SQLite durability: `full` fsyncs every group commit (survives power loss); `normal` survives a
    * process crash only. `LEASE_FENCE_SQLITE_DURABILITY`, default `full`.
    */
@@ -47,6 +70,32 @@ export interface Config {
   readonly maxTtlMillis: number;
   /** Events between snapshots. `LEASE_FENCE_SNAPSHOT_EVERY`, default 10 000. */
   readonly snapshotEvery: number;
+  /**
+   * While leases are live (always, with `heartbeat`), an uptime checkpoint is appended after this
+   * long without an append (milliseconds, this boot's monotonic clock). `LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS`, default 1 000.
+   */
+  readonly checkpointIntervalMillis: number;
+  /**
+   * Checkpoint also with no live lease, so a standby can tell an idle coordinator from a dead one.
+   * Set it on every coordinator of a namespace that has a standby. `LEASE_FENCE_HEARTBEAT` (`true` / `false`), default `false`.
+   */
+  readonly heartbeat: boolean;
+  /** `active` (recover and grant) or `standby` (follow, take over on silence). `LEASE_FENCE_ROLE`, default `active`. */
+  readonly role: CoordinatorRole;
+  /**
+   * A standby takes over once the log has had no append for this long (milliseconds, the standby's
+   * monotonic clock). Greater than `checkpointIntervalMillis`. `LEASE_FENCE_TAKEOVER_AFTER_MILLIS`,
+   * default 3 × `checkpointIntervalMillis`.
+   */
+  readonly takeoverAfterMillis: number;
+  /**
+   * First wait before re-opening the coordinator after the event log failed (milliseconds); it
+   * doubles per failed attempt, with jitter, up to `reopenMaxDelayMillis`.
+   * `LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS`, default 100.
+   */
+  readonly reopenInitialDelayMillis: number;
+  /** Longest wait between attempts to re-open the coordinator (milliseconds). `LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS`, default 5 000. */
+  readonly reopenMaxDelayMillis: number;
   /** Bearer tokens file (JSON). `LEASE_FENCE_TOKENS_FILE`, default `<dataDir>/tokens.json`. */
   readonly tokensFile: string;
   /** Dashboard production build to serve at `/`, when there is one. `LEASE_FENCE_DASHBOARD_DIR`, default the dashboard package's `dist` if it exists. */
@@ -93,11 +142,12 @@ export interface ParseConfigContext {
 
 const unset = (value: string | undefined): boolean => value === undefined || value.trim() === '';
 
-const integer = (min: number, max: number, unit: string, fallback: number) =>
+/** An integer variable in [min, max]; `fallback` when unset (`undefined` = no default: decided after parsing). */
+const integer = <F extends number | undefined>(min: number, max: number, unit: string, fallback: F) =>
   z
     .string()
     .optional()
-    .transform((raw, ctx) => {
+    .transform((raw, ctx): number | F => {
       if (raw === undefined || unset(raw)) return fallback;
       const text = raw.trim();
       const value = /^[+]?\d+$/.test(text) ? Number(text) : Number.NaN;
@@ -119,15 +169,12 @@ const EnvSchema = z.object({
   HOST: text('127.0.0.1'),
   LEASE_FENCE_DATA_DIR: text('./data'),
   LEASE_FENCE_EVENT_LOG: text('sqlite').transform((raw, ctx): EventLogKind => {
-    if (raw === 'sqlite' || raw === 'memory') return raw;
-    ctx.addIssue({
-      code: 'custom',
-      message: raw === 'eventstoredb'
-        ? 'eventstoredb is not supported by this build yet; use sqlite (default) or memory'
-        : `must be sqlite or memory, got ${JSON.stringify(raw)}`,
-    });
+    const kind = EVENT_LOG_KINDS.find((k) => k === raw);
+    if (kind !== undefined) return kind;
+    ctx.addIssue({ code: 'custom', message: `must be ${EVENT_LOG_KINDS.join(', ')}, got ${JSON.stringify(raw)}` });
     return z.NEVER;
   }),
+  EVENTSTORE_CONNECTION_STRING: z.string().optional(),
   LEASE_FENCE_SQLITE_DURABILITY: text('full').pipe(z.enum(['full', 'normal'], { error: (issue) => `must be full or normal, got ${JSON.stringify(issue.input)}` })),
   LEASE_FENCE_NAMESPACE: text('default').pipe(
     z.string().max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`).regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
@@ -136,6 +183,17 @@ const EnvSchema = z.object({
   LEASE_FENCE_MIN_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 100),
   LEASE_FENCE_MAX_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 3_600_000),
   LEASE_FENCE_SNAPSHOT_EVERY: integer(1, Number.MAX_SAFE_INTEGER, 'number of events', 10_000),
+  LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: integer(10, 3_600_000, 'of milliseconds', 1_000),
+  LEASE_FENCE_HEARTBEAT: text('false').transform((raw, ctx): boolean => {
+    const value = raw.toLowerCase();
+    if (value === 'true' || value === 'false') return value === 'true';
+    ctx.addIssue({ code: 'custom', message: `must be true or false, got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }),
+  LEASE_FENCE_ROLE: text('active').pipe(z.enum(['active', 'standby'], { error: (issue) => `must be active or standby, got ${JSON.stringify(issue.input)}` })),
+  LEASE_FENCE_TAKEOVER_AFTER_MILLIS: integer(1, 3_600_000, 'of milliseconds', undefined),
+  LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 100),
+  LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 5_000),
   LEASE_FENCE_TOKENS_FILE: z.string().optional(),
   LEASE_FENCE_DASHBOARD_DIR: z.string().optional(),
   LOG_LEVEL: text('info').transform((raw, ctx): LogLevel => {
@@ -152,8 +210,11 @@ const EnvSchema = z.object({
 
 /**
  * Parses the coordinator's environment variables into a {@link Config}. Unknown variables are
- * ignored; every known one is validated, and cross-field bounds are checked
- * (`LEASE_FENCE_MIN_TTL_MILLIS ≤ LEASE_FENCE_TTL_MILLIS ≤ LEASE_FENCE_MAX_TTL_MILLIS`).
+ * ignored; every known one is validated, and cross-field rules are checked
+ * (`LEASE_FENCE_MIN_TTL_MILLIS ≤ LEASE_FENCE_TTL_MILLIS ≤ LEASE_FENCE_MAX_TTL_MILLIS`;
+ * `EVENTSTORE_CONNECTION_STRING` required with `LEASE_FENCE_EVENT_LOG=eventstoredb`; a standby
+ * needs a shared log and `LEASE_FENCE_TAKEOVER_AFTER_MILLIS > LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS`;
+ * `LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS ≤ LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS`).
  * Never replaces a bad value with its default.
  *
  * @param env - The environment (`process.env` in production).
@@ -175,6 +236,38 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
       message: `must be within [LEASE_FENCE_MIN_TTL_MILLIS, LEASE_FENCE_MAX_TTL_MILLIS] = [${e.LEASE_FENCE_MIN_TTL_MILLIS}, ${e.LEASE_FENCE_MAX_TTL_MILLIS}] milliseconds, got ${e.LEASE_FENCE_TTL_MILLIS}`,
     });
   }
+  const rawConnectionString = e.EVENTSTORE_CONNECTION_STRING;
+  const connectionString = rawConnectionString === undefined || unset(rawConnectionString) ? undefined : rawConnectionString.trim();
+  if (e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' && connectionString === undefined) {
+    issues.push({
+      variable: 'EVENTSTORE_CONNECTION_STRING',
+      message: 'is required when LEASE_FENCE_EVENT_LOG=eventstoredb, e.g. kurrentdb://localhost:2113?tls=false',
+    });
+  } else if (e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' && !EVENTSTORE_CONNECTION_STRING_PATTERN.test(connectionString ?? '')) {
+    // The value may hold credentials: name the scheme we expected, never echo the string.
+    issues.push({
+      variable: 'EVENTSTORE_CONNECTION_STRING',
+      message: 'must be a kurrentdb://, kurrentdb+discover://, kurrent://, kdb:// or esdb:// connection string (e.g. kurrentdb://localhost:2113?tls=false)',
+    });
+  }
+  const takeoverAfterMillis = e.LEASE_FENCE_TAKEOVER_AFTER_MILLIS ?? 3 * e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS;
+  if (e.LEASE_FENCE_ROLE === 'standby') {
+    if (e.LEASE_FENCE_EVENT_LOG === 'memory') {
+      issues.push({ variable: 'LEASE_FENCE_ROLE', message: 'standby needs a log shared with the active coordinator (eventstoredb or sqlite), got LEASE_FENCE_EVENT_LOG=memory' });
+    }
+    if (takeoverAfterMillis <= e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS) {
+      issues.push({
+        variable: 'LEASE_FENCE_TAKEOVER_AFTER_MILLIS',
+        message: `must be greater than LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS (${e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS}), or an idle coordinator is taken over between two heartbeats; got ${takeoverAfterMillis}`,
+      });
+    }
+  }
+  if (e.LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS > e.LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS) {
+    issues.push({
+      variable: 'LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS',
+      message: `must be ≤ LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS (${e.LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS}), got ${e.LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS}`,
+    });
+  }
   const absolute = (path: string): string => (isAbsolute(path) ? path : resolve(context.cwd, path));
   const dataDir = absolute(e.LEASE_FENCE_DATA_DIR);
   let dashboardDir: string | undefined;
@@ -192,12 +285,19 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     host: e.HOST,
     dataDir,
     eventLog: e.LEASE_FENCE_EVENT_LOG,
+    eventStoreConnectionString: e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' ? connectionString : undefined,
     sqliteDurability: e.LEASE_FENCE_SQLITE_DURABILITY,
     namespace: e.LEASE_FENCE_NAMESPACE,
     defaultTtlMillis: e.LEASE_FENCE_TTL_MILLIS,
     minTtlMillis: e.LEASE_FENCE_MIN_TTL_MILLIS,
     maxTtlMillis: e.LEASE_FENCE_MAX_TTL_MILLIS,
     snapshotEvery: e.LEASE_FENCE_SNAPSHOT_EVERY,
+    checkpointIntervalMillis: e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS,
+    heartbeat: e.LEASE_FENCE_HEARTBEAT,
+    role: e.LEASE_FENCE_ROLE,
+    takeoverAfterMillis,
+    reopenInitialDelayMillis: e.LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS,
+    reopenMaxDelayMillis: e.LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS,
     tokensFile: e.LEASE_FENCE_TOKENS_FILE !== undefined && !unset(e.LEASE_FENCE_TOKENS_FILE)
       ? absolute(e.LEASE_FENCE_TOKENS_FILE.trim())
       : resolve(dataDir, 'tokens.json'),

@@ -5,9 +5,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventLog } from '@lease-fence/coordinator-core';
+import { connectEventStoreDbEventLog } from '@lease-fence/event-log-eventstoredb';
 import { createMemoryEventLog } from '@lease-fence/event-log-memory';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import type { Config } from '../config/config.js';
+import { openFirstContactEventLog } from './first-contact-event-log.js';
 
 /** The SQLite file of a namespace inside the data directory: `<dataDir>/<namespace>.events.sqlite`. */
 export function sqliteFileOf(config: Pick<Config, 'dataDir' | 'namespace'>): string {
@@ -15,9 +17,15 @@ export function sqliteFileOf(config: Pick<Config, 'dataDir' | 'namespace'>): str
 }
 
 /**
- * Opens the configured log: `sqlite` (the data directory is created if absent) or `memory`
- * (nothing survives the process; for tests and demos).
- * @throws the adapter's `EventLogCorruptError` / `EventLogUnavailableError` when the file cannot be used.
+ * Opens the configured log: `sqlite` (the data directory is created if absent), `memory`
+ * (nothing survives the process; for tests and demos) or `eventstoredb` (stream
+ * `leaseFence-<namespace>` on the server `EVENTSTORE_CONNECTION_STRING` names; the log owns its
+ * client, so closing it at shutdown disposes the client). The EventStoreDB client connects
+ * lazily: an unreachable server is not an error here but the first call's
+ * `EventLogUnavailableError`, which the coordinator host retries; until the server has answered
+ * once, each such failure replaces the client (see `first-contact-event-log.ts`).
+ * @throws the adapter's `EventLogCorruptError` / `EventLogUnavailableError` when the SQLite file cannot be used.
+ * @throws `TypeError` from the EventStoreDB adapter or its client when the connection string does not parse.
  */
 export async function openEventLog(config: Config): Promise<EventLog> {
   switch (config.eventLog) {
@@ -26,5 +34,12 @@ export async function openEventLog(config: Config): Promise<EventLog> {
     case 'sqlite':
       await mkdir(config.dataDir, { recursive: true });
       return openSqliteEventLog({ file: sqliteFileOf(config), durability: config.sqliteDurability });
+    case 'eventstoredb': {
+      const { eventStoreConnectionString: connectionString, namespace } = config;
+      if (connectionString === undefined) {
+        throw new TypeError('openEventLog: eventStoreConnectionString (EVENTSTORE_CONNECTION_STRING) is required when eventLog is eventstoredb, got undefined');
+      }
+      return openFirstContactEventLog(() => connectEventStoreDbEventLog({ connectionString, namespace }));
+    }
   }
 }
