@@ -24,6 +24,7 @@ import { CoordinatorMetrics } from '../health/coordinator-metrics.js';
 import { decideReply } from '../http/api-exception.filter.js';
 import { parseInput } from '../http/invalid-request.error.js';
 import { LOGGER } from '../logging/logger.js';
+import { coalesceWrites } from './coalescing-socket.js';
 import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, StreamConnection } from './stream-connection.js';
 
 /** The stream's path. */
@@ -85,7 +86,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
       const principal = query.token === undefined ? this.tokens.byAuthorization(request.headers.authorization) : this.tokens.byToken(query.token);
       authorize(principal, 'viewer');
       this.server.handleUpgrade(request, socket, head, (client) => {
-        void this.accept(client, query.after);
+        void this.accept(client, socket, query.after);
       });
     } catch (error) {
       const decided = decideReply(error, { maxBodyBytes: this.config.maxBodyBytes });
@@ -106,7 +107,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
   }
 
-  private async accept(client: WebSocket, after: number): Promise<void> {
+  private async accept(client: WebSocket, socket: Duplex, after: number): Promise<void> {
     this.metrics.streamClientDelta(1);
     // The client may leave while the log version is read: the close handler must see the connection made after.
     const current: { connection?: StreamConnection; gone: boolean } = { gone: false };
@@ -139,7 +140,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
       client.close(CLOSE_POLICY_VIOLATION, 'after is beyond the head of the log');
       return;
     }
-    const connection = new StreamConnection(client, this.log.subscribe({ after }), {
+    const connection = new StreamConnection(coalesceWrites(client, socket), this.log.subscribe({ after }), {
       after,
       head,
       maxBufferedBytes: this.config.streamMaxBufferedBytes,

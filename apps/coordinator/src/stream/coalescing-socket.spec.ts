@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { coalesceWrites, type Corkable } from './coalescing-socket.js';
+import type { StreamSocket } from './stream-connection.js';
+
+/** A client double that records what reaches it, and a socket double that records cork state. */
+function doubles(): { client: StreamSocket & { sent: string[]; closed: unknown[]; terminated: number }; socket: Corkable & { log: string[] } } {
+  const socket = { log: [] as string[], cork() { this.log.push('cork'); }, uncork() { this.log.push('uncork'); } };
+  const client = {
+    sent: [] as string[],
+    closed: [] as unknown[],
+    terminated: 0,
+    bufferedAmount: 42,
+    readyState: 1,
+    send(data: string) {
+      socket.log.push(`send ${data}`);
+      this.sent.push(data);
+    },
+    close(code?: number, reason?: string) {
+      this.closed.push([code, reason]);
+    },
+    terminate() {
+      this.terminated += 1;
+    },
+  };
+  return { client, socket };
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('coalesceWrites', () => {
+  it('corks the socket once for every send of a turn and uncorks it on the next turn, keeping the order', async () => {
+    // Arrange
+    const { client, socket } = doubles();
+    const coalesced = coalesceWrites(client, socket);
+
+    // Act
+    coalesced.send('a');
+    coalesced.send('b');
+    coalesced.send('c');
+    const beforeNextTurn = [...socket.log];
+    await nextTurn();
+
+    // Assert
+    expect(beforeNextTurn).toEqual(['cork', 'send a', 'send b', 'send c']);
+    expect(socket.log).toEqual(['cork', 'send a', 'send b', 'send c', 'uncork']);
+  });
+
+  it('corks again for the sends of a later turn', async () => {
+    const { client, socket } = doubles();
+    const coalesced = coalesceWrites(client, socket);
+
+    coalesced.send('a');
+    await nextTurn();
+    coalesced.send('b');
+    await nextTurn();
+
+    expect(socket.log).toEqual(['cork', 'send a', 'uncork', 'cork', 'send b', 'uncork']);
+  });
+
+  it('flushes the frames of the turn before a close or terminate, so a closing frame is not lost', () => {
+    const { client, socket } = doubles();
+    const coalesced = coalesceWrites(client, socket);
+
+    coalesced.send('closing');
+    coalesced.close(1001, 'shutdown');
+    coalesced.terminate();
+
+    expect(socket.log).toEqual(['cork', 'send closing', 'uncork']);
+    expect(client.closed).toEqual([[1001, 'shutdown']]);
+  });
+
+  it('reports the client\'s buffered bytes and state and passes close and terminate through', () => {
+    const { client, socket } = doubles();
+    const coalesced = coalesceWrites(client, socket);
+
+    coalesced.close(1013, 'slow-consumer');
+    coalesced.terminate();
+
+    expect(coalesced.bufferedAmount).toBe(42);
+    expect(coalesced.readyState).toBe(1);
+    expect(client.closed).toEqual([[1013, 'slow-consumer']]);
+    expect(client.terminated).toBe(1);
+    expect(socket.log).toEqual([]);
+  });
+});

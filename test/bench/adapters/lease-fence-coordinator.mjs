@@ -1,0 +1,155 @@
+// Adapter of ../shared/bench-peers' workload.mjs for the lease-fence coordinator service
+// (apps/coordinator), so our service runs the same loop, with the same statistics and the same
+// fence/overlap checks, as etcd and Redis in one run.sh invocation.
+//
+// Our API (README § service):
+//   POST /v1/leases/:resource/acquire {requestId, ttlMillis} → 200 {ok:true, grant:{fence}} | 409 {ok:false, reason:'held'|'already-held'}
+//   POST /v1/leases/:resource/renew   {requestId, fence, ttlMillis} → 200 {ok:true} | 409 not-holder | 410 expired
+//   POST /v1/leases/:resource/release {fence} → 200 {ok:true} | 409 not-holder | 410 expired
+// The holder is the authenticated agent, so every workload agent gets its own agent token (and
+// so its own holderId), read from the tokens file named by LEASE_FENCE_BENCH_TOKENS_FILE (agent
+// entries in file order; agent i uses the i-th). The workload's per-iteration `owner` becomes
+// the requestId, so every acquire is a new intent.
+//
+// Each workload agent has its own keep-alive HTTP/1.1 connection (an http.Agent with one
+// socket). A denial (409/410) is an answer, not an error; any other status is an error.
+//
+// When LEASE_FENCE_BENCH_SIDE_FILE is set, close() appends one JSON line to it with the
+// server's resident memory (VmRSS sampled every 100 ms during the run, and VmHWM, the peak),
+// read from /proc/<server pid>/status: run.sh records the server's CPU but not its memory.
+import { appendFileSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+
+const MIB = 1024 * 1024;
+
+/** Reads one `Vm*` field of /proc/PID/status in bytes, or null when the process is gone. */
+function procMemoryBytes(pid, field) {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? null : Number(match[1]) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+/** The agent tokens of the tokens file, in file order. */
+function agentTokensFrom(file) {
+  if (!file) throw new Error('lease-fence adapter: set LEASE_FENCE_BENCH_TOKENS_FILE to the coordinator\'s tokens file');
+  const entries = JSON.parse(readFileSync(file, 'utf8'));
+  return entries.filter((entry) => entry.role === 'agent').map((entry) => entry.token);
+}
+
+export async function create(cfg) {
+  if (!cfg.endpoint) throw new Error('lease-fence adapter: needs --endpoint 127.0.0.1:PORT');
+  const agentTokens = agentTokensFrom(process.env.LEASE_FENCE_BENCH_TOKENS_FILE);
+  if (agentTokens.length < cfg.concurrency) {
+    throw new Error(`lease-fence adapter: ${cfg.concurrency} agents need ${cfg.concurrency} agent tokens, the tokens file has ${agentTokens.length}`);
+  }
+  const httpAgents = [];
+
+  /** One request on `agent`; resolves { status, body } for any status, rejects on a network error or timeout. */
+  const send = (agent, method, path, token, body) =>
+    new Promise((resolve, reject) => {
+      const data = body === undefined ? undefined : JSON.stringify(body);
+      const headers = { authorization: `Bearer ${token}` };
+      if (data !== undefined) {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = Buffer.byteLength(data);
+      }
+      const request = http.request({ host: cfg.host, port: cfg.port, method, path, agent, headers }, (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          try {
+            resolve({ status: response.statusCode, body: text === '' ? {} : JSON.parse(text) });
+          } catch {
+            reject(new Error(`${method} ${path}: HTTP ${response.statusCode}, not JSON: ${text.slice(0, 200)}`));
+          }
+        });
+        response.on('error', reject);
+      });
+      request.setTimeout(cfg.opTimeoutMs, () => request.destroy(new Error(`timeout after ${cfg.opTimeoutMs} ms: ${method} ${path}`)));
+      request.on('error', reject);
+      request.end(data);
+    });
+
+  const unexpected = (what, reply) => new Error(`${what}: HTTP ${reply.status} ${JSON.stringify(reply.body).slice(0, 200)}`);
+
+  // The service listens before recovery finishes: wait for /readyz so warm-up is not spent on 503s.
+  const probe = new http.Agent({ keepAlive: false });
+  httpAgents.push(probe);
+  const readyBy = Date.now() + 30_000;
+  let readiness;
+  for (;;) {
+    readiness = await send(probe, 'GET', '/readyz', agentTokens[0]).catch((error) => ({ status: 0, body: { reason: error.message } }));
+    if (readiness.status === 200) break;
+    if (Date.now() > readyBy) throw unexpected('GET /readyz (not ready after 30 s)', readiness);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  const memory = { samples: 0, rssSumBytes: 0, rssMaxBytes: 0 };
+  const sampler = cfg.serverPid
+    ? setInterval(() => {
+        const rss = procMemoryBytes(cfg.serverPid, 'VmRSS');
+        if (rss === null) return;
+        memory.samples += 1;
+        memory.rssSumBytes += rss;
+        memory.rssMaxBytes = Math.max(memory.rssMaxBytes, rss);
+      }, 100)
+    : undefined;
+  sampler?.unref();
+
+  return {
+    async info() {
+      return {
+        server_version: `lease-fence coordinator (boot ${readiness.body.bootId ?? '?'})`,
+        durability: 'SQLite log, WAL, synchronous=FULL: every grant/renew/release fsynced before the reply (group commit); bearer-token auth',
+      };
+    },
+    makeAgent(id) {
+      const token = agentTokens[id];
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      httpAgents.push(agent);
+      const path = (r, op) => `/v1/leases/res-${r}/${op}`;
+      return {
+        async acquire(r, owner) {
+          const reply = await send(agent, 'POST', path(r, 'acquire'), token, { requestId: owner, ttlMillis: cfg.ttlMs });
+          if (reply.status === 200 && reply.body.ok === true) {
+            const { fence } = reply.body.grant;
+            return { ok: true, token: BigInt(fence), handle: { r, owner, fence } };
+          }
+          if (reply.status === 409) return { ok: false };
+          throw unexpected('acquire', reply);
+        },
+        async renew(handle) {
+          const reply = await send(agent, 'POST', path(handle.r, 'renew'), token, { requestId: `${handle.owner}-renew`, fence: handle.fence, ttlMillis: cfg.ttlMs });
+          if (reply.status === 200) return reply.body.ok === true;
+          if (reply.status === 409 || reply.status === 410) return false;
+          throw unexpected('renew', reply);
+        },
+        async release(handle) {
+          const reply = await send(agent, 'POST', path(handle.r, 'release'), token, { fence: handle.fence });
+          if (reply.status === 200) return reply.body.ok === true;
+          if (reply.status === 409 || reply.status === 410) return false;
+          throw unexpected('release', reply);
+        },
+      };
+    },
+    async close() {
+      if (sampler !== undefined) clearInterval(sampler);
+      const sideFile = process.env.LEASE_FENCE_BENCH_SIDE_FILE;
+      if (sideFile && cfg.serverPid) {
+        const record = {
+          system: cfg.label,
+          round: cfg.round,
+          server_rss_mean_mib: memory.samples ? Math.round(memory.rssSumBytes / memory.samples / MIB) : null,
+          server_rss_max_mib: memory.samples ? Math.round(memory.rssMaxBytes / MIB) : null,
+          server_rss_peak_mib: Math.round((procMemoryBytes(cfg.serverPid, 'VmHWM') ?? 0) / MIB) || null,
+        };
+        appendFileSync(sideFile, `${JSON.stringify(record)}\n`);
+      }
+      for (const agent of httpAgents) agent.destroy();
+    },
+  };
+}

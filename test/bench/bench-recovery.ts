@@ -1,0 +1,150 @@
+/**
+ * `npm run bench:recovery`: how long the coordinator takes from start to ready on logs of 10 000,
+ * 100 000 and 1 000 000 events, with a snapshot (the latest one, taken every 10 000 events as the
+ * service does by default) and without one, next to the floor: the time to open the same SQLite
+ * file and merely read every row of it (no decoding, no folding).
+ *
+ * Measured three ways, each on a fresh copy of the log (recovery appends `CoordinatorStarted`, and
+ * a log without a snapshot gets one soon after start), the median of `--repeat` runs:
+ * - in process: `openSqliteEventLog` + `DurableCoordinator.open` (integrity check, snapshot, replay,
+ *   the `CoordinatorStarted` append) — the part recovery itself controls;
+ * - the service: spawn `node apps/coordinator/dist/main.js` → its `ready` log line, and the same on
+ *   an empty data dir (Node + Nest start-up, the part that does not grow with the log).
+ * Figures, not a test: nothing here asserts. Options: `--sizes 10000,100000,1000000 --repeat 3`.
+ */
+import { copyFileSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { DurableCoordinator } from '@lease-fence/coordinator-core';
+import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
+import { createManualClock } from 'lease-fence';
+import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { writeTokensFile } from '../support/test-tokens.js';
+import { createBenchTokens } from './support/bench-tokens.js';
+import { machineLine } from './support/bench-env.js';
+import { startBenchCoordinator } from './support/coordinator-child.js';
+import { BENCH_NAMESPACE, writeBenchLog } from './support/write-bench-log.js';
+import { fixed, markdownTable, median } from './support/stats.js';
+
+const { values: options } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000,1000000' }, repeat: { type: 'string', default: '3' } } });
+const sizes = options.sizes.split(',').map(Number);
+const repeat = Number(options.repeat);
+const SNAPSHOT_EVERY = 10_000; // the service's default (LEASE_FENCE_SNAPSHOT_EVERY)
+const NAMESPACE = BENCH_NAMESPACE;
+const LOG_FILE = `${NAMESPACE}.events.sqlite`; // where the service looks in its data dir
+const RESOURCES = 500;
+
+let boots = 0;
+
+/** The floor: open the file read-only and read every event row (all columns), nothing else. */
+function readEveryRow(file: string): { millis: number; rows: number } {
+  const started = performance.now();
+  const db = new Database(file, { readonly: true });
+  let rows = 0;
+  for (const row of db.prepare('SELECT position, type, version, data, recorded_at FROM events ORDER BY position').raw().iterate()) {
+    if (row !== undefined) rows += 1;
+  }
+  db.close();
+  return { millis: performance.now() - started, rows };
+}
+
+/** Recovery in this process: open the log, recover, ready to grant. */
+async function recoverInProcess(file: string): Promise<{ millis: number; eventsReplayed: number; fromSnapshot: boolean }> {
+  const started = performance.now();
+  const log = await openSqliteEventLog({ file, durability: 'full' });
+  const coordinator = await DurableCoordinator.open({ log, namespace: NAMESPACE, clock: createManualClock(`reader-${++boots}`), defaultTtlMillis: 600_000, snapshotEvery: Number.MAX_SAFE_INTEGER, runTimers: false });
+  const millis = performance.now() - started;
+  const { eventsReplayed, fromSnapshot } = coordinator.recovery;
+  await coordinator.close();
+  await log.close();
+  return { millis, eventsReplayed, fromSnapshot };
+}
+
+/** The service from spawn to its `ready` line, on a data dir holding `file` (or nothing). */
+async function serviceStartToReady(dataDir: string, tokensFile: string): Promise<{ millis: number; replayMillis: number }> {
+  const coordinator = await startBenchCoordinator({ dataDir, tokensFile, env: { LOG_LEVEL: 'info' } });
+  await coordinator.stop();
+  const recovery = coordinator.ready.recovery as { replayMillis?: number } | undefined;
+  return { millis: coordinator.readyAtMillis - coordinator.spawnedAtMillis, replayMillis: recovery?.replayMillis ?? Number.NaN };
+}
+
+const work = await createTempDir('lease-fence-bench-recovery-');
+try {
+  const tokensFile = await writeTokensFile(work, createBenchTokens(1).entries);
+  console.error(`bench:recovery: measuring the service's start-up on an empty log (${repeat}×, after one unmeasured start)`);
+  const warmUp = join(work, 'warm-up');
+  mkdirSync(warmUp);
+  await serviceStartToReady(warmUp, tokensFile); // the first start reads the code from disk: not counted
+  await removeTempDir(warmUp);
+  const emptyBoots: number[] = [];
+  for (let i = 0; i < repeat; i += 1) {
+    const dir = join(work, `empty-${i}`);
+    mkdirSync(dir);
+    emptyBoots.push((await serviceStartToReady(dir, tokensFile)).millis);
+    await removeTempDir(dir);
+  }
+  const emptyBoot = median(emptyBoots);
+
+  const rows: string[][] = [];
+  for (const size of sizes) {
+    const pristine = join(work, `log-${size}.sqlite`);
+    const writeStarted = performance.now();
+    const written = await writeBenchLog(pristine, { events: size, resources: RESOURCES, snapshotEvery: SNAPSHOT_EVERY });
+    const noSnapshot = join(work, `log-${size}-no-snapshot.sqlite`);
+    copyFileSync(pristine, noSnapshot);
+    const db = new Database(noSnapshot);
+    db.prepare('DELETE FROM snapshots').run();
+    db.close();
+    const megabytes = statSync(pristine).size / (1024 * 1024);
+    console.error(`bench:recovery: wrote ${written} events (${megabytes.toFixed(0)} MiB) in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s; measuring (${repeat}× each)`);
+
+    const floor = median(Array.from({ length: repeat }, () => readEveryRow(pristine).millis));
+    for (const [label, source] of [['with snapshot', pristine], ['without snapshot', noSnapshot]] as const) {
+      const inProcess: number[] = [];
+      const service: number[] = [];
+      const serviceReplay: number[] = [];
+      let replayed = 0;
+      for (let i = 0; i < repeat; i += 1) {
+        const copy = join(work, 'copy.sqlite');
+        copyFileSync(source, copy);
+        const result = await recoverInProcess(copy);
+        inProcess.push(result.millis);
+        replayed = result.eventsReplayed;
+        await removeTempDir(copy);
+        const dataDir = join(work, `service-${i}`);
+        mkdirSync(dataDir);
+        copyFileSync(source, join(dataDir, LOG_FILE));
+        const started = await serviceStartToReady(dataDir, tokensFile);
+        service.push(started.millis);
+        serviceReplay.push(started.replayMillis);
+        await removeTempDir(dataDir);
+      }
+      const recovery = median(inProcess);
+      rows.push([
+        `${written.toLocaleString('en-US')}`,
+        label,
+        fixed(replayed, 0),
+        fixed(floor, 0),
+        fixed(recovery, 0),
+        `× ${fixed(recovery / floor, 2)}`,
+        fixed(median(service), 0),
+        fixed(median(serviceReplay), 0),
+        `× ${fixed(median(serviceReplay) / floor, 2)}`,
+      ]);
+    }
+    await removeTempDir(pristine);
+    await removeTempDir(noSnapshot);
+  }
+  console.log(`\n## bench:recovery: ${machineLine()}`);
+  console.log(`SQLite log (WAL), snapshots every ${SNAPSHOT_EVERY} events; medians of ${repeat}; milliseconds. Service start-up on an empty log: ${fixed(emptyBoot, 0)} ms.\n`);
+  console.log(markdownTable(
+    ['events in log', 'recovery', 'events replayed', 'floor: read every row', 'in process: open → ready', 'ratio to floor', 'service: spawn → ready', 'service: recovery (replayMillis)', 'ratio to floor'],
+    rows,
+  ));
+  console.log('\nfloor = open the file read-only and iterate every row of `events` (no decoding, no fold). in process = openSqliteEventLog + DurableCoordinator.open: ' +
+    'integrity check, latest snapshot, replay, CoordinatorStarted appended (fsync). service replayMillis = the recovery time the service reports in its `ready` line ' +
+    '(snapshot, replay and CoordinatorStarted, after its log file is opened and checked); spawn → ready adds Node and Nest start-up and the file check.');
+} finally {
+  await removeTempDir(work);
+}

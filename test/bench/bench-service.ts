@@ -1,0 +1,180 @@
+/**
+ * `npm run bench:service`: our coordinator over HTTP (keep-alive, the durable SQLite log with
+ * synchronous=FULL, bearer-token auth on) against etcd, Redis (appendfsync always) and the
+ * harness's in-memory Node HTTP stand-in (`mock-http`), in ONE run of the shared peer harness
+ * (`../shared/bench-peers/run.sh`, product-adapter option), so every system sees the same
+ * workload (C agents, R resources, closed loop acquire → renew → release, same seconds) on the
+ * same machine state, interleaved round by round. Prints one table with ratios.
+ *
+ * The harness is copied to a temp dir (its folder is read-only) and its `setup.sh` installs etcd
+ * and Redis from apt and its two npm packages there. Everything it starts listens on 127.0.0.1,
+ * is stopped by PID, and the temp dirs are removed at the end.
+ *
+ * `LEASE_FENCE_BENCH_CPU_PROF_DIR=<dir>` makes the coordinator write a CPU profile per round there.
+ * Options (after `--`): `--seconds 10 --concurrency 32 --resources 64 --rounds 1
+ * --systems etcd,redis-always,mock-http`. Figures, not a test: nothing here asserts.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { createBenchTokens } from './support/bench-tokens.js';
+import { cpuProfileArgs } from './support/coordinator-child.js';
+import { benchPeersDir, machineLine, repoRoot } from './support/bench-env.js';
+import { fixed, markdownTable, median } from './support/stats.js';
+
+const { values: options } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '32' },
+    resources: { type: 'string', default: '64' },
+    rounds: { type: 'string', default: '1' },
+    systems: { type: 'string', default: 'etcd,redis-always,mock-http' },
+  },
+});
+const concurrency = Number(options.concurrency);
+const PRODUCT_LABEL = 'lease-fence';
+
+/** One workload result line of the harness (the fields this report uses). */
+interface WorkloadResult {
+  readonly system: string;
+  readonly round: number;
+  readonly acquire_attempts_per_s: number;
+  readonly acquires_ok_per_s: number;
+  readonly releases_per_s: number;
+  readonly latency: Record<'acquire' | 'renew' | 'release', { readonly p50_ms: number | null; readonly p99_ms: number | null }>;
+  readonly errors: { readonly acquire: number; readonly renew: number; readonly release: number };
+  readonly fence_violations: number;
+  readonly overlap_violations: number;
+  readonly server_cpu_cores: number | null;
+  readonly client_cpu_cores: number | null;
+}
+
+/** The adapter's memory line for one round of our coordinator. */
+interface MemoryRecord {
+  readonly round: number;
+  readonly server_rss_mean_mib: number | null;
+  readonly server_rss_peak_mib: number | null;
+}
+
+/** Runs a command with inherited stderr; its stdout goes to our stderr (progress), so our stdout is only the report. */
+function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.pipe(process.stderr, { end: false });
+    const stop = (): void => {
+      if (child.exitCode === null && child.pid !== undefined) child.kill('SIGTERM'); // run.sh's own trap stops its servers by PID
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(code ?? (signal === null ? 1 : 128));
+    });
+  });
+}
+
+/** Makes a copied read-only tree writable by its owner (setup.sh installs node_modules into it). */
+function makeWritable(path: string): void {
+  chmodSync(path, statSync(path).mode | 0o200);
+  if (statSync(path).isDirectory()) for (const entry of readdirSync(path)) makeWritable(join(path, entry));
+}
+
+const readJsonLines = <T>(file: string): T[] => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => JSON.parse(l) as T);
+};
+
+/** Prints the report: per system medians over rounds, then our ratios to each peer. */
+function report(results: readonly WorkloadResult[], memory: readonly MemoryRecord[], probes: readonly string[]): void {
+  const systems = [...new Set(results.map((r) => r.system))];
+  const per = new Map(systems.map((s) => [s, results.filter((r) => r.system === s)]));
+  const m = (system: string, pick: (r: WorkloadResult) => number | null | undefined): number => median((per.get(system) ?? []).map(pick));
+  const ours = (pick: (r: WorkloadResult) => number | null | undefined): number => m(PRODUCT_LABEL, pick);
+  const rows = systems.map((s) => {
+    const rs = per.get(s)!;
+    const ok = rs.map((r) => r.acquires_ok_per_s);
+    const isOurs = s === PRODUCT_LABEL;
+    return [
+      isOurs ? `**${s}**` : s,
+      String(rs.length),
+      fixed(m(s, (r) => r.releases_per_s), 0),
+      fixed(m(s, (r) => r.acquires_ok_per_s), 0),
+      `${fixed(Math.min(...ok), 0)}..${fixed(Math.max(...ok), 0)}`,
+      fixed(m(s, (r) => r.acquire_attempts_per_s), 0),
+      `${fixed(m(s, (r) => r.latency.acquire.p50_ms), 2)} / ${fixed(m(s, (r) => r.latency.acquire.p99_ms), 1)}`,
+      `${fixed(m(s, (r) => r.latency.renew.p50_ms), 2)} / ${fixed(m(s, (r) => r.latency.renew.p99_ms), 1)}`,
+      `${fixed(m(s, (r) => r.latency.release.p50_ms), 2)} / ${fixed(m(s, (r) => r.latency.release.p99_ms), 1)}`,
+      `${fixed(m(s, (r) => r.server_cpu_cores), 2)} / ${fixed(m(s, (r) => r.client_cpu_cores), 2)}`,
+      isOurs ? `${fixed(median(memory.map((x) => x.server_rss_mean_mib)), 0)} / ${fixed(median(memory.map((x) => x.server_rss_peak_mib)), 0)}` : '',
+      String(rs.reduce((n, r) => n + r.errors.acquire + r.errors.renew + r.errors.release, 0)),
+      String(rs.reduce((n, r) => n + r.fence_violations + r.overlap_violations, 0)),
+    ];
+  });
+  console.log(`\n## bench:service: ${machineLine()}`);
+  console.log(`workload: C=${options.concurrency} agents, R=${options.resources} resources, ${options.seconds} s measured after 1 s warm-up, ${options.rounds} round(s), TTL 10 000 ms; medians over rounds\n`);
+  console.log(markdownTable(
+    ['system', 'rounds', 'cycles/s', 'acquires ok/s', 'ok/s range', 'acquire attempts/s', 'acquire p50 / p99 ms', 'renew p50 / p99 ms', 'release p50 / p99 ms', 'CPU server / client (cores)', 'RSS mean / peak MiB', 'errors', 'violations'],
+    rows,
+  ));
+  console.log('\ncycles/s = completed acquire → renew → release cycles per second; a busy acquire is a counted attempt, not a cycle.');
+  if (!per.has(PRODUCT_LABEL)) return;
+  console.log('\nratios, lease-fence / peer (throughput > 1: we do more; p99 < 1: we are faster):\n');
+  const ratioRows = systems.filter((s) => s !== PRODUCT_LABEL).map((peer) => [
+    `lease-fence / ${peer}`,
+    `× ${fixed(ours((r) => r.acquires_ok_per_s) / m(peer, (r) => r.acquires_ok_per_s), 2)}`,
+    `× ${fixed(ours((r) => r.releases_per_s) / m(peer, (r) => r.releases_per_s), 2)}`,
+    `× ${fixed(ours((r) => r.latency.acquire.p99_ms) / m(peer, (r) => r.latency.acquire.p99_ms), 2)}`,
+    `× ${fixed(ours((r) => r.latency.renew.p99_ms) / m(peer, (r) => r.latency.renew.p99_ms), 2)}`,
+    `× ${fixed(ours((r) => r.latency.release.p99_ms) / m(peer, (r) => r.latency.release.p99_ms), 2)}`,
+  ]);
+  console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows));
+  for (const probe of probes) console.log(`\ndisk: ${probe}`);
+}
+
+const root = repoRoot();
+const source = benchPeersDir();
+const work = await createTempDir('lease-fence-bench-service-');
+try {
+  // The harness folder is read-only: run a writable copy.
+  const harness = join(work, 'bench-peers');
+  cpSync(source, harness, { recursive: true, filter: (path) => !path.includes(`${source}/node_modules`) });
+  makeWritable(harness);
+  if ((await run('bash', ['./setup.sh'], harness)) !== 0) throw new Error('bench-peers setup.sh failed (it needs apt-get as root and the npm registry)');
+
+  const tokens = createBenchTokens(concurrency);
+  const tokensFile = join(work, 'tokens.json');
+  writeFileSync(tokensFile, JSON.stringify(tokens.entries));
+  const resultsFile = join(work, 'results.jsonl');
+  const memoryFile = join(work, 'memory.jsonl');
+  // The product command runs from the repository root; `env … node` execs node, so run.sh's PID is the server's.
+  const productCommand = `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} node ${cpuProfileArgs().join(' ')} apps/coordinator/dist/main.js`;
+  const code = await run('bash', [
+    join(harness, 'run.sh'),
+    '--seconds', options.seconds, '--concurrency', options.concurrency, '--resources', options.resources,
+    '--rounds', options.rounds, '--systems', options.systems, '--out', resultsFile,
+    '--product-cmd', productCommand,
+    '--product-adapter', join(root, 'test', 'bench', 'adapters', 'lease-fence-coordinator.mjs'),
+    '--product-label', PRODUCT_LABEL,
+  ], root, { ...process.env, LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile, LEASE_FENCE_BENCH_SIDE_FILE: memoryFile });
+  const lines = readJsonLines<WorkloadResult & { probe?: string; result?: unknown }>(resultsFile);
+  report(
+    lines.filter((l) => l.latency !== undefined),
+    readJsonLines<MemoryRecord>(memoryFile),
+    lines.filter((l) => l.probe !== undefined).map((l) => `${l.probe}: ${JSON.stringify(l.result)}`),
+  );
+  if (code !== 0) {
+    console.error(`bench:service: run.sh exited ${code} (a system failed; see above)`);
+    process.exitCode = 1;
+  }
+} finally {
+  await removeTempDir(work);
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Runs one benchmark from a fresh clone with one command (the root package.json's `bench:*`
+// scripts call this): builds the projects it needs with Nx, compiles the TypeScript benchmark
+// scripts of this folder (test/bench/tsconfig.bench.json → test/dist/bench-build, ignored by
+// git), then runs the compiled script with the remaining arguments.
+//
+//   node test/bench/run-bench.mjs service|recovery|lib|stream|dashboard [-- --option value ...]
+//
+// Benchmarks print figures; none asserts anything, and none is part of `npm test`.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+/** Projects each benchmark needs built (Nx builds their dependencies first). */
+const NEEDS = {
+  service: ['@lease-fence/coordinator'],
+  recovery: ['@lease-fence/coordinator'],
+  lib: ['lease-fence'],
+  stream: ['@lease-fence/coordinator'],
+  dashboard: ['@lease-fence/coordinator', '@lease-fence/dashboard'],
+};
+
+const [name, ...rest] = process.argv.slice(2);
+if (!(name in NEEDS)) {
+  console.error(`usage: node test/bench/run-bench.mjs ${Object.keys(NEEDS).join('|')} [-- options]`);
+  process.exit(2);
+}
+const args = rest[0] === '--' ? rest.slice(1) : rest;
+const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false', LEASE_FENCE_BENCH_REPO_ROOT: root };
+
+let current;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (current?.exitCode === null) current.kill(signal); // the child cleans up its own servers and temp dirs
+  });
+}
+
+function step(label, command, commandArgs, stdio = 'inherit') {
+  console.error(`bench:${name}: ${label}`);
+  return new Promise((resolve, reject) => {
+    current = spawn(command, commandArgs, { cwd: root, env, stdio });
+    current.once('error', reject);
+    current.once('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${label} failed (${signal ?? `exit ${code}`})`));
+    });
+  });
+}
+
+const bin = (tool) => join(root, 'node_modules', '.bin', tool);
+try {
+  await step(`building ${NEEDS[name].join(', ')}`, bin('nx'), ['run-many', '-t', 'build', '-p', ...NEEDS[name], '--outputStyle=static'], ['ignore', 'ignore', 'inherit']);
+  await step('compiling test/bench', bin('tsc'), ['-p', join(root, 'test', 'bench', 'tsconfig.bench.json')]);
+  if (name === 'dashboard') {
+    // The dashboard's pure model, compiled from source (its imports of @lease-fence/protocol are types only).
+    await step('compiling apps/dashboard/src/model', bin('tsc'), [
+      '--ignoreConfig', '--outDir', join(root, 'test', 'dist', 'bench-build', 'dashboard-model'), '--rootDir', join(root, 'apps', 'dashboard', 'src', 'model'),
+      '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2023', '--types', 'node', '--skipLibCheck', '--strict',
+      join(root, 'apps', 'dashboard', 'src', 'model', 'fold-events.ts'),
+    ]);
+  }
+  await step(`running bench-${name}`, process.execPath, [join(root, 'test', 'dist', 'bench-build', 'bench', `bench-${name}.js`), ...args]);
+} catch (error) {
+  console.error(`bench:${name}: ${error.message}`);
+  process.exit(1);
+}
