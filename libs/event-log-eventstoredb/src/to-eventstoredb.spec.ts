@@ -168,6 +168,16 @@ describe('to-eventstoredb', () => {
       expect(translateAppendError(raw, 0)).toBeInstanceOf(EventLogUnavailableError);
     });
 
+    it.each([
+      'Unmapped gRPC error: code: The operation was cancelled, message: "connection reset"',
+      'Unmapped gRPC connection error: transport error',
+    ])('recognises the read bridge\'s unmapped transport failure %j as connection loss', (message) => {
+      const bridged = new UnknownError(Object.assign(new Error(message), { name: 'UnknownError', metadata: {} }) as never);
+
+      expect(bridged.message).toContain('Unmapped gRPC');
+      expect(translateError(bridged, 'read')).toBeInstanceOf(EventLogUnavailableError);
+    });
+
     it('passes other errors through unchanged', () => {
       const notFound = new StreamNotFoundError(undefined, 'x');
       const unknown = new UnknownError(undefined, 'boom');

@@ -20,6 +20,7 @@ import {
   StreamNotFoundError,
   TimeoutError,
   UnavailableError,
+  UnknownError,
   WrongExpectedVersionError,
   jsonEvent,
   type AppendResult as KurrentAppendResult,
@@ -188,13 +189,23 @@ const GRPC_CONNECTION_CODES: ReadonlySet<number> = new Set([
 ]);
 
 /**
+ * Transport failures that the client's Rust read bridge (client 1.3.1, tonic 0.13) does not map
+ * and surfaces as an `UnknownError` whose message names the gRPC status: a read cut by a dropped
+ * connection arrives as "Unmapped gRPC error: code: The operation was cancelled".
+ */
+const BRIDGE_TRANSPORT_FAILURE =
+  /^Unmapped gRPC (?:connection error|error: code: (?:The operation was cancelled|Deadline expired|The service is currently unavailable))/;
+
+/**
  * Whether a client error means the server is unreachable or did not answer in time (transient).
- * Covers the client's typed errors (also what its Rust read bridge throws) and raw grpc-js
- * `ServiceError`s, which the client's batch-append path can let through untranslated.
+ * Covers the client's typed errors (also what its Rust read bridge throws), the bridge's unmapped
+ * transport failures, and raw grpc-js `ServiceError`s, which the client's batch-append path can
+ * let through untranslated.
  */
 export function isConnectionError(error: unknown): boolean {
   if (error instanceof UnavailableError || error instanceof DeadlineExceededError || error instanceof CancelledError
     || error instanceof NotLeaderError || error instanceof TimeoutError) return true;
+  if (error instanceof UnknownError && BRIDGE_TRANSPORT_FAILURE.test(error.message)) return true;
   const code: unknown = error instanceof Error ? (error as Error & { code?: unknown }).code : undefined;
   return typeof code === 'number' && GRPC_CONNECTION_CODES.has(code) && 'metadata' in (error as object);
 }
