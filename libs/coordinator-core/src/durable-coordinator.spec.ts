@@ -294,13 +294,56 @@ describe('DurableCoordinator', () => {
     });
 
     it('records a rejection once, even when the gate repeats it after a restart', async () => {
+      // Given fences 1 (a, released) and 2 (b) issued on 'slot', and a gate's report of a's late write
       const storage = createTestEventLogStorage();
       const report = { gateId: 'gate-1', resource: 'slot', seq: 3, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 } } as const;
       const { coordinator } = await openCoordinator({ log: createTestEventLog(storage) });
+      await coordinator.acquire(request('slot', 'a'));
+      await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
+      await coordinator.acquire(request('slot', 'b'));
       expect(await coordinator.recordRejection(report)).toEqual({ ok: true, duplicate: false });
+      // When a new boot receives it again / Then it is a duplicate
       const { coordinator: next } = await openCoordinator({ log: createTestEventLog(storage) });
       expect(await next.recordRejection(report)).toEqual({ ok: true, duplicate: true });
-      expect(next.rejections()).toEqual([expect.objectContaining({ seq: 3, position: 2, gateId: 'gate-1' })]);
+      expect(next.rejections()).toEqual([expect.objectContaining({ seq: 3, position: 5, gateId: 'gate-1' })]);
+    });
+
+    it('refuses other content under a recorded seq after a restart from a snapshot, appending nothing', async () => {
+      // Given a recorded rejection, covered by a snapshot
+      const storage = createTestEventLogStorage();
+      const report = { gateId: 'gate-1', resource: 'slot', seq: 3, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 } } as const;
+      const { coordinator } = await openCoordinator({ log: createTestEventLog(storage), snapshotEvery: 1 });
+      await coordinator.acquire(request('slot', 'a'));
+      await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
+      await coordinator.acquire(request('slot', 'b'));
+      await coordinator.recordRejection(report);
+      await coordinator.close();
+      // When a new boot, recovered from that snapshot, receives the seq with another rejected holder
+      const { coordinator: next, log } = await openCoordinator({ log: createTestEventLog(storage) });
+      const before = next.position;
+      const outcome = await next.recordRejection({ ...report, rejected: { holderId: 'c', fence: 1 } });
+      // Then it is refused as a seq-conflict, and the log did not grow
+      expect(next.recovery.fromSnapshot).toBe(true);
+      expect(outcome).toEqual({ ok: false, reason: 'seq-conflict', message: expect.stringContaining('seq 3') as string });
+      expect(await log.version()).toBe(before);
+    });
+  });
+
+  describe('gate reports that cannot be true', () => {
+    it('refuses rejections and admits naming fences never issued, appending nothing', async () => {
+      // Arrange: fence 1 issued on 'slot'
+      const outcomes: [string, { ok: boolean; reason?: string }][] = [];
+      const { coordinator, log } = await openCoordinator({ onOutcome: (type, outcome) => outcomes.push([type, outcome]) });
+      await coordinator.acquire(request('slot', 'agent-a'));
+      const before = await log.version();
+      // Act
+      const rejection = await coordinator.recordRejection({ gateId: 'g', resource: 'slot', seq: 1, kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'x', fence: 900_000_000 } });
+      const admit = await coordinator.admitFence({ gateId: 'g', resource: 'slot', holderId: 'nobody', fence: 999_999_999 });
+      // Assert
+      expect(rejection).toMatchObject({ ok: false, reason: 'implausible', field: 'current.fence' });
+      expect(admit).toMatchObject({ ok: false, reason: 'implausible', field: 'fence' });
+      expect(await log.version()).toBe(before);
+      expect(outcomes.slice(-2)).toEqual([['RecordFenceRejection', { ok: false, reason: 'implausible' }], ['AdmitFence', { ok: false, reason: 'implausible' }]]);
     });
   });
 

@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS, type AcquireOutcome, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
-import type { CoordinatorCommand, Now, OutcomeOf } from './decider/commands.js';
+import type { AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordRejectionOutcome } from './decider/commands.js';
 import { decide } from './decider/decide.js';
 import { evolve } from './decider/evolve.js';
 import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
@@ -242,8 +242,12 @@ export class DurableCoordinator {
   }
 
   /**
-   * Records a FenceGate's rejection report. Idempotent by (gateId, resource, seq): a report
-   * already recorded resolves `{ ok: true, duplicate: true }` and appends nothing.
+   * Records a FenceGate's rejection report. Idempotent by (gateId, resource, seq): the same
+   * report again resolves `{ ok: true, duplicate: true }` and appends nothing; other content
+   * under a recorded key resolves `{ ok: false, reason: 'seq-conflict', message }`. A report that
+   * cannot be true (a fence never issued for the resource, fences contradicting `kind`, a wall
+   * time past the year 3000) resolves `{ ok: false, reason: 'implausible', field, message }`.
+   * Denials append nothing. Rules: `decide`'s `RecordFenceRejection`.
    * @param rejection.gateWallMillis - The gate's wall clock at the refusal (epoch ms, display only).
    * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
    */
@@ -255,7 +259,7 @@ export class DurableCoordinator {
     readonly rejected: { readonly holderId: string; readonly fence: number };
     readonly current: { readonly holderId: string; readonly fence: number };
     readonly gateWallMillis?: number | undefined;
-  }): Promise<{ readonly ok: true; readonly duplicate: boolean }> {
+  }): Promise<RecordRejectionOutcome> {
     const api = 'DurableCoordinator.recordRejection';
     requireObject(api, 'rejection', rejection);
     requireObject(api, 'rejected', rejection.rejected);
@@ -278,10 +282,12 @@ export class DurableCoordinator {
   }
 
   /**
-   * Records that a gate raised its floor to `fence` without a write (handover push).
+   * Records that a gate raised its floor to `fence` without a write (handover push), or resolves
+   * `{ ok: false, reason: 'implausible', field, message }` with nothing appended when `fence`
+   * was never issued for the resource, or is its current fence but another holder's.
    * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
    */
-  async admitFence(admission: { readonly gateId: string; readonly resource: string; readonly holderId: string; readonly fence: number }): Promise<{ readonly ok: true }> {
+  async admitFence(admission: { readonly gateId: string; readonly resource: string; readonly holderId: string; readonly fence: number }): Promise<AdmitFenceOutcome> {
     const api = 'DurableCoordinator.admitFence';
     requireObject(api, 'admission', admission);
     return this.enqueue({

@@ -18,22 +18,27 @@ export {
 export { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './ports/event-log-arguments.js';
 export { createCatchUpSubscription, type CatchUpSource, type CatchUpSubscriptionOptions } from './ports/catch-up-subscription.js';
 export { checkEvents, decodeRecord, decodeSnapshot, encodeEvents, type EncodedEvent, type StoredEventRecord, type StoredSnapshot } from './codec.js';
-export type {
-  AcquireLease,
-  AdmitFence,
-  Checkpoint,
-  CoordinatorCommand,
-  ExpireDueLeases,
-  Now,
-  OutcomeByCommand,
-  OutcomeOf,
-  RecordFenceRejection,
-  RecordRejectionOutcome,
-  ReleaseLease,
-  RenewLease,
-  StartCoordinator,
-  StartOutcome,
-  TakeSnapshot,
+export {
+  MAX_WALL_MILLIS,
+  type AcquireLease,
+  type AdmitFence,
+  type AdmitFenceOutcome,
+  type Checkpoint,
+  type CoordinatorCommand,
+  type ExpireDueLeases,
+  type ImplausibleField,
+  type ImplausibleReport,
+  type Now,
+  type OutcomeByCommand,
+  type OutcomeOf,
+  type RecordFenceRejection,
+  type RecordRejectionOutcome,
+  type RejectionSeqConflict,
+  type ReleaseLease,
+  type RenewLease,
+  type StartCoordinator,
+  type StartOutcome,
+  type TakeSnapshot,
 } from './decider/commands.js';
 export { decide, type Decision } from './decider/decide.js';
 export { evolve } from './decider/evolve.js';
@@ -42,6 +47,7 @@ export {
   createInitialState,
   fromSnapshot,
   leasesOf,
+  rejectionContent,
   rejectionKey,
   REJECTIONS_KEPT,
   REJECTION_KEYS_KEPT,

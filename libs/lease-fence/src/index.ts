@@ -41,9 +41,10 @@ export {
   type LeaseTableOptions,
   type LeaseTableSnapshot,
   type LeaseRecordJson,
+  type ResourceFenceJson,
   type InstantJson,
 } from './lease/lease-table.js';
-export { decideAcquire, decideRenew, decideRelease, decideExpiry } from './lease/lease-rules.js';
+export { decideAcquire, decideRenew, decideRelease, decideExpiry, wasFenceIssued } from './lease/lease-rules.js';
 export {
   LeaseCoordinator,
   type LeaseCoordinatorOptions,

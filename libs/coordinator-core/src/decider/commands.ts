@@ -52,7 +52,18 @@ export interface ExpireDueLeases {
   readonly type: 'ExpireDueLeases';
 }
 
-/** A resource's FenceGate reports a refused write. Idempotent by (gateId, resource, seq). */
+/**
+ * Latest plausible wall-clock reading a gate may report: 3000-01-01T00:00:00Z in epoch
+ * milliseconds (32 503 680 000 000). A `gateWallMillis` above it is refused as implausible.
+ */
+export const MAX_WALL_MILLIS: number = Date.UTC(3000, 0, 1);
+
+/**
+ * A resource's FenceGate reports a refused write. Idempotent by (gateId, resource, seq): the same
+ * content again is a duplicate, other content under a recorded key is a `'seq-conflict'`. A report
+ * that cannot be true of this coordinator's fences is refused as `'implausible'` (see
+ * {@link RecordRejectionOutcome}); nothing is logged for either.
+ */
 export interface RecordFenceRejection {
   readonly type: 'RecordFenceRejection';
   /** The authenticated gate that reports it. */
@@ -67,7 +78,11 @@ export interface RecordFenceRejection {
   readonly gateWallMillis?: number | undefined;
 }
 
-/** A resource's FenceGate reports it raised its floor to `fence` without a write (handover push). */
+/**
+ * A resource's FenceGate reports it raised its floor to `fence` without a write (handover push).
+ * Refused as `'implausible'` if `fence` was never issued for `resource`, or is the resource's
+ * current generation but another holder's (see {@link AdmitFenceOutcome}).
+ */
 export interface AdmitFence {
   readonly type: 'AdmitFence';
   readonly gateId: string;
@@ -122,8 +137,51 @@ export type CoordinatorCommand =
   | TakeSnapshot
   | StartCoordinator;
 
-/** Outcome of `RecordFenceRejection`: a rejection already recorded (same gate, resource, seq) is a duplicate with no event. */
-export type RecordRejectionOutcome = { readonly ok: true; readonly duplicate: boolean };
+/** The field of a gate report that an {@link ImplausibleReport} names (the command's field names). */
+export type ImplausibleField = 'kind' | 'rejected.fence' | 'rejected.holderId' | 'current.fence' | 'gateWallMillis' | 'fence' | 'holderId';
+
+/**
+ * Denial of a gate report that cannot be true: it names a fence never issued for its resource
+ * (above the highest fence ever granted on it), contradicts its own `kind` (a stale fence not
+ * below the floor; a double grant without equal fences and different holders), puts the wall
+ * clock past {@link MAX_WALL_MILLIS}, or admits the current fence for another holder.
+ * No event is appended: the log keeps only reports that can be true. Not retryable as is.
+ */
+export interface ImplausibleReport {
+  readonly ok: false;
+  readonly reason: 'implausible';
+  /** The offending field, as the command names it (e.g. `rejected.fence`, `gateWallMillis`). */
+  readonly field: ImplausibleField;
+  /** For people: what is wrong, with the values received and the coordinator's fences. */
+  readonly message: string;
+}
+
+/**
+ * Denial of a rejection report whose (gateId, resource, seq) was already recorded with other
+ * content (kind, holders or fences; the wall time is display only and not compared). The
+ * recorded report stands; a gate must never reuse a seq. Not retryable as is.
+ */
+export interface RejectionSeqConflict {
+  readonly ok: false;
+  readonly reason: 'seq-conflict';
+  /** For people: the key and what was recorded under it. */
+  readonly message: string;
+}
+
+/**
+ * Outcome of `RecordFenceRejection`:
+ * - `{ ok: true, duplicate: false }` — recorded (one `FenceRejected` event);
+ * - `{ ok: true, duplicate: true }` — the same report was already recorded under (gate, resource, seq): no event;
+ * - {@link RejectionSeqConflict} — that key was recorded with other content: no event;
+ * - {@link ImplausibleReport} — the report cannot be true: no event.
+ *
+ * Idempotency keys are remembered for the last {@link REJECTION_KEYS_KEPT} reports; an older
+ * key is decided as a new report.
+ */
+export type RecordRejectionOutcome = { readonly ok: true; readonly duplicate: boolean } | RejectionSeqConflict | ImplausibleReport;
+
+/** Outcome of `AdmitFence`: recorded (one `FenceAdmitted` event), or {@link ImplausibleReport} with no event. */
+export type AdmitFenceOutcome = { readonly ok: true } | ImplausibleReport;
 
 /** Outcome of `StartCoordinator`. */
 export interface StartOutcome {
@@ -143,7 +201,7 @@ export interface OutcomeByCommand {
   readonly ReleaseLease: ReleaseOutcome;
   readonly ExpireDueLeases: { readonly ok: true; readonly expired: number };
   readonly RecordFenceRejection: RecordRejectionOutcome;
-  readonly AdmitFence: { readonly ok: true };
+  readonly AdmitFence: AdmitFenceOutcome;
   readonly Checkpoint: { readonly ok: true; readonly checkpointed: boolean };
   readonly TakeSnapshot: { readonly ok: true; readonly coversPosition: number };
   readonly StartCoordinator: StartOutcome;

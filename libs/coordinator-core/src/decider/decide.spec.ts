@@ -1,8 +1,9 @@
 import { ClockDomainError, Instant, ProtocolMisuseError } from 'lease-fence';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   coordinatorCheckpointed,
   coordinatorStarted,
+  fenceAdmitted,
   fenceRejected,
   leaseExpired,
   leaseGranted,
@@ -11,6 +12,7 @@ import {
   snapshotTaken,
 } from '../testing/event-builders.js';
 import { acquire, at, given, release, renew } from '../testing/decider-specification.js';
+import type { RecordFenceRejection } from './commands.js';
 
 const started = coordinatorStarted({ atMillis: 0 });
 const grantedA = leaseGranted('slot', 'agent-a', 1, { atMillis: 1000, requestId: 'req-a', ttlMillis: 10_000 });
@@ -79,6 +81,17 @@ describe('decide', () => {
     it('refuses a holder that does not hold that fence', () => {
       given([started, grantedA]).at(at(2000)).when(renew('slot', 'agent-b', 1)).then({ events: [], outcome: { ok: false, reason: 'not-holder' } });
     });
+
+    it('answers not-holder on a resource that never had a lease, even with a fence issued for another one', () => {
+      given([started, grantedA]).at(at(2000)).when(renew('never-leased', 'agent-a', 1)).then({ events: [], outcome: { ok: false, reason: 'not-holder' } });
+    });
+
+    it('answers expired for a lease that expired and was swept', () => {
+      given([started, grantedA, leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 })]).at(at(12_000)).when(renew('slot', 'agent-a', 1)).then({
+        events: [],
+        outcome: { ok: false, reason: 'expired' },
+      });
+    });
   });
 
   describe('ReleaseLease', () => {
@@ -89,8 +102,22 @@ describe('decide', () => {
       });
     });
 
-    it('refuses a fence that is not the current one', () => {
+    it('answers expired, as renew does, for a generation already released', () => {
       given([started, grantedA, leaseReleased('slot', 'agent-a', 1, { atMillis: 2000 })]).at(at(3000)).when(release('slot', 'agent-a', 1)).then({
+        events: [],
+        outcome: { ok: false, reason: 'expired' },
+      });
+    });
+
+    it('answers expired, as renew does, for a lease that expired and was swept', () => {
+      given([started, grantedA, leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 })]).at(at(12_000)).when(release('slot', 'agent-a', 1)).then({
+        events: [],
+        outcome: { ok: false, reason: 'expired' },
+      });
+    });
+
+    it('answers not-holder for a fence never issued for this resource', () => {
+      given([started, grantedA, leaseGranted('other', 'agent-a', 2, { atMillis: 1500 })]).at(at(3000)).when(release('slot', 'agent-a', 2)).then({
         events: [],
         outcome: { ok: false, reason: 'not-holder' },
       });
@@ -107,20 +134,88 @@ describe('decide', () => {
   });
 
   describe('RecordFenceRejection', () => {
-    const report = {
+    // 'slot' had fence 1 (agent-a, released), then fence 2 (agent-b, current); fence 3 went to 'other'.
+    const history = [
+      started,
+      grantedA,
+      leaseReleased('slot', 'agent-a', 1, { atMillis: 1100 }),
+      leaseGranted('slot', 'agent-b', 2, { atMillis: 1200 }),
+      leaseGranted('other', 'agent-c', 3, { atMillis: 1300 }),
+    ];
+    const report: RecordFenceRejection = {
       type: 'RecordFenceRejection', gateId: 'gate-1', resource: 'slot', seq: 7, kind: 'stale',
       rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 }, gateWallMillis: 1_700_000_000_000,
-    } as const;
+    };
 
     it('records a gate\'s rejection with both holders and fences', () => {
-      given([started]).at(at(500)).when(report).then({
-        events: [fenceRejected({ atMillis: 500, seq: 7, gateWallMillis: 1_700_000_000_000 })],
+      given(history).at(at(1500)).when(report).then({
+        events: [fenceRejected({ atMillis: 1500, seq: 7, gateWallMillis: 1_700_000_000_000 })],
+        outcome: { ok: true, duplicate: false },
+      });
+    });
+
+    it('records a stale rejection with the same holder on both sides: its own old write under its previous fence', () => {
+      const sameHolder = { ...report, rejected: { holderId: 'agent-b', fence: 1 } };
+      given(history).at(at(1500)).when(sameHolder).then({
+        events: [fenceRejected({ atMillis: 1500, seq: 7, gateWallMillis: 1_700_000_000_000, rejected: { holderId: 'agent-b', fence: 1 } })],
+        outcome: { ok: true, duplicate: false },
+      });
+    });
+
+    it('records a double grant: two different holders with the same issued fence', () => {
+      const doubleGrant: RecordFenceRejection = { ...report, kind: 'double-grant', rejected: { holderId: 'agent-x', fence: 2 } };
+      given(history).at(at(1500)).when(doubleGrant).then({
+        events: [fenceRejected({ atMillis: 1500, seq: 7, kind: 'double-grant', gateWallMillis: 1_700_000_000_000, rejected: { holderId: 'agent-x', fence: 2 } })],
         outcome: { ok: true, duplicate: false },
       });
     });
 
     it('answers a repeated report (same gate, resource and seq) as a duplicate with no event', () => {
-      given([started, fenceRejected({ atMillis: 400, seq: 7 })]).at(at(500)).when(report).then({ events: [], outcome: { ok: true, duplicate: true } });
+      given([...history, fenceRejected({ atMillis: 1400, seq: 7 })]).at(at(1500)).when(report).then({ events: [], outcome: { ok: true, duplicate: true } });
+    });
+
+    it('answers a repeat that differs only in the gate\'s wall time as a duplicate: wall time is display only', () => {
+      given([...history, fenceRejected({ atMillis: 1400, seq: 7, gateWallMillis: 1 })]).at(at(1500)).when(report).then({ events: [], outcome: { ok: true, duplicate: true } });
+    });
+
+    it.each([
+      ['another kind', { kind: 'double-grant', rejected: { holderId: 'agent-x', fence: 2 } }],
+      ['another rejected holder', { rejected: { holderId: 'agent-x', fence: 1 } }],
+      ['another current fence', { current: { holderId: 'agent-b', fence: 3 } }],
+    ] as const)('refuses a recorded (gate, resource, seq) sent again with %s as a seq-conflict, with no event', (_what, change) => {
+      given([...history, fenceRejected({ atMillis: 1400, seq: 7 })]).at(at(1500)).when({ ...report, ...change } as RecordFenceRejection).then({
+        events: [],
+        outcome: {
+          ok: false,
+          reason: 'seq-conflict',
+          message: expect.stringMatching(/^seq 7 of gate "gate-1" on resource "slot" was already recorded as stale, rejected "agent-a" fence 1, current "agent-b" fence 2, not /) as string,
+        },
+      });
+    });
+
+    it.each([
+      ['a stale fence above the floor', { rejected: { holderId: 'agent-a', fence: 9 }, current: { holderId: 'agent-b', fence: 2 } }, 'rejected.fence'],
+      ['a stale fence equal to the floor', { rejected: { holderId: 'agent-a', fence: 2 } }, 'rejected.fence'],
+      ['a double grant with two different fences', { kind: 'double-grant' }, 'rejected.fence'],
+      ['a double grant with the same holder twice', { kind: 'double-grant', rejected: { holderId: 'agent-b', fence: 2 } }, 'rejected.holderId'],
+      ['a floor fence never issued', { current: { holderId: 'agent-b', fence: 900_000_000 } }, 'current.fence'],
+      ['two fences never issued', { rejected: { holderId: 'agent-a', fence: 900_000_000 }, current: { holderId: 'agent-b', fence: 900_000_001 } }, 'rejected.fence'],
+      ['a double grant of a fence never issued', { kind: 'double-grant', rejected: { holderId: 'agent-a', fence: 900_000_000 }, current: { holderId: 'agent-b', fence: 900_000_000 } }, 'rejected.fence'],
+      ['a fence issued only for another resource', { current: { holderId: 'agent-c', fence: 3 } }, 'current.fence'],
+      ['a wall time of 1e300 ms', { gateWallMillis: 1e300 }, 'gateWallMillis'],
+      ['a wall time after the year 3000', { gateWallMillis: Date.UTC(3000, 0, 1) + 1 }, 'gateWallMillis'],
+    ] as const)('refuses %s as implausible, naming the field, with no event', (_what, change, field) => {
+      given(history).at(at(1500)).when({ ...report, ...change } as RecordFenceRejection).then({
+        events: [],
+        outcome: { ok: false, reason: 'implausible', field, message: expect.stringContaining(field) as string },
+      });
+    });
+
+    it('refuses any fence on a resource that never had a lease as implausible', () => {
+      given(history).at(at(1500)).when({ ...report, resource: 'never-leased' }).then({
+        events: [],
+        outcome: { ok: false, reason: 'implausible', field: 'rejected.fence', message: 'rejected.fence 1 was never issued for resource "never-leased" (the highest fence granted on it is 0)' },
+      });
     });
 
     it('refuses a report with an unknown kind', () => {
@@ -129,10 +224,29 @@ describe('decide', () => {
   });
 
   describe('AdmitFence', () => {
-    it('records that a gate raised its floor', () => {
-      given([started]).at(at(500)).when({ type: 'AdmitFence', gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 3 }).then({
-        events: [{ type: 'FenceAdmitted', version: 1, data: { bootId: 'boot-1', atMillis: 500, wallMillis: 0, resource: 'slot', gateId: 'gate-1', holderId: 'agent-a', fence: 3 } }],
+    const admit = (holderId: string, fence: number, resource = 'slot') => ({ type: 'AdmitFence', gateId: 'gate-1', resource, holderId, fence }) as const;
+    const history = [started, grantedA, leaseReleased('slot', 'agent-a', 1, { atMillis: 1100 }), leaseGranted('slot', 'agent-b', 2, { atMillis: 1200 }), leaseGranted('other', 'agent-c', 3, { atMillis: 1300 })];
+
+    it('records that a gate raised its floor to the current fence of its holder', () => {
+      given(history).at(at(1500)).when(admit('agent-b', 2)).then({
+        events: [fenceAdmitted('slot', 'agent-b', 2, { atMillis: 1500 })],
         outcome: { ok: true },
+      });
+    });
+
+    it('records an admit of an earlier generation\'s fence', () => {
+      given(history).at(at(1500)).when(admit('agent-a', 1)).then({ events: [fenceAdmitted('slot', 'agent-a', 1, { atMillis: 1500 })], outcome: { ok: true } });
+    });
+
+    it.each([
+      ['a fence never issued, for a holder that never held', admit('nobody', 999_999_999), 'fence'],
+      ['a fence issued only for another resource', admit('agent-c', 3), 'fence'],
+      ['a fence on a resource that never had a lease', admit('agent-a', 1, 'never-leased'), 'fence'],
+      ['the current fence for another holder', admit('agent-x', 2), 'holderId'],
+    ] as const)('refuses %s as implausible, naming the field, with no event', (_what, command, field) => {
+      given(history).at(at(1500)).when(command).then({
+        events: [],
+        outcome: { ok: false, reason: 'implausible', field, message: expect.stringContaining(field) as string },
       });
     });
   });

@@ -6,14 +6,37 @@
  * The lease rules are `lease-fence`'s (`decideAcquire`, `decideRenew`, `decideRelease`,
  * `decideExpiry`): this file maps each {@link LeaseChange} they return to exactly one event and
  * adds what only an event-sourced coordinator has: recovery's start (grace re-anchoring, burned
- * fences), rejection reports, checkpoints and snapshots.
+ * fences), rejection reports and admits (refused when they cannot be true of this coordinator's
+ * fences, judged with lease-fence's `wasFenceIssued`), checkpoints and snapshots.
  *
  * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve, Recovery)
  */
 import type { CarriedLease, CoordinatorEvent } from '@lease-fence/protocol';
-import { ClockDomainError, decideAcquire, decideExpiry, decideRelease, decideRenew, Instant, ProtocolMisuseError, type LeaseChange } from 'lease-fence';
-import type { CoordinatorCommand, Now, OutcomeByCommand, OutcomeOf, RecordFenceRejection, StartCoordinator } from './commands.js';
-import { rejectionKey, type CoordinatorState } from './state.js';
+import {
+  ClockDomainError,
+  decideAcquire,
+  decideExpiry,
+  decideRelease,
+  decideRenew,
+  Instant,
+  ProtocolMisuseError,
+  wasFenceIssued,
+  type LeaseChange,
+  type LeaseTable,
+} from 'lease-fence';
+import {
+  MAX_WALL_MILLIS,
+  type AdmitFence,
+  type CoordinatorCommand,
+  type ImplausibleField,
+  type ImplausibleReport,
+  type Now,
+  type OutcomeByCommand,
+  type OutcomeOf,
+  type RecordFenceRejection,
+  type StartCoordinator,
+} from './commands.js';
+import { rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
 /** What {@link decide} returns: the events to append (none for a denial), and the outcome once they are durable. */
 export interface Decision<O> {
@@ -31,7 +54,9 @@ type Stamp = { readonly bootId: string; readonly atMillis: number; readonly wall
  * @param state - The current state; read only.
  * @param now - The decision's time; `now.instant.domain` must be the current boot's id (for
  *   `StartCoordinator`, a new boot id never used before in this log).
- * @returns the events (in order, to be appended together) and the command's outcome.
+ * @returns the events (in order, to be appended together) and the command's outcome. Gate
+ *   reports that cannot be true are denied with `{ ok: false, reason: 'implausible', field, message }`,
+ *   a reused rejection seq with other content with `'seq-conflict'`; neither has events.
  * @throws TypeError / RangeError for a malformed command or `now`, naming the field and value.
  * @throws {@link ProtocolMisuseError} if the coordinator has not started (no `CoordinatorStarted`
  *   folded yet), if `StartCoordinator` reuses a boot id, or from the lease rules (a requestId
@@ -68,9 +93,22 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
     }
     case 'RecordFenceRejection': {
       checkRejection(command);
-      if (state.rejectionKeys.has(rejectionKey(command.gateId, command.resource, command.seq))) {
-        return { events: [], outcome: { ok: true, duplicate: true } };
+      const content = rejectionContent(command);
+      const recorded = state.rejectionKeys.get(rejectionKey(command.gateId, command.resource, command.seq));
+      if (recorded === content) return { events: [], outcome: { ok: true, duplicate: true } };
+      if (recorded !== undefined) {
+        return {
+          events: [],
+          outcome: {
+            ok: false,
+            reason: 'seq-conflict',
+            message: `seq ${command.seq} of gate ${JSON.stringify(command.gateId)} on resource ${JSON.stringify(command.resource)} was already recorded `
+              + `as ${describeContent(recorded)}, not ${describeContent(content)}; a gate must never reuse a seq`,
+          },
+        };
       }
+      const implausible = implausibleRejection(state.table, command);
+      if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, seq, kind, rejected, current, gateWallMillis } = command;
       return {
         events: [{
@@ -95,6 +133,8 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       requireString('AdmitFence', 'resource', command.resource);
       requireString('AdmitFence', 'holderId', command.holderId);
       requirePositiveInteger('AdmitFence', 'fence', command.fence);
+      const implausible = implausibleAdmit(state.table, command);
+      if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, holderId, fence } = command;
       return { events: [{ type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId, holderId, fence } }], outcome: { ok: true } };
     }
@@ -171,6 +211,58 @@ function decideStart(command: StartCoordinator, state: CoordinatorState, now: No
     }],
     outcome: { ok: true, recoveredFence, graceDeadline: Instant.of(graceDeadlineMillis, bootId), carriedLeases: carriedLeases.length },
   };
+}
+
+const implausible = (field: ImplausibleField, message: string): ImplausibleReport => ({ ok: false, reason: 'implausible', field, message });
+
+/** Why `fence` cannot have been issued for `resource`, or undefined if it can (lease-fence's `wasFenceIssued`). */
+const neverIssued = (table: LeaseTable, field: ImplausibleField, resource: string, fence: number): ImplausibleReport | undefined =>
+  wasFenceIssued(table, resource, fence)
+    ? undefined
+    : implausible(field, `${field} ${fence} was never issued for resource ${JSON.stringify(resource)} (the highest fence granted on it is ${table.highestFence(resource)})`);
+
+/**
+ * Why a rejection report cannot be true, or undefined if it can (checked in this order, the
+ * report alone first, then against the coordinator's fences). A gate's rejection compares two
+ * tokens of one resource, both minted by this coordinator:
+ * - `stale`: the rejected fence is below the floor (`rejected.fence < current.fence`); the same
+ *   holder on both sides is fine (its old in-flight write under its previous fence);
+ * - `double-grant`: equal fences, different holders;
+ * - the gate's wall time, when given, is at most {@link MAX_WALL_MILLIS};
+ * - both fences were issued for this resource ({@link wasFenceIssued}).
+ */
+function implausibleRejection(table: LeaseTable, report: RecordFenceRejection): ImplausibleReport | undefined {
+  const { kind, rejected, current, resource, gateWallMillis } = report;
+  if (kind === 'stale' && rejected.fence >= current.fence) {
+    return implausible('rejected.fence', `rejected.fence ${rejected.fence} is not below current.fence ${current.fence}, but a stale rejection's fence is below the gate's floor`);
+  }
+  if (kind === 'double-grant' && rejected.fence !== current.fence) {
+    return implausible('rejected.fence', `rejected.fence ${rejected.fence} differs from current.fence ${current.fence}, but a double grant is two holders with the same fence`);
+  }
+  if (kind === 'double-grant' && rejected.holderId === current.holderId) {
+    return implausible('rejected.holderId', `rejected.holderId and current.holderId are both ${JSON.stringify(rejected.holderId)}, but a double grant is two different holders with the same fence`);
+  }
+  if (gateWallMillis !== undefined && gateWallMillis > MAX_WALL_MILLIS) {
+    return implausible('gateWallMillis', `gateWallMillis must be epoch milliseconds no later than the year 3000 (${MAX_WALL_MILLIS}), got ${gateWallMillis}`);
+  }
+  return neverIssued(table, 'rejected.fence', resource, rejected.fence) ?? neverIssued(table, 'current.fence', resource, current.fence);
+}
+
+/** Why an admit cannot be true, or undefined if it can: a fence never issued for the resource, or its current fence for another holder. */
+function implausibleAdmit(table: LeaseTable, admit: AdmitFence): ImplausibleReport | undefined {
+  const unissued = neverIssued(table, 'fence', admit.resource, admit.fence);
+  if (unissued !== undefined) return unissued;
+  const lease = table.lease(admit.resource);
+  if (lease !== undefined && lease.fence === admit.fence && lease.holderId !== admit.holderId) {
+    return implausible('holderId', `holderId ${JSON.stringify(admit.holderId)} does not hold fence ${admit.fence} on resource ${JSON.stringify(admit.resource)}: it was issued to ${JSON.stringify(lease.holderId)}`);
+  }
+  return undefined;
+}
+
+/** A {@link rejectionContent} for people: `stale, rejected "agent-b" fence 3, current "agent-a" fence 4`. */
+function describeContent(content: string): string {
+  const [kind, rejectedHolder, rejectedFence, currentHolder, currentFence] = JSON.parse(content) as [string, string, number, string, number];
+  return `${kind}, rejected ${JSON.stringify(rejectedHolder)} fence ${rejectedFence}, current ${JSON.stringify(currentHolder)} fence ${currentFence}`;
 }
 
 /** Each lease change as exactly one event, stamped with the decision's time. */

@@ -14,7 +14,7 @@ import {
 } from '../testing/event-builders.js';
 import { decide } from './decide.js';
 import { evolve } from './evolve.js';
-import { createInitialState, fromSnapshot, leasesOf, toSnapshot } from './state.js';
+import { createInitialState, fromSnapshot, leasesOf, rejectionKey, toSnapshot } from './state.js';
 
 const started = coordinatorStarted({ atMillis: 0 });
 const grantedA = leaseGranted('slot', 'agent-a', 1, { atMillis: 1000, requestId: 'req-a' });
@@ -115,10 +115,10 @@ describe('evolve', () => {
   });
 
   describe('FenceRejected', () => {
-    it('keeps the rejection with its position and remembers its idempotency key', () => {
+    it('keeps the rejection with its position and remembers its idempotency key with its content', () => {
       const state = foldEvents([started, fenceRejected({ atMillis: 3, seq: 4 })]);
       expect(state.rejections).toEqual([expect.objectContaining({ seq: 4, gateId: 'gate-1', position: 2 })]);
-      expect(state.rejectionKeys.size).toBe(1);
+      expect([...state.rejectionKeys]).toEqual([[rejectionKey('gate-1', 'slot', 4), '["stale","agent-a",1,"agent-b",2]']]);
     });
   });
 });
@@ -133,6 +133,42 @@ describe('snapshots of the state', () => {
     expect(restored).toEqual(state);
     const now = at(300, { bootId: 'boot-2' });
     expect(decide(acquire('other', 'agent-c', 'req-c'), restored!, now)).toEqual(decide(acquire('other', 'agent-c', 'req-c'), state, now));
+  });
+
+  it('keeps the content of each recorded rejection, so a restored state still tells a duplicate from a seq-conflict', () => {
+    // Arrange
+    const state = foldEvents([started, grantedA, leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 }), leaseGranted('slot', 'agent-b', 2, { atMillis: 11_000 }), fenceRejected({ atMillis: 11_500, seq: 4 })]);
+    const report = { type: 'RecordFenceRejection', gateId: 'gate-1', resource: 'slot', seq: 4, kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 } } as const;
+    // Act
+    const restored = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))) as ReturnType<typeof toSnapshot>);
+    // Assert
+    expect(restored).toBeDefined();
+    expect(decide(report, restored!, at(12_000)).outcome).toEqual({ ok: true, duplicate: true });
+    expect(decide({ ...report, rejected: { holderId: 'agent-c', fence: 1 } }, restored!, at(12_000)).outcome).toMatchObject({ ok: false, reason: 'seq-conflict' });
+  });
+
+  it('keeps the highest fence of a resource whose lease ended, so renew still answers expired after a restore', () => {
+    // Arrange: 'slot' expired and was swept; replay cache too small to remember its grant
+    const state = foldEvents([started, grantedA, leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 })], createInitialState({ replayCacheSize: 0 }));
+    // Act
+    const restored = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))) as ReturnType<typeof toSnapshot>);
+    // Assert
+    expect(decide(renew('slot', 'agent-a', 1), restored!, at(12_000)).outcome).toEqual({ ok: false, reason: 'expired' });
+  });
+
+  it.each([
+    ['highestFences in its lease table', (json: Record<string, unknown>) => ({ ...json, table: { ...(json['table'] as object), highestFences: undefined } })],
+    ['the content of each rejection key', (json: Record<string, unknown>) => ({ ...json, rejectionKeys: [rejectionKey('gate-1', 'slot', 1)] })],
+  ])('ignores a snapshot written before it kept %s, so the caller replays the whole log', (_what, legacy) => {
+    const snapshot = toSnapshot(foldEvents([started, grantedA, fenceRejected({ atMillis: 1500 })]));
+    const written = JSON.parse(JSON.stringify({ ...snapshot, state: legacy(snapshot.state as Record<string, unknown>) })) as ReturnType<typeof toSnapshot>;
+    expect(fromSnapshot(written)).toBeUndefined();
+  });
+
+  it('refuses a snapshot with a malformed rejection key entry, naming it', () => {
+    const snapshot = toSnapshot(foldEvents([started, fenceRejected({ atMillis: 1500 })]));
+    const broken = { ...snapshot, state: { ...(snapshot.state as object), rejectionKeys: ['["only one"]'] } };
+    expect(() => fromSnapshot(broken)).toThrow(/snapshot\.rejectionKeys\.0/);
   });
 
   it('ignores a snapshot of another schema version, so the caller replays the whole log', () => {

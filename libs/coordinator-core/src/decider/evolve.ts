@@ -16,7 +16,7 @@
 import type { CoordinatorEvent, CoordinatorStarted, EventOf } from '@lease-fence/protocol';
 import { Instant, type LeaseChange } from 'lease-fence';
 import { EventLogCorruptError } from '../ports/event-log-errors.js';
-import { REJECTIONS_KEPT, REJECTION_KEYS_KEPT, rejectionKey, type CoordinatorState } from './state.js';
+import { REJECTIONS_KEPT, REJECTION_KEYS_KEPT, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
 /**
  * Folds `event` into `state` (in place) and returns it.
@@ -69,7 +69,7 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
     }
     case 'FenceRejected': {
       const { data } = event;
-      remember(state.rejectionKeys, rejectionKey(data.gateId, data.resource, data.seq), REJECTION_KEYS_KEPT);
+      remember(state.rejectionKeys, rejectionKey(data.gateId, data.resource, data.seq), rejectionContent(data), REJECTION_KEYS_KEPT);
       state.rejections.push({ ...data, rejected: { ...data.rejected }, current: { ...data.current }, position });
       if (state.rejections.length > REJECTIONS_KEPT) state.rejections.splice(0, state.rejections.length - REJECTIONS_KEPT);
       return;
@@ -163,10 +163,10 @@ function toChange(event: EventOf<'LeaseGranted' | 'LeaseRenewed' | 'LeaseRelease
   }
 }
 
-/** Adds `key` as the newest entry of an insertion-ordered set, evicting the oldest beyond `capacity`. */
-function remember(keys: Set<string>, key: string, capacity: number): void {
+/** Sets `key` as the newest entry of an insertion-ordered map, evicting the oldest beyond `capacity`. */
+function remember(keys: Map<string, string>, key: string, content: string, capacity: number): void {
   keys.delete(key);
-  keys.add(key);
+  keys.set(key, content);
   if (keys.size > capacity) {
     const oldest = keys.values().next();
     if (oldest.done !== true) keys.delete(oldest.value);

@@ -52,8 +52,12 @@ export interface CoordinatorState {
   boot: BootState | undefined;
   /** Leases carried across the last restart and not renewed since: resource → fence. */
   readonly carried: Map<string, number>;
-  /** Idempotency keys (gate, resource, seq) of recorded rejections, oldest first, at most {@link REJECTION_KEYS_KEPT}. */
-  readonly rejectionKeys: Set<string>;
+  /**
+   * Idempotency keys ({@link rejectionKey}: gate, resource, seq) of recorded rejections, each
+   * with what was recorded under it ({@link rejectionContent}), oldest first, at most
+   * {@link REJECTION_KEYS_KEPT}.
+   */
+  readonly rejectionKeys: Map<string, string>;
   /** Recorded rejections with their positions, oldest first, at most {@link REJECTIONS_KEPT}. */
   readonly rejections: RecordedRejection[];
   /** Position of the latest `SnapshotTaken` event (0 = none). */
@@ -77,7 +81,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     namespace: undefined,
     boot: undefined,
     carried: new Map(),
-    rejectionKeys: new Set(),
+    rejectionKeys: new Map(),
     rejections: [],
     lastSnapshotPosition: 0,
   };
@@ -86,6 +90,34 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
 /** The idempotency key of a rejection: unambiguous, since each part's length prefixes it. */
 export const rejectionKey = (gateId: string, resource: string, seq: number): string =>
   `${gateId.length}:${gateId}${resource.length}:${resource}${seq}`;
+
+/**
+ * What a rejection report says, compared when its (gate, resource, seq) comes again: kind, both
+ * holders and both fences. The gate's wall time is display only and not part of it.
+ */
+export const rejectionContent = (report: {
+  readonly kind: string;
+  readonly rejected: { readonly holderId: string; readonly fence: number };
+  readonly current: { readonly holderId: string; readonly fence: number };
+}): string => JSON.stringify([report.kind, report.rejected.holderId, report.rejected.fence, report.current.holderId, report.current.fence]);
+
+/**
+ * One `rejectionKeys` entry of a snapshot: `JSON.stringify([key, content])`. Entries of earlier
+ * snapshots are the bare key (it starts with a digit, never with `[`).
+ */
+const encodeRejectionKey = (key: string, content: string): string => JSON.stringify([key, content]);
+
+/** A snapshot's `rejectionKeys` entry as [key, content]; `'bare-key'` for an earlier snapshot's entry; `undefined` if malformed. */
+const decodeRejectionKey = (entry: string): readonly [key: string, content: string] | 'bare-key' | undefined => {
+  if (!entry.startsWith('[')) return 'bare-key';
+  try {
+    const parsed: unknown = JSON.parse(entry);
+    if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') return [parsed[0], parsed[1]];
+  } catch {
+    // falls through: malformed
+  }
+  return undefined;
+};
 
 /** The current leases with their grace flag, in the order their resources were first granted. */
 export function leasesOf(state: CoordinatorState): LeaseView[] {
@@ -100,7 +132,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     namespace: state.namespace,
     boot: state.boot === undefined ? undefined : { ...state.boot },
     carried: new Map(state.carried),
-    rejectionKeys: new Set(state.rejectionKeys),
+    rejectionKeys: new Map(state.rejectionKeys),
     rejections: state.rejections.map((r) => ({ ...r })),
     lastSnapshotPosition: state.lastSnapshotPosition,
   };
@@ -116,7 +148,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     ...(state.namespace === undefined ? {} : { namespace: state.namespace }),
     ...(state.boot === undefined ? {} : { boot: { ...state.boot } }),
     carried: [...state.carried].map(([resource, fence]) => ({ resource, fence })),
-    rejectionKeys: [...state.rejectionKeys],
+    rejectionKeys: [...state.rejectionKeys].map(([key, content]) => encodeRejectionKey(key, content)),
     rejections: state.rejections.map((r) => ({ ...r })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     table: state.table.toJSON(),
@@ -126,8 +158,10 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
 
 /**
  * Restores a state from a snapshot written by {@link toSnapshot}.
- * @returns the state, or `undefined` when the snapshot has another `schemaVersion` (the caller
- *   then replays the whole log: a snapshot is only an optimisation).
+ * @returns the state, or `undefined` when the snapshot cannot restore this version's state
+ *   exactly, and the caller then replays the whole log (a snapshot is only an optimisation):
+ *   another `schemaVersion`, or one written before the lease table kept its per-resource
+ *   `highestFences` or before `rejectionKeys` kept each report's content.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
  */
@@ -148,13 +182,23 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
   } catch (error) {
     throw corrupt('table', error instanceof Error ? error.message : String(error), error);
   }
+  const rejectionKeys = new Map<string, string>();
+  let exact = (json.table as LeaseTableSnapshot).highestFences !== undefined;
+  for (const [index, entry] of json.rejectionKeys.entries()) {
+    const decoded = decodeRejectionKey(entry);
+    if (decoded === undefined) throw corrupt(`rejectionKeys.${index}`, 'must be a JSON array [key, content] of two strings');
+    if (decoded === 'bare-key') exact = false;
+    else rejectionKeys.set(decoded[0], decoded[1]);
+  }
+  // A snapshot written before highestFences or rejection contents were kept: readable, not exact (see @returns).
+  if (!exact) return undefined;
   return {
     table,
     position: json.position,
     namespace: json.namespace,
     boot: json.boot === undefined ? undefined : { ...json.boot },
     carried: new Map(json.carried.map((c) => [c.resource, c.fence])),
-    rejectionKeys: new Set(json.rejectionKeys),
+    rejectionKeys,
     rejections: json.rejections,
     lastSnapshotPosition: json.lastSnapshotPosition,
   };

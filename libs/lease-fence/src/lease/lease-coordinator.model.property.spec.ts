@@ -29,6 +29,8 @@ interface ModelLease {
 interface Model {
   nowMillis: number;
   issued: number;
+  /** Every fence granted so far, with its resource: a plain list, scanned. */
+  granted: { resource: string; fence: number }[];
   leases: ModelLease[];
   replay: { holderId: string; requestId: string; resource: string; fence: number }[];
   sent: { holderId: string; requestId: string; resource: string; ttlMillis: number }[];
@@ -76,30 +78,51 @@ function modelAcquire(m: Model, resource: string, holderId: string, requestId: s
   m.issued += 1;
   const lease = { resource, holderId, fence: m.issued, ttlMillis, requestId, expiresAtMillis: m.nowMillis + ttlMillis };
   m.leases.push(lease);
+  m.granted.push({ resource, fence: lease.fence });
   m.replay.push({ holderId, requestId, resource, fence: lease.fence });
   if (m.replay.length > REPLAY_CACHE_SIZE) m.replay.shift();
   return modelGrant(lease, requestId);
 }
 
-function modelRenew(m: Model, resource: string, holderId: string, fence: number, requestId: string, ttlMillis: number | undefined): Plain {
+/** The highest fence ever granted on `resource` (0 if none): a linear scan of every grant. */
+const highestGranted = (m: Model, resource: string): number =>
+  m.granted.filter((g) => g.resource === resource).reduce((highest, g) => Math.max(highest, g.fence), 0);
+
+/**
+ * Renew and release judge a token the same way: the live lease of that holder, or why not —
+ * another holder's current fence or a fence never granted on this resource is `not-holder`;
+ * a generation of this resource that has ended (or is past its expiry) is `expired`.
+ */
+function modelStanding(m: Model, resource: string, holderId: string, fence: number): ModelLease | 'expired' | 'not-holder' {
   const current = findLease(m, resource);
   if (current !== undefined && current.fence === fence) {
-    if (current.holderId !== holderId) return { ok: false, reason: 'not-holder' };
-    if (m.nowMillis >= current.expiresAtMillis) return { ok: false, reason: 'expired' };
-    current.ttlMillis = ttlMillis ?? current.ttlMillis;
-    current.expiresAtMillis = m.nowMillis + current.ttlMillis;
-    return modelGrant(current, requestId);
+    if (current.holderId !== holderId) return 'not-holder';
+    return m.nowMillis < current.expiresAtMillis ? current : 'expired';
   }
-  return fence > m.issued ? { ok: false, reason: 'not-holder' } : { ok: false, reason: 'expired' };
+  return fence > highestGranted(m, resource) ? 'not-holder' : 'expired';
+}
+
+function modelRenew(m: Model, resource: string, holderId: string, fence: number, requestId: string, ttlMillis: number | undefined): Plain {
+  const current = modelStanding(m, resource, holderId, fence);
+  if (typeof current === 'string') return { ok: false, reason: current };
+  current.ttlMillis = ttlMillis ?? current.ttlMillis;
+  current.expiresAtMillis = m.nowMillis + current.ttlMillis;
+  return modelGrant(current, requestId);
 }
 
 function modelRelease(m: Model, resource: string, holderId: string, fence: number): Plain {
-  const current = findLease(m, resource);
-  if (current === undefined || current.fence !== fence || current.holderId !== holderId) return { ok: false, reason: 'not-holder' };
-  if (m.nowMillis >= current.expiresAtMillis) return { ok: false, reason: 'expired' };
+  const current = modelStanding(m, resource, holderId, fence);
+  if (typeof current === 'string') return { ok: false, reason: current };
   dropLease(m, resource);
   return { ok: true };
 }
+
+/** Which fence a renew/release presents: near the current lease's, this resource's highest, or the fence counter. */
+type FenceBasis = 'current' | 'resource' | 'issued';
+const pickFence = (m: Model, resource: string, basis: FenceBasis, offset: number): number => {
+  const base = basis === 'issued' ? m.issued : basis === 'resource' ? highestGranted(m, resource) : (findLease(m, resource)?.fence ?? m.issued);
+  return Math.max(1, base + offset);
+};
 
 /** A fence answers exactly one acquire request, ever: never issued twice. */
 const expectFenceNotReused = (m: Model, outcome: AcquireOutcome): void => {
@@ -152,31 +175,29 @@ class RetryCommand implements fc.Command<Model, Real> {
 }
 
 class RenewCommand implements fc.Command<Model, Real> {
-  constructor(readonly resource: string, readonly holderId: string, readonly fenceOffset: number, readonly ttlMillis: number | undefined) {}
+  constructor(readonly resource: string, readonly holderId: string, readonly basis: FenceBasis, readonly fenceOffset: number, readonly ttlMillis: number | undefined) {}
   check = (): boolean => true;
   run(m: Model, r: Real): void {
-    const current = findLease(m, this.resource);
-    const fence = Math.max(1, (current?.fence ?? m.issued) + this.fenceOffset);
+    const fence = pickFence(m, this.resource, this.basis, this.fenceOffset);
     const requestId = `q${m.nextRequest++}`;
     const expected = modelRenew(m, this.resource, this.holderId, fence, requestId, this.ttlMillis);
     const outcome = r.coordinator.renew({ resource: this.resource, holderId: this.holderId, fence, requestId, ttlMillis: this.ttlMillis });
     expect(plain(outcome)).toEqual(expected);
     expectSameState(m, r);
   }
-  toString = (): string => `renew(${this.resource}, ${this.holderId}, ${this.fenceOffset}, ${String(this.ttlMillis)})`;
+  toString = (): string => `renew(${this.resource}, ${this.holderId}, ${this.basis}${this.fenceOffset >= 0 ? '+' : ''}${this.fenceOffset}, ${String(this.ttlMillis)})`;
 }
 
 class ReleaseCommand implements fc.Command<Model, Real> {
-  constructor(readonly resource: string, readonly holderId: string, readonly fenceOffset: number) {}
+  constructor(readonly resource: string, readonly holderId: string, readonly basis: FenceBasis, readonly fenceOffset: number) {}
   check = (): boolean => true;
   run(m: Model, r: Real): void {
-    const current = findLease(m, this.resource);
-    const fence = Math.max(1, (current?.fence ?? m.issued) + this.fenceOffset);
+    const fence = pickFence(m, this.resource, this.basis, this.fenceOffset);
     const expected = modelRelease(m, this.resource, this.holderId, fence);
     expect(plain(r.coordinator.release({ resource: this.resource, holderId: this.holderId, fence }))).toEqual(expected);
     expectSameState(m, r);
   }
-  toString = (): string => `release(${this.resource}, ${this.holderId}, ${this.fenceOffset})`;
+  toString = (): string => `release(${this.resource}, ${this.holderId}, ${this.basis}${this.fenceOffset >= 0 ? '+' : ''}${this.fenceOffset})`;
 }
 
 class AdvanceCommand implements fc.Command<Model, Real> {
@@ -203,12 +224,13 @@ class ExpireDueCommand implements fc.Command<Model, Real> {
 const resource = fc.constantFrom(...RESOURCES);
 const holder = fc.constantFrom(...HOLDERS);
 const ttl = fc.option(fc.integer({ min: 1, max: 300 }), { nil: undefined });
+const basis = fc.constantFrom<FenceBasis>('current', 'resource', 'issued');
 const commands = fc.commands(
   [
     fc.tuple(resource, holder, ttl).map(([res, h, t]) => new AcquireCommand(res, h, t)),
     fc.nat({ max: 1_000 }).map((pick) => new RetryCommand(pick)),
-    fc.tuple(resource, holder, fc.integer({ min: -2, max: 2 }), ttl).map(([res, h, o, t]) => new RenewCommand(res, h, o, t)),
-    fc.tuple(resource, holder, fc.integer({ min: -1, max: 1 })).map(([res, h, o]) => new ReleaseCommand(res, h, o)),
+    fc.tuple(resource, holder, basis, fc.integer({ min: -2, max: 2 }), ttl).map(([res, h, b, o, t]) => new RenewCommand(res, h, b, o, t)),
+    fc.tuple(resource, holder, basis, fc.integer({ min: -1, max: 1 })).map(([res, h, b, o]) => new ReleaseCommand(res, h, b, o)),
     fc.integer({ min: 1, max: 150 }).map((ms) => new AdvanceCommand(ms)),
     fc.constant(new ExpireDueCommand()),
   ],
@@ -222,7 +244,7 @@ describe('LeaseCoordinator (model-based)', () => {
         const setup = (): { model: Model; real: Real } => {
           const clock = createManualClock('coordinator');
           return {
-            model: { nowMillis: 0, issued: 0, leases: [], replay: [], sent: [], nextRequest: 0, fenceOwners: new Map() },
+            model: { nowMillis: 0, issued: 0, granted: [], leases: [], replay: [], sent: [], nextRequest: 0, fenceOwners: new Map() },
             real: { clock, coordinator: new LeaseCoordinator({ clock, ttlMillis: DEFAULT_TTL_MILLIS, replayCacheSize: REPLAY_CACHE_SIZE }) },
           };
         };

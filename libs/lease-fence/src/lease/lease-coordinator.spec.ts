@@ -165,6 +165,24 @@ describe('LeaseCoordinator', () => {
       clock.advance(1_000);
       expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({ ok: false, reason: 'expired' });
     });
+
+    it('answers expired, like renew, for a lease that expired and was swept', () => {
+      // Given agent-a's lease expired and was swept
+      const { clock, coordinator } = setup();
+      coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });
+      clock.advance(1_000);
+      expect(coordinator.expireDue()).toBe(1);
+      // When it releases and renews it late / Then both say its generation has ended
+      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({ ok: false, reason: 'expired' });
+      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({ ok: false, reason: 'expired' });
+    });
+
+    it('answers not-holder, like renew, on a resource that was never granted', () => {
+      const { coordinator } = setup();
+      coordinator.acquire({ resource: 'other', holderId: 'agent-a', requestId: 'r1' });
+      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({ ok: false, reason: 'not-holder' });
+      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({ ok: false, reason: 'not-holder' });
+    });
   });
 
   describe('expireDue', () => {

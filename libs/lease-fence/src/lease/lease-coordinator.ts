@@ -129,7 +129,8 @@ export class LeaseCoordinator {
 
   /**
    * Renews the lease with `fence`: same fence, expiry `now + ttlMillis`. Rules: {@link decideRenew}.
-   * @returns `{ ok: true, grant }`, or `'expired'` (never resurrected) / `'not-holder'`.
+   * @returns `{ ok: true, grant }`, or `'expired'` (that generation has ended: never resurrected) /
+   *   `'not-holder'` (another holder's fence, or never issued for this resource).
    * @throws TypeError / RangeError on a malformed request, before the clock is read.
    * @see DESIGN.md § "The library's rules" (Renewal keeps the fence)
    */
@@ -153,7 +154,9 @@ export class LeaseCoordinator {
 
   /**
    * Releases the lease named by `token`, so the next acquire mints a higher fence at once.
-   * Rules: {@link decideRelease}.
+   * Rules: {@link decideRelease} (the token is judged as a renewal's is).
+   * @returns `{ ok: true }`, or `'expired'` (that generation of the resource has ended: past its
+   *   expiry, released or superseded) / `'not-holder'` (another holder's fence, or never issued for this resource).
    * @throws TypeError / RangeError on a malformed token, before the clock is read.
    */
   release(token: FenceToken): ReleaseOutcome {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ClockDomainError, ProtocolMisuseError } from '../errors.js';
 import { Instant } from '../time/instant.js';
-import { decideAcquire, decideExpiry, decideRelease, decideRenew } from './lease-rules.js';
+import { decideAcquire, decideExpiry, decideRelease, decideRenew, wasFenceIssued } from './lease-rules.js';
 import { LeaseTable } from './lease-table.js';
 import type { LeaseChange } from './outcomes.js';
 
@@ -142,6 +142,55 @@ describe('decideRenew', () => {
     const { outcome } = decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 4, requestId: 'n' }, t(1));
     expect(outcome).toEqual({ ok: false, reason: 'not-holder' });
   });
+
+  it('answers not-holder on a resource that was never granted, even with a fence issued for another resource', () => {
+    // Given fence 3 went to another resource
+    const table = given(granted('other', 'agent-a', 3));
+    // When agent-a presents it (or a lower fence) on 'slot'
+    const renewals = [3, 1].map((fence) => decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence, requestId: 'n' }, t(1)));
+    // Then neither is an ended generation of 'slot'
+    expect(renewals.map((r) => r.outcome)).toEqual([{ ok: false, reason: 'not-holder' }, { ok: false, reason: 'not-holder' }]);
+    expect(renewals.flatMap((r) => r.changes)).toEqual([]);
+  });
+
+  it('answers not-holder for a fence above the highest ever granted on this resource, though below issuedFence', () => {
+    const table = given(granted('slot', 'agent-a', 1, 0, 100), { type: 'released', resource: 'slot', holderId: 'agent-a', fence: 1 }, granted('other', 'agent-b', 5));
+    const { outcome } = decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 3, requestId: 'n' }, t(50));
+    expect(outcome).toEqual({ ok: false, reason: 'not-holder' });
+  });
+});
+
+describe('renew and release judge a token by one rule', () => {
+  // Each scenario: the table, the token presented on 'slot' at t(500), and the denial both must give.
+  const scenarios: readonly [name: string, table: () => LeaseTable, token: { holderId: string; fence: number }, reason: 'expired' | 'not-holder'][] = [
+    ['the current lease past its expiry, not swept', () => given(granted('slot', 'agent-a', 1, 0, 100)), { holderId: 'agent-a', fence: 1 }, 'expired'],
+    ['a generation that expired and was swept', () => given(granted('slot', 'agent-a', 1, 0, 100), { type: 'expired', resource: 'slot', holderId: 'agent-a', fence: 1 }), { holderId: 'agent-a', fence: 1 }, 'expired'],
+    ['a released generation', () => given(granted('slot', 'agent-a', 1), { type: 'released', resource: 'slot', holderId: 'agent-a', fence: 1 }), { holderId: 'agent-a', fence: 1 }, 'expired'],
+    ['a superseded generation', () => given(granted('slot', 'agent-a', 1, 0, 100), { type: 'expired', resource: 'slot', holderId: 'agent-a', fence: 1 }, granted('slot', 'agent-b', 2, 200)), { holderId: 'agent-a', fence: 1 }, 'expired'],
+    ['the current fence presented by another holder', () => given(granted('slot', 'agent-a', 1)), { holderId: 'agent-b', fence: 1 }, 'not-holder'],
+    ['a resource that was never granted', () => given(), { holderId: 'agent-a', fence: 1 }, 'not-holder'],
+    ['a fence issued for another resource only', () => given(granted('slot', 'agent-a', 1), { type: 'released', resource: 'slot', holderId: 'agent-a', fence: 1 }, granted('other', 'agent-a', 2)), { holderId: 'agent-a', fence: 2 }, 'not-holder'],
+    ['a fence never issued at all', () => given(granted('slot', 'agent-a', 1)), { holderId: 'agent-a', fence: 9 }, 'not-holder'],
+  ];
+
+  it.each(scenarios)('answers %s the same way, with no changes', (_name, table, token, reason) => {
+    // Arrange
+    const state = table();
+    // Act
+    const renewal = decideRenew(state, { resource: 'slot', ...token, requestId: 'n' }, t(500));
+    const release = decideRelease(state, { resource: 'slot', ...token }, t(500));
+    // Assert
+    expect(renewal).toEqual({ outcome: { ok: false, reason }, changes: [] });
+    expect(release).toEqual({ outcome: { ok: false, reason }, changes: [] });
+  });
+});
+
+describe('wasFenceIssued', () => {
+  it('is true up to the highest fence ever granted on the resource, also after that generation ended', () => {
+    const table = given(granted('slot', 'agent-a', 2), { type: 'released', resource: 'slot', holderId: 'agent-a', fence: 2 }, granted('other', 'agent-b', 7));
+    expect([1, 2, 3, 7].map((fence) => wasFenceIssued(table, 'slot', fence))).toEqual([true, true, false, false]);
+    expect(wasFenceIssued(table, 'never-granted', 1)).toBe(false);
+  });
 });
 
 describe('decideRelease', () => {
@@ -161,6 +210,19 @@ describe('decideRelease', () => {
     const table = given(granted('slot', 'agent-a', 1));
     expect(decideRelease(table, { resource: 'slot', holderId: 'agent-b', fence: 1 }, t(1)).outcome).toEqual({ ok: false, reason: 'not-holder' });
     expect(decideRelease(table, { resource: 'slot', holderId: 'agent-a', fence: 2 }, t(1)).outcome).toEqual({ ok: false, reason: 'not-holder' });
+  });
+
+  it('answers expired, not not-holder, for a lease that expired and was swept', () => {
+    // Given agent-a's lease expired and the sweep removed it
+    const table = given(granted('slot', 'agent-a', 1, 0, 100), { type: 'expired', resource: 'slot', holderId: 'agent-a', fence: 1 });
+    // When agent-a releases it late / Then its generation has ended
+    expect(decideRelease(table, { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(200))).toEqual({ outcome: { ok: false, reason: 'expired' }, changes: [] });
+  });
+
+  it('answers expired to a second release of the same generation', () => {
+    const table = given(granted('slot', 'agent-a', 1));
+    table.apply(decideRelease(table, { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(10)).changes[0] as LeaseChange);
+    expect(decideRelease(table, { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(20)).outcome).toEqual({ ok: false, reason: 'expired' });
   });
 });
 

@@ -42,6 +42,43 @@ const grantOf = (lease: LeaseRecord, requestId: string): Grant =>
     coordinatorExpiresAt: lease.expiresAt,
   });
 
+/**
+ * Whether `fence` can have been issued for `resource`: it is at most the highest fence ever
+ * granted on `resource` ({@link LeaseTable.highestFence}; 0 for a resource never granted). A
+ * fence above it was never issued for this resource — not by anyone, or only for another
+ * resource. Fences are not remembered one by one (the table keeps one number per resource), so
+ * a fence below that highest one that went to another resource counts as issued here.
+ *
+ * The one rule behind `'not-holder'` versus `'expired'` in {@link decideRenew} and
+ * {@link decideRelease}, and behind the event-sourced coordinator's refusal of gate reports
+ * naming fences it never issued.
+ *
+ * @param table - Read only.
+ * @param resource - The resource the fence is presented for.
+ * @param fence - A positive safe integer (not validated here: the callers validate first).
+ * @see DESIGN.md § "The library's rules" (Fence = generation of ownership)
+ */
+export function wasFenceIssued(table: LeaseTable, resource: string, fence: number): boolean {
+  return fence <= table.highestFence(resource);
+}
+
+/**
+ * Where a token stands, for renew and release (one rule for both):
+ * - the current generation of `resource` with that fence and holder, `now < expiresAt` → that lease;
+ * - that fence is the current generation's but another holder's → `'not-holder'`;
+ * - that fence is the current generation's, past its expiry → `'expired'`;
+ * - a fence never issued for this resource ({@link wasFenceIssued}) → `'not-holder'`;
+ * - otherwise a generation of this resource that has ended (expired, released, superseded) → `'expired'`.
+ */
+function standingOf(table: LeaseTable, token: FenceToken, now: Instant): LeaseRecord | 'expired' | 'not-holder' {
+  const current = table.lease(token.resource);
+  if (current !== undefined && current.fence === token.fence) {
+    if (current.holderId !== token.holderId) return 'not-holder';
+    return now.isBefore(current.expiresAt) ? current : 'expired';
+  }
+  return wasFenceIssued(table, token.resource, token.fence) ? 'expired' : 'not-holder';
+}
+
 /** Milliseconds until `expiresAt`, rounded up so retrying after it is never too early. */
 const retryAfter = (expiresAt: Instant, now: Instant): number => Math.ceil(expiresAt.minus(now));
 
@@ -111,9 +148,11 @@ export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: I
  * Decides a renewal at coordinator time `now`:
  * - the current lease has this fence and holder and `now < expiresAt` → `renewed`: same fence,
  *   `expiresAt = now + (request.ttlMillis ?? lease.ttlMillis)`;
- * - the current lease has this fence but another holder, or the fence was never issued → `'not-holder'`;
- * - otherwise (the generation ended, or is past expiry even if nobody took it) → `'expired'`:
- *   never resurrected. Denials have no changes.
+ * - the current lease has this fence but another holder, or the fence was never issued for this
+ *   resource ({@link wasFenceIssued}: above the highest fence ever granted on it) → `'not-holder'`;
+ * - otherwise — a generation of this resource that has ended (expired, released or superseded),
+ *   or is past its expiry even if nobody took it — → `'expired'`: never resurrected.
+ * Denials have no changes. {@link decideRelease} judges the token by the same rule.
  *
  * @param request - `resource`, `holderId`, `requestId` (non-empty), `fence` (positive safe
  *   integer), optional `ttlMillis` (ms, integer in [1, {@link MAX_TTL_MILLIS}]).
@@ -131,26 +170,25 @@ export function decideRenew(table: LeaseTable, request: RenewCommand, now: Insta
   if (request.ttlMillis !== undefined) requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis);
   requireNow(api, now);
   const { resource, holderId, fence, requestId } = request;
-  const current = table.lease(resource);
-
-  if (current !== undefined && current.fence === fence) {
-    if (current.holderId !== holderId) return deny({ ok: false, reason: 'not-holder' });
-    if (!now.isBefore(current.expiresAt)) return deny({ ok: false, reason: 'expired' });
-    const ttlMillis = request.ttlMillis ?? current.ttlMillis;
-    const expiresAt = now.plus(ttlMillis);
-    const renewed = { ...current, ttlMillis, expiresAt };
-    return {
-      outcome: Object.freeze({ ok: true, grant: grantOf(renewed, requestId) }),
-      changes: Object.freeze([Object.freeze({ type: 'renewed', resource, holderId, fence, requestId, ttlMillis, expiresAt } as const)]),
-    };
-  }
-  if (fence > table.issuedFence) return deny({ ok: false, reason: 'not-holder' });
-  return deny({ ok: false, reason: 'expired' });
+  const current = standingOf(table, request, now);
+  if (typeof current === 'string') return deny({ ok: false, reason: current });
+  const ttlMillis = request.ttlMillis ?? current.ttlMillis;
+  const expiresAt = now.plus(ttlMillis);
+  const renewed = { ...current, ttlMillis, expiresAt };
+  return {
+    outcome: Object.freeze({ ok: true, grant: grantOf(renewed, requestId) }),
+    changes: Object.freeze([Object.freeze({ type: 'renewed', resource, holderId, fence, requestId, ttlMillis, expiresAt } as const)]),
+  };
 }
 
 /**
- * Decides a release at coordinator time `now`: the current lease with this fence and holder,
- * unexpired → `released`; the same lease past its expiry → `'expired'`; otherwise `'not-holder'`.
+ * Decides a release at coordinator time `now`, judging the token exactly as {@link decideRenew} does:
+ * - the current lease with this fence and holder, unexpired → `released`;
+ * - the current lease's fence with another holder, or a fence never issued for this resource
+ *   ({@link wasFenceIssued}) → `'not-holder'`;
+ * - that lease past its expiry, or a generation of this resource that has ended (expired —
+ *   swept or not —, released, superseded) → `'expired'`.
+ * Denials have no changes.
  *
  * @param token - `resource`, `holderId` (non-empty), `fence` (positive safe integer).
  * @throws TypeError / RangeError on a malformed token; {@link ClockDomainError} on a domain mismatch.
@@ -164,11 +202,8 @@ export function decideRelease(table: LeaseTable, token: FenceToken, now: Instant
   requireFence(api, 'token.fence', token.fence);
   requireNow(api, now);
   const { resource, holderId, fence } = token;
-  const current = table.lease(resource);
-  if (current === undefined || current.fence !== fence || current.holderId !== holderId) {
-    return deny({ ok: false, reason: 'not-holder' });
-  }
-  if (!now.isBefore(current.expiresAt)) return deny({ ok: false, reason: 'expired' });
+  const current = standingOf(table, token, now);
+  if (typeof current === 'string') return deny({ ok: false, reason: current });
   return {
     outcome: Object.freeze({ ok: true }),
     changes: Object.freeze([Object.freeze({ type: 'released', resource, holderId, fence } as const)]),

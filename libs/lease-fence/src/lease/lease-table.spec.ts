@@ -77,6 +77,31 @@ describe('LeaseTable', () => {
     });
   });
 
+  describe('highestFence', () => {
+    it('is 0 for a resource never granted, and the latest generation\'s fence after it ends', () => {
+      // Arrange
+      const table = new LeaseTable();
+      // Act
+      table.apply(granted('slot', 'agent-a', 1));
+      table.apply({ type: 'released', resource: 'slot', holderId: 'agent-a', fence: 1 });
+      table.apply(granted('slot', 'agent-b', 2));
+      table.apply({ type: 'expired', resource: 'slot', holderId: 'agent-b', fence: 2 });
+      table.apply(granted('other', 'agent-a', 3));
+      // Assert
+      expect(table.highestFence('slot')).toBe(2);
+      expect(table.highestFence('other')).toBe(3);
+      expect(table.highestFence('never')).toBe(0);
+      expect(table.lease('slot')).toBeUndefined();
+    });
+
+    it('does not count burned fences for any resource', () => {
+      const table = new LeaseTable();
+      table.apply(granted('slot', 'agent-a', 1));
+      table.burnFence(10);
+      expect(table.highestFence('slot')).toBe(1);
+    });
+  });
+
   describe('burnFence', () => {
     it('raises issuedFence but never lowers it', () => {
       const table = new LeaseTable({ startFence: 5 });
@@ -128,6 +153,45 @@ describe('LeaseTable', () => {
       expect(restored.replayCacheSize).toBe(3);
     });
 
+    it('keeps the highest fence of a resource whose lease ended across a JSON round trip', () => {
+      // Given a resource whose only lease was released, and the replay cache no longer remembers it
+      const table = new LeaseTable({ replayCacheSize: 1 });
+      table.apply(granted('slot', 'agent-a', 1, 'r1'));
+      table.apply({ type: 'released', resource: 'slot', holderId: 'agent-a', fence: 1 });
+      table.apply(granted('other', 'agent-b', 2, 'r2'));
+      // When it is restored from its snapshot
+      const snapshot = JSON.parse(JSON.stringify(table)) as LeaseTableSnapshot;
+      const restored = LeaseTable.fromJSON(snapshot);
+      // Then it still knows fence 1 was granted on 'slot'
+      expect(snapshot.highestFences).toEqual([{ resource: 'slot', fence: 1 }, { resource: 'other', fence: 2 }]);
+      expect(restored.highestFence('slot')).toBe(1);
+      expect(restored.highestFence('other')).toBe(2);
+    });
+
+    it('reads a snapshot without highestFences, deriving them from its leases and replay cache', () => {
+      // Arrange: the format before highestFences existed
+      const legacy: LeaseTableSnapshot = {
+        format: 1,
+        issuedFence: 9,
+        replayCacheSize: 4,
+        leases: [{ resource: 'a', holderId: 'agent-a', fence: 5, ttlMillis: 1_000, requestId: 'r5', grantedAt: { millis: 0, domain: 'boot-1' }, expiresAt: { millis: 1_000, domain: 'boot-1' } }],
+        replayCache: [{ holderId: 'agent-b', requestId: 'r3', resource: 'b', fence: 3 }, { holderId: 'agent-a', requestId: 'r5', resource: 'a', fence: 5 }],
+      };
+      // Act
+      const restored = LeaseTable.fromJSON(legacy);
+      // Assert
+      expect([restored.highestFence('a'), restored.highestFence('b'), restored.highestFence('c')]).toEqual([5, 3, 0]);
+      expect(restored.issuedFence).toBe(9);
+      expect(restored.toJSON().highestFences).toEqual([{ resource: 'b', fence: 3 }, { resource: 'a', fence: 5 }]);
+    });
+
+    it('raises a highestFences entry below the resource\'s current lease to that lease\'s fence', () => {
+      const table = new LeaseTable();
+      table.apply(granted('a', 'agent-a', 4));
+      const restored = LeaseTable.fromJSON({ ...table.toJSON(), highestFences: [{ resource: 'a', fence: 2 }] });
+      expect(restored.highestFence('a')).toBe(4);
+    });
+
     it('clones deeply: changes to the clone leave the original alone', () => {
       const table = new LeaseTable();
       table.apply(granted('a', 'agent-a', 1));
@@ -143,6 +207,9 @@ describe('LeaseTable', () => {
       expect(() => LeaseTable.fromJSON({ ...good, format: 2 } as unknown as LeaseTableSnapshot)).toThrow(/format/);
       const badLease = { ...good, leases: [{ resource: 'a', holderId: 'x', fence: 0, ttlMillis: 1, requestId: 'r', grantedAt: { millis: 0, domain: 'd' }, expiresAt: { millis: 1, domain: 'd' } }] };
       expect(() => LeaseTable.fromJSON(badLease)).toThrow(/leases\[0\]\.fence/);
+      expect(() => LeaseTable.fromJSON({ ...good, highestFences: {} } as unknown as LeaseTableSnapshot)).toThrow(/highestFences/);
+      expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: 'a', fence: 0 }] })).toThrow(/highestFences\[0\]\.fence/);
+      expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: '', fence: 1 }] })).toThrow(/highestFences\[0\]\.resource/);
     });
   });
 });

@@ -44,9 +44,16 @@ export interface LeaseRecordJson {
   readonly expiresAt: InstantJson;
 }
 
+/** One entry of {@link LeaseTableSnapshot.highestFences}: the highest fence ever granted on `resource`. */
+export interface ResourceFenceJson {
+  readonly resource: string;
+  readonly fence: number;
+}
+
 /**
  * Plain-JSON snapshot of a {@link LeaseTable} (`format: 1`): the fence counter, the current
- * leases, and the replay cache oldest first. Instants are `{ millis, domain }`.
+ * leases, the replay cache oldest first, and the highest fence ever granted per resource.
+ * Instants are `{ millis, domain }`.
  * @see DESIGN.md § "The event-sourced coordinator" (Recovery: replay from the latest snapshot)
  */
 export interface LeaseTableSnapshot {
@@ -55,6 +62,16 @@ export interface LeaseTableSnapshot {
   readonly replayCacheSize: number;
   readonly leases: readonly LeaseRecordJson[];
   readonly replayCache: readonly { readonly holderId: string; readonly requestId: string; readonly resource: string; readonly fence: number }[];
+  /**
+   * Per resource ever granted, the highest fence granted on it ({@link LeaseTable.highestFence}),
+   * in the order the resources were first granted. Always written by {@link LeaseTable.toJSON}.
+   * Optional only for snapshots written before it existed: {@link LeaseTable.fromJSON} then
+   * derives it from `leases` and `replayCache`, which misses resources whose last generation
+   * ended and left the replay cache (such a table answers `'not-holder'` where `'expired'` was
+   * due). A caller that can rebuild the table exactly (replaying a log) should prefer that
+   * when the field is absent.
+   */
+  readonly highestFences?: readonly ResourceFenceJson[];
 }
 
 const freezeRecord = (record: LeaseRecord): LeaseRecord => Object.freeze({ ...record });
@@ -64,8 +81,9 @@ function requireInstant(api: string, field: string, value: unknown): asserts val
 }
 
 /**
- * The coordinator's memory: the fence counter, the current generation per resource, and the
- * replay cache. Mutable, but only through {@link LeaseTable.apply} (and the recovery helpers
+ * The coordinator's memory: the fence counter, the current generation per resource, the
+ * replay cache, and the highest fence ever granted per resource (kept after the generation
+ * ends, one number per resource ever granted). Mutable, but only through {@link LeaseTable.apply} (and the recovery helpers
  * {@link LeaseTable.burnFence} and {@link LeaseTable.reanchor}); the decide functions read it and
  * never mutate it. Every operation is O(1) except iteration, `clone` and `toJSON`.
  *
@@ -77,6 +95,8 @@ function requireInstant(api: string, field: string, value: unknown): asserts val
 export class LeaseTable {
   private readonly current = new Map<string, LeaseRecord>();
   private readonly replay: ReplayCache;
+  /** Per resource ever granted: the highest fence granted on it. Never shrinks. */
+  private readonly highest = new Map<string, number>();
   private issued: number;
 
   /**
@@ -110,6 +130,17 @@ export class LeaseTable {
     return this.current.get(resource);
   }
 
+  /**
+   * The highest fence ever granted on `resource` — the fence of its latest generation, whether
+   * it is current or has ended (expired, released, superseded) — or 0 if `resource` was never
+   * granted. Kept after the generation ends, so a rule can tell "a generation of this resource
+   * that has ended" from "a fence never issued for this resource" (see {@link wasFenceIssued}).
+   * Burned fences ({@link LeaseTable.burnFence}) belong to no resource and do not count.
+   */
+  highestFence(resource: string): number {
+    return this.highest.get(resource) ?? 0;
+  }
+
   /** Every current generation, in the order the resources were first granted. */
   leases(): IterableIterator<LeaseRecord> {
     return this.current.values();
@@ -123,7 +154,8 @@ export class LeaseTable {
   /**
    * Folds one decided change into the table: the only mutator for lease changes (the event-sourced
    * coordinator's `evolve` calls it, live and during replay).
-   * - `granted`: the lease becomes current, `issuedFence` rises to its fence, the grant enters the replay cache.
+   * - `granted`: the lease becomes current, `issuedFence` and the resource's
+   *   {@link LeaseTable.highestFence} rise to its fence, the grant enters the replay cache.
    * - `renewed`: the current lease with that fence and holder gets the new `expiresAt` and `ttlMillis`.
    * - `released` / `expired`: the current lease with that fence and holder is removed.
    * @throws {@link ProtocolMisuseError} if the change does not fit the table (a renewal, release or
@@ -137,7 +169,7 @@ export class LeaseTable {
         requireInstant('LeaseTable.apply', 'lease.grantedAt', lease.grantedAt);
         requireInstant('LeaseTable.apply', 'lease.expiresAt', lease.expiresAt);
         this.current.set(lease.resource, freezeRecord(lease));
-        if (lease.fence > this.issued) this.issued = lease.fence;
+        this.raiseHighest(lease.resource, lease.fence);
         this.replay.remember({ holderId: lease.holderId, requestId: lease.requestId, resource: lease.resource, fence: lease.fence });
         return;
       }
@@ -209,11 +241,16 @@ export class LeaseTable {
         expiresAt: lease.expiresAt.toJSON(),
       })),
       replayCache: [...this.replay.values()].map((entry) => ({ ...entry })),
+      highestFences: [...this.highest].map(([resource, fence]) => ({ resource, fence })),
     };
   }
 
   /**
    * Restores a table from {@link LeaseTable.toJSON}'s output (after a JSON round trip too).
+   * A snapshot without `highestFences` (written before it existed) is read too: the highest
+   * fence per resource is then derived from `leases` and `replayCache` (see
+   * {@link LeaseTableSnapshot.highestFences} for what that misses). A `highestFences` entry below
+   * a lease or replay entry of its resource is raised to it; any fence above `issuedFence` raises it.
    * @throws TypeError / RangeError naming the field if the snapshot is malformed.
    */
   static fromJSON(snapshot: LeaseTableSnapshot): LeaseTable {
@@ -224,7 +261,17 @@ export class LeaseTable {
     if (!Array.isArray(snapshot.replayCache)) {
       throw new TypeError(`${api}: replayCache must be an array, got ${describeValue(snapshot.replayCache)}`);
     }
+    if (snapshot.highestFences !== undefined && !Array.isArray(snapshot.highestFences)) {
+      throw new TypeError(`${api}: highestFences must be an array when present, got ${describeValue(snapshot.highestFences)}`);
+    }
     const table = new LeaseTable({ startFence: snapshot.issuedFence, replayCacheSize: snapshot.replayCacheSize });
+    for (const [index, entry] of (snapshot.highestFences ?? []).entries()) {
+      const at = `highestFences[${index}]`;
+      requireObject(api, at, entry);
+      requireId(api, `${at}.resource`, entry.resource);
+      requireFence(api, `${at}.fence`, entry.fence);
+      table.raiseHighest(entry.resource, entry.fence);
+    }
     for (const [index, entry] of (snapshot.replayCache as LeaseTableSnapshot['replayCache']).entries()) {
       const at = `replayCache[${index}]`;
       requireObject(api, at, entry);
@@ -233,6 +280,7 @@ export class LeaseTable {
       requireId(api, `${at}.resource`, entry.resource);
       requireFence(api, `${at}.fence`, entry.fence);
       table.replay.remember(entry);
+      table.raiseHighest(entry.resource, entry.fence);
     }
     for (const [index, lease] of (snapshot.leases as LeaseTableSnapshot['leases']).entries()) {
       const at = `leases[${index}]`;
@@ -256,9 +304,15 @@ export class LeaseTable {
           expiresAt: Instant.of(lease.expiresAt.millis, lease.expiresAt.domain),
         }),
       );
-      if (lease.fence > table.issued) table.issued = lease.fence;
+      table.raiseHighest(lease.resource, lease.fence);
     }
     return table;
+  }
+
+  /** A fence granted on `resource`: raises its highest fence and the fence counter. */
+  private raiseHighest(resource: string, fence: number): void {
+    if (fence > (this.highest.get(resource) ?? 0)) this.highest.set(resource, fence);
+    if (fence > this.issued) this.issued = fence;
   }
 
   /** The current lease a renewed/released/expired change refers to, or a ProtocolMisuseError. */

@@ -94,7 +94,8 @@ export type AcquireOutcome =
  * - `ok: true` — same fence, expiry moved to `now + ttlMillis`.
  * - `'expired'` — that generation ended (expired, released or superseded); it is never
  *   resurrected, even when nobody else took the resource. Acquire again.
- * - `'not-holder'` — the fence belongs to another holder, or was never issued.
+ * - `'not-holder'` — the fence belongs to another holder, or was never issued for this resource
+ *   (above the highest fence ever granted on it, {@link LeaseTable.highestFence}).
  *
  * @see DESIGN.md § "The library's rules" (An expired lease is never resurrected)
  */
@@ -104,8 +105,11 @@ export type RenewOutcome =
   | { readonly ok: false; readonly reason: 'not-holder' };
 
 /**
- * Result of a release: `ok: true`, or `'expired'` (the lease is past its expiry) or
- * `'not-holder'` (the token is not the current generation).
+ * Result of a release, judged by the same rule as a renewal ({@link RenewOutcome}):
+ * - `ok: true` — released; the next acquire mints a higher fence at once.
+ * - `'expired'` — that generation of this resource has ended (past its expiry, released or
+ *   superseded): there is nothing left to release.
+ * - `'not-holder'` — the fence belongs to another holder, or was never issued for this resource.
  *
  * @see DESIGN.md § "The library's rules"
  */
