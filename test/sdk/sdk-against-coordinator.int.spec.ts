@@ -137,14 +137,20 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
   });
 
   it('records a refused write as FenceRejected once, even when the report is resent after a lost reply', async () => {
-    // Arrange
+    // Arrange: agent-1's generation (released), then agent-2's, whose write raised the gate's floor
     const resource = 'deploy-gate-reports';
-    const gate = new FenceGate(resource, { initialFloor: { fence: 1_000_000, holderId: 'agent-2' } });
+    const first = await agent(1).acquire(resource, { ttlMillis: 5000 });
+    if (!first.ok) throw new Error(`expected a grant, got ${first.reason}`);
+    await agent(1).release(first.lease);
+    const second = await agent(2).acquire(resource, { ttlMillis: 5000 });
+    if (!second.ok) throw new Error(`expected a grant, got ${second.reason}`);
+    const gate = new FenceGate(resource);
+    gate.commit(second.lease.token, () => 'write');
     proxy.dropNext(/\/v1\/resources\/deploy-gate-reports\/rejections$/);
     const reporter = reportRejections(gate, new FenceGateClient({ baseUrl: proxy.url, token: 'gate-token', retry: { initialDelayMillis: 10 } }));
 
-    // Act
-    expect(() => gate.commit({ resource, holderId: 'agent-1', fence: 999_999 }, () => 'write')).toThrow(StaleFenceError);
+    // Act: agent-1's late write under its old fence
+    expect(() => gate.commit(first.lease.token, () => 'write')).toThrow(StaleFenceError);
     reporter.notify();
     await reporter.flush();
     await reporter.close();
@@ -153,7 +159,9 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
     expect(proxy.dropped).toContain('/v1/resources/deploy-gate-reports/rejections');
     const rejected = (await eventsFor(resource)).filter((event) => event.type === 'FenceRejected');
     expect(rejected).toHaveLength(1);
-    expect(rejected[0]?.data).toMatchObject({ gateId: 'deploy-gate', seq: 1, rejected: { holderId: 'agent-1', fence: 999_999 } });
+    expect(rejected[0]?.data).toMatchObject({
+      gateId: 'deploy-gate', seq: 1, rejected: { holderId: 'agent-1', fence: first.lease.fence }, current: { holderId: 'agent-2', fence: second.lease.fence },
+    });
   });
 
   it('throws CoordinatorHttpError with the status for an unknown token, without retrying', async () => {

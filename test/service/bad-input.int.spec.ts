@@ -71,10 +71,24 @@ const CASES: Readonly<Record<string, Case>> = {
   'a rejection with a negative rejected fence': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: -1 } }, status: 400, field: 'rejected.fence' },
   'a rejection for another resource than the path': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, resource: 'deploy-2' }, status: 400, field: 'resource' },
   'an admit without holderId': { method: 'POST', path: '/v1/resources/deploy-1/admit', token: gate, json: { fence: 3 }, status: 400, field: 'holderId' },
+  // Well-formed reports that cannot be true of this coordinator's fences (only fence 1 was issued, on 'held').
+  'a stale rejection whose fence is above the floor': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: 9 }, current: { holderId: 'b', fence: 2 } }, status: 400, field: 'rejected.fence' },
+  'a double-grant rejection with two different fences': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, kind: 'double-grant' }, status: 400, field: 'rejected.fence' },
+  'a double-grant rejection with one holder twice': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, kind: 'double-grant', rejected: { holderId: 'b', fence: 2 } }, status: 400, field: 'rejected.holderId' },
+  'a rejection naming fences never issued': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: 900_000_000 }, current: { holderId: 'b', fence: 900_000_001 } }, status: 400, field: 'rejected.fence' },
+  'a rejection with a wall time of 1e300 ms': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, wallMillis: 1e300 }, status: 400, field: 'wallMillis' },
+  'an admit of a fence never issued': { method: 'POST', path: '/v1/resources/deploy-1/admit', token: gate, json: { holderId: 'nobody', fence: 999_999_999 }, status: 400, field: 'fence' },
   'events after a negative position': { method: 'GET', path: '/v1/events?after=-1', token: viewer, status: 400, field: 'after' },
   'events with limit 0': { method: 'GET', path: '/v1/events?limit=0', token: viewer, status: 400, field: 'limit' },
   'events with a non-numeric limit': { method: 'GET', path: '/v1/events?limit=ten', token: viewer, status: 400, field: 'limit' },
   'events with limit over 10 000': { method: 'GET', path: '/v1/events?limit=10001', token: viewer, status: 400, field: 'limit' },
+  'events after a hexadecimal position': { method: 'GET', path: '/v1/events?after=0x10', token: viewer, status: 400, field: 'after' },
+  'events after a position with an exponent': { method: 'GET', path: '/v1/events?after=1e3', token: viewer, status: 400, field: 'after' },
+  'events after an empty position': { method: 'GET', path: '/v1/events?after=', token: viewer, status: 400, field: 'after' },
+  'events with after given twice': { method: 'GET', path: '/v1/events?after=1&after=2', token: viewer, status: 400, field: 'after' },
+  'events with an unknown query parameter': { method: 'GET', path: '/v1/events?from=3', token: viewer, status: 400, field: 'from' },
+  'a JSON null body': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, raw: 'null', status: 400, field: 'body' },
+  'a ttlMillis of 1e20': { method: 'POST', path: '/v1/leases/r/acquire', token: agent, json: { requestId: 'r1', ttlMillis: 1e20 }, status: 400, field: 'ttlMillis' },
 };
 
 describe('bad input', () => {
@@ -100,6 +114,39 @@ describe('bad input', () => {
     expect(reply.body.message).toContain(input.field);
     if (reply.body.issues !== undefined) expect(reply.body.issues.map((i) => i.path)).toContain(input.field);
     expect(await viewerHttp.head()).toBe(headBefore);
+  });
+
+  it.each([
+    ['a JSON null body', { raw: 'null' }, 'body: must be a JSON object, got null', 'malformed'],
+    ['a ttlMillis of 1e20', { json: { requestId: 'r1', ttlMillis: 1e20 } }, 'ttlMillis: is out of range: must be between 100 and 60000 milliseconds', 'integer'],
+    ['a ttlMillis of 9007199254740993', { raw: '{"requestId":"r1","ttlMillis":9007199254740993}' }, 'ttlMillis: is out of range: must be between 100 and 60000 milliseconds', 'integer'],
+  ])('words %s plainly', async (_name, input, expected, misleading) => {
+    const reply = await call<{ message: string }>(app.url, 'POST', '/v1/leases/worded/acquire', { token: agent, ...input });
+    expect(reply.status).toBe(400);
+    expect(reply.body.message).toContain(expected);
+    expect(reply.body.message).not.toContain(misleading);
+  });
+
+  it('words a repeated or malformed query parameter naming it, and an unknown one by name', async () => {
+    const get = async (query: string): Promise<string> => (await call<{ message: string }>(app.url, 'GET', `/v1/events?${query}`, { token: viewer })).body.message;
+    expect(await get('after=0x10')).toBe('after: must be a whole number in decimal digits only (a log position, 0 to 9007199254740991)');
+    expect(await get('after=1&after=2')).toBe('after: must be given once');
+    expect(await get('after=')).toBe('after: must not be empty: give a log position or leave the parameter out');
+    expect(await get('after=1&from=2&to=3')).toBe('from: is not a known query parameter; to: is not a known query parameter');
+  });
+
+  it('refuses a requestId reused for another resource in the API\'s words, naming requestId and no internal function', async () => {
+    // Arrange
+    await call(app.url, 'POST', '/v1/leases/reuse-a/acquire', { token: agent, json: { requestId: 'reused-id' } });
+
+    // Act
+    const reply = await call<{ message: string; issues: { path: string }[] }>(app.url, 'POST', '/v1/leases/reuse-b/acquire', { token: agent, json: { requestId: 'reused-id' } });
+
+    // Assert
+    expect(reply.status).toBe(400);
+    expect(reply.body.issues.map((i) => i.path)).toEqual(['requestId']);
+    expect(reply.body.message).toBe('requestId: was already used by this agent to acquire another resource; send a fresh requestId for each acquisition (reuse one only to retry the same acquire)');
+    expect(reply.body.message).not.toMatch(/decide|Acquire/);
   });
 
   it('leaves the lease taken in setup untouched by all of the above', async () => {

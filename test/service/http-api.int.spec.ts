@@ -34,6 +34,15 @@ afterAll(async () => {
 const acquire = (client: CoordinatorHttp, resource: string, requestId = `req-${++counter}`, ttlMillis?: number) =>
   client.post<GrantBody>(`/v1/leases/${encodeURIComponent(resource)}/acquire`, { requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }) });
 
+/** Resolves once the log holds a `LeaseExpired` for `resource` after position `after` (the expiry sweep ran). */
+async function expiredInLog(resource: string, after: number): Promise<void> {
+  for (;;) {
+    const events = await viewer.get<EventsBody>(`/v1/events?after=${after}`);
+    if (events.body.events.some((e) => e.event.type === 'LeaseExpired' && e.event.data['resource'] === resource)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('POST /v1/leases/:resource/acquire', () => {
   it('grants the lease to the authenticated agent with the default TTL', async () => {
     // Act
@@ -152,6 +161,49 @@ describe('POST /v1/leases/:resource/renew', () => {
   });
 });
 
+describe('renew and release judge a fence by one rule', () => {
+  it('answer 410 expired alike for a lease that expired and was swept', async () => {
+    // Given a 100 ms lease that expired, and the expiry sweep recorded it
+    const resource = fresh();
+    const headBefore = await viewer.head();
+    const granted = await acquire(agentA, resource, undefined, 100);
+    await expiredInLog(resource, headBefore);
+
+    // When its holder renews and releases it late
+    const renewed = await agentA.post(`/v1/leases/${resource}/renew`, { requestId: 'late', fence: granted.body.grant.fence });
+    const released = await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
+
+    // Then both say that generation has ended
+    expect([renewed.status, renewed.body]).toEqual([410, { ok: false, reason: 'expired' }]);
+    expect([released.status, released.body]).toEqual([410, { ok: false, reason: 'expired' }]);
+  });
+
+  it('answer 410 expired alike for a generation already released', async () => {
+    const resource = fresh();
+    const granted = await acquire(agentA, resource);
+    await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
+    const released = await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
+    expect([released.status, released.body]).toEqual([410, { ok: false, reason: 'expired' }]);
+  });
+
+  it.each([
+    ['a resource that never had a lease', false],
+    ['a fence issued for another resource', true],
+  ])('answer 409 not-holder alike for %s', async (_what, otherHasTheFence) => {
+    // Arrange: the fence presented is the one another resource got, or 1 on a fresh resource
+    const fence = otherHasTheFence ? (await acquire(agentA, fresh())).body.grant.fence : 1;
+    const resource = fresh('never-leased');
+
+    // Act
+    const renewed = await agentA.post(`/v1/leases/${resource}/renew`, { requestId: 'stray', fence });
+    const released = await agentA.post(`/v1/leases/${resource}/release`, { fence });
+
+    // Assert
+    expect([renewed.status, renewed.body]).toEqual([409, { ok: false, reason: 'not-holder' }]);
+    expect([released.status, released.body]).toEqual([409, { ok: false, reason: 'not-holder' }]);
+  });
+});
+
 describe('POST /v1/leases/:resource/release', () => {
   it('releases the holder\'s lease', async () => {
     const resource = fresh();
@@ -178,19 +230,28 @@ describe('POST /v1/leases/:resource/release', () => {
 });
 
 describe('gate reports', () => {
-  const rejection = (resource: string, seq: number) => ({
-    seq, resource, kind: 'stale', rejected: { holderId: 'agent-b', fence: 3 }, current: { holderId: 'agent-a', fence: 4 }, wallMillis: 1_700_000_000_000,
+  /** Two generations on `resource`: agent-b's fence (released), then agent-a's (current). */
+  const twoGenerations = async (resource: string): Promise<{ older: number; newer: number }> => {
+    const older = await acquire(agentB, resource);
+    await agentB.post(`/v1/leases/${resource}/release`, { fence: older.body.grant.fence });
+    const newer = await acquire(agentA, resource);
+    return { older: older.body.grant.fence, newer: newer.body.grant.fence };
+  };
+  /** agent-b's late write under the older fence, refused at agent-a's newer floor. */
+  const rejection = (resource: string, seq: number, fences = { older: 3, newer: 4 }) => ({
+    seq, resource, kind: 'stale', rejected: { holderId: 'agent-b', fence: fences.older }, current: { holderId: 'agent-a', fence: fences.newer }, wallMillis: 1_700_000_000_000,
   });
 
   it('records a rejection as FenceRejected with 202, and a repeated seq as a duplicate that appends nothing', async () => {
     // Arrange
     const resource = fresh('deploy');
+    const fences = await twoGenerations(resource);
     const headBefore = await viewer.head();
 
     // Act
-    const first = await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1));
+    const first = await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1, fences));
     const headAfterFirst = await viewer.head();
-    const repeat = await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1));
+    const repeat = await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1, fences));
 
     // Assert
     expect(first.status).toBe(202);
@@ -205,9 +266,38 @@ describe('gate reports', () => {
     ]);
   });
 
+  it('refuses a repeated seq with other content with 409 seq-conflict, keeping the recorded report and appending nothing', async () => {
+    // Arrange
+    const resource = fresh('deploy');
+    const fences = await twoGenerations(resource);
+    await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1, fences));
+    const headBefore = await viewer.head();
+
+    // Act: the same seq, now claiming agent-a's own older write
+    const conflicting = { ...rejection(resource, 1, fences), rejected: { holderId: 'agent-a', fence: fences.older } };
+    const reply = await gate.post(`/v1/resources/${resource}/rejections`, conflicting);
+
+    // Assert
+    expect(reply.status).toBe(409);
+    expect(reply.body).toEqual({ ok: false, reason: 'seq-conflict', message: expect.stringContaining('seq 1') });
+    expect(await viewer.head()).toBe(headBefore);
+  });
+
+  it('records a stale rejection with the same holder on both sides: its own in-flight write under its previous fence', async () => {
+    const resource = fresh('deploy');
+    const older = await acquire(agentA, resource);
+    await agentA.post(`/v1/leases/${resource}/release`, { fence: older.body.grant.fence });
+    const newer = await acquire(agentA, resource);
+    const reply = await gate.post(`/v1/resources/${resource}/rejections`, {
+      seq: 1, resource, kind: 'stale', rejected: { holderId: 'agent-a', fence: older.body.grant.fence }, current: { holderId: 'agent-a', fence: newer.body.grant.fence },
+    });
+    expect(reply.status).toBe(202);
+    expect(reply.body).toEqual({ ok: true, duplicate: false });
+  });
+
   it('lists recorded rejections at GET /v1/rejections for any token', async () => {
     const resource = fresh('deploy');
-    await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 7));
+    await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 7, await twoGenerations(resource)));
     for (const reader of [viewer, agentA, gate]) {
       const reply = await reader.get<{ rejections: { resource: string; seq: number; position: number }[] }>('/v1/rejections');
       expect(reply.status).toBe(200);
@@ -216,13 +306,14 @@ describe('gate reports', () => {
   });
 
   it('records an admit as FenceAdmitted with 202', async () => {
+    const { fence } = (await acquire(agentA, 'db')).body.grant;
     const headBefore = await viewer.head();
-    const reply = await gate.post('/v1/resources/db/admit', { holderId: 'agent-a', fence: 12 });
+    const reply = await gate.post('/v1/resources/db/admit', { holderId: 'agent-a', fence });
     expect(reply.status).toBe(202);
     expect(reply.body).toEqual({ ok: true });
     const events = await viewer.get<EventsBody>(`/v1/events?after=${headBefore}`);
     expect(events.body.events.map((e) => e.event)).toEqual([
-      expect.objectContaining({ type: 'FenceAdmitted', data: expect.objectContaining({ resource: 'db', gateId: 'gate-1', holderId: 'agent-a', fence: 12 }) }),
+      expect.objectContaining({ type: 'FenceAdmitted', data: expect.objectContaining({ resource: 'db', gateId: 'gate-1', holderId: 'agent-a', fence }) }),
     ]);
   });
 
@@ -260,6 +351,18 @@ describe('auth', () => {
     const reply = await call(app.url, 'POST', `/v1/leases/${fresh()}/acquire`, { token, json: { requestId: 'x' } });
     expect(reply.status).toBe(403);
     expect(reply.body).toMatchObject({ error: 'forbidden', message: expect.stringContaining('agent') });
+  });
+
+  it.each([
+    ['malformed JSON', '{"requestId": '],
+    ['a JSON null', 'null'],
+    ['a body over the size limit', JSON.stringify({ requestId: 'r', pad: 'p'.repeat(20_000) })],
+  ])('answers a bad token with %s with 401 before reading the body, so validation cannot be probed without a token', async (_name, raw) => {
+    for (const token of ['not-a-token', undefined]) {
+      const reply = await call(app.url, 'POST', `/v1/leases/${fresh()}/acquire`, { raw, ...(token === undefined ? {} : { token }) });
+      expect(reply.status, reply.text).toBe(401);
+      expect(reply.body).toMatchObject({ error: 'unauthenticated' });
+    }
   });
 
   it.each(['/v1/leases', '/v1/events', '/v1/rejections', '/metrics'])('lets every role read %s and refuses no token', async (path) => {
@@ -331,6 +434,37 @@ describe('health, metrics and docs', () => {
     ]) expect(reply.text).toMatch(series);
   });
 
+  it('counts a rejection recorded by a gate in lease_fence_rejections_total', async () => {
+    // Arrange: a resource whose fences 1 and 2 were really issued (agent-a, then agent-b)
+    const resource = fresh('deploy');
+    const first = await acquire(agentA, resource);
+    await agentA.post(`/v1/leases/${resource}/release`, { fence: first.body.grant.fence });
+    const second = await acquire(agentB, resource);
+    const rejectionsTotal = async (): Promise<number> => Number(/^lease_fence_rejections_total (\d+)/m.exec((await viewer.get('/metrics')).text)?.[1]);
+    const before = await rejectionsTotal();
+
+    // Act: the gate refused agent-a's stale write
+    const reported = await gate.post(`/v1/resources/${resource}/rejections`, {
+      seq: 1, resource, kind: 'stale', rejected: { holderId: 'agent-a', fence: first.body.grant.fence }, current: { holderId: 'agent-b', fence: second.body.grant.fence },
+    });
+
+    // Assert
+    expect(reported.status, reported.text).toBe(202);
+    expect(await rejectionsTotal()).toBe(before + 1);
+  });
+
+  it.each([
+    ['DELETE', '/v1/leases', TEST_TOKENS.viewer.token, 'GET, HEAD'],
+    ['GET', '/v1/leases/deploy-slot/acquire', TEST_TOKENS.agentA.token, 'POST'],
+    ['PUT', '/v1/resources/deploy-1/rejections', TEST_TOKENS.gate.token, 'POST'],
+    ['POST', '/healthz', undefined, 'GET, HEAD'],
+  ])('answers %s %s (a known route, the wrong method) with 405 and an Allow header', async (method, path, token, allow) => {
+    const reply = await call(app.url, method, path, token === undefined ? {} : { token });
+    expect(reply.status).toBe(405);
+    expect(reply.headers.get('allow')).toBe(allow);
+    expect(reply.body).toMatchObject({ error: 'method-not-allowed', message: expect.stringContaining(allow) });
+  });
+
   it('serves an OpenAPI 3.1 document listing every route, and an HTML page, at /docs without a token', async () => {
     const document = await call<{ openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } }>(app.url, 'GET', '/docs/openapi.json');
     expect(document.status).toBe(200);
@@ -344,6 +478,8 @@ describe('health, metrics and docs', () => {
     const page = await call(app.url, 'GET', '/docs');
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(page.text).toContain('/v1/leases/{resource}/acquire');
+    expect(page.text).toContain('<code>after</code>');
+    expect(page.text).not.toContain('`');
   });
 
   it('answers an unknown API route with a JSON 404', async () => {

@@ -73,6 +73,7 @@ describe('restart with recovery', () => {
     const starts = events.body.events.filter((e) => e.event.type === 'CoordinatorStarted');
     expect(starts).toHaveLength(2);
     expect(starts[1]?.event.data).toMatchObject({ recoveredFence: highestBefore, carriedLeases: [expect.objectContaining({ resource: 'deploy-slot', holderId: 'agent-a' })] });
+    await second.stop(); // frees the data dir's lock for the next test
   });
 
   it('stops on SIGTERM with exit code 0, and every grant it acknowledged is in the log after a restart', async () => {
@@ -109,16 +110,21 @@ describe('restart with recovery', () => {
     for (const fence of granted) expect(logged.has(fence)).toBe(true);
     // A request that reached it while it was stopping was refused as retryable, never half-done.
     for (const reply of replies) if (reply !== undefined && reply.status !== 200) expect(reply.status).toBe(503);
+    await next.stop(); // frees the data dir's lock for the next test
   });
 
   it('answers 503 superseded at /readyz and refuses commands as retryable once another coordinator took over the log', async () => {
-    // Given a running coordinator
+    // Given a running coordinator (a second active one on its data dir would be refused: it holds the log's lock)
     const old = await start();
     const oldAgent = coordinatorHttp(old.url, TEST_TOKENS.agentA.token);
     expect((await oldAgent.post('/v1/leases/takeover-1/acquire', { requestId: 'takeover-1' })).status).toBe(200);
 
-    // When a second coordinator opens the same log (and appends its CoordinatorStarted)
-    const successor = await start();
+    // When a standby on the same log takes over in a silence between the old one's checkpoints (1 s apart)
+    const successor = await startCoordinator({
+      dataDir,
+      env: { ...env, LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '300' },
+    });
+    running.push(successor);
 
     // Then the old one's next append conflicts: it stops granting and says why
     const refused = await oldAgent.post('/v1/leases/takeover-2/acquire', { requestId: 'takeover-2' });

@@ -58,10 +58,13 @@ describe('start-up', () => {
     expect(output).not.toContain('agent-without-holder');
   });
 
-  it('exits 1 naming the tokens file when it does not exist', async () => {
+  it('exits 1 naming the tokens file when it does not exist, as a clean configuration error saying how to create one', async () => {
     const { code, output } = await runToExit({ LEASE_FENCE_TOKENS_FILE: join(dir, 'missing.json') });
     expect(code).toBe(1);
-    expect(output).toMatch(/missing\.json.*does not exist/);
+    expect(output).toMatch(/^lease-fence coordinator: invalid configuration:\n {2}LEASE_FENCE_TOKENS_FILE: .*missing\.json: does not exist; `npm start`/);
+    expect(output).toContain('"role":"agent","holderId":"agent-a"');
+    expect(output).not.toContain('"stack"');
+    expect(output).not.toMatch(/^\s+at /m);
   });
 });
 

@@ -5,12 +5,24 @@
  */
 import type { EventFrame, StreamFrame } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
 import { type CoordinatorHttp, coordinatorHttp } from '../support/coordinator-http.js';
 import { openStream } from '../support/stream-client.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
 const isEvent = (frame: StreamFrame): frame is EventFrame => frame.type === 'event';
+
+/** Attempts a WebSocket upgrade at `url` that the server refuses; resolves with the HTTP status and body. */
+const refusedUpgrade = (url: string): Promise<{ status: number; body: string }> => new Promise((resolve, reject) => {
+  const socket = new WebSocket(url);
+  socket.once('open', () => { socket.close(); reject(new Error(`the upgrade at ${url} was accepted`)); });
+  socket.once('error', () => undefined);
+  socket.once('unexpected-response', (_request, response) => {
+    let body = '';
+    response.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+  });
+});
 const positionsOf = (frames: readonly StreamFrame[]): number[] => frames.filter(isEvent).map((f) => f.position);
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
@@ -108,6 +120,24 @@ describe('GET /v1/stream', () => {
     ['a negative after', { token: TEST_TOKENS.viewer.token, after: -1 }, 400],
   ])('refuses the upgrade with %s as an HTTP %i', async (_name, options, status) => {
     await expect(openStream(app.wsUrl, options)).rejects.toMatchObject({ status });
+  });
+
+  it.each(['after=0x10', 'after=1e3', 'after=', 'after=1&after=2'])('refuses %s at the upgrade with 400 and the same words as GET /v1/events', async (query) => {
+    // Act
+    const refused = await refusedUpgrade(`${app.wsUrl}/v1/stream?${query}&token=${TEST_TOKENS.viewer.token}`);
+    const history = await viewer.get<{ message: string }>(`/v1/events?${query}`);
+
+    // Assert
+    expect(refused.status).toBe(400);
+    expect(history.status).toBe(400);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: 'invalid-request', message: history.body.message });
+    expect(history.body.message).toMatch(/^after: /);
+  });
+
+  it('logs a refused stream token at warn without the token (it travels in the query string)', async () => {
+    await expect(openStream(app.wsUrl, { token: 'stream-secret-token' })).rejects.toMatchObject({ status: 401 });
+    expect(await app.waitForLog((l) => l.path === '/v1/stream' && l.reason === 'unknown bearer token')).toMatchObject({ level: 40, method: 'GET', status: 401 });
+    expect(JSON.stringify(app.logs)).not.toContain('stream-secret-token');
   });
 
   it('closes a client whose position is beyond the head with closing at the head', async () => {

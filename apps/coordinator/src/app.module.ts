@@ -5,6 +5,7 @@
  */
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
+import type { AuthFailureLog } from './auth/auth-failure-log.js';
 import { AuthModule } from './auth/auth.module.js';
 import type { TokenRegistry } from './auth/token-registry.js';
 import type { Config } from './config/config.js';
@@ -21,6 +22,8 @@ export interface AppModuleOptions {
   readonly config: Config;
   readonly tokens: TokenRegistry;
   readonly logger: Logger;
+  /** The log of 401 / 403 replies, shared by the exception filter and the stream. */
+  readonly authFailures: AuthFailureLog;
 }
 
 /** The root module. */
@@ -32,7 +35,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(options.config, options.logger),
-        AuthModule.forRoot(options.tokens),
+        AuthModule.forRoot(options.tokens, options.authFailures),
         EventLogModule,
         CoordinatorModule,
         LeasesModule,

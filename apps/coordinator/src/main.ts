@@ -1,22 +1,37 @@
 /**
  * Starts the coordinator: parse the configuration (exit 1 naming a bad variable), load the
- * tokens file (exit 1 naming a bad entry and field), create the Nest application, listen, log
- * `listening` with the bound URL, then wait for recovery and log `ready`.
+ * tokens file (exit 1 naming a bad entry and field, or saying how to create a missing one), take
+ * the SQLite log's lock (exit 1 if another coordinator holds it: nothing of the log is touched),
+ * create the Nest application, listen, log `listening` with the bound URL, and only then recover
+ * (`/readyz` answers 503 `recovering` meanwhile) and log `ready`. A process that cannot listen
+ * exits without having appended to the log.
  * SIGTERM / SIGINT: stop accepting, finish in-flight appends, close the log, exit 0.
+ *
+ * Middleware order (before Nest's routes): connection-close while stopping, the request log (debug
+ * only), authentication of `/v1` (before the body is read: no token, no validation feedback), 405
+ * for a known route with the wrong method, the JSON body parser, the dashboard.
  */
 import 'reflect-metadata';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
-import { loadTokensFile } from './auth/tokens-file.js';
+import { AuthFailureLog } from './auth/auth-failure-log.js';
+import { createAuthenticationMiddleware } from './auth/authenticate.middleware.js';
+import { loadTokensFile, TokensFileError } from './auth/tokens-file.js';
 import { type Config, ConfigError } from './config/config.js';
 import { readConfig } from './config/read-config.js';
 import { CoordinatorHost } from './coordinator/coordinator-host.js';
+import { API_ROUTES } from './docs/api-routes.js';
+import { sqliteFileOf } from './event-log/open-event-log.js';
 import { ApiExceptionFilter } from './http/api-exception.filter.js';
+import { createMethodNotAllowedMiddleware } from './http/method-not-allowed.js';
 import { createDashboardMiddleware } from './http/serve-dashboard.js';
+import { acquireLogLock, type LogLock, LogLockedError } from './lock/log-lock.js';
 import { createLogger, NestPinoLogger } from './logging/logger.js';
+import { createRequestLogMiddleware } from './logging/request-log.js';
 
 /** Server keep-alive: longer than common client and load-balancer idle timeouts, so connections are reused. */
 const KEEP_ALIVE_TIMEOUT_MILLIS = 65_000;
@@ -30,16 +45,41 @@ async function exit(logger: Logger, code: number): Promise<never> {
   process.exit(code);
 }
 
+/** Refuses to start: one clean message on stderr (no log line, no stack), exit 1. */
+function refuseStart(message: string): never {
+  process.stderr.write(`lease-fence coordinator: ${message}\n`);
+  process.exit(1);
+}
+
 function configOrExit(): Config {
   try {
     return readConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`lease-fence coordinator: ${error.message}\n`);
-      process.exit(1);
-    }
+    if (error instanceof ConfigError) refuseStart(error.message);
     throw error;
   }
+}
+
+/**
+ * Takes the SQLite log's lock for the process lifetime (released at exit), before anything opens
+ * the log. Only an `active` coordinator on `sqlite` takes it: a `standby` shares the log with the
+ * active one by design, and the other logs are not files of this data directory.
+ */
+function lockLogOrExit(config: Config, logger: Logger): LogLock | undefined {
+  if (config.eventLog !== 'sqlite' || config.role !== 'active') return undefined;
+  const logFile = sqliteFileOf(config);
+  let lock: LogLock;
+  try {
+    mkdirSync(config.dataDir, { recursive: true });
+    lock = acquireLogLock(logFile);
+  } catch (error) {
+    refuseStart(error instanceof LogLockedError ? error.message : `cannot lock the event log ${logFile}: ${(error as Error).message}`);
+  }
+  process.on('exit', () => lock.release());
+  if (lock.replacedStale !== undefined) {
+    logger.warn({ lockFile: lock.lockFile, previousPid: lock.replacedStale.pid }, `replaced the lock of coordinator pid ${lock.replacedStale.pid}, which is gone`);
+  }
+  return lock;
 }
 
 async function main(): Promise<void> {
@@ -58,13 +98,16 @@ async function main(): Promise<void> {
   try {
     tokens = await loadTokensFile(config.tokensFile);
   } catch (error) {
-    logger.fatal({ err: error }, (error as Error).message);
-    return exit(logger, 1);
+    if (!(error instanceof TokensFileError)) throw error;
+    await flush(logger);
+    refuseStart(new ConfigError([{ variable: 'LEASE_FENCE_TOKENS_FILE', message: `${error.file}: ${error.problems.join('; ')}` }]).message);
   }
+  lockLogOrExit(config, logger);
+  const authFailures = new AuthFailureLog(logger);
 
   let app: NestExpressApplication;
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, tokens, logger }), {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, tokens, logger, authFailures }), {
       logger: new NestPinoLogger(logger),
       bodyParser: false,
       abortOnError: false,
@@ -73,8 +116,7 @@ async function main(): Promise<void> {
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
     return exit(logger, 1);
   }
-  app.useBodyParser('json', { limit: config.maxBodyBytes, strict: true });
-  app.useGlobalFilters(new ApiExceptionFilter(logger, { maxBodyBytes: config.maxBodyBytes }));
+  app.useGlobalFilters(new ApiExceptionFilter(logger, { maxBodyBytes: config.maxBodyBytes }, authFailures));
   app.set('etag', false);
   app.disable('x-powered-by');
   let stopping = false;
@@ -84,6 +126,10 @@ async function main(): Promise<void> {
     if (stopping) response.setHeader('connection', 'close');
     next();
   });
+  if (logger.isLevelEnabled('debug')) app.use(createRequestLogMiddleware(logger));
+  app.use('/v1', createAuthenticationMiddleware(tokens));
+  app.use(createMethodNotAllowedMiddleware(API_ROUTES));
+  app.useBodyParser('json', { limit: config.maxBodyBytes, strict: true });
   if (config.dashboardDir !== undefined) app.use(createDashboardMiddleware(config.dashboardDir));
 
   const stop = async (signal: string): Promise<void> => {
@@ -122,6 +168,7 @@ async function main(): Promise<void> {
   if (config.dashboardDir !== undefined) logger.info({ url: `${url}/`, dir: config.dashboardDir }, `dashboard at ${url}/`);
   else logger.info('no dashboard build found: set LEASE_FENCE_DASHBOARD_DIR or build apps/dashboard to serve it at /');
 
+  // Recovery starts only now that the port is bound (see CoordinatorHost.recovered).
   const recovered = await app.get(CoordinatorHost).recovered();
   if (!recovered.ok) {
     logger.fatal({ err: recovered.error }, `recovery failed: ${(recovered.error as Error).message}`);

@@ -19,7 +19,8 @@ describe('lossy proxy', () => {
   it('drops a reply after the coordinator processed it, and the retry gets the same grant', async () => {
     // Arrange: drop the first lease reply only.
     let drops = 1;
-    proxy = await openLossyProxy({ upstreamUrl: double.url, shouldDrop: () => drops-- > 0, log: () => undefined });
+    const logged: string[] = [];
+    proxy = await openLossyProxy({ upstreamUrl: double.url, shouldDrop: () => drops-- > 0, log: (_resource, message) => logged.push(message) });
     const client = new LeaseFenceClient({ baseUrl: proxy.url, token: 'token-agent-1', holderId: 'agent-1', clockSkewMillis: 100, retry: { initialDelayMillis: 0 } });
 
     // Act
@@ -31,5 +32,6 @@ describe('lossy proxy', () => {
     expect(new Set(requestIds).size).toBe(1);
     expect(result.ok && result.lease.fence).toBe(1);
     expect(proxy.dropped).toBe(1);
+    expect(logged).toEqual(["proxy dropped the coordinator's 200 reply to the acquire request (it was processed; the agent will retry)"]);
   });
 });

@@ -51,7 +51,7 @@ export const openLossyProxy = async (options: LossyProxyOptions): Promise<LossyP
       const lease = LEASE_PATH.exec(path.split('?')[0] ?? '');
       if (lease !== null && options.shouldDrop({ method: request.method ?? 'GET', path })) {
         dropped += 1;
-        options.log(decodeURIComponent(lease[1] as string), `proxy dropped the coordinator's ${reply.status} reply to a ${lease[2]} (it was processed; the agent will retry)`);
+        options.log(decodeURIComponent(lease[1] as string), `proxy dropped the coordinator's ${reply.status} reply to the ${lease[2]} request (it was processed; the agent will retry)`);
         request.socket.destroy();
         return;
       }

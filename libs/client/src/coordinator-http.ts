@@ -9,7 +9,7 @@
  *
  * @see DESIGN.md § Layout (libs/client: HTTP transport with timeouts and idempotent retries)
  */
-import { CoordinatorHttpError, CoordinatorReplyError, CoordinatorUnreachableError } from './errors.js';
+import { CoordinatorHttpError, CoordinatorReplyError, CoordinatorUnavailableError, CoordinatorUnreachableError } from './errors.js';
 import { linkSignals } from './linked-signal.js';
 import { backoffDelayMillis, createRetryPolicy, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 import { systemTimers, type Timers } from './timers.js';
@@ -114,7 +114,8 @@ export class CoordinatorHttp {
    * @param path - Path below the base URL, starting with `/`, already URL-encoded.
    * @param replies - Expected statuses and their schemas.
    * @param signal - Aborts the request and the backoff; the promise rejects with `signal.reason`.
-   * @throws {@link CoordinatorUnreachableError} every attempt failed transiently.
+   * @throws {@link CoordinatorUnavailableError} every attempt failed transiently, the last one with a 503 (`reason` says why).
+   * @throws {@link CoordinatorUnreachableError} every attempt failed transiently, the last one without an answer (network error, timeout).
    * @throws {@link CoordinatorHttpError} a status not in `replies` (other than 503), not retried.
    * @throws {@link CoordinatorReplyError} an expected status whose body does not match its schema.
    */
@@ -135,7 +136,11 @@ export class CoordinatorHttp {
         if (!isTransportFailure(error)) throw error;
         failure = error;
       }
-      if (attempt >= this.#retry.maxAttempts) throw new CoordinatorUnreachableError(operation, attempt, failure);
+      if (attempt >= this.#retry.maxAttempts) {
+        throw failure instanceof CoordinatorHttpError
+          ? new CoordinatorUnavailableError(operation, attempt, failure)
+          : new CoordinatorUnreachableError(operation, attempt, failure);
+      }
       const delayMillis = backoffDelayMillis(this.#retry, attempt);
       try {
         this.#onRetry?.({ operation, attempt, delayMillis, error: failure });

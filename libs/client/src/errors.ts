@@ -38,10 +38,11 @@ export class CoordinatorHttpError extends LeaseFenceError {
 }
 
 /**
- * Thrown when every attempt of a request failed in a way that may succeed later: network errors,
- * per-attempt timeouts (`timeoutMillis`), lost replies, or 503 from a coordinator that is
- * recovering or was superseded. The request may or may not have been processed; a later retry
- * with the same request is safe (acquire retries reuse the `requestId`).
+ * Thrown when every attempt of a request failed without an answer from the coordinator: network
+ * errors (connection refused or reset, DNS), per-attempt timeouts (`timeoutMillis`), lost
+ * replies. The request may or may not have been processed; a later retry with the same request
+ * is safe (acquire retries reuse the `requestId`). When the coordinator did answer, with 503, the
+ * error is {@link CoordinatorUnavailableError} instead.
  *
  * `cause` is the last attempt's failure.
  */
@@ -60,8 +61,43 @@ export class CoordinatorUnreachableError extends LeaseFenceError {
     readonly attempts: number,
     cause: unknown,
   ) {
-    super(`${operation}: coordinator unreachable after ${attempts} attempt(s): ${describeCause(cause)}`, { cause });
+    super(`${operation}: coordinator unreachable after ${describeAttempts(attempts)}: ${describeCause(cause)}`, { cause });
     this.name = 'CoordinatorUnreachableError';
+  }
+}
+
+/**
+ * Thrown when every attempt of a request was answered 503 by the coordinator (the last one at
+ * least): it is reachable but cannot serve now, and says why in `reason` — `recovering` (replaying
+ * its log after a start), `event-log-unavailable` (its log does not answer; it re-opens once it
+ * does), `standby`, `unhealthy`, `superseded` (another coordinator owns the log) or `closed`
+ * (shutting down). Nothing was processed by a 503; a later retry with the same request is safe.
+ *
+ * `cause` is the last attempt's {@link CoordinatorHttpError} (status 503, with the reply `body`).
+ */
+export class CoordinatorUnavailableError extends LeaseFenceError {
+  readonly code = 'coordinator-unavailable';
+  /** Marks a transient condition: trying again later may succeed (not for `superseded` until an operator acts). */
+  readonly retryable = true;
+  /** The HTTP status received: 503. */
+  readonly status = 503;
+  /** Why the coordinator cannot serve, as its reply says (`undefined` when the reply named none). */
+  readonly reason: string | undefined;
+
+  /**
+   * @param operation - What the SDK was doing, for the message.
+   * @param attempts - How many attempts were made (1 + retries).
+   * @param cause - The last attempt's 503 {@link CoordinatorHttpError}.
+   */
+  constructor(
+    readonly operation: string,
+    readonly attempts: number,
+    cause: CoordinatorHttpError,
+  ) {
+    const reason = reasonOf(cause.body);
+    super(`${operation}: coordinator unavailable (HTTP 503${reason === undefined ? '' : `, reason ${reason}`}) after ${describeAttempts(attempts)}${describeBody(cause.body)}`, { cause });
+    this.name = 'CoordinatorUnavailableError';
+    this.reason = reason;
   }
 }
 
@@ -160,6 +196,12 @@ const describeBody = (body: unknown): string => {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return `: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`;
 };
+
+const describeAttempts = (attempts: number): string => `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+
+/** The `reason` of a coordinator's error reply (`{ error, message, reason? }`), when it has one. */
+const reasonOf = (body: unknown): string | undefined =>
+  typeof body === 'object' && body !== null && 'reason' in body && typeof body.reason === 'string' ? body.reason : undefined;
 
 const describeCause = (cause: unknown): string => {
   if (cause instanceof Error) {

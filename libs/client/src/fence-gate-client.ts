@@ -34,7 +34,7 @@ export class FenceGateClient {
    * @param rejection - The gate's record, as `FenceGate` made it.
    * @param options - `wallMillis`: when the gate refused it, epoch milliseconds (display only).
    * @returns `duplicate: true` when the coordinator had already recorded this (gate, resource, seq).
-   * @throws {@link CoordinatorUnreachableError} / {@link CoordinatorHttpError} / {@link CoordinatorReplyError}.
+   * @throws {@link CoordinatorUnreachableError} / {@link CoordinatorUnavailableError} / {@link CoordinatorHttpError} / {@link CoordinatorReplyError}.
    */
   async reportRejection(
     rejection: RejectionRecord,

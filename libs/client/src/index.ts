@@ -21,6 +21,7 @@ export type { AcquireResult, AcquireDenial, RenewResult, ReleaseResult, DeadOnAr
 export {
   CoordinatorHttpError,
   CoordinatorUnreachableError,
+  CoordinatorUnavailableError,
   CoordinatorReplyError,
   LeaseLostError,
   FloorStoreCorruptError,

@@ -1,6 +1,7 @@
 import { createManualClock, ProtocolMisuseError, type ManualClock } from 'lease-fence';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CoordinatorHttpError, CoordinatorReplyError, CoordinatorUnreachableError } from './errors.js';
+import { createServer } from 'node:net';
+import { CoordinatorHttpError, CoordinatorReplyError, CoordinatorUnavailableError, CoordinatorUnreachableError } from './errors.js';
 import { LeaseFenceClient, type LeaseFenceClientOptions } from './lease-fence-client.js';
 import type { RetryEvent } from './coordinator-http.js';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from './testing/index.js';
@@ -117,7 +118,7 @@ describe('LeaseFenceClient', () => {
       expect(retries[0]?.error).toBeInstanceOf(CoordinatorHttpError);
     });
 
-    it('throws CoordinatorUnreachableError naming the attempts when every attempt fails transiently', async () => {
+    it('throws CoordinatorUnavailableError, not "unreachable", when every attempt was answered 503, naming the reason and the attempts', async () => {
       // Arrange
       const client = connect();
       double.inject({ route: 'acquire', kind: 'unavailable', times: 3 });
@@ -126,8 +127,28 @@ describe('LeaseFenceClient', () => {
       const failure = client.acquire('deploy-slot-a');
 
       // Assert
+      await expect(failure).rejects.toBeInstanceOf(CoordinatorUnavailableError);
+      await expect(failure).rejects.toMatchObject({ code: 'coordinator-unavailable', status: 503, reason: 'recovering', attempts: 3, retryable: true });
+      await expect(failure).rejects.toThrow(/^acquire deploy-slot-a: coordinator unavailable \(HTTP 503, reason recovering\) after 3 attempts: injected fault: unavailable$/);
+    });
+
+    it('throws CoordinatorUnreachableError when no attempt got an answer (nothing listens)', async () => {
+      // Arrange: a loopback port that was free a moment ago
+      const port = await new Promise<number>((resolve) => {
+        const server = createServer().listen(0, '127.0.0.1', () => {
+          const address = server.address();
+          server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+        });
+      });
+      const client = connect({ baseUrl: `http://127.0.0.1:${port}` });
+
+      // Act
+      const failure = client.acquire('deploy-slot-a');
+
+      // Assert
       await expect(failure).rejects.toBeInstanceOf(CoordinatorUnreachableError);
       await expect(failure).rejects.toMatchObject({ code: 'coordinator-unreachable', attempts: 3, retryable: true });
+      await expect(failure).rejects.toThrow(/^acquire deploy-slot-a: coordinator unreachable after 3 attempts: fetch failed/);
     });
 
     it('does not retry a 401 and throws CoordinatorHttpError with the status and body', async () => {
@@ -325,7 +346,7 @@ describe('LeaseFenceClient', () => {
       expect(next.ok && next.lease.fence).toBe(2);
     });
 
-    it('reports not-holder as data for a generation that already ended', async () => {
+    it('reports expired as data for a generation that already ended', async () => {
       // Arrange
       const client = connect();
       const acquired = await client.acquire('deploy-slot-a');
@@ -336,7 +357,7 @@ describe('LeaseFenceClient', () => {
       const again = await client.release(acquired.lease);
 
       // Assert
-      expect(again).toEqual({ ok: false, reason: 'not-holder' });
+      expect(again).toEqual({ ok: false, reason: 'expired' });
     });
   });
 

@@ -159,8 +159,10 @@ export class LeaseFenceClient {
    * reuse its requestId.
    *
    * @returns A live lease, or a denial as data ({@link AcquireResult}).
-   * @throws {@link CoordinatorUnreachableError} when every attempt failed transiently (the
+   * @throws {@link CoordinatorUnreachableError} when every attempt failed without an answer (the
    *   coordinator may have granted the lease; it then expires after its ttl).
+   * @throws {@link CoordinatorUnavailableError} when every attempt failed transiently and the last
+   *   was answered 503 (`reason`: `recovering`, `event-log-unavailable`, …).
    * @throws {@link CoordinatorHttpError} / {@link CoordinatorReplyError} on an unexpected reply.
    * @throws `ProtocolMisuseError` when the grant names another holder than `holderId` (the
    *   grant is released first); TypeError / RangeError on bad arguments (nothing is sent).

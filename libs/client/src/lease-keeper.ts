@@ -27,8 +27,8 @@ export interface LeaseKeeperOptions {
   /** Duration to ask for on each renewal, in milliseconds. @defaultValue the lease's own `ttlMillis` */
   readonly ttlMillis?: number;
   /**
-   * Pause after a renewal that failed without an answer (coordinator unreachable after the
-   * client's own retries, or an unexpected reply) before the next renewal, in milliseconds.
+   * Pause after a renewal that failed without a decision (coordinator unreachable or unavailable
+   * after the client's own retries, or an unexpected reply) before the next renewal, in milliseconds.
    * Finite, ≥ 0. Renewals stop at the deadline regardless.
    * @defaultValue 100
    */

@@ -7,12 +7,20 @@
 import { z } from 'zod';
 import { FenceSchema, HolderFenceSchema, IdSchema, MillisSchema, RecordedEventSchema, RecordedRejectionSchema } from './events.js';
 
+/**
+ * A requested TTL in a request body: a positive whole number of milliseconds. Deliberately no
+ * upper bound and no safe-integer check here: the coordinator checks the value against its
+ * configured bounds (`LEASE_FENCE_MIN_TTL_MILLIS` / `LEASE_FENCE_MAX_TTL_MILLIS`), so a huge value
+ * such as `1e20` is refused as out of range, naming those bounds, rather than as "not an integer".
+ */
+export const TtlMillisSchema = z.number().positive('must be positive (milliseconds)').multipleOf(1, 'must be an integer (milliseconds)');
+
 /** `POST /v1/leases/:resource/acquire`. `ttlMillis` defaults to the coordinator's configured TTL. */
 export const AcquireBodySchema = z.strictObject({
   /** The caller's id for this intent; a retry reuses it and gets the same grant. */
   requestId: IdSchema,
   /** Requested lease duration in milliseconds, within the coordinator's configured bounds. */
-  ttlMillis: z.number().int('must be an integer (milliseconds)').positive('must be positive (milliseconds)').optional(),
+  ttlMillis: TtlMillisSchema.optional(),
 });
 export type AcquireBody = z.infer<typeof AcquireBodySchema>;
 
@@ -20,7 +28,7 @@ export type AcquireBody = z.infer<typeof AcquireBodySchema>;
 export const RenewBodySchema = z.strictObject({
   requestId: IdSchema,
   fence: FenceSchema,
-  ttlMillis: z.number().int('must be an integer (milliseconds)').positive('must be positive (milliseconds)').optional(),
+  ttlMillis: TtlMillisSchema.optional(),
 });
 export type RenewBody = z.infer<typeof RenewBodySchema>;
 
@@ -84,10 +92,59 @@ export type RejectionBody = z.infer<typeof RejectionBodySchema>;
 export const AdmitBodySchema = z.strictObject({ holderId: IdSchema, fence: FenceSchema });
 export type AdmitBody = z.infer<typeof AdmitBodySchema>;
 
-/** `GET /v1/events?after=&limit=`. `after` is a log position (0 = from the start). */
-export const EventsQuerySchema = z.object({
-  after: z.coerce.number().int().nonnegative().default(0),
-  limit: z.coerce.number().int().positive().max(10_000).default(1000),
+/** What {@link wholeNumberParam} accepts: the bounds, and what the number means (for messages). */
+export interface WholeNumberParamOptions {
+  /** Smallest accepted value (inclusive). */
+  readonly min: number;
+  /** Largest accepted value (inclusive); at most `Number.MAX_SAFE_INTEGER`. */
+  readonly max: number;
+  /** What the number is, named in messages, e.g. `a log position`. */
+  readonly meaning: string;
+}
+
+/**
+ * A query parameter holding a whole number, parsed strictly: decimal digits only (no sign, no
+ * `0x`, no exponent, no spaces), present at most once, not empty, within `[min, max]`. The input
+ * is the raw query value: a string, or an array of strings when the parameter was repeated (as
+ * Express's query parser and {@link queryParamsOf} give it). Messages name the problem; the
+ * caller's issue path names the parameter.
+ *
+ * @example `wholeNumberParam({ min: 0, max: Number.MAX_SAFE_INTEGER, meaning: 'a log position' }).default(0)`
+ */
+export const wholeNumberParam = ({ min, max, meaning }: WholeNumberParamOptions) =>
+  z
+    .string({ error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : `must be a whole number (${meaning})`) })
+    .min(1, { error: `must not be empty: give ${meaning} or leave the parameter out`, abort: true })
+    .regex(/^[0-9]+$/, { error: `must be a whole number in decimal digits only (${meaning}, ${min} to ${max})`, abort: true })
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min} (${meaning})`).max(max, `must be at most ${max} (${meaning})`));
+
+/**
+ * `after` of `GET /v1/events` and of the stream `/v1/stream`: the last log position the caller
+ * has (0 = from the start). One schema, so both answer a bad value with the same words.
+ */
+export const AfterParamSchema = wholeNumberParam({ min: 0, max: Number.MAX_SAFE_INTEGER, meaning: 'a log position' }).default(0);
+
+/**
+ * Raw query parameters as {@link wholeNumberParam} expects them: each name once with its value,
+ * or with every value in order when it was repeated.
+ */
+export function queryParamsOf(params: URLSearchParams): Record<string, string | string[]> {
+  const record: Record<string, string | string[]> = {};
+  for (const [name, value] of params) {
+    const seen = record[name];
+    record[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return record;
+}
+
+/**
+ * `GET /v1/events?after=&limit=`. `after` is a log position (0 = from the start); `limit` is 1 to
+ * 10 000 (default 1000). Unknown parameters are refused, like unknown body fields.
+ */
+export const EventsQuerySchema = z.strictObject({
+  after: AfterParamSchema,
+  limit: wholeNumberParam({ min: 1, max: 10_000, meaning: 'events per page' }).default(1000),
 });
 
 /** One current holder in `GET /v1/leases`. Instants are in the coordinator's current boot domain. */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { CoordinatorEventSchema } from './events.js';
+import { AfterParamSchema } from './http.js';
 
 /** One log event at its 1-based position. */
 export const EventFrameSchema = z.object({
@@ -45,12 +46,13 @@ export type EventFrame = z.infer<typeof EventFrameSchema>;
 export type StatsFrame = z.infer<typeof StatsFrameSchema>;
 
 /**
- * Query of the stream's upgrade request `GET /v1/stream?after=<position>&token=<token>`.
- * `after` is the last position the client has (0 = from the start). `token` is for browsers,
- * which cannot set headers on a WebSocket; the Authorization header works too.
+ * Query of the stream's upgrade request `GET /v1/stream?after=<position>&token=<token>`, as
+ * {@link queryParamsOf} gives it. `after` is the last position the client has (0 = from the
+ * start), with the same rules and messages as `GET /v1/events` ({@link AfterParamSchema}).
+ * `token` is for browsers, which cannot set headers on a WebSocket; the Authorization header works too.
  */
 export const StreamQuerySchema = z.object({
-  after: z.coerce.number().int('must be an integer (log position)').nonnegative('must be ≥ 0 (log position)').max(Number.MAX_SAFE_INTEGER).default(0),
-  token: z.string().optional(),
+  after: AfterParamSchema,
+  token: z.string({ error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : 'must be a string') }).optional(),
 });
 export type StreamQuery = z.infer<typeof StreamQuerySchema>;

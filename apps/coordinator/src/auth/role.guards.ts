@@ -13,7 +13,10 @@ import { TokenRegistry } from './token-registry.js';
 export interface AuthenticatedRequest {
   readonly headers: IncomingHttpHeaders;
   readonly params?: Readonly<Record<string, string | undefined>>;
-  /** Set by a role guard once the token is authenticated and authorised. */
+  /**
+   * Set once the token is authenticated: on `/v1` by the authentication middleware (before the
+   * body is parsed), elsewhere by the role guard. Only a guard's `authorize` lets the request in.
+   */
   principal?: Principal;
 }
 
@@ -28,7 +31,7 @@ abstract class RoleGuard implements CanActivate {
    */
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const principal = this.tokens.byAuthorization(request.headers.authorization);
+    const principal = request.principal ?? this.tokens.byAuthorization(request.headers.authorization);
     authorize(principal, this.role, request.params?.resource);
     request.principal = principal;
     return true;

@@ -110,6 +110,11 @@ const toPrincipal = (entry: TokenEntry): Principal => {
   }
 };
 
+/** How to get a tokens file, for the message when there is none. */
+const HOW_TO_CREATE = '`npm start` (or `npm run coordinator`) creates one with random tokens; or write a JSON array such as '
+  + '[{"token":"<secret>","role":"agent","holderId":"agent-a"},{"token":"<secret>","role":"gate","resources":["deploy-*"]},{"token":"<secret>","role":"viewer"}] '
+  + 'there, or point LEASE_FENCE_TOKENS_FILE at one';
+
 /**
  * Reads and parses the tokens file.
  * @throws {@link TokensFileError} when it cannot be read or is invalid.
@@ -120,7 +125,7 @@ export async function loadTokensFile(file: string): Promise<TokenRegistry> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read (${(error as Error).message})`;
-    throw new TokensFileError(file, [`${reason}; write a JSON array of { token, role } entries there or point LEASE_FENCE_TOKENS_FILE at one`], { cause: error });
+    throw new TokensFileError(file, [`${reason}; ${HOW_TO_CREATE}`], { cause: error });
   }
   return parseTokensFile(file, text);
 }

@@ -32,7 +32,7 @@
  * @see DESIGN.md § "The event-sourced coordinator" (Recovery, single writer) and § Scale (a standby per shard)
  */
 import { randomUUID } from 'node:crypto';
-import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
 import {
   CoordinatorUnavailableError,
   DurableCoordinator,
@@ -104,7 +104,7 @@ const scheduleTimeout = (delayMillis: number, run: () => void): HostTimer => {
 
 /** Holds the coordinator of this process, re-opening it after the event log failed. */
 @Injectable()
-export class CoordinatorHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class CoordinatorHost implements BeforeApplicationShutdown {
   private stateValue: HostState;
   /** The coordinator that serves, or served last (its position stays readable). */
   private served: DurableCoordinator | undefined;
@@ -147,16 +147,16 @@ export class CoordinatorHost implements OnApplicationBootstrap, BeforeApplicatio
     metrics.readPositionFrom(() => this.served?.position);
   }
 
-  /** Starts recovery (or following, for a standby) without waiting for it; see {@link recovered}. */
-  onApplicationBootstrap(): void {
-    void this.recovered();
-  }
-
   /**
    * Resolves once this process's coordinator is ready for the first time (for a standby: once
    * it took over), or with the error when recovery failed for good (a corrupt log, bad options).
    * Stays pending while the log is unavailable (it is retried), while superseded, and after
-   * shutdown. Starts the host on the first call. Never rejects.
+   * shutdown. Never rejects.
+   *
+   * Starts the host (recovery, or following for a standby) on the first call, and nothing else
+   * does: `main.ts` calls it once the port is bound, so a process that cannot listen exits
+   * without having appended to the log (a `CoordinatorStarted` would supersede the coordinator
+   * already running on it). Until then the host is `recovering` (`/readyz` answers 503).
    */
   recovered(): Promise<RecoveryResult> {
     if (!this.started) {

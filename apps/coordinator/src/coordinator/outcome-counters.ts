@@ -3,6 +3,28 @@
  * Denials change no state and are not in the log (DESIGN.md § "The event-sourced coordinator"),
  * so these counters are where they show: the stream's `stats` frames read them.
  */
+import type { CoordinatorCommand } from '@lease-fence/coordinator-core';
+
+/** The totals of successful commands (see {@link SUCCESS_TOTAL_OF}). */
+export type SuccessTotal = 'grants' | 'renewals' | 'releases' | 'rejections' | 'admits';
+
+/**
+ * Which total a successful command counts towards, for every command type of coordinator-core
+ * (`undefined`: not counted). Keyed by core's command type union, so a renamed or added command
+ * type fails the typecheck here instead of leaving a counter at 0. Shared by the stream's `stats`
+ * frames ({@link OutcomeCounters}) and `/metrics` (`CoordinatorMetrics`).
+ */
+export const SUCCESS_TOTAL_OF: Readonly<Record<CoordinatorCommand['type'], SuccessTotal | undefined>> = {
+  AcquireLease: 'grants',
+  RenewLease: 'renewals',
+  ReleaseLease: 'releases',
+  RecordFenceRejection: 'rejections',
+  AdmitFence: 'admits',
+  ExpireDueLeases: undefined,
+  Checkpoint: undefined,
+  TakeSnapshot: undefined,
+  StartCoordinator: undefined,
+};
 
 /** What one command decided, as the coordinator's `onOutcome` hook reports it. */
 export interface OutcomeReport {
@@ -32,23 +54,17 @@ export class OutcomeCounters {
 
   /**
    * Counts one outcome.
-   * @param command - The command type (`AcquireLease`, `RenewLease`, `ReleaseLease`, `RecordRejection`, `AdmitFence`, …).
+   * @param command - The command type (`AcquireLease`, `RenewLease`, `ReleaseLease`, `RecordFenceRejection`, `AdmitFence`, …).
    * @param outcome - Whether it succeeded, and the denial reason when not.
    */
-  record(command: string, outcome: OutcomeReport): void {
+  record(command: CoordinatorCommand['type'], outcome: OutcomeReport): void {
     if (!outcome.ok) {
       const reason = outcome.reason ?? 'unknown';
       this.denials[reason] = (this.denials[reason] ?? 0) + 1;
       return;
     }
-    switch (command) {
-      case 'AcquireLease': this.grants += 1; break;
-      case 'RenewLease': this.renewals += 1; break;
-      case 'ReleaseLease': this.releases += 1; break;
-      case 'RecordRejection': this.rejections += 1; break;
-      case 'AdmitFence': this.admits += 1; break;
-      default: break;
-    }
+    const total = SUCCESS_TOTAL_OF[command];
+    if (total !== undefined) this[total] += 1;
   }
 
   /** A copy of the counters. */

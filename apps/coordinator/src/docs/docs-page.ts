@@ -6,14 +6,20 @@ import { API_ROUTES } from './api-routes.js';
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
+/**
+ * Escapes `text` and renders its Markdown code spans (`` `x` ``, as the route table and the
+ * OpenAPI descriptions write them) as `<code>`; an unpaired backtick stays as it is.
+ */
+export const renderInline = (text: string): string => escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
+
 /** Renders the `/docs` page. */
 export function renderDocsPage(): string {
   const rows = API_ROUTES.map((route) => {
     const statuses = Object.entries(route.replies)
-      .map(([status, reply]) => `<li><code>${status}</code> ${escapeHtml(reply.description)}</li>`)
+      .map(([status, reply]) => `<li><code>${status}</code> ${renderInline(reply.description)}</li>`)
       .join('');
     return `<tr><td><code>${route.method.toUpperCase()}</code></td><td><code>${escapeHtml(route.path)}</code></td>`
-      + `<td>${route.role ?? 'none'}</td><td>${escapeHtml(route.summary)}<ul>${statuses}</ul></td></tr>`;
+      + `<td>${route.role ?? 'none'}</td><td>${renderInline(route.summary)}<ul>${statuses}</ul></td></tr>`;
   }).join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>lease-fence coordinator API</title>

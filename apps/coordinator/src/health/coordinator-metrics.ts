@@ -4,16 +4,8 @@
  * coordinator's milliseconds).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { OutcomeReport } from '../coordinator/outcome-counters.js';
-
-/** Commands whose successes are counted by their own counter. */
-const SUCCESS_COUNTER: Readonly<Record<string, 'grants' | 'renewals' | 'releases' | 'rejections' | 'admits'>> = {
-  AcquireLease: 'grants',
-  RenewLease: 'renewals',
-  ReleaseLease: 'releases',
-  RecordRejection: 'rejections',
-  AdmitFence: 'admits',
-};
+import type { CoordinatorCommand } from '@lease-fence/coordinator-core';
+import { type OutcomeReport, SUCCESS_TOTAL_OF } from '../coordinator/outcome-counters.js';
 
 /** The coordinator's metrics; one instance per process, exposed at `GET /metrics`. */
 export class CoordinatorMetrics {
@@ -73,13 +65,13 @@ export class CoordinatorMetrics {
     this.readPosition = read;
   }
 
-  /** The coordinator's `onOutcome` hook: counts successes by command and denials by reason. */
-  recordOutcome(command: string, outcome: OutcomeReport): void {
+  /** The coordinator's `onOutcome` hook: counts successes by command ({@link SUCCESS_TOTAL_OF}) and denials by reason. */
+  recordOutcome(command: CoordinatorCommand['type'], outcome: OutcomeReport): void {
     if (!outcome.ok) {
       this.denials.inc({ command, reason: outcome.reason ?? 'unknown' });
       return;
     }
-    const counter = SUCCESS_COUNTER[command];
+    const counter = SUCCESS_TOTAL_OF[command];
     if (counter !== undefined) this[counter].inc();
   }
 

@@ -66,6 +66,26 @@ describe('decideReply', () => {
       expect(reply.body).toMatchObject({ error: 'invalid-request', issues: [{ path: 'body', message: expect.stringContaining('malformed JSON') }] });
     });
 
+    it.each([
+      ['null', 'null'],
+      ['42', 'a number'],
+      ['"r1"', 'a string'],
+      ['true', 'a boolean'],
+    ])('answers valid JSON that is not an object (%s) with 400 "must be a JSON object", not "malformed JSON"', (raw, kind) => {
+      // Arrange: body-parser's strict mode refuses it as a SyntaxError carrying the raw text as `body`
+      const parseError = Object.assign(new SyntaxError(`Unexpected token '${raw[0]}', "${raw}" is not valid JSON`), { status: 400, body: raw });
+      const exception = new BadRequestException(parseError.message, { cause: parseError });
+
+      // Act
+      const reply = decideReply(exception, options);
+
+      // Assert
+      expect(reply).toEqual({
+        status: 400,
+        body: { error: 'invalid-request', message: `body: must be a JSON object, got ${kind}`, issues: [{ path: 'body', message: `must be a JSON object, got ${kind}` }] },
+      });
+    });
+
     it('answers an oversize body with 413 naming the body and the limit', () => {
       const reply = decideReply(new PayloadTooLargeException('request entity too large'), options);
       expect(reply).toMatchObject({ status: 413, body: { error: 'payload-too-large', message: 'body: must be at most 16384 bytes' } });

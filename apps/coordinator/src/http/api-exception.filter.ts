@@ -11,6 +11,7 @@ import { CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableEr
 import type { ErrorReply } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
 import { DeniedOutcome, type WireDenial } from './denied-outcome.js';
 import { InvalidRequestError, toInputIssues } from './invalid-request.error.js';
@@ -24,8 +25,11 @@ export interface DecidedReply {
   readonly isBug?: boolean;
 }
 
-/** Status of each denial reason. `expired` is 410 Gone: that generation can never come back. */
-const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-held': 409, 'not-holder': 409, expired: 410 };
+/**
+ * Status of each denial reason. `expired` is 410 Gone: that generation can never come back.
+ * `seq-conflict` (a gate's rejection seq already recorded with other content) is 409.
+ */
+const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-held': 409, 'not-holder': 409, expired: 410, 'seq-conflict': 409 };
 
 /** Lower-kebab name of an HTTP status, for the `error` field of framework-raised 4xx replies. */
 const ERROR_OF_STATUS: Readonly<Record<number, string>> = {
@@ -93,6 +97,12 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
   const cause = exception.cause;
   const error = ERROR_OF_STATUS[status] ?? `http-${status}`;
   if (status === 400 && cause instanceof SyntaxError) {
+    const parsed = jsonKindOf(cause);
+    if (parsed !== undefined) {
+      // Valid JSON, but not an object or array: the strict body parser refuses it as a syntax error.
+      const message = `must be a JSON object, got ${parsed}`;
+      return { status, body: { error, message: `body: ${message}`, issues: [{ path: 'body', message }] } };
+    }
     const message = `malformed JSON: ${cause.message}`;
     return { status, body: { error, message: `body: ${message}`, issues: [{ path: 'body', message }] } };
   }
@@ -107,6 +117,22 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
   return { status, body: { error, message: exception.message } };
 };
 
+/**
+ * What the body was when the parser refused valid JSON that is not an object or array (`null`,
+ * a number, a string, a boolean): body-parser keeps the raw text as `body` on its error.
+ * `undefined` when the text is not JSON at all.
+ */
+const jsonKindOf = (error: SyntaxError): string | undefined => {
+  const raw = (error as SyntaxError & { body?: unknown }).body;
+  if (typeof raw !== 'string') return undefined;
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value === null ? 'null' : `a ${typeof value}`;
+  } catch {
+    return undefined;
+  }
+};
+
 /** The parts of the (Express) response the filter uses. */
 interface ReplyTarget {
   readonly headersSent: boolean;
@@ -115,24 +141,29 @@ interface ReplyTarget {
   json(body: unknown): unknown;
 }
 
-/** The parts of the (Express) request the filter logs for a bug. */
+/** The parts of the (Express) request the filter logs for a bug or an auth failure. */
 interface RequestLike {
   readonly method?: string;
   readonly url?: string;
+  /** The URL as received, before a mounted middleware trimmed `url`. */
+  readonly originalUrl?: string;
+  readonly socket?: { readonly remoteAddress?: string | undefined };
 }
 
 /**
  * Global exception filter: catches everything thrown on the HTTP path and replies with
  * {@link decideReply}'s decision. 500s are logged at error level as bugs (method, URL, stack);
- * nothing else is logged here.
+ * 401 and 403 go to the {@link AuthFailureLog} (warn, rate-limited, never the token); nothing
+ * else is logged here.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   /**
    * @param logger - Where bugs are logged.
    * @param options - See {@link DecideReplyOptions}.
+   * @param authFailures - Where 401 and 403 replies are logged; not logged when absent.
    */
-  constructor(private readonly logger: Logger, private readonly options: DecideReplyOptions) {}
+  constructor(private readonly logger: Logger, private readonly options: DecideReplyOptions, private readonly authFailures?: AuthFailureLog) {}
 
   /** Replies to the client; a reply already under way is left alone (the bug is still logged). */
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -141,6 +172,15 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (decided.isBug) {
       const request = http.getRequest<RequestLike>();
       this.logger.error({ err: exception, method: request.method, url: request.url }, 'bug: unhandled exception answered 500');
+    } else if (this.authFailures !== undefined && (exception instanceof UnauthenticatedError || exception instanceof ForbiddenError)) {
+      const request = http.getRequest<RequestLike>();
+      this.authFailures.record({
+        method: request.method ?? '?',
+        url: request.originalUrl ?? request.url ?? '',
+        status: exception instanceof UnauthenticatedError ? 401 : 403,
+        reason: exception.message,
+        remoteAddress: request.socket?.remoteAddress,
+      });
     }
     const response = http.getResponse<ReplyTarget>();
     if (response.headersSent) return;

@@ -25,13 +25,14 @@ export class InvalidRequestError extends Error {
 /** Where a value came from; names the field when the issue is about the whole value. */
 export type InputPart = 'body' | 'query' | 'params';
 
-/** Turns zod issues into {@link InputIssue}s that name the field (unknown keys are named one by one). */
+/** Turns zod issues into {@link InputIssue}s that name the field (unknown keys, or query parameters, are named one by one). */
 export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPart): InputIssue[] {
   const result: InputIssue[] = [];
   for (const issue of issues) {
     const path = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) result.push({ path: path === '' ? key : `${path}.${key}`, message: 'is not a known field' });
+      const message = part === 'query' ? 'is not a known query parameter' : 'is not a known field';
+      for (const key of issue.keys) result.push({ path: path === '' ? key : `${path}.${key}`, message });
     } else if (path === '' && part === 'body' && issue.code === 'invalid_type') {
       result.push({ path: 'body', message: 'must be a JSON object (send Content-Type: application/json)' });
     } else {

@@ -4,19 +4,34 @@
  * A gate reports only for resources its token's patterns cover; `gateId` comes from the token.
  */
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import type { ImplausibleReport } from '@lease-fence/coordinator-core';
 import { AdmitBodySchema, type OkReply, type RejectionAcceptedReply, RejectionBodySchema, type RejectionsReply } from '@lease-fence/protocol';
 import type { GatePrincipal } from '../auth/principal.js';
 import { CurrentPrincipal, GateGuard, ViewerGuard } from '../auth/role.guards.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import { DeniedOutcome } from '../http/denied-outcome.js';
 import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
 import { parseResource } from './lease-input.js';
+
+/**
+ * A gate report the coordinator refused as impossible, as a 400 naming the wire field
+ * (`gateWallMillis` is `wallMillis` on the wire; the other fields have the same names).
+ */
+const implausibleInput = (outcome: ImplausibleReport): InvalidRequestError =>
+  new InvalidRequestError([{ path: outcome.field === 'gateWallMillis' ? 'wallMillis' : outcome.field, message: outcome.message }]);
 
 /** Rejections and admits reported by gates. */
 @Controller('v1')
 export class GatesController {
   constructor(private readonly host: CoordinatorHost) {}
 
-  /** Records a rejection; idempotent by (gate, resource, seq): a repeat answers `duplicate: true` and appends nothing. */
+  /**
+   * Records a rejection; idempotent by (gate, resource, seq): the same report again answers
+   * `duplicate: true` and appends nothing. Other content under a recorded seq → 409
+   * `{ ok: false, reason: 'seq-conflict', message }`; a report that cannot be true (a fence never
+   * issued for the resource, fences contradicting `kind`, `wallMillis` past the year 3000) → 400
+   * naming the field. Neither appends anything.
+   */
   @Post('resources/:resource/rejections')
   @HttpCode(202)
   @UseGuards(GateGuard)
@@ -35,17 +50,26 @@ export class GatesController {
       current: rejection.current,
       ...(rejection.wallMillis === undefined ? {} : { gateWallMillis: rejection.wallMillis }),
     });
+    if (!recorded.ok) {
+      if (recorded.reason === 'implausible') throw implausibleInput(recorded);
+      throw new DeniedOutcome({ ok: false, reason: recorded.reason, message: recorded.message });
+    }
     return { ok: true, duplicate: recorded.duplicate };
   }
 
-  /** Records that the gate raised its floor to `fence` for `holderId` without a write. */
+  /**
+   * Records that the gate raised its floor to `fence` for `holderId` without a write; 400 naming
+   * the field when that fence was never issued for the resource, or is its current fence but
+   * another holder's (nothing appended).
+   */
   @Post('resources/:resource/admit')
   @HttpCode(202)
   @UseGuards(GateGuard)
   async admit(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<OkReply> {
     const resource = parseResource(resourceParam);
     const { holderId, fence } = parseInput(AdmitBodySchema, body, 'body');
-    await this.host.current().admitFence({ gateId: gate.gateId, resource, holderId, fence });
+    const admitted = await this.host.current().admitFence({ gateId: gate.gateId, resource, holderId, fence });
+    if (!admitted.ok) throw implausibleInput(admitted);
     return { ok: true };
   }
 

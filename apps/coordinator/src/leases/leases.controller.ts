@@ -17,6 +17,9 @@ import { InvalidRequestError, parseInput } from '../http/invalid-request.error.j
 import { checkTtlMillis, parseResource } from './lease-input.js';
 import { toWireDenial, toWireGrant, toWireLease } from './wire.js';
 
+/** The 400 message of an acquire whose requestId this agent already used for another resource. */
+const REQUEST_ID_REUSED = 'was already used by this agent to acquire another resource; send a fresh requestId for each acquisition (reuse one only to retry the same acquire)';
+
 /** Acquire, renew, release, and the list of current holders. */
 @Controller('v1/leases')
 export class LeasesController {
@@ -36,8 +39,9 @@ export class LeasesController {
     const outcome = await this.host.current()
       .acquire({ resource, holderId: agent.holderId, requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }) })
       .catch((error: unknown) => {
-        // The one misuse an agent can commit with valid fields: reusing a requestId for another resource.
-        if (error instanceof ProtocolMisuseError) throw new InvalidRequestError([{ path: 'requestId', message: error.message }]);
+        // The one misuse an agent can commit with valid fields: reusing a requestId for another
+        // resource. Said in the API's words: lease-fence's message names its internal function.
+        if (error instanceof ProtocolMisuseError) throw new InvalidRequestError([{ path: 'requestId', message: REQUEST_ID_REUSED }]);
         throw error;
       });
     if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));

@@ -10,9 +10,11 @@ import type { Duplex } from 'node:stream';
 import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { EventLog } from '@lease-fence/coordinator-core';
-import { type StreamFrame, StreamQuerySchema } from '@lease-fence/protocol';
+import { queryParamsOf, type StreamFrame, StreamQuerySchema } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
+import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { authorize } from '../auth/authorize.js';
 import { TokenRegistry } from '../auth/token-registry.js';
 import type { Config } from '../config/config.js';
@@ -53,6 +55,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     private readonly metrics: CoordinatorMetrics,
     @Inject(CONFIG) private readonly config: Config,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly authFailures: AuthFailureLog,
   ) {}
 
   /** Attaches to the HTTP server's `upgrade` event and starts the stats ticker. */
@@ -82,13 +85,22 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
         this.refuse(socket, this.accepting ? 404 : 503, { error: this.accepting ? 'not-found' : 'closed', message: this.accepting ? `no WebSocket at ${url.pathname}; use ${STREAM_PATH}` : 'shutting down' });
         return;
       }
-      const query = parseInput(StreamQuerySchema, Object.fromEntries(url.searchParams), 'query');
+      const query = parseInput(StreamQuerySchema, queryParamsOf(url.searchParams), 'query');
       const principal = query.token === undefined ? this.tokens.byAuthorization(request.headers.authorization) : this.tokens.byToken(query.token);
       authorize(principal, 'viewer');
       this.server.handleUpgrade(request, socket, head, (client) => {
         void this.accept(client, socket, query.after);
       });
     } catch (error) {
+      if (error instanceof UnauthenticatedError || error instanceof ForbiddenError) {
+        this.authFailures.record({
+          method: request.method ?? 'GET',
+          url: url.pathname,
+          status: error instanceof UnauthenticatedError ? 401 : 403,
+          reason: error.message,
+          remoteAddress: request.socket.remoteAddress,
+        });
+      }
       const decided = decideReply(error, { maxBodyBytes: this.config.maxBodyBytes });
       this.refuse(socket, decided.status, decided.body, decided.headers);
     }

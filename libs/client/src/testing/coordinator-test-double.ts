@@ -28,7 +28,7 @@ export type DoubleRoute = 'acquire' | 'renew' | 'release' | 'rejections' | 'admi
  * A fault for the next matching request(s):
  * - `'drop-reply'` — process the command, then destroy the socket without replying (a lost reply);
  * - `'delay-reply'` — process, then reply after `delayMillis` or once `until` settles;
- * - `'unavailable'` — answer 503 `{ error, message, retryable: true }` without processing.
+ * - `'unavailable'` — answer 503 `{ error, message, retryable: true, reason: 'recovering' }` without processing, as a recovering coordinator does.
  */
 export interface InjectedFault {
   readonly route: DoubleRoute;
@@ -198,7 +198,7 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     const fault = takeFault(route);
     const { status, reply } =
       fault?.kind === 'unavailable'
-        ? { status: 503, reply: { error: 'coordinator-unavailable', message: 'injected fault: unavailable', retryable: true } }
+        ? { status: 503, reply: { error: 'coordinator-unavailable', message: 'injected fault: unavailable', retryable: true, reason: 'recovering' } }
         : decide(route, resource, principal, body);
     const record: HandledRequest = { route, resource, body, status, reply, fault: fault?.kind };
     handled.push(record);

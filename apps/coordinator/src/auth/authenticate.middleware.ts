@@ -1,0 +1,32 @@
+/**
+ * Authentication before anything reads the request body: an Express middleware mounted on `/v1`
+ * ahead of the JSON body parser. A missing or unknown bearer token is refused with 401 before
+ * the body is parsed, so a caller without a token cannot probe the input validation (a malformed
+ * or oversize body gets 401, not 400 or 413). Roles are still checked by the route guards.
+ */
+import type { AuthenticatedRequest } from './role.guards.js';
+import type { TokenRegistry } from './token-registry.js';
+
+/** An Express middleware: `next()` to go on, `next(error)` to hand an error to Nest's error handler (and so to the exception filter). */
+export type Middleware = (request: AuthenticatedRequest, response: unknown, next: (error?: unknown) => void) => void;
+
+/**
+ * Creates the middleware: it resolves the `Authorization: Bearer <token>` header and leaves the
+ * principal on the request for the role guard; a refusal goes to the exception filter as
+ * `UnauthenticatedError` (401 with `WWW-Authenticate: Bearer`, logged by the auth failure log).
+ *
+ * @param tokens - The tokens file's registry.
+ */
+export function createAuthenticationMiddleware(tokens: TokenRegistry): Middleware {
+  return (request, _response, next) => {
+    let principal;
+    try {
+      principal = tokens.byAuthorization(request.headers.authorization);
+    } catch (error) {
+      next(error); // UnauthenticatedError
+      return;
+    }
+    request.principal = principal;
+    next();
+  };
+}

@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { acquireLogLock, LogLockedError, type LogLockOwner, type ProcessProbe, systemProbe } from './log-lock.js';
+
+let dir: string;
+let logFile: string;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'lease-fence-lock-'));
+  logFile = join(dir, 'default.events.sqlite');
+});
+
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A live process of this machine other than this one, and its start time. */
+function liveProcess(): Promise<{ pid: number; startTicks?: string }> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000); process.stdout.write("up")'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  children.push(child);
+  return new Promise((resolve) => child.stdout!.once('data', () => {
+    const seen = systemProbe.inspect(child.pid!);
+    resolve({ pid: child.pid!, ...(seen.startTicks === undefined ? {} : { startTicks: seen.startTicks }) });
+  }));
+}
+
+/** Writes a lock file as another coordinator would have. */
+const writeLock = (owner: Partial<LogLockOwner>): void => {
+  writeFileSync(`${logFile}.lock`, JSON.stringify({ ...systemProbe.self(), sinceWallMillis: 0, ...owner }));
+};
+
+describe('acquireLogLock', () => {
+  it('takes a free lock, records this process in it, and removes it on release', () => {
+    // Act
+    const lock = acquireLogLock(logFile);
+
+    // Assert
+    expect(JSON.parse(readFileSync(lock.lockFile, 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(lock.replacedStale).toBeUndefined();
+    lock.release();
+    expect(existsSync(lock.lockFile)).toBe(false);
+    lock.release(); // idempotent
+  });
+
+  it('refuses while a live process holds it, naming its pid and the log, and leaves its lock file alone', async () => {
+    // Arrange
+    const owner = await liveProcess();
+    writeLock(owner);
+    const before = readFileSync(`${logFile}.lock`, 'utf8');
+
+    // Act
+    const attempt = () => acquireLogLock(logFile);
+
+    // Assert
+    expect(attempt).toThrow(LogLockedError);
+    expect(attempt).toThrow(`another coordinator (pid ${owner.pid}) holds ${logFile}; stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE`);
+    expect(readFileSync(`${logFile}.lock`, 'utf8')).toBe(before);
+  });
+
+  it('refuses a second lock of the same log in the same process', () => {
+    const lock = acquireLogLock(logFile);
+    expect(() => acquireLogLock(logFile)).toThrow(LogLockedError);
+    lock.release();
+  });
+
+  it('replaces the lock of a process that is gone (a crash), so a restart is not delayed', async () => {
+    // Arrange: a process that exited
+    const owner = await liveProcess();
+    const child = children[0]!;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    process.kill(owner.pid, 'SIGKILL');
+    await exited;
+    writeLock(owner);
+
+    // Act
+    const lock = acquireLogLock(logFile);
+
+    // Assert
+    expect(lock.replacedStale).toMatchObject({ pid: owner.pid });
+    expect(JSON.parse(readFileSync(lock.lockFile, 'utf8'))).toMatchObject({ pid: process.pid });
+    lock.release();
+  });
+
+  it.each([
+    ['the machine rebooted since (another boot id)', { bootId: 'an-earlier-boot' }],
+    ['the pid now belongs to a process started at another time', { startTicks: '1' }],
+  ])('replaces the lock of a live pid when %s', async (_name, change) => {
+    // Arrange
+    const owner = await liveProcess();
+    const self = systemProbe.self();
+    if (self.bootId === undefined || owner.startTicks === undefined) return; // not Linux: no /proc to tell
+    writeLock({ ...owner, ...change });
+
+    // Act / Assert
+    const lock = acquireLogLock(logFile);
+    expect(lock.replacedStale).toMatchObject({ pid: owner.pid });
+    lock.release();
+  });
+
+  it('replaces a lock naming its own pid: an earlier life of this pid, e.g. a restarted container', () => {
+    writeLock({ pid: process.pid, sinceWallMillis: 1 });
+    const lock = acquireLogLock(logFile);
+    expect(lock.replacedStale).toMatchObject({ pid: process.pid });
+    lock.release();
+  });
+
+  it('counts a lock of another host as held (it cannot be checked) and says which file to delete', () => {
+    // Arrange: a probe that would call every process gone
+    const probe: ProcessProbe = { self: () => ({ ...systemProbe.self(), pid: 999_999 }), inspect: () => ({ running: false }) };
+    writeLock({ pid: 42, hostname: 'other-host' });
+
+    // Act / Assert
+    expect(() => acquireLogLock(logFile, probe)).toThrow(/another coordinator \(pid 42\) holds .*; stop it .*other-host.*delete the lock file/);
+  });
+
+  it('refuses a lock file it cannot read as an owner record rather than guessing', () => {
+    writeFileSync(`${logFile}.lock`, 'not json');
+    expect(() => acquireLogLock(logFile)).toThrow(/another coordinator holds .*is not a lock file this coordinator wrote/);
+  });
+
+  it('leaves no temporary file behind', () => {
+    writeLock({ pid: 42, hostname: 'other-host' });
+    expect(() => acquireLogLock(logFile)).toThrow(LogLockedError);
+    expect(readdirSync(dir)).toEqual(['default.events.sqlite.lock']);
+  });
+});
+

@@ -1,0 +1,231 @@
+/**
+ * One coordinator per SQLite log: a pid lock file beside the log (`<log>.lock`), taken at
+ * start-up BEFORE the log is opened and held for the process lifetime.
+ *
+ * Without it, a second coordinator started on the same data directory and namespace replays the
+ * log and appends its `CoordinatorStarted`, and the running one's next append conflicts: it is
+ * superseded for good (DESIGN.md § single writer). The expected-version check stays the safety
+ * net; this lock turns the operator's mistake into a clear refusal before anything is touched.
+ *
+ * Why a pid file and not a library: `proper-lockfile` (the usual choice) keeps a lock alive by
+ * rewriting its mtime on a timer and calls it stale only after `stale` ms (at least 2 s), so every
+ * restart after a crash (`kill -9`, OOM) would wait out that delay, a long event-loop stall could
+ * let a second process steal a live lock, and it records no pid for the message; its last release
+ * is from 2021. Node has no `flock`. A pid file à la PostgreSQL's `postmaster.pid` frees a crashed
+ * owner's lock at once:
+ * - taken atomically: the owner record is written and fsynced to a temporary file, then
+ *   `link()`ed to the lock path, which fails with `EEXIST` if it exists (so the lock file is never
+ *   seen half-written);
+ * - an existing lock is stale when its owner is gone: same host, and the machine rebooted (Linux
+ *   boot id), or the pid is not running, or the pid now belongs to a process started at another
+ *   time (Linux `/proc/<pid>/stat`), or the pid is our own (a restarted container's pid 1);
+ * - an owner on another host (a shared volume) cannot be checked: the lock counts as held, and the
+ *   message says which file to delete if no coordinator runs there;
+ * - released (unlinked, if still ours) when the process exits.
+ *
+ * Limits: two processes that find the same stale lock at the same instant may both take it (the
+ * window is one unlink + link); the expected-version check then supersedes one of them, as before.
+ */
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname as osHostname } from 'node:os';
+
+/** Who holds a lock: written as JSON into the lock file. */
+export interface LogLockOwner {
+  /** Process id of the owner. */
+  readonly pid: number;
+  /** Host name of the owner's machine (container). */
+  readonly hostname: string;
+  /** Linux boot id of the owner's machine (`/proc/sys/kernel/random/boot_id`); absent elsewhere. */
+  readonly bootId?: string;
+  /** Start time of the owner process in clock ticks since boot (`/proc/<pid>/stat` field 22); absent elsewhere. */
+  readonly startTicks?: string;
+  /** When the lock was taken: wall-clock epoch milliseconds, for people only. */
+  readonly sinceWallMillis: number;
+}
+
+/** How the lock sees processes; injected by tests. */
+export interface ProcessProbe {
+  /** This process as a lock owner (without `sinceWallMillis`). */
+  self(): Omit<LogLockOwner, 'sinceWallMillis'>;
+  /** Whether process `pid` on this machine runs, and its start time in ticks when known. */
+  inspect(pid: number): { readonly running: boolean; readonly startTicks?: string };
+}
+
+/** A held lock. */
+export interface LogLock {
+  /** The lock file (`<log>.lock`). */
+  readonly lockFile: string;
+  /** True when a stale lock of a process that is gone was replaced. */
+  readonly replacedStale: LogLockOwner | undefined;
+  /** Removes the lock file if it is still ours. Idempotent; synchronous, so it can run in `process.on('exit')`. */
+  release(): void;
+}
+
+/**
+ * Thrown by {@link acquireLogLock} when another coordinator holds the log (or the lock file cannot
+ * be read, so that cannot be ruled out). Nothing was opened or written.
+ */
+export class LogLockedError extends Error {
+  /** Stable error code. */
+  readonly code = 'log-locked';
+
+  /**
+   * @param logFile - The SQLite log the lock protects.
+   * @param lockFile - The lock file.
+   * @param owner - The holder, when the lock file could be read.
+   * @param detail - Extra advice (why the owner cannot be checked, which file to delete).
+   */
+  constructor(readonly logFile: string, readonly lockFile: string, readonly owner: LogLockOwner | undefined, detail?: string) {
+    const who = owner === undefined ? 'another coordinator' : `another coordinator (pid ${owner.pid})`;
+    super(`${who} holds ${logFile}; stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE${detail === undefined ? '' : ` (${detail})`}`);
+    this.name = 'LogLockedError';
+  }
+}
+
+/** Tries to take the lock (replacing a stale one each time) before giving up. */
+const MAX_ATTEMPTS = 3;
+
+/** Lock files held by this process: a second acquire in the same process is refused too. */
+const heldHere = new Set<string>();
+
+/**
+ * Takes the lock of `logFile` for this process.
+ *
+ * @param logFile - The SQLite log (its directory must exist); the lock is `<logFile>.lock`.
+ * @param probe - How processes are inspected. @defaultValue the real machine ({@link systemProbe})
+ * @returns the held lock; call `release()` at exit.
+ * @throws {@link LogLockedError} when a live coordinator holds it, one on another host may, or the lock file is unreadable.
+ * @throws the file system's error when the directory is not writable.
+ */
+export function acquireLogLock(logFile: string, probe: ProcessProbe = systemProbe): LogLock {
+  const lockFile = `${logFile}.lock`;
+  const self: LogLockOwner = { ...probe.self(), sinceWallMillis: Date.now() };
+  if (heldHere.has(lockFile)) throw new LogLockedError(logFile, lockFile, self);
+  const record = `${JSON.stringify(self)}\n`;
+  const temporary = `${lockFile}.${self.pid}.tmp`;
+  writeDurably(temporary, record);
+  let replacedStale: LogLockOwner | undefined;
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      if (attempt > MAX_ATTEMPTS) throw new LogLockedError(logFile, lockFile, undefined, 'its lock file keeps changing: another coordinator is starting');
+      try {
+        linkSync(temporary, lockFile);
+        break;
+      } catch (error) {
+        if (errorCode(error) !== 'EEXIST') throw error;
+      }
+      const owner = readOwner(logFile, lockFile);
+      if (owner === undefined) continue; // released in between
+      const stale = isStale(owner, self, probe);
+      if (stale !== true) throw new LogLockedError(logFile, lockFile, owner, stale === false ? undefined : stale.detail);
+      replacedStale = owner;
+      removeIfExists(lockFile);
+    }
+  } finally {
+    removeIfExists(temporary);
+  }
+  heldHere.add(lockFile);
+  let released = false;
+  return {
+    lockFile,
+    replacedStale,
+    release() {
+      if (released) return;
+      released = true;
+      heldHere.delete(lockFile);
+      try {
+        if (readFileSync(lockFile, 'utf8') === record) unlinkSync(lockFile);
+      } catch {
+        // already gone, or unreadable: not ours to remove
+      }
+    },
+  };
+}
+
+/**
+ * Whether the lock of `owner` is stale (its process is gone): `true`, `false` (held), or
+ * `{ detail }` when it cannot be checked and so counts as held.
+ */
+function isStale(owner: LogLockOwner, self: LogLockOwner, probe: ProcessProbe): true | false | { readonly detail: string } {
+  if (owner.hostname !== self.hostname) {
+    return { detail: `its lock file names host ${JSON.stringify(owner.hostname)}, which this one cannot check; if no coordinator runs there, delete the lock file` };
+  }
+  if (owner.bootId !== undefined && self.bootId !== undefined && owner.bootId !== self.bootId) return true; // the machine rebooted
+  if (owner.pid === self.pid) return true; // our pid, and we do not hold it: an earlier life of this pid (a restarted container)
+  const seen = probe.inspect(owner.pid);
+  if (!seen.running) return true;
+  if (owner.startTicks !== undefined && seen.startTicks !== undefined && owner.startTicks !== seen.startTicks) return true; // pid reused
+  return false;
+}
+
+/** Reads the owner record; `undefined` when the file vanished. */
+function readOwner(logFile: string, lockFile: string): LogLockOwner | undefined {
+  let text: string;
+  try {
+    text = readFileSync(lockFile, 'utf8');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw new LogLockedError(logFile, lockFile, undefined, `cannot read ${lockFile}: ${(error as Error).message}`);
+  }
+  try {
+    const owner = JSON.parse(text) as Partial<LogLockOwner>;
+    if (Number.isSafeInteger(owner.pid) && typeof owner.hostname === 'string') return owner as LogLockOwner;
+  } catch {
+    // fall through
+  }
+  throw new LogLockedError(logFile, lockFile, undefined, `${lockFile} is not a lock file this coordinator wrote; if no coordinator uses the log, delete it`);
+}
+
+function writeDurably(file: string, text: string): void {
+  const fd = openSync(file, 'w', 0o644);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function removeIfExists(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
+}
+
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
+
+/** Reads a `/proc` file; `undefined` where there is none (not Linux) or it cannot be read. */
+const readProc = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+
+/** Field 22 (`starttime`) of `/proc/<pid>/stat`; the command name (field 2) may hold spaces and parentheses. */
+const startTicksOf = (pid: number | 'self'): string | undefined => {
+  const stat = readProc(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+};
+
+/** The real machine: `process.kill(pid, 0)` for liveness, `/proc` for boot and start times where there is one. */
+export const systemProbe: ProcessProbe = {
+  self() {
+    const bootId = readProc('/proc/sys/kernel/random/boot_id')?.trim();
+    const startTicks = startTicksOf('self');
+    return { pid: process.pid, hostname: osHostname(), ...(bootId === undefined ? {} : { bootId }), ...(startTicks === undefined ? {} : { startTicks }) };
+  },
+  inspect(pid) {
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if (errorCode(error) !== 'EPERM') return { running: false }; // ESRCH: no such process
+    }
+    const startTicks = startTicksOf(pid);
+    return { running: true, ...(startTicks === undefined ? {} : { startTicks }) };
+  },
+};
