@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   COORDINATOR_EVENT_TYPES,
   CoordinatorEventSchema,
+  FenceSchema,
   IdSchema,
   MAX_ID_LENGTH,
   RecordedEventSchema,
@@ -62,5 +63,16 @@ describe('IdSchema', () => {
 
   it('accepts resource names with slashes and colons', () => {
     expect(IdSchema.parse('repo:web/deploy-slot')).toBe('repo:web/deploy-slot');
+  });
+});
+
+describe('FenceSchema', () => {
+  it('says a fence above the safe-integer range is out of range, not merely non-integer', () => {
+    const result = FenceSchema.safeParse(1e20);
+    expect(result.error?.issues[0]?.message).toContain('out of range');
+  });
+
+  it.each([0, -1, 1.5, Number.NaN])('refuses %s', (value) => {
+    expect(FenceSchema.safeParse(value).success).toBe(false);
   });
 });

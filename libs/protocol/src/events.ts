@@ -29,13 +29,18 @@ export const IdSchema = z
   .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, 'must be printable ASCII without leading or trailing spaces');
 
 /** A fencing token's number: a positive safe integer. */
-export const FenceSchema = z.number().int('must be an integer').positive('must be positive').max(Number.MAX_SAFE_INTEGER);
+export const FenceSchema = z
+  .number()
+  .positive('must be positive')
+  .max(Number.MAX_SAFE_INTEGER, `is out of range: a fence is at most ${Number.MAX_SAFE_INTEGER}`)
+  .int('must be an integer');
 
 /** A monotonic reading or duration in milliseconds: a finite, non-negative number. */
 export const MillisSchema = z.number().finite().nonnegative();
 
 /** Who held what: the pair a FenceGate compares. */
 export const HolderFenceSchema = z.object({ holderId: IdSchema, fence: FenceSchema });
+/** The parsed shape of {@link HolderFenceSchema}. */
 export type HolderFence = z.infer<typeof HolderFenceSchema>;
 
 /** Fields every event carries: the boot (clock domain), its monotonic reading, and wall time. */
@@ -56,6 +61,7 @@ export const CarriedLeaseSchema = z.object({
   /** The grace deadline of this lease in the new boot's domain (`bootId` of the event). */
   expiresAtMillis: MillisSchema,
 });
+/** The parsed shape of {@link CarriedLeaseSchema}. */
 export type CarriedLease = z.infer<typeof CarriedLeaseSchema>;
 
 /**
@@ -188,16 +194,26 @@ export const CoordinatorEventSchema = z.discriminatedUnion('type', [
   CoordinatorCheckpointedSchema,
 ]);
 
+/** The parsed shape of {@link CoordinatorEventSchema}. */
 export type CoordinatorEvent = z.infer<typeof CoordinatorEventSchema>;
 export type CoordinatorEventType = CoordinatorEvent['type'];
+/** The parsed shape of {@link CoordinatorStartedSchema}. */
 export type CoordinatorStarted = z.infer<typeof CoordinatorStartedSchema>;
+/** The parsed shape of {@link LeaseGrantedSchema}. */
 export type LeaseGranted = z.infer<typeof LeaseGrantedSchema>;
+/** The parsed shape of {@link LeaseRenewedSchema}. */
 export type LeaseRenewed = z.infer<typeof LeaseRenewedSchema>;
+/** The parsed shape of {@link LeaseReleasedSchema}. */
 export type LeaseReleased = z.infer<typeof LeaseReleasedSchema>;
+/** The parsed shape of {@link LeaseExpiredSchema}. */
 export type LeaseExpired = z.infer<typeof LeaseExpiredSchema>;
+/** The parsed shape of {@link FenceRejectedSchema}. */
 export type FenceRejected = z.infer<typeof FenceRejectedSchema>;
+/** The parsed shape of {@link FenceAdmittedSchema}. */
 export type FenceAdmitted = z.infer<typeof FenceAdmittedSchema>;
+/** The parsed shape of {@link SnapshotTakenSchema}. */
 export type SnapshotTaken = z.infer<typeof SnapshotTakenSchema>;
+/** The parsed shape of {@link CoordinatorCheckpointedSchema}. */
 export type CoordinatorCheckpointed = z.infer<typeof CoordinatorCheckpointedSchema>;
 /** The event of one type, e.g. `EventOf<'LeaseGranted'>`. */
 export type EventOf<T extends CoordinatorEventType> = Extract<CoordinatorEvent, { type: T }>;
@@ -215,6 +231,7 @@ export const RecordedEventSchema = z.object({
   recordedAtMillis: MillisSchema,
   event: CoordinatorEventSchema,
 });
+/** The parsed shape of {@link RecordedEventSchema}. */
 export type RecordedEvent = z.infer<typeof RecordedEventSchema>;
 
 /**
@@ -222,6 +239,7 @@ export type RecordedEvent = z.infer<typeof RecordedEventSchema>;
  * log position of the event.
  */
 export const RecordedRejectionSchema = FenceRejectedSchema.shape.data.extend({ position: z.number().int().positive() });
+/** The parsed shape of {@link RecordedRejectionSchema}. */
 export type RecordedRejection = z.infer<typeof RecordedRejectionSchema>;
 
 /** Current `schemaVersion` of {@link CoordinatorSnapshotStateSchema}. */
@@ -252,4 +270,5 @@ export const CoordinatorSnapshotStateSchema = z.object({
   lastSnapshotPosition: z.number().int().nonnegative(),
   table: z.unknown(),
 });
+/** The parsed shape of {@link CoordinatorSnapshotStateSchema}. */
 export type CoordinatorSnapshotState = z.infer<typeof CoordinatorSnapshotStateSchema>;

@@ -22,6 +22,7 @@ export const AcquireBodySchema = z.strictObject({
   /** Requested lease duration in milliseconds, within the coordinator's configured bounds. */
   ttlMillis: TtlMillisSchema.optional(),
 });
+/** The parsed shape of {@link AcquireBodySchema}. */
 export type AcquireBody = z.infer<typeof AcquireBodySchema>;
 
 /** `POST /v1/leases/:resource/renew`. */
@@ -30,14 +31,17 @@ export const RenewBodySchema = z.strictObject({
   fence: FenceSchema,
   ttlMillis: TtlMillisSchema.optional(),
 });
+/** The parsed shape of {@link RenewBodySchema}. */
 export type RenewBody = z.infer<typeof RenewBodySchema>;
 
 /** `POST /v1/leases/:resource/release`. */
 export const ReleaseBodySchema = z.strictObject({ fence: FenceSchema });
+/** The parsed shape of {@link ReleaseBodySchema}. */
 export type ReleaseBody = z.infer<typeof ReleaseBodySchema>;
 
 /** An instant on the wire: milliseconds in a named clock domain. */
 export const WireInstantSchema = z.object({ millis: MillisSchema, domain: z.string().min(1) });
+/** The parsed shape of {@link WireInstantSchema}. */
 export type WireInstant = z.infer<typeof WireInstantSchema>;
 
 /**
@@ -52,10 +56,12 @@ export const WireGrantSchema = z.object({
   requestId: IdSchema,
   coordinatorExpiresAt: WireInstantSchema,
 });
+/** The parsed shape of {@link WireGrantSchema}. */
 export type WireGrant = z.infer<typeof WireGrantSchema>;
 
 /** 200 reply of acquire and renew. */
 export const GrantReplySchema = z.object({ ok: z.literal(true), grant: WireGrantSchema });
+/** The parsed shape of {@link GrantReplySchema}. */
 export type GrantReply = z.infer<typeof GrantReplySchema>;
 /** 409 reply of acquire: another holder has it. */
 export const HeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('held'), heldBy: IdSchema, retryAfterMillis: MillisSchema });
@@ -66,11 +72,20 @@ export const ExpiredReplySchema = z.object({ ok: z.literal(false), reason: z.lit
 /** 409 reply of renew and release: the caller does not hold that fence. */
 export const NotHolderReplySchema = z.object({ ok: z.literal(false), reason: z.literal('not-holder') });
 
+/** Every reply of acquire: 200 grant, 409 `held` / `already-held`, 410 `expired`. */
 export const AcquireReplySchema = z.discriminatedUnion('reason', [HeldReplySchema, AlreadyHeldReplySchema, ExpiredReplySchema]).or(GrantReplySchema);
+/** The parsed shape of {@link AcquireReplySchema}. */
 export type AcquireReply = z.infer<typeof AcquireReplySchema>;
+/** Every reply of renew: 200 grant, 410 `expired`, 409 `not-holder`. */
 export const RenewReplySchema = z.union([GrantReplySchema, ExpiredReplySchema, NotHolderReplySchema]);
+/** The parsed shape of {@link RenewReplySchema}. */
 export type RenewReply = z.infer<typeof RenewReplySchema>;
-export const ReleaseReplySchema = z.union([z.object({ ok: z.literal(true) }), NotHolderReplySchema]);
+/**
+ * Every reply of release: 200 `{ ok: true }`, 410 `expired` (that generation already ended:
+ * expired, released or superseded), 409 `not-holder` (a fence never issued to the caller here).
+ */
+export const ReleaseReplySchema = z.union([z.object({ ok: z.literal(true) }), ExpiredReplySchema, NotHolderReplySchema]);
+/** The parsed shape of {@link ReleaseReplySchema}. */
 export type ReleaseReply = z.infer<typeof ReleaseReplySchema>;
 
 /**
@@ -86,10 +101,12 @@ export const RejectionBodySchema = z.strictObject({
   /** The gate's wall clock at the refusal (epoch milliseconds, display only). */
   wallMillis: MillisSchema.optional(),
 });
+/** The parsed shape of {@link RejectionBodySchema}. */
 export type RejectionBody = z.infer<typeof RejectionBodySchema>;
 
 /** `POST /v1/resources/:resource/admit`: a gate records that it raised its floor to `fence`. */
 export const AdmitBodySchema = z.strictObject({ holderId: IdSchema, fence: FenceSchema });
+/** The parsed shape of {@link AdmitBodySchema}. */
 export type AdmitBody = z.infer<typeof AdmitBodySchema>;
 
 /** What {@link wholeNumberParam} accepts: the bounds, and what the number means (for messages). */
@@ -158,6 +175,7 @@ export const WireLeaseSchema = z.object({
   /** True when this lease was carried across a restart and is inside its grace period. */
   inGrace: z.boolean(),
 });
+/** The parsed shape of {@link WireLeaseSchema}. */
 export type WireLease = z.infer<typeof WireLeaseSchema>;
 
 /** 4xx error body for bad input: every issue names the field (`path`, dotted). */
@@ -169,26 +187,32 @@ export const ErrorReplySchema = z.object({
   /** On 503: why the coordinator cannot serve (`recovering`, `superseded`, `unhealthy`, `closed`, `event-log-unavailable`). */
   reason: z.string().optional(),
 });
+/** The parsed shape of {@link ErrorReplySchema}. */
 export type ErrorReply = z.infer<typeof ErrorReplySchema>;
 
 /** 202 reply of `POST /v1/resources/:resource/rejections`; `duplicate` = that (gate, resource, seq) was already recorded. */
 export const RejectionAcceptedReplySchema = z.object({ ok: z.literal(true), duplicate: z.boolean() });
+/** The parsed shape of {@link RejectionAcceptedReplySchema}. */
 export type RejectionAcceptedReply = z.infer<typeof RejectionAcceptedReplySchema>;
 
 /** `{ ok: true }`: 200 reply of release, 202 reply of `POST /v1/resources/:resource/admit` (the `FenceAdmitted` event is durable). */
 export const OkReplySchema = z.object({ ok: z.literal(true) });
+/** The parsed shape of {@link OkReplySchema}. */
 export type OkReply = z.infer<typeof OkReplySchema>;
 
 /** 200 reply of `GET /v1/leases`: the current holders (including leases carried across a restart, in grace). */
 export const LeasesReplySchema = z.object({ leases: z.array(WireLeaseSchema) });
+/** The parsed shape of {@link LeasesReplySchema}. */
 export type LeasesReply = z.infer<typeof LeasesReplySchema>;
 
 /** 200 reply of `GET /v1/events`: events after `after`, in log order, and the log's head position (its version). */
 export const EventsReplySchema = z.object({ events: z.array(RecordedEventSchema), head: z.number().int().nonnegative() });
+/** The parsed shape of {@link EventsReplySchema}. */
 export type EventsReply = z.infer<typeof EventsReplySchema>;
 
 /** 200 reply of `GET /v1/rejections`: recorded rejections (`FenceRejected` data and log position), oldest first, the most recent 1000. */
 export const RejectionsReplySchema = z.object({ rejections: z.array(RecordedRejectionSchema) });
+/** The parsed shape of {@link RejectionsReplySchema}. */
 export type RejectionsReply = z.infer<typeof RejectionsReplySchema>;
 
 /**
@@ -202,4 +226,5 @@ export const ReadinessReplySchema = z.object({
   bootId: z.string().optional(),
   position: z.number().int().nonnegative().optional(),
 });
+/** The parsed shape of {@link ReadinessReplySchema}. */
 export type ReadinessReply = z.infer<typeof ReadinessReplySchema>;

@@ -40,9 +40,13 @@ export const StatsFrameSchema = z.object({
 /** The server is closing the stream (e.g. `slow-consumer`); reconnect after `position`. */
 export const ClosingFrameSchema = z.object({ type: z.literal('closing'), reason: z.string(), position: z.number().int().nonnegative() });
 
+/** Any frame the server sends on the stream. Discriminated on `type`. */
 export const StreamFrameSchema = z.discriminatedUnion('type', [EventFrameSchema, CaughtUpFrameSchema, HeartbeatFrameSchema, StatsFrameSchema, ClosingFrameSchema]);
+/** The parsed shape of {@link StreamFrameSchema}. */
 export type StreamFrame = z.infer<typeof StreamFrameSchema>;
+/** The parsed shape of {@link EventFrameSchema}. */
 export type EventFrame = z.infer<typeof EventFrameSchema>;
+/** The parsed shape of {@link StatsFrameSchema}. */
 export type StatsFrame = z.infer<typeof StatsFrameSchema>;
 
 /**
@@ -55,4 +59,5 @@ export const StreamQuerySchema = z.object({
   after: AfterParamSchema,
   token: z.string({ error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : 'must be a string') }).optional(),
 });
+/** The parsed shape of {@link StreamQuerySchema}. */
 export type StreamQuery = z.infer<typeof StreamQuerySchema>;
