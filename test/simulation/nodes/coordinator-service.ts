@@ -1,0 +1,31 @@
+/**
+ * What a coordinator node serves, as the simulation calls it: DurableCoordinator's command
+ * methods (which it satisfies as is) and {@link DeciderShell}'s.
+ *
+ * @see API.md § "@lease-fence/coordinator-core" (DurableCoordinator)
+ */
+import type { RecordRejectionOutcome } from '@lease-fence/coordinator-core';
+import type { AcquireOutcome, FenceToken, ReleaseOutcome, RenewOutcome } from 'lease-fence';
+
+/** A gate's rejection report, as `DurableCoordinator.recordRejection` takes it. */
+export interface RejectionReport {
+  readonly gateId: string;
+  readonly resource: string;
+  readonly seq: number;
+  readonly kind: 'stale' | 'double-grant';
+  readonly rejected: { readonly holderId: string; readonly fence: number };
+  readonly current: { readonly holderId: string; readonly fence: number };
+}
+
+/** The commands a coordinator node serves. Every promise resolves once its events are durable. */
+export interface CoordinatorService {
+  acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<AcquireOutcome>;
+  renew(request: { readonly resource: string; readonly holderId: string; readonly fence: number; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<RenewOutcome>;
+  release(token: FenceToken): Promise<ReleaseOutcome>;
+  /** Records a gate's report: `ok` (recorded, or a duplicate), or a denial (`implausible`, `seq-conflict`) with no event. */
+  recordRejection(report: RejectionReport): Promise<RecordRejectionOutcome>;
+  /** Sweeps leases past their expiry; resolves how many expired. */
+  expireDue(): Promise<number>;
+  /** Records an uptime checkpoint if any lease is live. */
+  checkpoint(): Promise<boolean>;
+}

@@ -1,0 +1,165 @@
+/**
+ * The simulated worlds the search explores. A scenario fixes the shape and the hostility of a
+ * world (how lossy the network, how long the stalls, which faults may happen); fast-check then
+ * generates, within it, the number of agents and resources, the horizon, the fault schedule and
+ * the choice streams of each run.
+ */
+import type { CoordinatorShell } from './nodes/coordinator-host.js';
+import type { LogKind } from './nodes/simulated-disk.js';
+import type { NetworkProfile } from './world/network.js';
+
+/** Which faults a scenario may inject, and how many of each at most per run. */
+export interface FaultBudget {
+  readonly coordinatorCrashes: number;
+  readonly resourceRestarts: number;
+  readonly partitions: number;
+  /** Changes of a machine's clock rate (within the drift bound). */
+  readonly driftChanges: number;
+  /** Shortest and longest downtime of a crash or restart, and length of a partition (ms). */
+  readonly minDownMillis: number;
+  readonly maxDownMillis: number;
+}
+
+/** A simulated world's shape. Durations are milliseconds. */
+export interface Scenario {
+  readonly name: string;
+  /** What this scenario stresses, for the report. */
+  readonly description: string;
+  readonly agents: readonly [min: number, max: number];
+  readonly resources: readonly [min: number, max: number];
+  /** Lease TTL (coordinator default and every request's). */
+  readonly ttlMillis: number;
+  /** Active simulated time per run (then a drain phase without faults). */
+  readonly horizonMillis: readonly [min: number, max: number];
+  /** Largest clock drift, as a fraction: rates lie in [1 - maxDrift, 1 + maxDrift]. */
+  readonly maxDrift: number;
+  readonly network: NetworkProfile;
+  readonly agent: {
+    readonly requestTimeoutMillis: number;
+    readonly maxRetries: number;
+    readonly minThinkMillis: number;
+    readonly maxThinkMillis: number;
+    readonly minStallMillis: number;
+    readonly maxStallMillis: number;
+    readonly longStallProbability: number;
+    readonly longStallMaxMillis: number;
+    readonly maxWritesPerLease: number;
+    readonly admitProbability: number;
+    /** Renew when less than this fraction of the TTL is left. */
+    readonly renewBelowFraction: number;
+  };
+  readonly faults: FaultBudget;
+  readonly log: LogKind;
+  readonly shell: CoordinatorShell;
+  readonly snapshotEvery: number;
+  readonly sweepIntervalMillis: number;
+  readonly checkpointIntervalMillis: number;
+  readonly appendMillis: readonly [min: number, max: number];
+  readonly writeMillis: readonly [min: number, max: number];
+  /** Whether resources keep data, floor and outbox across restarts ('mixed': the 2nd is volatile, the others durable). */
+  readonly resourceStore: 'durable' | 'volatile' | 'mixed';
+  /** Gates report refusals to the coordinator. */
+  readonly reporting: boolean;
+}
+
+const TTL_MILLIS = 1000;
+
+const base: Scenario = {
+  name: 'base',
+  description: '',
+  agents: [2, 4],
+  resources: [1, 2],
+  ttlMillis: TTL_MILLIS,
+  horizonMillis: [4_000, 12_000],
+  maxDrift: 0.01,
+  network: { minDelayMillis: 1, maxDelayMillis: 60, dropProbability: 0, duplicateProbability: 0, slowProbability: 0, slowMaxDelayMillis: 60 },
+  agent: {
+    requestTimeoutMillis: 250,
+    maxRetries: 3,
+    minThinkMillis: 150,
+    maxThinkMillis: 600,
+    minStallMillis: 60,
+    maxStallMillis: 300,
+    longStallProbability: 0.05,
+    longStallMaxMillis: 2_500,
+    maxWritesPerLease: 4,
+    admitProbability: 0.3,
+    renewBelowFraction: 0.5,
+  },
+  faults: { coordinatorCrashes: 0, resourceRestarts: 0, partitions: 0, driftChanges: 3, minDownMillis: 1, maxDownMillis: 1_500 },
+  log: 'memory',
+  shell: 'durable',
+  snapshotEvery: 10_000,
+  sweepIntervalMillis: 200,
+  checkpointIntervalMillis: 250,
+  appendMillis: [0, 8],
+  writeMillis: [0, 120],
+  resourceStore: 'durable',
+  reporting: true,
+};
+
+/** Every scenario, by name. */
+export const SCENARIOS = {
+  calm: {
+    ...base,
+    name: 'calm',
+    description: 'Reliable network with small delays, drifting clocks, ordinary stalls; gates do not report refusals.',
+    reporting: false,
+  },
+  stalls: {
+    ...base,
+    name: 'stalls',
+    description: 'Holders stall between their check and their write, often longer than the TTL (GC pauses, slow model calls).',
+    agent: { ...base.agent, longStallProbability: 0.35, longStallMaxMillis: 3_000, maxStallMillis: 600 },
+    writeMillis: [0, 300],
+  },
+  'lossy-network': {
+    ...base,
+    name: 'lossy-network',
+    description: 'Drops, duplicates and slow paths that reorder messages far behind later ones; requests retried with the same requestId.',
+    network: { minDelayMillis: 1, maxDelayMillis: 150, dropProbability: 0.15, duplicateProbability: 0.15, slowProbability: 0.08, slowMaxDelayMillis: 3_500 },
+    faults: { ...base.faults, partitions: 3 },
+  },
+  'crash-recovery': {
+    ...base,
+    name: 'crash-recovery',
+    description: 'Coordinator crashes (in-flight appends land or are lost) and recovers from the log; snapshots every 12 events; partitions.',
+    network: { ...base.network, dropProbability: 0.05, duplicateProbability: 0.05, slowProbability: 0.03, slowMaxDelayMillis: 2_000 },
+    faults: { ...base.faults, coordinatorCrashes: 4, partitions: 2 },
+    snapshotEvery: 12,
+    appendMillis: [0, 40],
+    sweepIntervalMillis: 300,
+  },
+  'resource-restarts': {
+    ...base,
+    name: 'resource-restarts',
+    description: 'Resources restart: slot-a and slot-c keep data, floor and report outbox (durable), slot-b comes back empty (volatile).',
+    resources: [1, 3],
+    agent: { ...base.agent, longStallProbability: 0.35 },
+    network: { ...base.network, dropProbability: 0.05, slowProbability: 0.12, slowMaxDelayMillis: 2_500 },
+    faults: { ...base.faults, resourceRestarts: 4, maxDownMillis: 600 },
+    resourceStore: 'mixed',
+  },
+  everything: {
+    ...base,
+    name: 'everything',
+    description: 'All of the above at once.',
+    agent: { ...base.agent, longStallProbability: 0.2 },
+    network: { minDelayMillis: 1, maxDelayMillis: 120, dropProbability: 0.1, duplicateProbability: 0.1, slowProbability: 0.05, slowMaxDelayMillis: 3_000 },
+    faults: { coordinatorCrashes: 3, resourceRestarts: 2, partitions: 2, driftChanges: 4, minDownMillis: 1, maxDownMillis: 1_500 },
+    snapshotEvery: 16,
+    appendMillis: [0, 30],
+    writeMillis: [0, 200],
+    sweepIntervalMillis: 300,
+    resourceStore: 'mixed',
+  },
+} satisfies Record<string, Scenario>;
+
+/** A scenario's name. */
+export type ScenarioName = keyof typeof SCENARIOS;
+
+/** The same world driven through the DeciderShell (the shell the coordinator-side defects need). */
+export const onDeciderShell = (scenario: Scenario): Scenario => ({ ...scenario, name: `${scenario.name}/decider-shell`, shell: 'decider' });
+
+/** The same world on the SQLite log (a temp file per run). */
+export const onSqlite = (scenario: Scenario): Scenario => ({ ...scenario, name: `${scenario.name}/sqlite`, log: 'sqlite' });
