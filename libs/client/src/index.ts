@@ -44,6 +44,7 @@ export {
   type RejectionReporterOptions,
   type RejectionSink,
   type RejectionSource,
+  isFinalRefusal,
 } from './rejection-reporter.js';
 export { commitDurably, gateOptionsFrom, gateStateOf, type FloorStore, type GateState } from './floor-store.js';
 export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';

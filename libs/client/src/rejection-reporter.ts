@@ -42,9 +42,25 @@ export interface RejectionReporterOptions {
   readonly wallClock?: () => number;
   /** Called after the coordinator acknowledged a rejection. */
   readonly onReported?: (rejection: RejectionRecord) => void;
-  /** Called when a report failed; it is retried (a 400 is dropped: the coordinator will never accept it). */
+  /**
+   * Called when a report failed. It is retried, unless the refusal is final (see
+   * {@link isFinalRefusal}): then it is dropped and counted in `dropped`.
+   */
   readonly onError?: (error: unknown, rejection: RejectionRecord) => void;
 }
+
+/**
+ * Whether the coordinator refused a report for good, so resending the same record can never
+ * succeed: 400 (an implausible or malformed report), 403 (this gate may not report for that
+ * resource), or 409 `seq-conflict` (that seq was already recorded with other content — e.g. a
+ * gate that restarted without its persisted `nextSeq`). Everything else (network errors,
+ * timeouts, 503) is transient and retried.
+ */
+export const isFinalRefusal = (error: unknown): boolean =>
+  error instanceof CoordinatorHttpError
+  && (error.status === 400 || error.status === 403
+    || (error.status === 409 && typeof error.body === 'object' && error.body !== null
+      && (error.body as { reason?: unknown }).reason === 'seq-conflict'));
 
 /** A running reporter: see {@link reportRejections}. */
 export interface RejectionReporter {
@@ -59,7 +75,7 @@ export interface RejectionReporter {
   close(): Promise<void>;
   /** Every rejection with `seq` at or below this was acknowledged (persist it with the gate's floor). */
   readonly reportedThroughSeq: number;
-  /** Rejections that could not be sent: evicted from the gate before being sent, or refused with 400. */
+  /** Rejections that could not be sent: evicted from the gate before being sent, or finally refused (400, 403, 409 seq-conflict). */
   readonly dropped: number;
 }
 
@@ -126,7 +142,7 @@ export const reportRejections = (gate: RejectionSource, client: RejectionSink, o
         } catch (error) {
           if (stop.signal.aborted) return;
           safely(() => options.onError?.(error, record));
-          if (error instanceof CoordinatorHttpError && error.status === 400) {
+          if (isFinalRefusal(error)) {
             dropped += 1;
             acknowledge(record);
             continue;

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { CoordinatorHttpError } from './errors.js';
+import { isFinalRefusal } from './rejection-reporter.js';
+
+describe('isFinalRefusal', () => {
+  it.each([
+    [400, { error: 'invalid-request' }],
+    [403, { error: 'forbidden' }],
+    [409, { ok: false, reason: 'seq-conflict', message: 'seq 3 was recorded with other content' }],
+  ])('treats HTTP %i (%j) as final: resending the same record can never succeed', (status, body) => {
+    expect(isFinalRefusal(new CoordinatorHttpError(status, body, 'report rejection'))).toBe(true);
+  });
+
+  it.each([
+    [409, { ok: false, reason: 'something-else' }],
+    [409, 'not json'],
+    [500, { error: 'internal' }],
+    [401, { error: 'unauthorized' }],
+  ])('retries HTTP %i (%j)', (status, body) => {
+    expect(isFinalRefusal(new CoordinatorHttpError(status, body, 'report rejection'))).toBe(false);
+  });
+
+  it('retries anything that is not an HTTP answer (network errors, timeouts)', () => {
+    expect(isFinalRefusal(new TypeError('fetch failed'))).toBe(false);
+  });
+});
