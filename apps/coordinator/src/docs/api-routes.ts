@@ -106,14 +106,18 @@ export const API_ROUTES: readonly ApiRoute[] = [
     replies: {
       200: { description: 'Released.', schemas: [OkReplySchema] },
       409: { description: 'The caller does not hold that fence.', schemas: [NotHolderReplySchema] },
-      410: { description: 'The lease had already expired.', schemas: [ExpiredReplySchema] },
+      410: { description: 'That generation has ended (expired, released, superseded); releasing it again changes nothing.', schemas: [ExpiredReplySchema] },
       ...leaseWrite,
     },
   },
   {
     method: 'post', path: '/v1/resources/{resource}/rejections', role: 'gate', body: RejectionBodySchema,
     summary: 'Record a FenceGate rejection (a refused stale write) as `FenceRejected`. Idempotent by (gate, resource, seq).',
-    replies: { 202: { description: 'Recorded (or already recorded: `duplicate: true`).', schemas: [RejectionAcceptedReplySchema] }, ...leaseWrite },
+    replies: {
+      202: { description: 'Recorded (or already recorded with the same content: `duplicate: true`).', schemas: [RejectionAcceptedReplySchema] },
+      409: { description: '`seq-conflict`: this (gate, resource, seq) was recorded with other content; nothing was appended.' },
+      ...leaseWrite,
+    },
   },
   {
     method: 'post', path: '/v1/resources/{resource}/admit', role: 'gate', body: AdmitBodySchema,
