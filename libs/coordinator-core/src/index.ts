@@ -1,6 +1,7 @@
 /**
- * `@lease-fence/coordinator-core`: the event-sourced lease coordinator. The EventLog port and its
- * typed errors, the codec (the one place records are decoded), the decider (pure decide/evolve,
+ * `@lease-fence/coordinator-core`: the event-sourced lease coordinator. The EventLog port, its
+ * typed errors and its in-memory reference implementation (re-exported by
+ * `@lease-fence/event-log-memory`), the codec (the one place records are decoded), the decider (pure decide/evolve,
  * lease rules delegated to `lease-fence`), recovery, the DurableCoordinator shell, and the
  * StandbyCoordinator that follows a log and takes it over when its writer falls silent.
  *
@@ -17,6 +18,14 @@ export {
 } from './ports/event-log-errors.js';
 export { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './ports/event-log-arguments.js';
 export { createCatchUpSubscription, type CatchUpSource, type CatchUpSubscriptionOptions } from './ports/catch-up-subscription.js';
+export {
+  createMemoryEventLog,
+  createMemoryEventLogStorage,
+  type InjectedAppendFailure,
+  type MemoryEventLog,
+  type MemoryEventLogOptions,
+  type MemoryEventLogStorage,
+} from './ports/memory-event-log.js';
 export { checkEvents, decodeRecord, decodeSnapshot, encodeEvents, type EncodedEvent, type StoredEventRecord, type StoredSnapshot } from './codec.js';
 export {
   MAX_WALL_MILLIS,

@@ -1,36 +1,32 @@
 /**
- * The in-memory EventLog: the reference semantics of the port, for tests and demos. It stores
- * records encoded exactly as a durable adapter would (type, version, JSON text) and decodes them
- * through the same codec on read, so a test on it exercises the same validation. Nothing
- * survives the process. Two handles may share one {@link MemoryEventLogStorage} to play two
- * writers (a standby coordinator) or to reopen after close.
+ * The in-memory EventLog: the reference semantics of the port, and its only in-memory
+ * implementation. Applications get it as `@lease-fence/event-log-memory` (which re-exports it);
+ * coordinator-core's own specs use it through the test double in `../testing/test-event-log.ts`.
+ * It lives here, beside the port, because coordinator-core cannot depend on an adapter package.
+ *
+ * It stores records encoded exactly as a durable adapter would (type, version, JSON text) and
+ * decodes them through the same codec on read, so a test on it exercises the same validation.
+ * Nothing survives the process. Two handles may share one {@link MemoryEventLogStorage} to play
+ * two writers (a standby coordinator) or to reopen after close.
  *
  * Test double: `failNextAppend` injects a store failure into the next append.
  *
  * @see DESIGN.md § "The event-sourced coordinator"
  */
-import {
-  checkAppendOptions,
-  checkReadRange,
-  checkSnapshot,
-  checkSubscribeAfter,
-  createCatchUpSubscription,
-  decodeRecord,
-  decodeSnapshot,
-  encodeEvents,
-  EventLogClosedError,
-  ExpectedVersionConflictError,
-  type AppendOptions,
-  type AppendResult,
-  type CoordinatorEvent,
-  type EventLog,
-  type ReadRange,
-  type RecordedEvent,
-  type Snapshot,
-  type StoredEventRecord,
-  type StoredSnapshot,
-  type Subscription,
-} from '@lease-fence/coordinator-core';
+import { decodeRecord, decodeSnapshot, encodeEvents, type StoredEventRecord, type StoredSnapshot } from '../codec.js';
+import { createCatchUpSubscription } from './catch-up-subscription.js';
+import { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './event-log-arguments.js';
+import { EventLogClosedError, ExpectedVersionConflictError } from './event-log-errors.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  CoordinatorEvent,
+  EventLog,
+  ReadRange,
+  RecordedEvent,
+  Snapshot,
+  Subscription,
+} from './event-log.js';
 
 /**
  * Storage shared by the handles created on it: the records, the snapshots, and the waiters of
@@ -41,15 +37,28 @@ export interface MemoryEventLogStorage {
   readonly version: number;
 }
 
-interface Storage extends MemoryEventLogStorage {
+/**
+ * What a {@link MemoryEventLogStorage} holds: records and snapshots stored as a durable adapter
+ * stores them (JSON text), in position order.
+ * @internal for the test double in `../testing`, which copies or rewrites records to stage a
+ *   restart or a corrupt log. Applications see {@link MemoryEventLogStorage} only.
+ */
+export interface MemoryEventLogContents extends MemoryEventLogStorage {
+  /** Stored events; `records[i].position === i + 1`. */
   readonly records: StoredEventRecord[];
+  /** Stored snapshots, in the order they were saved. */
   readonly snapshots: StoredSnapshot[];
-  readonly waiters: Set<() => void>;
-  readonly version: number;
 }
 
-/** Creates empty storage to share between {@link createMemoryEventLog} handles. */
-export function createMemoryEventLogStorage(): MemoryEventLogStorage {
+interface Storage extends MemoryEventLogContents {
+  readonly waiters: Set<() => void>;
+}
+
+/**
+ * Creates empty storage and returns it with its contents visible.
+ * @internal for the test double in `../testing`; applications use {@link createMemoryEventLogStorage}.
+ */
+export function createMemoryEventLogContents(): MemoryEventLogContents {
   const records: StoredEventRecord[] = [];
   const storage: Storage = {
     records,
@@ -60,6 +69,11 @@ export function createMemoryEventLogStorage(): MemoryEventLogStorage {
     },
   };
   return storage;
+}
+
+/** Creates empty storage to share between {@link createMemoryEventLog} handles. */
+export function createMemoryEventLogStorage(): MemoryEventLogStorage {
+  return createMemoryEventLogContents();
 }
 
 /** Options of {@link createMemoryEventLog}. */
@@ -95,7 +109,9 @@ export interface MemoryEventLog extends EventLog {
 const PAGE_SIZE = 512;
 
 /**
- * Creates an in-memory EventLog handle.
+ * Creates an in-memory EventLog handle on `options.storage` (fresh storage by default). It never
+ * throws; its methods behave as {@link EventLog} documents, and `recordedAtMillis` comes from
+ * `options.wallClock` (epoch milliseconds, display only).
  * @example
  * ```ts
  * const log = createMemoryEventLog();

@@ -1,6 +1,7 @@
-import { EventLogUnavailableError, ExpectedVersionConflictError } from '@lease-fence/coordinator-core';
-import { describeEventLogContract, leaseGranted, readAll } from '@lease-fence/coordinator-core/testing';
 import { describe, expect, it } from 'vitest';
+import { describeEventLogContract, readAll } from '../testing/event-log-contract.js';
+import { leaseGranted } from '../testing/event-builders.js';
+import { EventLogUnavailableError, ExpectedVersionConflictError } from './event-log-errors.js';
 import { createMemoryEventLog, createMemoryEventLogStorage, type MemoryEventLogStorage } from './memory-event-log.js';
 
 let storage: MemoryEventLogStorage = createMemoryEventLogStorage();
@@ -39,6 +40,19 @@ describe('createMemoryEventLog', () => {
       const log = createMemoryEventLog();
       log.failNextAppend(new Error('not reached'));
       await expect(log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 3 })).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+    });
+  });
+
+  describe('wallClock', () => {
+    it('stamps recordedAtMillis of every event of an append with one reading of the wall clock', async () => {
+      // Arrange
+      const readings = [1_700_000_000_000, 1_700_000_000_500];
+      const log = createMemoryEventLog({ wallClock: () => readings.shift()! });
+      // Act
+      await log.append([leaseGranted('a', 'agent-a', 1), leaseGranted('b', 'agent-a', 2)], { expectedVersion: 0 });
+      await log.append([leaseGranted('c', 'agent-a', 3)], { expectedVersion: 2 });
+      // Assert
+      expect((await readAll(log.read({ from: 1 }))).map((r) => r.recordedAtMillis)).toEqual([1_700_000_000_000, 1_700_000_000_000, 1_700_000_000_500]);
     });
   });
 });
