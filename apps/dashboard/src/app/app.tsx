@@ -177,6 +177,7 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
       timers: env.timers,
       onEvent: (recorded) => store.appendEvent(recorded),
       onFrame: (frame) => store.applyFrame(frame, env.now()),
+      onHead: (position) => store.noteHead(position),
       onState: (state) => {
         store.setConnection(state);
         if (state.status === 'unauthorized') refusedRef.current(`The coordinator refused this viewer token (${state.reason}).`);
@@ -260,6 +261,11 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
     if (v.window === undefined) updateView({ ...v, spanMillis: Math.max(10, Math.min(30 * 86_400_000, v.spanMillis * factor)) });
     else updateView({ ...v, window: zoomWindow(v.window, factor, anchor) });
   }, [view, updateView]);
+  // Stable across renders, so the memoised rate charts re-render only when their data changes
+  // (recharts measures its SVG paths on every render: a long task if it ran per store notification).
+  const currentView = useRef(view);
+  currentView.current = view;
+  const moveCursor = useCallback((cursorWallMillis: number) => updateView({ ...currentView.current, cursorWallMillis }), [updateView]);
   const openInvestigation = useCallback((position: number) => updateView({ ...view, investigation: { position, contextRadius: view.investigation?.contextRadius ?? 10 } }), [view, updateView]);
 
   // Keyboard
@@ -460,7 +466,7 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
         holdP50Millis={holds.p50Millis}
         holdP95Millis={holds.p95Millis}
         cursorWallMillis={view.cursorWallMillis}
-        onCursor={(cursorWallMillis) => updateView({ ...view, cursorWallMillis })}
+        onCursor={moveCursor}
         widthPx={widthPx}
       />
       <RestartList restarts={state.restarts} onJump={seek} />

@@ -139,6 +139,34 @@ describe('StreamClient', () => {
     expect(h.client.newSinceHold).toBe(0);
   });
 
+  it('while held on a busy log (no heartbeats), reports the growing head from the event frames it drops', () => {
+    // Arrange: a client that records every head it is told about
+    const heads: number[] = [];
+    const sockets: FakeSocket[] = [];
+    const client = new StreamClient({
+      url: (after) => streamUrl('http://127.0.0.1:3000', after, 'viewer-token'),
+      connect: (url) => {
+        const socket = new FakeSocket(url);
+        sockets.push(socket);
+        return socket;
+      },
+      timers: new ManualTimers(),
+      onEvent: () => undefined,
+      onHead: (position) => heads.push(position),
+    });
+    const log = logOf(9);
+    client.start();
+    sockets[0]!.open().sendEvents(log.slice(0, 3)).send({ type: 'caught-up', position: 3 });
+
+    // Act: pause, then the server streams five more events and never a heartbeat
+    client.hold();
+    sockets[0]!.sendEvents(log.slice(3, 8));
+
+    // Assert: the head is known from the dropped frames alone
+    expect(heads.at(-1)).toBe(8);
+    expect(client.newSinceHold).toBe(5);
+  });
+
   it('releasing a hold that dropped nothing keeps the same socket', () => {
     const h = harness();
     h.client.start();

@@ -70,6 +70,12 @@ export interface StreamClientOptions {
   readonly staleAfterMillis?: number;
   /** Each event, exactly once, in position order. */
   readonly onEvent: (recorded: RecordedEvent) => void;
+  /**
+   * The head of the log as the socket revealed it grew beyond what was delivered: an event frame
+   * dropped while holding (pause, time travel). Heartbeats only reach idle clients, so a held client
+   * on a busy log learns the head from these. @defaultValue none
+   */
+  readonly onHead?: (position: number) => void;
   /** Every other valid frame (`caught-up`, `heartbeat`, `stats`, `closing`). */
   readonly onFrame?: (frame: Exclude<StreamFrame, { type: 'event' }>) => void;
   readonly onState?: (state: ConnectionState) => void;
@@ -238,6 +244,7 @@ export class StreamClient {
         }
         if (this.#target !== undefined && frame.position > this.#target) {
           this.#dropped = true; // counted in newSinceHold, not kept; release() resumes from #position
+          this.#options.onHead?.(this.#head);
           return;
         }
         if (frame.position !== this.#position + 1) {
