@@ -9,13 +9,15 @@
  *
  * Middleware order (before Nest's routes): connection-close while stopping, the request log (debug
  * only), authentication of `/v1` (before the body is read: no token, no validation feedback), 405
- * for a known route with the wrong method, the JSON body parser, the dashboard.
+ * for a known route with the wrong method, the JSON body parser, the dashboard. In front of all of it
+ * (except at debug level), the lease fast path takes an agent's `POST /v1/leases/:resource/{acquire,
+ * renew,release}` (see `leases/lease-fast-path.ts`).
  */
 import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AuthFailureLog } from './auth/auth-failure-log.js';
@@ -28,7 +30,10 @@ import { API_ROUTES } from './docs/api-routes.js';
 import { sqliteFileOf } from './event-log/open-event-log.js';
 import { ApiExceptionFilter } from './http/api-exception.filter.js';
 import { createMethodNotAllowedMiddleware } from './http/method-not-allowed.js';
+import { createJsonBodyParser } from './http/json-body-parser.js';
 import { createDashboardMiddleware } from './http/serve-dashboard.js';
+import { createLeaseFastPath } from './leases/lease-fast-path.js';
+import { LeasesController } from './leases/leases.controller.js';
 import { acquireLogLock, type LogLock, LogLockedError } from './lock/log-lock.js';
 import { createLogger, NestPinoLogger } from './logging/logger.js';
 import { createRequestLogMiddleware } from './logging/request-log.js';
@@ -116,7 +121,8 @@ async function main(): Promise<void> {
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
     return exit(logger, 1);
   }
-  app.useGlobalFilters(new ApiExceptionFilter(logger, { maxBodyBytes: config.maxBodyBytes }, authFailures));
+  const exceptionFilter = new ApiExceptionFilter(logger, { maxBodyBytes: config.maxBodyBytes }, authFailures);
+  app.useGlobalFilters(exceptionFilter);
   app.set('etag', false);
   app.disable('x-powered-by');
   let stopping = false;
@@ -129,8 +135,26 @@ async function main(): Promise<void> {
   if (logger.isLevelEnabled('debug')) app.use(createRequestLogMiddleware(logger));
   app.use('/v1', createAuthenticationMiddleware(tokens));
   app.use(createMethodNotAllowedMiddleware(API_ROUTES));
-  app.useBodyParser('json', { limit: config.maxBodyBytes, strict: true });
+  const jsonBody = createJsonBodyParser(config.maxBodyBytes);
+  app.use(jsonBody);
   if (config.dashboardDir !== undefined) app.use(createDashboardMiddleware(config.dashboardDir));
+
+  if (!logger.isLevelEnabled('debug')) {
+    // The lease fast path answers the three lease routes of an agent in front of Express (same
+    // auth, parser, controller and filter); everything else goes on to Express. Not at debug
+    // level, so that the request log still sees every request.
+    const server = app.getHttpServer() as import('node:http').Server;
+    const [expressApp] = server.listeners('request') as import('node:http').RequestListener[];
+    server.removeAllListeners('request');
+    server.on('request', createLeaseFastPath({
+      tokens,
+      leases: app.get(LeasesController),
+      jsonBody,
+      mapException: (error) => (app.getHttpAdapter() as ExpressAdapter).mapException(error),
+      decideAndLog: (exception, request) => exceptionFilter.decideAndLog(exception, request),
+      isStopping: () => stopping,
+    }, expressApp!));
+  }
 
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;

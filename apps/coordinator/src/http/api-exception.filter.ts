@@ -141,8 +141,8 @@ interface ReplyTarget {
   json(body: unknown): unknown;
 }
 
-/** The parts of the (Express) request the filter logs for a bug or an auth failure. */
-interface RequestLike {
+/** The parts of the request (Express's or Node's) the filter logs for a bug or an auth failure. */
+export interface RequestLike {
   readonly method?: string;
   readonly url?: string;
   /** The URL as received, before a mounted middleware trimmed `url`. */
@@ -167,13 +167,26 @@ export class ApiExceptionFilter implements ExceptionFilter {
 
   /** Replies to the client; a reply already under way is left alone (the bug is still logged). */
   catch(exception: unknown, host: ArgumentsHost): void {
-    const decided = decideReply(exception, this.options);
     const http = host.switchToHttp();
+    const decided = this.decideAndLog(exception, http.getRequest<RequestLike>());
+    const response = http.getResponse<ReplyTarget>();
+    if (response.headersSent) return;
+    for (const [name, value] of Object.entries(decided.headers ?? {})) response.setHeader(name, value);
+    response.status(decided.status).json(decided.body);
+  }
+
+  /**
+   * {@link decideReply}'s decision for `exception`, after logging what it calls for (a bug at
+   * error level, a 401 / 403 to the auth failure log). The lease fast path
+   * (`leases/lease-fast-path.ts`) answers its errors through this too, so both paths log and
+   * reply alike.
+   * @param request - The request, for the log lines.
+   */
+  decideAndLog(exception: unknown, request: RequestLike): DecidedReply {
+    const decided = decideReply(exception, this.options);
     if (decided.isBug) {
-      const request = http.getRequest<RequestLike>();
       this.logger.error({ err: exception, method: request.method, url: request.url }, 'bug: unhandled exception answered 500');
     } else if (this.authFailures !== undefined && (exception instanceof UnauthenticatedError || exception instanceof ForbiddenError)) {
-      const request = http.getRequest<RequestLike>();
       this.authFailures.record({
         method: request.method ?? '?',
         url: request.originalUrl ?? request.url ?? '',
@@ -182,9 +195,6 @@ export class ApiExceptionFilter implements ExceptionFilter {
         remoteAddress: request.socket?.remoteAddress,
       });
     }
-    const response = http.getResponse<ReplyTarget>();
-    if (response.headersSent) return;
-    for (const [name, value] of Object.entries(decided.headers ?? {})) response.setHeader(name, value);
-    response.status(decided.status).json(decided.body);
+    return decided;
   }
 }
