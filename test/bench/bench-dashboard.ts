@@ -6,23 +6,27 @@
  *    `run-bench.mjs` into `test/dist/bench-build/dashboard-model/`). The events are a real log
  *    written through the coordinator (500 resources: grants, renewals, releases) and read back
  *    decoded, as `/v1/events` and the stream deliver them.
- * 2. Frames per second in Chromium (Debian's, driven by playwright-core; headless, fresh temp
- *    profile): the built dashboard served by the coordinator, live, while 500 resource lanes get
- *    2 000 events/s (acquire + release pairs over HTTP from a worker thread).
+ * 2. The live dashboard in Chromium (Debian's, driven by playwright-core; headless, fresh temp
+ *    profile): the built dashboard served by the coordinator while 500 resource lanes get
+ *    2 000 events/s (acquire + release pairs over HTTP from a worker thread): first paint after the
+ *    first event frame, animation-frame gaps (p95, p99) following now and while dragging the lanes,
+ *    event to pixel (p50, p95; see `support/dashboard-probe.ts`), main-thread busy share, and the
+ *    JS heap's growth after GC over `--pause` seconds paused (extrapolated linearly to 10 minutes).
  *
  * `LEASE_FENCE_BENCH_SCREENSHOT=<file.png>` saves what the page showed at the end of the window.
- * Figures, not a test: nothing here asserts. Options: `--events 1000000 --lanes 500 --rate 2000 --seconds 10`.
+ * Figures, not a test: nothing here asserts. Options: `--events 1000000 --lanes 500 --rate 2000 --seconds 10 --preload 5 --pause 60`.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { chromium } from 'playwright-core';
+import { chromium, type CDPSession } from 'playwright-core';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { writeTokensFile } from '../support/test-tokens.js';
 import { createBenchTokens } from './support/bench-tokens.js';
+import { DASHBOARD_PROBE_SCRIPT, quantile, readProbe, resetProbeScript, stopRecordingEventsScript } from './support/dashboard-probe.js';
 import { machineLine, repoRoot } from './support/bench-env.js';
 import { startBenchCoordinator } from './support/coordinator-child.js';
 import { cpuSecondsOf } from './support/proc-usage.js';
@@ -31,12 +35,21 @@ import type { StreamLoadOptions } from './support/stream-load.worker.js';
 import { writeBenchLog } from './support/write-bench-log.js';
 
 const { values: options } = parseArgs({
-  options: { events: { type: 'string', default: '1000000' }, lanes: { type: 'string', default: '500' }, rate: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '10' } },
+  options: {
+    events: { type: 'string', default: '1000000' },
+    lanes: { type: 'string', default: '500' },
+    rate: { type: 'string', default: '2000' },
+    seconds: { type: 'string', default: '10' },
+    preload: { type: 'string', default: '5' },
+    pause: { type: 'string', default: '60' },
+  },
 });
 const EVENTS = Number(options.events);
 const LANES = Number(options.lanes);
 const RATE = Number(options.rate);
 const SECONDS = Number(options.seconds);
+const PRELOAD = Number(options.preload);
+const PAUSE = Number(options.pause);
 const LOAD_AGENTS = 20; // divides 500: each lane belongs to one agent, so acquires never contend
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -69,10 +82,32 @@ async function measureFold(work: string): Promise<string[][]> {
   return [[fixed(written, 0), String(lanes), fixed(millis, 0), fixed((events.length / millis) * 1000, 0), fixed((millis * 1e6) / events.length, 0)]];
 }
 
-/** Part 2: frames per second of the live dashboard in Chromium under load. */
-async function measureFps(work: string): Promise<string[][]> {
+/** What part 2 measured. */
+interface LiveFigures {
+  readonly live: string[][];
+  readonly pause: string[][];
+}
+
+/** Main-thread busy share and heap of the page, from CDP `Performance.getMetrics` (seconds, bytes). */
+async function pageMetrics(cdp: CDPSession): Promise<Record<string, number>> {
+  const { metrics } = (await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] };
+  return Object.fromEntries(metrics.map((m) => [m.name, m.value]));
+}
+
+/** JS heap after a full garbage collection, bytes. */
+async function heapAfterGc(cdp: CDPSession): Promise<number> {
+  await cdp.send('HeapProfiler.collectGarbage');
+  return (await pageMetrics(cdp))['JSHeapUsedSize'] ?? Number.NaN;
+}
+
+/**
+ * Part 2: the live dashboard in Chromium under load: frame gaps while following now and while
+ * panning, event to pixel, first paint after the first event frame, then heap growth while paused.
+ */
+async function measureLive(work: string): Promise<LiveFigures> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-  const dashboardDir = join(repoRoot(), 'apps', 'dashboard', 'dist');
+  // LEASE_FENCE_BENCH_DASHBOARD_DIR: another build to measure (e.g. an older one, for a before/after).
+  const dashboardDir = process.env.LEASE_FENCE_BENCH_DASHBOARD_DIR ?? join(repoRoot(), 'apps', 'dashboard', 'dist');
   const tokens = createBenchTokens(LOAD_AGENTS);
   const dataDir = join(work, 'live');
   const coordinator = await startBenchCoordinator({ dataDir, tokensFile: await writeTokensFile(work, tokens.entries), env: { LEASE_FENCE_DASHBOARD_DIR: dashboardDir } });
@@ -85,9 +120,7 @@ async function measureFps(work: string): Promise<string[][]> {
   });
   let load: Worker | undefined;
   try {
-    const page = context.pages()[0] ?? (await context.newPage());
-    await page.goto(`${coordinator.url}/?token=${encodeURIComponent(tokens.viewer)}`);
-    await page.waitForLoadState('networkidle');
+    // The log has PRELOAD seconds of load before the page opens, so the first paint folds a catch-up.
     load = new Worker(new URL('./support/stream-load.worker.js', import.meta.url), {
       workerData: { url: coordinator.url, agentTokens: tokens.agents, eventsPerSecond: RATE, resources: LANES } satisfies StreamLoadOptions,
     });
@@ -95,35 +128,74 @@ async function measureFps(work: string): Promise<string[][]> {
     load.on('message', (progress: { pairs: number }) => {
       pairs = progress.pairs;
     });
+    await new Promise((resolve) => setTimeout(resolve, PRELOAD * 1000)); // load runs meanwhile: a duration, not a synchronisation
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.addInitScript({ content: DASHBOARD_PROBE_SCRIPT });
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const evaluate = (script: string): Promise<unknown> => page.evaluate(script);
+    await page.goto(`${coordinator.url}/?token=${encodeURIComponent(tokens.viewer)}`);
+    await page.waitForFunction(() => {
+      const probe = (globalThis as unknown as { __leaseFenceBenchProbe?: { firstPaintAtMillis: number | null } }).__leaseFenceBenchProbe;
+      return probe?.firstPaintAtMillis !== null && probe?.firstPaintAtMillis !== undefined;
+    }, undefined, { timeout: 120_000 });
+    const positionAtPaint = Number(await page.locator('[data-testid="lanes-canvas"]').getAttribute('data-position'));
+    const opened = await readProbe(evaluate);
+    const firstPaintMillis = (opened.firstPaintAtMillis ?? Number.NaN) - (opened.firstEventAtMillis ?? Number.NaN);
     await page.waitForTimeout(3_000); // every lane has had events by now (one pair per lane per 0.5 s at 2 000 events/s)
+
+    // Following now, under load.
+    await evaluate(resetProbeScript);
     const pairs0 = pairs;
     const cpu0 = cpuSecondsOf(coordinator.pid) ?? Number.NaN;
+    const m0 = await pageMetrics(cdp);
     const started = performance.now();
-    const measured = await page.evaluate(async (millis: number) => {
-      // Runs in the page (no DOM types in this project): the browser's requestAnimationFrame.
-      const nextFrame = (globalThis as unknown as { requestAnimationFrame(callback: (now: number) => void): void }).requestAnimationFrame;
-      const gaps: number[] = [];
-      let last = performance.now();
-      const begin = last;
-      await new Promise<void>((resolve) => {
-        const frame = (now: number): void => {
-          gaps.push(now - last);
-          last = now;
-          if (now - begin < millis) nextFrame(frame);
-          else resolve();
-        };
-        nextFrame(frame);
-      });
-      gaps.sort((a, b) => a - b);
-      const heap = (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize;
-      return { fps: (gaps.length * 1000) / (last - begin), p99GapMillis: gaps[Math.min(gaps.length - 1, Math.ceil(gaps.length * 0.99) - 1)] ?? Number.NaN, heapBytes: heap ?? Number.NaN };
-    }, SECONDS * 1000);
+    await page.waitForTimeout(SECONDS * 1000);
     const seconds = (performance.now() - started) / 1000;
-    const screenshot = process.env.LEASE_FENCE_BENCH_SCREENSHOT;
-    if (screenshot !== undefined && screenshot !== '') await page.screenshot({ path: screenshot }); // to see what was drawn
+    const m1 = await pageMetrics(cdp);
+    const live = await readProbe(evaluate);
     const eventsPerSecond = ((pairs - pairs0) * 2) / seconds;
     const serverCpu = ((cpuSecondsOf(coordinator.pid) ?? Number.NaN) - cpu0) / seconds;
-    return [[String(LANES), fixed(eventsPerSecond, 0), fixed(measured.fps, 1), fixed(measured.p99GapMillis, 0), fixed(measured.heapBytes / (1024 * 1024), 0), fixed(serverCpu, 2)]];
+    const busy = ((m1['TaskDuration'] ?? Number.NaN) - (m0['TaskDuration'] ?? Number.NaN)) / ((m1['Timestamp'] ?? Number.NaN) - (m0['Timestamp'] ?? Number.NaN));
+    const screenshot = process.env.LEASE_FENCE_BENCH_SCREENSHOT;
+    if (screenshot !== undefined && screenshot !== '') await page.screenshot({ path: screenshot }); // to see what was drawn
+
+    // Panning: drag the lanes back and forth for SECONDS (still under load).
+    const box = await page.locator('[data-testid="lanes-canvas"]').boundingBox();
+    if (box === null) throw new Error('bench:dashboard: the lanes canvas is not visible');
+    const y = box.y + Math.min(120, box.height / 2);
+    const x0 = box.x + box.width / 2;
+    await page.mouse.move(x0, y);
+    await page.mouse.down();
+    await evaluate(resetProbeScript);
+    for (let k = 0, until = performance.now() + SECONDS * 1000; performance.now() < until; k += 1) await page.mouse.move(x0 + Math.sin(k / 10) * 300, y);
+    const panning = await readProbe(evaluate);
+    await page.mouse.up();
+
+    // Paused (space): the view holds its position while the log grows; the heap should not.
+    await evaluate(stopRecordingEventsScript);
+    await page.keyboard.press(' ');
+    await page.waitForFunction(() => (globalThis as unknown as { __leaseFence: { summary(): { live: boolean } } }).__leaseFence.summary().live === false);
+    const heap0 = await heapAfterGc(cdp);
+    await page.waitForTimeout(PAUSE * 1000);
+    const heap1 = await heapAfterGc(cdp);
+    const mib = (bytes: number): number => bytes / (1024 * 1024);
+    return {
+      live: [[
+        String(LANES),
+        fixed(eventsPerSecond, 0),
+        fixed(live.frameGapsMillis.length / seconds, 1),
+        `${fixed(quantile(live.frameGapsMillis, 0.95), 1)} / ${fixed(quantile(live.frameGapsMillis, 0.99), 1)}`,
+        `${live.longTasks} / ${fixed(live.longestTaskMillis, 0)}`,
+        fixed(quantile(panning.frameGapsMillis, 0.95), 1),
+        `${fixed(quantile(live.eventToPixelMillis, 0.5), 0)} / ${fixed(quantile(live.eventToPixelMillis, 0.95), 0)}`,
+        `${fixed(firstPaintMillis, 0)} (${positionAtPaint})`,
+        fixed(busy, 2),
+        fixed(mib((m1['JSHeapUsedSize'] ?? Number.NaN)), 0),
+        fixed(serverCpu, 2),
+      ]],
+      pause: [[String(PAUSE), fixed(mib(heap0), 1), fixed(mib(heap1), 1), fixed(mib(heap1 - heap0), 1), fixed(mib(heap1 - heap0) * (600 / PAUSE), 1)]],
+    };
   } finally {
     if (load !== undefined) {
       load.postMessage('stop');
@@ -139,12 +211,14 @@ const work = await createTempDir('lease-fence-bench-dashboard-');
 try {
   const fold = await measureFold(work);
   console.error(`bench:dashboard: Chromium with ${LANES} lanes at ${RATE} events/s for ${SECONDS} s`);
-  const fps = await measureFps(work);
+  const live = await measureLive(work);
   console.log(`\n## bench:dashboard: ${machineLine()}\n`);
   console.log(markdownTable(['events folded', 'lanes', 'fold ms (median of 3)', 'events / s', 'ns / event'], fold));
   console.log('');
-  console.log(markdownTable(['lanes', 'events/s appended', 'frames / s', 'p99 frame gap ms', 'JS heap MiB', 'server CPU cores'], fps));
-  console.log(`\nChromium ${CHROMIUM} headless (--disable-gpu), 1600×1000, the built dashboard (apps/dashboard/dist) served by the coordinator; ${SECONDS} s of requestAnimationFrame after 3 s of load.`);
+  console.log(markdownTable(['lanes', 'events/s appended', 'frames / s', 'frame gap p95 / p99 ms', 'long tasks / longest ms', 'panning: frame gap p95 ms', 'event → pixel p50 / p95 ms', 'first paint ms (position)', 'main thread busy', 'JS heap MiB', 'server CPU cores'], live.live));
+  console.log('');
+  console.log(markdownTable(['paused s', 'heap after GC at pause MiB', 'after MiB', 'growth MiB', 'growth per 10 min MiB (linear)'], live.pause));
+  console.log(`\nChromium ${CHROMIUM} headless (--disable-gpu), 1600×1000, the built dashboard (apps/dashboard/dist) served by the coordinator; ${PRELOAD} s of load before the page opens, ${SECONDS} s following now and ${SECONDS} s of dragging after 3 s, then ${PAUSE} s paused, all under load. First paint: first event frame → first drawn frame. Event → pixel: the event's recordedAtMillis → the first animation frame that finds it drawn.`);
 } finally {
   await removeTempDir(work);
 }

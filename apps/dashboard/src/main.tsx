@@ -1,6 +1,6 @@
 /**
  * Browser entry: mounts the dashboard on `#root` with the real browser environment.
- * With `?demo=<seed>` it serves a synthetic log instead of a coordinator — only in development
+ * With `?demo=<seed>` (optionally `&rate=<events/s>&history=<share loaded at once>`) it serves a synthetic log instead of a coordinator — only in development
  * (`npm run dev`) or in a build made with `VITE_LEASE_FENCE_DEMO=1` (for profiling); the
  * production build leaves the demo code out.
  */
@@ -18,7 +18,9 @@ async function environment() {
   const demo = new URLSearchParams(window.location.search).get('demo');
   if ((import.meta.env.DEV || import.meta.env.VITE_LEASE_FENCE_DEMO === '1') && demo !== null) {
     const { demoEnvironment } = await import('./dev/demo-environment.js');
-    return demoEnvironment(env, Number(demo) || 1, Number(new URLSearchParams(window.location.search).get('rate')) || undefined);
+    const search = new URLSearchParams(window.location.search);
+    const history = Number(search.get('history'));
+    return demoEnvironment(env, Number(demo) || 1, Number(search.get('rate')) || undefined, history > 0 && history <= 1 ? history : undefined);
   }
   return env;
 }

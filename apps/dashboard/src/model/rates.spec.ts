@@ -67,4 +67,20 @@ describe('holdDurations', () => {
     expect(result.bins.map((b) => b.count)).toEqual([1, 0, 1, 0, 0, 0]);
     expect([result.p50Millis, result.p95Millis]).toEqual([5_000, 5_000]);
   });
+
+  it('orders durations numerically, not as text, for the median and p95', () => {
+    // Arrange: 20 holds of 100, 200, …, 2 000 ms on separate lanes, granted in descending order
+    const log = new LogBuilder();
+    for (let i = 20; i >= 1; i -= 1) {
+      log.granted(`r${i}`, 'h', 21 - i);
+      log.advance(i * 100).released(`r${i}`, 'h', 21 - i);
+    }
+
+    // Act
+    const result = holdDurations(historyOf(log).head);
+
+    // Assert
+    expect(result.count).toBe(20);
+    expect([result.p50Millis, result.p95Millis]).toEqual([1_100, 2_000]);
+  });
 });

@@ -95,13 +95,19 @@ const HOLD_LABELS = ['< 100 ms', '0.1–1 s', '1–10 s', '10 s–1 min', '1–1
  * the median and 95th percentile. Generations whose grant is not loaded are left out.
  */
 export function holdDurations(state: ViewState): { readonly bins: HoldDurationBin[]; readonly count: number; readonly p50Millis: number | undefined; readonly p95Millis: number | undefined } {
-  const durations: number[] = [];
+  let ended = 0;
+  for (const lane of state.lanes.values()) {
+    for (const g of lane.generations) if (g.end !== undefined && g.granted !== undefined) ended += 1;
+  }
+  // A typed array sorts numerically without a comparator call per pair (several times faster at 20 000 generations).
+  const durations = new Float64Array(ended);
+  let n = 0;
   for (const lane of state.lanes.values()) {
     for (const g of lane.generations) {
-      if (g.end !== undefined && g.granted !== undefined) durations.push(g.endWallMillis - g.startWallMillis);
+      if (g.end !== undefined && g.granted !== undefined) durations[n++] = g.endWallMillis - g.startWallMillis;
     }
   }
-  durations.sort((a, b) => a - b);
+  durations.sort();
   const counts = HOLD_BOUNDS.map(() => 0);
   let bin = 0;
   for (const d of durations) {
