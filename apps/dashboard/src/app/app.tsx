@@ -10,6 +10,7 @@ import { filterLanes } from '../model/lane-filter.js';
 import { holdDurations, logRates } from '../model/rates.js';
 import { searchLog, type SearchHit } from '../model/search-log.js';
 import type { ViewHistory } from '../model/view-history.js';
+import { hasLeaseActivity } from '../model/view-state.js';
 import { whoHeld } from '../model/who-held.js';
 import { InvestigationView } from '../investigation/investigation-view.js';
 import { RatePanels } from '../rates/rate-panels.js';
@@ -18,6 +19,7 @@ import { fetchEventsPage } from '../stream/http-client.js';
 import { StreamClient, streamUrl } from '../stream/stream-client.js';
 import { forgetViewerToken, resolveViewerToken, saveViewerToken } from '../stream/viewer-token.js';
 import { LeaseDetails } from '../timeline/lease-details.js';
+import { pageHolderColors } from '../timeline/holder-color.js';
 import { TimelineView } from '../timeline/timeline-view.js';
 import { zoomWindow, type TimeWindow } from '../timeline/time-scale.js';
 import { ConnectionBanner } from './connection-banner.js';
@@ -28,7 +30,7 @@ import { EventTable } from './event-table.js';
 import { FilterBar } from './filter-bar.js';
 import { commandForKey } from './keyboard.js';
 import { LiveControls } from './live-controls.js';
-import { followWindow, ingestTarget, markerPosition, resolveAsOf, stepPosition } from './navigation.js';
+import { followWindow, ingestTarget, markerPosition, replayStartWall, replayStep, resolveAsOf, stepPosition } from './navigation.js';
 import { RestartList } from './restart-list.js';
 import { SearchBox } from './search-box.js';
 import { TokenPrompt } from './token-prompt.js';
@@ -184,7 +186,7 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
         // A refused upgrade looks like any failed connection to a browser: ask over HTTP now and then.
         if (state.status === 'reconnecting' && state.attempt % 3 === 0) checkToken();
       },
-      onProblem: (message) => store.reportProblem(message),
+      onProblem: (message) => store.reportProblem(message, 'data', env.now()),
     });
     clientRef.current = client;
     const abort = new AbortController();
@@ -193,7 +195,7 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
         if (abort.signal.aborted) return;
         if (page.ok) store.noteHead(page.head);
         else if (page.reason === 'unauthorized') refusedRef.current('The coordinator refused this viewer token (HTTP 401). Paste a viewer token from its token file.');
-        else store.reportProblem(page.message);
+        else store.reportProblem(page.message, page.reason === 'invalid-body' ? 'data' : 'connection', env.now());
       });
     };
     checkToken();
@@ -296,30 +298,37 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
-  // Replay forward at a chosen speed of wall time; the stream loads ahead while playing.
-  const latest = useRef({ view, asOf, headPosition });
-  latest.current = { view, asOf, headPosition };
+  // Replay forward at a chosen speed of wall time; the stream loads ahead while playing. The
+  // clock starts once the as-of position is loaded (its wall time is known); each tick reads the
+  // store as it is now, not as of the last render.
+  const replayFromWall = view.playing && !asOf.live ? replayStartWall(view.at, history, store.caughtUp) : undefined;
+  const replayReady = replayFromWall !== undefined;
+  const latest = useRef({ view, asOf, replayFromWall });
+  latest.current = { view, asOf, replayFromWall };
   useEffect(() => {
-    if (!view.playing || asOf.live) return undefined;
-    let wall = asOf.wallMillis ?? 0;
+    if (!replayReady) return undefined;
+    let wall = latest.current.replayFromWall ?? 0;
+    let position = latest.current.asOf.position;
     let last = env.now();
     let handle: unknown;
     const tick = (): void => {
       const now = env.now();
       wall += (now - last) * latest.current.view.speed;
       last = now;
-      const { view: v, asOf: a, headPosition: head } = latest.current;
-      const position = Math.max(a.position, history.positionAtWall(wall));
-      if (store.caughtUp && position >= head && history.position >= head) {
-        updateView({ ...v, at: undefined, playing: false, window: undefined });
+      const next = replayStep(history, position, wall, store.headPosition, store.caughtUp);
+      if (next.kind === 'live') {
+        updateView({ ...latest.current.view, at: undefined, playing: false, window: undefined });
         return;
       }
-      if (position !== a.position) updateView({ ...v, at: { kind: 'position', position } });
+      if (next.kind === 'seek') {
+        position = next.position;
+        updateView({ ...latest.current.view, at: { kind: 'position', position } });
+      }
       handle = env.timers.setTimeout(tick, 100);
     };
     handle = env.timers.setTimeout(tick, 100);
     return () => env.timers.clearTimeout(handle);
-  }, [view.playing, asOf.live, env, history, store, updateView]);
+  }, [replayReady, env, history, store, updateView]);
 
   // Debug hook for browser tests and the console.
   const summaryRef = useRef<() => DashboardSummary>(() => { throw new Error('summary read before the first render'); });
@@ -370,7 +379,10 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
   const probeWall = view.cursorWallMillis ?? (view.at?.kind === 'wall' ? view.at.wallMillis : undefined);
   const probe = view.resource !== undefined && probeWall !== undefined ? whoHeld(state, view.resource, probeWall) : undefined;
   const link = view.investigation === undefined ? undefined : `${env.origin}/${formatViewUrl({ ...DEFAULT_VIEW, investigation: view.investigation })}`;
-  const empty = store.caughtUp && history.position === 0;
+  // Empty: the coordinator is up (it logs CoordinatorStarted at position 1) but no agent has leased anything.
+  const empty = store.caughtUp && !hasLeaseActivity(history.head);
+  // Colours by order of first appearance in the log: the same for live, history and replay.
+  pageHolderColors.register(history.index.holderIds());
   const loading = !store.caughtUp && history.position === 0;
 
   return (
@@ -384,6 +396,7 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
       {importError !== undefined && <p className="error" role="alert">{importError}</p>}
       <LiveControls
         live={asOf.live}
+        connected={store.connection.status === 'live' || store.connection.status === 'catching-up'}
         asOfPosition={asOf.position}
         asOfWallMillis={asOf.wallMillis}
         firstPosition={history.index.firstPosition}
@@ -418,7 +431,18 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
       )}
       <FilterBar filter={view.filter} shown={lanes.length} total={total} onChange={(filter) => updateView({ ...view, filter })} />
       {loading && <p className="notice" data-testid="loading-state">Loading the log from the coordinator… {store.connection.status === 'reconnecting' && 'The coordinator is not answering yet: start it with `npm start` (or `npm run coordinator`).'}</p>}
-      {empty && <p className="notice" data-testid="empty-state">No events yet: start agents with <code>npm start</code>. Leases, renewals and rejections appear here as the coordinator logs them.</p>}
+      {empty && (
+        <div className="notice" data-testid="empty-state">
+          <p>
+            <strong>No leases yet.</strong> The coordinator is running{history.position > 0 && <> (log position {history.position})</>}, but no agent has asked for a lease.
+            Grants, renewals, expiries and refused stale writes appear here as the coordinator logs them.
+          </p>
+          <ul>
+            <li>Start the demo&apos;s contending agents with <code>npm start</code> (coordinator and agents together).</li>
+            <li>Or lease from your own code with the SDK: <code>new LeaseFenceClient({'{'} baseUrl, token, holderId {'}'}).withLease(&apos;my-resource&apos;, async (lease, signal) =&gt; …)</code>.</li>
+          </ul>
+        </div>
+      )}
       {!empty && !loading && lanes.length === 0 && total > 0 && (
         <p className="notice" data-testid="no-lanes">No lane matches these filters (0 of {total}). <button type="button" className="link" onClick={() => updateView({ ...view, filter: {} })}>Clear filters</button></p>
       )}
@@ -472,9 +496,9 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
       <RestartList restarts={state.restarts} onJump={seek} />
       {(store.problems.length > 0 || state.anomalyCount > 0) && (
         <section className="panel problems" data-testid="problems">
-          <h3>Problems</h3>
+          <h3>Problems {store.problems.length > 0 && <button type="button" className="link" onClick={() => store.dismissProblems()} data-testid="dismiss-problems">dismiss</button>}</h3>
           <ul>
-            {store.problems.map((p, i) => <li key={i}>{p}</li>)}
+            {store.problems.map((p, i) => <li key={i}><time className="muted" title="this browser's clock, UTC">{formatWallTime(p.atMillis)}</time> {p.message}{p.kind === 'connection' && <span className="muted"> (cleared once live again)</span>}</li>)}
             {state.anomalies.slice(0, 10).map((a) => <li key={`a${a.position}`}>position {a.position} ({a.type}): {a.message}</li>)}
             {state.anomalyCount > 10 && <li>and {state.anomalyCount - 10} more anomalies</li>}
           </ul>

@@ -40,12 +40,18 @@ describe('ConnectionBanner', () => {
 
 describe('LiveControls', () => {
   it('shows how many events arrived since the paused position', () => {
-    const html = renderToString(<LiveControls live={false} asOfPosition={1_200} asOfWallMillis={undefined} firstPosition={1} headPosition={1_450} playing={false} speed={1} beyondLog={undefined} onPause={noop} onResume={noop} onSeek={noop} onStep={noop} onMarker={noop} onPlay={noop} onSpeed={noop} />);
+    const html = renderToString(<LiveControls live={false} connected asOfPosition={1_200} asOfWallMillis={undefined} firstPosition={1} headPosition={1_450} playing={false} speed={1} beyondLog={undefined} onPause={noop} onResume={noop} onSeek={noop} onStep={noop} onMarker={noop} onPlay={noop} onSpeed={noop} />);
     expect(html).toMatch(/data-testid="new-since" data-count="250">250<!-- --> new since position <!-- -->1,200/);
   });
 
+  it('does not claim to be live while disconnected', () => {
+    const props = { asOfPosition: 594, asOfWallMillis: undefined, firstPosition: 1, headPosition: 594, playing: false, speed: 1, beyondLog: undefined, onPause: noop, onResume: noop, onSeek: noop, onStep: noop, onMarker: noop, onPlay: noop, onSpeed: noop };
+    expect(renderToString(<LiveControls live connected={false} {...props} />)).toMatch(/disconnected · last position<!-- --> <!-- -->594/);
+    expect(renderToString(<LiveControls live connected {...props} />)).toMatch(/live position<!-- --> <!-- -->594/);
+  });
+
   it('says when a requested position is not in the log', () => {
-    const html = renderToString(<LiveControls live={false} asOfPosition={10} asOfWallMillis={undefined} firstPosition={1} headPosition={10} playing={false} speed={1} beyondLog={99} onPause={noop} onResume={noop} onSeek={noop} onStep={noop} onMarker={noop} onPlay={noop} onSpeed={noop} />);
+    const html = renderToString(<LiveControls live={false} connected asOfPosition={10} asOfWallMillis={undefined} firstPosition={1} headPosition={10} playing={false} speed={1} beyondLog={99} onPause={noop} onResume={noop} onSeek={noop} onStep={noop} onMarker={noop} onPlay={noop} onSpeed={noop} />);
     expect(html).toContain('data-testid="not-in-log"');
     expect(html).toContain('is not in the log');
   });
@@ -107,6 +113,13 @@ describe('RestartList', () => {
     const html = renderToString(<RestartList restarts={restarts} onJump={noop} />);
     expect(countTestIds(html, 'restart-marker')).toBe(3);
     expect(html).toContain('recovered fence');
-    expect(html).toMatch(/leases carried, grace until/);
+    expect(html).toMatch(/leases? carried, grace until/);
+  });
+
+  it('says "1 lease carried", not "1 leases"', () => {
+    const restart = loadedHistory().head.restarts.find((r) => r.carriedLeases.length > 0)!;
+    const one = { ...restart, carriedLeases: restart.carriedLeases.slice(0, 1) };
+    const html = renderToString(<RestartList restarts={[one]} onJump={noop} />);
+    expect(html).toContain('1 lease carried, grace until');
   });
 });

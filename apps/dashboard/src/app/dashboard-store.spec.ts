@@ -27,4 +27,22 @@ describe('DashboardStore', () => {
     store.applyFrame({ type: 'caught-up', position: 40 }, 10_000);
     expect([store.headPosition, store.clockOffsetMillis, store.caughtUp]).toEqual([42, 500, true]);
   });
+
+  it('clears connection problems once the stream is live again, and keeps data problems until dismissed', () => {
+    // Arrange
+    const store = new DashboardStore({ schedule: (cb) => cb() });
+    store.reportProblem('could not reach the coordinator: Failed to fetch', 'connection', 1_000);
+    store.reportProblem('invalid frame at position 7', 'data', 2_000);
+
+    // Act
+    store.setConnection({ status: 'reconnecting', after: 7, attempt: 1, retryInMillis: 500, reason: 'closed' });
+    const whileDown = store.problems.map((p) => p.message);
+    store.setConnection({ status: 'live' });
+
+    // Assert
+    expect(whileDown).toHaveLength(2);
+    expect(store.problems).toEqual([{ message: 'invalid frame at position 7', kind: 'data', atMillis: 2_000 }]);
+    store.dismissProblems();
+    expect(store.problems).toEqual([]);
+  });
 });

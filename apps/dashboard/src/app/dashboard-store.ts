@@ -18,6 +18,20 @@ export interface DashboardStoreOptions extends ViewHistoryOptions {
 /** Most problems kept for display. */
 const MAX_PROBLEMS = 20;
 
+/**
+ * What a problem is about: `connection` (the coordinator could not be reached or answered an
+ * error; cleared once the stream is live again) or `data` (an invalid frame, a gap; kept until dismissed).
+ */
+export type ProblemKind = 'connection' | 'data';
+
+/** A problem shown to the operator. */
+export interface DashboardProblem {
+  readonly message: string;
+  readonly kind: ProblemKind;
+  /** When it happened: this browser's wall clock, epoch milliseconds. */
+  readonly atMillis: number;
+}
+
 /** Shared state of one dashboard session. */
 export class DashboardStore {
   /** The loaded log and its fold. */
@@ -28,7 +42,7 @@ export class DashboardStore {
   #caughtUp = false;
   #headPosition = 0;
   #clockOffsetMillis = 0;
-  #problems: string[] = [];
+  #problems: DashboardProblem[] = [];
   #version = 0;
   #scheduled = false;
   readonly #listeners = new Set<() => void>();
@@ -65,7 +79,7 @@ export class DashboardStore {
   }
 
   /** Recent problems (invalid frames, gaps, HTTP errors), newest last. */
-  get problems(): readonly string[] {
+  get problems(): readonly DashboardProblem[] {
     return this.#problems;
   }
 
@@ -118,15 +132,29 @@ export class DashboardStore {
     }
   }
 
-  /** Records the stream client's state. */
+  /** Records the stream client's state. Live again: connection problems are over, so they are cleared. */
   setConnection(state: ConnectionState): void {
     this.#connection = state;
+    if (state.status === 'live' && this.#problems.some((p) => p.kind === 'connection')) {
+      this.#problems = this.#problems.filter((p) => p.kind !== 'connection');
+    }
     this.#changed();
   }
 
-  /** Records a problem to show (keeps the last {@link MAX_PROBLEMS}). */
-  reportProblem(message: string): void {
-    this.#problems = [...this.#problems.slice(-(MAX_PROBLEMS - 1)), message];
+  /**
+   * Records a problem to show (keeps the last {@link MAX_PROBLEMS}).
+   *
+   * @param atMillis - This browser's wall clock when it happened, epoch milliseconds.
+   */
+  reportProblem(message: string, kind: ProblemKind, atMillis: number): void {
+    this.#problems = [...this.#problems.slice(-(MAX_PROBLEMS - 1)), { message, kind, atMillis }];
+    this.#changed();
+  }
+
+  /** Forgets every problem shown (the operator dismissed them). */
+  dismissProblems(): void {
+    if (this.#problems.length === 0) return;
+    this.#problems = [];
     this.#changed();
   }
 

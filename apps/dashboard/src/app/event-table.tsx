@@ -42,6 +42,7 @@ export function EventTable({ events, focusPosition, onPick, caption }: EventTabl
   return (
     <section className="panel events" aria-label="Events">
       <h3>{caption}</h3>
+      <div className="table-scroll-x">
       <table data-testid="event-table">
         <thead><tr><th>position</th><th>type</th><th>resource</th><th>holder</th><th>fence</th><th>wall</th><th>detail</th></tr></thead>
         <tbody>
@@ -49,12 +50,13 @@ export function EventTable({ events, focusPosition, onPick, caption }: EventTabl
             const s = eventSummary(e);
             return (
               <tr key={e.position} data-testid="event-row" data-position={e.position} data-type={e.event.type} className={e.position === focusPosition ? 'selected' : undefined} onClick={() => onPick(e.position)}>
-                <td>{e.position}</td><td>{e.event.type}</td><td>{s.resource}</td><td>{s.holder}</td><td>{s.fence}</td><td>{formatWallTime(e.event.data.wallMillis)}</td><td className="muted">{s.detail}</td>
+                <td>{e.position}</td><td>{e.event.type}</td><td title={s.resource}>{s.resource}</td><td title={s.holder}>{s.holder}</td><td>{s.fence}</td><td>{formatWallTime(e.event.data.wallMillis)}</td><td className="muted detail" title={s.detail}>{s.detail}</td>
               </tr>
             );
           })}
         </tbody>
       </table>
+      </div>
     </section>
   );
 }

@@ -9,6 +9,8 @@ import { REPLAY_SPEEDS } from './url-state.js';
 /** Props of {@link LiveControls}. */
 export interface LiveControlsProps {
   readonly live: boolean;
+  /** False while the stream is not connected: a live view then says it is stale, not live. */
+  readonly connected: boolean;
   /** Position the view is as of. */
   readonly asOfPosition: number;
   readonly asOfWallMillis: number | undefined;
@@ -57,7 +59,7 @@ export function LiveControls(props: LiveControlsProps): ReactElement {
       <button type="button" onClick={() => props.onStep(1)} title="One event forward (])">] ›</button>
       <button type="button" onClick={() => props.onMarker(1)} title="Next rejection or restart (n)">n »</button>
       <span className="as-of" data-testid="as-of" data-position={props.asOfPosition}>
-        {props.live ? 'live' : 'as of'} position {props.asOfPosition.toLocaleString('en-US')}
+        {!props.live ? 'as of position' : props.connected ? 'live position' : 'disconnected · last position'} {props.asOfPosition.toLocaleString('en-US')}
         {props.asOfWallMillis !== undefined && ` · ${formatWallDateTime(props.asOfWallMillis)}`}
       </span>
       {!props.live && (

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ViewHistory } from '../model/view-history.js';
 import { LogBuilder } from '../testing/log-builder.js';
-import { followWindow, ingestTarget, markerPosition, REPLAY_LOAD_AHEAD, resolveAsOf, stepPosition } from './navigation.js';
+import { followWindow, ingestTarget, markerPosition, REPLAY_LOAD_AHEAD, replayStartWall, replayStep, resolveAsOf, stepPosition } from './navigation.js';
 import { DEFAULT_VIEW } from './url-state.js';
 
 function history(): ViewHistory {
@@ -73,5 +73,36 @@ describe('ingestTarget', () => {
 
   it('loads ahead of the position while replaying', () => {
     expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, playing: true }, 50, true)).toBe(40 + REPLAY_LOAD_AHEAD);
+  });
+});
+
+describe('replay', () => {
+  it('waits for the as-of position to be loaded before starting its clock', () => {
+    // Given: a link ?at=3&play=1 opened before the log arrived, then while it is still loading.
+    const empty = new ViewHistory();
+    const partial = new ViewHistory();
+    history().index.events().slice(0, 2).forEach((e) => partial.append(e));
+
+    // Then: no start time until position 3 (or the head) is loaded; then the wall time of position 3.
+    expect(replayStartWall({ kind: 'position', position: 3 }, empty, false)).toBeUndefined();
+    expect(replayStartWall({ kind: 'position', position: 3 }, partial, false)).toBeUndefined();
+    expect(replayStartWall({ kind: 'position', position: 3 }, history(), false)).toBe(1_002_000);
+    expect(replayStartWall({ kind: 'wall', wallMillis: 1_001_500 }, partial, false)).toBeUndefined();
+    expect(replayStartWall({ kind: 'wall', wallMillis: 1_000_500 }, partial, false)).toBe(1_000_500);
+    expect(replayStartWall(undefined, history(), true)).toBeUndefined();
+  });
+
+  it('moves forward with its clock and never goes live before the head is known', () => {
+    const h = history();
+    expect(replayStep(h, 3, 1_002_500, 7, true)).toEqual({ kind: 'hold' });
+    expect(replayStep(h, 3, 1_003_000, 7, true)).toEqual({ kind: 'seek', position: 6 });
+    expect(replayStep(h, 3, 0, 7, true)).toEqual({ kind: 'hold' });
+    expect(replayStep(new ViewHistory(), 0, 0, 0, false)).toEqual({ kind: 'hold' });
+  });
+
+  it('goes live once it reaches the head of the log with everything up to it loaded', () => {
+    const h = history();
+    expect(replayStep(h, 6, 1_004_500, 7, true)).toEqual({ kind: 'live' });
+    expect(replayStep(h, 6, 1_004_500, 9, true)).toEqual({ kind: 'seek', position: 7 });
   });
 });

@@ -70,6 +70,48 @@ export function markerPosition(history: ViewHistory, position: number, direction
   return history.index.nextMarker(position, direction) ?? position;
 }
 
+/**
+ * The coordinator wall time a replay starts its clock from: the as-of point's, once the log is
+ * loaded up to it. Before that the as-of point's time is unknown, and a clock started from a
+ * guess would either stick at the start or run to the end at once, so the replay waits.
+ *
+ * @param at - From the URL; undefined = live (no replay).
+ * @param history - The loaded log.
+ * @param headKnown - Whether the catch-up has reached the head at least once.
+ * @returns Coordinator wall-clock epoch milliseconds, or undefined while the as-of point is not loaded.
+ */
+export function replayStartWall(at: AsOf | undefined, history: ViewHistory, headKnown: boolean): number | undefined {
+  if (at === undefined) return undefined;
+  if (at.kind === 'wall') return headKnown || (history.head.lastWallMillis ?? -Infinity) >= at.wallMillis ? at.wallMillis : undefined;
+  if (!headKnown && history.position < at.position) return undefined;
+  return resolveAsOf(at, history, history.position, headKnown).wallMillis;
+}
+
+/**
+ * What one tick of a replay does: `seek` forward to a later position, `hold` where it is, or go
+ * `live` once it has reached the head of the log and the log is loaded up to the head.
+ */
+export type ReplayStep =
+  | { readonly kind: 'hold' }
+  | { readonly kind: 'seek'; readonly position: number }
+  | { readonly kind: 'live' };
+
+/**
+ * One tick of a replay whose clock reads `wallMillis`: the last loaded position at or before that
+ * time, never behind `fromPosition`.
+ *
+ * @param history - The loaded log (read now, not from an earlier render).
+ * @param fromPosition - The replay's current position.
+ * @param wallMillis - The replay clock, coordinator wall-clock epoch milliseconds.
+ * @param headPosition - Head of the log as last heard.
+ * @param headKnown - Whether the catch-up has reached the head at least once (before that, never live).
+ */
+export function replayStep(history: ViewHistory, fromPosition: number, wallMillis: number, headPosition: number, headKnown: boolean): ReplayStep {
+  const position = Math.max(fromPosition, history.positionAtWall(wallMillis));
+  if (headKnown && position >= headPosition && history.position >= headPosition) return { kind: 'live' };
+  return position === fromPosition ? { kind: 'hold' } : { kind: 'seek', position };
+}
+
 /** Events loaded ahead of the as-of position while replaying. */
 export const REPLAY_LOAD_AHEAD = 10_000;
 

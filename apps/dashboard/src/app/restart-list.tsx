@@ -23,7 +23,7 @@ export function RestartList({ restarts, onJump }: RestartListProps): ReactElemen
             <button type="button" className="link" onClick={() => onJump(r.stamp.position)}>position {r.stamp.position}</button>{' '}
             {formatWallDateTime(r.stamp.wallMillis)} · boot {shortBootId(r.stamp.bootId)}
             {r.previousBootId === undefined ? ' (fresh log)' : ` after ${shortBootId(r.previousBootId)}`} · recovered fence {r.recoveredFence} · {r.eventsReplayed.toLocaleString('en-US')} events replayed{r.fromSnapshot ? ' from a snapshot' : ''} in {formatDuration(r.replayMillis)}
-            {r.carriedLeases.length > 0 && ` · ${r.carriedLeases.length} leases carried, grace until ${formatWallTime(r.graceEndWallMillis)}`}
+            {r.carriedLeases.length > 0 && ` · ${r.carriedLeases.length} ${r.carriedLeases.length === 1 ? 'lease' : 'leases'} carried, grace until ${formatWallTime(r.graceEndWallMillis)}`}
             {r.droppedLeases.length > 0 && ` · ${r.droppedLeases.length} not carried`}
           </li>
         ))}

@@ -1,7 +1,7 @@
 /**
  * Search by fence, holder, requestId or log position; each result moves the view.
  */
-import type { ReactElement } from 'react';
+import { useState, type ReactElement } from 'react';
 import { formatWallTime } from '../model/format.js';
 import type { SearchHit } from '../model/search-log.js';
 
@@ -15,15 +15,30 @@ export interface SearchBoxProps {
 
 /** A search field and its results. */
 export function SearchBox({ query, hits, onQuery, onPick }: SearchBoxProps): ReactElement {
+  // The results close once a hit is picked (or on Escape); typing or focusing the box opens them again.
+  const [open, setOpen] = useState(true);
   return (
     <div className="search-box">
-      <input type="search" placeholder="fence, holder, requestId, #position" value={query} onChange={(e) => onQuery(e.target.value)} data-testid="search" aria-label="Search" />
-      {query.trim() !== '' && (
+      <input
+        type="search"
+        placeholder="fence, holder, requestId, #position"
+        value={query}
+        onChange={(e) => {
+          setOpen(true);
+          onQuery(e.target.value);
+        }}
+        onFocus={() => setOpen(true)}
+        onKeyDown={(e) => { if (e.key === 'Escape') setOpen(false); }}
+        data-testid="search"
+        aria-label="Search"
+        aria-expanded={open && query.trim() !== ''}
+      />
+      {open && query.trim() !== '' && (
         <ul className="search-results" data-testid="search-results">
           {hits.length === 0 && <li className="muted">Nothing matches “{query}” as of this position.</li>}
           {hits.map((hit, i) => (
             <li key={i}>
-              <button type="button" onClick={() => onPick(hit)} data-testid="search-hit" data-kind={hit.kind}>{describeHit(hit)}</button>
+              <button type="button" onClick={() => { setOpen(false); onPick(hit); }} data-testid="search-hit" data-kind={hit.kind}>{describeHit(hit)}</button>
             </li>
           ))}
         </ul>

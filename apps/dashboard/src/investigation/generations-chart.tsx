@@ -6,7 +6,7 @@ import type { ReactElement } from 'react';
 import { Bar, BarChart, CartesianGrid, Cell, ReferenceArea, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
 import { formatWallTime } from '../model/format.js';
 import type { Investigation } from '../model/investigation.js';
-import { holderColor } from '../timeline/holder-color.js';
+import { holderColor, investigationColors } from '../timeline/holder-color.js';
 
 /** Props of {@link GenerationsChart}. */
 export interface GenerationsChartProps {
@@ -17,9 +17,11 @@ export interface GenerationsChartProps {
 /** The investigation's small chart. */
 export function GenerationsChart({ investigation, widthPx }: GenerationsChartProps): ReactElement {
   const { rejection, rejected, current, axis, floor, restarts } = investigation;
+  // The two bars must never look alike, even for one holder with two fences.
+  const [refusedColor, floorColor] = investigationColors(holderColor, rejection.rejected.holderId, rejection.current.holderId);
   const rows = [
-    { name: `refused: ${rejection.rejected.holderId} · f${rejection.rejected.fence}`, holderId: rejection.rejected.holderId, range: rejected === undefined ? null : [rejected.startWallMillis, Math.max(rejected.endWallMillis, rejected.startWallMillis + 1)] },
-    { name: `floor: ${rejection.current.holderId} · f${rejection.current.fence}`, holderId: rejection.current.holderId, range: current === undefined ? null : [current.startWallMillis, Math.max(current.endWallMillis, current.startWallMillis + 1)] },
+    { name: `refused: ${rejection.rejected.holderId} · f${rejection.rejected.fence}`, color: refusedColor, range: rejected === undefined ? null : [rejected.startWallMillis, Math.max(rejected.endWallMillis, rejected.startWallMillis + 1)] },
+    { name: `floor: ${rejection.current.holderId} · f${rejection.current.fence}`, color: floorColor, range: current === undefined ? null : [current.startWallMillis, Math.max(current.endWallMillis, current.startWallMillis + 1)] },
   ];
   return (
     <div className="generations-chart" data-testid="generations-chart">
@@ -37,7 +39,7 @@ export function GenerationsChart({ investigation, widthPx }: GenerationsChartPro
         {floor.admitted !== undefined && <ReferenceLine x={floor.admitted.wallMillis} stroke="#0f766e" label={{ value: 'floor pushed', position: 'top', fontSize: 11 }} />}
         <ReferenceLine x={rejection.stamp.wallMillis} stroke="#dc2626" strokeWidth={2} label={{ value: 'refused', position: 'top', fontSize: 11, fill: '#dc2626' }} />
         <Bar dataKey="range" isAnimationActive={false} minPointSize={2}>
-          {rows.map((row) => <Cell key={row.name} fill={holderColor(row.holderId)} />)}
+          {rows.map((row) => <Cell key={row.name} fill={row.color} />)}
         </Bar>
       </BarChart>
     </div>

@@ -25,6 +25,8 @@ export class EventIndex {
   #wallMax = new Float64Array(1024);
   readonly #byResource = new Map<string, number[]>();
   readonly #markers: MarkerRef[] = [];
+  readonly #holderIds: string[] = [];
+  readonly #holders = new Set<string>();
 
   /** Number of loaded events. */
   get size(): number {
@@ -72,6 +74,35 @@ export class EventIndex {
     }
     if (event.type === 'FenceRejected') this.#markers.push({ position: recorded.position, kind: 'rejection' });
     else if (event.type === 'CoordinatorStarted') this.#markers.push({ position: recorded.position, kind: 'restart' });
+    switch (event.type) {
+      case 'FenceRejected':
+        this.#noteHolder(event.data.current.holderId);
+        this.#noteHolder(event.data.rejected.holderId);
+        break;
+      case 'CoordinatorStarted':
+        for (const carried of event.data.carriedLeases) this.#noteHolder(carried.holderId);
+        break;
+      case 'SnapshotTaken':
+      case 'CoordinatorCheckpointed':
+        break;
+      default:
+        this.#noteHolder(event.data.holderId);
+    }
+  }
+
+  /**
+   * Every holder the loaded events name, in order of first appearance (grants, renewals, ends,
+   * admissions, rejections, carried leases). Append-only, so a prefix of the log gives a prefix
+   * of this list: the order (and the colours assigned by it) agree live and in replay. Read-only.
+   */
+  holderIds(): readonly string[] {
+    return this.#holderIds;
+  }
+
+  #noteHolder(holderId: string): void {
+    if (this.#holders.has(holderId)) return;
+    this.#holders.add(holderId);
+    this.#holderIds.push(holderId);
   }
 
   /** Every loaded event in position order. Read-only: do not modify. */

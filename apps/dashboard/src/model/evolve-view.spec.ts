@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LogBuilder } from '../testing/log-builder.js';
 import { evolveView } from './evolve-view.js';
 import { foldEvents } from './fold-events.js';
-import { createViewState, openGeneration } from './view-state.js';
+import { createViewState, hasLeaseActivity, openGeneration } from './view-state.js';
 
 describe('evolveView', () => {
   describe('a generation of ownership', () => {
@@ -192,5 +192,24 @@ describe('evolveView', () => {
       expect(state.rejections[0]).toMatchObject({ resource: 'slot', gateId: 'gate-1', kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 }, gateWallMillis: 1_780_000_012_040 });
       expect(lane?.admissions).toBe(1);
     });
+  });
+});
+
+describe('hasLeaseActivity', () => {
+  it('is false for a log holding only the coordinator\'s own events, true from the first grant or rejection', () => {
+    // Arrange: a fresh coordinator's log, a checkpoint, then a first grant.
+    const log = new LogBuilder();
+    log.started();
+    log.advance(1_000).checkpointed();
+    const quiet = foldEvents(log.events);
+    log.advance(1_000).granted('deploy-slot-a', 'agent-1', 1);
+    const granted = foldEvents(log.events);
+    const rejectedOnly = foldEvents([new LogBuilder().rejected('a', { holderId: 'h0', fence: 1 }, { holderId: 'h1', fence: 2 })]);
+
+    // Assert
+    expect(quiet.position).toBe(2);
+    expect(hasLeaseActivity(quiet)).toBe(false);
+    expect(hasLeaseActivity(granted)).toBe(true);
+    expect(hasLeaseActivity(rejectedOnly)).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LogBuilder } from '../testing/log-builder.js';
 import { foldEvents } from './fold-events.js';
-import { filterLanes, parseFenceRange } from './lane-filter.js';
+import { FENCE_RANGE_HINT, filterLanes, parseFenceFilterInput, parseFenceRange } from './lane-filter.js';
 
 function state() {
   const log = new LogBuilder();
@@ -39,5 +39,18 @@ describe('parseFenceRange', () => {
     ['abc', undefined],
   ])('reads %j as %j', (text, expected) => {
     expect(parseFenceRange(text)).toEqual(expected);
+  });
+});
+
+describe('parseFenceFilterInput', () => {
+  it('reads an empty box as no fence filter and a range as that range', () => {
+    expect(parseFenceFilterInput('  ')).toEqual({ ok: true, range: undefined });
+    expect(parseFenceFilterInput('1-3')).toEqual({ ok: true, range: { fenceMin: 1, fenceMax: 3 } });
+  });
+
+  it.each(['abc', '1-3x', '--', '200-10'])('says what a fence range looks like for %j, instead of keeping the old filter', (text) => {
+    const input = parseFenceFilterInput(text);
+    expect(input.ok).toBe(false);
+    expect(input.ok ? '' : input.message).toContain(FENCE_RANGE_HINT);
   });
 });

@@ -54,6 +54,29 @@ export function parseFenceRange(text: string): { readonly fenceMin?: number; rea
   return { ...(lo === undefined ? {} : { fenceMin: lo }), ...(hi === undefined ? {} : { fenceMax: hi }) };
 }
 
+/** What the fence box says: a range to filter by, no fence filter (empty box), or why the text is not a range. */
+export type FenceFilterInput =
+  | { readonly ok: true; readonly range: { readonly fenceMin?: number; readonly fenceMax?: number } | undefined }
+  | { readonly ok: false; readonly message: string };
+
+/** Shown beside a fence box that does not hold a range. */
+export const FENCE_RANGE_HINT = 'fence range like 10-200 or 42';
+
+/**
+ * Reads the fence box: empty → no filter; `12`, `10-200`, `10-`, `-200` → that range; anything
+ * else (letters, a range whose low end is above its high end) → an error message to show beside
+ * the box. Pure.
+ */
+export function parseFenceFilterInput(text: string): FenceFilterInput {
+  if (text.trim() === '') return { ok: true, range: undefined };
+  const range = parseFenceRange(text);
+  if (range === undefined) return { ok: false, message: FENCE_RANGE_HINT };
+  if (range.fenceMin !== undefined && range.fenceMax !== undefined && range.fenceMin > range.fenceMax) {
+    return { ok: false, message: `${FENCE_RANGE_HINT} (low end first)` };
+  }
+  return { ok: true, range };
+}
+
 function compilePattern(pattern: string | undefined): ((resource: string) => boolean) | undefined {
   const p = pattern?.trim();
   if (p === undefined || p === '') return undefined;

@@ -35,6 +35,26 @@ describe('searchLog', () => {
     expect(searchLog(h.head, h.index, 'slot')).toEqual([{ kind: 'resource', resource: 'deploy-slot', generations: 1 }]);
   });
 
+  it('finds a fence written f42 as well as f:42', () => {
+    const h = history();
+    expect(searchLog(h.head, h.index, 'f4')).toEqual(searchLog(h.head, h.index, 'f:4'));
+    expect(searchLog(h.head, h.index, 'F3').map((x) => x.kind)).toEqual(['fence']);
+  });
+
+  it('finds a requestId by a unique prefix of at least 4 characters, and none by an ambiguous one', () => {
+    // Arrange
+    const log = new LogBuilder();
+    log.granted('a', 'h1', 1, { requestId: 'ae1243ae-561f-43e7' });
+    log.granted('b', 'h2', 2, { requestId: 'ae12ffff-0000-0000' });
+    const h = new ViewHistory();
+    log.events.forEach((e) => h.append(e));
+
+    // Act / Assert
+    expect(searchLog(h.head, h.index, 'AE124')).toEqual([{ kind: 'request', requestId: 'ae1243ae-561f-43e7', position: 1, type: 'LeaseGranted', resource: 'a' }]);
+    expect(searchLog(h.head, h.index, 'ae12')).toEqual([]);
+    expect(searchLog(h.head, h.index, 'ae1')).toEqual([]);
+  });
+
   it('does not find events after the state position (history view)', () => {
     const h = history();
     expect(searchLog(h.stateAt(2), h.index, '#3')).toEqual([]);

@@ -13,11 +13,16 @@ export type SearchHit =
   | { readonly kind: 'holder'; readonly holderId: string; readonly resources: readonly string[]; readonly generations: number }
   | { readonly kind: 'resource'; readonly resource: string; readonly generations: number };
 
+/** Shortest query that is tried as a requestId prefix (characters). */
+export const MIN_REQUEST_PREFIX = 4;
+
 /**
  * Finds what a query names, among events at or before `state.position`:
- * - `#123`, `p:123` or `position:123` → that log position; `f:42` or `fence:42` → that fence;
+ * - `#123`, `p:123` or `position:123` → that log position; `f42`, `f:42` or `fence:42` → that fence;
  * - a bare number → both the position and the fence;
- * - anything else → requestIds equal to it, holders and resources containing it (case-insensitive).
+ * - anything else → the requestId equal to it, or else the one requestId it is a prefix of
+ *   (case-insensitive, at least {@link MIN_REQUEST_PREFIX} characters, and only when exactly one
+ *   requestId starts so), plus holders and resources containing it (case-insensitive).
  *
  * @param limit - Most results. @defaultValue 20
  * @returns Results, most specific first; empty for an empty query.
@@ -27,7 +32,7 @@ export function searchLog(state: ViewState, index: EventIndex, query: string, li
   if (q === '') return [];
   const hits: SearchHit[] = [];
   const positionMatch = /^(?:#|p:|position:)\s*(\d+)$/i.exec(q);
-  const fenceMatch = /^(?:f:|fence:)\s*(\d+)$/i.exec(q);
+  const fenceMatch = /^(?:f:?|fence:)\s*(\d+)$/i.exec(q);
   const bare = /^\d+$/.test(q) ? Number(q) : undefined;
   const position = positionMatch?.[1] !== undefined ? Number(positionMatch[1]) : bare;
   const fence = fenceMatch?.[1] !== undefined ? Number(fenceMatch[1]) : bare;
@@ -50,14 +55,23 @@ export function searchLog(state: ViewState, index: EventIndex, query: string, li
   const needle = q.toLowerCase();
   const events = index.events();
   const end = index.indexOf(state.position + 1);
-  for (let i = 0; i < end && hits.length < limit; i += 1) {
+  const exact: SearchHit[] = [];
+  const prefixed: SearchHit[] = [];
+  const prefixIds = new Set<string>();
+  const tryPrefix = q.length >= MIN_REQUEST_PREFIX;
+  for (let i = 0; i < end; i += 1) {
     const recorded = events[i];
     if (recorded === undefined) break;
     const { event } = recorded;
-    if ((event.type === 'LeaseGranted' || event.type === 'LeaseRenewed') && event.data.requestId === q) {
-      hits.push({ kind: 'request', requestId: q, position: recorded.position, type: event.type, resource: event.data.resource });
+    if (event.type !== 'LeaseGranted' && event.type !== 'LeaseRenewed') continue;
+    const { requestId } = event.data;
+    if (requestId === q) exact.push({ kind: 'request', requestId, position: recorded.position, type: event.type, resource: event.data.resource });
+    else if (tryPrefix && exact.length === 0 && prefixIds.size <= 1 && requestId.toLowerCase().startsWith(needle)) {
+      prefixIds.add(requestId);
+      prefixed.push({ kind: 'request', requestId, position: recorded.position, type: event.type, resource: event.data.resource });
     }
   }
+  hits.push(...(exact.length > 0 ? exact : prefixIds.size === 1 ? prefixed : []).slice(0, limit));
   const holders = new Map<string, { resources: Set<string>; generations: number }>();
   const resources: SearchHit[] = [];
   for (const lane of state.lanes.values()) {

@@ -226,3 +226,16 @@ export function openGeneration(lane: Lane): Generation | undefined {
   const last = lane.generations[lane.generations.length - 1];
   return last !== undefined && last.end === undefined ? last : undefined;
 }
+
+/**
+ * Whether the fold has seen any lease or fence activity: a grant, renewal, release, expiry,
+ * rejection or admission. A log holding only the coordinator's own events (`CoordinatorStarted`,
+ * `CoordinatorCheckpointed`, `SnapshotTaken`) has none: a coordinator is running, no agent has
+ * asked for a lease yet.
+ *
+ * @param state - A view state (usually the head: the whole loaded log).
+ */
+export function hasLeaseActivity(state: ViewState): boolean {
+  const c = state.counts;
+  return c.LeaseGranted + c.LeaseRenewed + c.LeaseReleased + c.LeaseExpired + c.FenceRejected + c.FenceAdmitted > 0;
+}

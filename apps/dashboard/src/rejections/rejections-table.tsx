@@ -39,7 +39,7 @@ export function RejectionsTable({ rejections, selectedPosition, onSelect, height
         <div className="table-scroll" style={{ height: heightPx }} onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}>
           <table data-testid="rejections-table" aria-rowcount={count}>
             <thead>
-              <tr><th>position</th><th>seq</th><th>resource</th><th>refused holder · fence</th><th>current holder · fence</th><th>time (wall)</th><th>gate</th></tr>
+              <tr><th>position</th><th>seq</th><th>resource</th><th title="refused holder · fence">refused · fence</th><th title="the gate's floor: current holder · fence">floor · fence</th><th title="coordinator wall clock">time</th><th className="gate">gate</th></tr>
             </thead>
             <tbody>
               {first > 0 && <tr style={{ height: first * ROW_HEIGHT_PX }} aria-hidden="true" />}
@@ -56,11 +56,11 @@ export function RejectionsTable({ rejections, selectedPosition, onSelect, height
                 >
                   <td>{r.stamp.position}</td>
                   <td>{r.seq}</td>
-                  <td>{r.resource}</td>
+                  <td title={r.resource}>{r.resource}</td>
                   <td className="refused">{r.rejected.holderId} · {r.rejected.fence}{r.kind === 'double-grant' && <span className="badge">double grant</span>}</td>
                   <td>{r.current.holderId} · {r.current.fence}</td>
                   <td title={r.gateWallMillis === undefined ? 'coordinator wall clock' : `gate wall clock ${formatWallTime(r.gateWallMillis)}`}>{formatWallTime(r.stamp.wallMillis)}</td>
-                  <td>{r.gateId}</td>
+                  <td className="gate" title={r.gateId}>{r.gateId}</td>
                 </tr>
               ))}
               {last < count && <tr style={{ height: (count - last) * ROW_HEIGHT_PX }} aria-hidden="true" />}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { synthesizeEvents } from '../dev/synthetic.js';
 import { foldEvents } from '../model/fold-events.js';
-import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
+import { drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
 
 /** A recording canvas double: keeps fillRect and arc calls. */
@@ -37,5 +37,36 @@ describe('drawTimeline', () => {
     expect(shapes).toBe(bars + ticks + markers + 1 /* restart */);
     expect(ctx.arcs).toBe(markers);
     expect(ctx.rects.every(([, , w]) => w >= 1)).toBe(true);
+  });
+});
+
+describe('placeRestartLabel', () => {
+  const text = '⟲ restart · fence 112 · 503 replayed in 39 ms · 1 carried'; // 58 chars ≈ 360 px
+
+  it('puts the label right of the line when it fits', () => {
+    expect(placeRestartLabel(text, 300, 190, 1_200)).toMatchObject({ text, left: 303 });
+  });
+
+  it('flips the label left of a line near the right edge instead of cutting it', () => {
+    const placed = placeRestartLabel(text, 1_150, 190, 1_200);
+    expect(placed?.text).toBe(text);
+    expect(placed!.left + placed!.widthPx).toBeLessThanOrEqual(1_150);
+    expect(placed!.left).toBeGreaterThanOrEqual(190);
+  });
+
+  it('shortens the label with an ellipsis when neither side has room, staying inside the plot', () => {
+    const placed = placeRestartLabel(text, 400, 190, 560);
+    expect(placed?.text.endsWith('…')).toBe(true);
+    expect(placed!.left).toBeGreaterThanOrEqual(190);
+    expect(placed!.left + placed!.widthPx).toBeLessThanOrEqual(560);
+  });
+
+  it('shortens a label that would run into the next restart\'s label, so labels never overprint', () => {
+    const first = placeRestartLabel(text, 400, 190, 1_200)!;
+    const second = placeRestartLabel(text, 500, 190, 1_200)!;
+    const [a, b] = separateLabels([second, first]);
+    expect(b).toEqual(second);
+    expect(a!.text.endsWith('…')).toBe(true);
+    expect(a!.left + a!.widthPx).toBeLessThanOrEqual(second.left);
   });
 });

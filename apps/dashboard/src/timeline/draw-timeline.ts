@@ -136,6 +136,7 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     }
   }
 
+  const labels: (RestartLabelPlacement | undefined)[] = [];
   for (const r of options.restarts) {
     const x = labelWidthPx + r.x;
     if (x < labelWidthPx || x > widthPx) continue;
@@ -144,11 +145,23 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     ctx.setLineDash([6, 3]);
     line(ctx, x, axisHeightPx, x, heightPx);
     ctx.setLineDash([]);
+    const only = r.restarts[0];
+    labels.push(placeRestartLabel(
+      r.count > 1 || only === undefined ? `⟲ ${r.count} restarts` : `⟲ restart · fence ${only.recoveredFence} · ${only.eventsReplayed} replayed in ${Math.round(only.replayMillis)} ms · ${only.carriedLeases.length} carried`,
+      x,
+      labelWidthPx,
+      widthPx,
+    ));
+    shapes += 1;
+  }
+  // The labels go in the axis band (never over the top lane's bars), on a white ground that hides
+  // the tick labels under it; one that would run into the next restart's label is shortened.
+  for (const label of separateLabels(labels)) {
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(label.left - 2, 1, label.widthPx + 4, axisHeightPx - 2);
     ctx.fillStyle = TIMELINE_COLORS.restart;
     ctx.textAlign = 'left';
-    const only = r.restarts[0];
-    ctx.fillText(r.count > 1 || only === undefined ? `⟲ ${r.count} restarts` : `⟲ restart · fence ${only.recoveredFence} · ${only.eventsReplayed} replayed in ${Math.round(only.replayMillis)} ms · ${only.carriedLeases.length} carried`, x + 3, axisHeightPx + 8);
-    shapes += 1;
+    ctx.fillText(label.text, label.left, axisHeightPx / 2);
   }
 
   for (const [x, color, dash] of [[options.nowX, TIMELINE_COLORS.now, []], [options.asOfX, TIMELINE_COLORS.asOf, [2, 2]], [options.cursorX, TIMELINE_COLORS.cursor, [3, 3]]] as const) {
@@ -160,6 +173,62 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     ctx.setLineDash([]);
   }
   return shapes;
+}
+
+/** Estimated width of one character of the 11 px canvas font (no measureText per frame). */
+const CHAR_WIDTH_PX = 6.2;
+
+/** Where a restart line's label goes: its text (possibly shortened), left edge and estimated width. */
+export interface RestartLabelPlacement {
+  readonly text: string;
+  /** Left edge of the text, CSS pixels from the canvas's left. */
+  readonly left: number;
+  readonly widthPx: number;
+}
+
+/**
+ * Places a restart line's label so that it stays inside the plot: right of the line when it fits,
+ * else left of it, else shortened (with …) on the wider side. Pure.
+ *
+ * @param text - The full label.
+ * @param lineX - The restart line, CSS pixels from the canvas's left.
+ * @param plotLeft - Left edge of the plot (the label column ends there).
+ * @param plotRight - Right edge of the plot (the canvas width).
+ * @returns The placement, or undefined when not even one character fits.
+ */
+export function placeRestartLabel(text: string, lineX: number, plotLeft: number, plotRight: number): RestartLabelPlacement | undefined {
+  const gap = 3;
+  const full = text.length * CHAR_WIDTH_PX;
+  const right = plotRight - (lineX + gap);
+  const left = lineX - gap - plotLeft;
+  if (full <= right) return { text, left: lineX + gap, widthPx: full };
+  if (full <= left) return { text, left: lineX - gap - full, widthPx: full };
+  const room = Math.max(right, left);
+  const shown = truncate(text, room);
+  if (shown === '') return undefined;
+  const widthPx = shown.length * CHAR_WIDTH_PX;
+  return { text: shown, left: right >= left ? lineX + gap : lineX - gap - widthPx, widthPx };
+}
+
+/**
+ * Shortens (or drops) each label that would run into the next one, in x order, so restart labels
+ * never overprint each other. Pure.
+ */
+export function separateLabels(labels: readonly (RestartLabelPlacement | undefined)[]): RestartLabelPlacement[] {
+  const placed = labels.filter((l): l is RestartLabelPlacement => l !== undefined).sort((a, b) => a.left - b.left);
+  const out: RestartLabelPlacement[] = [];
+  for (let i = 0; i < placed.length; i += 1) {
+    const label = placed[i] as RestartLabelPlacement;
+    const next = placed[i + 1];
+    const room = next === undefined ? Infinity : next.left - 8 - label.left;
+    if (label.widthPx <= room) {
+      out.push(label);
+      continue;
+    }
+    const text = truncate(label.text, room);
+    if (text !== '') out.push({ text, left: label.left, widthPx: text.length * CHAR_WIDTH_PX });
+  }
+  return out;
 }
 
 function drawBar(ctx: Canvas2DLike, bar: BarLayout, left: number, plotWidth: number, top: number, height: number, colorOf: (holderId: string) => string): void {
@@ -236,6 +305,6 @@ function line(ctx: Canvas2DLike, x0: number, y0: number, x1: number, y1: number)
 
 /** Truncates to roughly `widthPx` at ~6.2 px per character (no measureText per frame). */
 function truncate(text: string, widthPx: number): string {
-  const max = Math.max(0, Math.floor(widthPx / 6.2));
+  const max = Math.max(0, Math.floor(widthPx / CHAR_WIDTH_PX));
   return text.length <= max ? text : max <= 1 ? '' : `${text.slice(0, max - 1)}…`;
 }
