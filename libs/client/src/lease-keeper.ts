@@ -6,6 +6,7 @@
  */
 import type { Lease } from 'lease-fence';
 import { LeaseLostError, type LeaseLostReason } from './errors.js';
+import { linkSignals } from './linked-signal.js';
 import type { ReleaseResult, RenewResult } from './results.js';
 import { systemTimers, type Timers } from './timers.js';
 
@@ -73,6 +74,8 @@ export class LeaseKeeper {
   readonly #ttlMillis: number | undefined;
   readonly #options: LeaseKeeperOptions;
   readonly #stop = new AbortController();
+  /** Aborted when a renewed lease is adopted, so the watchdog re-arms for the new deadline. */
+  #rearm = new AbortController();
   readonly #trust = new AbortController();
   #lease: Lease;
   #state: LeaseKeeperState = 'held';
@@ -170,7 +173,10 @@ export class LeaseKeeper {
     }
   }
 
-  /** Aborts the signal at the deadline unless a renewal moved it. */
+  /**
+   * Aborts the signal at the deadline of the lease held now. Adopting a renewed lease wakes it, so
+   * a renewal whose deadline is earlier than the previous one (a shorter ttl) is honoured too.
+   */
   async #watch(): Promise<void> {
     try {
       while (this.#state === 'held') {
@@ -179,11 +185,27 @@ export class LeaseKeeper {
           this.#lose('deadline-passed');
           return;
         }
-        await this.#timers.sleep(remainingMillis, this.#stop.signal);
+        const rearm = this.#rearm;
+        const linked = linkSignals(this.#stop.signal, rearm.signal);
+        try {
+          await this.#timers.sleep(remainingMillis, linked.signal);
+        } catch (error) {
+          if (!rearm.signal.aborted || this.#stop.signal.aborted) throw error;
+        } finally {
+          linked.dispose();
+        }
       }
     } catch (error) {
       if (!this.#stop.signal.aborted) this.#lose('deadline-passed', error);
     }
+  }
+
+  /** Makes `lease` the one held and re-arms the watchdog for its deadline. */
+  #adopt(lease: Lease): void {
+    this.#lease = lease;
+    const previous = this.#rearm;
+    this.#rearm = new AbortController();
+    previous.abort();
   }
 
   async #renewLoop(): Promise<void> {
@@ -209,9 +231,9 @@ export class LeaseKeeper {
           this.#lose(result.reason);
           return;
         }
-        // Adopted even when earlier than the previous deadline: a renewal with a shorter ttl moved
-        // the coordinator's expiry earlier too.
-        this.#lease = result.lease;
+        // Adopted even when its deadline is earlier than the previous one (a shorter ttl): the
+        // keeper follows the latest grant, and the watchdog re-arms for it.
+        this.#adopt(result.lease);
         notify(this.#options.onRenewed, result.lease);
       }
     } catch (error) {

@@ -106,7 +106,7 @@ function modelRenew(m: Model, resource: string, holderId: string, fence: number,
   const current = modelStanding(m, resource, holderId, fence);
   if (typeof current === 'string') return { ok: false, reason: current };
   current.ttlMillis = ttlMillis ?? current.ttlMillis;
-  current.expiresAtMillis = m.nowMillis + current.ttlMillis;
+  current.expiresAtMillis = Math.max(current.expiresAtMillis, m.nowMillis + current.ttlMillis); // never earlier
   return modelGrant(current, requestId);
 }
 

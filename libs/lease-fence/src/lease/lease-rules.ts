@@ -147,7 +147,9 @@ export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: I
 /**
  * Decides a renewal at coordinator time `now`:
  * - the current lease has this fence and holder and `now < expiresAt` → `renewed`: same fence,
- *   `expiresAt = now + (request.ttlMillis ?? lease.ttlMillis)`;
+ *   `expiresAt = max(lease.expiresAt, now + (request.ttlMillis ?? lease.ttlMillis))`. A renewal
+ *   never moves the expiry earlier: a holder whose shortening renewal is late or lost still acts
+ *   on its previous deadline, which must stay inside the coordinator's window;
  * - the current lease has this fence but another holder, or the fence was never issued for this
  *   resource ({@link wasFenceIssued}: above the highest fence ever granted on it) → `'not-holder'`;
  * - otherwise — a generation of this resource that has ended (expired, released or superseded),
@@ -173,7 +175,10 @@ export function decideRenew(table: LeaseTable, request: RenewCommand, now: Insta
   const current = standingOf(table, request, now);
   if (typeof current === 'string') return deny({ ok: false, reason: current });
   const ttlMillis = request.ttlMillis ?? current.ttlMillis;
-  const expiresAt = now.plus(ttlMillis);
+  // Never earlier: the holder may still act on the deadline of its previous grant (this renewal's
+  // reply can be late or lost), and that deadline lies inside the expiry it was granted with.
+  const requested = now.plus(ttlMillis);
+  const expiresAt = requested.isBefore(current.expiresAt) ? current.expiresAt : requested;
   const renewed = { ...current, ttlMillis, expiresAt };
   return {
     outcome: Object.freeze({ ok: true, grant: grantOf(renewed, requestId) }),
