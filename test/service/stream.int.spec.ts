@@ -1,7 +1,8 @@
 /**
  * The `/v1/stream` WebSocket against the started app: catch-up → caught-up → live, resume
- * without gap or duplicate, stats and heartbeats, auth at the upgrade, and a slow consumer
- * disconnected with `closing` and resumed from its last position.
+ * without gap or duplicate, stats and heartbeats, auth at the upgrade, a slow consumer
+ * disconnected with `closing` and resumed from its last position, and a client that stops
+ * answering WebSocket pings terminated.
  */
 import type { EventFrame, StreamFrame } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,6 +200,70 @@ describe('GET /v1/stream with a slow consumer', () => {
     expect(caughtUp).toEqual({ type: 'caught-up', position: head });
     expect([...firstPart, ...positionsOf(resumed.frames)]).toEqual(range(1, head));
     await resumed.close();
+  });
+});
+
+/** Opens a bare `ws` client on the stream as the viewer; `autoPong: false` makes it a peer that never answers pings. */
+const openBareStream = (wsUrl: string, autoPong: boolean): Promise<WebSocket> => new Promise((resolve, reject) => {
+  const socket = new WebSocket(`${wsUrl}/v1/stream?token=${TEST_TOKENS.viewer.token}`, { autoPong });
+  socket.once('open', () => { socket.off('error', reject); resolve(socket); });
+  socket.once('error', reject);
+});
+/** Resolves once `socket` has received `count` more pings; rejects if it closes first. */
+const pingsReceived = (socket: WebSocket, count: number): Promise<void> => new Promise((resolve, reject) => {
+  let seen = 0;
+  const onPing = (): void => {
+    seen += 1;
+    if (seen < count) return;
+    socket.off('close', onClose);
+    socket.off('ping', onPing);
+    resolve();
+  };
+  const onClose = (code: number): void => {
+    socket.off('ping', onPing);
+    reject(new Error(`closed (${code}) after ${seen} of ${count} pings`));
+  };
+  socket.on('ping', onPing);
+  socket.once('close', onClose);
+});
+
+describe('GET /v1/stream keepalive', () => {
+  let app: RunningCoordinator;
+
+  beforeAll(async () => {
+    app = await startCoordinator({ env: { LEASE_FENCE_EVENT_LOG: 'memory', LEASE_FENCE_STREAM_PING_MILLIS: '200', LEASE_FENCE_STREAM_STATS_MILLIS: '60000' } });
+  });
+
+  afterAll(async () => {
+    await app?.cleanup();
+  });
+
+  it('terminates a client that does not answer a ping by the next one, and keeps a client that answers', async () => {
+    // Given a client that answers pings (as browsers do) and one that never does (a laptop that slept)
+    const viewer = coordinatorHttp(app.url, TEST_TOKENS.viewer.token);
+    const head = await viewer.head();
+    const answering = await openBareStream(app.wsUrl, true);
+    const silent = await openBareStream(app.wsUrl, false);
+    const silentClosed = new Promise<number>((resolve) => silent.once('close', (code) => resolve(code)));
+    const silentCaughtUp = new Promise<void>((resolve) => silent.on('message', (data) => { if ((JSON.parse(String(data)) as StreamFrame).type === 'caught-up') resolve(); }));
+    const silentPinged = pingsReceived(silent, 1);
+
+    // When the pings come
+    await silentCaughtUp;
+    await silentPinged;
+    const closeCode = await silentClosed;
+    const logged = await app.waitForLog((l) => l.msg === 'stream: unresponsive client terminated (no pong)');
+    await pingsReceived(answering, 3); // three more deadlines pass
+
+    // Then the silent one was terminated (no close handshake), counted and logged once; the other is still connected
+    const metrics = (await viewer.get('/metrics')).text;
+    expect(closeCode).toBe(1006);
+    expect(logged).toMatchObject({ level: 30, position: head, pingIntervalMillis: 200 });
+    expect(app.logs.filter((l) => l.msg === logged.msg)).toHaveLength(1);
+    expect(metrics).toMatch(/^lease_fence_stream_unresponsive_terminations_total 1$/m);
+    expect(metrics).toMatch(/^lease_fence_stream_clients 1$/m);
+    expect(answering.readyState).toBe(WebSocket.OPEN);
+    answering.close();
   });
 });
 

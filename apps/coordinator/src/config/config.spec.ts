@@ -49,6 +49,7 @@ describe('parseConfig', () => {
         streamMaxBufferedBytes: 1_048_576,
         streamHeartbeatMillis: 5_000,
         streamStatsMillis: 1_000,
+        streamPingMillis: 15_000,
       });
     });
 
@@ -106,6 +107,10 @@ describe('parseConfig', () => {
       expect(config).toMatchObject({ role: 'standby', heartbeat: true, checkpointIntervalMillis: 500, takeoverAfterMillis: 1_500 });
       expect(parseConfig({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '10000' }, context()).takeoverAfterMillis).toBe(10_000);
     });
+
+    it('takes the stream ping interval from LEASE_FENCE_STREAM_PING_MILLIS', () => {
+      expect(parseConfig({ LEASE_FENCE_STREAM_PING_MILLIS: '250' }, context()).streamPingMillis).toBe(250);
+    });
   });
 
   describe('bad values', () => {
@@ -127,6 +132,9 @@ describe('parseConfig', () => {
       ['LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS', '5'],
       ['LEASE_FENCE_TAKEOVER_AFTER_MILLIS', '0'],
       ['LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS', '0'],
+      ['LEASE_FENCE_STREAM_PING_MILLIS', '0'],
+      ['LEASE_FENCE_STREAM_PING_MILLIS', '15s'],
+      ['LEASE_FENCE_STREAM_PING_MILLIS', '3600001'],
     ])('refuses %s=%s with a message naming the variable and the value', (variable, value) => {
       // Act
       const error = configError({ [variable]: value });

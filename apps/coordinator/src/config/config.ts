@@ -113,6 +113,12 @@ export interface Config {
   readonly streamHeartbeatMillis: number;
   /** Interval of the stream's `stats` frames (milliseconds). `LEASE_FENCE_STREAM_STATS_MILLIS`, default 1 000. */
   readonly streamStatsMillis: number;
+  /**
+   * Interval of the stream's WebSocket pings (milliseconds, the event loop's timers); a client that
+   * has not answered one (no pong) by the next is terminated and its subscription closed.
+   * `LEASE_FENCE_STREAM_PING_MILLIS`, default 15 000.
+   */
+  readonly streamPingMillis: number;
 }
 
 /**
@@ -206,6 +212,7 @@ const EnvSchema = z.object({
   LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES: integer(1024, 256 * 1024 * 1024, 'of bytes', 1024 * 1024),
   LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: integer(10, 3_600_000, 'of milliseconds', 5_000),
   LEASE_FENCE_STREAM_STATS_MILLIS: integer(10, 3_600_000, 'of milliseconds', 1_000),
+  LEASE_FENCE_STREAM_PING_MILLIS: integer(10, 3_600_000, 'of milliseconds', 15_000),
 });
 
 /**
@@ -307,5 +314,6 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     streamMaxBufferedBytes: e.LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES,
     streamHeartbeatMillis: e.LEASE_FENCE_STREAM_HEARTBEAT_MILLIS,
     streamStatsMillis: e.LEASE_FENCE_STREAM_STATS_MILLIS,
+    streamPingMillis: e.LEASE_FENCE_STREAM_PING_MILLIS,
   };
 }

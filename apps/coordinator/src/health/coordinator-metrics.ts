@@ -24,6 +24,7 @@ export class CoordinatorMetrics {
   private readonly recoveryEvents: Gauge;
   private readonly streamClients: Gauge;
   private readonly slowConsumers: Counter;
+  private readonly unresponsiveClients: Counter;
   private readPosition: () => number | undefined = () => undefined;
 
   constructor() {
@@ -58,6 +59,11 @@ export class CoordinatorMetrics {
     });
     this.streamClients = new Gauge({ name: 'lease_fence_stream_clients', help: 'Open WebSocket stream connections.', registers });
     this.slowConsumers = new Counter({ name: 'lease_fence_stream_slow_consumer_disconnects_total', help: 'Stream clients disconnected because their unsent bytes exceeded the bound.', registers });
+    this.unresponsiveClients = new Counter({
+      name: 'lease_fence_stream_unresponsive_terminations_total',
+      help: 'Stream clients terminated because they did not answer a WebSocket ping (no pong) by the next one.',
+      registers,
+    });
   }
 
   /** Sets where the `lease_fence_log_position` gauge reads the coordinator's applied log position. */
@@ -96,5 +102,10 @@ export class CoordinatorMetrics {
   /** A stream client was disconnected as a slow consumer. */
   slowConsumerDisconnected(): void {
     this.slowConsumers.inc();
+  }
+
+  /** A stream client was terminated for not answering a WebSocket ping by the next one. */
+  unresponsiveClientTerminated(): void {
+    this.unresponsiveClients.inc();
   }
 }

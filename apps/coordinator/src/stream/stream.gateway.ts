@@ -27,6 +27,7 @@ import { decideReply } from '../http/api-exception.filter.js';
 import { parseInput } from '../http/invalid-request.error.js';
 import { LOGGER } from '../logging/logger.js';
 import { coalesceWrites } from './coalescing-socket.js';
+import { PingKeepalive } from './ping-keepalive.js';
 import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, StreamConnection } from './stream-connection.js';
 
 /** The stream's path. */
@@ -38,11 +39,16 @@ const CLOSE_GRACE_MILLIS = 5_000;
 
 const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
 
-/** Accepts stream clients, runs one {@link StreamConnection} each, and ticks `stats` and heartbeats. */
+/**
+ * Accepts stream clients, runs one {@link StreamConnection} each, ticks `stats` and heartbeats,
+ * and pings every client each `streamPingMillis`, terminating one that did not answer the
+ * previous ping ({@link PingKeepalive}).
+ */
 @Injectable()
 export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
   private readonly connections = new Set<StreamConnection>();
+  private readonly keepalive: PingKeepalive;
   private ticker: NodeJS.Timeout | undefined;
   private accepting = true;
 
@@ -56,20 +62,24 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(CONFIG) private readonly config: Config,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly authFailures: AuthFailureLog,
-  ) {}
+  ) {
+    this.keepalive = new PingKeepalive({ pingIntervalMillis: config.streamPingMillis });
+  }
 
-  /** Attaches to the HTTP server's `upgrade` event and starts the stats ticker. */
+  /** Attaches to the HTTP server's `upgrade` event and starts the stats ticker and the pings. */
   onApplicationBootstrap(): void {
     const httpServer = this.adapterHost.httpAdapter.getHttpServer() as { on(event: 'upgrade', listener: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): void };
     httpServer.on('upgrade', (request, socket, head) => this.upgrade(request, socket, head));
     this.ticker = setInterval(() => this.tick(), this.config.streamStatsMillis);
     this.ticker.unref();
+    this.keepalive.start();
   }
 
   /** Stops accepting, sends every client `closing` (`shutdown`, with its resume position) and closes the subscriptions. */
   async beforeApplicationShutdown(): Promise<void> {
     this.accepting = false;
     if (this.ticker !== undefined) clearInterval(this.ticker);
+    this.keepalive.stop();
     const open = [...this.connections];
     for (const connection of open) connection.disconnect('shutdown', CLOSE_GOING_AWAY);
     await Promise.all(open.map((connection) => connection.stop()));
@@ -89,7 +99,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
       const principal = query.token === undefined ? this.tokens.byAuthorization(request.headers.authorization) : this.tokens.byToken(query.token);
       authorize(principal, 'viewer');
       this.server.handleUpgrade(request, socket, head, (client) => {
-        void this.accept(client, socket, query.after);
+        void this.accept(client, socket, query.after, request.socket.remoteAddress);
       });
     } catch (error) {
       if (error instanceof UnauthenticatedError || error instanceof ForbiddenError) {
@@ -119,11 +129,20 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
   }
 
-  private async accept(client: WebSocket, socket: Duplex, after: number): Promise<void> {
+  private async accept(client: WebSocket, socket: Duplex, after: number, remoteAddress: string | undefined): Promise<void> {
     this.metrics.streamClientDelta(1);
     // The client may leave while the log version is read: the close handler must see the connection made after.
     const current: { connection?: StreamConnection; gone: boolean } = { gone: false };
+    // Terminated by the keepalive, the socket closes (no handshake) and the close handler below closes the subscription.
+    const unwatch = this.keepalive.watch(client, () => {
+      this.metrics.unresponsiveClientTerminated();
+      this.logger.info(
+        { position: current.connection?.lastPosition ?? after, pingIntervalMillis: this.config.streamPingMillis, remoteAddress },
+        'stream: unresponsive client terminated (no pong)',
+      );
+    });
     client.once('close', () => {
+      unwatch();
       current.gone = true;
       this.metrics.streamClientDelta(-1);
       if (current.connection !== undefined) {
