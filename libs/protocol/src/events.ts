@@ -196,6 +196,7 @@ export const CoordinatorEventSchema = z.discriminatedUnion('type', [
 
 /** The parsed shape of {@link CoordinatorEventSchema}. */
 export type CoordinatorEvent = z.infer<typeof CoordinatorEventSchema>;
+/** The name of an event type, e.g. `'LeaseGranted'`. */
 export type CoordinatorEventType = CoordinatorEvent['type'];
 /** The parsed shape of {@link CoordinatorStartedSchema}. */
 export type CoordinatorStarted = z.infer<typeof CoordinatorStartedSchema>;
