@@ -32,6 +32,28 @@ describe('codec', () => {
     });
   });
 
+  describe('checkEvents', () => {
+    it('returns the parsed events deep-frozen, with unknown keys stripped', () => {
+      // Given an event with a key the schema does not know
+      const withExtra = { ...granted, data: { ...granted.data, note: 'not in the schema' } };
+
+      // When it is checked
+      const [checked] = checkEvents('test', [withExtra]);
+
+      // Then the result is the schema's output, and neither it nor its data can be changed
+      expect(checked).toEqual(granted);
+      expect(Object.isFrozen(checked)).toBe(true);
+      expect(Object.isFrozen(checked!.data)).toBe(true);
+    });
+
+    it('accepts events it returned as they are, and encodes them like any other', () => {
+      const checked = checkEvents('test', [granted]);
+
+      expect(checkEvents('test', checked)[0]).toBe(checked[0]);
+      expect(encodeEvents('test', checked)).toEqual(encodeEvents('test', [granted]));
+    });
+  });
+
   describe('decodeRecord', () => {
     it('decodes a stored record into the recorded event', () => {
       expect(decodeRecord(stored())).toEqual({ position: 5, recordedAtMillis: 1_700_000_000_000, event: granted });

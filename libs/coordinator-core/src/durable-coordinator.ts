@@ -396,21 +396,24 @@ export class DurableCoordinator {
     for (let index = 0; index < batch.length; index += 1) {
       const pending = batch[index]!;
       let decision: { readonly events: readonly CoordinatorEvent[]; readonly outcome: unknown };
+      // The checked (schema-parsed, frozen) events are the ones folded and appended: the log's
+      // encodeEvents then knows them and does not parse them a second time.
+      let checked: readonly CoordinatorEvent[];
       try {
         decision = decide(pending.command, decided, this.readNow());
-        if (decision.events.length > 0) checkEvents('DurableCoordinator', decision.events);
+        checked = decision.events.length > 0 ? checkEvents('DurableCoordinator', decision.events) : [];
       } catch (error) {
         pending.reject(error); // a bad command changes nothing
         continue;
       }
       try {
-        for (const event of decision.events) evolve(decided, event);
+        for (const event of checked) evolve(decided, event);
       } catch (error) {
         // The decider produced an event its own evolve refuses: a bug. The speculative fold can't be trusted.
         this.fail('unhealthy', error, [pending, ...accepted.map((a) => a.pending), ...batch.slice(index + 1)]);
         return;
       }
-      events.push(...decision.events);
+      events.push(...checked);
       this.mintedFence = Math.max(this.mintedFence, decided.table.issuedFence);
       accepted.push({ pending, outcome: decision.outcome });
       if (pending.command.type === 'TakeSnapshot') {
