@@ -17,6 +17,7 @@ export {
   type WithLeaseResult,
 } from './lease-fence-client.js';
 export { LeaseKeeper, type LeaseKeeperOptions, type LeaseKeeperState, type LeaseRenewer } from './lease-keeper.js';
+/** What acquire, renew and release resolve to: outcomes as data (documented in results.ts). */
 export type { AcquireResult, AcquireDenial, RenewResult, ReleaseResult, DeadOnArrival } from './results.js';
 export {
   CoordinatorHttpError,

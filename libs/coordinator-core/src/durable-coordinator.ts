@@ -39,6 +39,7 @@ import {
   type DurableCoordinatorStatus,
 } from './durable-coordinator-options.js';
 
+/** Re-exported beside the class they configure; documented at their source. */
 export type { DurableCoordinatorOptions, DurableCoordinatorStatus } from './durable-coordinator-options.js';
 
 /** What recovery did at open. */

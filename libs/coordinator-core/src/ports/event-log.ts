@@ -11,6 +11,7 @@
  */
 import type { CoordinatorEvent, RecordedEvent } from '@lease-fence/protocol';
 
+/** The event and record shapes of the log, from the one schema in `@lease-fence/protocol`. */
 export type { CoordinatorEvent, RecordedEvent } from '@lease-fence/protocol';
 
 /** Where an append landed: positions `fromPosition..toPosition` inclusive; `toPosition` is the new version. */
