@@ -9,6 +9,7 @@
  * @packageDocumentation
  */
 export { Instant } from './time/instant.js';
+/** A clock with a domain (documented at its source). */
 export type { Clock } from './time/clock.js';
 export { createMonotonicClock } from './time/monotonic-clock.js';
 export { createManualClock, type ManualClock, type ManualClockOptions } from './time/manual-clock.js';
@@ -24,6 +25,7 @@ export {
 } from './errors.js';
 
 export { MAX_TTL_MILLIS, DEFAULT_REPLAY_CACHE_SIZE } from './validate.js';
+/** The rule's shapes: tokens, records, grants, outcomes and changes (documented in lease/outcomes.ts). */
 export type {
   FenceToken,
   LeaseRecord,
@@ -52,7 +54,9 @@ export {
   type CoordinatorRenewRequest,
 } from './lease/lease-coordinator.js';
 export { LeaseClient, type LeaseClientOptions, type AcquireRequest, type RenewalRequest } from './lease/lease-client.js';
+/** A holder's lease, anchored at its send instant (documented at its source). */
 export type { Lease } from './lease/lease.js';
 
 export { FenceGate, type FenceGateOptions } from './fence/fence-gate.js';
+/** A gate's floor and the record of a refused write (documented at their source). */
 export type { GateFloor, RejectionKind, RejectionRecord } from './fence/rejection.js';
