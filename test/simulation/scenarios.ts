@@ -4,9 +4,15 @@
  * generates, within it, the number of agents and resources, the horizon, the fault schedule and
  * the choice streams of each run.
  */
+import type { AgentOptions } from './nodes/agent.js';
 import type { CoordinatorShell } from './nodes/coordinator-host.js';
 import type { LogKind } from './nodes/simulated-disk.js';
 import type { NetworkProfile } from './world/network.js';
+
+/** The agent options a scenario sets (the rest — identity, clock, resources — come from the world). */
+type AgentBehaviourKnob =
+  | 'requestTimeoutMillis' | 'maxRetries' | 'minThinkMillis' | 'maxThinkMillis' | 'minStallMillis' | 'maxStallMillis'
+  | 'longStallProbability' | 'longStallMaxMillis' | 'maxWritesPerLease' | 'admitProbability';
 
 /** Which faults a scenario may inject, and how many of each at most per run. */
 export interface FaultBudget {
@@ -34,17 +40,8 @@ export interface Scenario {
   /** Largest clock drift, as a fraction: rates lie in [1 - maxDrift, 1 + maxDrift]. */
   readonly maxDrift: number;
   readonly network: NetworkProfile;
-  readonly agent: {
-    readonly requestTimeoutMillis: number;
-    readonly maxRetries: number;
-    readonly minThinkMillis: number;
-    readonly maxThinkMillis: number;
-    readonly minStallMillis: number;
-    readonly maxStallMillis: number;
-    readonly longStallProbability: number;
-    readonly longStallMaxMillis: number;
-    readonly maxWritesPerLease: number;
-    readonly admitProbability: number;
+  /** The agents' behaviour: {@link AgentOptions}' knobs, with renewal as a fraction of the TTL. */
+  readonly agent: Pick<AgentOptions, AgentBehaviourKnob> & {
     /** Renew when less than this fraction of the TTL is left. */
     readonly renewBelowFraction: number;
   };

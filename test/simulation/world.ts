@@ -223,6 +223,7 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   const behaviour = new ChoiceStream(input.behaviour, input.tailSeed === 0 ? 0 : input.tailSeed + 2);
   const clockSkewMillis = Math.ceil((scenario.ttlMillis * 2 * scenario.maxDrift) / (1 + scenario.maxDrift)) + 1;
   const agents: Agent[] = [];
+  const { renewBelowFraction, ...agentKnobs } = scenario.agent;
   for (let index = 1; index <= agentCount; index += 1) {
     const holderId = `agent-${index}`;
     const clock = new SimClock(holderId, oscillators[index]!, scheduler, 0, 5_000 + 1_111 * index);
@@ -232,17 +233,8 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
       clock,
       clockSkewMillis,
       resources: resourceNames,
-      requestTimeoutMillis: scenario.agent.requestTimeoutMillis,
-      maxRetries: scenario.agent.maxRetries,
-      minThinkMillis: scenario.agent.minThinkMillis,
-      maxThinkMillis: scenario.agent.maxThinkMillis,
-      minStallMillis: scenario.agent.minStallMillis,
-      maxStallMillis: scenario.agent.maxStallMillis,
-      longStallProbability: scenario.agent.longStallProbability,
-      longStallMaxMillis: scenario.agent.longStallMaxMillis,
-      maxWritesPerLease: scenario.agent.maxWritesPerLease,
-      admitProbability: scenario.agent.admitProbability,
-      renewBelowMillis: scenario.agent.renewBelowFraction * scenario.ttlMillis,
+      ...agentKnobs,
+      renewBelowMillis: renewBelowFraction * scenario.ttlMillis,
       ...(hooks.anchorDeadline === undefined ? {} : { anchorDeadline: hooks.anchorDeadline }),
     }));
   }
