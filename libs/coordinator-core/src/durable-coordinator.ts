@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS, type AcquireOutcome, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
-import type { AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordRejectionOutcome } from './decider/commands.js';
+import type { AdmitFence, AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome } from './decider/commands.js';
 import { decide } from './decider/decide.js';
 import { evolve } from './decider/evolve.js';
 import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
@@ -252,15 +252,7 @@ export class DurableCoordinator {
    * @param rejection.gateWallMillis - The gate's wall clock at the refusal (epoch ms, display only).
    * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
    */
-  async recordRejection(rejection: {
-    readonly gateId: string;
-    readonly resource: string;
-    readonly seq: number;
-    readonly kind: 'stale' | 'double-grant';
-    readonly rejected: { readonly holderId: string; readonly fence: number };
-    readonly current: { readonly holderId: string; readonly fence: number };
-    readonly gateWallMillis?: number | undefined;
-  }): Promise<RecordRejectionOutcome> {
+  async recordRejection(rejection: Omit<RecordFenceRejection, 'type'>): Promise<RecordRejectionOutcome> {
     const api = 'DurableCoordinator.recordRejection';
     requireObject(api, 'rejection', rejection);
     requireObject(api, 'rejected', rejection.rejected);
@@ -288,7 +280,7 @@ export class DurableCoordinator {
    * was never issued for the resource, or is its current fence but another holder's.
    * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
    */
-  async admitFence(admission: { readonly gateId: string; readonly resource: string; readonly holderId: string; readonly fence: number }): Promise<AdmitFenceOutcome> {
+  async admitFence(admission: Omit<AdmitFence, 'type'>): Promise<AdmitFenceOutcome> {
     const api = 'DurableCoordinator.admitFence';
     requireObject(api, 'admission', admission);
     return this.enqueue({
