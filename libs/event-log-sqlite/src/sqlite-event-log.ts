@@ -12,16 +12,15 @@
 import Database from 'better-sqlite3';
 import {
   checkAppendOptions,
-  checkReadRange,
   checkSnapshot,
   checkSubscribeAfter,
   createCatchUpSubscription,
-  decodeRecord,
   decodeSnapshot,
   encodeEvents,
   EventLogClosedError,
   EventLogUnavailableError,
   ExpectedVersionConflictError,
+  readInPages,
   type AppendOptions,
   type AppendResult,
   type CoordinatorEvent,
@@ -182,22 +181,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     },
 
     read(range: ReadRange): AsyncIterable<RecordedEvent> {
-      return {
-        async *[Symbol.asyncIterator]() {
-          ensureOpen('read');
-          const { from, to, limit } = checkReadRange('SqliteEventLog.read', range);
-          let next = from;
-          let remaining = limit;
-          while (remaining > 0 && next <= to) {
-            ensureOpen('read');
-            const page = readRows(next, to, Math.min(PAGE_SIZE, remaining));
-            if (page.length === 0) return;
-            for (const stored of page) yield decodeRecord(stored);
-            next = page[page.length - 1]!.position + 1;
-            remaining -= page.length;
-          }
-        },
-      };
+      return readInPages('SqliteEventLog.read', range, { readPage: readRows, ensureOpen: () => ensureOpen('read'), pageSize: PAGE_SIZE });
     },
 
     async version() {

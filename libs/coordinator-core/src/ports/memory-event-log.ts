@@ -13,10 +13,11 @@
  *
  * @see DESIGN.md § "The event-sourced coordinator"
  */
-import { decodeRecord, decodeSnapshot, encodeEvents, type StoredEventRecord, type StoredSnapshot } from '../codec.js';
+import { decodeSnapshot, encodeEvents, type StoredEventRecord, type StoredSnapshot } from '../codec.js';
 import { createCatchUpSubscription } from './catch-up-subscription.js';
-import { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './event-log-arguments.js';
+import { checkAppendOptions, checkSnapshot, checkSubscribeAfter } from './event-log-arguments.js';
 import { EventLogClosedError, ExpectedVersionConflictError } from './event-log-errors.js';
+import { readInPages } from './paged-read.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -165,22 +166,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
     },
 
     read(range: ReadRange): AsyncIterable<RecordedEvent> {
-      return {
-        async *[Symbol.asyncIterator]() {
-          ensureOpen('read');
-          const { from, to, limit } = checkReadRange('MemoryEventLog.read', range);
-          let next = from;
-          let remaining = limit;
-          while (remaining > 0) {
-            ensureOpen('read');
-            const page = readRecords(next, to, Math.min(PAGE_SIZE, remaining));
-            if (page.length === 0) return;
-            for (const stored of page) yield decodeRecord(stored);
-            next += page.length;
-            remaining -= page.length;
-          }
-        },
-      };
+      return readInPages('MemoryEventLog.read', range, { readPage: readRecords, ensureOpen: () => ensureOpen('read'), pageSize: PAGE_SIZE });
     },
 
     async version() {
