@@ -87,6 +87,7 @@ try {
   const emptyBoot = median(emptyBoots);
 
   const rows: string[][] = [];
+  const perEvent: string[] = [];
   for (const size of sizes) {
     const pristine = join(work, `log-${size}.sqlite`);
     const writeStarted = performance.now();
@@ -121,6 +122,10 @@ try {
         await removeTempDir(dataDir);
       }
       const recovery = median(inProcess);
+      if (label === 'without snapshot') {
+        perEvent.push(`${written.toLocaleString('en-US')} events: in process ${fixed((recovery * 1000) / replayed, 2)} µs per event replayed, `
+          + `service replayMillis ${fixed((median(serviceReplay) * 1000) / replayed, 2)} µs per event; floor ${fixed((floor * 1000) / written, 2)} µs per row`);
+      }
       rows.push([
         `${written.toLocaleString('en-US')}`,
         label,
@@ -142,6 +147,7 @@ try {
     ['events in log', 'recovery', 'events replayed', 'floor: read every row', 'in process: open → ready', 'ratio to floor', 'service: spawn → ready', 'service: recovery (replayMillis)', 'ratio to floor'],
     rows,
   ));
+  console.log(`\nWithout a snapshot, per event:\n${perEvent.map((line) => `- ${line}`).join('\n')}`);
   console.log('\nfloor = open the file read-only and iterate every row of `events` (no decoding, no fold). in process = openSqliteEventLog + DurableCoordinator.open: ' +
     'integrity check, latest snapshot, replay, CoordinatorStarted appended (fsync). service replayMillis = the recovery time the service reports in its `ready` line ' +
     '(snapshot, replay and CoordinatorStarted, after its log file is opened and checked); spawn → ready adds Node and Nest start-up and the file check.');

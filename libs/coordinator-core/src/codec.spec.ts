@@ -1,12 +1,36 @@
+import { COORDINATOR_EVENT_TYPES, CoordinatorEventSchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
 import { checkEvents, decodeRecord, decodeSnapshot, encodeEvents } from './codec.js';
 import { EventLogCorruptError } from './ports/event-log-errors.js';
-import { leaseGranted } from './testing/event-builders.js';
+import {
+  coordinatorCheckpointed,
+  coordinatorStarted,
+  fenceAdmitted,
+  fenceRejected,
+  leaseExpired,
+  leaseGranted,
+  leaseReleased,
+  leaseRenewed,
+  snapshotTaken,
+} from './testing/event-builders.js';
 
 const granted = leaseGranted('slot', 'agent-a', 3, { atMillis: 10 });
 const stored = (overrides: Partial<Parameters<typeof decodeRecord>[0]> = {}) => ({
   position: 5, recordedAtMillis: 1_700_000_000_000, type: 'LeaseGranted', version: 1, data: JSON.stringify(granted.data), ...overrides,
 });
+
+/** One event of every type of the protocol, optional fields set. */
+const everyEventType: readonly CoordinatorEvent[] = [
+  coordinatorStarted({ previousBootId: 'boot-0', carriedLeases: [{ resource: 'r', holderId: 'h', fence: 3, expiresAtMillis: 900 }], graceDeadlineMillis: 900, recoveredFence: 3 }),
+  granted,
+  leaseRenewed('slot', 'agent-a', 3, { atMillis: 20 }),
+  leaseReleased('slot', 'agent-a', 3),
+  leaseExpired('slot', 'agent-a', 3),
+  fenceRejected({ seq: 7, gateWallMillis: 1_700_000_000_001, kind: 'double-grant' }),
+  fenceAdmitted('slot', 'agent-a', 3),
+  snapshotTaken(9),
+  coordinatorCheckpointed({ atMillis: 40 }),
+];
 
 /** The EventLogCorruptError `fn` throws. */
 const corruptionOf = (fn: () => unknown): EventLogCorruptError => {
@@ -55,12 +79,27 @@ describe('codec', () => {
   });
 
   describe('decodeRecord', () => {
+    it('has a test event for every type of the protocol', () => {
+      expect(new Set(everyEventType.map((e) => e.type))).toEqual(new Set(COORDINATOR_EVENT_TYPES));
+    });
+
     it('decodes a stored record into the recorded event', () => {
       expect(decodeRecord(stored())).toEqual({ position: 5, recordedAtMillis: 1_700_000_000_000, event: granted });
     });
 
     it('accepts data that is already parsed', () => {
       expect(decodeRecord(stored({ data: granted.data })).event).toEqual(granted);
+    });
+
+    it.each(everyEventType.map((event) => [event.type, event] as const))('decodes a %s record to exactly what the protocol\'s union schema parses', (_type, event) => {
+      // Given a record of this type with a key the schema does not know
+      const data = JSON.stringify({ ...event.data, note: 'not in the schema' });
+      // When it is decoded
+      const decoded = decodeRecord(stored({ type: event.type, version: event.version, data })).event;
+      // Then the result is the union's output (unknown keys stripped), key order included
+      const parsed = CoordinatorEventSchema.parse({ type: event.type, version: event.version, data: JSON.parse(data) as unknown });
+      expect(decoded).toEqual(parsed);
+      expect(JSON.stringify(decoded)).toBe(JSON.stringify(parsed));
     });
 
     it.each([

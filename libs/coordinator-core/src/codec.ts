@@ -52,9 +52,17 @@ type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
  */
 const UPCASTERS: { readonly [T in CoordinatorEventType]?: Readonly<Record<number, Upcaster>> } = {};
 
-/** The current schema version of each event type, read from the protocol schemas. */
-const CURRENT_VERSIONS: ReadonlyMap<string, number> = new Map(
-  CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, schema.shape.version.value]),
+/** One member of the protocol's discriminated union: the schema of one event type at its current version. */
+type EventMemberSchema = (typeof CoordinatorEventSchema.options)[number];
+
+/**
+ * The protocol union's members by event type. The union dispatches on `type` to exactly one of
+ * them, so a record whose type is known is validated by that member's schema directly: the same
+ * check (same schema, same issues and paths), without the union's dispatch on every record of a
+ * replay. The member's `version` literal is the type's current schema version.
+ */
+const MEMBER_SCHEMAS: ReadonlyMap<string, EventMemberSchema> = new Map(
+  CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, schema]),
 );
 
 /**
@@ -114,44 +122,47 @@ export function encodeEvents(api: string, events: readonly CoordinatorEvent[]): 
 
 /**
  * Decodes one stored record: parses `data` if it is JSON text, upcasts old versions, and
- * validates the result with the protocol schema.
+ * validates the result with the protocol schema (the union's member for the record's type).
  *
  * @returns the record as a {@link RecordedEvent} (current schema version).
  * @throws {@link EventLogCorruptError} naming `raw.position` when the type or version is
  *   unknown, the JSON is invalid, or the data does not match the schema.
  */
 export function decodeRecord(raw: StoredEventRecord): RecordedEvent {
-  const corrupt = (issues: EventLogCorruptIssue[], cause?: unknown): EventLogCorruptError =>
-    new EventLogCorruptError({ position: raw.position, issues, cause });
-  const current = CURRENT_VERSIONS.get(raw.type);
-  if (current === undefined) throw corrupt([{ path: 'type', message: `unknown event type ${JSON.stringify(raw.type)}` }]);
+  const schema = MEMBER_SCHEMAS.get(raw.type);
+  if (schema === undefined) throw corruptAt(raw.position, [{ path: 'type', message: `unknown event type ${JSON.stringify(raw.type)}` }]);
+  const current = schema.shape.version.value;
   if (!Number.isSafeInteger(raw.version) || raw.version < 1 || raw.version > current) {
-    throw corrupt([{ path: 'version', message: `unknown version ${String(raw.version)} of ${raw.type} (this reader knows 1..${current})` }]);
+    throw corruptAt(raw.position, [{ path: 'version', message: `unknown version ${String(raw.version)} of ${raw.type} (this reader knows 1..${current})` }]);
   }
   let data: unknown = raw.data;
   if (typeof data === 'string') {
     try {
       data = JSON.parse(data);
     } catch (error) {
-      throw corrupt([{ path: 'data', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }], error);
+      throw corruptAt(raw.position, [{ path: 'data', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }], error);
     }
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw corrupt([{ path: 'data', message: 'must be a JSON object' }]);
+    throw corruptAt(raw.position, [{ path: 'data', message: 'must be a JSON object' }]);
   }
   let upcast = data as Record<string, unknown>;
   for (let version = raw.version; version < current; version += 1) {
     const upcaster = UPCASTERS[raw.type as CoordinatorEventType]?.[version];
-    if (upcaster === undefined) throw corrupt([{ path: 'version', message: `no upcaster from version ${version} of ${raw.type}` }]);
+    if (upcaster === undefined) throw corruptAt(raw.position, [{ path: 'version', message: `no upcaster from version ${version} of ${raw.type}` }]);
     upcast = upcaster(upcast);
   }
-  const parsed = CoordinatorEventSchema.safeParse({ type: raw.type, version: current, data: upcast });
-  if (!parsed.success) throw corrupt(toIssues(parsed.error));
+  const parsed = schema.safeParse({ type: raw.type, version: current, data: upcast });
+  if (!parsed.success) throw corruptAt(raw.position, toIssues(parsed.error));
   if (!Number.isFinite(raw.recordedAtMillis)) {
-    throw corrupt([{ path: 'recordedAtMillis', message: `must be a finite number, got ${String(raw.recordedAtMillis)}` }]);
+    throw corruptAt(raw.position, [{ path: 'recordedAtMillis', message: `must be a finite number, got ${String(raw.recordedAtMillis)}` }]);
   }
   return { position: raw.position, recordedAtMillis: raw.recordedAtMillis, event: parsed.data };
 }
+
+/** The error that stops a reader at the record at `position`. */
+const corruptAt = (position: number, issues: EventLogCorruptIssue[], cause?: unknown): EventLogCorruptError =>
+  new EventLogCorruptError({ position, issues, cause });
 
 /**
  * Decodes a stored snapshot's JSON text.

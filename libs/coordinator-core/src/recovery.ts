@@ -10,6 +10,10 @@ import { evolve } from './decider/evolve.js';
 import { createInitialState, fromSnapshot, type CoordinatorState } from './decider/state.js';
 import { EventLogCorruptError } from './ports/event-log-errors.js';
 import type { EventLog } from './ports/event-log.js';
+import { groupIntoPages } from './ports/paged-read.js';
+
+/** Events per page when a log without `readPages` is replayed through `read`. */
+const FALLBACK_PAGE_SIZE = 512;
 
 /** What {@link replayLog} restored. */
 export interface ReplayResult {
@@ -31,7 +35,9 @@ export interface ReplayOptions {
 
 /**
  * Folds `log` into a state: from its latest snapshot (when it has one this reader understands),
- * then every later event.
+ * then every later event. The events are read a page at a time ({@link EventLog.readPages}, or
+ * `read` grouped into pages for a log without it) and each page is folded synchronously, so a
+ * long replay costs one promise per page, not one per event.
  *
  * @throws {@link EventLogCorruptError} naming the position of an event that does not decode or
  *   contradicts the state, of a gap, or of a snapshot that is malformed or covers more events
@@ -50,18 +56,21 @@ export async function replayLog(log: EventLog, options: ReplayOptions = {}): Pro
     });
   }
   const fromPosition = state.position + 1;
-  for await (const recorded of log.read({ from: fromPosition })) {
-    if (recorded.position !== state.position + 1) {
-      throw new EventLogCorruptError({
-        position: state.position + 1,
-        issues: [{ path: '', message: `replay expected position ${state.position + 1}, the log returned ${recorded.position}` }],
-      });
-    }
-    try {
-      evolve(state, recorded.event);
-    } catch (error) {
-      if (error instanceof EventLogCorruptError) throw error;
-      throw new EventLogCorruptError({ position: recorded.position, issues: [{ path: '', message: error instanceof Error ? error.message : String(error) }], cause: error });
+  const range = { from: fromPosition };
+  for await (const page of log.readPages?.(range) ?? groupIntoPages(log.read(range), FALLBACK_PAGE_SIZE)) {
+    for (const recorded of page) {
+      if (recorded.position !== state.position + 1) {
+        throw new EventLogCorruptError({
+          position: state.position + 1,
+          issues: [{ path: '', message: `replay expected position ${state.position + 1}, the log returned ${recorded.position}` }],
+        });
+      }
+      try {
+        evolve(state, recorded.event);
+      } catch (error) {
+        if (error instanceof EventLogCorruptError) throw error;
+        throw new EventLogCorruptError({ position: recorded.position, issues: [{ path: '', message: error instanceof Error ? error.message : String(error) }], cause: error });
+      }
     }
   }
   return { state, eventsReplayed: state.position - fromPosition + 1, fromSnapshot: restored !== undefined };

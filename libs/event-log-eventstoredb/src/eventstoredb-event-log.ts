@@ -21,6 +21,7 @@ import {
   encodeEvents,
   EventLogClosedError,
   EventLogCorruptError,
+  groupIntoPages,
   type AppendOptions,
   type AppendResult,
   type CoordinatorEvent,
@@ -80,10 +81,18 @@ export interface EventStoreDbEventLog extends EventLog {
   readonly name: 'eventstoredb';
   /** The streams this handle reads and writes (diagnostics, operator tooling). */
   readonly streams: NamespaceStreams;
+  /**
+   * {@link EventLog.readPages}, which this adapter always provides: the streamed read grouped
+   * into pages of up to 512 events, so a replay folds each page without a promise per event.
+   */
+  readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]>;
 }
 
 /** Longest delay a Node.js timer accepts (2^31 - 1 ms). */
 const MAX_TIMER_MILLIS = 2 ** 31 - 1;
+
+/** Most events per page of {@link EventStoreDbEventLog.readPages}. */
+const READ_PAGE_SIZE = 512;
 
 /** How often a snapshot save re-reads the snapshot stream after losing a race with another writer. */
 const SNAPSHOT_SAVE_ATTEMPTS = 5;
@@ -146,6 +155,39 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
     return fromRevision(last.event.revision);
   };
 
+  /**
+   * The events of `range`, decoded one at a time as the client hands them over (it streams the
+   * read; there is no page to take at once). Single use, like the client's read.
+   */
+  const readForward = (range: ReadRange, operation: 'read' | 'readPages'): AsyncIterable<RecordedEvent> =>
+    (async function* readEvents() {
+      ensureOpen(operation);
+      const { from, to, limit } = checkReadRange(`EventStoreDbEventLog.${operation}`, range);
+      const count = Math.min(limit, to - from + 1);
+      if (count <= 0) return;
+      let expected = from;
+      const events = client.readStream(streams.events, { fromRevision: toReadRevision(from), direction: FORWARDS, maxCount: toMaxCount(count) });
+      const iterator = events[Symbol.asyncIterator]();
+      try {
+        for (;;) {
+          let step: IteratorResult<ResolvedEvent>;
+          try {
+            step = await bounded(iterator.next(), operation);
+          } catch (error) {
+            if (isStreamNotFound(error)) return;
+            throw translateError(error, operation);
+          }
+          if (step.done === true) return;
+          const recorded = decodeRecord(toStoredRecord(step.value, expected));
+          expected += 1;
+          yield recorded;
+        }
+      } finally {
+        // The consumer left early, the read failed or timed out: release the client's read.
+        iterator.return?.(undefined).catch(() => { /* the read failed already: nothing to release */ });
+      }
+    })();
+
   const capSnapshotStream = async (): Promise<void> => {
     if (snapshotStreamCapped) return;
     try {
@@ -177,35 +219,9 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
       return fromAppendResult(result, expectedVersion);
     },
 
-    read(range: ReadRange): AsyncIterable<RecordedEvent> {
-      return (async function* readEvents() {
-        ensureOpen('read');
-        const { from, to, limit } = checkReadRange('EventStoreDbEventLog.read', range);
-        const count = Math.min(limit, to - from + 1);
-        if (count <= 0) return;
-        let expected = from;
-        const events = client.readStream(streams.events, { fromRevision: toReadRevision(from), direction: FORWARDS, maxCount: toMaxCount(count) });
-        const iterator = events[Symbol.asyncIterator]();
-        try {
-          for (;;) {
-            let step: IteratorResult<ResolvedEvent>;
-            try {
-              step = await bounded(iterator.next(), 'read');
-            } catch (error) {
-              if (isStreamNotFound(error)) return;
-              throw translateError(error, 'read');
-            }
-            if (step.done === true) return;
-            const recorded = decodeRecord(toStoredRecord(step.value, expected));
-            expected += 1;
-            yield recorded;
-          }
-        } finally {
-          // The consumer left early, the read failed or timed out: release the client's read.
-          iterator.return?.(undefined).catch(() => { /* the read failed already: nothing to release */ });
-        }
-      })();
-    },
+    read: (range: ReadRange): AsyncIterable<RecordedEvent> => readForward(range, 'read'),
+
+    readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> => groupIntoPages(readForward(range, 'readPages'), READ_PAGE_SIZE),
 
     version,
 

@@ -108,6 +108,28 @@ describe('openSqliteEventLog', () => {
       expect(error).toMatchObject({ position: 3 });
     });
 
+    it('hands over the events before a damaged one in pages, then stops naming its position', async () => {
+      // Given a log of 1200 events (three pages) whose event 700 is damaged
+      const damaged = freshFile();
+      const log = await openSqliteEventLog({ file: damaged });
+      await log.append(grants(1200), { expectedVersion: 0 });
+      await log.close();
+      const db = new Database(damaged);
+      db.prepare(`UPDATE events SET data = '{"fence":"seven hundred"}' WHERE position = 700`).run();
+      db.close();
+      // When it is read in pages
+      const reopened = await openSqliteEventLog({ file: damaged });
+      const seen: number[] = [];
+      const error = await (async () => {
+        for await (const page of reopened.readPages({ from: 1 })) seen.push(...page.map((recorded) => recorded.position));
+      })().catch((e: unknown) => e);
+      await reopened.close();
+      // Then every event before it was handed over, then the error names it
+      expect(seen).toEqual(Array.from({ length: 699 }, (_, i) => i + 1));
+      expect(error).toBeInstanceOf(EventLogCorruptError);
+      expect(error).toMatchObject({ position: 700 });
+    });
+
     it('refuses an unknown event type and names its position', async () => {
       const damaged = freshFile();
       const log = await openSqliteEventLog({ file: damaged });

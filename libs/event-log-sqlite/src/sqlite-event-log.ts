@@ -21,6 +21,7 @@ import {
   EventLogUnavailableError,
   ExpectedVersionConflictError,
   readInPages,
+  readRecordPages,
   type AppendOptions,
   type AppendResult,
   type CoordinatorEvent,
@@ -65,6 +66,8 @@ export interface SqliteEventLog extends EventLog {
   readonly file: string;
   /** The journal mode and synchronous level of this handle's connection, as SQLite reports them (diagnostics). */
   settings(): { readonly journalMode: string; readonly synchronous: 'off' | 'normal' | 'full' | 'extra' };
+  /** {@link EventLog.readPages}, which this adapter always provides (pages of up to 512 events, one query each). */
+  readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]>;
 }
 
 const PAGE_SIZE = 512;
@@ -184,6 +187,10 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       return readInPages('SqliteEventLog.read', range, { readPage: readRows, ensureOpen: () => ensureOpen('read'), pageSize: PAGE_SIZE });
     },
 
+    readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
+      return readRecordPages('SqliteEventLog.readPages', range, { readPage: readRows, ensureOpen: () => ensureOpen('readPages'), pageSize: PAGE_SIZE });
+    },
+
     async version() {
       ensureOpen('version');
       knownVersion = run('version', () => statements.version.get() ?? 0);
@@ -249,5 +256,6 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   return log;
 }
 
+/** Indexes, not destructuring: no iterator per row on a replay's hot path. */
 const toStoredRecord = (row: EventRow): StoredEventRecord =>
-  ({ position: row.position, recordedAtMillis: row.recorded_at, type: row.type, version: row.version, data: row.data });
+  ({ position: row[0], recordedAtMillis: row[4], type: row[1], version: row[2], data: row[3] });

@@ -3,14 +3,12 @@
  */
 import type Database from 'better-sqlite3';
 
-/** A stored event row, as the `events` table holds it. */
-export interface EventRow {
-  readonly position: number;
-  readonly type: string;
-  readonly version: number;
-  readonly data: string;
-  readonly recorded_at: number;
-}
+/**
+ * A stored event row, as the `events` table holds it, read as an array of its column values in
+ * this order (better-sqlite3's raw mode: no object with named keys per row, which a full replay
+ * would pay for on every event).
+ */
+export type EventRow = readonly [position: number, type: string, version: number, data: string, recordedAt: number];
 
 /** A stored snapshot row. */
 export interface SnapshotRow {
@@ -24,7 +22,7 @@ export interface Statements {
   /** The log's version: the highest position, 0 when empty. */
   readonly version: Database.Statement<[], number>;
   readonly insertEvent: Database.Statement<[position: number, type: string, version: number, data: string, recordedAt: number]>;
-  /** Events with `from <= position <= to`, in order, at most `limit`. */
+  /** Events with `from <= position <= to`, in order, at most `limit`; each row an {@link EventRow} array (raw mode). */
   readonly readEvents: Database.Statement<[from: number, to: number, limit: number], EventRow>;
   readonly latestSnapshot: Database.Statement<[], SnapshotRow>;
   readonly saveSnapshot: Database.Statement<[position: number, schemaVersion: number, state: string, savedAt: number]>;
@@ -37,9 +35,11 @@ export function prepareStatements(db: Database.Database): Statements {
   return {
     version: db.prepare<[], number>('SELECT COALESCE(MAX(position), 0) FROM events').pluck(),
     insertEvent: db.prepare('INSERT INTO events (position, type, version, data, recorded_at) VALUES (?, ?, ?, ?, ?)'),
-    readEvents: db.prepare<[number, number, number], EventRow>(
-      'SELECT position, type, version, data, recorded_at FROM events WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?',
-    ),
+    readEvents: db
+      .prepare<[number, number, number], EventRow>(
+        'SELECT position, type, version, data, recorded_at FROM events WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?',
+      )
+      .raw(),
     latestSnapshot: db.prepare<[], SnapshotRow>('SELECT position, schema_version, state FROM snapshots ORDER BY position DESC LIMIT 1'),
     saveSnapshot: db.prepare('INSERT OR REPLACE INTO snapshots (position, schema_version, state, saved_at) VALUES (?, ?, ?, ?)'),
     pruneSnapshots: db.prepare('DELETE FROM snapshots WHERE position NOT IN (SELECT position FROM snapshots ORDER BY position DESC LIMIT ?)'),

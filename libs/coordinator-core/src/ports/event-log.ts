@@ -94,6 +94,21 @@ export interface EventLog {
    * @throws {@link EventLogCorruptError} naming the position of an event that cannot be decoded.
    */
   read(range: ReadRange): AsyncIterable<RecordedEvent>;
+  /**
+   * The same events as {@link EventLog.read} with the same `range`, handed over in pages: one
+   * promise per page instead of one per event, so a reader that folds a whole log (recovery)
+   * does not pay a promise and a microtask per event. Every page is non-empty and in log order;
+   * the adapter chooses the page size. Events are decoded and validated on read, as by `read`:
+   * when one cannot be decoded, the events before it are handed over first, then the iteration
+   * throws, exactly where `read` would.
+   *
+   * Every adapter of this repository implements it and passes it in the contract suite. It is
+   * optional so that a decorator forwarding the port's methods to another log, and a log written
+   * before it existed, remain EventLogs; recovery then reads them through `read`.
+   * @throws {@link EventLogCorruptError} naming the position of an event that cannot be decoded.
+   * @throws `RangeError` for a malformed range, {@link EventLogClosedError} on a closed log (when iteration starts).
+   */
+  readPages?(range: ReadRange): AsyncIterable<readonly RecordedEvent[]>;
   /** The number of events in the log (the position of the last one; 0 when empty). */
   version(): Promise<number>;
   /**

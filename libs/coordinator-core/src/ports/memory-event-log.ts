@@ -17,7 +17,7 @@ import { decodeSnapshot, encodeEvents, type StoredEventRecord, type StoredSnapsh
 import { createCatchUpSubscription } from './catch-up-subscription.js';
 import { checkAppendOptions, checkSnapshot, checkSubscribeAfter } from './event-log-arguments.js';
 import { EventLogClosedError, ExpectedVersionConflictError } from './event-log-errors.js';
-import { readInPages } from './paged-read.js';
+import { readInPages, readRecordPages } from './paged-read.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -105,6 +105,8 @@ export interface MemoryEventLog extends EventLog {
    * when `options.persist` is true). The expected-version check still runs first.
    */
   failNextAppend(error: unknown, options?: InjectedAppendFailure): void;
+  /** {@link EventLog.readPages}, which this adapter always provides (pages of up to 512 events). */
+  readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]>;
 }
 
 const PAGE_SIZE = 512;
@@ -167,6 +169,10 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
 
     read(range: ReadRange): AsyncIterable<RecordedEvent> {
       return readInPages('MemoryEventLog.read', range, { readPage: readRecords, ensureOpen: () => ensureOpen('read'), pageSize: PAGE_SIZE });
+    },
+
+    readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
+      return readRecordPages('MemoryEventLog.readPages', range, { readPage: readRecords, ensureOpen: () => ensureOpen('readPages'), pageSize: PAGE_SIZE });
     },
 
     async version() {

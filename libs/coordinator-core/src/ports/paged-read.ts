@@ -1,14 +1,16 @@
 /**
  * The forward read every stored-record adapter shares: validate the range, then page through the
- * stored records and decode each one once, in position order.
+ * stored records and decode each one once, in position order. {@link readRecordPages} hands the
+ * decoded records over a page at a time (one promise per page: what recovery folds);
+ * {@link readInPages} hands them over one at a time (`EventLog.read`).
  *
- * @see DESIGN.md § "The event-sourced coordinator" (the EventLog port)
+ * @see DESIGN.md § "The event-sourced coordinator" (the EventLog port; Recovery)
  */
 import { decodeRecord, type StoredEventRecord } from '../codec.js';
 import { checkReadRange } from './event-log-arguments.js';
 import type { ReadRange, RecordedEvent } from './event-log.js';
 
-/** How an adapter reads its own storage for {@link readInPages}. */
+/** How an adapter reads its own storage for {@link readInPages} and {@link readRecordPages}. */
 export interface PagedRecordSource {
   /** Records with positions in `[from, to]`, in order, at most `limit` of them (fewer at the end). */
   readonly readPage: (from: number, to: number, limit: number) => readonly StoredEventRecord[];
@@ -19,15 +21,18 @@ export interface PagedRecordSource {
 }
 
 /**
- * The events of `range` (1-based, `to` inclusive, at most `limit`), read page by page so a long
- * log is never held in memory at once, each decoded with {@link decodeRecord}.
+ * The events of `range` (1-based, `to` inclusive, at most `limit`) in pages of at most
+ * `source.pageSize`, read page by page so a long log is never held in memory at once, each
+ * record decoded with {@link decodeRecord}. A page is never empty. When a record does not decode,
+ * the records of its page before it are yielded first, then the iteration throws, so a reader
+ * sees exactly what `read` would have delivered.
  *
- * @param api - Caller name for argument errors (`'SqliteEventLog.read'`).
+ * @param api - Caller name for argument errors (`'SqliteEventLog.readPages'`).
  * @throws `TypeError` / `RangeError` for a malformed range (when iteration starts); the adapter's
  *   closed error; {@link EventLogCorruptError} for a record that does not decode.
  * @internal for adapters
  */
-export function readInPages(api: string, range: ReadRange, source: PagedRecordSource): AsyncIterable<RecordedEvent> {
+export function readRecordPages(api: string, range: ReadRange, source: PagedRecordSource): AsyncIterable<readonly RecordedEvent[]> {
   return {
     async *[Symbol.asyncIterator]() {
       source.ensureOpen();
@@ -36,12 +41,67 @@ export function readInPages(api: string, range: ReadRange, source: PagedRecordSo
       let remaining = limit;
       while (remaining > 0 && next <= to) {
         source.ensureOpen();
-        const page = source.readPage(next, to, Math.min(source.pageSize, remaining));
-        if (page.length === 0) return;
-        for (const stored of page) yield decodeRecord(stored);
-        next = page[page.length - 1]!.position + 1;
-        remaining -= page.length;
+        const stored = source.readPage(next, to, Math.min(source.pageSize, remaining));
+        if (stored.length === 0) return;
+        const decoded: RecordedEvent[] = [];
+        try {
+          for (const record of stored) decoded.push(decodeRecord(record));
+        } catch (error) {
+          if (decoded.length > 0) yield decoded;
+          throw error;
+        }
+        yield decoded;
+        next = stored[stored.length - 1]!.position + 1;
+        remaining -= stored.length;
       }
+    },
+  };
+}
+
+/**
+ * The events of `range`, one at a time: {@link readRecordPages} flattened.
+ *
+ * @param api - Caller name for argument errors (`'SqliteEventLog.read'`).
+ * @throws as {@link readRecordPages}.
+ * @internal for adapters
+ */
+export function readInPages(api: string, range: ReadRange, source: PagedRecordSource): AsyncIterable<RecordedEvent> {
+  return {
+    async *[Symbol.asyncIterator]() {
+      for await (const page of readRecordPages(api, range, source)) yield* page;
+    },
+  };
+}
+
+/**
+ * Groups events read one at a time into pages of at most `pageSize`, in order: for a log whose
+ * storage hands events over one by one (a remote stream), or that has no `readPages`. When
+ * `events` throws, the events read before it are yielded first, then the error is rethrown.
+ *
+ * @param pageSize - Most events per page. Positive integer.
+ * @throws `RangeError` (at once) if `pageSize` is not a positive integer; whatever `events` throws.
+ * @internal for adapters and recovery
+ */
+export function groupIntoPages(events: AsyncIterable<RecordedEvent>, pageSize: number): AsyncIterable<readonly RecordedEvent[]> {
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
+    throw new RangeError(`groupIntoPages: pageSize must be a positive integer (events), got ${String(pageSize)}`);
+  }
+  return {
+    async *[Symbol.asyncIterator]() {
+      let page: RecordedEvent[] = [];
+      try {
+        for await (const recorded of events) {
+          page.push(recorded);
+          if (page.length === pageSize) {
+            yield page;
+            page = [];
+          }
+        }
+      } catch (error) {
+        if (page.length > 0) yield page;
+        throw error;
+      }
+      if (page.length > 0) yield page;
     },
   };
 }

@@ -1,16 +1,16 @@
 /**
  * The EventLog contract: one vitest suite that every adapter runs through a factory (emmett's
  * "one suite, every store"). It pins down ordering, positions, expected-version conflicts
- * between two writers, read ranges, the catch-up subscription's switch to live (no gap, no
- * duplicate), snapshots, and reopening after close. It is adapter-neutral: it never looks at
- * files, tables or streams.
+ * between two writers, read ranges (one by one and in pages), the catch-up subscription's
+ * switch to live (no gap, no duplicate), snapshots, and reopening after close. It is
+ * adapter-neutral: it never looks at files, tables or streams.
  *
  * @see ../ports/event-log.ts for the port's contract.
  */
 import type { CoordinatorEvent, RecordedEvent } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventLogClosedError, ExpectedVersionConflictError } from '../ports/event-log-errors.js';
-import type { EventLog, Subscription } from '../ports/event-log.js';
+import type { EventLog, ReadRange, Subscription } from '../ports/event-log.js';
 import {
   coordinatorCheckpointed,
   coordinatorStarted,
@@ -187,6 +187,43 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
         const log = await open();
         await expect(readAll(log.read({ from: 0 }))).rejects.toThrow(RangeError);
         await expect(readAll(log.read({ from: 1, limit: 0 }))).rejects.toThrow(RangeError);
+      });
+    });
+
+    describe('paged read', () => {
+      /** Every page of `log.readPages(readRange)`, failing the test if the adapter lacks it. */
+      const pagesOf = async (log: EventLog, readRange: ReadRange): Promise<(readonly RecordedEvent[])[]> => {
+        if (log.readPages === undefined) throw new Error(`${name}: the adapter does not implement EventLog.readPages`);
+        const pages: (readonly RecordedEvent[])[] = [];
+        for await (const page of log.readPages(readRange)) pages.push(page);
+        return pages;
+      };
+
+      it('hands over the same events as read, in non-empty pages in log order, for every range', async () => {
+        // Given a log of 1300 events (more than two pages of most adapters)
+        const log = await open();
+        for (let i = 0; i < 2; i += 1) await log.append(grants(650, i * 650 + 1), { expectedVersion: i * 650 });
+        const ranges: ReadRange[] = [{ from: 1 }, { from: 4 }, { from: 2, to: 5 }, { from: 3, limit: 2 }, { from: 3, to: 1200, limit: 700 }, { from: 1301 }, { from: 3, to: 2 }];
+        for (const readRange of ranges) {
+          // When the range is read in pages
+          const pages = await pagesOf(log, readRange);
+          // Then the pages, flattened, are exactly what read returns, and none is empty
+          expect(pages.flat(), JSON.stringify(readRange)).toEqual(await readAll(log.read(readRange)));
+          expect(pages.every((page) => page.length > 0)).toBe(true);
+        }
+      });
+
+      it('refuses a start below 1 or a non-positive limit with RangeError', async () => {
+        const log = await open();
+        await expect(pagesOf(log, { from: 0 })).rejects.toThrow(RangeError);
+        await expect(pagesOf(log, { from: 1, limit: 0 })).rejects.toThrow(RangeError);
+      });
+
+      it('rejects on a closed log with EventLogClosedError', async () => {
+        const log = await open();
+        await log.append(grants(1), { expectedVersion: 0 });
+        await log.close();
+        await expect(pagesOf(log, { from: 1 })).rejects.toBeInstanceOf(EventLogClosedError);
       });
     });
 
