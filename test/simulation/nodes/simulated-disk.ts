@@ -11,7 +11,7 @@
  */
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import { createMemoryEventLog, createMemoryEventLogStorage, type MemoryEventLogStorage } from '@lease-fence/event-log-memory';
-import type { AppendOptions, AppendResult, CoordinatorEvent, EventLog, ReadRange, RecordedEvent, Snapshot, Subscription } from '@lease-fence/coordinator-core';
+import { groupIntoPages, type AppendOptions, type AppendResult, type CoordinatorEvent, type EventLog, type ReadRange, type RecordedEvent, type Snapshot, type Subscription } from '@lease-fence/coordinator-core';
 import type { ChoiceStream } from '../world/choices.js';
 import type { VirtualScheduler } from '../world/scheduler.js';
 
@@ -100,6 +100,8 @@ interface InFlight {
  */
 export class BootLog implements EventLog {
   readonly name: string;
+  /** Writes land in FIFO order ({@link BootLog.scheduleLanding}), so the coordinator pipelines its appends here too. */
+  readonly appendsInCallOrder = true;
   protected dead = false;
   protected readonly inFlight: InFlight[] = [];
   private landingAt = 0;
@@ -140,6 +142,10 @@ export class BootLog implements EventLog {
 
   read(range: ReadRange): AsyncIterable<RecordedEvent> {
     return this.handle.read(range);
+  }
+
+  readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
+    return this.handle.readPages?.(range) ?? groupIntoPages(this.handle.read(range), 512);
   }
 
   version(): Promise<number> {

@@ -13,6 +13,7 @@
  */
 import {
   EventLogUnavailableError,
+  groupIntoPages,
   type AppendOptions,
   type AppendResult,
   type CoordinatorEvent,
@@ -22,6 +23,9 @@ import {
   type Snapshot,
   type Subscription,
 } from '@lease-fence/coordinator-core';
+
+/** Events per page when the current log has no `readPages` of its own. */
+const READ_PAGE_SIZE = 512;
 
 /**
  * An EventLog over the log `connect` opens, re-opened (old one closed) after each
@@ -74,6 +78,9 @@ export async function openFirstContactEventLog(connect: () => Promise<EventLog>)
     get name() {
       return current.name;
     },
+    get appendsInCallOrder() {
+      return current.appendsInCallOrder;
+    },
     append: (events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult> => delegate((log) => log.append(events, options)),
     read: (range: ReadRange): AsyncIterable<RecordedEvent> => ({
       async *[Symbol.asyncIterator](): AsyncGenerator<RecordedEvent> {
@@ -82,6 +89,21 @@ export async function openFirstContactEventLog(connect: () => Promise<EventLog>)
           for await (const recorded of log.read(range)) {
             reached = true;
             yield recorded;
+          }
+          reached = true;
+        } catch (error) {
+          retire(log, error);
+          throw error;
+        }
+      },
+    }),
+    readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> => ({
+      async *[Symbol.asyncIterator](): AsyncGenerator<readonly RecordedEvent[]> {
+        const log = current;
+        try {
+          for await (const page of log.readPages?.(range) ?? groupIntoPages(log.read(range), READ_PAGE_SIZE)) {
+            reached = true;
+            yield page;
           }
           reached = true;
         } catch (error) {
