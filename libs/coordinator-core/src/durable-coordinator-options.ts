@@ -54,15 +54,6 @@ export interface DurableCoordinatorOptions {
   readonly takeOverAtVersion?: number;
   /** Most commands per append (group commit batch cap). 1 disables group commit. Positive integer. @defaultValue 256 */
   readonly maxBatch?: number;
-  /**
-   * Most appends in flight at once (pipelined group commit): while batch n is being made durable,
-   * batch n+1 is decided against the state that includes n and appended with the version after
-   * n as its expected version. Outcomes are still acknowledged in order, each only after its own
-   * append and every earlier one resolved. Takes effect only when the log declares
-   * {@link EventLog.appendsInCallOrder}; otherwise each append is awaited before the next batch
-   * is decided. 1 disables pipelining. Positive integer. @defaultValue 4
-   */
-  readonly maxAppendsInFlight?: number;
   /** Acquire grants remembered for idempotent retries. Non-negative integer. @defaultValue 1024 */
   readonly replayCacheSize?: number;
   /**
@@ -100,8 +91,6 @@ export interface Config {
   readonly snapshotEvery: number;
   readonly checkpointIntervalMillis: number;
   readonly maxBatch: number;
-  /** `maxAppendsInFlight`, or 1 when the log does not apply concurrent appends in call order. */
-  readonly maxAppendsInFlight: number;
   readonly replayCacheSize: number | undefined;
   readonly burnFencesThrough: number;
   readonly runTimers: boolean;
@@ -184,7 +173,6 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     snapshotEvery: requireInteger('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),
     checkpointIntervalMillis: requireInteger('checkpointIntervalMillis', options.checkpointIntervalMillis ?? 1000, 1, MAX_TTL_MILLIS, 'milliseconds'),
     maxBatch: requireInteger('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
-    maxAppendsInFlight: Math.min(requireInteger('maxAppendsInFlight', options.maxAppendsInFlight ?? 4, 1, 1024, 'appends'), log.appendsInCallOrder === true ? 1024 : 1),
     replayCacheSize: options.replayCacheSize === undefined ? undefined : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
     burnFencesThrough: requireInteger('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),
     runTimers: options.runTimers ?? true,

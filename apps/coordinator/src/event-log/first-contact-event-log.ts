@@ -78,9 +78,6 @@ export async function openFirstContactEventLog(connect: () => Promise<EventLog>)
     get name() {
       return current.name;
     },
-    get appendsInCallOrder() {
-      return current.appendsInCallOrder;
-    },
     append: (events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult> => delegate((log) => log.append(events, options)),
     read: (range: ReadRange): AsyncIterable<RecordedEvent> => ({
       async *[Symbol.asyncIterator](): AsyncGenerator<RecordedEvent> {
