@@ -1,19 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { coalesceWrites, type Corkable } from './coalescing-socket.js';
-import type { StreamSocket } from './stream-connection.js';
+import { coalesceWrites, type Corkable, type TextFrameClient } from './coalescing-socket.js';
 
 /** A client double that records what reaches it, and a socket double that records cork state. */
-function doubles(): { client: StreamSocket & { sent: string[]; closed: unknown[]; terminated: number }; socket: Corkable & { log: string[] } } {
+function doubles(): { client: TextFrameClient & { sent: string[]; binary: boolean[]; closed: unknown[]; terminated: number }; socket: Corkable & { log: string[] } } {
   const socket = { log: [] as string[], cork() { this.log.push('cork'); }, uncork() { this.log.push('uncork'); } };
   const client = {
     sent: [] as string[],
+    binary: [] as boolean[],
     closed: [] as unknown[],
     terminated: 0,
     bufferedAmount: 42,
     readyState: 1,
-    send(data: string) {
-      socket.log.push(`send ${data}`);
-      this.sent.push(data);
+    send(data: string | Buffer, options: { readonly binary: boolean }) {
+      socket.log.push(`send ${data.toString()}`);
+      this.sent.push(data.toString());
+      this.binary.push(options.binary);
     },
     close(code?: number, reason?: string) {
       this.closed.push([code, reason]);
@@ -67,6 +68,21 @@ describe('coalesceWrites', () => {
 
     expect(socket.log).toEqual(['cork', 'send closing', 'uncork']);
     expect(client.closed).toEqual([[1001, 'shutdown']]);
+  });
+
+  it('sends a Buffer as a text frame, like a string (the fan-out\'s shared bytes of a JSON frame)', async () => {
+    // Arrange
+    const { client, socket } = doubles();
+    const coalesced = coalesceWrites(client, socket);
+
+    // Act
+    coalesced.send('{"a":1}');
+    coalesced.send(Buffer.from('{"b":2}'));
+    await nextTurn();
+
+    // Assert
+    expect(client.sent).toEqual(['{"a":1}', '{"b":2}']);
+    expect(client.binary).toEqual([false, false]);
   });
 
   it('reports the client\'s buffered bytes and state and passes close and terminate through', () => {

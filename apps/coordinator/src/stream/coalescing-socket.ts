@@ -9,6 +9,14 @@
  */
 import type { StreamSocket } from './stream-connection.js';
 
+/** The parts of a `ws` WebSocket this uses (its documented `send(data, options, callback)`). */
+export interface TextFrameClient extends Omit<StreamSocket, 'send'> {
+  send(data: string | Buffer, options: { readonly binary: boolean }, callback?: (error?: Error) => void): void;
+}
+
+/** `ws` send options: a text frame even when the data is a `Buffer` (the UTF-8 bytes of a JSON frame). */
+const TEXT_FRAME = { binary: false } as const;
+
 /** The part of a `net.Socket` this uses. */
 export interface Corkable {
   cork(): void;
@@ -17,11 +25,12 @@ export interface Corkable {
 
 /**
  * Wraps `client` so that sends made in the same turn reach `socket` (the client's underlying
- * TCP socket) as one write.
+ * TCP socket) as one write. Every send is a text frame, whether given as a string or as the
+ * UTF-8 bytes of one (the fan-out's shared `Buffer`, sent as is).
  * @param client - The client's WebSocket.
  * @param socket - The socket `client` was upgraded from.
  */
-export function coalesceWrites(client: StreamSocket, socket: Corkable): StreamSocket {
+export function coalesceWrites(client: TextFrameClient, socket: Corkable): StreamSocket {
   let corked = false;
   const uncork = (): void => {
     if (!corked) return;
@@ -41,7 +50,7 @@ export function coalesceWrites(client: StreamSocket, socket: Corkable): StreamSo
         socket.cork();
         setImmediate(uncork);
       }
-      client.send(data, callback);
+      client.send(data, TEXT_FRAME, callback);
     },
     close(code, reason) {
       uncork(); // what was sent before the close must reach the kernel before it

@@ -12,8 +12,8 @@ class FakeSocket implements StreamSocket {
   terminated = false;
   private pending: (() => void)[] = [];
 
-  send(data: string, callback?: (error?: Error) => void): void {
-    this.frames.push(JSON.parse(data) as StreamFrame);
+  send(data: string | Buffer, callback?: (error?: Error) => void): void {
+    this.frames.push(JSON.parse(data.toString()) as StreamFrame);
     if (callback !== undefined) this.pending.push(() => callback());
   }
 
@@ -77,7 +77,7 @@ function connect(options: Partial<StreamConnectionOptions> & Pick<StreamConnecti
   const socket = new FakeSocket();
   const subscription = new FakeSubscription();
   const slow: number[] = [];
-  const connection = new StreamConnection(socket, subscription, {
+  const connection = new StreamConnection(socket, () => subscription, {
     maxBufferedBytes: 1000,
     catchUpHighWaterBytes: 250,
     closeGraceMillis: 5000,
@@ -176,6 +176,43 @@ describe('StreamConnection', () => {
       // Assert
       expect(early).toBe(false);
       expect(socket.terminated).toBe(true);
+    });
+  });
+
+  describe('fan-out deliveries', () => {
+    it('skips positions the client already has (its own read was ahead of the fan-out) and sends the next one', async () => {
+      // Arrange: a client that has 5
+      const { socket, connection } = connect({ after: 5, head: 5 });
+      await settle();
+      const frame = (position: number): Buffer => Buffer.from(JSON.stringify({ type: 'event', position, recordedAtMillis: 0, event: { type: 'LeaseReleased', version: 1, data: { bootId: 'boot', atMillis: position, wallMillis: 0, resource: 'r', holderId: 'h', fence: 1 } } }));
+
+      // Act
+      const accepted = [4, 5, 6].map((position) => connection.deliver(position, frame(position)));
+
+      // Assert
+      expect(accepted).toEqual([true, true, true]);
+      expect(socket.frames.map((f) => (f.type === 'event' ? f.position : f.type))).toEqual(['caught-up', 6]);
+      expect(connection.lastPosition).toBe(6);
+    });
+
+    it('refuses a delivery that would leave a gap, sending nothing', async () => {
+      const { socket, connection } = connect({ after: 5, head: 5 });
+      await settle();
+
+      expect(() => connection.deliver(7, Buffer.from('{}'))).toThrow('StreamConnection: fan-out delivered position 7 after 5 (bug)');
+      expect(socket.frames).toEqual([{ type: 'caught-up', position: 5 }]);
+    });
+
+    it('disconnects a live client over the bound as a slow consumer instead of sending the shared frame', async () => {
+      const { socket, connection, slow } = connect({ after: 5, head: 5 });
+      await settle();
+      socket.bufferedAmount = 1001;
+
+      const accepted = connection.deliver(6, Buffer.from('{}'));
+
+      expect(accepted).toBe(false);
+      expect(socket.frames.at(-1)).toEqual({ type: 'closing', reason: 'slow-consumer', position: 5 });
+      expect(slow).toEqual([5]);
     });
   });
 

@@ -1,7 +1,13 @@
 /**
  * One client of the `/v1/stream` WebSocket: delivers every log event after the client's
- * position from a catch-up subscription, then `caught-up`, then live events; carries the
- * ticker's `stats` and `heartbeat` frames; and bounds the memory a slow client can hold.
+ * position, then `caught-up`, then live events; carries the ticker's `stats` and `heartbeat`
+ * frames; and bounds the memory a slow client can hold.
+ *
+ * Events come from the client's own catch-up subscription until its position is close enough to
+ * the head for the shared {@link LiveFanout} to take it: from then on the fan-out's one read,
+ * decode and serialization of each event serves every live client (the same `Buffer`). Either way
+ * each event is sent once, in position order: the fan-out replays what it retains after the
+ * client's position, and skips what the client already has.
  *
  * Backpressure, as EventStoreDB treats catch-up subscribers: while catching up the pump is
  * paced by the client (the next event is read from the log only once the socket has flushed
@@ -13,6 +19,8 @@
  */
 import type { Subscription } from '@lease-fence/coordinator-core';
 import type { StreamFrame } from '@lease-fence/protocol';
+import { encodeEventFrame } from './event-frame.js';
+import type { LiveFanout, LiveMember } from './live-fanout.js';
 
 /** The parts of a `ws` WebSocket the connection uses. */
 export interface StreamSocket {
@@ -20,7 +28,8 @@ export interface StreamSocket {
   readonly bufferedAmount: number;
   /** `WebSocket.OPEN` = 1. */
   readonly readyState: number;
-  send(data: string, callback?: (error?: Error) => void): void;
+  /** Sends `data` (JSON text, or its UTF-8 bytes) as one text frame. */
+  send(data: string | Buffer, callback?: (error?: Error) => void): void;
   close(code?: number, reason?: string): void;
   terminate(): void;
 }
@@ -41,6 +50,11 @@ export interface StreamConnectionOptions {
   readonly now: () => number;
   /** Called once if this client is disconnected as a slow consumer. */
   readonly onSlowConsumer: (position: number) => void;
+  /**
+   * The shared live subscription to join once close enough to its head; without it the client's
+   * own subscription delivers everything (as before the fan-out).
+   */
+  readonly fanout?: LiveFanout;
 }
 
 const OPEN = 1;
@@ -53,25 +67,36 @@ export const CLOSE_POLICY_VIOLATION = 1008;
 /** WebSocket close code 1011 "Internal Error". */
 export const CLOSE_INTERNAL_ERROR = 1011;
 
-/** Delivers one client's frames. Create, then `run()`; `stop()` when the socket closes. */
-export class StreamConnection {
+/**
+ * Delivers one client's frames. Create, then `run()`; `stop()` when the socket closes.
+ * It is a {@link LiveMember} of the fan-out once it has joined.
+ */
+export class StreamConnection implements LiveMember {
   private position: number;
   private caughtUp = false;
   private stopped = false;
   private lastSentAtMillis: number;
+  private subscription: Subscription | undefined;
+  /** Settles when the connection stops (resolves) or the fan-out it joined fails (rejects). */
+  private readonly left: Promise<void>;
+  private settleLeft!: (error: unknown) => void;
 
   /**
    * @param socket - The client's socket.
-   * @param subscription - A catch-up subscription after `options.after`; closed by {@link stop}.
+   * @param subscribe - Opens a catch-up subscription after a position (the log's `subscribe`); closed by {@link stop}.
    * @param options - See {@link StreamConnectionOptions}.
    */
   constructor(
     private readonly socket: StreamSocket,
-    private readonly subscription: Subscription,
+    private readonly subscribe: (after: number) => Subscription,
     private readonly options: StreamConnectionOptions,
   ) {
     this.position = options.after;
     this.lastSentAtMillis = options.now();
+    this.left = new Promise<void>((resolve, reject) => {
+      this.settleLeft = (error) => (error === undefined ? resolve() : reject(error instanceof Error ? error : new Error(String(error))));
+    });
+    this.left.catch(() => undefined); // observed by run(); a failure while run() is between awaits is not "unhandled"
   }
 
   /** The last position sent to the client (its resume point). */
@@ -96,16 +121,7 @@ export class StreamConnection {
   async run(): Promise<void> {
     if (this.options.head <= this.options.after) this.markCaughtUp();
     try {
-      for await (const recorded of this.subscription) {
-        if (this.stopped) break;
-        const frame: StreamFrame = { type: 'event', position: recorded.position, recordedAtMillis: recorded.recordedAtMillis, event: recorded.event };
-        // Catching up: paced by the client. Live: pushed, and bounded by maxBufferedBytes in send().
-        const pace = !this.caughtUp && this.socket.bufferedAmount > this.options.catchUpHighWaterBytes;
-        const sent = pace ? await this.sendAndFlush(frame) : this.send(frame);
-        if (!sent) break;
-        this.position = recorded.position;
-        if (!this.caughtUp && recorded.position >= this.options.head) this.markCaughtUp();
-      }
+      if (this.joinFanout() || (await this.catchUp())) await this.left;
     } finally {
       await this.stop();
     }
@@ -116,26 +132,26 @@ export class StreamConnection {
    * slow consumer instead. Returns whether the frame was sent.
    */
   send(frame: StreamFrame): boolean {
-    return this.write(frame, undefined);
+    return this.write(JSON.stringify(frame), frame.type !== 'stats', undefined);
   }
 
-  /** Like {@link send}, and resolves once the frame (and so everything before it) has been handed to the kernel. */
-  private sendAndFlush(frame: StreamFrame): Promise<boolean> {
-    return new Promise((resolve) => {
-      if (!this.write(frame, () => resolve(true))) resolve(false);
-    });
-  }
-
-  private write(frame: StreamFrame, onFlushed: (() => void) | undefined): boolean {
-    if (this.stopped || this.socket.readyState !== OPEN) return false;
-    if (this.socket.bufferedAmount > this.options.maxBufferedBytes) {
-      this.disconnect('slow-consumer', CLOSE_TRY_AGAIN_LATER);
-      this.options.onSlowConsumer(this.position);
-      return false;
-    }
-    this.socket.send(JSON.stringify(frame), onFlushed);
-    if (frame.type !== 'stats') this.lastSentAtMillis = this.options.now();
+  /**
+   * The fan-out's delivery of the event frame at `position` (see {@link LiveMember.deliver}):
+   * skipped if the client already has it, sent (bounded like {@link send}) if it is the next one.
+   * @throws Error if `position` would leave a gap (the fan-out broke its ordering: a bug).
+   */
+  deliver(position: number, frame: Buffer): boolean {
+    if (this.stopped) return false;
+    if (position <= this.position) return true; // already sent by this client's own catch-up read
+    if (position !== this.position + 1) throw new Error(`StreamConnection: fan-out delivered position ${position} after ${this.position} (bug)`);
+    if (!this.write(frame, true, undefined)) return false;
+    this.advanceTo(position);
     return true;
+  }
+
+  /** The fan-out stopped: end with its error, or quietly if it just ended (see {@link LiveMember.detach}). */
+  detach(error: unknown): void {
+    this.settleLeft(error);
   }
 
   /**
@@ -152,11 +168,70 @@ export class StreamConnection {
     void this.stop();
   }
 
-  /** Stops delivering and closes the subscription. Idempotent. */
+  /** Stops delivering, leaves the fan-out and closes the own subscription. Idempotent. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.subscription.close();
+    this.options.fanout?.leave(this);
+    this.settleLeft(undefined);
+    await this.subscription?.close();
+  }
+
+  /**
+   * Reads the client's own subscription until the fan-out takes the client over (`true`), or the
+   * client leaves or the subscription ends (`false`).
+   */
+  private async catchUp(): Promise<boolean> {
+    const subscription = this.subscribe(this.position);
+    this.subscription = subscription;
+    try {
+      for await (const recorded of subscription) {
+        if (this.stopped) return false;
+        const frame = encodeEventFrame(recorded);
+        // Catching up: paced by the client. Live: pushed, and bounded by maxBufferedBytes in write().
+        const pace = !this.caughtUp && this.socket.bufferedAmount > this.options.catchUpHighWaterBytes;
+        const sent = pace ? await this.sendAndFlush(frame) : this.write(frame, true, undefined);
+        if (!sent) return false;
+        this.advanceTo(recorded.position);
+        if (this.joinFanout()) return true;
+      }
+      return false;
+    } finally {
+      this.subscription = undefined;
+      await subscription.close();
+    }
+  }
+
+  /** Joins the fan-out if it can replay the gap within the catch-up high-water mark. */
+  private joinFanout(): boolean {
+    const fanout = this.options.fanout;
+    if (fanout === undefined || this.stopped) return false;
+    return fanout.join(this, this.options.catchUpHighWaterBytes - this.socket.bufferedAmount);
+  }
+
+  /** Like a write, and resolves once the frame (and so everything before it) has been handed to the kernel. */
+  private sendAndFlush(data: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (!this.write(data, true, () => resolve(true))) resolve(false);
+    });
+  }
+
+  private write(data: string | Buffer, isActivity: boolean, onFlushed: (() => void) | undefined): boolean {
+    if (this.stopped || this.socket.readyState !== OPEN) return false;
+    if (this.socket.bufferedAmount > this.options.maxBufferedBytes) {
+      this.disconnect('slow-consumer', CLOSE_TRY_AGAIN_LATER);
+      this.options.onSlowConsumer(this.position);
+      return false;
+    }
+    this.socket.send(data, onFlushed);
+    if (isActivity) this.lastSentAtMillis = this.options.now();
+    return true;
+  }
+
+  /** Records that the event at `position` was sent, and sends `caught-up` once the head of the log at connect time is reached. */
+  private advanceTo(position: number): void {
+    this.position = position;
+    if (!this.caughtUp && position >= this.options.head) this.markCaughtUp();
   }
 
   private markCaughtUp(): void {

@@ -27,6 +27,7 @@ import { decideReply } from '../http/api-exception.filter.js';
 import { parseInput } from '../http/invalid-request.error.js';
 import { LOGGER } from '../logging/logger.js';
 import { coalesceWrites } from './coalescing-socket.js';
+import { LiveFanout } from './live-fanout.js';
 import { PingKeepalive } from './ping-keepalive.js';
 import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, StreamConnection } from './stream-connection.js';
 
@@ -36,19 +37,23 @@ export const STREAM_PATH = '/v1/stream';
 const MAX_CLIENT_MESSAGE_BYTES = 1024;
 /** How long a client that was sent `closing` has to complete the close handshake (milliseconds). */
 const CLOSE_GRACE_MILLIS = 5_000;
+/** Frames the live fan-out keeps for clients that finish catching up (events; ≈ 300 KiB of frames). */
+const FANOUT_RETAINED_EVENTS = 1024;
 
 const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
 
 /**
  * Accepts stream clients, runs one {@link StreamConnection} each, ticks `stats` and heartbeats,
  * and pings every client each `streamPingMillis`, terminating one that did not answer the
- * previous ping ({@link PingKeepalive}).
+ * previous ping ({@link PingKeepalive}). Live clients share one subscription of the log
+ * ({@link LiveFanout}), started with the first client.
  */
 @Injectable()
 export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
   private readonly connections = new Set<StreamConnection>();
   private readonly keepalive: PingKeepalive;
+  private readonly fanout: LiveFanout;
   private ticker: NodeJS.Timeout | undefined;
   private accepting = true;
 
@@ -64,6 +69,10 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     private readonly authFailures: AuthFailureLog,
   ) {
     this.keepalive = new PingKeepalive({ pingIntervalMillis: config.streamPingMillis });
+    this.fanout = new LiveFanout(log, {
+      retainedEvents: FANOUT_RETAINED_EVENTS,
+      onFailure: (error) => this.logger.error({ err: error, position: this.fanout.position }, 'stream: live fan-out subscription failed; its clients are disconnected'),
+    });
   }
 
   /** Attaches to the HTTP server's `upgrade` event and starts the stats ticker and the pings. */
@@ -75,7 +84,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     this.keepalive.start();
   }
 
-  /** Stops accepting, sends every client `closing` (`shutdown`, with its resume position) and closes the subscriptions. */
+  /** Stops accepting, sends every client `closing` (`shutdown`, with its resume position) and closes the subscriptions and the fan-out. */
   async beforeApplicationShutdown(): Promise<void> {
     this.accepting = false;
     if (this.ticker !== undefined) clearInterval(this.ticker);
@@ -83,6 +92,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     const open = [...this.connections];
     for (const connection of open) connection.disconnect('shutdown', CLOSE_GOING_AWAY);
     await Promise.all(open.map((connection) => connection.stop()));
+    await this.fanout.stop();
     for (const client of this.server.clients) client.terminate();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -171,13 +181,15 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
       client.close(CLOSE_POLICY_VIOLATION, 'after is beyond the head of the log');
       return;
     }
-    const connection = new StreamConnection(coalesceWrites(client, socket), this.log.subscribe({ after }), {
+    this.fanout.start();
+    const connection = new StreamConnection(coalesceWrites(client, socket), (from) => this.log.subscribe({ after: from }), {
       after,
       head,
       maxBufferedBytes: this.config.streamMaxBufferedBytes,
       catchUpHighWaterBytes: Math.min(64 * 1024, Math.floor(this.config.streamMaxBufferedBytes / 4)),
       closeGraceMillis: CLOSE_GRACE_MILLIS,
       now: () => performance.now(),
+      fanout: this.fanout,
       onSlowConsumer: (position) => {
         this.metrics.slowConsumerDisconnected();
         this.logger.info({ position, maxBufferedBytes: this.config.streamMaxBufferedBytes }, 'stream: slow consumer disconnected');
