@@ -1,8 +1,13 @@
 /**
- * The load of `bench-stream`, in a worker thread so the viewers' event loop cannot starve it:
- * one acquire → release loop per agent token, on resources no other agent takes (never contended),
- * paced by a token bucket to `eventsPerSecond` (2 events per pair), until told to stop.
- * Posts `{ pairs, errors }` every 100 ms and once more when it has stopped.
+ * The load of `bench-stream`, in a worker thread (its own event loop): an OPEN-LOOP generator.
+ * Acquire → release pair `n` is due at `start + n / pairsPerSecond` (2 events per pair) and is
+ * issued when due whether or not earlier pairs have been answered, so a slow server shows up as
+ * pairs in flight and late answers, not as a lower offered rate (a closed loop would slow down
+ * with the server and hide it). Pairs rotate over `resources` resources and the agent tokens;
+ * requests go over keep-alive connections (at most `maxSockets` open).
+ *
+ * Posts a {@link StreamLoadProgress} every 100 ms and once more, with `done: true`, when told to
+ * stop (it stops issuing, then waits for the pairs in flight).
  */
 import http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -11,34 +16,43 @@ import { parentPort, workerData } from 'node:worker_threads';
 export interface StreamLoadOptions {
   readonly url: string;
   readonly agentTokens: readonly string[];
+  /** Offered rate of appended events (each pair = acquire + release = 2 events). */
   readonly eventsPerSecond: number;
-  /** Resources to spread over (agent `i` takes those whose index is `i` modulo the agents). @defaultValue one per agent */
+  /** Resources to rotate over (pair `n` uses `n % resources`). @defaultValue 4 096 */
   readonly resources?: number;
+  /** Most keep-alive connections open at once. @defaultValue 256 */
+  readonly maxSockets?: number;
 }
 
-const { url: base, agentTokens, eventsPerSecond, resources = agentTokens.length } = workerData as StreamLoadOptions;
+/** Progress the worker posts. */
+export interface StreamLoadProgress {
+  /** Pairs issued (their acquire was sent). */
+  readonly offeredPairs: number;
+  /** Pairs whose release was answered 200. */
+  readonly completedPairs: number;
+  /** Pairs that failed (a non-200 answer or a transport error). */
+  readonly errors: number;
+  /** Pairs issued but not finished. */
+  readonly inFlight: number;
+  /** Largest delay between a pair's due time and its issue (milliseconds): the generator's own lateness. */
+  readonly maxIssueDelayMillis: number;
+  readonly done: boolean;
+}
+
+const { url: base, agentTokens, eventsPerSecond, resources = 4096, maxSockets = 256 } = workerData as StreamLoadOptions;
 const url = new URL(base);
-let loading = true;
-let pairs = 0;
+const agent = new http.Agent({ keepAlive: true, maxSockets });
+const pairsPerMillisecond = eventsPerSecond / 2 / 1000;
+let offeredPairs = 0;
+let completedPairs = 0;
 let errors = 0;
-let permits = 0;
-const waiting: (() => void)[] = [];
-const pairsPer5Millis = (eventsPerSecond / 2 / 1000) * 5;
-const refill = setInterval(() => {
-  permits = Math.min(permits + pairsPer5Millis, agentTokens.length * 2);
-  while (permits >= 1 && waiting.length > 0) {
-    permits -= 1;
-    waiting.shift()!();
-  }
-}, 5);
-const report = setInterval(() => parentPort!.postMessage({ pairs, errors, done: false }), 100);
-parentPort!.on('message', () => {
-  loading = false;
-  for (const wake of waiting.splice(0)) wake();
-});
+let maxIssueDelayMillis = 0;
+const inFlight = new Set<Promise<void>>();
+
+const progress = (done: boolean): StreamLoadProgress => ({ offeredPairs, completedPairs, errors, inFlight: inFlight.size, maxIssueDelayMillis, done });
 
 /** POST JSON; resolves with the status and the parsed reply. */
-function post(agent: http.Agent, path: string, token: string, body: unknown): Promise<{ status: number; reply: { grant?: { fence: number } } }> {
+function post(path: string, token: string, body: unknown): Promise<{ status: number; reply: { grant?: { fence: number } } }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
     const request = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (response) => {
@@ -51,24 +65,40 @@ function post(agent: http.Agent, path: string, token: string, body: unknown): Pr
   });
 }
 
-await Promise.all(agentTokens.map(async (token, i) => {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  for (let n = 0; loading; n += 1) {
-    await new Promise<void>((resolve) => waiting.push(resolve));
-    if (!loading) break;
-    const resource = `stream-${(i + agentTokens.length * n) % resources}`; // ≡ i (mod agents) when agents divide resources
-    try {
-      const acquired = await post(agent, `/v1/leases/${resource}/acquire`, token, { requestId: `s-${i}-${n}` });
-      const fence = acquired.reply.grant?.fence;
-      if (acquired.status !== 200 || fence === undefined) throw new Error(`acquire answered ${acquired.status}`);
-      if ((await post(agent, `/v1/leases/${resource}/release`, token, { fence })).status !== 200) throw new Error('release failed');
-      pairs += 1;
-    } catch {
-      errors += 1;
-    }
+async function pair(n: number): Promise<void> {
+  const token = agentTokens[n % agentTokens.length]!;
+  const resource = `stream-${n % resources}`;
+  try {
+    const acquired = await post(`/v1/leases/${resource}/acquire`, token, { requestId: `s-${n}` });
+    const fence = acquired.reply.grant?.fence;
+    if (acquired.status !== 200 || fence === undefined) throw new Error(`acquire answered ${acquired.status}`);
+    if ((await post(`/v1/leases/${resource}/release`, token, { fence })).status !== 200) throw new Error('release failed');
+    completedPairs += 1;
+  } catch {
+    errors += 1;
   }
-  agent.destroy();
-}));
-clearInterval(refill);
-clearInterval(report);
-parentPort!.postMessage({ pairs, errors, done: true });
+}
+
+const startedAtMillis = performance.now();
+/** Issues every pair that is due. */
+const issueDue = (): void => {
+  const now = performance.now();
+  const due = Math.floor((now - startedAtMillis) * pairsPerMillisecond);
+  for (; offeredPairs < due; offeredPairs += 1) {
+    maxIssueDelayMillis = Math.max(maxIssueDelayMillis, now - (startedAtMillis + (offeredPairs + 1) / pairsPerMillisecond));
+    const running = pair(offeredPairs);
+    inFlight.add(running);
+    void running.finally(() => inFlight.delete(running));
+  }
+};
+const pacer = setInterval(issueDue, 1);
+const report = setInterval(() => parentPort!.postMessage(progress(false)), 100);
+
+parentPort!.once('message', () => {
+  clearInterval(pacer);
+  void Promise.all(inFlight).then(() => {
+    clearInterval(report);
+    agent.destroy();
+    parentPort!.postMessage(progress(true));
+  });
+});
