@@ -31,7 +31,7 @@ import { machineLine, repoRoot } from './support/bench-env.js';
 import { startBenchCoordinator } from './support/coordinator-child.js';
 import { cpuSecondsOf } from './support/proc-usage.js';
 import { fixed, markdownTable, median } from './support/stats.js';
-import type { StreamLoadOptions } from './support/stream-load.worker.js';
+import type { StreamLoadOptions, StreamLoadProgress } from './support/stream-load.worker.js';
 import { writeBenchLog } from './support/write-bench-log.js';
 
 const { values: options } = parseArgs({
@@ -125,8 +125,8 @@ async function measureLive(work: string): Promise<LiveFigures> {
       workerData: { url: coordinator.url, agentTokens: tokens.agents, eventsPerSecond: RATE, resources: LANES } satisfies StreamLoadOptions,
     });
     let pairs = 0;
-    load.on('message', (progress: { pairs: number }) => {
-      pairs = progress.pairs;
+    load.on('message', (progress: StreamLoadProgress) => {
+      pairs = progress.completedPairs;
     });
     await new Promise((resolve) => setTimeout(resolve, PRELOAD * 1000)); // load runs meanwhile: a duration, not a synchronisation
     const page = context.pages()[0] ?? (await context.newPage());
