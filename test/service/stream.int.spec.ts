@@ -1,10 +1,13 @@
 /**
  * The `/v1/stream` WebSocket against the started app: catch-up → caught-up → live, resume
  * without gap or duplicate, stats and heartbeats, auth at the upgrade, a slow consumer
- * disconnected with `closing` and resumed from its last position, and a client that stops
- * answering WebSocket pings terminated.
+ * disconnected with `closing` and resumed from its last position, a client that stops
+ * answering WebSocket pings terminated, and live clients told to resume (`closing`, error) when
+ * the log stops decoding.
  */
+import { join } from 'node:path';
 import type { EventFrame, StreamFrame } from '@lease-fence/protocol';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
@@ -286,5 +289,34 @@ describe('GET /v1/stream when the coordinator stops', () => {
     } finally {
       await app.cleanup();
     }
+  });
+});
+
+describe('GET /v1/stream when the log stops decoding', () => {
+  let app: RunningCoordinator;
+
+  afterAll(async () => {
+    await app?.cleanup();
+  });
+
+  it('sends each live client closing (error) at its last position and closes it with 1011, instead of going silent', async () => {
+    // Given a live client (on the shared live subscription once it has caught up) and one event after it connected
+    app = await startCoordinator({ env: { LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: '100', LEASE_FENCE_STREAM_STATS_MILLIS: '100' } });
+    const agent = coordinatorHttp(app.url, TEST_TOKENS.agentA.token);
+    const head = await coordinatorHttp(app.url, TEST_TOKENS.viewer.token).head();
+    const stream = await openStream(app.wsUrl, { after: head, token: TEST_TOKENS.viewer.token });
+    await stream.waitFor((f) => f.type === 'caught-up');
+    await agent.post('/v1/leases/corrupt-next/acquire', { requestId: 'before-the-damage' });
+    await stream.waitFor((f) => f.type === 'event' && f.position === head + 1);
+
+    // When a record that does not decode appears in the log file (damage, or a foreign writer)
+    const db = new Database(join(app.dataDir, 'default.events.sqlite'));
+    db.prepare('INSERT INTO events (position, type, version, data, recorded_at) VALUES (?, ?, ?, ?, ?)').run(head + 2, 'LeaseGranted', 1, '{not json', Date.now());
+    db.close();
+
+    // Then the client is told where to resume and the socket is closed
+    const closed = await stream.closed;
+    expect(stream.frames.at(-1)).toEqual({ type: 'closing', reason: 'error', position: head + 1 });
+    expect(closed).toMatchObject({ code: 1011 });
   });
 });

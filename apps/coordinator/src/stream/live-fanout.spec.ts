@@ -177,6 +177,31 @@ describe('LiveFanout', () => {
     expect(staying.positions).toEqual([1, 2]);
   });
 
+  it('detaches a viewer whose delivery throws on its own, and keeps delivering to the others', async () => {
+    // Given two viewers, one of which has a bug at position 2
+    const { log, fanout, failures } = await runningFanout(0);
+    const healthy = new RecordingMember(0);
+    const buggy = new RecordingMember(0);
+    const bug = new Error('viewer bug at 2');
+    buggy.deliver = (position, frame) => {
+      if (position === 2) throw bug;
+      return RecordingMember.prototype.deliver.call(buggy, position, frame);
+    };
+    fanout.join(buggy, 0);
+    fanout.join(healthy, 0);
+
+    // When three events are appended
+    await append(log, 3);
+    await until(() => healthy.positions.length === 3);
+
+    // Then only the buggy viewer is detached, with its own error, and the shared subscription goes on
+    expect(healthy.positions).toEqual([1, 2, 3]);
+    expect(healthy.detachedWith).toBeUndefined();
+    expect(buggy.detachedWith).toEqual({ error: bug });
+    expect(fanout.size).toBe(1);
+    expect(failures).toEqual([]);
+  });
+
   it('detaches every viewer with the error when its subscription fails, reports it once, and can be started again', async () => {
     // Arrange: a log whose subscription fails after one event
     const corrupt = new Error('corrupt event at 2');
@@ -211,6 +236,45 @@ describe('LiveFanout', () => {
     expect(viewer.detachedWith).toEqual({ error: corrupt });
     expect(failures).toEqual([corrupt]);
     await fanout.stop();
+  });
+
+  it('follows the log while a viewer holds it, stops once the last one lets go, and starts again for the next', async () => {
+    // Given a fan-out held by two viewers
+    const log = createMemoryEventLog();
+    const fanout = new LiveFanout(log, { retainedEvents: 8, onFailure: () => undefined });
+    stopping.push(() => fanout.stop(), () => log.close());
+    const releaseFirst = fanout.hold();
+    const releaseSecond = fanout.hold();
+    await until(() => fanout.isRunning);
+
+    // When one lets go (twice: idempotent), it keeps following; when the last lets go, it stops
+    releaseFirst();
+    releaseFirst();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fanout.isRunning).toBe(true);
+    releaseSecond();
+    await until(() => !fanout.isRunning);
+
+    // Then a new holder starts it again from the log's head
+    await append(log, 2);
+    const releaseThird = fanout.hold();
+    await until(() => fanout.isRunning);
+    expect(fanout.position).toBe(2);
+    releaseThird();
+  });
+
+  it('starts again when a viewer holds it while it is stopping for want of holders', async () => {
+    const log = createMemoryEventLog();
+    const fanout = new LiveFanout(log, { retainedEvents: 8, onFailure: () => undefined });
+    stopping.push(() => fanout.stop(), () => log.close());
+    const release = fanout.hold();
+    await until(() => fanout.isRunning);
+
+    release(); // stopping begins
+    const releaseLate = fanout.hold(); // arrives before the stop finished
+
+    await until(() => fanout.isRunning);
+    releaseLate();
   });
 
   it('detaches every viewer without an error when stopped', async () => {
@@ -301,13 +365,37 @@ describe('StreamConnection with a LiveFanout', () => {
     expect(order(socket)).toEqual([4, 5, 6, 'caught-up', 7]);
   });
 
-  it('ends the connection with the fan-out\'s error when the shared subscription fails', async () => {
-    const boom = new Error('log unavailable');
-    const member = new StreamConnection(new RawSocket(), () => { throw new Error('not used'); }, {
+  /** A connection at the head whose fan-out detaches it with `error` (undefined: the shared subscription just ended). */
+  function detachedMember(error: unknown) {
+    const socket = new RawSocket();
+    const closes: { code?: number; reason?: string }[] = [];
+    socket.close = (code?: number, reason?: string) => {
+      closes.push({ code, reason });
+      socket.readyState = 2;
+    };
+    const member = new StreamConnection(socket, () => { throw new Error('not used'); }, {
       after: 0, head: 0, maxBufferedBytes: 1024, catchUpHighWaterBytes: 256, closeGraceMillis: 5000, now: () => 0, onSlowConsumer: () => undefined,
-      fanout: { join: (joining: LiveMember) => { queueMicrotask(() => joining.detach(boom)); return true; }, leave: () => undefined } as unknown as LiveFanout,
+      fanout: { join: (joining: LiveMember) => { queueMicrotask(() => joining.detach(error)); return true; }, leave: () => undefined } as unknown as LiveFanout,
     });
+    return { member, socket, closes };
+  }
+
+  it('tells the client to resume (closing, error) and closes it with 1011 when the shared subscription fails, then rejects with the error', async () => {
+    const boom = new Error('log unavailable');
+    const { member, socket, closes } = detachedMember(boom);
 
     await expect(member.run()).rejects.toBe(boom);
+
+    expect(socket.frames()).toEqual([{ type: 'caught-up', position: 0 }, { type: 'closing', reason: 'error', position: 0 }]);
+    expect(closes).toEqual([{ code: 1011, reason: 'error' }]);
+  });
+
+  it('tells the client to resume (closing, log-closed) and closes it with 1001 when the events end', async () => {
+    const { member, socket, closes } = detachedMember(undefined);
+
+    await member.run();
+
+    expect(socket.frames().at(-1)).toEqual({ type: 'closing', reason: 'log-closed', position: 0 });
+    expect(closes).toEqual([{ code: 1001, reason: 'log-closed' }]);
   });
 });

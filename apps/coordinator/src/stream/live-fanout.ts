@@ -54,9 +54,10 @@ interface Retained {
 type State = 'stopped' | 'starting' | 'running' | 'stopping';
 
 /**
- * One shared live subscription and the viewers it delivers to. `start()` it (idempotent; it
- * subscribes from the log's version at that time), `join` viewers, `stop()` at shutdown. After a
- * failure it is stopped again and `start()` restarts it from the log's version.
+ * One shared live subscription and the viewers it delivers to. Each connected viewer `hold`s it
+ * (the first starts it from the log's version at that time, the last to let go stops it), `join`s
+ * once caught up close enough, and the gateway `stop()`s it at shutdown. After a failure it is
+ * stopped; the next `start()` (or `hold()`) restarts it from the log's version.
  */
 export class LiveFanout {
   private readonly members = new Set<LiveMember>();
@@ -70,6 +71,8 @@ export class LiveFanout {
   /** Lowest position still retained. */
   private oldestRetained = 1;
   private bytesSoFar = 0;
+  /** Viewers that declared interest ({@link LiveFanout.hold}) and have not let go. */
+  private holders = 0;
 
   /**
    * @param log - The log to follow (its `version` and `subscribe`).
@@ -99,6 +102,25 @@ export class LiveFanout {
   /** Number of viewers joined. */
   get size(): number {
     return this.members.size;
+  }
+
+  /**
+   * Declares one viewer's interest for as long as it is connected: the first holder starts the
+   * shared subscription (see {@link LiveFanout.start}), and when the last one lets go it is
+   * stopped, so an unwatched log is not read, decoded and encoded for nobody. A holder that
+   * arrives while it is stopping gets it started again.
+   * @returns the function that lets go (idempotent).
+   */
+  hold(): () => void {
+    this.holders += 1;
+    this.start();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holders -= 1;
+      if (this.holders === 0) void this.stopWhileUnheld();
+    };
   }
 
   /** Subscribes after the log's current version, unless already started. Never rejects: a failure goes to `onFailure`. */
@@ -133,7 +155,7 @@ export class LiveFanout {
       const replayBytes = this.at(this.headPosition).bytesThrough - (first.bytesThrough - first.frame.length);
       if (replayBytes > maxReplayBytes) return false;
       for (let position = after + 1; position <= this.headPosition; position += 1) {
-        if (!member.deliver(position, this.at(position).frame)) return true; // joined, and already gone
+        if (!this.deliverTo(member, position, this.at(position).frame)) return true; // joined, and already gone
       }
     }
     this.members.add(member);
@@ -143,6 +165,11 @@ export class LiveFanout {
   /** Stops delivering to `member`. Idempotent. */
   leave(member: LiveMember): void {
     this.members.delete(member);
+  }
+
+  private async stopWhileUnheld(): Promise<void> {
+    await this.stop();
+    if (this.holders > 0) this.start();
   }
 
   private async follow(): Promise<void> {
@@ -178,7 +205,22 @@ export class LiveFanout {
     this.headPosition = position;
     this.oldestRetained = Math.max(this.oldestRetained, position - capacity + 1);
     for (const member of this.members) {
-      if (!member.deliver(position, frame)) this.members.delete(member);
+      if (!this.deliverTo(member, position, frame)) this.members.delete(member);
+    }
+  }
+
+  /**
+   * Delivers one frame to one member. A member whose `deliver` throws (a bug in that viewer) is
+   * detached with the error on its own, so it cannot end the shared subscription for the others.
+   * @returns whether the member is still to be delivered to.
+   */
+  private deliverTo(member: LiveMember, position: number, frame: Buffer): boolean {
+    try {
+      return member.deliver(position, frame);
+    } catch (error) {
+      this.members.delete(member);
+      member.detach(error);
+      return false;
     }
   }
 

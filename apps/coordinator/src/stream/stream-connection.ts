@@ -115,13 +115,22 @@ export class StreamConnection implements LiveMember {
   }
 
   /**
-   * Pumps events until the client leaves, is disconnected, or the subscription ends.
-   * Rejects only if the subscription fails (e.g. a corrupt event); the caller closes the socket.
+   * Pumps events until the client leaves, is disconnected, or the events end. When they end
+   * without the client leaving, the client is sent `closing` (reason `log-closed`, or `error` if
+   * its subscription or the shared fan-out failed) and the socket is closed, so it reconnects from
+   * its position instead of waiting on a silent socket.
+   * Rejects (after that `closing`) if the subscription failed (e.g. a corrupt event).
    */
   async run(): Promise<void> {
     if (this.options.head <= this.options.after) this.markCaughtUp();
     try {
       if (this.joinFanout() || (await this.catchUp())) await this.left;
+      // The events ended without this client leaving (the log was closed): tell it to reconnect.
+      this.disconnect('log-closed', CLOSE_GOING_AWAY);
+    } catch (error) {
+      // Tell the client now: once stopped, the connection sends nothing more.
+      this.disconnect('error', CLOSE_INTERNAL_ERROR);
+      throw error;
     } finally {
       await this.stop();
     }

@@ -46,7 +46,7 @@ const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 401:
  * Accepts stream clients, runs one {@link StreamConnection} each, ticks `stats` and heartbeats,
  * and pings every client each `streamPingMillis`, terminating one that did not answer the
  * previous ping ({@link PingKeepalive}). Live clients share one subscription of the log
- * ({@link LiveFanout}), started with the first client.
+ * ({@link LiveFanout}), held while at least one client is connected.
  */
 @Injectable()
 export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -142,7 +142,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
   private async accept(client: WebSocket, socket: Duplex, after: number, remoteAddress: string | undefined): Promise<void> {
     this.metrics.streamClientDelta(1);
     // The client may leave while the log version is read: the close handler must see the connection made after.
-    const current: { connection?: StreamConnection; gone: boolean } = { gone: false };
+    const current: { connection?: StreamConnection; gone: boolean; releaseFanout?: () => void } = { gone: false };
     // Terminated by the keepalive, the socket closes (no handshake) and the close handler below closes the subscription.
     const unwatch = this.keepalive.watch(client, () => {
       this.metrics.unresponsiveClientTerminated();
@@ -159,6 +159,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
         this.connections.delete(current.connection);
         void current.connection.stop();
       }
+      current.releaseFanout?.();
     });
     client.on('error', () => client.terminate());
     client.on('message', () => client.close(CLOSE_POLICY_VIOLATION, 'this stream accepts no messages'));
@@ -181,7 +182,7 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
       client.close(CLOSE_POLICY_VIOLATION, 'after is beyond the head of the log');
       return;
     }
-    this.fanout.start();
+    current.releaseFanout = this.fanout.hold();
     const connection = new StreamConnection(coalesceWrites(client, socket), (from) => this.log.subscribe({ after: from }), {
       after,
       head,
