@@ -1,27 +1,20 @@
 /**
  * Two coordinators on one log: the active one grants, a standby (coordinator-core's
  * StandbyCoordinator) follows the log with a catch-up subscription and takes over when the active
- * one falls silent. Run on the EventStoreDB adapter
- * (two connections to the wire emulator, a test double) and on the SQLite adapter (two handles
- * on one file). Time is driven by manual clocks; nothing waits on a timer.
+ * one falls silent. The scenarios are coordinator-core's `describeStandbyScenarios` (which its
+ * own spec runs on the in-memory test log), run here on the EventStoreDB adapter (two
+ * connections to the wire emulator, a test double) and on the SQLite adapter (two handles on one
+ * file). Time is driven by manual clocks; nothing waits on a timer.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KurrentDBClient } from '@kurrent/kurrentdb-client';
-import { CoordinatorUnavailableError, DurableCoordinator, StandbyCoordinator, type EventLog, type RecordedEvent } from '@lease-fence/coordinator-core';
-import { readAll } from '@lease-fence/coordinator-core/testing';
+import { describeStandbyScenarios, type SharedLog } from '@lease-fence/coordinator-core/testing';
 import { createEventStoreDbEventLog } from '@lease-fence/event-log-eventstoredb';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
-import { createManualClock } from 'lease-fence';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { startEsdbWireEmulator, type EsdbWireEmulator } from '../support/esdb-wire-emulator/index.js';
-
-/** Two live handles on one fresh log: the active coordinator's and the standby's. */
-interface SharedLog {
-  readonly active: EventLog;
-  readonly standby: EventLog;
-}
 
 let emulator: EsdbWireEmulator;
 let activeClient: KurrentDBClient;
@@ -41,153 +34,14 @@ afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-const adapters: { readonly name: string; readonly open: () => Promise<SharedLog> }[] = [
-  {
-    name: 'eventstoredb (wire emulator)',
-    open: async () => {
-      const namespace = `standby-${++logs}`;
-      return { active: createEventStoreDbEventLog(activeClient, { namespace }), standby: createEventStoreDbEventLog(standbyClient, { namespace }) };
-    },
-  },
-  {
-    name: 'sqlite',
-    open: async () => {
-      const file = join(directory, `standby-${++logs}.db`);
-      const active = await openSqliteEventLog({ file });
-      return { active, standby: await openSqliteEventLog({ file, pollIntervalMillis: 5 }) };
-    },
-  },
-];
-
-const NAMESPACE = 'default';
-const TTL_MILLIS = 10_000;
-const SILENCE_MILLIS = 3_000;
-
-describe.each(adapters)('standby coordinator on $name', ({ open }) => {
-  const cleanups: (() => Promise<void>)[] = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
-  /** An active coordinator that has granted `slot-1` to agent-a (fence 1), and a standby that has seen it. */
-  async function activeWithStandby() {
-    const shared = await open();
-    cleanups.push(() => shared.active.close(), () => shared.standby.close());
-    const activeClock = createManualClock('boot-active', { start: 1_000 });
-    const active = await DurableCoordinator.open({ log: shared.active, namespace: NAMESPACE, clock: activeClock, defaultTtlMillis: TTL_MILLIS, runTimers: false });
-    cleanups.push(() => active.close());
-    const granted = await active.acquire({ resource: 'slot-1', holderId: 'agent-a', requestId: 'a-1' });
-    const standbyClock = createManualClock('boot-standby', { start: 50_000 });
-    const standby = StandbyCoordinator.follow({
-      log: shared.standby, namespace: NAMESPACE, clock: standbyClock, defaultTtlMillis: TTL_MILLIS, runTimers: false, silenceMillis: SILENCE_MILLIS,
-    });
-    cleanups.push(() => standby.close());
-    await standby.waitForPosition(active.position);
-    return { shared, active, activeClock, granted, standby, standbyClock };
-  }
-
-  const grantedFences = (records: readonly RecordedEvent[]): number[] =>
-    records.flatMap((r) => (r.event.type === 'LeaseGranted' ? [r.event.data.fence] : []));
-
-  it('takes over a silent active coordinator; the deposed one refuses to grant and no fence is issued twice', async () => {
-    // Given an active coordinator that granted fence 1, followed by a standby
-    const { shared, active, granted, standby, standbyClock } = await activeWithStandby();
-    expect(granted).toMatchObject({ ok: true, grant: { fence: 1 } });
-
-    // When the active one is paused and the standby's clock passes the silence threshold
-    standbyClock.advance(SILENCE_MILLIS);
-    const successor = await standby.takeOverIfSilent();
-    expect(successor).toBeInstanceOf(DurableCoordinator);
-    cleanups.push(() => successor!.close());
-
-    // Then the successor carries the lease and grants above every fence issued before
-    expect(successor!.recovery).toMatchObject({ recoveredFence: 1, carriedLeases: 1 });
-    expect(await successor!.acquire({ resource: 'slot-1', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({ ok: false, reason: 'held', heldBy: 'agent-a' });
-    expect(await successor!.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' })).toMatchObject({ ok: true, grant: { fence: 1 } });
-    expect(await successor!.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({ ok: true, grant: { fence: 2 } });
-
-    // And when the old coordinator resumes, its next append conflicts: it grants nothing and reports itself superseded
-    const late = await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' }).catch((e: unknown) => e);
-    expect(late).toBeInstanceOf(CoordinatorUnavailableError);
-    expect(late).toMatchObject({ code: 'coordinator-unavailable', reason: 'superseded' });
-    expect(active.status).toBe('superseded');
-    await expect(active.acquire({ resource: 'slot-4', holderId: 'agent-c', requestId: 'c-2' })).rejects.toMatchObject({ reason: 'superseded' });
-
-    // And the log holds each fence once, and nothing from the old boot after the takeover
-    const records = await readAll(shared.active.read({ from: 1 }));
-    expect(grantedFences(records)).toEqual([1, 2]);
-    const takeover = records.findIndex((r) => r.event.type === 'CoordinatorStarted' && r.event.data.bootId === 'boot-standby');
-    expect(records.slice(takeover).every((r) => r.event.data.bootId === 'boot-standby')).toBe(true);
-  });
-
-  it('does not take over while the active coordinator keeps appending', async () => {
-    // Given a standby that has waited most of the silence threshold
-    const { active, standby, standbyClock } = await activeWithStandby();
-    standbyClock.advance(SILENCE_MILLIS - 1);
-
-    // When the active coordinator appends, the standby sees it, and its clock moves on past the threshold from the start
-    await active.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' });
-    await standby.waitForPosition(active.position);
-    standbyClock.advance(SILENCE_MILLIS - 1);
-
-    // Then it does not take over, and the active coordinator keeps granting
-    expect(await standby.takeOverIfSilent()).toBeUndefined();
-    expect(await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({ ok: true, grant: { fence: 3 } });
-    expect(active.status).toBe('ready');
-  });
-
-  it('loses a takeover that races an append of the active coordinator, and keeps following', async () => {
-    // Given a silent active coordinator, and a standby log handle on which the active coordinator
-    // appends right before the standby's CoordinatorStarted
-    const { shared, active, standby, standbyClock } = await activeWithStandby();
-    const raced = raceBeforeFirstAppend(shared.standby, () => active.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' }));
-    const racingStandby = StandbyCoordinator.follow({
-      log: raced.log, namespace: NAMESPACE, clock: standbyClock, defaultTtlMillis: TTL_MILLIS, runTimers: false, silenceMillis: SILENCE_MILLIS,
-    });
-    cleanups.push(() => racingStandby.close());
-    await standby.close();
-    await racingStandby.waitForPosition(active.position);
-    standbyClock.advance(SILENCE_MILLIS);
-
-    // When it tries to take over
-    const successor = await racingStandby.takeOverIfSilent();
-
-    // Then the active coordinator's append won: it is still ready and its grant stands; the standby follows on
-    expect(successor).toBeUndefined();
-    expect(await raced.racedOutcome).toMatchObject({ ok: true, grant: { fence: 2 } });
-    expect(active.status).toBe('ready');
-    await racingStandby.waitForPosition(active.position);
-    expect(racingStandby.position).toBe(active.position);
-    expect(grantedFences(await readAll(shared.active.read({ from: 1 })))).toEqual([1, 2]);
-  });
+describeStandbyScenarios('eventstoredb (wire emulator)', async (): Promise<SharedLog> => {
+  const namespace = `standby-${++logs}`;
+  return { active: createEventStoreDbEventLog(activeClient, { namespace }), standby: createEventStoreDbEventLog(standbyClient, { namespace }) };
 });
 
-/**
- * Wraps `log` so that its first append runs `race` to completion first: another writer appends
- * in the gap between this writer's read of the version and its append.
- */
-function raceBeforeFirstAppend<T>(log: EventLog, race: () => Promise<T>): { readonly log: EventLog; readonly racedOutcome: Promise<T> } {
-  let resolveOutcome!: (outcome: T) => void;
-  const racedOutcome = new Promise<T>((resolve) => { resolveOutcome = resolve; });
-  let raced = false;
-  return {
-    racedOutcome,
-    log: {
-      name: log.name,
-      append: async (events, options) => {
-        if (!raced) {
-          raced = true;
-          resolveOutcome(await race());
-        }
-        return log.append(events, options);
-      },
-      read: (range) => log.read(range),
-      version: () => log.version(),
-      subscribe: (options) => log.subscribe(options),
-      latestSnapshot: () => log.latestSnapshot(),
-      saveSnapshot: (snapshot) => log.saveSnapshot(snapshot),
-      close: () => log.close(),
-    },
-  };
-}
+describeStandbyScenarios('sqlite', async (): Promise<SharedLog> => {
+  const file = join(directory, `standby-${++logs}.db`);
+  const active = await openSqliteEventLog({ file });
+  return { active, standby: await openSqliteEventLog({ file, pollIntervalMillis: 5 }) };
+});
 

@@ -2,11 +2,11 @@ import type { CoordinatorStarted } from '@lease-fence/protocol';
 import { createManualClock, Instant, type Clock, type ManualClock } from 'lease-fence';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DurableCoordinator } from './durable-coordinator.js';
-import { CoordinatorUnavailableError } from './errors.js';
 import { EventLogCorruptError, EventLogUnavailableError } from './ports/event-log-errors.js';
 import type { EventLog, RecordedEvent, Subscription } from './ports/event-log.js';
 import { StandbyCoordinator, type StandbyCoordinatorOptions } from './standby-coordinator.js';
 import { readAll } from './testing/event-log-contract.js';
+import { describeStandbyScenarios } from './testing/standby-scenarios.js';
 import { createTestEventLog, createTestEventLogStorage, type TestEventLog, type TestEventLogStorage } from './testing/test-event-log.js';
 
 const TTL_MILLIS = 10_000;
@@ -45,8 +45,13 @@ async function activeWithStandby(standbyLog?: (storage: TestEventLogStorage) => 
 
 const startedEvents = (records: readonly RecordedEvent[]): CoordinatorStarted[] =>
   records.flatMap((r) => (r.event.type === 'CoordinatorStarted' ? [r.event] : []));
-const grantedFences = (records: readonly RecordedEvent[]): number[] =>
-  records.flatMap((r) => (r.event.type === 'LeaseGranted' ? [r.event.data.fence] : []));
+
+// The scenarios every log runs (test/esdb runs them on SQLite and EventStoreDB too): takeover and
+// deposition, no takeover while the active coordinator appends, a takeover that loses a race.
+describeStandbyScenarios('the in-memory test log', async () => {
+  const storage = createTestEventLogStorage();
+  return { active: createTestEventLog(storage), standby: createTestEventLog(storage) };
+});
 
 describe('StandbyCoordinator', () => {
   describe('follow', () => {
@@ -114,39 +119,6 @@ describe('StandbyCoordinator', () => {
       expect(await successor!.acquire({ resource: 'slot-1', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({ ok: false, reason: 'held', heldBy: 'agent-a' });
       expect(await successor!.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' })).toMatchObject({ ok: true, grant: { fence: 1 } });
       expect(await successor!.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({ ok: true, grant: { fence: 2 } });
-    });
-
-    it('deposes the active coordinator: its next append conflicts, so it grants nothing and reports itself superseded', async () => {
-      // Given a standby that took over a silent active coordinator
-      const { storage, active, standby, standbyClock } = await activeWithStandby();
-      standbyClock.advance(SILENCE_MILLIS);
-      const successor = await standby.takeOverIfSilent();
-      cleanups.push(async () => successor?.close());
-
-      // When the old coordinator resumes and grants
-      const late = await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' }).catch((e: unknown) => e);
-
-      // Then it is refused as superseded and nothing of it reached the log
-      expect(late).toBeInstanceOf(CoordinatorUnavailableError);
-      expect(late).toMatchObject({ reason: 'superseded' });
-      expect(active.status).toBe('superseded');
-      expect(grantedFences(await readAll(createTestEventLog(storage).read({ from: 1 })))).toEqual([1]);
-    });
-
-    it('does not take over while the active coordinator keeps appending', async () => {
-      // Given a standby that has waited most of the silence threshold
-      const { active, standby, standbyClock } = await activeWithStandby();
-      standbyClock.advance(SILENCE_MILLIS - 1);
-
-      // When the active coordinator appends and the standby sees it, then the standby's clock moves on
-      await active.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' });
-      await standby.waitForPosition(active.position);
-      standbyClock.advance(SILENCE_MILLIS - 1);
-
-      // Then it does not take over, and the active coordinator keeps granting
-      expect(await standby.takeOverIfSilent()).toBeUndefined();
-      expect(await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({ ok: true, grant: { fence: 3 } });
-      expect(active.status).toBe('ready');
     });
 
     it('appends nothing when the log moved past the version it saw go silent, and keeps following', async () => {

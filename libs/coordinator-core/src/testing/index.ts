@@ -5,4 +5,5 @@
 export { describeEventLogContract, readAll, takeUntil, type EventLogFactory } from './event-log-contract.js';
 export * from './event-builders.js';
 export { acquire, at, foldEvents, given, release, renew, type DecisionExpectation } from './decider-specification.js';
+export { describeStandbyScenarios, type SharedLog } from './standby-scenarios.js';
 export { createTestEventLog, createTestEventLogStorage, type TestEventLog, type TestEventLogStorage } from './test-event-log.js';
