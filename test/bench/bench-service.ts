@@ -11,12 +11,12 @@
  * is stopped by PID, and the temp dirs are removed at the end.
  *
  * `LEASE_FENCE_BENCH_CPU_PROF_DIR=<dir>` makes the coordinator write a CPU profile per round there.
- * Options (after `--`): `--seconds 10 --concurrency 32 --resources 64 --rounds 1
+ * Options (after `--`): `--seconds 10 --concurrency 32 --resources 64 --rounds 3
  * --systems etcd,redis-always,mock-http`. Figures, not a test: nothing here asserts.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { createBenchTokens } from './support/bench-tokens.js';
@@ -29,7 +29,7 @@ const { values: options } = parseArgs({
     seconds: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '32' },
     resources: { type: 'string', default: '64' },
-    rounds: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '3' },
     systems: { type: 'string', default: 'etcd,redis-always,mock-http' },
   },
 });
@@ -137,11 +137,25 @@ function report(results: readonly WorkloadResult[], memory: readonly MemoryRecor
     `× ${fixed(ours((r) => r.latency.release.p99_ms) / m(peer, (r) => r.latency.release.p99_ms), 2)}`,
   ]);
   console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows));
-  for (const probe of probes) console.log(`\ndisk: ${probe}`);
+  for (const [index, probe] of probes.entries()) {
+    console.log(`\ndisk, ${index === 0 ? 'before the rounds' : index === probes.length - 1 ? 'after the rounds' : `probe ${index + 1}`}: ${probe}`);
+  }
+  if (probes.length === 2) {
+    const p50 = probes.map((probe) => Number(/"p50_ms":([\d.]+)/.exec(probe)?.[1]));
+    if (p50.every(Number.isFinite) && Math.max(...p50) > 2 * Math.min(...p50)) {
+      console.log(`\nwarning: the fsync probe's p50 moved from ${p50[0]} ms to ${p50[1]} ms during the run: the machine or its disk was busy, so compare rounds with care`);
+    }
+  }
 }
 
 const root = repoRoot();
-const source = benchPeersDir();
+let source: string;
+try {
+  source = benchPeersDir();
+} catch (error) {
+  console.error(`bench:service: ${(error as Error).message}`);
+  process.exit(2);
+}
 const work = await createTempDir('lease-fence-bench-service-');
 try {
   // The harness folder is read-only: run a writable copy.
@@ -166,6 +180,11 @@ try {
     '--product-label', PRODUCT_LABEL,
   ], root, { ...process.env, LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile, LEASE_FENCE_BENCH_SIDE_FILE: memoryFile });
   const lines = readJsonLines<WorkloadResult & { probe?: string; result?: unknown }>(resultsFile);
+  // run.sh named its results file, which lives in this run's temp dir: keep a copy (test/dist is not in git).
+  const kept = join(root, 'test', 'dist', 'bench-results', `service-${new Date().toISOString().replaceAll(':', '-')}.jsonl`);
+  mkdirSync(dirname(kept), { recursive: true });
+  copyFileSync(resultsFile, kept);
+  console.error(`bench:service: raw results (one JSON line per system and round) kept at ${relative(root, kept)}`);
   report(
     lines.filter((l) => l.latency !== undefined),
     readJsonLines<MemoryRecord>(memoryFile),

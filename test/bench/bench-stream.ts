@@ -120,7 +120,7 @@ try {
   await Promise.all(threads.map((thread) => thread.ready));
   console.error(`bench:stream: ${VIEWERS} viewers in ${VIEWER_THREADS} threads caught up; offering ${EVENTS_PER_SECOND} events/s for ${WARM_UP_SECONDS} + ${SECONDS} s`);
 
-  let load: StreamLoadProgress = { offeredPairs: 0, completedPairs: 0, errors: 0, inFlight: 0, maxIssueDelayMillis: 0, done: false };
+  let load: StreamLoadProgress = { offeredPairs: 0, completedPairs: 0, errors: 0, errorSamples: [], inFlight: 0, maxIssueDelayMillis: 0, done: false };
   const loadWorker = new Worker(new URL('./support/stream-load.worker.js', import.meta.url), {
     workerData: { url: coordinator.url, agentTokens: tokens.agents, eventsPerSecond: EVENTS_PER_SECOND } satisfies StreamLoadOptions,
   });
@@ -216,6 +216,9 @@ try {
   console.log(`lag = viewer receipt (Date.now()) − the event's recordedAtMillis (wall clock at append, before fsync), for EVERY event after position ${head0} at every viewer ` +
     `(${lagSamples} samples, through the drain). Expected frames/s if every viewer kept up: ${fixed(appendedPerSecond * VIEWERS, 0)}.`);
   if (closed.length > 0) console.log(`viewers closed: ${closed.length}; first: ${closed[0]}`);
+  if (load.errors > 0) {
+    console.log(`load errors: ${load.errors} pairs failed; first reasons: ${load.errorSamples.join('; ')}`);
+  }
 } finally {
   await coordinator.stop();
   await removeTempDir(work);

@@ -12,11 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-/** Projects each benchmark needs built (Nx builds their dependencies first). */
+/**
+ * Projects each benchmark needs built (Nx builds their dependencies first). Every script of this
+ * folder is compiled together (tsconfig.bench.json), so each entry also builds what the others
+ * import: the coordinator brings every library.
+ */
 const NEEDS = {
   service: ['@lease-fence/coordinator'],
   recovery: ['@lease-fence/coordinator'],
-  lib: ['lease-fence'],
+  lib: ['lease-fence', '@lease-fence/coordinator'],
   stream: ['@lease-fence/coordinator'],
   dashboard: ['@lease-fence/coordinator', '@lease-fence/dashboard'],
 };

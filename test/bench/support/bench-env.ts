@@ -20,7 +20,10 @@ export function repoRoot(): string {
 export function benchPeersDir(): string {
   const dir = resolve(process.env.BENCH_PEERS_DIR ?? join(repoRoot(), '..', 'shared', 'bench-peers'));
   if (!existsSync(join(dir, 'run.sh'))) {
-    throw new Error(`benchmarks: no peer harness at ${dir} (expected run.sh there); set BENCH_PEERS_DIR to its folder`);
+    throw new Error(
+      `no peer harness at ${dir} (expected run.sh there). It is the workplace's shared benchmark harness (etcd, Redis and an in-memory ` +
+        'HTTP stand-in on the same lease workload), kept beside the repository in ../shared/bench-peers, not inside it: set BENCH_PEERS_DIR to its folder (see BENCHMARKS.md)',
+    );
   }
   return dir;
 }

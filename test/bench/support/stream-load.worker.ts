@@ -32,6 +32,8 @@ export interface StreamLoadProgress {
   readonly completedPairs: number;
   /** Pairs that failed (a non-200 answer or a transport error). */
   readonly errors: number;
+  /** Why, for the first few distinct failures (e.g. `acquire answered 409 held`). */
+  readonly errorSamples: readonly string[];
   /** Pairs issued but not finished. */
   readonly inFlight: number;
   /** Largest delay between a pair's due time and its issue (milliseconds): the generator's own lateness. */
@@ -46,19 +48,21 @@ const pairsPerMillisecond = eventsPerSecond / 2 / 1000;
 let offeredPairs = 0;
 let completedPairs = 0;
 let errors = 0;
+const errorSamples: string[] = [];
+const ERROR_SAMPLES = 5;
 let maxIssueDelayMillis = 0;
 const inFlight = new Set<Promise<void>>();
 
-const progress = (done: boolean): StreamLoadProgress => ({ offeredPairs, completedPairs, errors, inFlight: inFlight.size, maxIssueDelayMillis, done });
+const progress = (done: boolean): StreamLoadProgress => ({ offeredPairs, completedPairs, errors, errorSamples: [...errorSamples], inFlight: inFlight.size, maxIssueDelayMillis, done });
 
 /** POST JSON; resolves with the status and the parsed reply. */
-function post(path: string, token: string, body: unknown): Promise<{ status: number; reply: { grant?: { fence: number } } }> {
+function post(path: string, token: string, body: unknown): Promise<{ status: number; reply: { grant?: { fence: number }; reason?: string; error?: string } }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
     const request = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (c: Buffer) => chunks.push(c));
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, reply: JSON.parse(Buffer.concat(chunks).toString() || '{}') as { grant?: { fence: number } } }));
+      response.once('end', () => resolve({ status: response.statusCode ?? 0, reply: JSON.parse(Buffer.concat(chunks).toString() || '{}') as { grant?: { fence: number }; reason?: string; error?: string } }));
     });
     request.once('error', reject);
     request.end(data);
@@ -71,11 +75,14 @@ async function pair(n: number): Promise<void> {
   try {
     const acquired = await post(`/v1/leases/${resource}/acquire`, token, { requestId: `s-${n}` });
     const fence = acquired.reply.grant?.fence;
-    if (acquired.status !== 200 || fence === undefined) throw new Error(`acquire answered ${acquired.status}`);
-    if ((await post(`/v1/leases/${resource}/release`, token, { fence })).status !== 200) throw new Error('release failed');
+    if (acquired.status !== 200 || fence === undefined) throw new Error(`acquire answered ${acquired.status} ${acquired.reply.reason ?? acquired.reply.error ?? ''}`.trim());
+    const released = await post(`/v1/leases/${resource}/release`, token, { fence });
+    if (released.status !== 200) throw new Error(`release answered ${released.status} ${released.reply.reason ?? released.reply.error ?? ''}`.trim());
     completedPairs += 1;
-  } catch {
+  } catch (error) {
     errors += 1;
+    const why = error instanceof Error ? error.message : String(error);
+    if (errorSamples.length < ERROR_SAMPLES && !errorSamples.includes(why)) errorSamples.push(why);
   }
 }
 
