@@ -10,76 +10,39 @@
  * Screenshots go to `test/e2e/artifacts/` (ignored by git). `UPDATE_SCREENSHOTS=1` also refreshes
  * `docs/dashboard.png` and `docs/dashboard-investigation.png` from this run.
  *
- * Without Chromium the suite is skipped with the reason, except with `CI=true`, where it fails.
+ * Without Chromium the suite is skipped with the reason, except with `CI=true`, where it fails
+ * (`support/demo-browser-suite.ts`).
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CoordinatorEventType, EventOf, RecordedEvent } from '@lease-fence/protocol';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { holderColor } from '../../apps/dashboard/src/timeline/holder-color.js';
 import { REPO_ROOT } from '../support/coordinator-process.js';
-import { chromiumMissingReason, launchChromium, type LaunchedChromium, type PageProblem } from './support/chromium.js';
+import { launchChromium } from './support/chromium.js';
 import { dashboardUrl, expectPageMatchesFold, openDashboard, readCanvasInk, readSummary, waitForSummary } from './support/dashboard-page.js';
-import { startDemoStack, type DemoStack } from './support/demo-stack.js';
-import { EventLogReader } from './support/event-log-reader.js';
+import { isType, SKIP_BROWSER_SUITES, UI_TIMEOUT_MILLIS, useDemoBrowser, type RecordedOf } from './support/demo-browser-suite.js';
+import type { DemoStack } from './support/demo-stack.js';
+import type { EventLogReader } from './support/event-log-reader.js';
 
 const ARTIFACTS_DIR = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
-const MISSING_CHROMIUM = chromiumMissingReason();
-const REQUIRE_BROWSER = process.env.CI === 'true';
-if (MISSING_CHROMIUM !== undefined && !REQUIRE_BROWSER) console.warn(`test/e2e skipped: ${MISSING_CHROMIUM}`);
-
-/** A recorded event of one type, narrowed. */
-type RecordedOf<T extends CoordinatorEventType> = RecordedEvent & { readonly event: EventOf<T> };
-const isType =
-  <T extends CoordinatorEventType>(type: T) =>
-  (recorded: RecordedEvent): recorded is RecordedOf<T> =>
-    recorded.event.type === type;
-
-/** How long to wait for the page to show something, milliseconds (generous: a loaded 2-core machine). */
-const UI_TIMEOUT_MILLIS = 30_000;
 
 /** Console errors a crashed coordinator causes in a page that is connected to it (the stream retries). */
 const CONNECTION_LOST = /ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|WebSocket connection to .* failed/;
 
-describe.skipIf(MISSING_CHROMIUM !== undefined && !REQUIRE_BROWSER)('the dashboard, live against the coordinator and the demo', () => {
+describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinator and the demo', () => {
+  const suite = useDemoBrowser(() => mkdir(ARTIFACTS_DIR, { recursive: true }).then(() => undefined));
   let stack: DemoStack;
   let log: EventLogReader;
-  let browser: LaunchedChromium;
   let page: Page;
-  let problemsChecked = 0;
-  /** Page problems allowed in the current test (e.g. while the coordinator is down). */
-  let allowedProblems: RegExp | undefined;
-
-  beforeAll(async () => {
-    if (MISSING_CHROMIUM !== undefined) throw new Error(`CI=true requires the browser tests to run: ${MISSING_CHROMIUM}`);
-    await mkdir(ARTIFACTS_DIR, { recursive: true });
-    stack = await startDemoStack();
-    log = new EventLogReader(stack.url, stack.viewerToken);
-    browser = await launchChromium();
-    page = await browser.firstPage();
-  }, 90_000);
-
-  afterEach(() => {
-    const problems = (browser?.problems ?? []).slice(problemsChecked).filter((problem) => allowedProblems === undefined || problem.kind === 'pageerror' || !allowedProblems.test(problem.text));
-    problemsChecked = browser?.problems.length ?? 0;
-    allowedProblems = undefined;
-    expect(problems, 'console errors or uncaught errors in the page').toEqual([] satisfies PageProblem[]);
+  beforeAll(() => {
+    ({ stack, log, page } = suite);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  }, 60_000);
-
   /** The demo's first refused stale write (the same one for every test). */
-  let firstRejection: Promise<RecordedOf<'FenceRejected'>> | undefined;
-  const aRejection = (): Promise<RecordedOf<'FenceRejected'>> =>
-    (firstRejection ??= log.waitFor(isType('FenceRejected'), { description: 'a FenceRejected from the demo', timeoutMillis: 90_000 }).catch((error: unknown) => {
-      throw new Error(`${String(error)}\n--- demo output ---\n${stack.demoOutput()}`, { cause: error });
-    }));
+  const aRejection = (): Promise<RecordedOf<'FenceRejected'>> => suite.firstRejection();
 
   const screenshot = async (target: Page, name: string, docsName?: string): Promise<void> => {
     await target.screenshot({ path: join(ARTIFACTS_DIR, name) });
@@ -260,7 +223,7 @@ describe.skipIf(MISSING_CHROMIUM !== undefined && !REQUIRE_BROWSER)('the dashboa
     const headBefore = await log.refresh();
 
     // When: the coordinator is killed without a chance to clean up, and started again on its log.
-    allowedProblems = CONNECTION_LOST;
+    suite.allowProblems(CONNECTION_LOST);
     await stack.crashAndRestartCoordinator();
 
     // Then: the log has the new boot, and the next grant is above every fence granted before it.

@@ -39,6 +39,12 @@ describe('App', () => {
     expect(html).toContain('0<!-- --> of <!-- -->0<!-- --> lanes');
   });
 
+  it('says that an unreadable at= was ignored, next to the live view it shows instead', () => {
+    const html = renderToString(<App env={environment('?at=yesterday', 'saved-token')} />);
+    expect(html).toContain('data-testid="unreadable-at"');
+    expect(html).toContain('data-live="true"');
+  });
+
   it('opens the investigation named in the URL (loading until the log arrives)', () => {
     const html = renderToString(<App env={environment('?inv=1234', 'saved-token')} />);
     expect(html).toContain('data-testid="investigation"');

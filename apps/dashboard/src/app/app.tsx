@@ -34,7 +34,7 @@ import { followWindow, ingestTarget, markerPosition, replayStartWall, replayStep
 import { RestartList } from './restart-list.js';
 import { SearchBox } from './search-box.js';
 import { TokenPrompt } from './token-prompt.js';
-import { DEFAULT_VIEW, formatViewUrl, isNewView, parseViewUrl, type ViewUrlState } from './url-state.js';
+import { DEFAULT_VIEW, describeUnreadableAsOf, formatViewUrl, isNewView, parseViewUrl, type ViewUrlState } from './url-state.js';
 import { useWidth } from './use-width.js';
 
 /** Props of {@link App}. */
@@ -54,13 +54,18 @@ export function App({ env }: AppProps): ReactElement {
   const [token, setToken] = useState<string | undefined>(initial.token);
   const [tokenMessage, setTokenMessage] = useState<string | undefined>(undefined);
   const [view, setView] = useState<ViewUrlState>(() => parseViewUrl(initial.searchWithoutToken ?? env.initialSearch));
+  // Said until the view changes (the URL is then rewritten without the unreadable value).
+  const [unreadableAt, setUnreadableAt] = useState<string | undefined>(() => describeUnreadableAsOf(initial.searchWithoutToken ?? env.initialSearch));
   const [imported, setImported] = useState<Imported | undefined>(undefined);
   const [importError, setImportError] = useState<string | undefined>(undefined);
 
   useEffect(() => {
     if (initial.searchWithoutToken !== undefined) env.setSearch(initial.searchWithoutToken, 'replace');
   }, [env, initial]);
-  useEffect(() => env.onPopState((search) => setView(parseViewUrl(search))), [env]);
+  useEffect(() => env.onPopState((search) => {
+    setView(parseViewUrl(search));
+    setUnreadableAt(describeUnreadableAsOf(search));
+  }), [env]);
 
   const viewRef = useRef(view);
   viewRef.current = view;
@@ -68,6 +73,7 @@ export function App({ env }: AppProps): ReactElement {
     const before = viewRef.current;
     viewRef.current = next;
     setView(next);
+    setUnreadableAt(undefined);
     env.setSearch(formatViewUrl(next), isNewView(before, next) ? 'push' : 'replace');
   }, [env]);
 
@@ -139,6 +145,7 @@ export function App({ env }: AppProps): ReactElement {
       updateView={updateView}
       importControl={importControl}
       importError={importError}
+      unreadableAt={unreadableAt}
       onTokenRefused={(message) => {
         forgetViewerToken(env.storage);
         setTokenMessage(message);
@@ -155,12 +162,14 @@ interface DashboardProps {
   readonly updateView: (next: ViewUrlState) => void;
   readonly importControl: ReactElement;
   readonly importError: string | undefined;
+  /** Why the URL's `at` was ignored, or undefined. */
+  readonly unreadableAt: string | undefined;
   readonly onTokenRefused: (message: string) => void;
 }
 
 const CONTEXT_ROWS = 8;
 
-function Dashboard({ env, token, view, updateView, importControl, importError, onTokenRefused }: DashboardProps): ReactElement {
+function Dashboard({ env, token, view, updateView, importControl, importError, unreadableAt, onTokenRefused }: DashboardProps): ReactElement {
   const [store] = useState(() => new DashboardStore({ schedule: env.schedule }));
   const clientRef = useRef<StreamClient | undefined>(undefined);
   useSyncExternalStore(store.subscribe, store.getVersion, store.getVersion);
@@ -330,13 +339,16 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
     return () => env.timers.clearTimeout(handle);
   }, [replayReady, env, history, store, updateView]);
 
-  // Debug hook for browser tests and the console.
+  // Debug hook for browser tests and the console. Every figure is as of this render: the live
+  // fold is updated in place between renders, so a summary that mixed this render's state with
+  // the store's current load could describe a view that was never shown.
+  const renderedLoadedPosition = history.position;
   const summaryRef = useRef<() => DashboardSummary>(() => { throw new Error('summary read before the first render'); });
   summaryRef.current = () => ({
     connection: store.connection.status,
     live: asOf.live,
     position: asOf.position,
-    loadedPosition: history.position,
+    loadedPosition: renderedLoadedPosition,
     headPosition,
     newSince: asOf.live ? 0 : Math.max(0, headPosition - asOf.position),
     lanes: total,
@@ -394,6 +406,7 @@ function Dashboard({ env, token, view, updateView, importControl, importError, o
         {importControl}
       </header>
       {importError !== undefined && <p className="error" role="alert">{importError}</p>}
+      {unreadableAt !== undefined && <p className="error" role="alert" data-testid="unreadable-at">{unreadableAt}</p>}
       <LiveControls
         live={asOf.live}
         connected={store.connection.status === 'live' || store.connection.status === 'catching-up'}

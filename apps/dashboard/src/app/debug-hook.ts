@@ -11,7 +11,10 @@ export interface DashboardSummary {
   readonly live: boolean;
   /** Position the view is folded to. */
   readonly position: number;
-  /** Last loaded position. */
+  /**
+   * Last loaded position when the view was rendered (like every figure here). A view as of an
+   * earlier position whose summary says more is loaded is a rebuilt state that no longer changes.
+   */
   readonly loadedPosition: number;
   readonly headPosition: number;
   /** Events in the log beyond the view (the "N new since" of a paused view). */

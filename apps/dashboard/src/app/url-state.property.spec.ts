@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fcParameters } from '../testing/fc-seed.js';
-import { DEFAULT_VIEW, formatViewUrl, isNewView, parseViewUrl, type ViewUrlState } from './url-state.js';
+import { DEFAULT_VIEW, describeUnreadableAsOf, formatViewUrl, isNewView, parseViewUrl, type ViewUrlState } from './url-state.js';
 
 const wall = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) });
 const text = fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s.trim() === s && s !== '');
@@ -40,6 +40,11 @@ describe('URL state', () => {
 
   it('ignores unreadable values instead of failing to open the link', () => {
     expect(parseViewUrl('?at=soon&span=-5&inv=x&fence=abc&speed=0')).toEqual(DEFAULT_VIEW);
+  });
+
+  it('names an unreadable at= (the page says it shows the live log instead), and nothing for a position, a time or no at', () => {
+    expect(describeUnreadableAsOf('?at=yesterday&q=x')).toBe('at="yesterday" is neither a log position (at=1234) nor an ISO wall time (at=2026-05-28T12:01:03.120Z), so this is the live log.');
+    for (const search of ['', '?at=', '?at=1234', '?at=2026-05-28T12:01:03.120Z', '?at=2026-05-28T14:01:03.120%2B02:00', '?q=x']) expect(describeUnreadableAsOf(search), search).toBeUndefined();
   });
 
   it('counts a new as-of position or investigation as a new view, and a pan or cursor move as the same view', () => {

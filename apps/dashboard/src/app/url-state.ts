@@ -98,6 +98,20 @@ export function parseViewUrl(search: string): ViewUrlState {
 }
 
 /**
+ * What is wrong with the URL's `at`, in a sentence for the page: `parseViewUrl` ignores an
+ * unreadable value (the view is then live), and the page says so rather than quietly showing
+ * something else than the link asked for.
+ *
+ * @param search - `location.search`, with or without the leading `?`.
+ * @returns Undefined when `at` is absent or readable.
+ */
+export function describeUnreadableAsOf(search: string): string | undefined {
+  const text = new URLSearchParams(search).get('at');
+  if (text === null || text.trim() === '' || parseAsOf(text) !== undefined) return undefined;
+  return `at="${text}" is neither a log position (at=1234) nor an ISO wall time (at=2026-05-28T12:01:03.120Z), so this is the live log.`;
+}
+
+/**
  * Writes a query string (with `?`, or `''` for the default view). Parameters at their default are left out.
  */
 export function formatViewUrl(view: ViewUrlState): string {
