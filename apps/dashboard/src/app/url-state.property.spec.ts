@@ -53,4 +53,12 @@ describe('URL state', () => {
     expect(isNewView(base, { ...base, investigation: { position: 100, contextRadius: 10 } })).toBe(true);
     expect(isNewView(base, { ...base, cursorWallMillis: 5, window: { fromWallMillis: 0, toWallMillis: 10 } })).toBe(false);
   });
+
+  it('counts the steps of a replay as one view, and starting or stopping it as a new one', () => {
+    const playing = parseViewUrl('?at=100&play=1');
+    expect(playing.playing).toBe(true);
+    expect(isNewView(playing, { ...playing, at: { kind: 'position', position: 140 } })).toBe(false);
+    expect(isNewView(playing, { ...playing, playing: false })).toBe(true);
+    expect(isNewView({ ...playing, playing: false }, playing)).toBe(true);
+  });
 });

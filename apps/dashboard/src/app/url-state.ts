@@ -144,10 +144,13 @@ export function formatViewUrl(view: ViewUrlState): string {
 
 /**
  * Whether going from `before` to `after` is a new view worth a history entry (back/forward) rather
- * than a refinement of the same one (pan, zoom, cursor, search typing: replaced in place).
+ * than a refinement of the same one (pan, zoom, cursor, search typing: replaced in place). The
+ * steps of a replay (`at` moving while playing) are one view: Back leaves the replay, it does not
+ * walk through each of its steps.
  */
 export function isNewView(before: ViewUrlState, after: ViewUrlState): boolean {
-  const key = (v: ViewUrlState): string => JSON.stringify([v.at, v.filter, v.resource, v.investigation, v.playing]);
+  const replaying = before.playing && after.playing;
+  const key = (v: ViewUrlState): string => JSON.stringify([replaying ? null : v.at, v.filter, v.resource, v.investigation, v.playing]);
   return key(before) !== key(after);
 }
 
