@@ -238,6 +238,11 @@ describe.skipIf(SKIP_BROWSER_SUITES)("the dashboard's history: wall-time links, 
       const [again] = await Promise.all([other.waitForEvent('download', { timeout: UI_TIMEOUT_MILLIS }), other.getByTestId('export-json').click()]);
       expect(JSON.parse(await readDownload(again))).toEqual(JSON.parse(json));
 
+      // When: the Markdown is picked again over the imported investigation. Then: it says so, and the investigation stays.
+      await importFile.setInputFiles({ name: `again-${rejection.position}.md`, mimeType: 'text/markdown', buffer: Buffer.from(markdown) });
+      await expect.poll(() => other.getByRole('alert').innerText(), { timeout: UI_TIMEOUT_MILLIS }).toMatch(new RegExp(`^again-${rejection.position}\\.md: not JSON`));
+      expect(await readInvestigation(other)).toEqual(shown);
+
       // Then: nothing was asked of a coordinator.
       expect(reached).toEqual({ refused: [], webSockets: [] });
       expect(offline.problems).toEqual([]);

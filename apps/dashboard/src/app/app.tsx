@@ -96,11 +96,14 @@ export function App({ env }: AppProps): ReactElement {
       Import investigation <input type="file" accept="application/json,.json" onChange={onImportFile} data-testid="import-file" />
     </label>
   );
+  // Shown wherever the import control is: a file that did not import is said even over an imported investigation.
+  const importAlert = importError === undefined ? undefined : <p className="error" role="alert">{importError}</p>;
 
   if (imported !== undefined) {
     return (
       <div className="app">
         <header className="topbar"><h1>lease-fence</h1>{importControl}</header>
+        {importAlert}
         <InvestigationView
           result={imported.result}
           importedFrom={imported.name}
@@ -124,7 +127,7 @@ export function App({ env }: AppProps): ReactElement {
     return (
       <div className="app">
         <header className="topbar"><h1>lease-fence</h1>{importControl}</header>
-        {importError !== undefined && <p className="error" role="alert">{importError}</p>}
+        {importAlert}
         <TokenPrompt
           message={tokenMessage}
           onSubmit={(typed) => {
@@ -144,7 +147,7 @@ export function App({ env }: AppProps): ReactElement {
       view={view}
       updateView={updateView}
       importControl={importControl}
-      importError={importError}
+      importAlert={importAlert}
       unreadableAt={unreadableAt}
       onTokenRefused={(message) => {
         forgetViewerToken(env.storage);
@@ -161,7 +164,8 @@ interface DashboardProps {
   readonly view: ViewUrlState;
   readonly updateView: (next: ViewUrlState) => void;
   readonly importControl: ReactElement;
-  readonly importError: string | undefined;
+  /** Why the last file picked did not import, or undefined. */
+  readonly importAlert: ReactElement | undefined;
   /** Why the URL's `at` was ignored, or undefined. */
   readonly unreadableAt: string | undefined;
   readonly onTokenRefused: (message: string) => void;
@@ -169,7 +173,7 @@ interface DashboardProps {
 
 const CONTEXT_ROWS = 8;
 
-function Dashboard({ env, token, view, updateView, importControl, importError, unreadableAt, onTokenRefused }: DashboardProps): ReactElement {
+function Dashboard({ env, token, view, updateView, importControl, importAlert, unreadableAt, onTokenRefused }: DashboardProps): ReactElement {
   const [store] = useState(() => new DashboardStore({ schedule: env.schedule }));
   const clientRef = useRef<StreamClient | undefined>(undefined);
   useSyncExternalStore(store.subscribe, store.getVersion, store.getVersion);
@@ -405,7 +409,7 @@ function Dashboard({ env, token, view, updateView, importControl, importError, u
         <SearchBox query={view.search} hits={hits} onQuery={(search) => updateView({ ...view, search })} onPick={pickHit} />
         {importControl}
       </header>
-      {importError !== undefined && <p className="error" role="alert">{importError}</p>}
+      {importAlert}
       {unreadableAt !== undefined && <p className="error" role="alert" data-testid="unreadable-at">{unreadableAt}</p>}
       <LiveControls
         live={asOf.live}
