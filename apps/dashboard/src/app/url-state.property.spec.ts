@@ -43,7 +43,7 @@ describe('URL state', () => {
   });
 
   it('names an unreadable at= (the page says it shows the live log instead), and nothing for a position, a time or no at', () => {
-    expect(describeUnreadableAsOf('?at=yesterday&q=x')).toBe('at="yesterday" is neither a log position (at=1234) nor an ISO wall time (at=2026-05-28T12:01:03.120Z), so this is the live log.');
+    expect(describeUnreadableAsOf('?at=yesterday&q=x')).toBe('at="yesterday" is neither a log position (at=1234) nor an ISO wall time with its offset (at=2026-05-28T12:01:03.120Z or …+02:00), so this is the live log.');
     for (const search of ['', '?at=', '?at=1234', '?at=2026-05-28T12:01:03.120Z', '?at=2026-05-28T14:01:03.120%2B02:00', '?q=x']) expect(describeUnreadableAsOf(search), search).toBeUndefined();
   });
 
@@ -54,11 +54,22 @@ describe('URL state', () => {
     expect(isNewView(base, { ...base, cursorWallMillis: 5, window: { fromWallMillis: 0, toWallMillis: 10 } })).toBe(false);
   });
 
-  it('counts the steps of a replay as one view, and starting or stopping it as a new one', () => {
+  it('keeps a replay in the one history entry that started it: its steps, its stop and its arrival at live replace it', () => {
     const playing = parseViewUrl('?at=100&play=1');
     expect(playing.playing).toBe(true);
-    expect(isNewView(playing, { ...playing, at: { kind: 'position', position: 140 } })).toBe(false);
-    expect(isNewView(playing, { ...playing, playing: false })).toBe(true);
-    expect(isNewView({ ...playing, playing: false }, playing)).toBe(true);
+    expect(isNewView({ ...playing, playing: false }, playing)).toBe(true); // starting it
+    expect(isNewView(playing, { ...playing, at: { kind: 'position', position: 140 } })).toBe(false); // a step
+    expect(isNewView(playing, { ...playing, at: { kind: 'position', position: 183 }, playing: false })).toBe(false); // stopped
+    expect(isNewView(playing, { ...playing, at: undefined, playing: false })).toBe(false); // reached live
+    expect(isNewView(playing, { ...playing, investigation: { position: 120, contextRadius: 10 } })).toBe(true); // another view
+  });
+
+  it('reads at= only as a position or an ISO time with its offset, so a shared link means one instant everywhere', () => {
+    expect(parseViewUrl('?at=2026-05-28T14:01:03.120%2B02:00').at).toEqual({ kind: 'wall', wallMillis: Date.UTC(2026, 4, 28, 12, 1, 3, 120) });
+    expect(parseViewUrl('?at=2026-05-28T12:01Z').at).toEqual({ kind: 'wall', wallMillis: Date.UTC(2026, 4, 28, 12, 1) });
+    for (const junk of ['-5', '1.5', '%2B100', 'May%205', '12/25', '2026-05-28T12:01:03', '2026-05-28%2012:01:03', '2026-05-28']) {
+      expect(parseViewUrl(`?at=${junk}`).at, junk).toBeUndefined();
+      expect(describeUnreadableAsOf(`?at=${junk}`), junk).toBeDefined();
+    }
   });
 });

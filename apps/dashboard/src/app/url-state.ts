@@ -108,7 +108,7 @@ export function parseViewUrl(search: string): ViewUrlState {
 export function describeUnreadableAsOf(search: string): string | undefined {
   const text = new URLSearchParams(search).get('at');
   if (text === null || text.trim() === '' || parseAsOf(text) !== undefined) return undefined;
-  return `at="${text}" is neither a log position (at=1234) nor an ISO wall time (at=2026-05-28T12:01:03.120Z), so this is the live log.`;
+  return `at="${text}" is neither a log position (at=1234) nor an ISO wall time with its offset (at=2026-05-28T12:01:03.120Z or …+02:00), so this is the live log.`;
 }
 
 /**
@@ -144,13 +144,14 @@ export function formatViewUrl(view: ViewUrlState): string {
 
 /**
  * Whether going from `before` to `after` is a new view worth a history entry (back/forward) rather
- * than a refinement of the same one (pan, zoom, cursor, search typing: replaced in place). The
- * steps of a replay (`at` moving while playing) are one view: Back leaves the replay, it does not
- * walk through each of its steps.
+ * than a refinement of the same one (pan, zoom, cursor, search typing: replaced in place). A
+ * replay is one entry: starting it pushes one, its steps (`at` moving while playing) and its stop
+ * or its arrival at live replace it, so Back returns to where the replay started instead of
+ * walking through its steps or landing on a replay that starts again.
  */
 export function isNewView(before: ViewUrlState, after: ViewUrlState): boolean {
-  const replaying = before.playing && after.playing;
-  const key = (v: ViewUrlState): string => JSON.stringify([replaying ? null : v.at, v.filter, v.resource, v.investigation, v.playing]);
+  const replay = before.playing; // its steps, and its stop or end, stay in the entry that started it
+  const key = (v: ViewUrlState): string => JSON.stringify([replay ? null : v.at, v.filter, v.resource, v.investigation, replay ? null : v.playing]);
   return key(before) !== key(after);
 }
 
@@ -164,9 +165,16 @@ function parseAsOf(text: string | null): AsOf | undefined {
   return wall === undefined ? undefined : { kind: 'wall', wallMillis: wall };
 }
 
+/**
+ * An ISO 8601 date-time with its offset (`Z` or `±hh:mm`), as links carry wall times: a shared link
+ * must mean the same instant in every browser, so a time without an offset (read as the viewer's
+ * local time) is refused, as is anything else `Date.parse` would guess at (`May 5`, `-5`, `1.5`).
+ */
+const ISO_WALL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
 function parseWall(text: string | null): number | undefined {
-  if (text === null || text.trim() === '') return undefined;
-  const millis = Date.parse(text);
+  if (text === null || !ISO_WALL_TIME.test(text.trim())) return undefined;
+  const millis = Date.parse(text.trim());
   return Number.isFinite(millis) ? millis : undefined;
 }
 
