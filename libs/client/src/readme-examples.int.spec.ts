@@ -6,7 +6,7 @@ import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FenceGate, StaleFenceError, type FenceToken } from 'lease-fence';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FenceGateClient } from './fence-gate-client.js';
 import { openFileFloorStore } from './file-floor-store.js';
 import { commitDurably, gateOptionsFrom, gateStateOf } from './floor-store.js';
@@ -77,6 +77,8 @@ describe('README examples', () => {
     });
     const reporter = reportRejections(gate, new FenceGateClient({ baseUrl, token: gateToken }), {
       reportedThroughSeq: saved?.reportedThroughSeq ?? 0,
+      // once acknowledged, never sent again, even after a restart
+      onReported: () => void store.save(gateStateOf(gate, reporter.reportedThroughSeq)),
     });
 
     // every write: check and raise the floor, make it durable, then write
@@ -92,6 +94,8 @@ describe('README examples', () => {
     expect(applied).toEqual([2]);
     expect(double.rejections).toHaveLength(1);
     expect((await store.load())?.floor).toEqual({ fence: 2, holderId: 'agent-2' });
+    const reopened = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
+    await vi.waitFor(async () => expect((await reopened.load())?.reportedThroughSeq).toBe(1)); // the acknowledged refusal is remembered
   });
 
   it('is quoted verbatim by the README', async () => {
