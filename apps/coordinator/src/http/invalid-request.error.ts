@@ -25,8 +25,11 @@ export class InvalidRequestError extends Error {
 /** Where a value came from; names the field when the issue is about the whole value. */
 export type InputPart = 'body' | 'query' | 'params';
 
-/** Turns zod issues into {@link InputIssue}s that name the field (unknown keys, or query parameters, are named one by one). */
-export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPart): InputIssue[] {
+/**
+ * Turns zod issues into {@link InputIssue}s that name the field (unknown keys, or query parameters, are named one by one).
+ * @param value - The value that was parsed, when known: a body that is not an object is then described (`got an array`).
+ */
+export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPart, value?: unknown): InputIssue[] {
   const result: InputIssue[] = [];
   for (const issue of issues) {
     const path = issue.path.map(String).join('.');
@@ -34,7 +37,7 @@ export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPa
       const message = part === 'query' ? 'is not a known query parameter' : 'is not a known field';
       for (const key of issue.keys) result.push({ path: path === '' ? key : `${path}.${key}`, message });
     } else if (path === '' && part === 'body' && issue.code === 'invalid_type') {
-      result.push({ path: 'body', message: 'must be a JSON object (send Content-Type: application/json)' });
+      result.push({ path: 'body', message: bodyIssue(value) });
     } else {
       result.push({ path: path === '' ? part : path, message: issue.message });
     }
@@ -48,6 +51,13 @@ export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPa
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, part: InputPart): z.output<S> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new InvalidRequestError(toInputIssues(parsed.error.issues, part));
+  if (!parsed.success) throw new InvalidRequestError(toInputIssues(parsed.error.issues, part, value));
   return parsed.data;
 }
+
+/** What is wrong with a body that is not a JSON object; `undefined` is a body that was not read as JSON at all. */
+const bodyIssue = (value: unknown): string => {
+  if (value === undefined) return 'must be a JSON object (none was read: send one with Content-Type: application/json)';
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? 'a string' : `a ${typeof value}`;
+  return `must be a JSON object, got ${kind}`;
+};
