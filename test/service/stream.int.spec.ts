@@ -144,6 +144,13 @@ describe('GET /v1/stream', () => {
     expect(JSON.stringify(app.logs)).not.toContain('stream-secret-token');
   });
 
+  it('answers a plain GET (no WebSocket upgrade) with 426 Upgrade Required saying how to connect', async () => {
+    const reply = await viewer.get<{ error: string; message: string }>('/v1/stream');
+    expect(reply.status).toBe(426);
+    expect(reply.headers.get('upgrade')).toBe('websocket');
+    expect(reply.body).toMatchObject({ error: 'upgrade-required', message: expect.stringContaining('connect with a WebSocket client') });
+  });
+
   it('closes a client whose position is beyond the head with closing at the head', async () => {
     const head = await viewer.head();
     const stream = await openStream(app.wsUrl, { after: head + 100, token: TEST_TOKENS.viewer.token });

@@ -34,7 +34,7 @@ const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-he
 /** Lower-kebab name of an HTTP status, for the `error` field of framework-raised 4xx replies. */
 const ERROR_OF_STATUS: Readonly<Record<number, string>> = {
   400: 'invalid-request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not-found', 405: 'method-not-allowed',
-  413: 'payload-too-large', 415: 'unsupported-media-type', 431: 'headers-too-large',
+  413: 'payload-too-large', 415: 'unsupported-media-type', 426: 'upgrade-required', 431: 'headers-too-large',
 };
 
 /** Options of {@link decideReply}. */
@@ -113,6 +113,10 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
   if (status === 413) {
     const message = `must be at most ${options.maxBodyBytes} bytes`;
     return { status, body: { error, message: `body: ${message}`, issues: [{ path: 'body', message }] } };
+  }
+  if (status === 426) {
+    // RFC 9110 § 15.5.22: a 426 names the protocol to upgrade to.
+    return { status, body: { error, message: exception.message }, headers: { upgrade: 'websocket', connection: 'Upgrade' } };
   }
   return { status, body: { error, message: exception.message } };
 };
