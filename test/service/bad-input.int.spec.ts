@@ -119,6 +119,7 @@ describe('bad input', () => {
   it.each([
     ['a JSON null body', { raw: 'null' }, 'body: must be a JSON object, got null', 'malformed'],
     ['a JSON array body', { raw: '[]' }, 'body: must be a JSON object, got an array', 'Content-Type'],
+    ['an empty requestId', { json: { requestId: '' } }, 'requestId: ', 'printable ASCII'],
     ['a ttlMillis of 1e20', { json: { requestId: 'r1', ttlMillis: 1e20 } }, 'ttlMillis: is out of range: must be between 100 and 60000 milliseconds', 'integer'],
     ['a ttlMillis of 9007199254740993', { raw: '{"requestId":"r1","ttlMillis":9007199254740993}' }, 'ttlMillis: is out of range: must be between 100 and 60000 milliseconds', 'integer'],
   ])('words %s plainly', async (_name, input, expected, misleading) => {

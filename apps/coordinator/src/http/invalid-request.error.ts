@@ -39,7 +39,9 @@ export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPa
     } else if (path === '' && part === 'body' && issue.code === 'invalid_type') {
       result.push({ path: 'body', message: bodyIssue(value) });
     } else {
-      result.push({ path: path === '' ? part : path, message: issue.message });
+      const field = path === '' ? part : path;
+      // One message per field: the first check it failed (an empty id is "too short", not also "not printable").
+      if (!result.some((earlier) => earlier.path === field)) result.push({ path: field, message: issue.message });
     }
   }
   return result;
