@@ -280,8 +280,10 @@ describe.skipIf(SKIP_BROWSER_SUITES)("the dashboard's history: wall-time links, 
     expect(Math.min(...replayed)).toBeGreaterThan(start);
     expect(Math.max(...replayed)).toBeLessThanOrEqual(end.position);
     expect(new Set(replayed).size, `distinct positions between ${start} and ${end.position}: ${replayed.join(', ')}`).toBeGreaterThanOrEqual(3);
-    expect(samples.at(-1)?.live).toBe(true);
-    expect(samples.findIndex((s) => s.live)).toBe(samples.length - 1);
+    // Once live, it stays live (the log keeps growing, so more live renders may follow the first).
+    const wentLive = samples.findIndex((s) => s.live);
+    expect(wentLive).toBeGreaterThan(0);
+    expect(samples.slice(wentLive).map((s) => s.live)).toEqual(samples.slice(wentLive).map(() => true));
     expect(await page.getByTestId('pause').count()).toBe(1);
   }, 120_000);
 
