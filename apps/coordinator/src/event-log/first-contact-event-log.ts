@@ -74,41 +74,31 @@ export async function openFirstContactEventLog(connect: () => Promise<EventLog>)
     }
   };
 
+  /** Iterates what `open` reads from the current log, noting contact and retiring the log on a failure before first contact (as {@link delegate}). */
+  const follow = <T>(open: (log: EventLog) => AsyncIterable<T>): AsyncIterable<T> => ({
+    async *[Symbol.asyncIterator](): AsyncGenerator<T> {
+      const log = current;
+      try {
+        for await (const item of open(log)) {
+          reached = true;
+          yield item;
+        }
+        reached = true;
+      } catch (error) {
+        retire(log, error);
+        throw error;
+      }
+    },
+  });
+
   return {
     get name() {
       return current.name;
     },
     append: (events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult> => delegate((log) => log.append(events, options)),
-    read: (range: ReadRange): AsyncIterable<RecordedEvent> => ({
-      async *[Symbol.asyncIterator](): AsyncGenerator<RecordedEvent> {
-        const log = current;
-        try {
-          for await (const recorded of log.read(range)) {
-            reached = true;
-            yield recorded;
-          }
-          reached = true;
-        } catch (error) {
-          retire(log, error);
-          throw error;
-        }
-      },
-    }),
-    readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> => ({
-      async *[Symbol.asyncIterator](): AsyncGenerator<readonly RecordedEvent[]> {
-        const log = current;
-        try {
-          for await (const page of log.readPages?.(range) ?? groupIntoPages(log.read(range), READ_PAGE_SIZE)) {
-            reached = true;
-            yield page;
-          }
-          reached = true;
-        } catch (error) {
-          retire(log, error);
-          throw error;
-        }
-      },
-    }),
+    read: (range: ReadRange): AsyncIterable<RecordedEvent> => follow((log) => log.read(range)),
+    readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> =>
+      follow((log) => log.readPages?.(range) ?? groupIntoPages(log.read(range), READ_PAGE_SIZE)),
     version: (): Promise<number> => delegate((log) => log.version()),
     subscribe: (options: { readonly after: number }): Subscription => current.subscribe(options),
     latestSnapshot: (): Promise<Snapshot | undefined> => delegate((log) => log.latestSnapshot()),
