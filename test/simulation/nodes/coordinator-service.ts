@@ -4,18 +4,11 @@
  *
  * @see API.md § "@lease-fence/coordinator-core" (DurableCoordinator)
  */
-import type { RecordRejectionOutcome } from '@lease-fence/coordinator-core';
+import type { RecordFenceRejection, RecordRejectionOutcome } from '@lease-fence/coordinator-core';
 import type { AcquireOutcome, FenceToken, ReleaseOutcome, RenewOutcome } from 'lease-fence';
 
-/** A gate's rejection report, as `DurableCoordinator.recordRejection` takes it. */
-export interface RejectionReport {
-  readonly gateId: string;
-  readonly resource: string;
-  readonly seq: number;
-  readonly kind: 'stale' | 'double-grant';
-  readonly rejected: { readonly holderId: string; readonly fence: number };
-  readonly current: { readonly holderId: string; readonly fence: number };
-}
+/** A gate's rejection report, as `DurableCoordinator.recordRejection` takes it: the command without its `type`. */
+export type RejectionReport = Omit<RecordFenceRejection, 'type'>;
 
 /** The commands a coordinator node serves. Every promise resolves once its events are durable. */
 export interface CoordinatorService {
