@@ -36,6 +36,12 @@ const { values: options } = parseArgs({
 const concurrency = Number(options.concurrency);
 const PRODUCT_LABEL = 'lease-fence';
 
+/** One fsync probe line of the harness: what it measured and its figures (`p50_ms`, `p99_ms`, … milliseconds). */
+interface ProbeLine {
+  readonly probe: string;
+  readonly result: { readonly p50_ms?: number } | undefined;
+}
+
 /** One workload result line of the harness (the fields this report uses). */
 interface WorkloadResult {
   readonly system: string;
@@ -94,7 +100,7 @@ const readJsonLines = <T>(file: string): T[] => {
 };
 
 /** Prints the report: per system medians over rounds, then our ratios to each peer. */
-function report(results: readonly WorkloadResult[], memory: readonly MemoryRecord[], probes: readonly string[]): void {
+function report(results: readonly WorkloadResult[], memory: readonly MemoryRecord[], probes: readonly ProbeLine[]): void {
   const systems = [...new Set(results.map((r) => r.system))];
   const per = new Map(systems.map((s) => [s, results.filter((r) => r.system === s)]));
   const m = (system: string, pick: (r: WorkloadResult) => number | null | undefined): number => median((per.get(system) ?? []).map(pick));
@@ -138,10 +144,10 @@ function report(results: readonly WorkloadResult[], memory: readonly MemoryRecor
   ]);
   console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows));
   for (const [index, probe] of probes.entries()) {
-    console.log(`\ndisk, ${index === 0 ? 'before the rounds' : index === probes.length - 1 ? 'after the rounds' : `probe ${index + 1}`}: ${probe}`);
+    console.log(`\ndisk, ${index === 0 ? 'before the rounds' : index === probes.length - 1 ? 'after the rounds' : `probe ${index + 1}`}: ${probe.probe}: ${JSON.stringify(probe.result)}`);
   }
   if (probes.length === 2) {
-    const p50 = probes.map((probe) => Number(/"p50_ms":([\d.]+)/.exec(probe)?.[1]));
+    const p50 = probes.map((probe) => Number(probe.result?.p50_ms));
     if (p50.every(Number.isFinite) && Math.max(...p50) > 2 * Math.min(...p50)) {
       console.log(`\nwarning: the fsync probe's p50 moved from ${p50[0]} ms to ${p50[1]} ms during the run: the machine or its disk was busy, so compare rounds with care`);
     }
@@ -179,7 +185,7 @@ try {
     '--product-adapter', join(root, 'test', 'bench', 'adapters', 'lease-fence-coordinator.mjs'),
     '--product-label', PRODUCT_LABEL,
   ], root, { ...process.env, LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile, LEASE_FENCE_BENCH_SIDE_FILE: memoryFile });
-  const lines = readJsonLines<WorkloadResult & { probe?: string; result?: unknown }>(resultsFile);
+  const lines = readJsonLines<WorkloadResult & Partial<ProbeLine>>(resultsFile);
   // run.sh named its results file, which lives in this run's temp dir: keep a copy (test/dist is not in git).
   const kept = join(root, 'test', 'dist', 'bench-results', `service-${new Date().toISOString().replaceAll(':', '-')}.jsonl`);
   mkdirSync(dirname(kept), { recursive: true });
@@ -188,7 +194,7 @@ try {
   report(
     lines.filter((l) => l.latency !== undefined),
     readJsonLines<MemoryRecord>(memoryFile),
-    lines.filter((l) => l.probe !== undefined).map((l) => `${l.probe}: ${JSON.stringify(l.result)}`),
+    lines.flatMap((l) => (l.probe === undefined ? [] : [{ probe: l.probe, result: l.result }])),
   );
   if (code !== 0) {
     console.error(`bench:service: run.sh exited ${code} (a system failed; see above)`);
