@@ -18,7 +18,7 @@ export {
 } from './ports/event-log-errors.js';
 export { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './ports/event-log-arguments.js';
 export { createCatchUpSubscription, type CatchUpSource, type CatchUpSubscriptionOptions } from './ports/catch-up-subscription.js';
-export { groupIntoPages, readInPages, readRecordPages, type PagedRecordSource } from './ports/paged-read.js';
+export { groupIntoPages, readInPages, readPagesOf, readRecordPages, type PagedRecordSource } from './ports/paged-read.js';
 export {
   createMemoryEventLog,
   createMemoryEventLogStorage,

@@ -10,10 +10,7 @@ import { evolve } from './decider/evolve.js';
 import { createInitialState, fromSnapshot, type CoordinatorState } from './decider/state.js';
 import { EventLogCorruptError } from './ports/event-log-errors.js';
 import type { EventLog } from './ports/event-log.js';
-import { groupIntoPages } from './ports/paged-read.js';
-
-/** Events per page when a log without `readPages` is replayed through `read`. */
-const FALLBACK_PAGE_SIZE = 512;
+import { readPagesOf } from './ports/paged-read.js';
 
 /** What {@link replayLog} restored. */
 export interface ReplayResult {
@@ -57,7 +54,7 @@ export async function replayLog(log: EventLog, options: ReplayOptions = {}): Pro
   }
   const fromPosition = state.position + 1;
   const range = { from: fromPosition };
-  for await (const page of log.readPages?.(range) ?? groupIntoPages(log.read(range), FALLBACK_PAGE_SIZE)) {
+  for await (const page of readPagesOf(log, range)) {
     for (const recorded of page) {
       if (recorded.position !== state.position + 1) {
         throw new EventLogCorruptError({

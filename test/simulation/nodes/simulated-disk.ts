@@ -11,7 +11,7 @@
  */
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import { createMemoryEventLog, createMemoryEventLogStorage, type MemoryEventLogStorage } from '@lease-fence/event-log-memory';
-import { groupIntoPages, type AppendOptions, type AppendResult, type CoordinatorEvent, type EventLog, type ReadRange, type RecordedEvent, type Snapshot, type Subscription } from '@lease-fence/coordinator-core';
+import { readPagesOf, type AppendOptions, type AppendResult, type CoordinatorEvent, type EventLog, type ReadRange, type RecordedEvent, type Snapshot, type Subscription } from '@lease-fence/coordinator-core';
 import type { ChoiceStream } from '../world/choices.js';
 import type { VirtualScheduler } from '../world/scheduler.js';
 
@@ -143,7 +143,7 @@ export class BootLog implements EventLog {
   }
 
   readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
-    return this.handle.readPages?.(range) ?? groupIntoPages(this.handle.read(range), 512);
+    return readPagesOf(this.handle, range);
   }
 
   version(): Promise<number> {

@@ -13,7 +13,7 @@
  */
 import {
   EventLogUnavailableError,
-  groupIntoPages,
+  readPagesOf,
   type AppendOptions,
   type AppendResult,
   type CoordinatorEvent,
@@ -23,9 +23,6 @@ import {
   type Snapshot,
   type Subscription,
 } from '@lease-fence/coordinator-core';
-
-/** Events per page when the current log has no `readPages` of its own. */
-const READ_PAGE_SIZE = 512;
 
 /**
  * An EventLog over the log `connect` opens, re-opened (old one closed) after each
@@ -97,8 +94,7 @@ export async function openFirstContactEventLog(connect: () => Promise<EventLog>)
     },
     append: (events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult> => delegate((log) => log.append(events, options)),
     read: (range: ReadRange): AsyncIterable<RecordedEvent> => follow((log) => log.read(range)),
-    readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> =>
-      follow((log) => log.readPages?.(range) ?? groupIntoPages(log.read(range), READ_PAGE_SIZE)),
+    readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> => follow((log) => readPagesOf(log, range)),
     version: (): Promise<number> => delegate((log) => log.version()),
     subscribe: (options: { readonly after: number }): Subscription => current.subscribe(options),
     latestSnapshot: (): Promise<Snapshot | undefined> => delegate((log) => log.latestSnapshot()),

@@ -8,7 +8,10 @@
  */
 import { decodeRecord, type StoredEventRecord } from '../codec.js';
 import { checkReadRange } from './event-log-arguments.js';
-import type { ReadRange, RecordedEvent } from './event-log.js';
+import type { EventLog, ReadRange, RecordedEvent } from './event-log.js';
+
+/** Events per page when a log without `readPages` is read in pages ({@link readPagesOf}). */
+const FALLBACK_PAGE_SIZE = 512;
 
 /** How an adapter reads its own storage for {@link readInPages} and {@link readRecordPages}. */
 export interface PagedRecordSource {
@@ -104,4 +107,15 @@ export function groupIntoPages(events: AsyncIterable<RecordedEvent>, pageSize: n
       if (page.length > 0) yield page;
     },
   };
+}
+
+/**
+ * The events of `range` in pages, from any EventLog: its own `readPages` when it has one, else its
+ * `read` grouped into pages of 512 ({@link groupIntoPages}). What recovery folds, and what a
+ * decorator forwarding the port hands on.
+ *
+ * @throws as the log's `readPages` / `read`.
+ */
+export function readPagesOf(log: Pick<EventLog, 'read' | 'readPages'>, range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
+  return log.readPages?.(range) ?? groupIntoPages(log.read(range), FALLBACK_PAGE_SIZE);
 }

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DurableCoordinator } from '../durable-coordinator.js';
 import { CoordinatorUnavailableError } from '../errors.js';
 import type { EventLog, ReadRange } from '../ports/event-log.js';
+import { readPagesOf } from '../ports/paged-read.js';
 import { StandbyCoordinator } from '../standby-coordinator.js';
 import { readAll } from './event-log-contract.js';
 
@@ -154,7 +155,7 @@ function raceBeforeFirstAppend<T>(log: EventLog, race: () => Promise<T>): { read
         return log.append(events, options);
       },
       read: (range) => log.read(range),
-      ...(log.readPages === undefined ? {} : { readPages: (range: ReadRange) => log.readPages!(range) }),
+      readPages: (range: ReadRange) => readPagesOf(log, range),
       version: () => log.version(),
       subscribe: (options) => log.subscribe(options),
       latestSnapshot: () => log.latestSnapshot(),
