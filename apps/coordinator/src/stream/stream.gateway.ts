@@ -201,8 +201,8 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     try {
       await connection.run();
     } catch (error) {
+      // run() has already sent the client `closing` (error) and closed it.
       this.logger.error({ err: error, position: connection.lastPosition }, 'stream: subscription failed');
-      connection.disconnect('error', CLOSE_INTERNAL_ERROR);
     }
   }
 
