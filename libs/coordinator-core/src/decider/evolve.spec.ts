@@ -14,7 +14,7 @@ import {
 } from '../testing/event-builders.js';
 import { decide } from './decide.js';
 import { evolve } from './evolve.js';
-import { createInitialState, fromSnapshot, leasesOf, rejectionKey, toSnapshot } from './state.js';
+import { createInitialState, fromSnapshot, leasesOf, REJECTION_KEYS_KEPT, rejectionKey, toSnapshot } from './state.js';
 
 const started = coordinatorStarted({ atMillis: 0 });
 const grantedA = leaseGranted('slot', 'agent-a', 1, { atMillis: 1000, requestId: 'req-a' });
@@ -119,6 +119,23 @@ describe('evolve', () => {
       const state = foldEvents([started, fenceRejected({ atMillis: 3, seq: 4 })]);
       expect(state.rejections).toEqual([expect.objectContaining({ seq: 4, gateId: 'gate-1', position: 2 })]);
       expect([...state.rejectionKeys]).toEqual([[rejectionKey('gate-1', 'slot', 4), '["stale","agent-a",1,"agent-b",2]']]);
+    });
+
+    it('remembers at most REJECTION_KEYS_KEPT idempotency keys, evicting the oldest, so memory and snapshots stop growing', () => {
+      // Arrange: two more rejections than the keys kept
+      const state = foldEvents([started]);
+      const total = REJECTION_KEYS_KEPT + 2;
+      // Act
+      for (let seq = 1; seq <= total; seq += 1) evolve(state, fenceRejected({ atMillis: 1, seq }));
+      // Assert: the two oldest keys are gone, the newest kept, and the snapshot holds exactly the kept ones
+      expect(state.rejectionKeys.size).toBe(REJECTION_KEYS_KEPT);
+      expect(state.rejectionKeys.has(rejectionKey('gate-1', 'slot', 1))).toBe(false);
+      expect(state.rejectionKeys.has(rejectionKey('gate-1', 'slot', 2))).toBe(false);
+      expect(state.rejectionKeys.has(rejectionKey('gate-1', 'slot', 3))).toBe(true);
+      expect(state.rejectionKeys.has(rejectionKey('gate-1', 'slot', total))).toBe(true);
+      const snapshot = toSnapshot(state).state as { rejectionKeys: readonly string[] };
+      expect(snapshot.rejectionKeys).toHaveLength(REJECTION_KEYS_KEPT);
+      expect(fromSnapshot(toSnapshot(state))?.rejectionKeys.size).toBe(REJECTION_KEYS_KEPT);
     });
   });
 });

@@ -168,7 +168,8 @@ function remember(keys: Map<string, string>, key: string, content: string, capac
   keys.delete(key);
   keys.set(key, content);
   if (keys.size > capacity) {
-    const oldest = keys.values().next();
+    // Evict by the oldest *key*: deleting by a value (the content) would delete nothing.
+    const oldest = keys.keys().next();
     if (oldest.done !== true) keys.delete(oldest.value);
   }
 }
