@@ -60,3 +60,4 @@ export type { Lease } from './lease/lease.js';
 export { FenceGate, type FenceGateOptions } from './fence/fence-gate.js';
 /** A gate's floor and the record of a refused write (documented at their source). */
 export type { GateFloor, RejectionKind, RejectionRecord } from './fence/rejection.js';
+export { UNKNOWN_FLOOR_HOLDER } from './fence/rejection.js';

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { DoubleGrantError, ProtocolMisuseError, StaleFenceError } from '../errors.js';
 import type { FenceToken } from '../lease/outcomes.js';
 import { FenceGate } from './fence-gate.js';
-import type { RejectionRecord } from './rejection.js';
+import { UNKNOWN_FLOOR_HOLDER, type RejectionRecord } from './rejection.js';
 
 const token = (holderId: string, fence: number, resource = 'deploy-slot'): FenceToken => ({ resource, holderId, fence });
 
@@ -204,6 +204,30 @@ describe('FenceGate', () => {
       expect(() => gate.commit(token('agent-a', 9), () => undefined)).toThrow(StaleFenceError);
     });
 
+    it('takes a bare fence number as initialFloor, refusing lower fences and admitting higher ones', () => {
+      // Arrange
+      const gate = new FenceGate('deploy-slot', { initialFloor: 10 });
+      // Act / Assert
+      expect(gate.floor).toEqual({ fence: 10, holderId: UNKNOWN_FLOOR_HOLDER });
+      expect(captureError(() => gate.commit(token('agent-a', 9), () => undefined))).toMatchObject({
+        rejection: { kind: 'stale', rejected: { holderId: 'agent-a', fence: 9 }, current: { holderId: UNKNOWN_FLOOR_HOLDER, fence: 10 } },
+      });
+      expect(gate.commit(token('agent-b', 11), () => 'written')).toBe('written');
+      expect(gate.floor).toEqual({ fence: 11, holderId: 'agent-b' });
+    });
+
+    it.each(['agent-a', UNKNOWN_FLOOR_HOLDER])('refuses an equal fence from any holder (%s) as a possible double grant when the floor holder is unknown', (holderId) => {
+      // Arrange: a bare number, and the floor such a gate reports, restored
+      const bare = new FenceGate('deploy-slot', { initialFloor: 10 });
+      const restored = new FenceGate('deploy-slot', { initialFloor: bare.floor! });
+      for (const gate of [bare, restored]) {
+        // Act / Assert
+        expect(gate.wouldAdmit(token(holderId, 10))).toBe(false);
+        expect(() => gate.commit(token(holderId, 10), () => undefined)).toThrow(DoubleGrantError);
+        expect(gate.floor).toEqual({ fence: 10, holderId: UNKNOWN_FLOOR_HOLDER });
+      }
+    });
+
     it('passes every rejection to onRejection before throwing', () => {
       const forwarded: RejectionRecord[] = [];
       const gate = new FenceGate('deploy-slot', { onRejection: (r) => forwarded.push(r) });
@@ -238,6 +262,9 @@ describe('FenceGate', () => {
     it.each([
       ['an empty resource', () => new FenceGate(''), TypeError, 'resource'],
       ['a zero initial floor', () => new FenceGate('r', { initialFloor: { fence: 0, holderId: 'a' } }), RangeError, 'initialFloor.fence'],
+      ['a zero bare initial floor', () => new FenceGate('r', { initialFloor: 0 }), RangeError, 'initialFloor'],
+      ['a fractional bare initial floor', () => new FenceGate('r', { initialFloor: 1.5 }), RangeError, 'initialFloor'],
+      ['a string initial floor', () => new FenceGate('r', { initialFloor: '10' as unknown as number }), TypeError, 'initialFloor'],
       ['an initial floor without holder', () => new FenceGate('r', { initialFloor: { fence: 1, holderId: '' } }), TypeError, 'initialFloor.holderId'],
       ['a negative initialSeq', () => new FenceGate('r', { initialSeq: -1 }), RangeError, 'initialSeq'],
       ['a zero maxRejectionsKept', () => new FenceGate('r', { maxRejectionsKept: 0 }), RangeError, 'maxRejectionsKept'],

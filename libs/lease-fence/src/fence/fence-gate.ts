@@ -1,15 +1,23 @@
 import { DoubleGrantError, ProtocolMisuseError, StaleFenceError } from '../errors.js';
 import type { FenceToken } from '../lease/outcomes.js';
 import { describeValue, requireCount, requireFence, requireFunction, requireId, requireObject } from '../validate.js';
-import type { GateFloor, RejectionKind, RejectionRecord } from './rejection.js';
+import { UNKNOWN_FLOOR_HOLDER, type GateFloor, type RejectionKind, type RejectionRecord } from './rejection.js';
 
 /** Options of {@link FenceGate}. @see DESIGN.md § "The library's rules" (FenceGate; a resource restores its floor) */
 export interface FenceGateOptions {
   /**
    * The floor to start from: restore it from the resource's durable store after the resource
    * restarts, or stale holders get in again. Absent = no floor (the first valid token is admitted).
+   *
+   * Either a {@link GateFloor} `{ fence, holderId }`, or a bare fence number (a positive safe
+   * integer) when only the fence was kept, the same way `LeaseCoordinator`'s `startFence` takes
+   * a number. With a bare number the floor's holder is unknown, so a later token with an
+   * **equal** fence is refused as a possible double grant ({@link DoubleGrantError}) whoever
+   * presents it, since the gate cannot tell it is the same generation writing again; a higher
+   * fence is admitted as usual. A `GateFloor` whose `holderId` is {@link UNKNOWN_FLOOR_HOLDER}
+   * (what {@link FenceGate.floor} reports for such a floor) means the same.
    */
-  readonly initialFloor?: GateFloor;
+  readonly initialFloor?: GateFloor | number;
   /** Sequence number of the first rejection; restore it with the floor. Non-negative safe integer. @defaultValue 1 */
   readonly initialSeq?: number;
   /**
@@ -50,7 +58,8 @@ export class FenceGate {
   /** The resource this gate protects; tokens for other resources are misuse. */
   readonly resource: string;
   private floorFence = 0;
-  private floorHolder = '';
+  /** The floor's holder; `undefined` when unknown (no floor yet, or a bare-number initialFloor). */
+  private floorHolder: string | undefined;
   private seq: number;
   private readonly log: RejectionRecord[] = [];
   private readonly onRejection: ((rejection: RejectionRecord) => void) | undefined;
@@ -58,16 +67,22 @@ export class FenceGate {
 
   /**
    * @param resource - The resource this gate protects. Non-empty.
-   * @param options - `initialFloor`, `initialSeq` (default 1), `onRejection`, `maxRejectionsKept` (default 10 000).
-   * @throws TypeError / RangeError on bad arguments.
+   * @param options - `initialFloor` (a {@link GateFloor} or a bare fence number), `initialSeq`
+   *   (default 1), `onRejection`, `maxRejectionsKept` (default 10 000).
+   * @throws TypeError / RangeError on bad arguments, naming the field (`initialFloor`,
+   *   `initialFloor.fence`, `initialFloor.holderId`, …).
    */
   constructor(resource: string, options: FenceGateOptions = {}) {
     const api = 'FenceGate';
     requireId(api, 'resource', resource);
     requireObject(api, 'options', options);
     const { initialFloor, onRejection } = options;
-    if (initialFloor !== undefined) {
-      requireObject(api, 'initialFloor', initialFloor);
+    if (typeof initialFloor === 'number') {
+      requireFence(api, 'initialFloor', initialFloor);
+    } else if (initialFloor !== undefined) {
+      if (typeof initialFloor !== 'object' || initialFloor === null) {
+        throw new TypeError(`${api}: initialFloor must be a fence number or an object { fence, holderId }, got ${describeValue(initialFloor)}`);
+      }
       requireFence(api, 'initialFloor.fence', initialFloor.fence);
       requireId(api, 'initialFloor.holderId', initialFloor.holderId);
     }
@@ -78,18 +93,24 @@ export class FenceGate {
     if (maxRejectionsKept < 1) throw new RangeError(`${api}: maxRejectionsKept must be a positive safe integer, got ${maxRejectionsKept}`);
     if (onRejection !== undefined) requireFunction(api, 'onRejection', onRejection);
     this.resource = resource;
-    if (initialFloor !== undefined) {
+    if (typeof initialFloor === 'number') {
+      this.floorFence = initialFloor;
+    } else if (initialFloor !== undefined) {
       this.floorFence = initialFloor.fence;
-      this.floorHolder = initialFloor.holderId;
+      this.floorHolder = initialFloor.holderId === UNKNOWN_FLOOR_HOLDER ? undefined : initialFloor.holderId;
     }
     this.seq = initialSeq;
     this.onRejection = onRejection;
     this.maxRejectionsKept = maxRejectionsKept;
   }
 
-  /** The highest fence admitted and its holder; `undefined` before the first admission. */
+  /**
+   * The highest fence admitted and its holder; `undefined` before the first admission. The
+   * holder is {@link UNKNOWN_FLOOR_HOLDER} while the floor is a bare-number `initialFloor` that
+   * no token has raised yet.
+   */
   get floor(): GateFloor | undefined {
-    return this.floorFence === 0 ? undefined : Object.freeze({ fence: this.floorFence, holderId: this.floorHolder });
+    return this.floorFence === 0 ? undefined : Object.freeze({ fence: this.floorFence, holderId: this.floorHolder ?? UNKNOWN_FLOOR_HOLDER });
   }
 
   /** The sequence number the next rejection will get (persist it with the floor). */
@@ -141,7 +162,7 @@ export class FenceGate {
    */
   wouldAdmit(token: FenceToken): boolean {
     this.validate('FenceGate.wouldAdmit', token);
-    return token.fence > this.floorFence || (token.fence === this.floorFence && token.holderId === this.floorHolder);
+    return token.fence > this.floorFence || (token.fence === this.floorFence && this.floorHolder !== undefined && token.holderId === this.floorHolder);
   }
 
   /** The check and floor raise shared by commit and admit: a few comparisons on the hot path. */
@@ -154,7 +175,8 @@ export class FenceGate {
       return;
     }
     if (fence === this.floorFence) {
-      if (token.holderId === this.floorHolder) return;
+      // An unknown floor holder (undefined) matches nobody: an equal fence may be a double grant.
+      if (this.floorHolder !== undefined && token.holderId === this.floorHolder) return;
       this.refuse('double-grant', token);
     }
     this.refuse('stale', token);
@@ -181,7 +203,7 @@ export class FenceGate {
       resource: this.resource,
       kind,
       rejected: Object.freeze({ holderId: token.holderId, fence: token.fence }),
-      current: Object.freeze({ holderId: this.floorHolder, fence: this.floorFence }),
+      current: Object.freeze({ holderId: this.floorHolder ?? UNKNOWN_FLOOR_HOLDER, fence: this.floorFence }),
     });
     this.seq += 1;
     this.log.push(rejection);

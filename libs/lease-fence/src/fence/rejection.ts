@@ -1,6 +1,6 @@
 /**
  * The rejection log's shapes: what a {@link FenceGate} records when it refuses a token.
- * Pure types; nothing here runs.
+ * Types, and the one constant for an unknown floor holder.
  *
  * @see DESIGN.md § "The library's rules" (FenceGate)
  */
@@ -14,9 +14,16 @@
 export interface GateFloor {
   /** The highest fence admitted so far: a positive safe integer. */
   readonly fence: number;
-  /** The holder the floor's fence was admitted for. */
+  /** The holder the floor's fence was admitted for; {@link UNKNOWN_FLOOR_HOLDER} when not known. */
   readonly holderId: string;
 }
+
+/**
+ * The `holderId` a {@link GateFloor} (and a rejection's `current`) shows when the floor's holder
+ * is unknown: the gate was started from a bare-number `initialFloor`. Reserved: a floor saved
+ * with this holder is restored as unknown, so no holder should use it as its id.
+ */
+export const UNKNOWN_FLOOR_HOLDER = '(unknown)';
 
 /**
  * Why a gate refused a token.
