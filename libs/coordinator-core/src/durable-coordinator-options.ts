@@ -54,7 +54,7 @@ export interface DurableCoordinatorOptions {
   readonly takeOverAtVersion?: number;
   /** Most commands per append (group commit batch cap). 1 disables group commit. Positive integer. @defaultValue 256 */
   readonly maxBatch?: number;
-  /** Acquire grants remembered for idempotent retries. Non-negative integer. @defaultValue 1024 */
+  /** Grants remembered for idempotent retries: this many acquisitions, and as many renewals (a retried renewal is answered without renewing again); each kind evicts its oldest first. Non-negative integer. @defaultValue 1024 */
   readonly replayCacheSize?: number;
   /**
    * Fences that may have been handed out by appends with an unknown outcome (e.g.

@@ -24,7 +24,7 @@ export interface ReplayResult {
 
 /** Options of {@link replayLog}. */
 export interface ReplayOptions {
-  /** Acquire grants remembered for idempotent retries, for a replay that starts without a snapshot. @defaultValue 1024 */
+  /** Grants remembered for idempotent retries (acquisitions, and as many renewals), for a replay that starts without a snapshot. @defaultValue 1024 */
   readonly replayCacheSize?: number;
   /** Ignore snapshots and fold the whole log (to measure, or to cross-check a snapshot). @defaultValue false */
   readonly ignoreSnapshot?: boolean;

@@ -44,6 +44,7 @@ export {
   type LeaseTableSnapshot,
   type LeaseRecordJson,
   type ResourceFenceJson,
+  type ReplayEntryJson,
   type InstantJson,
 } from './lease/lease-table.js';
 export { decideAcquire, decideRenew, decideRelease, decideExpiry, wasFenceIssued } from './lease/lease-rules.js';

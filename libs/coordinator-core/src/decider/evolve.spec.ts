@@ -175,6 +175,7 @@ describe('snapshots of the state', () => {
 
   it.each([
     ['highestFences in its lease table', (json: Record<string, unknown>) => ({ ...json, table: { ...(json['table'] as object), highestFences: undefined } })],
+    ['the renewals its lease table remembers', (json: Record<string, unknown>) => ({ ...json, table: { ...(json['table'] as object), renewalReplayCache: undefined } })],
     ['the content of each rejection key', (json: Record<string, unknown>) => ({ ...json, rejectionKeys: [rejectionKey('gate-1', 'slot', 1)] })],
   ])('ignores a snapshot written before it kept %s, so the caller replays the whole log', (_what, legacy) => {
     const snapshot = toSnapshot(foldEvents([started, grantedA, fenceRejected({ atMillis: 1500 })]));

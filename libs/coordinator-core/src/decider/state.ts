@@ -69,7 +69,7 @@ export type LeaseView = LeaseRecord & { readonly inGrace: boolean };
 
 /** Options of {@link createInitialState}. */
 export interface InitialStateOptions {
-  /** Acquire grants remembered for idempotent retries. @defaultValue 1024 (lease-fence's default) */
+  /** Grants remembered for idempotent retries: this many acquisitions and as many renewals. @defaultValue 1024 (lease-fence's default) */
   readonly replayCacheSize?: number;
 }
 
@@ -161,7 +161,8 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
  * @returns the state, or `undefined` when the snapshot cannot restore this version's state
  *   exactly, and the caller then replays the whole log (a snapshot is only an optimisation):
  *   another `schemaVersion`, or one written before the lease table kept its per-resource
- *   `highestFences` or before `rejectionKeys` kept each report's content.
+ *   `highestFences` or its remembered renewals (`renewalReplayCache`), or before
+ *   `rejectionKeys` kept each report's content.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
  */
@@ -183,14 +184,15 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     throw corrupt('table', error instanceof Error ? error.message : String(error), error);
   }
   const rejectionKeys = new Map<string, string>();
-  let exact = (json.table as LeaseTableSnapshot).highestFences !== undefined;
+  const tableJson = json.table as LeaseTableSnapshot;
+  let exact = tableJson.highestFences !== undefined && tableJson.renewalReplayCache !== undefined;
   for (const [index, entry] of json.rejectionKeys.entries()) {
     const decoded = decodeRejectionKey(entry);
     if (decoded === undefined) throw corrupt(`rejectionKeys.${index}`, 'must be a JSON array [key, content] of two strings');
     if (decoded === 'bare-key') exact = false;
     else rejectionKeys.set(decoded[0], decoded[1]);
   }
-  // A snapshot written before highestFences or rejection contents were kept: readable, not exact (see @returns).
+  // A snapshot written before highestFences, remembered renewals or rejection contents were kept: readable, not exact (see @returns).
   if (!exact) return undefined;
   return {
     table,

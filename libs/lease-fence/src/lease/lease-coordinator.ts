@@ -30,7 +30,7 @@ export interface LeaseCoordinatorOptions {
    * @defaultValue 0
    */
   readonly startFence?: number;
-  /** Acquire grants remembered for idempotent retries. Non-negative integer. @defaultValue 1024 */
+  /** Grants remembered for idempotent retries: this many acquisitions, and as many renewals (a retried renewal is answered without renewing again); each kind evicts its oldest first. Non-negative integer. @defaultValue 1024 */
   readonly replayCacheSize?: number;
 }
 
@@ -128,7 +128,8 @@ export class LeaseCoordinator {
   }
 
   /**
-   * Renews the lease with `fence`: same fence, expiry `now + ttlMillis`. Rules: {@link decideRenew}.
+   * Renews the lease with `fence`: same fence, expiry `now + ttlMillis`. A retry (same holder and
+   * requestId, same lease) is answered with the lease as it stands and renews nothing. Rules: {@link decideRenew}.
    * @returns `{ ok: true, grant }`, or `'expired'` (that generation has ended: never resurrected) /
    *   `'not-holder'` (another holder's fence, or never issued for this resource).
    * @throws TypeError / RangeError on a malformed request, before the clock is read.

@@ -112,6 +112,61 @@ describe('decideRenew', () => {
     expect(changes).toEqual([{ type: 'renewed', resource: 'slot', holderId: 'agent-a', fence: 3, requestId: 'n1', ttlMillis: 1_000, expiresAt: t(1_600) }]);
   });
 
+  describe('a retried renewal (same holder and requestId, same lease)', () => {
+    /** Given agent-a's fence 3 and its renewal n1 at 600, applied. */
+    const renewedOnce = (): LeaseTable => {
+      const table = given(granted('slot', 'agent-a', 3, 0, 1_000));
+      for (const change of decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 3, requestId: 'n1' }, t(600)).changes) table.apply(change);
+      return table;
+    };
+
+    it('returns the grant the first attempt produced and changes nothing, so the expiry is not pushed out again', () => {
+      // When the retry of n1 arrives later
+      const { outcome, changes } = decideRenew(renewedOnce(), { resource: 'slot', holderId: 'agent-a', fence: 3, requestId: 'n1' }, t(900));
+      // Then
+      expect(outcome).toEqual({
+        ok: true,
+        grant: { resource: 'slot', holderId: 'agent-a', fence: 3, ttlMillis: 1_000, requestId: 'n1', coordinatorExpiresAt: t(1_600) },
+      });
+      expect(changes).toEqual([]);
+    });
+
+    it('answers with the lease as it stands after a later renewal, and expired once it has ended', () => {
+      // Given a later renewal n2 at 1 200
+      const table = renewedOnce();
+      for (const change of decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 3, requestId: 'n2' }, t(1_200)).changes) table.apply(change);
+      // When n1 is retried before and after the lease's end
+      const before = decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 3, requestId: 'n1' }, t(1_300));
+      const after = decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 3, requestId: 'n1' }, t(2_200));
+      // Then
+      expect(before).toEqual({ outcome: { ok: true, grant: expect.objectContaining({ requestId: 'n1', coordinatorExpiresAt: t(2_200) }) }, changes: [] });
+      expect(after).toEqual({ outcome: { ok: false, reason: 'expired' }, changes: [] });
+    });
+
+    it('renews as new when the requestId was remembered for another lease', () => {
+      // Given n1 renewed fence 3, which was released; agent-a holds fence 4 now
+      const table = renewedOnce();
+      table.apply({ type: 'released', resource: 'slot', holderId: 'agent-a', fence: 3 });
+      table.apply(granted('slot', 'agent-a', 4, 700, 1_000));
+      // When n1 comes for fence 4
+      const { changes } = decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 4, requestId: 'n1' }, t(800));
+      // Then it is a renewal of its own
+      expect(changes).toEqual([expect.objectContaining({ type: 'renewed', fence: 4, requestId: 'n1', expiresAt: t(1_800) })]);
+    });
+
+    it('is remembered for the last replayCacheSize renewals only, oldest evicted first', () => {
+      // Given a cache of 2 and three renewals n1, n2, n3
+      const table = new LeaseTable({ replayCacheSize: 2 });
+      table.apply(granted('slot', 'agent-a', 1, 0, 1_000));
+      for (const [index, requestId] of ['n1', 'n2', 'n3'].entries()) {
+        for (const change of decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 1, requestId }, t(100 * (index + 1))).changes) table.apply(change);
+      }
+      // Then n1 is forgotten (a retry renews again), n2 and n3 are not
+      expect(['n1', 'n2', 'n3'].map((requestId) => table.replayedRenewal('agent-a', requestId))).toEqual([undefined, { holderId: 'agent-a', requestId: 'n2', resource: 'slot', fence: 1 }, { holderId: 'agent-a', requestId: 'n3', resource: 'slot', fence: 1 }]);
+      expect(decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' }, t(400)).changes).toHaveLength(1);
+    });
+  });
+
   it('uses the requested ttl when one is given', () => {
     const table = given(granted('slot', 'agent-a', 3, 0, 1_000));
     const { outcome } = decideRenew(table, { resource: 'slot', holderId: 'agent-a', fence: 3, requestId: 'n1', ttlMillis: 5_000 }, t(600));

@@ -146,6 +146,12 @@ export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: I
 
 /**
  * Decides a renewal at coordinator time `now`:
+ * - a retry: this holder's requestId is remembered ({@link LeaseTable.replayedRenewal}) as a
+ *   renewal of this same lease (resource and fence) → no changes, and the grant as that lease
+ *   stands now (its current expiry, never earlier than what the first attempt produced) while
+ *   it is current and unexpired, else the denial below (`'expired'`, …). So a retried renewal
+ *   never pushes the expiry out again. The last `replayCacheSize` renewals are remembered,
+ *   oldest evicted first; a requestId remembered for another lease is decided as a new renewal;
  * - the current lease has this fence and holder and `now < expiresAt` → `renewed`: same fence,
  *   `expiresAt = max(lease.expiresAt, now + (request.ttlMillis ?? lease.ttlMillis))`. A renewal
  *   never moves the expiry earlier: a holder whose shortening renewal is late or lost still acts
@@ -174,6 +180,10 @@ export function decideRenew(table: LeaseTable, request: RenewCommand, now: Insta
   const { resource, holderId, fence, requestId } = request;
   const current = standingOf(table, request, now);
   if (typeof current === 'string') return deny({ ok: false, reason: current });
+  const replayed = table.replayedRenewal(holderId, requestId);
+  if (replayed !== undefined && replayed.resource === resource && replayed.fence === fence) {
+    return deny({ ok: true, grant: grantOf(current, requestId) });
+  }
   const ttlMillis = request.ttlMillis ?? current.ttlMillis;
   // Never earlier: the holder may still act on the deadline of its previous grant (this renewal's
   // reply can be late or lost), and that deadline lies inside the expiry it was granted with.

@@ -146,8 +146,10 @@ describe('LeaseTable', () => {
       table.apply(granted('a', 'agent-a', 11, 'r1'));
       table.apply(granted('b', 'agent-b', 12, 'r2'));
       table.burnFence(20);
+      table.apply({ type: 'renewed', resource: 'a', holderId: 'agent-a', fence: 11, requestId: 'n1', ttlMillis: 1_000, expiresAt: t(5_000) });
       const restored = LeaseTable.fromJSON(JSON.parse(JSON.stringify(table)) as LeaseTableSnapshot);
       expect(restored.toJSON()).toEqual(table.toJSON());
+      expect(restored.replayedRenewal('agent-a', 'n1')).toEqual({ holderId: 'agent-a', requestId: 'n1', resource: 'a', fence: 11 });
       expect(restored.lease('a')?.expiresAt).toBeInstanceOf(Instant);
       expect(restored.issuedFence).toBe(20);
       expect(restored.replayCacheSize).toBe(3);
@@ -208,6 +210,8 @@ describe('LeaseTable', () => {
       const badLease = { ...good, leases: [{ resource: 'a', holderId: 'x', fence: 0, ttlMillis: 1, requestId: 'r', grantedAt: { millis: 0, domain: 'd' }, expiresAt: { millis: 1, domain: 'd' } }] };
       expect(() => LeaseTable.fromJSON(badLease)).toThrow(/leases\[0\]\.fence/);
       expect(() => LeaseTable.fromJSON({ ...good, highestFences: {} } as unknown as LeaseTableSnapshot)).toThrow(/highestFences/);
+      expect(() => LeaseTable.fromJSON({ ...good, renewalReplayCache: {} } as unknown as LeaseTableSnapshot)).toThrow(/renewalReplayCache/);
+      expect(() => LeaseTable.fromJSON({ ...good, renewalReplayCache: [{ holderId: 'a', requestId: '', resource: 'r', fence: 1 }] })).toThrow(/renewalReplayCache\[0\]\.requestId/);
       expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: 'a', fence: 0 }] })).toThrow(/highestFences\[0\]\.fence/);
       expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: '', fence: 1 }] })).toThrow(/highestFences\[0\]\.resource/);
     });

@@ -21,7 +21,8 @@ export interface LeaseTableOptions {
    */
   readonly startFence?: number;
   /**
-   * Acquire grants remembered for idempotent retries. Non-negative integer; 0 disables replay.
+   * Grants remembered for idempotent retries: this many acquisitions, and as many renewals, each
+   * kind evicting its oldest first. Non-negative integer; 0 disables replay.
    * @defaultValue 1024
    */
   readonly replayCacheSize?: number;
@@ -50,9 +51,18 @@ export interface ResourceFenceJson {
   readonly fence: number;
 }
 
+/** One remembered grant of a snapshot's replay caches: the request and the lease it answered. */
+export interface ReplayEntryJson {
+  readonly holderId: string;
+  readonly requestId: string;
+  readonly resource: string;
+  readonly fence: number;
+}
+
 /**
  * Plain-JSON snapshot of a {@link LeaseTable} (`format: 1`): the fence counter, the current
- * leases, the replay cache oldest first, and the highest fence ever granted per resource.
+ * leases, the replay caches (acquisitions, renewals) oldest first, and the highest fence ever
+ * granted per resource.
  * Instants are `{ millis, domain }`.
  * @see DESIGN.md § "The event-sourced coordinator" (Recovery: replay from the latest snapshot)
  */
@@ -61,7 +71,15 @@ export interface LeaseTableSnapshot {
   readonly issuedFence: number;
   readonly replayCacheSize: number;
   readonly leases: readonly LeaseRecordJson[];
-  readonly replayCache: readonly { readonly holderId: string; readonly requestId: string; readonly resource: string; readonly fence: number }[];
+  readonly replayCache: readonly ReplayEntryJson[];
+  /**
+   * The renewals remembered for idempotent retries, oldest first ({@link LeaseTable.replayedRenewal}).
+   * Always written by {@link LeaseTable.toJSON}. Optional only for snapshots written before
+   * renewals were remembered: {@link LeaseTable.fromJSON} then starts with none, so a retry of
+   * an earlier renewal would renew again. A caller that can rebuild the table exactly
+   * (replaying a log) should prefer that when the field is absent.
+   */
+  readonly renewalReplayCache?: readonly ReplayEntryJson[];
   /**
    * Per resource ever granted, the highest fence granted on it ({@link LeaseTable.highestFence}),
    * in the order the resources were first granted. Always written by {@link LeaseTable.toJSON}.
@@ -75,6 +93,15 @@ export interface LeaseTableSnapshot {
 }
 
 const freezeRecord = (record: LeaseRecord): LeaseRecord => Object.freeze({ ...record });
+
+/** Validates one replay-cache entry of a snapshot, naming its field. */
+function requireReplayEntry(api: string, at: string, entry: ReplayEntryJson): void {
+  requireObject(api, at, entry);
+  requireId(api, `${at}.holderId`, entry.holderId);
+  requireId(api, `${at}.requestId`, entry.requestId);
+  requireId(api, `${at}.resource`, entry.resource);
+  requireFence(api, `${at}.fence`, entry.fence);
+}
 
 function requireInstant(api: string, field: string, value: unknown): asserts value is Instant {
   if (!(value instanceof Instant)) throw new TypeError(`${api}: ${field} must be an Instant, got ${describeValue(value)}`);
@@ -95,6 +122,8 @@ function requireInstant(api: string, field: string, value: unknown): asserts val
 export class LeaseTable {
   private readonly current = new Map<string, LeaseRecord>();
   private readonly replay: ReplayCache;
+  /** Renewals remembered for idempotent retries: same capacity and eviction as `replay`. */
+  private readonly renewalReplay: ReplayCache;
   /** Per resource ever granted: the highest fence granted on it. Never shrinks. */
   private readonly highest = new Map<string, number>();
   private issued: number;
@@ -110,6 +139,7 @@ export class LeaseTable {
     requireCount('LeaseTable', 'replayCacheSize', replayCacheSize);
     this.issued = startFence;
     this.replay = new ReplayCache(replayCacheSize);
+    this.renewalReplay = new ReplayCache(replayCacheSize);
   }
 
   /** The highest fence ever issued or burned; the next grant gets `issuedFence + 1`. */
@@ -117,7 +147,7 @@ export class LeaseTable {
     return this.issued;
   }
 
-  /** How many acquire grants the replay cache keeps. */
+  /** How many acquire grants the replay cache keeps (and how many renewals). */
   get replayCacheSize(): number {
     return this.replay.capacity;
   }
@@ -152,11 +182,20 @@ export class LeaseTable {
   }
 
   /**
+   * The lease (resource and fence) this holder's renewal request renewed, if still remembered:
+   * the last {@link LeaseTable.replayCacheSize} renewals are, oldest evicted first.
+   */
+  replayedRenewal(holderId: string, requestId: string): { readonly resource: string; readonly fence: number } | undefined {
+    return this.renewalReplay.get(holderId, requestId);
+  }
+
+  /**
    * Folds one decided change into the table: the only mutator for lease changes (the event-sourced
    * coordinator's `evolve` calls it, live and during replay).
    * - `granted`: the lease becomes current, `issuedFence` and the resource's
    *   {@link LeaseTable.highestFence} rise to its fence, the grant enters the replay cache.
-   * - `renewed`: the current lease with that fence and holder gets the new `expiresAt` and `ttlMillis`.
+   * - `renewed`: the current lease with that fence and holder gets the new `expiresAt` and
+   *   `ttlMillis`; the renewal enters the renewals' replay cache.
    * - `released` / `expired`: the current lease with that fence and holder is removed.
    * @throws {@link ProtocolMisuseError} if the change does not fit the table (a renewal, release or
    *   expiry of a lease that is not current): the log and the table disagree. Nothing is changed.
@@ -177,6 +216,7 @@ export class LeaseTable {
         requireInstant('LeaseTable.apply', 'expiresAt', change.expiresAt);
         const lease = this.matching(change);
         this.current.set(lease.resource, freezeRecord({ ...lease, ttlMillis: change.ttlMillis, expiresAt: change.expiresAt }));
+        this.renewalReplay.remember({ holderId: change.holderId, requestId: change.requestId, resource: change.resource, fence: change.fence });
         return;
       }
       case 'released':
@@ -241,6 +281,7 @@ export class LeaseTable {
         expiresAt: lease.expiresAt.toJSON(),
       })),
       replayCache: [...this.replay.values()].map((entry) => ({ ...entry })),
+      renewalReplayCache: [...this.renewalReplay.values()].map((entry) => ({ ...entry })),
       highestFences: [...this.highest].map(([resource, fence]) => ({ resource, fence })),
     };
   }
@@ -264,6 +305,9 @@ export class LeaseTable {
     if (snapshot.highestFences !== undefined && !Array.isArray(snapshot.highestFences)) {
       throw new TypeError(`${api}: highestFences must be an array when present, got ${describeValue(snapshot.highestFences)}`);
     }
+    if (snapshot.renewalReplayCache !== undefined && !Array.isArray(snapshot.renewalReplayCache)) {
+      throw new TypeError(`${api}: renewalReplayCache must be an array when present, got ${describeValue(snapshot.renewalReplayCache)}`);
+    }
     const table = new LeaseTable({ startFence: snapshot.issuedFence, replayCacheSize: snapshot.replayCacheSize });
     for (const [index, entry] of (snapshot.highestFences ?? []).entries()) {
       const at = `highestFences[${index}]`;
@@ -273,14 +317,13 @@ export class LeaseTable {
       table.raiseHighest(entry.resource, entry.fence);
     }
     for (const [index, entry] of (snapshot.replayCache as LeaseTableSnapshot['replayCache']).entries()) {
-      const at = `replayCache[${index}]`;
-      requireObject(api, at, entry);
-      requireId(api, `${at}.holderId`, entry.holderId);
-      requireId(api, `${at}.requestId`, entry.requestId);
-      requireId(api, `${at}.resource`, entry.resource);
-      requireFence(api, `${at}.fence`, entry.fence);
+      requireReplayEntry(api, `replayCache[${index}]`, entry);
       table.replay.remember(entry);
       table.raiseHighest(entry.resource, entry.fence);
+    }
+    for (const [index, entry] of (snapshot.renewalReplayCache ?? []).entries()) {
+      requireReplayEntry(api, `renewalReplayCache[${index}]`, entry);
+      table.renewalReplay.remember(entry);
     }
     for (const [index, lease] of (snapshot.leases as LeaseTableSnapshot['leases']).entries()) {
       const at = `leases[${index}]`;

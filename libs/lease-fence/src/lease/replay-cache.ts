@@ -1,4 +1,7 @@
-/** One remembered acquire grant: who asked, with which requestId, and what they got. @internal */
+/**
+ * One remembered grant: who asked, with which requestId, and the lease it answered (resource and
+ * fence). An acquire's entry is the grant it minted; a renewal's, the lease it renewed. @internal
+ */
 export interface ReplayEntry {
   readonly holderId: string;
   readonly requestId: string;
@@ -10,9 +13,10 @@ export interface ReplayEntry {
 const keyOf = (holderId: string, requestId: string): string => `${holderId.length}:${holderId}${requestId}`;
 
 /**
- * Remembers the last `capacity` acquire grants by (holderId, requestId), so a retried acquire is
- * answered with the grant it already has instead of a second fence. Insertion-ordered (a Map):
- * the oldest entry is evicted first. O(1) per operation.
+ * Remembers the last `capacity` grants of one kind (acquisitions, or renewals) by (holderId,
+ * requestId), so a retried request is answered with the grant it already has instead of a
+ * second fence or a second renewal. Insertion-ordered (a Map): the oldest entry is evicted
+ * first. O(1) per operation.
  *
  * @see DESIGN.md § "The library's rules" (Retries are idempotent)
  * @internal
