@@ -41,6 +41,15 @@ export interface DurableCoordinatorOptions {
    */
   readonly checkpointIntervalMillis?: number;
   /**
+   * While a lease carried across a restart is in grace (not renewed since), checkpoint after this
+   * long without an append instead (milliseconds). A boot that dies loses at most this much of
+   * its uptime from the record, so every boot that lives longer than this shortens the grace
+   * the next one gives, and a crash loop cannot keep a silent holder's lease alive.
+   * Positive integer. @defaultValue min(100, checkpointIntervalMillis)
+   * @see decideStart's TSDoc in `decider/decide.ts` for the bound this gives.
+   */
+  readonly graceCheckpointIntervalMillis?: number;
+  /**
    * Also checkpoint when no lease is live (a heartbeat every `checkpointIntervalMillis` of
    * silence), so a standby watching the log can tell an idle coordinator from a dead one.
    * @defaultValue false
@@ -90,6 +99,7 @@ export interface Config {
   readonly maxTtlMillis: number;
   readonly snapshotEvery: number;
   readonly checkpointIntervalMillis: number;
+  readonly graceCheckpointIntervalMillis: number;
   readonly maxBatch: number;
   readonly replayCacheSize: number | undefined;
   readonly burnFencesThrough: number;
@@ -162,6 +172,7 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
   const minTtlMillis = requireInteger('minTtlMillis', options.minTtlMillis ?? 1, 1, MAX_TTL_MILLIS, 'milliseconds');
   const maxTtlMillis = requireInteger('maxTtlMillis', options.maxTtlMillis ?? MAX_TTL_MILLIS, minTtlMillis, MAX_TTL_MILLIS, 'milliseconds');
   const max = Number.MAX_SAFE_INTEGER;
+  const checkpointIntervalMillis = requireInteger('checkpointIntervalMillis', options.checkpointIntervalMillis ?? 1000, 1, MAX_TTL_MILLIS, 'milliseconds');
   return {
     log,
     namespace: checkId(api, 'namespace', options.namespace),
@@ -171,7 +182,10 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     minTtlMillis,
     maxTtlMillis,
     snapshotEvery: requireInteger('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),
-    checkpointIntervalMillis: requireInteger('checkpointIntervalMillis', options.checkpointIntervalMillis ?? 1000, 1, MAX_TTL_MILLIS, 'milliseconds'),
+    checkpointIntervalMillis,
+    graceCheckpointIntervalMillis: requireInteger(
+      'graceCheckpointIntervalMillis', options.graceCheckpointIntervalMillis ?? Math.min(100, checkpointIntervalMillis), 1, MAX_TTL_MILLIS, 'milliseconds',
+    ),
     maxBatch: requireInteger('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
     replayCacheSize: options.replayCacheSize === undefined ? undefined : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
     burnFencesThrough: requireInteger('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),

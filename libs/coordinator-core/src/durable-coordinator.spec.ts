@@ -412,6 +412,22 @@ describe('DurableCoordinator', () => {
     });
   });
 
+  describe('grace checkpoints', () => {
+    it('checkpoints at the grace interval while a carried lease is in grace, however long the usual interval', async () => {
+      // Given a lease carried into a new boot whose usual checkpoint interval is an hour
+      const storage = createTestEventLogStorage();
+      const { coordinator: dead } = await openCoordinator({ log: createTestEventLog(storage) });
+      await dead.acquire(request('slot', 'agent-a'));
+      const { coordinator, log } = await openCoordinator({
+        log: createTestEventLog(storage), clock: createMonotonicClock(`mono-${++bootCounter}`), runTimers: true, checkpointIntervalMillis: 3_600_000, graceCheckpointIntervalMillis: 10,
+      });
+      expect(coordinator.leases()).toEqual([expect.objectContaining({ inGrace: true })]);
+      // When nothing is appended, Then the boot records its uptime on its own
+      const [next] = await takeUntil(log.subscribe({ after: coordinator.position }), coordinator.position + 1);
+      expect(next?.event).toMatchObject({ type: 'CoordinatorCheckpointed', data: { bootId: coordinator.bootId } });
+    });
+  });
+
   describe('checkpoint', () => {
     it('records uptime only while a lease is live, unless heartbeat is on', async () => {
       const { coordinator } = await openCoordinator();

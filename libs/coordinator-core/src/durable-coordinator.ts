@@ -113,7 +113,9 @@ export class DurableCoordinator {
     this.mintedFence = state.table.issuedFence;
     if (config.runTimers) {
       this.armExpiry(this.earliestExpiryMillis());
-      this.checkpointTimer = setInterval(() => this.checkpointIfIdle(), config.checkpointIntervalMillis).unref();
+      // Ticks at the shorter interval; each tick checkpoints only once the interval that applies has passed.
+      const tickMillis = Math.min(config.checkpointIntervalMillis, config.graceCheckpointIntervalMillis);
+      this.checkpointTimer = setInterval(() => this.checkpointIfIdle(), tickMillis).unref();
     }
     this.snapshotIfDue();
   }
@@ -560,7 +562,10 @@ export class DurableCoordinator {
     if (this.unavailableReason() !== undefined || this.queue.length > 0 || this.flushing !== undefined) return;
     const boot = this.committed.boot;
     if (boot === undefined || (!this.config.heartbeat && this.committed.table.leases().next().done === true)) return;
-    if (this.config.clock.now().millis - boot.lastAtMillis < this.config.checkpointIntervalMillis) return;
+    // While a carried lease is in grace, a short interval: a boot that dies unrecorded must not
+    // leave the next boot to give the same grace again (see decideStart in decider/decide.ts).
+    const intervalMillis = this.committed.carried.size > 0 ? this.config.graceCheckpointIntervalMillis : this.config.checkpointIntervalMillis;
+    if (this.config.clock.now().millis - boot.lastAtMillis < intervalMillis) return;
     this.checkpoint().catch(() => undefined);
   }
 

@@ -157,10 +157,19 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
  * Recovery's start: a new boot carries every current lease into its own clock domain. A lease's
  * grace is what was left of it when the dead boot was last observed alive:
  * `expiresAt(new) = startedAt + max(0, expiresAt(old) - lastReading(dead boot))`. Downtime is not
- * counted (conservative: never earlier than the holder's own deadline), and a boot that lived
- * any time shortens the grace the next one gives, so fast restarts cannot keep a dead holder's
- * lease alive. A lease with no grace left is carried with `expiresAt = startedAt` and expires at
- * the first sweep.
+ * counted (conservative: never earlier than the holder's own deadline). A lease with no grace
+ * left is carried with `expiresAt = startedAt` and expires at the first sweep.
+ *
+ * Only *recorded* uptime shortens the grace: the dead boot's last event. Whatever it lived
+ * after that is unknown, and counting it would risk ending the grace before the holder's own
+ * deadline. So that a crash loop cannot keep a silent holder's lease alive, a boot that carries
+ * a lease in grace records its uptime (`CoordinatorCheckpointed`) after every
+ * `graceCheckpointIntervalMillis` of silence (100 ms by default; `DurableCoordinator`'s timer),
+ * instead of the usual `checkpointIntervalMillis`. The bound: each boot that dies loses at most
+ * one grace checkpoint interval (plus its timer's lag) of its uptime from the record, so a
+ * silent holder's carried lease ends after at most its remaining TTL of coordinator uptime plus
+ * one grace checkpoint interval per boot. Boots that die within one grace checkpoint interval of
+ * their start shorten nothing: a crash loop that fast keeps the lease in grace.
  */
 function decideStart(command: StartCoordinator, state: CoordinatorState, now: Now): Decision<OutcomeByCommand['StartCoordinator']> {
   requireString('StartCoordinator', 'namespace', command.namespace);
