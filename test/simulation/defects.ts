@@ -127,9 +127,12 @@ class StrictGreaterGate implements SimGate {
     private readonly options: FenceGateOptions,
   ) {
     this.seq = options.initialSeq ?? 1;
-    if (options.initialFloor !== undefined) {
-      this.floorFence = options.initialFloor.fence;
-      this.floorHolder = options.initialFloor.holderId;
+    const initialFloor = options.initialFloor;
+    if (typeof initialFloor === 'number') {
+      this.floorFence = initialFloor; // holder unknown: '' matches no holder id
+    } else if (initialFloor !== undefined) {
+      this.floorFence = initialFloor.fence;
+      this.floorHolder = initialFloor.holderId;
     }
   }
 
