@@ -103,6 +103,7 @@ export class DurableCoordinator {
   private expiryTimer: NodeJS.Timeout | undefined;
   private expiryArmedAtMillis: number | undefined;
   private checkpointTimer: NodeJS.Timeout | undefined;
+  private graceCheckpointTimer: NodeJS.Timeout | undefined;
 
   private constructor(config: Config, state: CoordinatorState, recovery: RecoveryInfo) {
     this.config = config;
@@ -113,9 +114,14 @@ export class DurableCoordinator {
     this.mintedFence = state.table.issuedFence;
     if (config.runTimers) {
       this.armExpiry(this.earliestExpiryMillis());
-      // Ticks at the shorter interval; each tick checkpoints only once the interval that applies has passed.
-      const tickMillis = Math.min(config.checkpointIntervalMillis, config.graceCheckpointIntervalMillis);
-      this.checkpointTimer = setInterval(() => this.checkpointIfIdle(), tickMillis).unref();
+      this.checkpointTimer = setInterval(() => this.checkpointIfIdle(), config.checkpointIntervalMillis).unref();
+      // Leases are carried in grace only from the start: tick faster until none is left.
+      if (state.carried.size > 0) {
+        this.graceCheckpointTimer = setInterval(() => {
+          if (this.committed.carried.size > 0) this.checkpointIfIdle();
+          else this.stopGraceCheckpoints();
+        }, config.graceCheckpointIntervalMillis).unref();
+      }
     }
     this.snapshotIfDue();
   }
@@ -575,5 +581,11 @@ export class DurableCoordinator {
     this.expiryTimer = undefined;
     this.expiryArmedAtMillis = undefined;
     this.checkpointTimer = undefined;
+    this.stopGraceCheckpoints();
+  }
+
+  private stopGraceCheckpoints(): void {
+    if (this.graceCheckpointTimer !== undefined) clearInterval(this.graceCheckpointTimer);
+    this.graceCheckpointTimer = undefined;
   }
 }
