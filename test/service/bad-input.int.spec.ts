@@ -77,6 +77,8 @@ const CASES: Readonly<Record<string, Case>> = {
   'a double-grant rejection with one holder twice': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, kind: 'double-grant', rejected: { holderId: 'b', fence: 2 } }, status: 400, field: 'rejected.holderId' },
   'a rejection naming fences never issued': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: 900_000_000 }, current: { holderId: 'b', fence: 900_000_001 } }, status: 400, field: 'rejected.fence' },
   'a rejection with a wall time of 1e300 ms': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, wallMillis: 1e300 }, status: 400, field: 'wallMillis' },
+  'a floor report without holderId': { method: 'POST', path: '/v1/resources/deploy-1/floor', token: gate, json: { fence: 3 }, status: 400, field: 'holderId' },
+  'a floor too close to the largest fence to leave its margin': { method: 'POST', path: '/v1/resources/deploy-1/floor', token: gate, json: { holderId: 'a', fence: Number.MAX_SAFE_INTEGER - 1 }, status: 400, field: 'fence' },
   'an admit of a fence never issued': { method: 'POST', path: '/v1/resources/deploy-1/admit', token: gate, json: { holderId: 'nobody', fence: 999_999_999 }, status: 400, field: 'fence' },
   'events after a negative position': { method: 'GET', path: '/v1/events?after=-1', token: viewer, status: 400, field: 'after' },
   'events with limit 0': { method: 'GET', path: '/v1/events?limit=0', token: viewer, status: 400, field: 'limit' },

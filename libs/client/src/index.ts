@@ -39,6 +39,7 @@ export {
 export { createRetryPolicy, backoffDelayMillis, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 export { systemTimers, MAX_TIMER_MILLIS, type Timers } from './timers.js';
 export { FenceGateClient, type FenceGateClientOptions } from './fence-gate-client.js';
+export { reportFloors, type FloorReporter, type FloorReporterOptions, type FloorSink, type FloorSource } from './floor-reporter.js';
 export {
   reportRejections,
   type RejectionReporter,

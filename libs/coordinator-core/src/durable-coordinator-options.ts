@@ -41,6 +41,23 @@ export interface DurableCoordinatorOptions {
    */
   readonly checkpointIntervalMillis?: number;
   /**
+   * Fences skipped above a gate's reported floor when it is above every fence this log issued for
+   * its resource (the log was lost, or restored from an old backup): room for fences issued before
+   * the loss, after that floor, that never reached a gate. Non-negative integer.
+   * @defaultValue 1_000_000
+   * @see DurableCoordinator.reportFloor
+   */
+  readonly lostFenceMarginFences?: number;
+  /**
+   * After starting on a log that has issued no fence (a new log, or one that was lost), refuse
+   * acquisitions for this long (milliseconds, this boot's clock) with
+   * `CoordinatorUnavailableError('awaiting-floors')` (retryable), so that gates reporting their
+   * floors ({@link DurableCoordinator.reportFloor}) do so before the first grant and no fence
+   * issued before a loss is issued again. Set it above the gates' report interval. 0 = no wait.
+   * Non-negative integer. @defaultValue 0
+   */
+  readonly floorWaitMillis?: number;
+  /**
    * While a lease carried across a restart is in grace (not renewed since), checkpoint after this
    * long without an append instead (milliseconds). A boot that dies loses at most this much of
    * its uptime from the record, so every boot that lives longer than this shortens the grace
@@ -100,6 +117,8 @@ export interface Config {
   readonly snapshotEvery: number;
   readonly checkpointIntervalMillis: number;
   readonly graceCheckpointIntervalMillis: number;
+  readonly lostFenceMarginFences: number;
+  readonly floorWaitMillis: number;
   readonly maxBatch: number;
   readonly replayCacheSize: number | undefined;
   readonly burnFencesThrough: number;
@@ -186,6 +205,8 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     graceCheckpointIntervalMillis: requireInteger(
       'graceCheckpointIntervalMillis', options.graceCheckpointIntervalMillis ?? Math.min(100, checkpointIntervalMillis), 1, MAX_TTL_MILLIS, 'milliseconds',
     ),
+    floorWaitMillis: requireInteger('floorWaitMillis', options.floorWaitMillis ?? 0, 0, MAX_TTL_MILLIS, 'milliseconds'),
+    lostFenceMarginFences: requireInteger('lostFenceMarginFences', options.lostFenceMarginFences ?? 1_000_000, 0, max, 'fences'),
     maxBatch: requireInteger('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
     replayCacheSize: options.replayCacheSize === undefined ? undefined : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
     burnFencesThrough: requireInteger('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),

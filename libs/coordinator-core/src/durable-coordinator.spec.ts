@@ -412,6 +412,37 @@ describe('DurableCoordinator', () => {
     });
   });
 
+  describe('after the whole log was lost', () => {
+    it('raises the fence counter above a gate\'s reported floor, durably, so no earlier fence is issued again', async () => {
+      // Given a coordinator on an empty log (the old one is gone) and a gate whose floor is fence 57
+      const storage = createTestEventLogStorage();
+      const { coordinator } = await openCoordinator({ log: createTestEventLog(storage), lostFenceMarginFences: 1000 });
+      // When the gate reports it, twice
+      const first = await coordinator.reportFloor({ gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 57 });
+      const again = await coordinator.reportFloor({ gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 57 });
+      // Then the counter is above it and its margin, once, and survives a restart
+      expect([first, again]).toEqual([{ ok: true, raised: true, fenceCounter: 1057 }, { ok: true, raised: false, fenceCounter: 1057 }]);
+      expect(await coordinator.acquire(request('slot', 'agent-b'))).toMatchObject({ ok: true, grant: { fence: 1058 } });
+      const { coordinator: next } = await openCoordinator({ log: createTestEventLog(storage) });
+      expect(next.recovery.recoveredFence).toBe(1058);
+      expect(await next.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 57 })).toEqual({ ok: false, reason: 'expired' });
+    });
+
+    it('refuses acquisitions for floorWaitMillis after starting on a log that issued no fence, and only then', async () => {
+      // Given a fresh log with a 1 000 ms floor wait
+      const storage = createTestEventLogStorage();
+      const { coordinator, clock } = await openCoordinator({ log: createTestEventLog(storage), floorWaitMillis: 1000 });
+      // Then acquisitions wait (retryable), a floor report goes through, and grants start after the wait
+      await expect(coordinator.acquire(request('slot', 'agent-a'))).rejects.toEqual(unavailable('awaiting-floors'));
+      expect(await coordinator.reportFloor({ gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 5 })).toMatchObject({ raised: true });
+      clock.advance(1000);
+      expect(await coordinator.acquire(request('slot', 'agent-a'))).toMatchObject({ ok: true, grant: { fence: 1_000_006 } });
+      // And a restart on a log that has issued fences does not wait
+      const { coordinator: next } = await openCoordinator({ log: createTestEventLog(storage), floorWaitMillis: 1000 });
+      expect(await next.acquire(request('other', 'agent-b'))).toMatchObject({ ok: true });
+    });
+  });
+
   describe('grace checkpoints', () => {
     it('checkpoints at the grace interval while a carried lease is in grace, however long the usual interval', async () => {
       // Given a lease carried into a new boot whose usual checkpoint interval is an hour

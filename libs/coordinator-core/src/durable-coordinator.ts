@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS, type AcquireOutcome, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
-import type { AdmitFence, AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome } from './decider/commands.js';
+import type { AdmitFence, AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome, ReportFloor, ReportFloorOutcome } from './decider/commands.js';
 import { decide } from './decider/decide.js';
 import { evolve } from './decider/evolve.js';
 import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
@@ -104,6 +104,8 @@ export class DurableCoordinator {
   private expiryArmedAtMillis: number | undefined;
   private checkpointTimer: NodeJS.Timeout | undefined;
   private graceCheckpointTimer: NodeJS.Timeout | undefined;
+  /** Until this reading (this boot's clock), acquisitions wait for gates' floors; see `floorWaitMillis`. */
+  private readonly floorWaitUntilMillis: number | undefined;
 
   private constructor(config: Config, state: CoordinatorState, recovery: RecoveryInfo) {
     this.config = config;
@@ -112,6 +114,8 @@ export class DurableCoordinator {
     this.committed = state;
     this.decided = cloneState(state);
     this.mintedFence = state.table.issuedFence;
+    // A log that has issued no fence may be one that was lost: let the gates report their floors first.
+    this.floorWaitUntilMillis = config.floorWaitMillis > 0 && state.table.issuedFence === 0 ? config.clock.now().millis + config.floorWaitMillis : undefined;
     if (config.runTimers) {
       this.armExpiry(this.earliestExpiryMillis());
       this.checkpointTimer = setInterval(() => this.checkpointIfIdle(), config.checkpointIntervalMillis).unref();
@@ -201,12 +205,14 @@ export class DurableCoordinator {
    * a denial (`'held'`, `'already-held'`, `'expired'`). Resolves once the grant is durable.
    * @param request.ttlMillis - Lease duration in milliseconds; defaults to `defaultTtlMillis`; integer in [minTtlMillis, maxTtlMillis].
    * @throws TypeError / RangeError for a malformed request (nothing decided, no fence burned).
-   * @throws {@link CoordinatorUnavailableError} if the coordinator is not ready or its append failed (nothing acknowledged).
+   * @throws {@link CoordinatorUnavailableError} if the coordinator is not ready or its append failed (nothing acknowledged),
+   *   or (`'awaiting-floors'`) during `floorWaitMillis` after starting on a log that had issued no fence.
    * @throws {@link ProtocolMisuseError} if `requestId` was already used by this holder for another resource.
    */
   async acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<AcquireOutcome> {
     const api = 'DurableCoordinator.acquire';
     requireObject(api, 'request', request);
+    if (this.floorWaitUntilMillis !== undefined && this.config.clock.now().millis < this.floorWaitUntilMillis) throw new CoordinatorUnavailableError('awaiting-floors');
     return this.enqueue({
       type: 'AcquireLease',
       resource: checkId(api, 'resource', request.resource),
@@ -289,15 +295,22 @@ export class DurableCoordinator {
    * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
    */
   async admitFence(admission: Omit<AdmitFence, 'type'>): Promise<AdmitFenceOutcome> {
-    const api = 'DurableCoordinator.admitFence';
-    requireObject(api, 'admission', admission);
-    return this.enqueue({
-      type: 'AdmitFence',
-      gateId: checkId(api, 'gateId', admission.gateId),
-      resource: checkId(api, 'resource', admission.resource),
-      holderId: checkId(api, 'holderId', admission.holderId),
-      fence: checkFence(api, 'fence', admission.fence),
-    });
+    return this.enqueue({ type: 'AdmitFence', ...checkGateFence('DurableCoordinator.admitFence', 'admission', admission) });
+  }
+
+  /**
+   * A gate reports its floor (`fence`, admitted for `holderId`). When the fence is above every
+   * fence this log issued for `resource`, the log has lost fences: the resource's highest fence
+   * rises to it and the fence counter to at least `fence + lostFenceMarginFences`
+   * (`FenceFloorReported`), so no fence issued before the loss is issued again and the gate
+   * admits the next grant. Otherwise nothing is appended. Idempotent: the same floor again
+   * appends nothing.
+   * @returns `{ ok: true, raised, fenceCounter }`, or `{ ok: false, reason: 'implausible', field: 'fence', message }`
+   *   (nothing appended) when the fence plus the margin is beyond the largest safe integer.
+   * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
+   */
+  async reportFloor(report: Omit<ReportFloor, 'type' | 'marginFences'>): Promise<ReportFloorOutcome> {
+    return this.enqueue({ type: 'ReportFloor', ...checkGateFence('DurableCoordinator.reportFloor', 'report', report), marginFences: this.config.lostFenceMarginFences });
   }
 
   /**
@@ -588,4 +601,19 @@ export class DurableCoordinator {
     if (this.graceCheckpointTimer !== undefined) clearInterval(this.graceCheckpointTimer);
     this.graceCheckpointTimer = undefined;
   }
+}
+
+/** A gate's (gate, resource, holder, fence) report, checked field by field (admits and floor reports). */
+function checkGateFence(
+  api: string,
+  name: string,
+  report: { readonly gateId: string; readonly resource: string; readonly holderId: string; readonly fence: number },
+): { gateId: string; resource: string; holderId: string; fence: number } {
+  requireObject(api, name, report);
+  return {
+    gateId: checkId(api, 'gateId', report.gateId),
+    resource: checkId(api, 'resource', report.resource),
+    holderId: checkId(api, 'holderId', report.holderId),
+    fence: checkFence(api, 'fence', report.fence),
+  };
 }

@@ -5,13 +5,15 @@
  */
 
 /** Why a coordinator refuses commands. */
-export type CoordinatorUnavailableReason = 'superseded' | 'unhealthy' | 'closed' | 'recovering' | 'standby';
+export type CoordinatorUnavailableReason = 'superseded' | 'unhealthy' | 'closed' | 'recovering' | 'standby' | 'awaiting-floors';
 
 /**
  * The coordinator cannot take commands: another writer appended to its log (`'superseded'`),
  * an append failed with an unknown outcome (`'unhealthy'`), it was closed (`'closed'`), it is
  * still recovering (`'recovering'`), or it is a standby following another coordinator's log
- * (`'standby'`, see {@link StandbyCoordinator}). Nothing was acknowledged for the command; retry against a
+ * (`'standby'`, see {@link StandbyCoordinator}), or it started on a log that has issued no fence
+ * and waits for gates to report their floors before its first grant (`'awaiting-floors'`, see
+ * `floorWaitMillis` in `durable-coordinator-options.ts`). Nothing was acknowledged for the command; retry against a
  * healthy coordinator (a re-opened one recovers from the log). `retryable` is true.
  */
 export class CoordinatorUnavailableError extends Error {
@@ -36,5 +38,6 @@ const MESSAGES: Record<CoordinatorUnavailableReason, string> = {
   unhealthy: 'an append to the log failed and its outcome is unknown; this coordinator stopped granting',
   closed: 'the coordinator was closed',
   recovering: 'the coordinator is still replaying its log',
+  'awaiting-floors': 'the coordinator started on a log that has issued no fence, and waits for gates to report their floors before its first grant',
   standby: 'this is a standby coordinator: it follows the log and grants only after taking over from a silent active coordinator',
 };

@@ -46,6 +46,8 @@ export {
   type RejectionSeqConflict,
   type ReleaseLease,
   type RenewLease,
+  type ReportFloor,
+  type ReportFloorOutcome,
   type StartCoordinator,
   type StartOutcome,
   type TakeSnapshot,

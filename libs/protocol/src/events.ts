@@ -163,6 +163,19 @@ export const FenceAdmittedSchema = z.object({
   data: z.object({ ...stamp, resource: IdSchema, gateId: IdSchema, holderId: IdSchema, fence: FenceSchema }),
 });
 
+/**
+ * A gate reported a floor (`fence`, admitted for `holderId`) above every fence this log ever
+ * issued for `resource`: fences were issued that the log no longer holds (it was lost, or
+ * restored from an old backup). The resource's highest fence rises to `fence` and the fence
+ * counter to `raisedTo` (at least `fence` plus the configured margin for fences issued after it
+ * that no gate reported), so no fence issued before the loss is issued again.
+ */
+export const FenceFloorReportedSchema = z.object({
+  type: z.literal('FenceFloorReported'),
+  version: z.literal(1),
+  data: z.object({ ...stamp, resource: IdSchema, gateId: IdSchema, holderId: IdSchema, fence: FenceSchema, raisedTo: FenceSchema }),
+});
+
 /** A snapshot of the state after `coversPosition` events was saved beside the log. */
 export const SnapshotTakenSchema = z.object({
   type: z.literal('SnapshotTaken'),
@@ -192,6 +205,7 @@ export const CoordinatorEventSchema = z.discriminatedUnion('type', [
   FenceAdmittedSchema,
   SnapshotTakenSchema,
   CoordinatorCheckpointedSchema,
+  FenceFloorReportedSchema,
 ]);
 
 /** The parsed shape of {@link CoordinatorEventSchema}. */
@@ -216,6 +230,8 @@ export type FenceAdmitted = z.infer<typeof FenceAdmittedSchema>;
 export type SnapshotTaken = z.infer<typeof SnapshotTakenSchema>;
 /** The parsed shape of {@link CoordinatorCheckpointedSchema}. */
 export type CoordinatorCheckpointed = z.infer<typeof CoordinatorCheckpointedSchema>;
+/** The parsed shape of {@link FenceFloorReportedSchema}. */
+export type FenceFloorReported = z.infer<typeof FenceFloorReportedSchema>;
 /** The event of one type, e.g. `EventOf<'LeaseGranted'>`. */
 export type EventOf<T extends CoordinatorEventType> = Extract<CoordinatorEvent, { type: T }>;
 

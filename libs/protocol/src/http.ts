@@ -109,6 +109,23 @@ export const AdmitBodySchema = z.strictObject({ holderId: IdSchema, fence: Fence
 /** The parsed shape of {@link AdmitBodySchema}. */
 export type AdmitBody = z.infer<typeof AdmitBodySchema>;
 
+/**
+ * `POST /v1/resources/:resource/floor`: a gate reports its current floor (on start, and from time
+ * to time), so a coordinator whose log was lost raises its fence counter above it.
+ */
+export const FloorReportBodySchema = AdmitBodySchema; // the same shape: the floor's holder and fence
+/** The parsed shape of {@link FloorReportBodySchema}. */
+export type FloorReportBody = z.infer<typeof FloorReportBodySchema>;
+
+/**
+ * Reply of `POST /v1/resources/:resource/floor`: `raised` when the floor was above every fence the
+ * log had issued for the resource (a `FenceFloorReported` event is durable), `fenceCounter` the
+ * coordinator's fence counter after it: the next grant gets a higher fence.
+ */
+export const FloorReportReplySchema = z.object({ ok: z.literal(true), raised: z.boolean(), fenceCounter: z.number().int().nonnegative() });
+/** The parsed shape of {@link FloorReportReplySchema}. */
+export type FloorReportReply = z.infer<typeof FloorReportReplySchema>;
+
 /** What {@link wholeNumberParam} accepts: the bounds, and what the number means (for messages). */
 export interface WholeNumberParamOptions {
   /** Smallest accepted value (inclusive). */

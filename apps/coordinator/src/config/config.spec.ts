@@ -37,6 +37,8 @@ describe('parseConfig', () => {
         maxTtlMillis: 3_600_000,
         snapshotEvery: 10_000,
         checkpointIntervalMillis: 1_000,
+        floorWaitMillis: 0,
+        lostFenceMarginFences: 1_000_000,
         heartbeat: false,
         role: 'active',
         takeoverAfterMillis: 3_000,

@@ -96,6 +96,18 @@ export interface Config {
   readonly reopenInitialDelayMillis: number;
   /** Longest wait between attempts to re-open the coordinator (milliseconds). `LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS`, default 5 000. */
   readonly reopenMaxDelayMillis: number;
+  /**
+   * After starting on a log that has issued no fence (new, or lost), acquisitions get 503
+   * `awaiting-floors` for this long (milliseconds), so gates report their floors before the first
+   * grant. `LEASE_FENCE_FLOOR_WAIT_MILLIS`, default 0 (no wait).
+   */
+  readonly floorWaitMillis: number;
+  /**
+   * Fences skipped above a gate's floor that is above every fence the log issued for its resource
+   * (the log was lost): room for fences issued before the loss that no gate saw.
+   * `LEASE_FENCE_LOST_FENCE_MARGIN`, default 1 000 000.
+   */
+  readonly lostFenceMarginFences: number;
   /** Bearer tokens file (JSON). `LEASE_FENCE_TOKENS_FILE`, default `<dataDir>/tokens.json`. */
   readonly tokensFile: string;
   /** Dashboard production build to serve at `/`, when there is one. `LEASE_FENCE_DASHBOARD_DIR`, default the dashboard package's `dist` if it exists. */
@@ -200,6 +212,8 @@ const EnvSchema = z.object({
   LEASE_FENCE_TAKEOVER_AFTER_MILLIS: integer(1, 3_600_000, 'of milliseconds', undefined),
   LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 100),
   LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 5_000),
+  LEASE_FENCE_FLOOR_WAIT_MILLIS: integer(0, 3_600_000, 'of milliseconds', 0),
+  LEASE_FENCE_LOST_FENCE_MARGIN: integer(0, 2 ** 50, 'number of fences', 1_000_000),
   LEASE_FENCE_TOKENS_FILE: z.string().optional(),
   LEASE_FENCE_DASHBOARD_DIR: z.string().optional(),
   LOG_LEVEL: text('info').transform((raw, ctx): LogLevel => {
@@ -301,6 +315,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     snapshotEvery: e.LEASE_FENCE_SNAPSHOT_EVERY,
     checkpointIntervalMillis: e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS,
     heartbeat: e.LEASE_FENCE_HEARTBEAT,
+    floorWaitMillis: e.LEASE_FENCE_FLOOR_WAIT_MILLIS,
+    lostFenceMarginFences: e.LEASE_FENCE_LOST_FENCE_MARGIN,
     role: e.LEASE_FENCE_ROLE,
     takeoverAfterMillis,
     reopenInitialDelayMillis: e.LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS,

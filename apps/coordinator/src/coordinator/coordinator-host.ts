@@ -461,6 +461,8 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
       snapshotEvery: config.snapshotEvery,
       checkpointIntervalMillis: config.checkpointIntervalMillis,
       heartbeat: config.heartbeat,
+      floorWaitMillis: config.floorWaitMillis,
+      lostFenceMarginFences: config.lostFenceMarginFences,
       burnFencesThrough: this.burnFencesThrough,
       onAppend: (info) => {
         if (generation === this.generation) this.failures = 0; // the log works again

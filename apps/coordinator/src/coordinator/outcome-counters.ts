@@ -24,6 +24,7 @@ export const SUCCESS_TOTAL_OF: Readonly<Record<CoordinatorCommand['type'], Succe
   Checkpoint: undefined,
   TakeSnapshot: undefined,
   StartCoordinator: undefined,
+  ReportFloor: undefined,
 };
 
 /** What one command decided, as the coordinator's `onOutcome` hook reports it. */

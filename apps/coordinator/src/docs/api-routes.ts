@@ -12,6 +12,8 @@ import {
   EventsQuerySchema,
   EventsReplySchema,
   ExpiredReplySchema,
+  FloorReportBodySchema,
+  FloorReportReplySchema,
   GrantReplySchema,
   HeldReplySchema,
   LeasesReplySchema,
@@ -59,6 +61,7 @@ export const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   ExpiredReply: ExpiredReplySchema,
   NotHolderReply: NotHolderReplySchema,
   RejectionAcceptedReply: RejectionAcceptedReplySchema,
+  FloorReportReply: FloorReportReplySchema,
   OkReply: OkReplySchema,
   LeasesReply: LeasesReplySchema,
   EventsReply: EventsReplySchema,
@@ -123,6 +126,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'post', path: '/v1/resources/{resource}/admit', role: 'gate', body: AdmitBodySchema,
     summary: 'Record that a gate raised its floor to a fence without a write, as `FenceAdmitted`.',
     replies: { 202: { description: 'Recorded.', schemas: [OkReplySchema] }, ...leaseWrite },
+  },
+  {
+    method: 'post', path: '/v1/resources/{resource}/floor', role: 'gate', body: FloorReportBodySchema,
+    summary: 'Report the gate\'s current floor. Above every fence the log issued for the resource (the log was lost), it raises the fence counter above it '
+      + '(`FenceFloorReported`), so no earlier fence is issued again; otherwise nothing is appended. Idempotent.',
+    replies: { 202: { description: 'Known, or raised (durable).', schemas: [FloorReportReplySchema] }, ...leaseWrite },
   },
   {
     method: 'get', path: '/v1/leases', role: 'viewer', summary: 'Current holders, including leases carried across a restart (in their grace period).',

@@ -1,11 +1,12 @@
 /**
- * Gate routes: a resource's FenceGate reports refused stale writes (`FenceRejected`) and floor
- * raises without a write (`FenceAdmitted`); anyone with a token may list recorded rejections.
+ * Gate routes: a resource's FenceGate reports refused stale writes (`FenceRejected`), floor
+ * raises without a write (`FenceAdmitted`) and its current floor (`FenceFloorReported` when the
+ * log has lost fences); anyone with a token may list recorded rejections.
  * A gate reports only for resources its token's patterns cover; `gateId` comes from the token.
  */
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import type { ImplausibleReport } from '@lease-fence/coordinator-core';
-import { AdmitBodySchema, type OkReply, type RejectionAcceptedReply, RejectionBodySchema, type RejectionsReply } from '@lease-fence/protocol';
+import { AdmitBodySchema, FloorReportBodySchema, type FloorReportReply, type OkReply, type RejectionAcceptedReply, RejectionBodySchema, type RejectionsReply } from '@lease-fence/protocol';
 import type { GatePrincipal } from '../auth/principal.js';
 import { CurrentPrincipal, GateGuard, ViewerGuard } from '../auth/role.guards.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
@@ -71,6 +72,24 @@ export class GatesController {
     const admitted = await this.host.current().admitFence({ gateId: gate.gateId, resource, holderId, fence });
     if (!admitted.ok) throw implausibleInput(admitted);
     return { ok: true };
+  }
+
+  /**
+   * The gate's current floor. Above every fence the log issued for the resource (the log was
+   * lost, or restored from an old backup), the fence counter rises above it and a
+   * `FenceFloorReported` event is durable before the reply (`raised: true`); otherwise nothing is
+   * appended. `fenceCounter`: the next grant gets a higher fence. 400 naming `fence` when it is
+   * too large to leave room above it.
+   */
+  @Post('resources/:resource/floor')
+  @HttpCode(202)
+  @UseGuards(GateGuard)
+  async reportFloor(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<FloorReportReply> {
+    const resource = parseResource(resourceParam);
+    const { holderId, fence } = parseInput(FloorReportBodySchema, body, 'body');
+    const reported = await this.host.current().reportFloor({ gateId: gate.gateId, resource, holderId, fence });
+    if (!reported.ok) throw implausibleInput(reported);
+    return { ok: true, raised: reported.raised, fenceCounter: reported.fenceCounter };
   }
 
   /** Recorded rejections, oldest first (the coordinator keeps the most recent ones). */

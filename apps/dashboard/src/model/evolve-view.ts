@@ -86,6 +86,10 @@ export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState
     case 'FenceAdmitted':
       laneFor(s, event.data.resource, stamp.position).admissions += 1;
       break;
+    case 'FenceFloorReported':
+      // A gate's floor above the log's fences (the log lost them): later grants go above raisedTo.
+      s.fenceCounter = Math.max(s.fenceCounter, event.data.raisedTo);
+      break;
     case 'SnapshotTaken':
     case 'CoordinatorCheckpointed':
       break;

@@ -210,6 +210,7 @@ export function createViewState(): ViewState {
       FenceAdmitted: 0,
       SnapshotTaken: 0,
       CoordinatorCheckpointed: 0,
+      FenceFloorReported: 0,
     },
     anomalies: [],
     anomalyCount: 0,

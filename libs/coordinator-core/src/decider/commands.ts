@@ -92,6 +92,29 @@ export interface AdmitFence {
 }
 
 /**
+ * A resource's gate reports its current floor: the highest fence it admitted, and for whom. If
+ * the fence is above every fence this log issued for `resource`, the log has lost fences (it was
+ * lost or restored from an old backup): the resource's highest fence rises to it, and the fence
+ * counter to at least `fence + marginFences`, in one `FenceFloorReported` event. Otherwise nothing
+ * is appended. See {@link ReportFloorOutcome}.
+ */
+export interface ReportFloor {
+  readonly type: 'ReportFloor';
+  /** The authenticated gate that reports it. */
+  readonly gateId: string;
+  readonly resource: string;
+  /** The holder the gate admitted the floor's fence for. */
+  readonly holderId: string;
+  /** The gate's floor: positive safe integer. */
+  readonly fence: number;
+  /**
+   * Fences skipped above a floor that raises the counter: room for fences issued before the loss,
+   * after the floor, that never reached a gate (a holder that never wrote). Non-negative integer.
+   */
+  readonly marginFences: number;
+}
+
+/**
  * Records this boot's uptime while leases are live, so a later recovery knows how long they
  * were observed. With `evenWithoutLeases`, also when none is live (a heartbeat for a standby).
  */
@@ -135,7 +158,8 @@ export type CoordinatorCommand =
   | AdmitFence
   | Checkpoint
   | TakeSnapshot
-  | StartCoordinator;
+  | StartCoordinator
+  | ReportFloor;
 
 /** The field of a gate report that an {@link ImplausibleReport} names (the command's field names). */
 export type ImplausibleField = 'kind' | 'rejected.fence' | 'rejected.holderId' | 'current.fence' | 'gateWallMillis' | 'fence' | 'holderId';
@@ -183,6 +207,14 @@ export type RecordRejectionOutcome = { readonly ok: true; readonly duplicate: bo
 /** Outcome of `AdmitFence`: recorded (one `FenceAdmitted` event), or {@link ImplausibleReport} with no event. */
 export type AdmitFenceOutcome = { readonly ok: true } | ImplausibleReport;
 
+/**
+ * Outcome of `ReportFloor`: `raised` when the floor was above every fence the log had issued for
+ * the resource (one `FenceFloorReported` event, durable before this resolves); `fenceCounter` is
+ * the fence counter after it (the next grant gets more). {@link ImplausibleReport} naming `fence`
+ * when `fence + marginFences` is not a safe integer: no event.
+ */
+export type ReportFloorOutcome = { readonly ok: true; readonly raised: boolean; readonly fenceCounter: number } | ImplausibleReport;
+
 /** Outcome of `StartCoordinator`. */
 export interface StartOutcome {
   readonly ok: true;
@@ -205,6 +237,7 @@ export interface OutcomeByCommand {
   readonly Checkpoint: { readonly ok: true; readonly checkpointed: boolean };
   readonly TakeSnapshot: { readonly ok: true; readonly coversPosition: number };
   readonly StartCoordinator: StartOutcome;
+  readonly ReportFloor: ReportFloorOutcome;
 }
 
 /** The outcome of command `C`. */

@@ -4,6 +4,7 @@ import {
   coordinatorCheckpointed,
   coordinatorStarted,
   fenceAdmitted,
+  fenceFloorReported,
   fenceRejected,
   leaseExpired,
   leaseGranted,
@@ -247,6 +248,42 @@ describe('decide', () => {
       given(history).at(at(1500)).when(command).then({
         events: [],
         outcome: { ok: false, reason: 'implausible', field, message: expect.stringContaining(field) as string },
+      });
+    });
+  });
+
+  describe('ReportFloor (a gate\'s floor, after the log lost fences)', () => {
+    const report = (holderId: string, fence: number, resource = 'slot', marginFences = 100) => ({ type: 'ReportFloor', gateId: 'gate-1', resource, holderId, fence, marginFences }) as const;
+    const freshLog = [started];
+
+    it('raises the resource\'s highest fence and the counter above a floor this log never issued, so the next grant is above it', () => {
+      // Given a log that lost everything and a gate whose floor is fence 57
+      const { events } = given(freshLog).at(at(1500)).when(report('agent-a', 57)).then({
+        events: [fenceFloorReported('slot', 'agent-a', 57, { atMillis: 1500, raisedTo: 157 })],
+        outcome: { ok: true, raised: true, fenceCounter: 157 },
+      });
+      // Then the next grant, on any resource, is above the floor and its margin, and the old fence counts as issued here
+      given([...freshLog, ...events]).at(at(1600)).when(acquire('slot', 'agent-b', 'req-b')).then({
+        events: [leaseGranted('slot', 'agent-b', 158, { atMillis: 1600, requestId: 'req-b' })],
+        outcome: { ok: true, grant: expect.objectContaining({ fence: 158 }) as never },
+      });
+      given([...freshLog, ...events]).at(at(1600)).when(renew('slot', 'agent-a', 57)).then({ events: [], outcome: { ok: false, reason: 'expired' } });
+    });
+
+    it('appends nothing for a floor the log knows of, and never lowers the counter', () => {
+      given([started, grantedA]).at(at(1500)).when(report('agent-a', 1)).then({ events: [], outcome: { ok: true, raised: false, fenceCounter: 1 } });
+      const raised = [started, fenceFloorReported('slot', 'agent-a', 57, { atMillis: 10, raisedTo: 157 })];
+      given(raised).at(at(1500)).when(report('agent-a', 57)).then({ events: [], outcome: { ok: true, raised: false, fenceCounter: 157 } });
+      given(raised).at(at(1500)).when(report('agent-c', 40, 'other')).then({
+        events: [fenceFloorReported('other', 'agent-c', 40, { atMillis: 1500, raisedTo: 157 })],
+        outcome: { ok: true, raised: true, fenceCounter: 157 },
+      });
+    });
+
+    it('refuses a floor whose margin would pass the largest safe fence as implausible, with no event', () => {
+      given(freshLog).at(at(1500)).when(report('agent-a', Number.MAX_SAFE_INTEGER - 10)).then({
+        events: [],
+        outcome: { ok: false, reason: 'implausible', field: 'fence', message: expect.stringContaining('fence') as string },
       });
     });
   });

@@ -144,6 +144,24 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
         ? { events: [{ type: 'CoordinatorCheckpointed', version: 1, data: { ...stamp } }], outcome: { ok: true, checkpointed: true } }
         : { events: [], outcome: { ok: true, checkpointed: false } };
     }
+    case 'ReportFloor': {
+      requireString('ReportFloor', 'gateId', command.gateId);
+      requireString('ReportFloor', 'resource', command.resource);
+      requireString('ReportFloor', 'holderId', command.holderId);
+      requirePositiveInteger('ReportFloor', 'fence', command.fence);
+      requireCount('ReportFloor', 'marginFences', command.marginFences);
+      const { gateId, resource, holderId, fence, marginFences } = command;
+      // A floor this log knows of (it issued that fence, or a higher one, for this resource): nothing to learn.
+      if (fence <= state.table.highestFence(resource)) return { events: [], outcome: { ok: true, raised: false, fenceCounter: state.table.issuedFence } };
+      if (!Number.isSafeInteger(fence + marginFences)) {
+        return { events: [], outcome: implausible('fence', `fence ${fence} plus the margin of ${marginFences} fences is beyond the largest fence (${Number.MAX_SAFE_INTEGER})`) };
+      }
+      const raisedTo = Math.max(state.table.issuedFence, fence + marginFences);
+      return {
+        events: [{ type: 'FenceFloorReported', version: 1, data: { ...stamp, resource, gateId, holderId, fence, raisedTo } }],
+        outcome: { ok: true, raised: true, fenceCounter: raisedTo },
+      };
+    }
     case 'TakeSnapshot': {
       const coversPosition = state.position + 1;
       return { events: [{ type: 'SnapshotTaken', version: 1, data: { ...stamp, coversPosition } }], outcome: { ok: true, coversPosition } };

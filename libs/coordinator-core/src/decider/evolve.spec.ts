@@ -6,6 +6,7 @@ import { acquire, at, foldEvents, renew } from '../testing/decider-specification
 import {
   coordinatorCheckpointed,
   coordinatorStarted,
+  fenceFloorReported,
   fenceRejected,
   leaseExpired,
   leaseGranted,
@@ -107,6 +108,10 @@ describe('evolve', () => {
 
     it('refuses a reading that goes backwards within a boot', () => {
       expectRefused([started, grantedA], coordinatorCheckpointed({ atMillis: 999 }), /before the boot's previous reading/);
+    });
+
+    it('refuses a FenceFloorReported whose counter would sit below the reported fence', () => {
+      expectRefused([started], fenceFloorReported('slot', 'agent-a', 57, { atMillis: 1, raisedTo: 56 }), /raisedTo 56 is below the reported fence 57/);
     });
 
     it('refuses a SnapshotTaken that names another position than its own', () => {

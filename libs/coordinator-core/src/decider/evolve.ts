@@ -78,6 +78,11 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
       if (event.data.coversPosition !== position) throw corrupt(`covers position ${event.data.coversPosition} but is at position ${position}`);
       state.lastSnapshotPosition = position;
       return;
+    case 'FenceFloorReported':
+      if (event.data.raisedTo < event.data.fence) throw corrupt(`raisedTo ${event.data.raisedTo} is below the reported fence ${event.data.fence}`);
+      state.table.observeFence(event.data.resource, event.data.fence);
+      state.table.burnFence(event.data.raisedTo);
+      return;
     case 'FenceAdmitted':
     case 'CoordinatorCheckpointed':
       return;

@@ -9,6 +9,7 @@ import type {
   CoordinatorCheckpointed,
   CoordinatorStarted,
   FenceAdmitted,
+  FenceFloorReported,
   FenceRejected,
   LeaseExpired,
   LeaseGranted,
@@ -133,6 +134,18 @@ export const fenceAdmitted = (
   type: 'FenceAdmitted',
   version: 1,
   data: { ...stamp(input), resource, gateId: input.gateId ?? 'gate-1', holderId, fence },
+});
+
+/** A `FenceFloorReported` event: a gate's floor above the log's fences; the counter rises to `raisedTo` (default `fence`). */
+export const fenceFloorReported = (
+  resource: string,
+  holderId: string,
+  fence: number,
+  input: StampInput & { readonly gateId?: string; readonly raisedTo?: number } = {},
+): FenceFloorReported => ({
+  type: 'FenceFloorReported',
+  version: 1,
+  data: { ...stamp(input), resource, gateId: input.gateId ?? 'gate-1', holderId, fence, raisedTo: input.raisedTo ?? fence },
 });
 
 /** A `SnapshotTaken` event covering the first `coversPosition` events. */

@@ -140,6 +140,18 @@ describe('LeaseTable', () => {
     });
   });
 
+  describe('observeFence', () => {
+    it('raises the resource\'s highest fence and the counter, grants nothing, and never lowers either', () => {
+      const table = new LeaseTable();
+      table.apply(granted('a', 'agent-a', 1, 'r1'));
+      table.observeFence('slot', 57);
+      expect([table.highestFence('slot'), table.issuedFence, table.lease('slot')]).toEqual([57, 57, undefined]);
+      table.observeFence('slot', 3);
+      expect([table.highestFence('slot'), table.issuedFence]).toEqual([57, 57]);
+      expect(() => table.observeFence('slot', 0)).toThrow(/observeFence: fence/);
+    });
+  });
+
   describe('snapshots', () => {
     it('restores an equal table from a JSON round trip, replay order included', () => {
       const table = new LeaseTable({ startFence: 10, replayCacheSize: 3 });

@@ -240,6 +240,20 @@ export class LeaseTable {
   }
 
   /**
+   * Records that `fence` was issued for `resource` by a history this table does not hold (a
+   * gate reports it as its floor after the coordinator's log was lost): raises
+   * {@link LeaseTable.highestFence} of `resource` and the fence counter to at least `fence`,
+   * so that fence and every lower one are never issued again and count as issued for
+   * `resource`. Grants nothing; a no-op when both are already that high.
+   * @throws TypeError / RangeError unless `resource` is a non-empty id and `fence` a positive safe integer.
+   */
+  observeFence(resource: string, fence: number): void {
+    requireId('LeaseTable.observeFence', 'resource', resource);
+    requireFence('LeaseTable.observeFence', 'fence', fence);
+    this.raiseHighest(resource, fence);
+  }
+
+  /**
    * Moves a carried lease into a new clock domain after recovery: its old instants belong to a
    * dead boot and can no longer be compared. Fence, holder and ttl are kept.
    * @param resource - The resource whose current lease is re-anchored.
