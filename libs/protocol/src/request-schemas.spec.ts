@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import * as protocol from './index.js';
 
 /** The request schemas this package exports, found by name so a new one is checked without editing this file. */
-const requestSchemas = Object.entries(protocol).filter(
+const requestSchemas = Object.entries(protocol as Record<string, unknown>).filter(
   (entry): entry is [string, z.ZodType] => /(?:Body|Query)Schema$/.test(entry[0]) && typeof (entry[1] as { safeParse?: unknown }).safeParse === 'function',
 );
 
