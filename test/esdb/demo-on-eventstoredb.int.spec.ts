@@ -10,6 +10,7 @@ import { EventsReplySchema, type RecordedEvent } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCoordinator, type RunningCoordinator } from '../support/coordinator-process.js';
 import { startEsdbWireEmulator, type EsdbWireEmulator, type StoredEvent } from '../support/esdb-wire-emulator/index.js';
+import { createSigningKeysFile } from '../support/signing-keys.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { writeTokensFile } from '../support/test-tokens.js';
 import { TEST_TOKENS as DEMO_TOKENS } from '../sdk/support/coordinator-process.js';
@@ -81,6 +82,7 @@ describe('the demo on EventStoreDB', () => {
       env: {
         LEASE_FENCE_EVENT_LOG: 'eventstoredb',
         EVENTSTORE_CONNECTION_STRING: emulator.connectionString,
+        LEASE_FENCE_SIGNING_KEYS_FILE: await createSigningKeysFile(dir),
         LEASE_FENCE_NAMESPACE: NAMESPACE,
         LEASE_FENCE_TOKENS_FILE: tokensFile,
       },
