@@ -1,9 +1,14 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { KeysReply } from '@lease-fence/protocol';
 import { FenceGate, StaleFenceError } from 'lease-fence';
 import { afterEach, describe, expect, it } from 'vitest';
-import { commitVerified, FenceTokenVerifier, type InvalidFenceTokenError, SigningKeysUnavailableError } from './fence-token-verifier.js';
+import { commitDurablyVerified, commitVerified, FenceTokenVerifier, type InvalidFenceTokenError, SigningKeysUnavailableError } from './fence-token-verifier.js';
+import { openFileFloorStore } from './file-floor-store.js';
+import { gateOptionsFrom } from './floor-store.js';
 import { LeaseFenceClient } from './lease-fence-client.js';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from './testing/coordinator-test-double.js';
 import { createTestSigningKey, type TestSigningKey } from './testing/test-signing-key.js';
@@ -64,6 +69,29 @@ describe('FenceTokenVerifier', () => {
       invalidByReason: { 'malformed': 2, 'unsupported-algorithm': 0, 'wrong-type': 0, 'unknown-key': 0, 'bad-signature': 0, 'bad-payload': 1, 'wrong-resource': 1, 'wrong-namespace': 1 },
       keysUnavailable: 0,
     });
+  });
+
+  it('with the durable floor, saves nothing for a forged token and the genuine one\'s floor before its write', async () => {
+    // Arrange
+    const key = await newKey();
+    const dir = await mkdtemp(join(tmpdir(), 'verified-floor-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const path = join(dir, 'slot.floor.json');
+    const store = await openFileFloorStore({ path, resource: 'slot' });
+    const gate = new FenceGate('slot', gateOptionsFrom(await store.load()));
+    const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { jwks: jwksOf(key) } });
+    const genuine = await sign(key, { resource: 'slot', holderId: 'agent-a', fence: 2, namespace: 'default' });
+    const forged = await sign(await newKey(), { resource: 'slot', holderId: 'agent-z', fence: 9, namespace: 'default' });
+
+    // Act
+    const refused = await refusal(commitDurablyVerified(gate, store, verifier, forged, async () => 'written'));
+    const floorAfterForged = await (await openFileFloorStore({ path, resource: 'slot' })).load();
+    const savedBeforeWrite = await commitDurablyVerified(gate, store, verifier, genuine, async () => (await openFileFloorStore({ path, resource: 'slot' })).load());
+
+    // Assert
+    expect((refused as InvalidFenceTokenError).reason).toBe('unknown-key');
+    expect(floorAfterForged).toBeUndefined();
+    expect(savedBeforeWrite?.floor).toEqual({ holderId: 'agent-a', fence: 2 });
   });
 
   it('never puts the token in its message', async () => {

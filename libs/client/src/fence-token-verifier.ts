@@ -22,6 +22,7 @@ import {
 } from '@lease-fence/protocol';
 import { compactVerify, createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import { LeaseFenceError, type FenceGate, type FenceToken } from 'lease-fence';
+import { commitDurably, type FloorStore } from './floor-store.js';
 
 /**
  * Why a signed token was refused:
@@ -305,4 +306,18 @@ class KeysFetchFailure extends Error {
 export async function commitVerified<T>(gate: FenceGate, verifier: FenceTokenVerifier, signedToken: unknown, write: () => T): Promise<Awaited<T>> {
   const token = await verifier.verify(signedToken, gate.resource);
   return await gate.commit(token, write);
+}
+
+/**
+ * {@link commitVerified} with the durable floor: verifies `signedToken` for `gate`'s resource, then
+ * `commitDurably(gate, store, token, write)` (check and raise, save the floor, then write). An
+ * invalid token is refused before the gate and the store are touched: nothing is saved.
+ *
+ * @returns What `write` returns.
+ * @throws {@link InvalidFenceTokenError} / {@link SigningKeysUnavailableError} (nothing saved, `write` not run);
+ *   what `commitDurably` throws.
+ */
+export async function commitDurablyVerified<T>(gate: FenceGate, store: FloorStore, verifier: FenceTokenVerifier, signedToken: unknown, write: () => Promise<T>): Promise<T> {
+  const token = await verifier.verify(signedToken, gate.resource);
+  return commitDurably(gate, store, token, write);
 }

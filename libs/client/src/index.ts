@@ -54,6 +54,7 @@ export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from '
 export {
   FenceTokenVerifier,
   commitVerified,
+  commitDurablyVerified,
   InvalidFenceTokenError,
   SigningKeysUnavailableError,
   INVALID_FENCE_TOKEN_REASONS,
