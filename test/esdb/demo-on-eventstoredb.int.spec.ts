@@ -100,7 +100,8 @@ describe('the demo on EventStoreDB', () => {
     'serves the demo end to end: grants, renewals, expiries and refused stale writes are logged, every event served is in the EventStoreDB stream at its position, and the demo stops cleanly',
     async () => {
       // Given the built coordinator on the emulator, and the built demo started against it
-      const running = startDemo({ coordinatorUrl: coordinator!.url, tokensFile, dataDir: join(dir!, 'demo'), env: DEMO_SETTINGS });
+      // (the deploy slot accepts signed grants of this namespace only)
+      const running = startDemo({ coordinatorUrl: coordinator!.url, tokensFile, dataDir: join(dir!, 'demo'), env: { ...DEMO_SETTINGS, LEASE_FENCE_NAMESPACE: NAMESPACE } });
       demo = running;
 
       // When its agents contend until the log shows a grant, a renewal, an expiry and a stale write refused at the slot
