@@ -122,7 +122,7 @@ const toGrant = ({ signedToken: _signedToken, ...wire }: WireGrant): Grant => ({
  * ```ts
  * const client = new LeaseFenceClient({ baseUrl: 'http://127.0.0.1:3000', token, holderId: 'agent-1', clockSkewMillis: 100 });
  * const result = await client.withLease('deploy-slot-a', async (lease, signal) => {
- *   await deploySlot.write(lease.token, signal); // the resource's FenceGate checks lease.token
+ *   await deploySlot.write(lease.signedToken, signal); // the resource verifies it, then its FenceGate checks the fence
  * });
  * ```
  */
@@ -230,7 +230,8 @@ export class LeaseFenceClient {
    * `fn` receives a live view of the lease (its `deadline` follows renewals) and a signal that is
    * aborted with a {@link LeaseLostError} as soon as the lease can no longer be trusted (renewal
    * answered expired / not-holder, or the deadline passed without a successful renewal). Checking
-   * the signal is advisory: write through the resource's `FenceGate` with `lease.token`.
+   * the signal is advisory: write through the resource's `FenceGate` with `lease.token`, or send
+   * `lease.signedToken` to a resource that verifies it (`FenceTokenVerifier`, `commitVerified`).
    *
    * @returns `{ ok: true, value, lost, release }`, or the acquisition's denial (fn did not run).
    * @throws what `fn` throws; what {@link LeaseFenceClient.acquire} throws.
