@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { FenceSchema, HolderFenceSchema, IdSchema, MillisSchema, RecordedEventSchema, RecordedRejectionSchema } from './events.js';
+import { SignedTokenSchema } from './signed-grant.js';
 
 /**
  * A requested TTL in a request body: a positive whole number of milliseconds. Deliberately no
@@ -55,6 +56,12 @@ export const WireGrantSchema = z.object({
   ttlMillis: z.number().int().positive(),
   requestId: IdSchema,
   coordinatorExpiresAt: WireInstantSchema,
+  /**
+   * The grant signed by the coordinator (a compact JWS, see `signed-grant.ts`): show it to the
+   * resource, whose gate verifies it before comparing the fence. The same for every renewal of
+   * this fence and for a retried requestId.
+   */
+  signedToken: SignedTokenSchema,
 });
 /** The parsed shape of {@link WireGrantSchema}. */
 export type WireGrant = z.infer<typeof WireGrantSchema>;

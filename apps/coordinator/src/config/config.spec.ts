@@ -89,10 +89,15 @@ describe('parseConfig', () => {
       'esdb+discover://cluster.dns:2113',
     ])('selects the eventstoredb log with EVENTSTORE_CONNECTION_STRING=%s', (connectionString) => {
       // Act
-      const config = parseConfig({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: ` ${connectionString} ` }, context());
+      const config = parseConfig({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: ` ${connectionString} `, LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' }, context());
 
       // Assert
       expect(config).toMatchObject({ eventLog: 'eventstoredb', eventStoreConnectionString: connectionString });
+    });
+
+    it('resolves LEASE_FENCE_SIGNING_KEYS_FILE against the working directory; unset = generated in the data dir', () => {
+      expect(parseConfig({ LEASE_FENCE_SIGNING_KEYS_FILE: ' keys/signing.json ' }, context()).signingKeysFile).toBe('/srv/coordinator/keys/signing.json');
+      expect(parseConfig({}, context()).signingKeysFile).toBeUndefined();
     });
 
     it('ignores EVENTSTORE_CONNECTION_STRING unless the eventstoredb log is selected', () => {
@@ -146,13 +151,19 @@ describe('parseConfig', () => {
     });
 
     it('requires EVENTSTORE_CONNECTION_STRING with the eventstoredb log, naming it and an example', () => {
-      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb' });
+      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' });
       expect(error.issues).toEqual([{ variable: 'EVENTSTORE_CONNECTION_STRING', message: expect.stringContaining('LEASE_FENCE_EVENT_LOG=eventstoredb') }]);
       expect(error.message).toContain('kurrentdb://localhost:2113?tls=false');
     });
 
+    it('requires LEASE_FENCE_SIGNING_KEYS_FILE with the eventstoredb log, saying why and how to create one', () => {
+      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'kurrentdb://db:2113' });
+      expect(error.issues).toEqual([{ variable: 'LEASE_FENCE_SIGNING_KEYS_FILE', message: expect.stringContaining('a primary and its standby sign grants with the same key') }]);
+      expect(error.message).toContain('signing-keys-cli.js');
+    });
+
     it('refuses a connection string without a KurrentDB or EventStoreDB scheme, without echoing it (it may hold a password)', () => {
-      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'https://admin:s3cret@db:2113' });
+      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'https://admin:s3cret@db:2113', LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' });
       expect(error.issues.map((i) => i.variable)).toEqual(['EVENTSTORE_CONNECTION_STRING']);
       expect(error.message).not.toContain('s3cret');
     });

@@ -98,6 +98,12 @@ export interface Config {
   readonly reopenMaxDelayMillis: number;
   /** Bearer tokens file (JSON). `LEASE_FENCE_TOKENS_FILE`, default `<dataDir>/tokens.json`. */
   readonly tokensFile: string;
+  /**
+   * The operator's signing key set file (a JWKS of Ed25519 keys; the first one signs grants).
+   * `LEASE_FENCE_SIGNING_KEYS_FILE`; `undefined` = `<dataDir>/signing-keys.json`, generated on the
+   * first start. Required with `eventstoredb`, so a primary and its standby sign with the same key.
+   */
+  readonly signingKeysFile: string | undefined;
   /** Dashboard production build to serve at `/`, when there is one. `LEASE_FENCE_DASHBOARD_DIR`, default the dashboard package's `dist` if it exists. */
   readonly dashboardDir: string | undefined;
   /** pino level. `LOG_LEVEL`, default `info`. */
@@ -201,6 +207,7 @@ const EnvSchema = z.object({
   LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 100),
   LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 5_000),
   LEASE_FENCE_TOKENS_FILE: z.string().optional(),
+  LEASE_FENCE_SIGNING_KEYS_FILE: z.string().optional(),
   LEASE_FENCE_DASHBOARD_DIR: z.string().optional(),
   LOG_LEVEL: text('info').transform((raw, ctx): LogLevel => {
     const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
@@ -219,7 +226,7 @@ const EnvSchema = z.object({
  * Parses the coordinator's environment variables into a {@link Config}. Unknown variables are
  * ignored; every known one is validated, and cross-field rules are checked
  * (`LEASE_FENCE_MIN_TTL_MILLIS ≤ LEASE_FENCE_TTL_MILLIS ≤ LEASE_FENCE_MAX_TTL_MILLIS`;
- * `EVENTSTORE_CONNECTION_STRING` required with `LEASE_FENCE_EVENT_LOG=eventstoredb`; a standby
+ * `EVENTSTORE_CONNECTION_STRING` and `LEASE_FENCE_SIGNING_KEYS_FILE` required with `LEASE_FENCE_EVENT_LOG=eventstoredb`; a standby
  * needs a shared log and `LEASE_FENCE_TAKEOVER_AFTER_MILLIS > LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS`;
  * `LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS ≤ LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS`).
  * Never replaces a bad value with its default.
@@ -255,6 +262,14 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     issues.push({
       variable: 'EVENTSTORE_CONNECTION_STRING',
       message: 'must be a kurrentdb://, kurrentdb+discover://, kurrent://, kdb:// or esdb:// connection string (e.g. kurrentdb://localhost:2113?tls=false)',
+    });
+  }
+  const signingKeysFile = e.LEASE_FENCE_SIGNING_KEYS_FILE === undefined || unset(e.LEASE_FENCE_SIGNING_KEYS_FILE) ? undefined : e.LEASE_FENCE_SIGNING_KEYS_FILE.trim();
+  if (e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' && signingKeysFile === undefined) {
+    issues.push({
+      variable: 'LEASE_FENCE_SIGNING_KEYS_FILE',
+      message: 'is required when LEASE_FENCE_EVENT_LOG=eventstoredb, so that a primary and its standby sign grants with the same key; '
+        + 'create one with `node apps/coordinator/dist/signing/signing-keys-cli.js <file>` and give every coordinator of the namespace the same file',
     });
   }
   const takeoverAfterMillis = e.LEASE_FENCE_TAKEOVER_AFTER_MILLIS ?? 3 * e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS;
@@ -308,6 +323,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     tokensFile: e.LEASE_FENCE_TOKENS_FILE !== undefined && !unset(e.LEASE_FENCE_TOKENS_FILE)
       ? absolute(e.LEASE_FENCE_TOKENS_FILE.trim())
       : resolve(dataDir, 'tokens.json'),
+    signingKeysFile: signingKeysFile === undefined ? undefined : absolute(signingKeysFile),
     dashboardDir,
     logLevel: e.LOG_LEVEL,
     maxBodyBytes: e.LEASE_FENCE_MAX_BODY_BYTES,

@@ -6,8 +6,8 @@ import type { WireGrant, WireLease } from '@lease-fence/protocol';
 import type { AcquireOutcome, Grant, LeaseRecord, ReleaseOutcome, RenewOutcome } from 'lease-fence';
 import type { WireDenial } from '../http/denied-outcome.js';
 
-/** A grant on the wire. */
-export function toWireGrant(grant: Grant): WireGrant {
+/** A grant on the wire, with its `signedToken` (see `signing/grant-signer.ts`). */
+export function toWireGrant(grant: Grant, signedToken: string): WireGrant {
   return {
     resource: grant.resource,
     holderId: grant.holderId,
@@ -15,6 +15,7 @@ export function toWireGrant(grant: Grant): WireGrant {
     ttlMillis: grant.ttlMillis,
     requestId: grant.requestId,
     coordinatorExpiresAt: grant.coordinatorExpiresAt.toJSON(),
+    signedToken,
   };
 }
 

@@ -6,7 +6,7 @@
  * noticing, because it checked its signal just before the stall — is refused by the slot's gate.
  */
 import { LeaseLostError, type LeaseFenceClient } from '@lease-fence/client';
-import type { Lease } from 'lease-fence';
+import type { Lease } from '@lease-fence/client';
 import { seconds, type Logger } from '../log.js';
 import type { Random } from '../random.js';
 import { writeToSlot } from './deploy-slot-client.js';
@@ -111,7 +111,7 @@ const runJob = async (options: AgentOptions, stats: AgentStats, lease: Lease, le
       log(resource, `not writing "${step}": the lease can no longer be trusted`);
       return false;
     }
-    const result = await writeToSlot(options.slotUrl, lease.token, step);
+    const result = await writeToSlot(options.slotUrl, lease, step);
     if (result.ok) {
       stats.acceptedWrites += 1;
       log(resource, `wrote "${step}" with fence ${lease.fence}: accepted`);
@@ -120,6 +120,8 @@ const runJob = async (options: AgentOptions, stats: AgentStats, lease: Lease, le
     if (result.reason === 'refused') {
       stats.refusedWrites += 1;
       log(resource, `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (${result.kind}, floor ${result.floorFence} held by ${result.floorHolderId})`);
+    } else if (result.reason === 'invalid-token') {
+      log(resource, `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (invalid token: ${result.tokenReason})`);
     } else {
       log(resource, `could not reach the slot for "${step}": ${result.message}`);
     }
