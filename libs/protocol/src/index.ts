@@ -4,4 +4,5 @@
  */
 export * from './events.js';
 export * from './http.js';
+export * from './resource-pattern.js';
 export * from './stream.js';
