@@ -69,7 +69,7 @@ export {
   type InitialStateOptions,
   type LeaseView,
 } from './decider/state.js';
-export { checkLockDelayRules, lockDelayMillisFor, type LockDelayRule } from './lock-delay.js';
+export { checkLockDelayRules, lockDelayMillisFor, type LockDelayRule, type LockDelayRuleNamer } from './lock-delay.js';
 export { replayLog, type ReplayOptions, type ReplayResult } from './recovery.js';
 export {
   DurableCoordinator,
