@@ -6,10 +6,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LeaseFenceClient } from '@lease-fence/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
+import { describe, expect, it } from 'vitest';
 import { coordinatorHttp } from '../support/coordinator-http.js';
-import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { coordinatorsOnOneDataDir } from '../support/one-data-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
 interface GrantBody { ok: true; grant: { fence: number; holderId: string } }
@@ -17,25 +16,10 @@ interface DenialBody { ok: false; reason: string; retryAfterMillis: number }
 
 /** The delay: long enough that a restart under load happens inside it (downtime does not count anyway). */
 const DELAY_MILLIS = 8000;
-const env = { LEASE_FENCE_LOCK_DELAY: `deploy-*=${DELAY_MILLIS},db=${DELAY_MILLIS}`, LEASE_FENCE_MIN_TTL_MILLIS: '100' };
-
-let dataDir: string;
-const running: RunningCoordinator[] = [];
-
-beforeAll(async () => {
-  dataDir = await createTempDir('lease-fence-lock-delay-');
+const { start } = coordinatorsOnOneDataDir('lease-fence-lock-delay-', {
+  LEASE_FENCE_LOCK_DELAY: `deploy-*=${DELAY_MILLIS},db=${DELAY_MILLIS}`,
+  LEASE_FENCE_MIN_TTL_MILLIS: '100',
 });
-
-afterAll(async () => {
-  for (const app of running) await app.cleanup();
-  await removeTempDir(dataDir);
-});
-
-const start = async (): Promise<RunningCoordinator> => {
-  const app = await startCoordinator({ dataDir, env });
-  running.push(app);
-  return app;
-};
 
 const expectLockDelay = (reply: { status: number; body: unknown }): number => {
   expect(reply).toMatchObject({ status: 409, body: { ok: false, reason: 'lock-delay', retryAfterMillis: expect.any(Number) } });
