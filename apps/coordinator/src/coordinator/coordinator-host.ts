@@ -464,6 +464,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
       floorWaitMillis: config.floorWaitMillis,
       lostFenceMarginFences: config.lostFenceMarginFences,
       burnFencesThrough: this.burnFencesThrough,
+      lockDelays: config.lockDelays,
       onAppend: (info) => {
         if (generation === this.generation) this.failures = 0; // the log works again
         this.metrics.recordAppend(info);
