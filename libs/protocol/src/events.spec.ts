@@ -34,9 +34,9 @@ describe('CoordinatorEventSchema', () => {
     expect(CoordinatorEventSchema.safeParse({ ...granted, version: 2 }).success).toBe(false);
   });
 
-  it('lists every event type of the design, and the checkpoint', () => {
+  it('lists every event type of the design, the checkpoint and the floor report', () => {
     expect([...COORDINATOR_EVENT_TYPES].sort()).toEqual([
-      'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceRejected', 'LeaseExpired',
+      'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceFloorReported', 'FenceRejected', 'LeaseExpired',
       'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'SnapshotTaken',
     ]);
   });

@@ -19,6 +19,7 @@ const validInputs: Readonly<Record<string, unknown>> = {
   ReleaseBodySchema: { fence: 3 },
   RejectionBodySchema: { seq: 0, resource: 'deploy-slot', kind: 'stale', rejected: { holderId: 'agent-a', fence: 2 }, current: { holderId: 'agent-b', fence: 3 }, wallMillis: 1 },
   AdmitBodySchema: { holderId: 'agent-a', fence: 3 },
+  FloorReportBodySchema: { holderId: 'agent-a', fence: 57 },
   HolderFenceBodySchema: { holderId: 'agent-a', fence: 3 },
   EventsQuerySchema: { after: '0', limit: '10' },
   StreamQuerySchema: { after: '0', token: 't' },
