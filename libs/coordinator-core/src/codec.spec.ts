@@ -6,6 +6,7 @@ import {
   coordinatorCheckpointed,
   coordinatorStarted,
   fenceAdmitted,
+  fenceFloorReported,
   fenceRejected,
   leaseExpired,
   leaseGranted,
@@ -30,6 +31,7 @@ const everyEventType: readonly CoordinatorEvent[] = [
   fenceAdmitted('slot', 'agent-a', 3),
   snapshotTaken(9),
   coordinatorCheckpointed({ atMillis: 40 }),
+  fenceFloorReported('slot', 'agent-a', 57, { atMillis: 50, raisedTo: 1_000_057 }),
 ];
 
 /** The EventLogCorruptError `fn` throws. */
