@@ -3,10 +3,10 @@
  * (`support/fuzz-requests.ts`): random paths, huge/negative/float/string numbers, wrong content
  * types, duplicated query parameters, invalid and deeply nested JSON, `__proto__`/`constructor`
  * keys, long headers, bad auth schemes; plus requests no HTTP client library would send, written
- * on a raw socket. The coordinator must answer every one below 500 within the attempt timeout,
+ * on a raw socket. The coordinator must answer every one (no connection closed without an answer) below 500 within the attempt timeout,
  * refuse every defective write, and its log head must not move over the batch.
  */
-import { request as httpRequest, Agent } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { bySize, PROBE_SEED, reportFigures } from './support/probe-settings.js';
 import { PROBE_AGENT_TOKENS, PROBE_TOKEN_ENTRIES, PROBE_TOKENS } from './support/probe-tokens.js';
 
 /** Requests per run (the issue's bar is 5 000: the long run; the short one keeps `npm test` quick). */
-const REQUESTS = bySize(3_000, 40_000);
+const REQUESTS = bySize(2_000, 40_000);
 /** Requests in flight at once. */
 const CONCURRENCY = 8;
 /** An answer later than this counts as a hang (milliseconds). */
@@ -36,8 +36,8 @@ afterAll(async () => {
   await app?.cleanup();
 });
 
-/** Sends one request with node:http (so repeated headers and any method go out as generated). */
-function send(url: URL, agent: Agent, input: FuzzRequest): Promise<Result> {
+/** Sends one request with node:http on a connection of its own (so repeated headers and any method go out as generated, and a connection closed without an answer is this request's). */
+function send(url: URL, input: FuzzRequest): Promise<Result> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = (result: Result): void => {
@@ -50,7 +50,10 @@ function send(url: URL, agent: Agent, input: FuzzRequest): Promise<Result> {
       settle({ hang: true });
       outgoing.destroy();
     }, HANG_MILLIS);
-    const outgoing = httpRequest({ host: url.hostname, port: url.port, method: input.method, path: input.path, headers: input.headers as Record<string, string | string[]>, agent });
+    // Content-Length is set here: node:http sends a GET/DELETE/OPTIONS/TRACE body unframed, which
+    // the server rightly reads as the start of a next request: the client's defect, not the server's.
+    const headers = { ...input.headers, ...(input.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(input.body)) }) } as Record<string, string | string[]>;
+    const outgoing = httpRequest({ host: url.hostname, port: url.port, method: input.method, path: input.path, headers, agent: false });
     outgoing.on('response', (response) => {
       response.resume();
       response.on('end', () => settle({ status: response.statusCode ?? 0 }));
@@ -114,14 +117,11 @@ describe('probe: HTTP fuzz', () => {
     const headBefore = await viewer.head();
 
     // Act
-    // One connection per request, so a connection closed without an answer is that request's.
-    const agent = new Agent({ keepAlive: false, maxSockets: CONCURRENCY });
     const results: Result[] = new Array<Result>(batch.length);
     let next = 0;
     await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      for (let index = next++; index < batch.length; index = next++) results[index] = await send(url, agent, batch[index]!);
+      for (let index = next++; index < batch.length; index = next++) results[index] = await send(url, batch[index]!);
     }));
-    agent.destroy();
     const raw = await Promise.all(Object.entries(RAW_REQUESTS).map(async ([name, bytes]) => [name, await sendRaw(url, bytes)] as const));
 
     // Assert
@@ -149,6 +149,7 @@ describe('probe: HTTP fuzz', () => {
     });
     expect(serverErrors.slice(0, 20)).toEqual([]);
     expect(hangs.slice(0, 20)).toEqual([]);
+    expect(batch.flatMap((input, i) => ('closed' in results[i]! ? [described(input, results[i])] : [])).slice(0, 20)).toEqual([]);
     expect(rawServerErrors).toEqual([]);
     expect(acceptedDefects.slice(0, 20)).toEqual([]);
     expect(headAfter).toBe(headBefore);
