@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
 import { call } from '../support/coordinator-http.js';
 import { openStream } from '../support/stream-client.js';
-import { reportFigures } from './support/probe-settings.js';
+import { reportFigures, PROBE_START_TIMEOUT_MILLIS } from './support/probe-settings.js';
 import { PROBE_AGENT_TOKENS, PROBE_TOKEN_ENTRIES, PROBE_TOKENS } from './support/probe-tokens.js';
 
 type Caller = 'no token' | 'garbage' | 'agent A' | 'agent B' | 'gate in scope' | 'gate out of scope' | 'viewer';
@@ -33,7 +33,7 @@ let heldFence: number;
 let earlierFence: number;
 
 beforeAll(async () => {
-  app = await startCoordinator({ tokens: PROBE_TOKEN_ENTRIES, env: { LEASE_FENCE_TTL_MILLIS: '600000' } });
+  app = await startCoordinator({ tokens: PROBE_TOKEN_ENTRIES, env: { LEASE_FENCE_TTL_MILLIS: '600000' }, startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS });
   // Agent A held the resource once (earlierFence), released it, and holds it again (heldFence):
   // so a gate can truthfully report a stale write of the earlier generation.
   const agentA = CALLERS['agent A']!;

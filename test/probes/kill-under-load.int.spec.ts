@@ -15,7 +15,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
-import { bySize, pause, PROBE_SEED, reportFigures, seededIntegers } from './support/probe-settings.js';
+import { bySize, pause, PROBE_SEED, reportFigures, seededIntegers, PROBE_START_TIMEOUT_MILLIS } from './support/probe-settings.js';
 import { PROBE_AGENT_IDS, PROBE_AGENT_TOKENS, PROBE_TOKEN_ENTRIES, PROBE_TOKENS } from './support/probe-tokens.js';
 import { type LoggedEvent, readWholeLog } from './support/read-log.js';
 
@@ -52,7 +52,7 @@ describe('probe: kill -9 under load', () => {
     dataDir = await createTempDir('lease-fence-probe-kill-');
     const start = async (): Promise<{ app: RunningCoordinator; recoveryMillis: number }> => {
       const spawnedAt = performance.now();
-      const app = await startCoordinator({ dataDir, tokens: PROBE_TOKEN_ENTRIES, env: { LEASE_FENCE_TTL_MILLIS: '10000' } });
+      const app = await startCoordinator({ dataDir, tokens: PROBE_TOKEN_ENTRIES, env: { LEASE_FENCE_TTL_MILLIS: '10000' }, startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS });
       return { app, recoveryMillis: performance.now() - spawnedAt };
     };
     const first = await start();

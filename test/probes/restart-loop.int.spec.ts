@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
 import { call } from '../support/coordinator-http.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
-import { bySize, pause, reportFigures } from './support/probe-settings.js';
+import { bySize, pause, reportFigures, PROBE_START_TIMEOUT_MILLIS } from './support/probe-settings.js';
 import { PROBE_AGENT_TOKENS, PROBE_TOKEN_ENTRIES } from './support/probe-tokens.js';
 
 /** Agent A's lease. */
@@ -35,7 +35,7 @@ afterAll(async () => {
 describe('probe: restart loop with a silent holder', () => {
   it(`gives the resource to another holder within ${BOUND_BOOTS} boots of ${LIFETIME_MILLIS} ms when the holder of a ${TTL_MILLIS} ms lease goes silent`, async () => {
     dataDir = await createTempDir('lease-fence-probe-loop-');
-    const start = async (): Promise<RunningCoordinator> => startCoordinator({ dataDir, tokens: PROBE_TOKEN_ENTRIES });
+    const start = async (): Promise<RunningCoordinator> => startCoordinator({ dataDir, tokens: PROBE_TOKEN_ENTRIES, startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS });
     current = await start();
 
     // Given agent A holds the resource and then says nothing more

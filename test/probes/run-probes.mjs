@@ -5,7 +5,7 @@
 // README's "Reliability" section quotes them.
 //
 //   npm run probes                 # the short versions (the same ones `npm test` runs)
-//   npm run probes -- --long       # the long versions: 20 kill cycles, 40 000 fuzz requests, …
+//   npm run probes -- --long       # the long versions: 20 kill cycles, 10 000 fuzz requests, …
 //   npm run probes -- --long --seed 7 fuzz   # another seed; only files whose name contains "fuzz"
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';

@@ -43,3 +43,9 @@ export const seededIntegers = (seed: number, count: number, min: number, max: nu
 
 /** Resolves after `millis` milliseconds (pacing load, never synchronising on it). */
 export const pause = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
+
+/**
+ * How long a probe waits for a coordinator to log `ready` (milliseconds). Generous: on 2 shared
+ * cores under the probes' own load a start has taken over 30 s.
+ */
+export const PROBE_START_TIMEOUT_MILLIS = 120_000;
