@@ -89,15 +89,23 @@ export const ReleaseReplySchema = z.union([z.object({ ok: z.literal(true) }), Ex
 export type ReleaseReply = z.infer<typeof ReleaseReplySchema>;
 
 /**
+ * {@link HolderFenceSchema} as a request body holds it: the same fields and rules, and unknown
+ * fields refused (every request schema is strict at every depth; the event schema stays as it is,
+ * since the log holds only what the coordinator wrote).
+ */
+export const HolderFenceBodySchema = z.strictObject(HolderFenceSchema.shape);
+
+/**
  * `POST /v1/resources/:resource/rejections`: a FenceGate rejection record as the library makes
- * it. Idempotent by (authenticated gate, resource, seq). 202 on success.
+ * it. Idempotent by (authenticated gate, resource, seq). 202 on success. Unknown fields are
+ * refused here and inside `rejected` and `current`.
  */
 export const RejectionBodySchema = z.strictObject({
   seq: z.number().int().nonnegative(),
   resource: IdSchema,
   kind: z.enum(['stale', 'double-grant']).default('stale'),
-  rejected: HolderFenceSchema,
-  current: HolderFenceSchema,
+  rejected: HolderFenceBodySchema,
+  current: HolderFenceBodySchema,
   /** The gate's wall clock at the refusal (epoch milliseconds, display only). */
   wallMillis: MillisSchema.optional(),
 });
