@@ -42,7 +42,7 @@ beforeAll(async () => {
   await call(app.url, 'POST', `/v1/leases/${RESOURCE}/release`, { token: agentA, json: { fence: earlierFence } });
   const second = await call<{ grant: { fence: number } }>(app.url, 'POST', `/v1/leases/${RESOURCE}/acquire`, { token: agentA, json: { requestId: 'setup-2' } });
   heldFence = second.body.grant.fence;
-});
+}, PROBE_START_TIMEOUT_MILLIS + 10_000);
 
 afterAll(async () => {
   await app?.cleanup();

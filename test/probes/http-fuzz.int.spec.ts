@@ -30,7 +30,7 @@ let app: RunningCoordinator;
 
 beforeAll(async () => {
   app = await startCoordinator({ tokens: PROBE_TOKEN_ENTRIES, env: { LEASE_FENCE_MAX_BODY_BYTES: '16384' }, startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS });
-});
+}, PROBE_START_TIMEOUT_MILLIS + 10_000);
 
 afterAll(async () => {
   await app?.cleanup();

@@ -39,7 +39,7 @@ beforeAll(async () => {
     env: { LEASE_FENCE_SQLITE_DURABILITY: 'normal', LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES: String(MAX_BUFFERED_BYTES), LEASE_FENCE_STREAM_PING_MILLIS: '600000' },
     startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS,
   });
-});
+}, PROBE_START_TIMEOUT_MILLIS + 10_000);
 
 afterAll(async () => {
   await app?.cleanup();
