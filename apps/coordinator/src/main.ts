@@ -1,6 +1,7 @@
 /**
  * Starts the coordinator: parse the configuration (exit 1 naming a bad variable), load the
- * tokens file (exit 1 naming a bad entry and field, or saying how to create a missing one), take
+ * tokens file (exit 1 naming a bad entry and field, or saying how to create a missing one), load
+ * the grant signing keys (exit 1 saying what is wrong with the key file), take
  * the SQLite log's lock (exit 1 if another coordinator holds it: nothing of the log is touched),
  * create the Nest application, listen, log `listening` with the bound URL, and only then recover
  * (`/readyz` answers 503 `recovering` meanwhile) and log `ready`. A process that cannot listen
@@ -40,6 +41,8 @@ import { createLeaseFastPath } from './leases/lease-fast-path.js';
 import { LeasesController } from './leases/leases.controller.js';
 import { acquireLogLock, type LogLock, LogLockedError } from './lock/log-lock.js';
 import { createLogger, drainLogger, NestPinoLogger } from './logging/logger.js';
+import { GrantSigner } from './signing/grant-signer.js';
+import { loadSigningKeys, SIGNING_KEYS_FILE_VARIABLE, SigningKeysError } from './signing/signing-keys.js';
 import { createRequestLogMiddleware } from './logging/request-log.js';
 
 /** Server keep-alive: longer than common client and load-balancer idle timeouts, so connections are reused. */
@@ -117,6 +120,26 @@ const countOf = (names: readonly string[]): Record<string, number> => {
   return counts;
 };
 
+/**
+ * Loads the grant signing keys (the operator's file, or the data directory's, generated on the
+ * first start), or refuses to start saying what is wrong with the file.
+ */
+async function signerOrExit(config: Config, logger: Logger): Promise<GrantSigner> {
+  try {
+    const keys = await loadSigningKeys(config.signingKeysFile, config.dataDir);
+    const fields = { file: keys.file, kid: keys.active.kid, publishedKeys: keys.published.length };
+    if (keys.generated) logger.info(fields, 'generated a signing key (mode 0600): grants are signed with it');
+    else logger.info(fields, 'signing grants with the first key of the key set file');
+    if (keys.readableByOthers) logger.warn({ file: keys.file }, 'the signing keys file is readable by group or others: chmod 600 it');
+    return new GrantSigner(keys, config.namespace);
+  } catch (error) {
+    if (!(error instanceof SigningKeysError)) throw error;
+    await drainLogger(logger, LOG_DRAIN_MILLIS);
+    const variable = config.signingKeysFile === undefined ? 'LEASE_FENCE_DATA_DIR' : SIGNING_KEYS_FILE_VARIABLE;
+    refuseStart(new ConfigError([{ variable, message: error.message }]).message);
+  }
+}
+
 async function main(): Promise<void> {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
@@ -138,11 +161,12 @@ async function main(): Promise<void> {
     refuseStart(new ConfigError([{ variable: 'LEASE_FENCE_TOKENS_FILE', message: `${error.file}: ${error.problems.join('; ')}` }]).message);
   }
   lockLogOrExit(config, logger);
+  const signer = await signerOrExit(config, logger);
   const authFailures = new AuthFailureLog(logger);
 
   let app: NestExpressApplication;
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, tokens, logger, authFailures }), {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, tokens, logger, authFailures, signer }), {
       logger: new NestPinoLogger(logger),
       bodyParser: false,
       abortOnError: false,
