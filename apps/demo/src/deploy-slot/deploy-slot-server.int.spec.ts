@@ -17,12 +17,12 @@ describe('deploy slot server', () => {
   let server: DeploySlotServer | undefined;
   const lines: string[] = [];
 
-  const start = async (): Promise<DeploySlotServer> => {
+  const start = async (coordinatorUrl = double.url): Promise<DeploySlotServer> => {
     ledger = new DeployLedger(join(directory, 'deploy-slot.sqlite'));
     server = await openDeploySlotServer({
       resources: [SLOT],
       ledger,
-      gateClient: new FenceGateClient({ baseUrl: double.url, token: 'token-gate', retry: { initialDelayMillis: 0 } }),
+      gateClient: new FenceGateClient({ baseUrl: coordinatorUrl, token: 'token-gate', retry: { maxAttempts: 1, initialDelayMillis: 0 } }),
       port: 0,
       log: (resource, message) => lines.push(`${resource ?? '-'} ${message}`),
     });
@@ -80,6 +80,25 @@ describe('deploy slot server', () => {
     expect(stale).toMatchObject({ ok: false, reason: 'refused', floorFence: 4 });
     expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2]);
     expect(lines).toContain(`${SLOT} restored floor fence 4 (agent-2) and next refusal #2 from the slot's database`);
+  });
+
+  it('reports after a restart a refusal that was still waiting in its outbox when it stopped', async () => {
+    // Arrange: the coordinator is out of reach (nothing listens there) while the slot refuses a write.
+    let slot = await start('http://127.0.0.1:9');
+    await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-2', fence: 4 }, 'claim');
+    const stale = await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-1', fence: 3 }, 'step');
+    await stop();
+
+    // Act: the slot comes back with the coordinator reachable.
+    slot = await start();
+    await slot.flushReports();
+
+    // Assert
+    expect(stale).toMatchObject({ ok: false, reason: 'refused', floorFence: 4 });
+    expect(double.rejections).toEqual([
+      { gateId: 'deploy-gate', body: expect.objectContaining({ seq: 1, rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 4 } }) },
+    ]);
+    expect(lines).toContain(`${SLOT} 1 refusal(s) waiting in the outbox (#1): reporting them`);
   });
 
   it('answers 404 for a slot it does not serve', async () => {
