@@ -6,6 +6,7 @@ import {
   coordinatorCheckpointed,
   coordinatorStarted,
   fenceAdmitted,
+  rejectionsMissing,
   fenceRejected,
   leaseExpired,
   leaseGranted,
@@ -28,6 +29,7 @@ const everyEventType: readonly CoordinatorEvent[] = [
   leaseExpired('slot', 'agent-a', 3),
   fenceRejected({ seq: 7, gateWallMillis: 1_700_000_000_001, kind: 'double-grant' }),
   fenceAdmitted('slot', 'agent-a', 3),
+  rejectionsMissing(3, 6, { reportedSeq: 7 }),
   snapshotTaken(9),
   coordinatorCheckpointed({ atMillis: 40 }),
 ];

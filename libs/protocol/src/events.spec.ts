@@ -37,7 +37,7 @@ describe('CoordinatorEventSchema', () => {
   it('lists every event type of the design, and the checkpoint', () => {
     expect([...COORDINATOR_EVENT_TYPES].sort()).toEqual([
       'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceRejected', 'LeaseExpired',
-      'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'SnapshotTaken',
+      'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'RejectionsMissing', 'SnapshotTaken',
     ]);
   });
 });

@@ -60,9 +60,30 @@ export interface CoordinatorState {
   readonly rejectionKeys: Map<string, string>;
   /** Recorded rejections with their positions, oldest first, at most {@link REJECTIONS_KEPT}. */
   readonly rejections: RecordedRejection[];
+  /**
+   * Per gate and resource ({@link gateResourceKey}), the highest rejection seq recorded
+   * (`FenceRejected`) or declared missing (`RejectionsMissing`): the next report expected is
+   * `highestSeq + 1`. One entry per gate and resource ever reported, never evicted.
+   */
+  readonly rejectionSeqs: Map<string, RejectionSeqs>;
   /** Position of the latest `SnapshotTaken` event (0 = none). */
   lastSnapshotPosition: number;
 }
+
+/** How far a gate's refusals of one resource have reached the log. */
+export interface RejectionSeqs {
+  readonly gateId: string;
+  readonly resource: string;
+  /** The highest seq recorded or declared missing. Integer ≥ 0. */
+  highestSeq: number;
+}
+
+/** The key of a (gate, resource) pair in {@link CoordinatorState.rejectionSeqs}: unambiguous, since each part's length prefixes it. */
+export const gateResourceKey = (gateId: string, resource: string): string => `${gateId.length}:${gateId}${resource.length}:${resource}`;
+
+/** The seq a gate's next report for `resource` should carry: one above the highest recorded or declared missing (1 when none). */
+export const nextExpectedSeq = (state: CoordinatorState, gateId: string, resource: string): number =>
+  (state.rejectionSeqs.get(gateResourceKey(gateId, resource))?.highestSeq ?? 0) + 1;
 
 /** A current lease as the coordinator shows it: `inGrace` when carried across a restart and not renewed since. */
 export type LeaseView = LeaseRecord & { readonly inGrace: boolean };
@@ -83,6 +104,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     carried: new Map(),
     rejectionKeys: new Map(),
     rejections: [],
+    rejectionSeqs: new Map(),
     lastSnapshotPosition: 0,
   };
 }
@@ -134,6 +156,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     carried: new Map(state.carried),
     rejectionKeys: new Map(state.rejectionKeys),
     rejections: state.rejections.map((r) => ({ ...r })),
+    rejectionSeqs: new Map([...state.rejectionSeqs].map(([key, seqs]) => [key, { ...seqs }])),
     lastSnapshotPosition: state.lastSnapshotPosition,
   };
 }
@@ -150,6 +173,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     carried: [...state.carried].map(([resource, fence]) => ({ resource, fence })),
     rejectionKeys: [...state.rejectionKeys].map(([key, content]) => encodeRejectionKey(key, content)),
     rejections: state.rejections.map((r) => ({ ...r })),
+    rejectionSeqs: [...state.rejectionSeqs.values()].map((seqs) => ({ ...seqs })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     table: state.table.toJSON(),
   };
@@ -161,7 +185,8 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
  * @returns the state, or `undefined` when the snapshot cannot restore this version's state
  *   exactly, and the caller then replays the whole log (a snapshot is only an optimisation):
  *   another `schemaVersion`, or one written before the lease table kept its per-resource
- *   `highestFences` or before `rejectionKeys` kept each report's content.
+ *   `highestFences`, before `rejectionKeys` kept each report's content, or before
+ *   `rejectionSeqs` (gap detection) was kept.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
  */
@@ -190,8 +215,14 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     if (decoded === 'bare-key') exact = false;
     else rejectionKeys.set(decoded[0], decoded[1]);
   }
-  // A snapshot written before highestFences or rejection contents were kept: readable, not exact (see @returns).
-  if (!exact) return undefined;
+  // A snapshot written before highestFences, rejection contents or rejection seqs were kept: readable, not exact (see @returns).
+  if (!exact || json.rejectionSeqs === undefined) return undefined;
+  const rejectionSeqs = new Map<string, RejectionSeqs>();
+  for (const [index, seqs] of json.rejectionSeqs.entries()) {
+    const key = gateResourceKey(seqs.gateId, seqs.resource);
+    if (rejectionSeqs.has(key)) throw corrupt(`rejectionSeqs.${index}`, `lists gate ${JSON.stringify(seqs.gateId)} and resource ${JSON.stringify(seqs.resource)} twice`);
+    rejectionSeqs.set(key, { ...seqs });
+  }
   return {
     table,
     position: json.position,
@@ -200,6 +231,7 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     carried: new Map(json.carried.map((c) => [c.resource, c.fence])),
     rejectionKeys,
     rejections: json.rejections,
+    rejectionSeqs,
     lastSnapshotPosition: json.lastSnapshotPosition,
   };
 }
