@@ -30,5 +30,5 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN) || !existsSync(DEPLOY_SLOT_MAIN))(
       grantsLost: 0,
     });
     expect(report.refusalsLogged).toBe(report.refusalsDurable);
-  }, 120_000 + cycles * 15_000);
+  }, 300_000 + cycles * 60_000);
 });

@@ -184,9 +184,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const slotDir = await createTempDir('lease-fence-chaos-slot-');
   // Short leases and a short grace keep the workload moving across coordinator restarts.
   const coordinatorEnv = { LEASE_FENCE_TTL_MILLIS: '600', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100' };
-  let coordinator: RunningCoordinator = await startCoordinator({ dataDir: coordinatorDir, env: coordinatorEnv });
+  // A loaded machine can take long to start a process: wait for it rather than fail the run.
+  const startTimeoutMillis = 180_000;
+  /** The processes running now, for the clean-up. */
+  const started: { coordinator?: RunningCoordinator; gate?: GateProcess } = {};
+  try {
+    return await chaosCycles();
+  } finally {
+    // Whatever happened, nothing of this run stays behind.
+    if (started.gate !== undefined) await stopByPid(started.gate.child, 'SIGKILL');
+    await started.coordinator?.kill();
+    await removeTempDir(coordinatorDir);
+    await removeTempDir(slotDir);
+  }
+
+  async function chaosCycles(): Promise<ChaosReport> {
+  let coordinator = (started.coordinator = await startCoordinator({ dataDir: coordinatorDir, env: coordinatorEnv, startTimeoutMillis }));
   const coordinatorPort = new URL(coordinator.url).port;
-  let gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: 0 });
+  let gate = (started.gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: 0 }));
   const slotUrl = gate.url;
   const slotPort = Number(new URL(slotUrl).port);
 
@@ -253,12 +268,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let gateFirst = 0;
   const restartCoordinator = async (): Promise<void> => {
     const t = performance.now();
-    coordinator = await startCoordinator({ dataDir: coordinatorDir, env: { ...coordinatorEnv, PORT: coordinatorPort } });
+    coordinator = started.coordinator = await startCoordinator({ dataDir: coordinatorDir, env: { ...coordinatorEnv, PORT: coordinatorPort }, startTimeoutMillis });
     log(`coordinator up again in ${Math.round(performance.now() - t)} ms`);
   };
   const restartGate = async (): Promise<void> => {
     const t = performance.now();
-    gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: slotPort });
+    gate = started.gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: slotPort });
     log(`gate up again in ${Math.round(performance.now() - t)} ms`);
   };
 
@@ -304,8 +319,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
   await stopByPid(gate.child, 'SIGTERM');
   await coordinator.stop();
-  await removeTempDir(coordinatorDir);
-  await removeTempDir(slotDir);
 
   let refusalsDurable = 0;
   let refusalsMissingFromLog = 0;
@@ -347,4 +360,5 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     grantsLost,
     wallMillis: Math.round(performance.now() - startedAt),
   };
+}
 }
