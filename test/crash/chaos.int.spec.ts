@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { COORDINATOR_MAIN } from '../support/coordinator-process.js';
 import { DEPLOY_SLOT_MAIN, runChaos } from './chaos.js';
 
-const cycles = Number(process.env['CHAOS_CYCLES'] ?? '3');
+const cycles = Number(process.env['CHAOS_CYCLES'] ?? '2');
 const seed = Number(process.env['CHAOS_SEED'] ?? '2026');
 
 describe.skipIf(!existsSync(COORDINATOR_MAIN) || !existsSync(DEPLOY_SLOT_MAIN))('chaos: coordinator and gate killed with SIGKILL under the demo workload', () => {

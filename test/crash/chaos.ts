@@ -16,8 +16,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { LeaseFenceClient, type AcquireResult } from '@lease-fence/client';
-import type { FenceToken, Lease } from 'lease-fence';
+import { LeaseFenceClient, type AcquireResult, type Lease } from '@lease-fence/client';
 import { EventsReplySchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import Database from 'better-sqlite3';
 import { REPO_ROOT, startCoordinator, type RunningCoordinator } from '../support/coordinator-process.js';
@@ -128,12 +127,13 @@ type WriteOutcome = { readonly kind: 'written' } | { readonly kind: 'refused'; r
 const contentOf = (rejection: { kind: string; rejected: { holderId: string; fence: number }; current: { holderId: string; fence: number } }): string =>
   JSON.stringify([rejection.kind, rejection.rejected.holderId, rejection.rejected.fence, rejection.current.holderId, rejection.current.fence]);
 
-const writeToSlot = async (slotUrl: string, token: FenceToken, step: string): Promise<WriteOutcome> => {
+/** Sends `step` under `lease`: its `signedToken`, which the slot verifies before its gate compares the fence. */
+const writeToSlot = async (slotUrl: string, lease: Lease, step: string): Promise<WriteOutcome> => {
   try {
-    const response = await fetch(`${slotUrl}/slots/${encodeURIComponent(token.resource)}/deploy`, {
+    const response = await fetch(`${slotUrl}/slots/${encodeURIComponent(lease.resource)}/deploy`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ holderId: token.holderId, fence: token.fence, step }),
+      body: JSON.stringify({ signedToken: lease.signedToken, step }),
       signal: AbortSignal.timeout(3000),
     });
     const body = (await response.json()) as { rejection?: { seq: number; kind: string; rejected: { holderId: string; fence: number }; current: { holderId: string; fence: number } } };
@@ -250,7 +250,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         await sleep(50);
         continue;
       }
-      await note(resource, await writeToSlot(slotUrl, older.token, `round ${round} claim`));
+      await note(resource, await writeToSlot(slotUrl, older, `round ${round} claim`));
       await release(first, older);
       let newer: Lease | undefined;
       for (let attempt = 0; newer === undefined && attempt < 40 && !stopping; attempt += 1) {
@@ -258,8 +258,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         if (newer === undefined) await sleep(50);
       }
       if (newer === undefined) continue;
-      await note(resource, await writeToSlot(slotUrl, newer.token, `round ${round} take-over`));
-      await note(resource, await writeToSlot(slotUrl, older.token, `round ${round} stale`));
+      await note(resource, await writeToSlot(slotUrl, newer, `round ${round} take-over`));
+      await note(resource, await writeToSlot(slotUrl, older, `round ${round} stale`));
       await release(second, newer);
     }
   };

@@ -3,7 +3,8 @@
  * retries anchored at the first send ({@link LeaseFenceClient}), background renewal with an abort
  * signal ({@link LeaseKeeper}, `withLease`), and the resource side: durable gate floors with an
  * outbox of refusals ({@link openFileFloorStore}, {@link commitDurably}) drained to the
- * coordinator ({@link reportRejections}).
+ * coordinator ({@link reportRejections}), and the check of coordinator-signed grants before a
+ * gate compares their fence ({@link FenceTokenVerifier}).
  *
  * Test doubles live in `@lease-fence/client/testing`.
  *
@@ -17,6 +18,7 @@ export {
   type WithLeaseOptions,
   type WithLeaseResult,
 } from './lease-fence-client.js';
+export type { Lease } from './signed-lease.js';
 export { LeaseKeeper, type LeaseKeeperOptions, type LeaseKeeperState, type LeaseRenewer } from './lease-keeper.js';
 /** What acquire, renew and release resolve to: outcomes as data (documented in results.ts). */
 export type { AcquireResult, AcquireDenial, RenewResult, ReleaseResult, DeadOnArrival } from './results.js';
@@ -58,3 +60,15 @@ export {
   type RejectionOutbox,
 } from './floor-store.js';
 export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';
+export {
+  FenceTokenVerifier,
+  commitVerified,
+  commitDurablyVerified,
+  InvalidFenceTokenError,
+  SigningKeysUnavailableError,
+  INVALID_FENCE_TOKEN_REASONS,
+  type FenceTokenVerifierOptions,
+  type FenceTokenVerifierStats,
+  type InvalidFenceTokenReason,
+  type SigningKeysSource,
+} from './fence-token-verifier.js';

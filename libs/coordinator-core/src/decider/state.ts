@@ -68,6 +68,15 @@ export interface CoordinatorState {
   readonly rejectionSeqs: Map<string, RejectionSeqs>;
   /** Position of the latest `SnapshotTaken` event (0 = none). */
   lastSnapshotPosition: number;
+  /**
+   * Lock-delay anchors: resource → the reading (milliseconds, the current boot's domain) of its
+   * latest unclean loss — a `LeaseExpired`, or a `FenceRejected` of one of its writes — since its
+   * latest grant; a grant removes the entry. A new grant waits until this reading plus the
+   * resource's lock-delay. Re-anchored into each new boot like carried leases: only the time the
+   * dead boot observed after the loss counts, so a loss before the current boot has a negative
+   * reading.
+   */
+  readonly lostAtMillis: Map<string, number>;
 }
 
 /** How far a gate's refusals of one resource have reached the log. */
@@ -106,6 +115,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     rejections: [],
     rejectionSeqs: new Map(),
     lastSnapshotPosition: 0,
+    lostAtMillis: new Map(),
   };
 }
 
@@ -158,6 +168,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     rejections: state.rejections.map((r) => ({ ...r })),
     rejectionSeqs: new Map([...state.rejectionSeqs].map(([key, seqs]) => [key, { ...seqs }])),
     lastSnapshotPosition: state.lastSnapshotPosition,
+    lostAtMillis: new Map(state.lostAtMillis),
   };
 }
 
@@ -176,6 +187,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     rejectionSeqs: [...state.rejectionSeqs.values()].map((seqs) => ({ ...seqs })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     table: state.table.toJSON(),
+    lockDelays: [...state.lostAtMillis].map(([resource, lostAtMillis]) => ({ resource, lostAtMillis })),
   };
   return { position: state.position, schemaVersion: COORDINATOR_SNAPSHOT_SCHEMA_VERSION, state: json };
 }
@@ -184,9 +196,9 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
  * Restores a state from a snapshot written by {@link toSnapshot}.
  * @returns the state, or `undefined` when the snapshot cannot restore this version's state
  *   exactly, and the caller then replays the whole log (a snapshot is only an optimisation):
- *   another `schemaVersion`, or one written before the lease table kept its per-resource
- *   `highestFences`, before `rejectionKeys` kept each report's content, or before
- *   `rejectionSeqs` (gap detection) was kept.
+ *   another `schemaVersion` (version 1 predates the lock-delay anchors), or one written before the
+ *   lease table kept its per-resource `highestFences`, before `rejectionKeys` kept each report's
+ *   content, or before `rejectionSeqs` (gap detection) was kept.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
  */
@@ -233,5 +245,6 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     rejections: json.rejections,
     rejectionSeqs,
     lastSnapshotPosition: json.lastSnapshotPosition,
+    lostAtMillis: new Map(json.lockDelays.map((d) => [d.resource, d.lostAtMillis])),
   };
 }
