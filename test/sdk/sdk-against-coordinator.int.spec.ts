@@ -1,7 +1,19 @@
 /**
  * The agent SDK against the real coordinator (built `apps/coordinator`, SQLite log, port 0).
  */
-import { CoordinatorHttpError, FenceGateClient, LeaseFenceClient, reportRejections, type LeaseLostError } from '@lease-fence/client';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  commitDurably,
+  CoordinatorHttpError,
+  FenceGateClient,
+  gateOptionsFrom,
+  LeaseFenceClient,
+  openFileFloorStore,
+  reportRejections,
+  type LeaseLostError,
+} from '@lease-fence/client';
 import { EventsReplySchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { FenceGate, StaleFenceError } from 'lease-fence';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +23,7 @@ import { openDropReplyProxy, type DropReplyProxy } from './support/drop-reply-pr
 describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () => {
   let coordinator: CoordinatorProcess;
   let proxy: DropReplyProxy;
+  let directory: string;
 
   const agent = (index: number, baseUrl = proxy.url): LeaseFenceClient =>
     new LeaseFenceClient({
@@ -31,11 +44,13 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
   beforeAll(async () => {
     coordinator = await startCoordinator();
     proxy = await openDropReplyProxy(coordinator.url);
+    directory = await mkdtemp(join(tmpdir(), 'sdk-gate-'));
   });
 
   afterAll(async () => {
     await proxy?.close();
     await coordinator?.stop();
+    await rm(directory, { recursive: true, force: true });
   });
 
   it('acquires, renews with the same fence, releases, and the next holder gets a higher fence', async () => {
@@ -144,14 +159,14 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
     await agent(1).release(first.lease);
     const second = await agent(2).acquire(resource, { ttlMillis: 5000 });
     if (!second.ok) throw new Error(`expected a grant, got ${second.reason}`);
-    const gate = new FenceGate(resource);
-    gate.commit(second.lease.token, () => 'write');
+    const store = await openFileFloorStore({ path: join(directory, 'gate.floor.json'), resource });
+    const gate = new FenceGate(resource, gateOptionsFrom(await store.load()));
+    await commitDurably(gate, store, second.lease.token, async () => 'write');
     proxy.dropNext(/\/v1\/resources\/deploy-gate-reports\/rejections$/);
-    const reporter = reportRejections(gate, new FenceGateClient({ baseUrl: proxy.url, token: 'gate-token', retry: { initialDelayMillis: 10 } }));
+    const reporter = reportRejections(store, new FenceGateClient({ baseUrl: proxy.url, token: 'gate-token', retry: { initialDelayMillis: 10 } }));
 
     // Act: agent-1's late write under its old fence
-    expect(() => gate.commit(first.lease.token, () => 'write')).toThrow(StaleFenceError);
-    reporter.notify();
+    await expect(commitDurably(gate, store, first.lease.token, async () => 'write')).rejects.toThrow(StaleFenceError);
     await reporter.flush();
     await reporter.close();
 

@@ -295,6 +295,32 @@ describe('gate reports', () => {
     expect(reply.body).toEqual({ ok: true, duplicate: false });
   });
 
+  it('records a report that skips seqs as RejectionsMissing before its FenceRejected, counts the missing seqs, and logs them', async () => {
+    // Arrange: seq 1 is recorded.
+    const resource = fresh('deploy');
+    const fences = await twoGenerations(resource);
+    await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1, fences));
+    const missingTotal = async (): Promise<number> => Number(/^lease_fence_rejections_missing_total (\d+)/m.exec((await viewer.get('/metrics')).text)?.[1]);
+    const missingBefore = await missingTotal();
+    const headBefore = await viewer.head();
+
+    // Act: the gate's next report is seq 4; seqs 2 and 3 never arrived.
+    const reply = await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 4, fences));
+    const next = await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 5, fences));
+
+    // Assert
+    expect(reply.body).toEqual({ ok: true, duplicate: false });
+    expect(next.body).toEqual({ ok: true, duplicate: false });
+    const events = await viewer.get<EventsBody>(`/v1/events?after=${headBefore}`);
+    expect(events.body.events.map((e) => e.event)).toEqual([
+      expect.objectContaining({ type: 'RejectionsMissing', data: expect.objectContaining({ resource, gateId: 'gate-1', fromSeq: 2, throughSeq: 3, reportedSeq: 4 }) }),
+      expect.objectContaining({ type: 'FenceRejected', data: expect.objectContaining({ resource, seq: 4 }) }),
+      expect.objectContaining({ type: 'FenceRejected', data: expect.objectContaining({ resource, seq: 5 }) }),
+    ]);
+    expect(await missingTotal()).toBe(missingBefore + 2);
+    await app.waitForLog((line) => line.msg?.startsWith(`refusals missing: gate gate-1 on ${resource} reported #4, but #2..#3`) === true);
+  });
+
   it('lists recorded rejections at GET /v1/rejections for any token', async () => {
     const resource = fresh('deploy');
     await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 7, await twoGenerations(resource)));

@@ -377,6 +377,9 @@ function traceLanded(trace: Trace, event: CoordinatorEvent): void {
     case 'FenceRejected':
       trace.step('log', `← FenceRejected ${event.data.gateId} #${event.data.seq}: fence ${event.data.rejected.fence} (${event.data.rejected.holderId}) vs floor ${event.data.current.fence}`);
       return;
+    case 'RejectionsMissing':
+      trace.step('log', `← RejectionsMissing ${event.data.gateId} ${event.data.resource} #${event.data.fromSeq}..#${event.data.throughSeq} (revealed by #${event.data.reportedSeq})`);
+      return;
     default:
       return;
   }

@@ -102,12 +102,14 @@ describe('FileFloorStore', () => {
 
     // Assert
     const state = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
-    expect(state).toEqual({ resource: RESOURCE, floor: { fence: 8, holderId: 'agent-3' }, nextSeq: 4, reportedThroughSeq: 3 });
+    expect(state).toEqual({ resource: RESOURCE, floor: { fence: 8, holderId: 'agent-3' }, nextSeq: 4, reportedThroughSeq: 3, outbox: [] });
   });
 
   it.each([
     ['not JSON', '{ floor', /not JSON/],
-    ['another version', JSON.stringify({ version: 2, resource: RESOURCE, floor: null, nextSeq: 1, reportedThroughSeq: 0 }), /unknown version 2/],
+    ['another version', JSON.stringify({ version: 3, resource: RESOURCE, floor: null, nextSeq: 1, reportedThroughSeq: 0 }), /unknown version 3/],
+    ['an outbox entry at or above nextSeq', JSON.stringify({ version: 2, resource: RESOURCE, floor: null, nextSeq: 2, reportedThroughSeq: 0, outbox: [{ seq: 2, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 }, wallMillis: 0 }] }), /outbox\[0\]\.seq must be an integer above 0 and below nextSeq 2/],
+    ['an outbox entry without its holders', JSON.stringify({ version: 2, resource: RESOURCE, floor: null, nextSeq: 2, reportedThroughSeq: 0, outbox: [{ seq: 1, resource: RESOURCE, kind: 'stale', rejected: { fence: 1 }, current: { holderId: 'b', fence: 2 }, wallMillis: 0 }] }), /outbox\[0\]\.rejected must be/],
     ['another resource', JSON.stringify({ version: 1, resource: 'deploy-slot-b', floor: null, nextSeq: 1, reportedThroughSeq: 0 }), /holds resource "deploy-slot-b"/],
     ['a bad fence', JSON.stringify({ version: 1, resource: RESOURCE, floor: { fence: 0, holderId: 'a' }, nextSeq: 1, reportedThroughSeq: 0 }), /floor.fence must be a positive integer/],
     ['a bad nextSeq', JSON.stringify({ version: 1, resource: RESOURCE, floor: null, nextSeq: 0, reportedThroughSeq: 0 }), /nextSeq must be an integer ≥ 1/],
@@ -152,22 +154,95 @@ describe('commitDurably', () => {
     expect(floorSeenByWrite).toEqual({ fence: 12, holderId: 'agent-1' });
   });
 
-  it('runs neither save nor write for a stale fence', async () => {
+  it('saves a refusal in the outbox with its seq, in one write, before the caller hears of it, and writes nothing', async () => {
     // Arrange
     const path = join(directory, 'slot.floor.json');
     const store = await openFileFloorStore({ path, resource: RESOURCE });
     const gate = new FenceGate(RESOURCE, { initialFloor: { fence: 5, holderId: 'agent-2' } });
     let wrote = false;
 
-    // Act
-    const attempt = () =>
-      commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence: 4 }, async () => {
-        wrote = true;
-      });
+    // Act: read the file the moment the refusal reaches the caller.
+    const onDisk = await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence: 4 }, async () => {
+      wrote = true;
+    }, { wallClock: () => 1_700_000_000_000 }).then(
+      () => undefined,
+      async (error: unknown) => ({ error, state: await (await openFileFloorStore({ path, resource: RESOURCE })).load() }),
+    );
 
     // Assert
-    expect(attempt).toThrow(StaleFenceError);
     expect(wrote).toBe(false);
-    expect(await store.load()).toBeUndefined();
+    expect(onDisk?.error).toBeInstanceOf(StaleFenceError);
+    expect(onDisk?.state).toEqual({
+      resource: RESOURCE,
+      floor: { fence: 5, holderId: 'agent-2' },
+      nextSeq: 2,
+      reportedThroughSeq: 0,
+      outbox: [{ seq: 1, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'agent-1', fence: 4 }, current: { holderId: 'agent-2', fence: 5 }, wallMillis: 1_700_000_000_000 }],
+    });
+  });
+
+  it('keeps every refusal of concurrent refused writes, and lists them as pending only once durable', async () => {
+    // Arrange
+    const path = join(directory, 'slot.floor.json');
+    const store = await openFileFloorStore({ path, resource: RESOURCE });
+    const gate = new FenceGate(RESOURCE, { initialFloor: { fence: 9, holderId: 'agent-2' } });
+    const refuse = (fence: number) => commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => undefined).catch((error: unknown) => error);
+
+    // Act
+    const refusals = Promise.all([refuse(3), refuse(4), refuse(5)]);
+    const pendingBeforeDurable = store.pendingRejections().length;
+    await refusals;
+
+    // Assert
+    expect(pendingBeforeDurable).toBe(0);
+    expect(store.pendingRejections().map((entry) => [entry.seq, entry.rejected.fence])).toEqual([[1, 3], [2, 4], [3, 5]]);
+    const restored = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
+    expect(restored?.outbox?.map((entry) => entry.seq)).toEqual([1, 2, 3]);
+    expect(restored?.nextSeq).toBe(4);
+  });
+
+  it('drops acknowledged refusals from the outbox durably, and never lets an older save bring them back', async () => {
+    // Arrange
+    const path = join(directory, 'slot.floor.json');
+    const store = await openFileFloorStore({ path, resource: RESOURCE });
+    const gate = new FenceGate(RESOURCE, { initialFloor: { fence: 9, holderId: 'agent-2' } });
+    for (const fence of [3, 4]) await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => undefined).catch(() => undefined);
+
+    // Act
+    await store.acknowledgeRejections(1);
+    await store.save(gateStateOf(gate)); // a later floor save without an outbox
+
+    // Assert
+    const restored = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
+    expect(restored?.reportedThroughSeq).toBe(1);
+    expect(restored?.outbox?.map((entry) => entry.seq)).toEqual([2]);
+  });
+
+  it('reads a version-1 file (before the outbox) as a state with an empty outbox', async () => {
+    // Arrange
+    const path = join(directory, 'slot.floor.json');
+    await writeFile(path, JSON.stringify({ version: 1, resource: RESOURCE, floor: { fence: 3, holderId: 'agent-1' }, nextSeq: 4, reportedThroughSeq: 3 }));
+
+    // Act
+    const state = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
+
+    // Assert
+    expect(state).toEqual({ resource: RESOURCE, floor: { fence: 3, holderId: 'agent-1' }, nextSeq: 4, reportedThroughSeq: 3, outbox: [] });
+  });
+
+  it('merges a save made before any load with what the file holds, so it never drops a saved refusal', async () => {
+    // Arrange: a refusal is in the file.
+    const path = join(directory, 'slot.floor.json');
+    const first = await openFileFloorStore({ path, resource: RESOURCE });
+    await commitDurably(new FenceGate(RESOURCE, { initialFloor: { fence: 9, holderId: 'agent-2' } }), first, { resource: RESOURCE, holderId: 'agent-1', fence: 3 }, async () => undefined).catch(() => undefined);
+
+    // Act: another store on the same file saves a floor without loading first.
+    const second = await openFileFloorStore({ path, resource: RESOURCE });
+    await second.save({ resource: RESOURCE, floor: { fence: 10, holderId: 'agent-3' }, nextSeq: 1, reportedThroughSeq: 0 });
+
+    // Assert
+    const restored = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
+    expect(restored).toMatchObject({ floor: { fence: 10, holderId: 'agent-3' }, nextSeq: 2 });
+    expect(restored?.outbox?.map((entry) => entry.seq)).toEqual([1]);
   });
 });

@@ -1,9 +1,10 @@
 /**
  * `@lease-fence/client`: the agent SDK. Leases over the coordinator's HTTP API with idempotent
  * retries anchored at the first send ({@link LeaseFenceClient}), background renewal with an abort
- * signal ({@link LeaseKeeper}, `withLease`), rejection reporting from a resource's `FenceGate`
- * ({@link reportRejections}), durable gate floors ({@link openFileFloorStore}), and the check of
- * coordinator-signed grants before a gate compares their fence ({@link FenceTokenVerifier}).
+ * signal ({@link LeaseKeeper}, `withLease`), and the resource side: durable gate floors with an
+ * outbox of refusals ({@link openFileFloorStore}, {@link commitDurably}) drained to the
+ * coordinator ({@link reportRejections}), and the check of coordinator-signed grants before a
+ * gate compares their fence ({@link FenceTokenVerifier}).
  *
  * Test doubles live in `@lease-fence/client/testing`.
  *
@@ -47,10 +48,18 @@ export {
   type RejectionReporter,
   type RejectionReporterOptions,
   type RejectionSink,
-  type RejectionSource,
   isFinalRefusal,
 } from './rejection-reporter.js';
-export { commitDurably, gateOptionsFrom, gateStateOf, type FloorStore, type GateState } from './floor-store.js';
+export {
+  commitDurably,
+  gateOptionsFrom,
+  gateStateOf,
+  type CommitDurablyOptions,
+  type FloorStore,
+  type GateState,
+  type PendingRejection,
+  type RejectionOutbox,
+} from './floor-store.js';
 export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';
 export {
   FenceTokenVerifier,

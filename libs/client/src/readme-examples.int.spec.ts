@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FenceGateClient } from './fence-gate-client.js';
 import { openFileFloorStore } from './file-floor-store.js';
 import { commitVerified, FenceTokenVerifier, InvalidFenceTokenError } from './fence-token-verifier.js';
-import { commitDurably, gateOptionsFrom, gateStateOf } from './floor-store.js';
+import { commitDurably, gateOptionsFrom } from './floor-store.js';
 import { LeaseFenceClient } from './lease-fence-client.js';
 import { reportRejections } from './rejection-reporter.js';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from './testing/index.js';
@@ -68,36 +68,27 @@ describe('README examples', () => {
     // Act
     // #region resource
     const store = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
-    const saved = await store.load(); // undefined on the first start
-    const gate = new FenceGate('deploy-slot-a', {
-      ...gateOptionsFrom(saved), // initialFloor + initialSeq: never forget the floor
-      onRejection: (rejection) => {
-        reporter.notify(rejection); // called only after reporter exists (on a refused write)
-        void store.save(gateStateOf(gate, reporter.reportedThroughSeq));
-      },
-    });
-    const reporter = reportRejections(gate, new FenceGateClient({ baseUrl, token: gateToken }), {
-      reportedThroughSeq: saved?.reportedThroughSeq ?? 0,
-      // once acknowledged, never sent again, even after a restart
-      onReported: () => void store.save(gateStateOf(gate, reporter.reportedThroughSeq)),
-    });
+    const gate = new FenceGate('deploy-slot-a', gateOptionsFrom(await store.load())); // floor + next seq (none on the first start)
 
-    // every write: check and raise the floor, make it durable, then write
+    // drains the store's outbox of refusals in seq order, until each is acknowledged; resumes after a restart
+    const reporter = reportRejections(store, new FenceGateClient({ baseUrl, token: gateToken }));
+
+    // every write: check and raise the floor, make it durable, then write. A refused write is saved
+    // in the outbox (with its seq, in the same atomic write) before StaleFenceError reaches the caller.
     const write = (token: FenceToken) => commitDurably(gate, store, token, () => applyDeployment(token));
     // #endregion
     await write({ resource: 'deploy-slot-a', holderId: 'agent-2', fence: 2 });
-    const stale = () => write({ resource: 'deploy-slot-a', holderId: 'agent-1', fence: 1 });
-    expect(stale).toThrow(StaleFenceError);
+    await expect(write({ resource: 'deploy-slot-a', holderId: 'agent-1', fence: 1 })).rejects.toThrow(StaleFenceError);
     await reporter.flush();
     await reporter.close();
 
     // Assert
     expect(applied).toEqual([2]);
     expect(double.rejections).toHaveLength(1);
-    expect((await store.load())?.floor).toEqual({ fence: 2, holderId: 'agent-2' });
-    await store.save(gateStateOf(gate, 0)); // saves are merged in order: this resolves after every save the example started
     const reopened = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
-    expect((await reopened.load())?.reportedThroughSeq).toBe(1); // the acknowledged refusal is remembered across a restart
+    const restored = await reopened.load();
+    expect(restored?.floor).toEqual({ fence: 2, holderId: 'agent-2' });
+    expect(restored).toMatchObject({ nextSeq: 2, reportedThroughSeq: 1, outbox: [] }); // the acknowledged refusal is remembered across a restart
   });
 
   it('runs the signed-gate example: a genuine signedToken writes, a forged one is refused and counted', async () => {

@@ -1,58 +1,78 @@
-import { FenceGate, StaleFenceError, type RejectionRecord } from 'lease-fence';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FenceGate, StaleFenceError } from 'lease-fence';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FenceGateClient } from './fence-gate-client.js';
-import { reportRejections, type RejectionReporter } from './rejection-reporter.js';
+import { openFileFloorStore, type FileFloorStore } from './file-floor-store.js';
+import { CoordinatorHttpError } from './errors.js';
+import { commitDurably, gateOptionsFrom, type RejectionOutbox } from './floor-store.js';
+import { reportRejections, type RejectionReporter, type RejectionSink } from './rejection-reporter.js';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from './testing/index.js';
 
-describe('reportRejections (against the coordinator test double)', () => {
+const RESOURCE = 'deploy-slot-a';
+
+describe('reportRejections (from a file store outbox, against the coordinator test double)', () => {
   let double: CoordinatorTestDouble;
+  let directory: string;
+  let store: FileFloorStore;
   let gate: FenceGate;
   let reporter: RejectionReporter | undefined;
   let errors: unknown[];
 
-  const refuseStaleWrite = (fence: number): void => {
-    expect(() => gate.commit({ resource: 'deploy-slot-a', holderId: 'agent-1', fence }, () => 'write')).toThrow(StaleFenceError);
+  const refuseStaleWrite = async (fence: number): Promise<void> => {
+    const write = commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => 'write', { wallClock: () => 1_700_000_000_000 + fence });
+    await expect(write).rejects.toBeInstanceOf(StaleFenceError);
   };
   const start = (options: Parameters<typeof reportRejections>[2] = {}): RejectionReporter => {
     const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate', retry: { maxAttempts: 2, initialDelayMillis: 0 } });
-    reporter = reportRejections(gate, client, { retry: { initialDelayMillis: 0, maxDelayMillis: 0 }, onError: (error) => errors.push(error), ...options });
+    reporter = reportRejections(store, client, { retry: { initialDelayMillis: 0, maxDelayMillis: 0 }, onError: (error) => errors.push(error), ...options });
     return reporter;
+  };
+  /** The gate process restarts: a new store and gate from the same file. */
+  const restartGate = async (): Promise<void> => {
+    await reporter?.close();
+    reporter = undefined;
+    store = await openFileFloorStore({ path: join(directory, 'slot.floor.json'), resource: RESOURCE });
+    gate = new FenceGate(RESOURCE, gateOptionsFrom(await store.load()));
   };
   const reportsOf = (seq: number) =>
     double.handled.filter((request) => request.route === 'rejections' && (request.body as { seq: number }).seq === seq);
+  const sentSeqs = () => double.handled.filter((request) => request.route === 'rejections').map((request) => (request.body as { seq: number }).seq);
 
   beforeEach(async () => {
     errors = [];
     double = await openCoordinatorTestDouble({
       tokens: [{ token: 'token-gate', role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] }],
     });
-    gate = new FenceGate('deploy-slot-a', {
-      initialFloor: { fence: 5, holderId: 'agent-2' },
-      onRejection: (record: RejectionRecord) => reporter?.notify(record),
-    });
+    directory = await mkdtemp(join(tmpdir(), 'reporter-'));
+    store = await openFileFloorStore({ path: join(directory, 'slot.floor.json'), resource: RESOURCE });
+    gate = new FenceGate(RESOURCE, { initialFloor: { fence: 5, holderId: 'agent-2' } });
   });
 
   afterEach(async () => {
     await reporter?.close();
     reporter = undefined;
     await double.close();
+    await rm(directory, { recursive: true, force: true });
   });
 
-  it('forwards each refused write with both holders and both fences', async () => {
+  it('forwards each refused write with both holders, both fences and the wall time of the refusal', async () => {
     // Arrange
-    start({ wallClock: () => 1_700_000_000_000 });
+    start();
 
     // Act
-    refuseStaleWrite(3);
+    await refuseStaleWrite(3);
     await reporter?.flush();
 
     // Assert
     expect(double.rejections).toEqual([
       {
         gateId: 'deploy-gate',
-        body: { seq: 1, resource: 'deploy-slot-a', kind: 'stale', rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 5 }, wallMillis: 1_700_000_000_000 },
+        body: { seq: 1, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 5 }, wallMillis: 1_700_000_000_003 },
       },
     ]);
+    expect(store.pendingRejections()).toEqual([]);
   });
 
   it('resends a report whose reply was lost, and the coordinator records it once', async () => {
@@ -61,7 +81,7 @@ describe('reportRejections (against the coordinator test double)', () => {
     start();
 
     // Act
-    refuseStaleWrite(3);
+    await refuseStaleWrite(3);
     await reporter?.flush();
 
     // Assert
@@ -79,7 +99,7 @@ describe('reportRejections (against the coordinator test double)', () => {
     start();
 
     // Act
-    refuseStaleWrite(4);
+    await refuseStaleWrite(4);
     await reporter?.flush();
 
     // Assert
@@ -88,55 +108,90 @@ describe('reportRejections (against the coordinator test double)', () => {
     expect(double.rejections).toHaveLength(1);
   });
 
-  it('never sends an acknowledged seq again, and sends later rejections in seq order', async () => {
+  it('sends refusals in seq order, one at a time, and never an acknowledged seq again', async () => {
     // Arrange
     start();
-    refuseStaleWrite(3);
-    refuseStaleWrite(4);
+    await Promise.all([refuseStaleWrite(3), refuseStaleWrite(4)]);
     await reporter?.flush();
 
     // Act
-    reporter?.notify(gate.rejections[0]);
-    refuseStaleWrite(2);
+    reporter?.notify();
+    await refuseStaleWrite(2);
     await reporter?.flush();
 
     // Assert
-    expect(reportsOf(1)).toHaveLength(1);
-    expect(reportsOf(2)).toHaveLength(1);
-    expect(double.handled.filter((request) => request.route === 'rejections').map((request) => (request.body as { seq: number }).seq)).toEqual([1, 2, 3]);
+    expect(sentSeqs()).toEqual([1, 2, 3]);
   });
 
-  it('skips rejections already reported before a restart', async () => {
-    // Arrange
-    refuseStaleWrite(3);
-    refuseStaleWrite(4);
-    start({ reportedThroughSeq: 1 });
+  it('resumes from the outbox after the gate process restarts, sending only what was not acknowledged', async () => {
+    // Arrange: seq 1 is acknowledged; seqs 2 and 3 are refused while no reporter runs (the coordinator is out of reach).
+    start();
+    await refuseStaleWrite(3);
+    await reporter?.flush();
+    await reporter?.close();
+    reporter = undefined;
+    await refuseStaleWrite(4);
+    await refuseStaleWrite(2);
+
+    // Act: the gate process restarts and starts a reporter.
+    await restartGate();
+    const restarted = start();
+    await restarted.flush();
+
+    // Assert
+    expect(gate.nextSeq).toBe(4);
+    expect(sentSeqs()).toEqual([1, 2, 3]);
+    expect(double.rejections.map((entry) => entry.body.rejected.fence)).toEqual([3, 4, 2]);
+  });
+
+  it('drops a refusal the coordinator refuses for good, counts it, and goes on with the next', async () => {
+    // Arrange: a coordinator that refuses seq 1 as implausible (400) and records seq 2.
+    const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+    const refusingSeqOne: RejectionSink = {
+      reportRejection: (rejection, options) =>
+        rejection.seq === 1
+          ? Promise.reject(new CoordinatorHttpError(400, { error: 'invalid-request', message: 'rejected.fence: never issued' }, 'report rejection'))
+          : client.reportRejection(rejection, options),
+    };
+    reporter = reportRejections(store, refusingSeqOne, { retry: { initialDelayMillis: 0, maxDelayMillis: 0 } });
 
     // Act
+    await refuseStaleWrite(3);
+    await refuseStaleWrite(4);
     await reporter?.flush();
 
     // Assert
+    expect(reporter?.dropped).toBe(1);
     expect(double.rejections.map((entry) => entry.body.seq)).toEqual([2]);
+    expect(store.pendingRejections()).toEqual([]);
   });
 
-  it('finds rejections without notify, by polling the gate', async () => {
-    // Arrange: a gate that does not call notify.
-    gate = new FenceGate('deploy-slot-a', { initialFloor: { fence: 5, holderId: 'agent-2' } });
-    start({ pollIntervalMillis: 5 });
+  it('finds refusals without being woken, by polling the outbox', async () => {
+    // Arrange: an outbox that never announces anything.
+    const silent: RejectionOutbox = {
+      resource: RESOURCE,
+      get reportedThroughSeq() {
+        return store.reportedThroughSeq;
+      },
+      pendingRejections: () => store.pendingRejections(),
+      acknowledgeRejections: (seq) => store.acknowledgeRejections(seq),
+      onPending: () => () => undefined,
+    };
+    reporter = reportRejections(silent, new FenceGateClient({ baseUrl: double.url, token: 'token-gate' }), { pollIntervalMillis: 5 });
 
     // Act
-    refuseStaleWrite(1);
-    await reporter?.flush();
+    await refuseStaleWrite(1);
+    await reporter.flush();
 
     // Assert
     expect(double.rejections).toHaveLength(1);
   });
 
-  it('rejects a pending flush when closed first', async () => {
+  it('rejects a pending flush when closed first, and leaves the refusal in the outbox', async () => {
     // Arrange: the coordinator holds the reply; the reporter is stuck on seq 1.
     double.inject({ route: 'rejections', kind: 'delay-reply', until: new Promise(() => undefined) });
     start();
-    refuseStaleWrite(3);
+    await refuseStaleWrite(3);
     const flushed = reporter?.flush();
 
     // Act
@@ -144,5 +199,6 @@ describe('reportRejections (against the coordinator test double)', () => {
 
     // Assert
     await expect(flushed).rejects.toThrow(/closed before every rejection was acknowledged/);
+    expect(store.pendingRejections().map((entry) => entry.seq)).toEqual([1]);
   });
 });

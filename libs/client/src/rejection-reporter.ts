@@ -1,36 +1,28 @@
 /**
- * Forwards a resource's {@link FenceGate} rejections to the coordinator: at least once, in `seq`
- * order, each `seq` acknowledged once on this side (the coordinator deduplicates retries).
+ * Forwards a resource's refusals to the coordinator from the gate's durable outbox: in `seq`
+ * order, one at a time, each retried until the coordinator acknowledges it (outages of any
+ * length), then removed from the outbox durably. The coordinator deduplicates a resend (after a
+ * lost reply, or a crash between its acknowledgement and ours) by (gate, resource, seq), so each
+ * refusal is in its log exactly once. After the gate process restarts, a new reporter resumes
+ * from the outbox.
  *
  * @see DESIGN.md § "The library's rules" (FenceGate: a rejection has a sequence number)
  */
-import type { RejectionRecord } from 'lease-fence';
+import type { PendingRejection, RejectionOutbox } from './floor-store.js';
 import { CoordinatorHttpError } from './errors.js';
 import { linkSignals } from './linked-signal.js';
 import { backoffDelayMillis, createRetryPolicy, type RetryOptions } from './retry-policy.js';
 import { systemTimers, type Timers } from './timers.js';
 
-/** Where the reporter reads rejections: a `FenceGate` (its bounded `rejections` list, seq ascending). */
-export interface RejectionSource {
-  readonly rejections: readonly RejectionRecord[];
-}
-
-/** Where the reporter sends them: a {@link FenceGateClient}. */
+/** Where the reporter sends refusals: a {@link FenceGateClient}. */
 export interface RejectionSink {
-  reportRejection(rejection: RejectionRecord, options: { readonly wallMillis?: number; readonly signal?: AbortSignal }): Promise<unknown>;
+  reportRejection(rejection: PendingRejection, options: { readonly wallMillis?: number; readonly signal?: AbortSignal }): Promise<unknown>;
 }
 
 /** Options of {@link reportRejections}. */
 export interface RejectionReporterOptions {
   /**
-   * Rejections with `seq` at or below this were reported before (restore it with the gate's
-   * floor); they are not sent again. Integer ≥ 0.
-   * @defaultValue 0
-   */
-  readonly reportedThroughSeq?: number;
-  /**
-   * How often the gate is checked when nobody calls {@link RejectionReporter.notify}, in
-   * milliseconds. Integer ≥ 1.
+   * How often the outbox is checked when it announces nothing, in milliseconds. Integer ≥ 1.
    * @defaultValue 1000
    */
   readonly pollIntervalMillis?: number;
@@ -38,15 +30,14 @@ export interface RejectionReporterOptions {
   readonly retry?: Omit<RetryOptions, 'maxAttempts'>;
   /** How the reporter waits. @defaultValue {@link systemTimers} */
   readonly timers?: Timers;
-  /** Wall clock for `wallMillis` of notified rejections (epoch ms, display only). @defaultValue Date.now */
-  readonly wallClock?: () => number;
-  /** Called after the coordinator acknowledged a rejection. */
-  readonly onReported?: (rejection: RejectionRecord) => void;
+  /** Called after the coordinator acknowledged a refusal and the outbox recorded it. */
+  readonly onReported?: (rejection: PendingRejection) => void;
   /**
    * Called when a report failed. It is retried, unless the refusal is final (see
-   * {@link isFinalRefusal}): then it is dropped and counted in `dropped`.
+   * {@link isFinalRefusal}): then it is dropped from the outbox and counted in `dropped` (the
+   * coordinator then records the seq as missing when the next one arrives).
    */
-  readonly onError?: (error: unknown, rejection: RejectionRecord) => void;
+  readonly onError?: (error: unknown, rejection: PendingRejection) => void;
 }
 
 /**
@@ -64,122 +55,101 @@ export const isFinalRefusal = (error: unknown): boolean =>
 
 /** A running reporter: see {@link reportRejections}. */
 export interface RejectionReporter {
-  /**
-   * Wakes the reporter now. Call it from the gate's `onRejection` with the record, which also
-   * stamps the refusal's wall time.
-   */
-  notify(rejection?: RejectionRecord): void;
-  /** Resolves once every rejection the gate holds now has been acknowledged. Rejects if closed first. */
+  /** Wakes the reporter now (the outbox's `onPending` already does). */
+  notify(): void;
+  /** Resolves once every refusal pending in the outbox now has been acknowledged. Rejects if closed first. */
   flush(): Promise<void>;
-  /** Stops reporting (an in-flight report is aborted; it will be resent by the next reporter). */
+  /** Stops reporting (an in-flight report is aborted; it stays in the outbox for the next reporter). */
   close(): Promise<void>;
-  /** Every rejection with `seq` at or below this was acknowledged (persist it with the gate's floor). */
+  /** Every refusal with `seq` at or below this was acknowledged (the outbox's durable position). */
   readonly reportedThroughSeq: number;
-  /** Rejections that could not be sent: evicted from the gate before being sent, or finally refused (400, 403, 409 seq-conflict). */
+  /** Refusals the coordinator refused for good (400, 403, 409 seq-conflict), dropped from the outbox. */
   readonly dropped: number;
 }
 
 /**
- * Starts forwarding `gate`'s rejections to the coordinator through `client`, in `seq` order.
- * A rejection is retried until acknowledged (at least once); once acknowledged its `seq` is
- * never sent again; the coordinator deduplicates a resend after a lost reply by (gate, resource,
- * seq). It reads `gate.rejections`, so it works with a gate made before it: wire `onRejection`
- * to {@link RejectionReporter.notify} for prompt reports, otherwise it polls.
+ * Starts draining `outbox` to the coordinator through `client`, in `seq` order: a refusal is
+ * retried until acknowledged, then acknowledged in the outbox (durably) before the next is sent.
+ * A refusal acknowledged by the outbox is never sent again, also after a restart.
  *
+ * @throws RangeError on a bad `pollIntervalMillis` or `retry`.
  * @example
  * ```ts
- * const gate = new FenceGate('deploy-slot-a', { ...restored, onRejection: (r) => reporter.notify(r) });
- * const reporter = reportRejections(gate, new FenceGateClient({ baseUrl, token: gateToken }));
+ * const store = await openFileFloorStore({ path: 'data/deploy-slot-a.floor.json', resource: 'deploy-slot-a' });
+ * const reporter = reportRejections(store, new FenceGateClient({ baseUrl, token: gateToken }));
  * ```
  */
-export const reportRejections = (gate: RejectionSource, client: RejectionSink, options: RejectionReporterOptions = {}): RejectionReporter => {
+export const reportRejections = (outbox: RejectionOutbox, client: RejectionSink, options: RejectionReporterOptions = {}): RejectionReporter => {
   const api = 'reportRejections';
-  let reportedThroughSeq = options.reportedThroughSeq ?? 0;
-  if (!Number.isSafeInteger(reportedThroughSeq) || reportedThroughSeq < 0) {
-    throw new RangeError(`${api}: reportedThroughSeq must be an integer ≥ 0 (a rejection seq), got ${String(reportedThroughSeq)}`);
-  }
   const pollIntervalMillis = options.pollIntervalMillis ?? 1000;
   if (!Number.isSafeInteger(pollIntervalMillis) || pollIntervalMillis < 1) {
     throw new RangeError(`${api}: pollIntervalMillis must be a positive integer (milliseconds), got ${String(pollIntervalMillis)}`);
   }
   const backoff = createRetryPolicy(api, { initialDelayMillis: 200, maxDelayMillis: 5000, ...options.retry });
   const timers = options.timers ?? systemTimers;
-  const wallClock = options.wallClock ?? Date.now;
-  const wallMillisBySeq = new Map<number, number>();
   const stop = new AbortController();
   let wake: AbortController = new AbortController();
   let dropped = 0;
   let flushWaiters: { throughSeq: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
-  const pending = (): RejectionRecord[] => {
-    const records = gate.rejections;
-    let first = records.length;
-    while (first > 0 && (records[first - 1]?.seq ?? 0) > reportedThroughSeq) first -= 1;
-    return records.slice(first);
-  };
+  const pending = (): readonly PendingRejection[] => outbox.pendingRejections().filter((record) => record.seq > outbox.reportedThroughSeq);
   const settleFlushes = (): void => {
     const waiting = flushWaiters;
-    flushWaiters = waiting.filter((waiter) => waiter.throughSeq > reportedThroughSeq);
-    for (const waiter of waiting) if (waiter.throughSeq <= reportedThroughSeq) waiter.resolve();
-  };
-  const acknowledge = (record: RejectionRecord): void => {
-    if (record.seq > reportedThroughSeq + 1) dropped += record.seq - reportedThroughSeq - 1;
-    reportedThroughSeq = record.seq;
-    for (const seq of wallMillisBySeq.keys()) if (seq <= reportedThroughSeq) wallMillisBySeq.delete(seq);
-    settleFlushes();
+    flushWaiters = waiting.filter((waiter) => waiter.throughSeq > outbox.reportedThroughSeq);
+    for (const waiter of waiting) if (waiter.throughSeq <= outbox.reportedThroughSeq) waiter.resolve();
   };
 
   const run = async (): Promise<void> => {
     let failures = 0;
     while (!stop.signal.aborted) {
-      const batch = pending();
-      let failed = false;
-      for (const record of batch) {
-        if (record.seq <= reportedThroughSeq) continue;
-        const wallMillis = wallMillisBySeq.get(record.seq);
-        try {
-          await client.reportRejection(record, { signal: stop.signal, ...(wallMillis === undefined ? {} : { wallMillis }) });
-        } catch (error) {
-          if (stop.signal.aborted) return;
-          safely(() => options.onError?.(error, record));
-          if (isFinalRefusal(error)) {
-            dropped += 1;
-            acknowledge(record);
-            continue;
-          }
-          failed = true;
-          break;
-        }
-        failures = 0;
-        acknowledge(record);
-        safely(() => options.onReported?.(record));
+      const next = pending()[0];
+      if (next === undefined) {
+        const current = wake;
+        const woken = linkSignals(stop.signal, current.signal);
+        await timers.sleep(pollIntervalMillis, woken.signal).catch(() => undefined);
+        woken.dispose();
+        if (current === wake && current.signal.aborted) wake = new AbortController();
+        continue;
       }
-      if (failed) {
+      let final = false;
+      try {
+        await client.reportRejection(next, { signal: stop.signal, wallMillis: next.wallMillis });
+      } catch (error) {
+        if (stop.signal.aborted) return;
+        safely(() => options.onError?.(error, next));
+        final = isFinalRefusal(error);
+        if (!final) {
+          failures += 1;
+          await timers.sleep(backoffDelayMillis(backoff, failures), stop.signal).catch(() => undefined);
+          continue;
+        }
+      }
+      try {
+        await outbox.acknowledgeRejections(next.seq);
+      } catch (error) {
+        // The outbox could not record it: resend later (the coordinator answers duplicate).
+        safely(() => options.onError?.(error, next));
         failures += 1;
         await timers.sleep(backoffDelayMillis(backoff, failures), stop.signal).catch(() => undefined);
         continue;
       }
-      if (pending().length > 0) continue;
-      const current = wake;
-      const woken = linkSignals(stop.signal, current.signal);
-      await timers.sleep(pollIntervalMillis, woken.signal).catch(() => undefined);
-      woken.dispose();
-      if (current === wake && current.signal.aborted) wake = new AbortController();
+      failures = 0;
+      if (final) dropped += 1;
+      else safely(() => options.onReported?.(next));
+      settleFlushes();
     }
   };
+  const unsubscribe = outbox.onPending(() => wake.abort());
   const running = run();
 
   return {
-    notify(rejection) {
-      if (rejection !== undefined && rejection.seq > reportedThroughSeq && !wallMillisBySeq.has(rejection.seq)) {
-        wallMillisBySeq.set(rejection.seq, wallClock());
-      }
+    notify() {
       wake.abort();
     },
     flush() {
       if (stop.signal.aborted) return Promise.reject(new Error('reportRejections: the reporter is closed'));
-      const throughSeq = gate.rejections.at(-1)?.seq ?? 0;
-      if (throughSeq <= reportedThroughSeq) return Promise.resolve();
+      const throughSeq = pending().at(-1)?.seq ?? 0;
+      if (throughSeq <= outbox.reportedThroughSeq) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         flushWaiters.push({ throughSeq, resolve, reject });
         wake.abort();
@@ -187,12 +157,13 @@ export const reportRejections = (gate: RejectionSource, client: RejectionSink, o
     },
     async close() {
       if (!stop.signal.aborted) stop.abort(new Error('reportRejections: closed'));
+      unsubscribe();
       for (const waiter of flushWaiters) waiter.reject(new Error('reportRejections: closed before every rejection was acknowledged'));
       flushWaiters = [];
       await running;
     },
     get reportedThroughSeq() {
-      return reportedThroughSeq;
+      return outbox.reportedThroughSeq;
     },
     get dropped() {
       return dropped;

@@ -5,7 +5,7 @@
  *
  * @see ./durable-coordinator.ts
  */
-import { FenceSchema, IdSchema, MillisSchema } from '@lease-fence/protocol';
+import { FenceSchema, IdSchema, MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS, type Clock } from 'lease-fence';
 import type { CoordinatorCommand } from './decider/commands.js';
 import { checkLockDelayRules, type LockDelayRule } from './lock-delay.js';
@@ -105,8 +105,11 @@ export interface DurableCoordinatorOptions {
    * @defaultValue true
    */
   readonly runTimers?: boolean;
-  /** Metrics hook: one call per append, with its event and command counts and its duration (ms). */
-  onAppend?(info: { readonly events: number; readonly commands: number; readonly millis: number }): void;
+  /**
+   * Metrics hook: one call per append, once durable, with its event and command counts, its
+   * duration (ms), and the events appended (`appended`, in log order).
+   */
+  onAppend?(info: { readonly events: number; readonly commands: number; readonly millis: number; readonly appended: readonly CoordinatorEvent[] }): void;
   /** Metrics hook: one call per acknowledged command, denials included (`ok: false` with `reason`). */
   onOutcome?(command: CoordinatorCommand['type'], outcome: { readonly ok: boolean; readonly reason?: string }): void;
   /** Called once when the coordinator stops being ready: superseded, unhealthy (with the cause) or closed. */

@@ -319,7 +319,7 @@ describe('DurableCoordinator', () => {
     it('records a rejection once, even when the gate repeats it after a restart', async () => {
       // Given fences 1 (a, released) and 2 (b) issued on 'slot', and a gate's report of a's late write
       const storage = createTestEventLogStorage();
-      const report = { gateId: 'gate-1', resource: 'slot', seq: 3, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 } } as const;
+      const report = { gateId: 'gate-1', resource: 'slot', seq: 1, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 } } as const;
       const { coordinator } = await openCoordinator({ log: createTestEventLog(storage) });
       await coordinator.acquire(request('slot', 'a'));
       await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
@@ -328,7 +328,7 @@ describe('DurableCoordinator', () => {
       // When a new boot receives it again / Then it is a duplicate
       const { coordinator: next } = await openCoordinator({ log: createTestEventLog(storage) });
       expect(await next.recordRejection(report)).toEqual({ ok: true, duplicate: true });
-      expect(next.rejections()).toEqual([expect.objectContaining({ seq: 3, position: 5, gateId: 'gate-1' })]);
+      expect(next.rejections()).toEqual([expect.objectContaining({ seq: 1, position: 5, gateId: 'gate-1' })]);
     });
 
     it('refuses other content under a recorded seq after a restart from a snapshot, appending nothing', async () => {

@@ -466,7 +466,7 @@ export class DurableCoordinator {
         return;
       }
       const millis = performance.now() - startedAt;
-      callHook(() => this.config.hooks.onAppend?.({ events: events.length, commands: accepted.length, millis }));
+      callHook(() => this.config.hooks.onAppend?.({ events: events.length, commands: accepted.length, millis, appended: events }));
     }
     for (const { pending, outcome } of accepted) {
       pending.resolve(outcome);

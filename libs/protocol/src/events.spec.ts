@@ -34,10 +34,10 @@ describe('CoordinatorEventSchema', () => {
     expect(CoordinatorEventSchema.safeParse({ ...granted, version: 2 }).success).toBe(false);
   });
 
-  it('lists every event type of the design, the checkpoint and the floor report', () => {
+  it('lists every event type of the design, the checkpoint, the floor report and the missing rejections', () => {
     expect([...COORDINATOR_EVENT_TYPES].sort()).toEqual([
       'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceFloorReported', 'FenceRejected', 'LeaseExpired',
-      'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'SnapshotTaken',
+      'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'RejectionsMissing', 'SnapshotTaken',
     ]);
   });
 });

@@ -156,6 +156,30 @@ export const FenceRejectedSchema = z.object({
   }),
 });
 
+/**
+ * Evidence that a gate's refusals were lost: a gate's report for `resource` carried a `seq` above
+ * the next one expected. A gate numbers its refusals of a resource from 1 without gaps and
+ * reports them in order, so seqs `fromSeq` to `throughSeq` (inclusive) were refused by the gate
+ * and never reached the coordinator (a gate that lost its outbox, or a report refused for good).
+ * Appended just before the `FenceRejected` of the report that revealed the gap (`reportedSeq`).
+ */
+export const RejectionsMissingSchema = z.object({
+  type: z.literal('RejectionsMissing'),
+  version: z.literal(1),
+  data: z.object({
+    ...stamp,
+    resource: IdSchema,
+    /** The authenticated gate whose refusals are missing. */
+    gateId: IdSchema,
+    /** The first missing seq: the one after the highest seq recorded for this gate and resource (1 when none). */
+    fromSeq: z.number().int().positive(),
+    /** The last missing seq (inclusive): `reportedSeq - 1`. */
+    throughSeq: z.number().int().positive(),
+    /** The seq of the report that revealed the gap. */
+    reportedSeq: z.number().int().positive(),
+  }),
+});
+
 /** A gate's floor was raised to `fence` without a write (handover push). */
 export const FenceAdmittedSchema = z.object({
   type: z.literal('FenceAdmitted'),
@@ -202,6 +226,7 @@ export const CoordinatorEventSchema = z.discriminatedUnion('type', [
   LeaseReleasedSchema,
   LeaseExpiredSchema,
   FenceRejectedSchema,
+  RejectionsMissingSchema,
   FenceAdmittedSchema,
   SnapshotTakenSchema,
   CoordinatorCheckpointedSchema,
@@ -224,6 +249,8 @@ export type LeaseReleased = z.infer<typeof LeaseReleasedSchema>;
 export type LeaseExpired = z.infer<typeof LeaseExpiredSchema>;
 /** The parsed shape of {@link FenceRejectedSchema}. */
 export type FenceRejected = z.infer<typeof FenceRejectedSchema>;
+/** The parsed shape of {@link RejectionsMissingSchema}. */
+export type RejectionsMissing = z.infer<typeof RejectionsMissingSchema>;
 /** The parsed shape of {@link FenceAdmittedSchema}. */
 export type FenceAdmitted = z.infer<typeof FenceAdmittedSchema>;
 /** The parsed shape of {@link SnapshotTakenSchema}. */
@@ -286,6 +313,12 @@ export const CoordinatorSnapshotStateSchema = z.object({
   rejectionKeys: z.array(z.string()),
   /** Recently recorded rejections, oldest first. */
   rejections: z.array(RecordedRejectionSchema),
+  /**
+   * Per gate and resource, the highest rejection seq recorded or declared missing: the next
+   * expected report is this + 1. Absent in snapshots written before gap detection (such a
+   * snapshot is not used: the log is replayed).
+   */
+  rejectionSeqs: z.array(z.object({ gateId: IdSchema, resource: IdSchema, highestSeq: z.number().int().nonnegative() })).optional(),
   /** Position of the last `SnapshotTaken` event folded (0 = none). */
   lastSnapshotPosition: z.number().int().nonnegative(),
   table: z.unknown(),

@@ -468,6 +468,11 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
       onAppend: (info) => {
         if (generation === this.generation) this.failures = 0; // the log works again
         this.metrics.recordAppend(info);
+        for (const event of info.appended) {
+          if (event.type !== 'RejectionsMissing') continue;
+          const { gateId, resource, fromSeq, throughSeq, reportedSeq } = event.data;
+          this.logger.warn({ gateId, resource, fromSeq, throughSeq, reportedSeq }, `refusals missing: gate ${gateId} on ${resource} reported #${reportedSeq}, but #${fromSeq}..#${throughSeq} never reached the log (RejectionsMissing)`);
+        }
       },
       onOutcome: (command, outcome) => {
         this.counters.record(command, outcome);

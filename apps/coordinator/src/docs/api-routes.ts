@@ -122,7 +122,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post', path: '/v1/resources/{resource}/rejections', role: 'gate', body: RejectionBodySchema,
-    summary: 'Record a FenceGate rejection (a refused stale write) as `FenceRejected`. Idempotent by (gate, resource, seq).',
+    summary: 'Record a FenceGate rejection (a refused stale write) as `FenceRejected`. Idempotent by (gate, resource, seq). '
+      + 'Seqs of a gate and resource start at 1 and are contiguous: a seq above the next expected one is recorded with a `RejectionsMissing` event first (refusals that were lost).',
     replies: {
       202: { description: 'Recorded (or already recorded with the same content: `duplicate: true`).', schemas: [RejectionAcceptedReplySchema] },
       409: { description: '`seq-conflict`: this (gate, resource, seq) was recorded with other content; nothing was appended.' },

@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CoordinatorCommand } from '@lease-fence/coordinator-core';
+import type { CoordinatorEvent } from '@lease-fence/protocol';
 import { type OutcomeReport, SUCCESS_TOTAL_OF } from '../coordinator/outcome-counters.js';
 
 /** The coordinator's metrics; one instance per process, exposed at `GET /metrics`. */
@@ -16,6 +17,8 @@ export class CoordinatorMetrics {
   private readonly releases: Counter;
   private readonly rejections: Counter;
   private readonly admits: Counter;
+  private readonly rejectionGaps: Counter;
+  private readonly rejectionsMissing: Counter;
   private readonly denials: Counter<'command' | 'reason'>;
   private readonly appendSeconds: Histogram;
   private readonly batchCommands: Histogram;
@@ -37,6 +40,16 @@ export class CoordinatorMetrics {
     this.releases = new Counter({ name: 'lease_fence_releases_total', help: 'Release commands that released a lease.', registers });
     this.rejections = new Counter({ name: 'lease_fence_rejections_total', help: 'Fence rejections reported by gates (duplicates included).', registers });
     this.admits = new Counter({ name: 'lease_fence_admits_total', help: 'Fence admits reported by gates.', registers });
+    this.rejectionGaps = new Counter({
+      name: 'lease_fence_rejection_gaps_total',
+      help: 'RejectionsMissing events appended: gate reports whose seq skipped refusals that never reached the log.',
+      registers,
+    });
+    this.rejectionsMissing = new Counter({
+      name: 'lease_fence_rejections_missing_total',
+      help: 'Gate refusals (seqs) recorded as missing by RejectionsMissing events: refused by a gate, never reported.',
+      registers,
+    });
     this.denials = new Counter({ name: 'lease_fence_denials_total', help: 'Denied commands by command and outcome reason (denials are not in the log).', labelNames: ['command', 'reason'], registers });
     this.appendSeconds = new Histogram({
       name: 'lease_fence_append_duration_seconds',
@@ -81,11 +94,19 @@ export class CoordinatorMetrics {
     if (counter !== undefined) this[counter].inc();
   }
 
-  /** The coordinator's `onAppend` hook: one group commit of `commands` commands and `events` events that took `millis`. */
-  recordAppend(info: { readonly events: number; readonly commands: number; readonly millis: number }): void {
+  /**
+   * The coordinator's `onAppend` hook: one group commit of `commands` commands and `events`
+   * events that took `millis`; counts the `RejectionsMissing` among the `appended` events.
+   */
+  recordAppend(info: { readonly events: number; readonly commands: number; readonly millis: number; readonly appended: readonly CoordinatorEvent[] }): void {
     this.appendSeconds.observe(info.millis / 1000);
     this.batchCommands.observe(info.commands);
     this.batchEvents.observe(info.events);
+    for (const event of info.appended) {
+      if (event.type !== 'RejectionsMissing') continue;
+      this.rejectionGaps.inc();
+      this.rejectionsMissing.inc(event.data.throughSeq - event.data.fromSeq + 1);
+    }
   }
 
   /** Records how recovery went at this boot (`replayMillis` in milliseconds). */

@@ -496,7 +496,7 @@ function Dashboard({ env, token, view, updateView, importControl, importAlert, u
         </section>
       )}
       <div className="columns">
-        <RejectionsTable rejections={state.rejections} selectedPosition={view.investigation?.position} onSelect={openInvestigation} />
+        <RejectionsTable rejections={state.rejections} missing={state.missingRejections} selectedPosition={view.investigation?.position} onSelect={openInvestigation} />
         <EventTable events={contextEvents} focusPosition={focusPosition} onPick={seek} caption={`Events around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`} />
       </div>
       <RatePanels

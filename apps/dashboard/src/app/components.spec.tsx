@@ -78,6 +78,19 @@ describe('RejectionsTable', () => {
     expect(html).toContain(`data-position="${rejections[rejections.length - 1]!.stamp.position}"`);
     expect(html).toContain('Rejections (<!-- -->300<!-- -->)');
   });
+
+  it('shows refusals known to be missing above the table, each naming the gate, the resource and the seqs', () => {
+    // Arrange
+    const history = loadedHistory();
+    const missing = [{ stamp: history.head.rejections[0]!.stamp, resource: 'deploy-slot-b', gateId: 'deploy-gate', fromSeq: 8, throughSeq: 8, reportedSeq: 9 }];
+
+    // Act
+    const html = renderToString(<RejectionsTable rejections={history.head.rejections} missing={missing} selectedPosition={undefined} onSelect={noop} heightPx={260} />);
+
+    // Assert
+    expect(countTestIds(html, 'missing-rejection-row')).toBe(1);
+    expect(html).toMatch(/gate <!-- -->deploy-gate<!-- --> on <!-- -->deploy-slot-b<!-- -->: refusal<!-- -->(<!-- -->)? seq <!-- -->8<!-- --> never/);
+  });
 });
 
 describe('InvestigationView', () => {

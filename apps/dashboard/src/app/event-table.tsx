@@ -26,6 +26,8 @@ export function eventSummary(recorded: RecordedEvent): { resource: string; holde
       return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: '' };
     case 'FenceRejected':
       return { resource: event.data.resource, holder: event.data.rejected.holderId, fence: `${event.data.rejected.fence} < ${event.data.current.fence}`, detail: `gate ${event.data.gateId} seq ${event.data.seq} · floor ${event.data.current.holderId}` };
+    case 'RejectionsMissing':
+      return { resource: event.data.resource, holder: '', fence: '', detail: `gate ${event.data.gateId} seq ${seqRange(event.data.fromSeq, event.data.throughSeq)} never reported (revealed by seq ${event.data.reportedSeq})` };
     case 'FenceAdmitted':
       return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: `gate ${event.data.gateId}` };
     case 'FenceFloorReported':
@@ -38,6 +40,9 @@ export function eventSummary(recorded: RecordedEvent): { resource: string; holde
       return { resource: '', holder: '', fence: '', detail: `boot ${shortBootId(event.data.bootId)}` };
   }
 }
+
+/** `7` or `7–9`: an inclusive range of rejection seqs. */
+export const seqRange = (fromSeq: number, throughSeq: number): string => (fromSeq === throughSeq ? String(fromSeq) : `${fromSeq}–${throughSeq}`);
 
 /** A table of log events. */
 export function EventTable({ events, focusPosition, onPick, caption }: EventTableProps): ReactElement {

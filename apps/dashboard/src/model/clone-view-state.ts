@@ -25,6 +25,7 @@ export function cloneViewState(state: ViewState): ViewState {
     ...s,
     lanes,
     rejections: s.rejections.slice(),
+    missingRejections: s.missingRejections.slice(),
     restarts: s.restarts.slice(),
     counts: { ...s.counts },
     anomalies: s.anomalies.slice(),

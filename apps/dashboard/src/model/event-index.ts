@@ -84,6 +84,7 @@ export class EventIndex {
         break;
       case 'SnapshotTaken':
       case 'CoordinatorCheckpointed':
+      case 'RejectionsMissing':
         break;
       default:
         this.#noteHolder(event.data.holderId);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LogBuilder } from '../testing/log-builder.js';
+import { cloneViewState } from './clone-view-state.js';
 import { evolveView } from './evolve-view.js';
 import { foldEvents } from './fold-events.js';
 import { createViewState, hasLeaseActivity, openGeneration } from './view-state.js';
@@ -191,6 +192,25 @@ describe('evolveView', () => {
       expect(lane?.rejections).toHaveLength(1);
       expect(state.rejections[0]).toMatchObject({ resource: 'slot', gateId: 'gate-1', kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 }, gateWallMillis: 1_780_000_012_040 });
       expect(lane?.admissions).toBe(1);
+    });
+
+    it('lists each RejectionsMissing as evidence of lost refusals, in log order, and a copy keeps its own list', () => {
+      // Arrange
+      const log = new LogBuilder();
+      log.granted('slot', 'agent-a', 1);
+      log.advance(12_000).granted('slot', 'agent-b', 2);
+      const gap = log.advance(50).missing('slot', 3, 7, 'gate-9');
+      log.rejected('slot', { holderId: 'agent-a', fence: 1 }, { holderId: 'agent-b', fence: 2 }, { gateId: 'gate-9', seq: 8 });
+      const state = foldEvents(log.events);
+
+      // Act
+      const copy = cloneViewState(state);
+      evolveView(state, log.missing('slot', 9, 9));
+
+      // Assert
+      expect(copy.missingRejections).toEqual([{ stamp: expect.objectContaining({ position: gap.position }), resource: 'slot', gateId: 'gate-9', fromSeq: 3, throughSeq: 7, reportedSeq: 8 }]);
+      expect(state.missingRejections.map((m) => [m.fromSeq, m.throughSeq])).toEqual([[3, 7], [9, 9]]);
+      expect(state.counts.RejectionsMissing).toBe(2);
     });
   });
 });

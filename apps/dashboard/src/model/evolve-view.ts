@@ -83,6 +83,12 @@ export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState
       s.rejections.push(rejection);
       break;
     }
+    case 'RejectionsMissing': {
+      const d = event.data;
+      laneFor(s, d.resource, stamp.position);
+      s.missingRejections.push({ stamp, resource: d.resource, gateId: d.gateId, fromSeq: d.fromSeq, throughSeq: d.throughSeq, reportedSeq: d.reportedSeq });
+      break;
+    }
     case 'FenceAdmitted':
       laneFor(s, event.data.resource, stamp.position).admissions += 1;
       break;

@@ -5,7 +5,7 @@
  * @internal
  */
 import type { CoordinatorEventType } from '@lease-fence/protocol';
-import type { Anomaly, CarriedAcross, Generation, Lane, RejectionView, RestartView, ViewState } from './view-state.js';
+import type { Anomaly, CarriedAcross, Generation, Lane, MissingRejectionsView, RejectionView, RestartView, ViewState } from './view-state.js';
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -23,9 +23,10 @@ export interface MutableLane extends Writable<Omit<Lane, 'generations' | 'reject
 }
 
 /** @internal */
-export interface MutableViewState extends Writable<Omit<ViewState, 'lanes' | 'rejections' | 'restarts' | 'counts' | 'anomalies'>> {
+export interface MutableViewState extends Writable<Omit<ViewState, 'lanes' | 'rejections' | 'missingRejections' | 'restarts' | 'counts' | 'anomalies'>> {
   lanes: Map<string, MutableLane>;
   rejections: RejectionView[];
+  missingRejections: MissingRejectionsView[];
   restarts: RestartView[];
   counts: Record<CoordinatorEventType, number>;
   anomalies: Anomaly[];

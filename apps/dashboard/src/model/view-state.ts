@@ -104,6 +104,24 @@ export interface RejectionView {
   readonly gateWallMillis: number | undefined;
 }
 
+/**
+ * A `RejectionsMissing` event: evidence that a gate refused writes whose reports never reached
+ * the log (the gate's report `reportedSeq` skipped seqs `fromSeq` to `throughSeq`).
+ */
+export interface MissingRejectionsView {
+  /** The coordinator's recording of the gap (position and both clocks). */
+  readonly stamp: ClockStamp;
+  readonly resource: string;
+  /** The gate whose refusals are missing. */
+  readonly gateId: string;
+  /** First missing seq. */
+  readonly fromSeq: number;
+  /** Last missing seq (inclusive). */
+  readonly throughSeq: number;
+  /** The seq of the report that revealed the gap. */
+  readonly reportedSeq: number;
+}
+
 /** A `CoordinatorStarted` event: a boot that recovered from the log. */
 export interface RestartView {
   readonly stamp: ClockStamp;
@@ -174,6 +192,8 @@ export interface ViewState {
   readonly lanes: ReadonlyMap<string, Lane>;
   /** Every rejection, in log order. */
   readonly rejections: readonly RejectionView[];
+  /** Every `RejectionsMissing` (refusals a gate lost before reporting them), in log order. */
+  readonly missingRejections: readonly MissingRejectionsView[];
   /** Every `CoordinatorStarted`, in log order. */
   readonly restarts: readonly RestartView[];
   /** Events folded, by type. */
@@ -199,6 +219,7 @@ export function createViewState(): ViewState {
     fenceCounter: 0,
     lanes: new Map(),
     rejections: [],
+    missingRejections: [],
     restarts: [],
     counts: {
       CoordinatorStarted: 0,
@@ -207,6 +228,7 @@ export function createViewState(): ViewState {
       LeaseReleased: 0,
       LeaseExpired: 0,
       FenceRejected: 0,
+      RejectionsMissing: 0,
       FenceAdmitted: 0,
       SnapshotTaken: 0,
       CoordinatorCheckpointed: 0,

@@ -1,17 +1,21 @@
 /**
  * Every `FenceRejected` as of the view: sequence, resource, refused holder and fence, current
  * holder and fence, time, reporting gate. Newest first; rows are virtualised, so thousands of
- * rejections cost only the rows in view. Selecting a row opens its investigation.
+ * rejections cost only the rows in view. Selecting a row opens its investigation. Above it, every
+ * `RejectionsMissing`: refusals a gate made but whose reports never reached the log.
  */
 import { useState, type ReactElement } from 'react';
 import { formatWallTime } from '../model/format.js';
-import type { RejectionView } from '../model/view-state.js';
+import type { MissingRejectionsView, RejectionView } from '../model/view-state.js';
+import { seqRange } from '../app/event-table.js';
 import { visibleRows } from '../timeline/lane-layout.js';
 
 /** Props of {@link RejectionsTable}. */
 export interface RejectionsTableProps {
   /** In log order (the table shows newest first). */
   readonly rejections: readonly RejectionView[];
+  /** Refusals known to be missing, in log order. @defaultValue [] */
+  readonly missing?: readonly MissingRejectionsView[];
   readonly selectedPosition: number | undefined;
   readonly onSelect: (position: number) => void;
   /** Height of the scrolling body, CSS pixels. @defaultValue 280 */
@@ -21,7 +25,7 @@ export interface RejectionsTableProps {
 const ROW_HEIGHT_PX = 26;
 
 /** The rejections table. */
-export function RejectionsTable({ rejections, selectedPosition, onSelect, heightPx = 280 }: RejectionsTableProps): ReactElement {
+export function RejectionsTable({ rejections, missing = [], selectedPosition, onSelect, heightPx = 280 }: RejectionsTableProps): ReactElement {
   const [scrollTop, setScrollTop] = useState(0);
   const count = rejections.length;
   const { first, last } = visibleRows(scrollTop, heightPx, ROW_HEIGHT_PX, count, 6);
@@ -33,6 +37,16 @@ export function RejectionsTable({ rejections, selectedPosition, onSelect, height
   return (
     <section className="panel rejections" aria-label="Rejections">
       <h3>Rejections ({count.toLocaleString('en-US')})</h3>
+      {missing.length > 0 && (
+        <ul className="missing-rejections" data-testid="missing-rejections" aria-label="Missing rejections">
+          {missing.map((m) => (
+            <li key={m.stamp.position} data-testid="missing-rejection-row" data-position={m.stamp.position} title={`RejectionsMissing at position ${m.stamp.position}, ${formatWallTime(m.stamp.wallMillis)}`}>
+              <span className="badge">missing</span> gate {m.gateId} on {m.resource}: refusal{m.fromSeq === m.throughSeq ? '' : 's'} seq {seqRange(m.fromSeq, m.throughSeq)} never
+              reached the log (seq {m.reportedSeq} did) — evidence of overlapping holders was lost
+            </li>
+          ))}
+        </ul>
+      )}
       {count === 0 ? (
         <p className="muted" data-testid="rejections-empty">No stale write has been refused as of this position. Gates report refusals with <code>POST /v1/resources/:resource/rejections</code>.</p>
       ) : (

@@ -122,6 +122,10 @@ export class LogBuilder {
     });
   }
 
+  missing(resource: string, fromSeq: number, throughSeq: number, gateId = 'gate-1'): RecordedEvent {
+    return this.#push({ type: 'RejectionsMissing', version: 1, data: { ...this.#stamp(), resource, gateId, fromSeq, throughSeq, reportedSeq: throughSeq + 1 } });
+  }
+
   admitted(resource: string, holderId: string, fence: number, gateId = 'gate-1'): RecordedEvent {
     return this.#push({ type: 'FenceAdmitted', version: 1, data: { ...this.#stamp(), resource, gateId, holderId, fence } });
   }

@@ -7,11 +7,16 @@
  * better-sqlite3 is synchronous, so `gate.commit(token, () => transaction())` is one synchronous
  * step: check the fence, raise the floor, write the row and the floor, commit.
  *
+ * The same database is the gate's outbox: a refusal's full record and the raised rejection seq
+ * are one transaction ({@link DeployLedger.recordRefusal}, run from the gate's `onRejection`,
+ * before the refusal is thrown to the writer), and stay until the coordinator acknowledged them
+ * ({@link DeployLedger.outbox}, drained by the SDK's `reportRejections`).
+ *
  * @see DESIGN.md § "The library's rules" (A resource restores its floor after its own restart)
  */
 import Database from 'better-sqlite3';
-import type { GateState } from '@lease-fence/client';
-import type { FenceGate, FenceToken } from 'lease-fence';
+import type { GateState, PendingRejection, RejectionOutbox } from '@lease-fence/client';
+import type { FenceGate, FenceToken, RejectionRecord } from 'lease-fence';
 
 /** A deployment step the slot accepted. */
 export interface Deployment {
@@ -40,6 +45,17 @@ const SCHEMA = `
     step TEXT NOT NULL,
     wall_millis INTEGER NOT NULL
   );
+  CREATE TABLE IF NOT EXISTS gate_outbox (
+    resource TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    rejected_holder_id TEXT NOT NULL,
+    rejected_fence INTEGER NOT NULL,
+    current_holder_id TEXT NOT NULL,
+    current_fence INTEGER NOT NULL,
+    wall_millis INTEGER NOT NULL,
+    PRIMARY KEY (resource, seq)
+  );
 `;
 
 /** Upserts a gate's state, never lowering any part of it (a late writer cannot undo a raise). */
@@ -61,9 +77,23 @@ interface GateStateRow {
   reported_through_seq: number;
 }
 
-/** The deploy slot's SQLite database: deployments, and each gate's durable state. */
+interface OutboxRow {
+  seq: number;
+  kind: 'stale' | 'double-grant';
+  rejected_holder_id: string;
+  rejected_fence: number;
+  current_holder_id: string;
+  current_fence: number;
+  wall_millis: number;
+}
+
+/** The deploy slot's SQLite database: deployments, each gate's durable state, and each gate's outbox of refusals. */
 export class DeployLedger {
   readonly #db: Database.Database;
+  readonly #insertRefusal: Database.Statement;
+  readonly #selectOutbox: Database.Statement;
+  readonly #deleteAcknowledged: Database.Statement;
+  readonly #outboxListeners = new Map<string, Set<() => void>>();
   readonly #upsertGateState: Database.Statement;
   readonly #insertDeployment: Database.Statement;
   readonly #selectGateState: Database.Statement;
@@ -84,6 +114,15 @@ export class DeployLedger {
     );
     this.#selectGateState = this.#db.prepare('SELECT * FROM gate_state WHERE resource = ?');
     this.#countDeployments = this.#db.prepare('SELECT count(*) AS count FROM deployments WHERE resource = ?');
+    this.#insertRefusal = this.#db.prepare(
+      `INSERT INTO gate_outbox (resource, seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis)
+       VALUES (@resource, @seq, @kind, @rejectedHolderId, @rejectedFence, @currentHolderId, @currentFence, @wallMillis)`,
+    );
+    this.#selectOutbox = this.#db.prepare(
+      `SELECT o.* FROM gate_outbox o JOIN gate_state g ON g.resource = o.resource
+       WHERE o.resource = ? AND o.seq > g.reported_through_seq ORDER BY o.seq`,
+    );
+    this.#deleteAcknowledged = this.#db.prepare('DELETE FROM gate_outbox WHERE resource = ? AND seq <= ?');
   }
 
   /** The saved state of `resource`'s gate, for `gateOptionsFrom`; `undefined` before the first save. */
@@ -95,22 +134,80 @@ export class DeployLedger {
       ...(row.floor_fence === null || row.floor_holder_id === null ? {} : { floor: { fence: row.floor_fence, holderId: row.floor_holder_id } }),
       nextSeq: row.next_seq,
       reportedThroughSeq: row.reported_through_seq,
+      outbox: this.#pending(resource),
     };
   }
 
   /**
    * The fenced write: `gate` checks `token` and raises its floor, then the deployment row and the
    * new floor are written in ONE transaction.
-   * @throws `StaleFenceError` / `DoubleGrantError` from the gate: nothing was written.
+   * @throws `StaleFenceError` / `DoubleGrantError` from the gate: nothing was written (with a gate
+   *   whose `onRejection` is {@link DeployLedger.recordRefusal}, the refusal is durable in the outbox).
+   * @throws what `onRejection` threw, when it threw: the refusal is then not durable, so the
+   *   writer gets the storage error instead of a refusal nobody will ever see reported.
    */
   deploy(gate: FenceGate, token: FenceToken, step: string, wallMillis: number): Deployment {
-    return gate.commit(token, () =>
-      this.#db.transaction((): Deployment => {
-        this.#saveGateState(gate.resource, gate.floor, gate.nextSeq, 0);
-        const { lastInsertRowid } = this.#insertDeployment.run({ resource: token.resource, holderId: token.holderId, fence: token.fence, step, wallMillis });
-        return { id: Number(lastInsertRowid), resource: token.resource, holderId: token.holderId, fence: token.fence, step, wallMillis };
-      })(),
-    );
+    try {
+      return gate.commit(token, () =>
+        this.#db.transaction((): Deployment => {
+          this.#saveGateState(gate.resource, gate.floor, gate.nextSeq, 0);
+          const { lastInsertRowid } = this.#insertDeployment.run({ resource: token.resource, holderId: token.holderId, fence: token.fence, step, wallMillis });
+          return { id: Number(lastInsertRowid), resource: token.resource, holderId: token.holderId, fence: token.fence, step, wallMillis };
+        })(),
+      );
+    } catch (error) {
+      const notDurable = (error as { onRejectionError?: unknown }).onRejectionError;
+      throw notDurable ?? error;
+    }
+  }
+
+  /**
+   * Makes a refusal durable: its full record in the outbox and the raised rejection seq, in one
+   * transaction. Call it from the gate's `onRejection`, which runs before the refusal is thrown,
+   * so the writer is only told of a durable refusal.
+   * @throws what SQLite throws (nothing saved; the gate puts it on the thrown refusal's `onRejectionError`).
+   */
+  recordRefusal(rejection: RejectionRecord, wallMillis: number): void {
+    this.#db.transaction(() => {
+      this.#insertRefusal.run({
+        resource: rejection.resource,
+        seq: rejection.seq,
+        kind: rejection.kind,
+        rejectedHolderId: rejection.rejected.holderId,
+        rejectedFence: rejection.rejected.fence,
+        currentHolderId: rejection.current.holderId,
+        currentFence: rejection.current.fence,
+        wallMillis,
+      });
+      this.#saveGateState(rejection.resource, undefined, rejection.seq + 1, 0);
+    })();
+    for (const listener of this.#outboxListeners.get(rejection.resource) ?? []) listener();
+  }
+
+  /** `resource`'s outbox, for the SDK's `reportRejections`: refusals not yet acknowledged, seq ascending. */
+  outbox(resource: string): RejectionOutbox {
+    const reportedThroughSeq = (): number => this.gateState(resource)?.reportedThroughSeq ?? 0;
+    return {
+      resource,
+      get reportedThroughSeq() {
+        return reportedThroughSeq();
+      },
+      pendingRejections: () => this.#pending(resource),
+      acknowledgeRejections: async (throughSeq) => {
+        if (!Number.isSafeInteger(throughSeq) || throughSeq < 0) {
+          throw new RangeError(`DeployLedger.outbox.acknowledgeRejections: throughSeq must be an integer ≥ 0, got ${String(throughSeq)}`);
+        }
+        this.#db.transaction(() => {
+          this.#saveGateState(resource, undefined, 1, throughSeq);
+          this.#deleteAcknowledged.run(resource, throughSeq);
+        })();
+      },
+      onPending: (listener) => {
+        const listeners = this.#outboxListeners.get(resource) ?? new Set();
+        this.#outboxListeners.set(resource, listeners.add(listener));
+        return () => listeners.delete(listener);
+      },
+    };
   }
 
   /** Persists a gate's rejection counter or report progress (no write involved). */
@@ -121,6 +218,17 @@ export class DeployLedger {
   /** How many deployment steps `resource` accepted. */
   deploymentCount(resource: string): number {
     return (this.#countDeployments.get(resource) as { count: number }).count;
+  }
+
+  #pending(resource: string): PendingRejection[] {
+    return (this.#selectOutbox.all(resource) as OutboxRow[]).map((row) => ({
+      seq: row.seq,
+      resource,
+      kind: row.kind,
+      rejected: { holderId: row.rejected_holder_id, fence: row.rejected_fence },
+      current: { holderId: row.current_holder_id, fence: row.current_fence },
+      wallMillis: row.wall_millis,
+    }));
   }
 
   /** Closes the database. */

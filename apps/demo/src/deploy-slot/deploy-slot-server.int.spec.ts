@@ -22,12 +22,12 @@ describe('deploy slot server', () => {
   const leaseOf = async (holderId: string, fence: number, key = coordinatorKey): Promise<Pick<Lease, 'resource' | 'signedToken'>> =>
     ({ resource: SLOT, signedToken: await key.sign({ resource: SLOT, holderId, fence, namespace: 'default' }) });
 
-  const start = async (): Promise<DeploySlotServer> => {
+  const start = async (coordinatorUrl = double.url): Promise<DeploySlotServer> => {
     ledger = new DeployLedger(join(directory, 'deploy-slot.sqlite'));
     server = await openDeploySlotServer({
       resources: [SLOT],
       ledger,
-      gateClient: new FenceGateClient({ baseUrl: double.url, token: 'token-gate', retry: { initialDelayMillis: 0 } }),
+      gateClient: new FenceGateClient({ baseUrl: coordinatorUrl, token: 'token-gate', retry: { maxAttempts: 1, initialDelayMillis: 0 } }),
       verifier: new FenceTokenVerifier({ namespace: 'default', keys: { jwks: coordinatorKey.jwks } }),
       port: 0,
       log: (resource, message) => lines.push(`${resource ?? '-'} ${message}`),
@@ -87,6 +87,25 @@ describe('deploy slot server', () => {
     expect(stale).toMatchObject({ ok: false, reason: 'refused', floorFence: 4 });
     expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2]);
     expect(lines).toContain(`${SLOT} restored floor fence 4 (agent-2) and next refusal #2 from the slot's database`);
+  });
+
+  it('reports after a restart a refusal that was still waiting in its outbox when it stopped', async () => {
+    // Arrange: the coordinator is out of reach (nothing listens there) while the slot refuses a write.
+    let slot = await start('http://127.0.0.1:9');
+    await writeToSlot(slot.url, await leaseOf('agent-2', 4), 'claim');
+    const stale = await writeToSlot(slot.url, await leaseOf('agent-1', 3), 'step');
+    await stop();
+
+    // Act: the slot comes back with the coordinator reachable.
+    slot = await start();
+    await slot.flushReports();
+
+    // Assert
+    expect(stale).toMatchObject({ ok: false, reason: 'refused', floorFence: 4 });
+    expect(double.rejections).toEqual([
+      { gateId: 'deploy-gate', body: expect.objectContaining({ seq: 1, rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 4 } }) },
+    ]);
+    expect(lines).toContain(`${SLOT} 1 refusal(s) waiting in the outbox (#1): reporting them`);
   });
 
   it('refuses a write whose token the coordinator did not sign with 403: the floor does not move and nothing is reported', async () => {

@@ -1,8 +1,10 @@
 /**
  * The fenced resource of the demo: a "deploy slot" per resource, behind a small node:http API.
  * Every write carries the agent's signed grant (`lease.signedToken`), verified before the slot's
- * `FenceGate` compares its fence (floor restored from the slot's own database), and every refused
- * write is reported to the coordinator with the gate token.
+ * `FenceGate` compares its fence (floor restored from the slot's own database). Every refused
+ * write is made durable in the slot's outbox (same database, one transaction with the raised
+ * rejection seq) before the writer is answered 409, and the outbox is drained to the coordinator
+ * with the gate token, also after the slot restarts.
  *
  * `POST /slots/:resource/deploy` `{ signedToken, step }` →
  *   200 `{ ok: true, deployment }` | 409 `{ ok: false, error: 'stale-fence' | 'double-grant', rejection }`
@@ -59,25 +61,23 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
     const restored = ledger.gateState(resource);
     const gate = new FenceGate(resource, {
       ...gateOptionsFrom(restored),
-      onRejection: (rejection) => {
-        ledger.saveProgress(resource, { nextSeq: rejection.seq + 1 });
-        reporters.get(resource)?.notify(rejection);
-      },
+      // durable before the refusal is thrown to the writer: outbox row + raised seq, one transaction
+      onRejection: (rejection) => ledger.recordRefusal(rejection, Date.now()),
     });
     gates.set(resource, gate);
     reporters.set(
       resource,
-      reportRejections(gate, options.gateClient, {
-        reportedThroughSeq: restored?.reportedThroughSeq ?? 0,
-        onReported: (rejection) => {
-          ledger.saveProgress(resource, { reportedThroughSeq: rejection.seq });
-          log(resource, `reported refusal #${rejection.seq} to the coordinator (FenceRejected)`);
-        },
+      reportRejections(ledger.outbox(resource), options.gateClient, {
+        onReported: (rejection) => log(resource, `reported refusal #${rejection.seq} to the coordinator (FenceRejected)`),
         onError: (error, rejection) => log(resource, `could not report refusal #${rejection.seq} yet, will retry: ${describe(error)}`),
       }),
     );
     if (restored?.floor !== undefined) {
       log(resource, `restored floor fence ${restored.floor.fence} (${restored.floor.holderId}) and next refusal #${restored.nextSeq} from the slot's database`);
+    }
+    const unreported = restored?.outbox ?? [];
+    if (unreported.length > 0) {
+      log(resource, `${unreported.length} refusal(s) waiting in the outbox (#${unreported.map((entry) => entry.seq).join(', #')}): reporting them`);
     }
   }
 

@@ -217,7 +217,9 @@ export interface RejectionSeqConflict {
 
 /**
  * Outcome of `RecordFenceRejection`:
- * - `{ ok: true, duplicate: false }` — recorded (one `FenceRejected` event);
+ * - `{ ok: true, duplicate: false }` — recorded (one `FenceRejected` event, preceded by a
+ *   `RejectionsMissing` when `seq` is above the next one expected of this gate and resource:
+ *   the refusals between were lost);
  * - `{ ok: true, duplicate: true }` — the same report was already recorded under (gate, resource, seq): no event;
  * - {@link RejectionSeqConflict} — that key was recorded with other content: no event;
  * - {@link ImplausibleReport} — the report cannot be true: no event.

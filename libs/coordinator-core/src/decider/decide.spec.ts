@@ -6,6 +6,7 @@ import {
   fenceAdmitted,
   fenceFloorReported,
   fenceRejected,
+  rejectionsMissing,
   leaseExpired,
   leaseGranted,
   leaseReleased,
@@ -144,13 +145,13 @@ describe('decide', () => {
       leaseGranted('other', 'agent-c', 3, { atMillis: 1300 }),
     ];
     const report: RecordFenceRejection = {
-      type: 'RecordFenceRejection', gateId: 'gate-1', resource: 'slot', seq: 7, kind: 'stale',
+      type: 'RecordFenceRejection', gateId: 'gate-1', resource: 'slot', seq: 1, kind: 'stale',
       rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 }, gateWallMillis: 1_700_000_000_000,
     };
 
     it('records a gate\'s rejection with both holders and fences', () => {
       given(history).at(at(1500)).when(report).then({
-        events: [fenceRejected({ atMillis: 1500, seq: 7, gateWallMillis: 1_700_000_000_000 })],
+        events: [fenceRejected({ atMillis: 1500, seq: 1, gateWallMillis: 1_700_000_000_000 })],
         outcome: { ok: true, duplicate: false },
       });
     });
@@ -158,7 +159,7 @@ describe('decide', () => {
     it('records a stale rejection with the same holder on both sides: its own old write under its previous fence', () => {
       const sameHolder = { ...report, rejected: { holderId: 'agent-b', fence: 1 } };
       given(history).at(at(1500)).when(sameHolder).then({
-        events: [fenceRejected({ atMillis: 1500, seq: 7, gateWallMillis: 1_700_000_000_000, rejected: { holderId: 'agent-b', fence: 1 } })],
+        events: [fenceRejected({ atMillis: 1500, seq: 1, gateWallMillis: 1_700_000_000_000, rejected: { holderId: 'agent-b', fence: 1 } })],
         outcome: { ok: true, duplicate: false },
       });
     });
@@ -166,17 +167,17 @@ describe('decide', () => {
     it('records a double grant: two different holders with the same issued fence', () => {
       const doubleGrant: RecordFenceRejection = { ...report, kind: 'double-grant', rejected: { holderId: 'agent-x', fence: 2 } };
       given(history).at(at(1500)).when(doubleGrant).then({
-        events: [fenceRejected({ atMillis: 1500, seq: 7, kind: 'double-grant', gateWallMillis: 1_700_000_000_000, rejected: { holderId: 'agent-x', fence: 2 } })],
+        events: [fenceRejected({ atMillis: 1500, seq: 1, kind: 'double-grant', gateWallMillis: 1_700_000_000_000, rejected: { holderId: 'agent-x', fence: 2 } })],
         outcome: { ok: true, duplicate: false },
       });
     });
 
     it('answers a repeated report (same gate, resource and seq) as a duplicate with no event', () => {
-      given([...history, fenceRejected({ atMillis: 1400, seq: 7 })]).at(at(1500)).when(report).then({ events: [], outcome: { ok: true, duplicate: true } });
+      given([...history, fenceRejected({ atMillis: 1400, seq: 1 })]).at(at(1500)).when(report).then({ events: [], outcome: { ok: true, duplicate: true } });
     });
 
     it('answers a repeat that differs only in the gate\'s wall time as a duplicate: wall time is display only', () => {
-      given([...history, fenceRejected({ atMillis: 1400, seq: 7, gateWallMillis: 1 })]).at(at(1500)).when(report).then({ events: [], outcome: { ok: true, duplicate: true } });
+      given([...history, fenceRejected({ atMillis: 1400, seq: 1, gateWallMillis: 1 })]).at(at(1500)).when(report).then({ events: [], outcome: { ok: true, duplicate: true } });
     });
 
     it.each([
@@ -184,12 +185,12 @@ describe('decide', () => {
       ['another rejected holder', { rejected: { holderId: 'agent-x', fence: 1 } }],
       ['another current fence', { current: { holderId: 'agent-b', fence: 3 } }],
     ] as const)('refuses a recorded (gate, resource, seq) sent again with %s as a seq-conflict, with no event', (_what, change) => {
-      given([...history, fenceRejected({ atMillis: 1400, seq: 7 })]).at(at(1500)).when({ ...report, ...change } as RecordFenceRejection).then({
+      given([...history, fenceRejected({ atMillis: 1400, seq: 1 })]).at(at(1500)).when({ ...report, ...change } as RecordFenceRejection).then({
         events: [],
         outcome: {
           ok: false,
           reason: 'seq-conflict',
-          message: expect.stringMatching(/^seq 7 of gate "gate-1" on resource "slot" was already recorded as stale, rejected "agent-a" fence 1, current "agent-b" fence 2, not /) as string,
+          message: expect.stringMatching(/^seq 1 of gate "gate-1" on resource "slot" was already recorded as stale, rejected "agent-a" fence 1, current "agent-b" fence 2, not /) as string,
         },
       });
     });
@@ -216,6 +217,56 @@ describe('decide', () => {
       given(history).at(at(1500)).when({ ...report, resource: 'never-leased' }).then({
         events: [],
         outcome: { ok: false, reason: 'implausible', field: 'rejected.fence', message: 'rejected.fence 1 was never issued for resource "never-leased" (the highest fence granted on it is 0)' },
+      });
+    });
+
+    describe('a gap in a gate\'s seqs', () => {
+      const reportSeq = (seq: number, change: Partial<RecordFenceRejection> = {}): RecordFenceRejection => ({ ...report, seq, ...change });
+
+      it('records the seqs between the last recorded one and the report as missing, just before the report', () => {
+        given([...history, fenceRejected({ atMillis: 1300, seq: 1 }), fenceRejected({ atMillis: 1400, seq: 2 })]).at(at(1500)).when(reportSeq(5)).then({
+          events: [rejectionsMissing(3, 4, { atMillis: 1500 }), fenceRejected({ atMillis: 1500, seq: 5, gateWallMillis: 1_700_000_000_000 })],
+          outcome: { ok: true, duplicate: false },
+        });
+      });
+
+      it('records seqs from 1 as missing when a gate\'s first report for a resource is above 1', () => {
+        given(history).at(at(1500)).when(reportSeq(3)).then({
+          events: [rejectionsMissing(1, 2, { atMillis: 1500 }), fenceRejected({ atMillis: 1500, seq: 3, gateWallMillis: 1_700_000_000_000 })],
+          outcome: { ok: true, duplicate: false },
+        });
+      });
+
+      it('expects the seq after a gap already recorded, not the missing ones again', () => {
+        given([...history, rejectionsMissing(1, 2, { atMillis: 1400 }), fenceRejected({ atMillis: 1400, seq: 3 })]).at(at(1500)).when(reportSeq(4)).then({
+          events: [fenceRejected({ atMillis: 1500, seq: 4, gateWallMillis: 1_700_000_000_000 })],
+          outcome: { ok: true, duplicate: false },
+        });
+      });
+
+      it('records a late report of a missing seq as a rejection, without another gap', () => {
+        given([...history, rejectionsMissing(1, 2, { atMillis: 1400 }), fenceRejected({ atMillis: 1400, seq: 3 })]).at(at(1500)).when(reportSeq(2)).then({
+          events: [fenceRejected({ atMillis: 1500, seq: 2, gateWallMillis: 1_700_000_000_000 })],
+          outcome: { ok: true, duplicate: false },
+        });
+      });
+
+      it('counts seqs per gate and per resource', () => {
+        const otherGate = fenceRejected({ atMillis: 1400, seq: 1, gateId: 'gate-2' });
+        const otherResource = fenceRejected({ atMillis: 1400, seq: 1, resource: 'other', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-c', fence: 3 } });
+        given([...history, otherGate, otherResource]).at(at(1500)).when(reportSeq(2)).then({
+          events: [rejectionsMissing(1, 1, { atMillis: 1500 }), fenceRejected({ atMillis: 1500, seq: 2, gateWallMillis: 1_700_000_000_000 })],
+          outcome: { ok: true, duplicate: false },
+        });
+      });
+
+      it('records no gap for a duplicate, a seq-conflict or an implausible report', () => {
+        const recorded = [...history, fenceRejected({ atMillis: 1400, seq: 1 })];
+        given(recorded).at(at(1500)).when(reportSeq(1)).then({ events: [], outcome: { ok: true, duplicate: true } });
+        given(history).at(at(1500)).when(reportSeq(4, { current: { holderId: 'agent-b', fence: 900_000_000 } })).then({
+          events: [],
+          outcome: { ok: false, reason: 'implausible', field: 'current.fence', message: expect.stringContaining('current.fence') as string },
+        });
       });
     });
 

@@ -37,7 +37,7 @@ import {
   type RecordFenceRejection,
   type StartCoordinator,
 } from './commands.js';
-import { rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
+import { nextExpectedSeq, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
 /** What {@link decide} returns: the events to append (none for a denial), and the outcome once they are durable. */
 export interface Decision<O> {
@@ -117,8 +117,14 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       const implausible = implausibleRejection(state.table, command);
       if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, seq, kind, rejected, current, gateWallMillis } = command;
+      // A gate numbers its refusals of a resource from 1 without gaps and reports them in order:
+      // a seq above the next expected one means the ones between were lost. Say so in the log.
+      const expectedSeq = nextExpectedSeq(state, gateId, resource);
+      const missing: CoordinatorEvent[] = seq > expectedSeq
+        ? [{ type: 'RejectionsMissing', version: 1, data: { ...stamp, resource, gateId, fromSeq: expectedSeq, throughSeq: seq - 1, reportedSeq: seq } }]
+        : [];
       return {
-        events: [{
+        events: [...missing, {
           type: 'FenceRejected',
           version: 1,
           data: {

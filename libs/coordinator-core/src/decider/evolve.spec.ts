@@ -8,6 +8,7 @@ import {
   coordinatorStarted,
   fenceFloorReported,
   fenceRejected,
+  rejectionsMissing,
   leaseExpired,
   leaseGranted,
   leaseRenewed,
@@ -15,7 +16,7 @@ import {
 } from '../testing/event-builders.js';
 import { decide } from './decide.js';
 import { evolve } from './evolve.js';
-import { createInitialState, fromSnapshot, leasesOf, REJECTION_KEYS_KEPT, rejectionKey, toSnapshot } from './state.js';
+import { createInitialState, fromSnapshot, leasesOf, nextExpectedSeq, REJECTION_KEYS_KEPT, rejectionKey, toSnapshot } from './state.js';
 
 const started = coordinatorStarted({ atMillis: 0 });
 const grantedA = leaseGranted('slot', 'agent-a', 1, { atMillis: 1000, requestId: 'req-a' });
@@ -143,6 +144,19 @@ describe('evolve', () => {
       expect(fromSnapshot(toSnapshot(state))?.rejectionKeys.size).toBe(REJECTION_KEYS_KEPT);
     });
   });
+
+  describe('RejectionsMissing', () => {
+    it('moves the next expected seq past the missing range, and a late report below it never lowers it', () => {
+      const state = foldEvents([started, fenceRejected({ atMillis: 3, seq: 1 }), rejectionsMissing(2, 4, { atMillis: 4 }), fenceRejected({ atMillis: 4, seq: 5 }), fenceRejected({ atMillis: 5, seq: 3 })]);
+      expect(nextExpectedSeq(state, 'gate-1', 'slot')).toBe(6);
+      expect(nextExpectedSeq(state, 'gate-2', 'slot')).toBe(1);
+    });
+
+    it('refuses an empty range, or one that reaches the reported seq, as corrupt', () => {
+      expect(() => foldEvents([started, rejectionsMissing(3, 2, { atMillis: 3 })])).toThrow(EventLogCorruptError);
+      expect(() => foldEvents([started, rejectionsMissing(2, 4, { atMillis: 3, reportedSeq: 4 })])).toThrow(/missing range 2\.\.4/);
+    });
+  });
 });
 
 describe('snapshots of the state', () => {
@@ -178,7 +192,19 @@ describe('snapshots of the state', () => {
     expect(decide(renew('slot', 'agent-a', 1), restored!, at(12_000)).outcome).toEqual({ ok: false, reason: 'expired' });
   });
 
+  it('keeps the highest seq of each gate and resource, so a restored state still detects a gap', () => {
+    // Arrange
+    const state = foldEvents([started, grantedA, leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 }), leaseGranted('slot', 'agent-b', 2, { atMillis: 11_000 }), fenceRejected({ atMillis: 11_500, seq: 1 })]);
+    const report = { type: 'RecordFenceRejection', gateId: 'gate-1', resource: 'slot', seq: 3, kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 } } as const;
+    // Act
+    const restored = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))) as ReturnType<typeof toSnapshot>);
+    // Assert
+    expect(decide(report, restored!, at(12_000)).events.map((event) => event.type)).toEqual(['RejectionsMissing', 'FenceRejected']);
+    expect(decide({ ...report, seq: 2 }, restored!, at(12_000)).events.map((event) => event.type)).toEqual(['FenceRejected']);
+  });
+
   it.each([
+    ['the highest rejection seq of each gate and resource', (json: Record<string, unknown>) => ({ ...json, rejectionSeqs: undefined })],
     ['highestFences in its lease table', (json: Record<string, unknown>) => ({ ...json, table: { ...(json['table'] as object), highestFences: undefined } })],
     ['the renewals its lease table remembers', (json: Record<string, unknown>) => ({ ...json, table: { ...(json['table'] as object), renewalReplayCache: undefined } })],
     ['the content of each rejection key', (json: Record<string, unknown>) => ({ ...json, rejectionKeys: [rejectionKey('gate-1', 'slot', 1)] })],

@@ -16,7 +16,7 @@
 import type { CoordinatorEvent, CoordinatorStarted, EventOf } from '@lease-fence/protocol';
 import { Instant, type LeaseChange } from 'lease-fence';
 import { EventLogCorruptError } from '../ports/event-log-errors.js';
-import { REJECTIONS_KEPT, REJECTION_KEYS_KEPT, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
+import { REJECTIONS_KEPT, REJECTION_KEYS_KEPT, gateResourceKey, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
 /**
  * Folds `event` into `state` (in place) and returns it.
@@ -71,9 +71,18 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
     case 'FenceRejected': {
       const { data } = event;
       remember(state.rejectionKeys, rejectionKey(data.gateId, data.resource, data.seq), rejectionContent(data), REJECTION_KEYS_KEPT);
+      raiseRejectionSeq(state, data.gateId, data.resource, data.seq);
       state.rejections.push({ ...data, rejected: { ...data.rejected }, current: { ...data.current }, position });
       if (state.rejections.length > REJECTIONS_KEPT) state.rejections.splice(0, state.rejections.length - REJECTIONS_KEPT);
       noteLockDelay(state, event);
+      return;
+    }
+    case 'RejectionsMissing': {
+      const { data } = event;
+      if (data.fromSeq > data.throughSeq || data.throughSeq >= data.reportedSeq) {
+        throw corrupt(`the missing range ${data.fromSeq}..${data.throughSeq} must be non-empty and below the reported seq ${data.reportedSeq}`);
+      }
+      raiseRejectionSeq(state, data.gateId, data.resource, data.throughSeq);
       return;
     }
     case 'SnapshotTaken':
@@ -194,6 +203,14 @@ function toChange(event: EventOf<'LeaseGranted' | 'LeaseRenewed' | 'LeaseRelease
     case 'LeaseExpired':
       return { type: 'expired', resource: data.resource, holderId: data.holderId, fence: data.fence };
   }
+}
+
+/** Raises the highest rejection seq known of (gate, resource) to `seq`; never lowers it (a late report below it fills a gap). */
+function raiseRejectionSeq(state: CoordinatorState, gateId: string, resource: string, seq: number): void {
+  const key = gateResourceKey(gateId, resource);
+  const seqs = state.rejectionSeqs.get(key);
+  if (seqs === undefined) state.rejectionSeqs.set(key, { gateId, resource, highestSeq: seq });
+  else seqs.highestSeq = Math.max(seqs.highestSeq, seq);
 }
 
 /** Sets `key` as the newest entry of an insertion-ordered map, evicting the oldest beyond `capacity`. */

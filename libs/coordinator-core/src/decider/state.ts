@@ -60,6 +60,12 @@ export interface CoordinatorState {
   readonly rejectionKeys: Map<string, string>;
   /** Recorded rejections with their positions, oldest first, at most {@link REJECTIONS_KEPT}. */
   readonly rejections: RecordedRejection[];
+  /**
+   * Per gate and resource ({@link gateResourceKey}), the highest rejection seq recorded
+   * (`FenceRejected`) or declared missing (`RejectionsMissing`): the next report expected is
+   * `highestSeq + 1`. One entry per gate and resource ever reported, never evicted.
+   */
+  readonly rejectionSeqs: Map<string, RejectionSeqs>;
   /** Position of the latest `SnapshotTaken` event (0 = none). */
   lastSnapshotPosition: number;
   /**
@@ -72,6 +78,21 @@ export interface CoordinatorState {
    */
   readonly lostAtMillis: Map<string, number>;
 }
+
+/** How far a gate's refusals of one resource have reached the log. */
+export interface RejectionSeqs {
+  readonly gateId: string;
+  readonly resource: string;
+  /** The highest seq recorded or declared missing. Integer ≥ 0. */
+  highestSeq: number;
+}
+
+/** The key of a (gate, resource) pair in {@link CoordinatorState.rejectionSeqs}: unambiguous, since each part's length prefixes it. */
+export const gateResourceKey = (gateId: string, resource: string): string => `${gateId.length}:${gateId}${resource.length}:${resource}`;
+
+/** The seq a gate's next report for `resource` should carry: one above the highest recorded or declared missing (1 when none). */
+export const nextExpectedSeq = (state: CoordinatorState, gateId: string, resource: string): number =>
+  (state.rejectionSeqs.get(gateResourceKey(gateId, resource))?.highestSeq ?? 0) + 1;
 
 /** A current lease as the coordinator shows it: `inGrace` when carried across a restart and not renewed since. */
 export type LeaseView = LeaseRecord & { readonly inGrace: boolean };
@@ -92,6 +113,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     carried: new Map(),
     rejectionKeys: new Map(),
     rejections: [],
+    rejectionSeqs: new Map(),
     lastSnapshotPosition: 0,
     lostAtMillis: new Map(),
   };
@@ -144,6 +166,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     carried: new Map(state.carried),
     rejectionKeys: new Map(state.rejectionKeys),
     rejections: state.rejections.map((r) => ({ ...r })),
+    rejectionSeqs: new Map([...state.rejectionSeqs].map(([key, seqs]) => [key, { ...seqs }])),
     lastSnapshotPosition: state.lastSnapshotPosition,
     lostAtMillis: new Map(state.lostAtMillis),
   };
@@ -161,6 +184,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     carried: [...state.carried].map(([resource, fence]) => ({ resource, fence })),
     rejectionKeys: [...state.rejectionKeys].map(([key, content]) => encodeRejectionKey(key, content)),
     rejections: state.rejections.map((r) => ({ ...r })),
+    rejectionSeqs: [...state.rejectionSeqs.values()].map((seqs) => ({ ...seqs })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     table: state.table.toJSON(),
     lockDelays: [...state.lostAtMillis].map(([resource, lostAtMillis]) => ({ resource, lostAtMillis })),
@@ -174,7 +198,8 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
  *   exactly, and the caller then replays the whole log (a snapshot is only an optimisation):
  *   another `schemaVersion` (version 1 predates the lock-delay anchors), or one written before
  *   the lease table kept its per-resource `highestFences` or its remembered renewals
- *   (`renewalReplayCache`), or before `rejectionKeys` kept each report's content.
+ *   (`renewalReplayCache`), before `rejectionKeys` kept each report's content, or before
+ *   `rejectionSeqs` (gap detection) was kept.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
  */
@@ -204,8 +229,10 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     if (decoded === 'bare-key') exact = false;
     else rejectionKeys.set(decoded[0], decoded[1]);
   }
-  // A snapshot written before highestFences, remembered renewals or rejection contents were kept: readable, not exact (see @returns).
-  if (!exact) return undefined;
+ *   another `schemaVersion` (version 1 predates the lock-delay anchors), or one written before
+ *   the lease table kept its per-resource `highestFences` or its remembered renewals
+ *   (`renewalReplayCache`), before `rejectionKeys` kept each report's content, or before
+ *   `rejectionSeqs` (gap detection) was kept.
   return {
     table,
     position: json.position,
@@ -214,6 +241,7 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     carried: new Map(json.carried.map((c) => [c.resource, c.fence])),
     rejectionKeys,
     rejections: json.rejections,
+    rejectionSeqs,
     lastSnapshotPosition: json.lastSnapshotPosition,
     lostAtMillis: new Map(json.lockDelays.map((d) => [d.resource, d.lostAtMillis])),
   };

@@ -15,6 +15,7 @@ import type {
   LeaseGranted,
   LeaseReleased,
   LeaseRenewed,
+  RejectionsMissing,
   SnapshotTaken,
 } from '@lease-fence/protocol';
 
@@ -122,6 +123,17 @@ export const fenceRejected = (
     current: { ...(input.current ?? { holderId: 'agent-b', fence: 2 }) },
     ...(input.gateWallMillis === undefined ? {} : { gateWallMillis: input.gateWallMillis }),
   },
+});
+
+/** A `RejectionsMissing` event: `fromSeq`..`throughSeq` of gate `'gate-1'` on `'slot'` never reported; `reportedSeq` defaults to `throughSeq + 1`. */
+export const rejectionsMissing = (
+  fromSeq: number,
+  throughSeq: number,
+  input: StampInput & { readonly gateId?: string; readonly resource?: string; readonly reportedSeq?: number } = {},
+): RejectionsMissing => ({
+  type: 'RejectionsMissing',
+  version: 1,
+  data: { ...stamp(input), resource: input.resource ?? 'slot', gateId: input.gateId ?? 'gate-1', fromSeq, throughSeq, reportedSeq: input.reportedSeq ?? throughSeq + 1 },
 });
 
 /** A `FenceAdmitted` event. */
