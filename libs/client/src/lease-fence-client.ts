@@ -10,6 +10,7 @@ import {
   ExpiredReplySchema,
   GrantReplySchema,
   HeldReplySchema,
+  LockDelayReplySchema,
   NotHolderReplySchema,
   ReleaseReplySchema,
   type AcquireBody,
@@ -84,7 +85,8 @@ const ACQUIRE_REPLIES: ReplySchemas<
   | { ok: false; reason: 'held'; heldBy: string; retryAfterMillis: number }
   | { ok: false; reason: 'already-held'; heldBy: string; fence: number; retryAfterMillis: number }
   | { ok: false; reason: 'expired'; fence?: number | undefined }
-> = { 200: GrantReplySchema, 409: HeldReplySchema.or(AlreadyHeldReplySchema), 410: ExpiredReplySchema };
+  | { ok: false; reason: 'lock-delay'; retryAfterMillis: number }
+> = { 200: GrantReplySchema, 409: HeldReplySchema.or(AlreadyHeldReplySchema).or(LockDelayReplySchema), 410: ExpiredReplySchema };
 
 const RENEW_REPLIES: ReplySchemas<{ ok: true; grant: WireGrant } | { ok: false; reason: 'expired' | 'not-holder'; fence?: number | undefined }> = {
   200: GrantReplySchema,
@@ -233,7 +235,10 @@ export class LeaseFenceClient {
    * the signal is advisory: write through the resource's `FenceGate` with `lease.token`, or send
    * `lease.signedToken` to a resource that verifies it (`FenceTokenVerifier`, `commitVerified`).
    *
-   * @returns `{ ok: true, value, lost, release }`, or the acquisition's denial (fn did not run).
+   * @returns `{ ok: true, value, lost, release }`, or the acquisition's denial (fn did not run):
+   *   `'held'`, `'already-held'`, `'expired'`, `'dead-on-arrival'`, or `'lock-delay'` while the
+   *   resource waits out its lock-delay after its previous holder was lost; after `'held'` and
+   *   `'lock-delay'`, call again once `retryAfterMillis` have passed.
    * @throws what `fn` throws; what {@link LeaseFenceClient.acquire} throws.
    * @see DESIGN.md § "The library's rules" (FenceGate)
    */

@@ -52,7 +52,7 @@ describe('README examples', () => {
       const plan = await callTheModel({ signal }); // may outlast the ttl: renewed in the background
       return deploySlot.write(lease.token, plan); // the resource's FenceGate checks lease.token
     });
-    if (!result.ok) console.log(`not now: ${result.reason}`); // held | already-held | expired | dead-on-arrival
+    if (!result.ok) console.log(`not now: ${result.reason}`); // held | already-held | lock-delay | expired | dead-on-arrival
     // #endregion
 
     // Assert

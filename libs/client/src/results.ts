@@ -35,6 +35,9 @@ export interface DeadOnArrival {
  *   second fence. Release that fence, or wait for it to expire.
  * - `'expired'` — the grant owed to this intent (same requestId, after a lost reply) has already
  *   ended; acquire again.
+ * - `'lock-delay'` — the resource's previous holder was lost uncleanly (its lease expired, or a
+ *   gate refused one of its writes) and the coordinator's `LEASE_FENCE_LOCK_DELAY` for this
+ *   resource has not passed yet: nobody gets it until then. Retry after `retryAfterMillis` (ms).
  * - `'dead-on-arrival'` — see {@link DeadOnArrival}.
  */
 export type AcquireResult<L extends LibraryLease = Lease> =
@@ -42,6 +45,7 @@ export type AcquireResult<L extends LibraryLease = Lease> =
   | { readonly ok: false; readonly reason: 'held'; readonly heldBy: string; readonly retryAfterMillis: number }
   | { readonly ok: false; readonly reason: 'already-held'; readonly heldBy: string; readonly fence: number; readonly retryAfterMillis: number }
   | { readonly ok: false; readonly reason: 'expired'; readonly fence?: number }
+  | { readonly ok: false; readonly reason: 'lock-delay'; readonly retryAfterMillis: number }
   | DeadOnArrival;
 
 /**

@@ -16,13 +16,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
-import { MAX_TTL_MILLIS, type AcquireOutcome, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
+import { MAX_TTL_MILLIS, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
-import type { AdmitFence, AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome } from './decider/commands.js';
+import type { AdmitFence, AdmitFenceOutcome, CoordinatorAcquireOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome } from './decider/commands.js';
 import { decide } from './decider/decide.js';
 import { evolve } from './decider/evolve.js';
 import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
 import { CoordinatorUnavailableError } from './errors.js';
+import { lockDelayMillisFor } from './lock-delay.js';
 import { ExpectedVersionConflictError } from './ports/event-log-errors.js';
 import type { EventLog } from './ports/event-log.js';
 import { replayLog } from './recovery.js';
@@ -190,21 +191,24 @@ export class DurableCoordinator {
 
   /**
    * Acquires a lease: a grant with a new fence, the existing grant for a retried `requestId`, or
-   * a denial (`'held'`, `'already-held'`, `'expired'`). Resolves once the grant is durable.
+   * a denial (`'held'`, `'already-held'`, `'expired'`, or `'lock-delay'` inside the resource's
+   * lock-delay: see `lockDelays` in {@link DurableCoordinatorOptions}). Resolves once the grant is durable.
    * @param request.ttlMillis - Lease duration in milliseconds; defaults to `defaultTtlMillis`; integer in [minTtlMillis, maxTtlMillis].
    * @throws TypeError / RangeError for a malformed request (nothing decided, no fence burned).
    * @throws {@link CoordinatorUnavailableError} if the coordinator is not ready or its append failed (nothing acknowledged).
    * @throws {@link ProtocolMisuseError} if `requestId` was already used by this holder for another resource.
    */
-  async acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<AcquireOutcome> {
+  async acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<CoordinatorAcquireOutcome> {
     const api = 'DurableCoordinator.acquire';
     requireObject(api, 'request', request);
+    const resource = checkId(api, 'resource', request.resource);
     return this.enqueue({
       type: 'AcquireLease',
-      resource: checkId(api, 'resource', request.resource),
+      resource,
       holderId: checkId(api, 'holderId', request.holderId),
       requestId: checkId(api, 'requestId', request.requestId),
       ttlMillis: this.checkTtl(api, request.ttlMillis ?? this.config.defaultTtlMillis),
+      lockDelayMillis: lockDelayMillisFor(this.config.lockDelays, resource),
     });
   }
 

@@ -34,10 +34,12 @@ export {
   type AdmitFence,
   type AdmitFenceOutcome,
   type Checkpoint,
+  type CoordinatorAcquireOutcome,
   type CoordinatorCommand,
   type ExpireDueLeases,
   type ImplausibleField,
   type ImplausibleReport,
+  type LockDelayDenial,
   type Now,
   type OutcomeByCommand,
   type OutcomeOf,
@@ -67,6 +69,7 @@ export {
   type InitialStateOptions,
   type LeaseView,
 } from './decider/state.js';
+export { checkLockDelayRules, lockDelayMillisFor, type LockDelayRule, type LockDelayRuleNamer } from './lock-delay.js';
 export { replayLog, type ReplayOptions, type ReplayResult } from './recovery.js';
 export {
   DurableCoordinator,

@@ -50,6 +50,7 @@ describe('parseConfig', () => {
         streamHeartbeatMillis: 5_000,
         streamStatsMillis: 1_000,
         streamPingMillis: 15_000,
+        lockDelays: [],
       });
     });
 
@@ -115,6 +116,30 @@ describe('parseConfig', () => {
 
     it('takes the stream ping interval from LEASE_FENCE_STREAM_PING_MILLIS', () => {
       expect(parseConfig({ LEASE_FENCE_STREAM_PING_MILLIS: '250' }, context()).streamPingMillis).toBe(250);
+    });
+
+    it('reads LEASE_FENCE_LOCK_DELAY as pattern=millis pairs, spaces ignored', () => {
+      expect(parseConfig({ LEASE_FENCE_LOCK_DELAY: 'deploy-*=5000, db = 2000 ,*=0' }, context()).lockDelays).toEqual([
+        { pattern: 'deploy-*', millis: 5000 },
+        { pattern: 'db', millis: 2000 },
+        { pattern: '*', millis: 0 },
+      ]);
+      expect(parseConfig({ LEASE_FENCE_LOCK_DELAY: 'a=b=10' }, context()).lockDelays).toEqual([{ pattern: 'a=b', millis: 10 }]);
+    });
+  });
+
+  describe('LEASE_FENCE_LOCK_DELAY', () => {
+    it.each([
+      ['a pair without =', 'deploy-*=5000,db-*', 'pair 2 "db-*" must be pattern=millis, e.g. deploy-*=5000'],
+      ['a delay that is not a whole number', 'deploy-*=5s', 'pair 1 "deploy-*=5s": the delay must be a whole number of milliseconds, got "5s"'],
+      ['a negative delay', 'deploy-*=-5', 'pair 1 "deploy-*=-5": the delay must be a whole number of milliseconds, got "-5"'],
+      ['a delay over 2^31 - 1', 'deploy-*=2147483648', 'pair 1 "deploy-*=2147483648": the delay must be an integer of milliseconds in [0, 2147483647], got 2147483648'],
+      ['a * inside a pattern', 'a*b=5', 'pair 1 "a*b=5": the pattern may contain `*` only as its last character, got "a*b"'],
+      ['an empty pattern', '=5', 'pair 1 "=5": the pattern must not be empty, got ""'],
+      ['a pattern listed twice', 'db=1,db=2', 'pair 2 "db=2": the pattern "db" is listed twice; give each pattern one delay'],
+      ['a stray comma', 'db=1,', 'pair 2 "" must be pattern=millis, e.g. deploy-*=5000'],
+    ])('refuses %s, naming the pair', (_name, value, message) => {
+      expect(configError({ LEASE_FENCE_LOCK_DELAY: value }).issues).toEqual([{ variable: 'LEASE_FENCE_LOCK_DELAY', message }]);
     });
   });
 

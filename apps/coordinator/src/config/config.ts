@@ -7,6 +7,7 @@
  * @see DESIGN.md § Layout (apps/coordinator is the composition root)
  */
 import { isAbsolute, resolve } from 'node:path';
+import { checkLockDelayRules, type LockDelayRule } from '@lease-fence/coordinator-core';
 import { MAX_ID_LENGTH } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS } from 'lease-fence';
 import { z } from 'zod';
@@ -125,6 +126,14 @@ export interface Config {
    * `LEASE_FENCE_STREAM_PING_MILLIS`, default 15 000.
    */
   readonly streamPingMillis: number;
+  /**
+   * Lock-delay rules: after a lease on a covered resource ends by expiry (not release), or a gate
+   * refuses a write of its holder, the resource is not granted again for the delay of the most
+   * specific covering pattern (acquires get 409 `lock-delay` with `retryAfterMillis`).
+   * `LEASE_FENCE_LOCK_DELAY`, `pattern=millis` pairs separated by commas (`deploy-*=5000,db-*=2000`);
+   * patterns as in gate tokens. Default none.
+   */
+  readonly lockDelays: readonly LockDelayRule[];
 }
 
 /**
@@ -220,7 +229,39 @@ const EnvSchema = z.object({
   LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: integer(10, 3_600_000, 'of milliseconds', 5_000),
   LEASE_FENCE_STREAM_STATS_MILLIS: integer(10, 3_600_000, 'of milliseconds', 1_000),
   LEASE_FENCE_STREAM_PING_MILLIS: integer(10, 3_600_000, 'of milliseconds', 15_000),
+  LEASE_FENCE_LOCK_DELAY: text('').transform((raw, ctx): readonly LockDelayRule[] => {
+    const parsed = parseLockDelays(raw);
+    if (typeof parsed !== 'string') return parsed;
+    ctx.addIssue({ code: 'custom', message: parsed });
+    return z.NEVER;
+  }),
 });
+
+/**
+ * `LEASE_FENCE_LOCK_DELAY`: `pattern=millis` pairs separated by commas, spaces around each part
+ * ignored; empty = no rules. The pattern is everything before the pair's last `=`, so a pattern
+ * may contain `=` but not `,`. The rules themselves (pattern syntax, each pattern once, the delay's
+ * range) are checked by coordinator-core's `checkLockDelayRules`, the one copy of them.
+ * @returns the rules, or the message naming the first bad pair.
+ */
+function parseLockDelays(raw: string): readonly LockDelayRule[] | string {
+  if (raw === '') return [];
+  const pairs = raw.split(',').map((pair) => pair.trim());
+  const rules: { pattern: string; millis: number }[] = [];
+  for (const [index, pair] of pairs.entries()) {
+    const name = `pair ${index + 1} ${JSON.stringify(pair)}`;
+    const equals = pair.lastIndexOf('=');
+    if (equals < 0) return `${name} must be pattern=millis, e.g. deploy-*=5000`;
+    const millisText = pair.slice(equals + 1).trim();
+    if (!/^\d+$/.test(millisText)) return `${name}: the delay must be a whole number of milliseconds, got ${JSON.stringify(millisText)}`;
+    rules.push({ pattern: pair.slice(0, equals).trim(), millis: Number(millisText) });
+  }
+  try {
+    return checkLockDelayRules('', rules, (index, field) => `pair ${index + 1} ${JSON.stringify(pairs[index])}: the ${field === 'millis' ? 'delay' : 'pattern'}`);
+  } catch (error) {
+    return (error as Error).message.replace(/^: /, '');
+  }
+}
 
 /**
  * Parses the coordinator's environment variables into a {@link Config}. Unknown variables are
@@ -331,5 +372,6 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     streamHeartbeatMillis: e.LEASE_FENCE_STREAM_HEARTBEAT_MILLIS,
     streamStatsMillis: e.LEASE_FENCE_STREAM_STATS_MILLIS,
     streamPingMillis: e.LEASE_FENCE_STREAM_PING_MILLIS,
+    lockDelays: e.LEASE_FENCE_LOCK_DELAY,
   };
 }

@@ -462,6 +462,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
       checkpointIntervalMillis: config.checkpointIntervalMillis,
       heartbeat: config.heartbeat,
       burnFencesThrough: this.burnFencesThrough,
+      lockDelays: config.lockDelays,
       onAppend: (info) => {
         if (generation === this.generation) this.failures = 0; // the log works again
         this.metrics.recordAppend(info);

@@ -16,6 +16,7 @@ import {
   HeldReplySchema,
   KeysReplySchema,
   LeasesReplySchema,
+  LockDelayReplySchema,
   NotHolderReplySchema,
   ReadinessReplySchema,
   RejectionAcceptedReplySchema,
@@ -57,6 +58,7 @@ export const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   GrantReply: GrantReplySchema,
   HeldReply: HeldReplySchema,
   AlreadyHeldReply: AlreadyHeldReplySchema,
+  LockDelayReply: LockDelayReplySchema,
   ExpiredReply: ExpiredReplySchema,
   NotHolderReply: NotHolderReplySchema,
   RejectionAcceptedReply: RejectionAcceptedReplySchema,
@@ -87,7 +89,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary: 'Acquire a lease for the authenticated agent. A retry with the same requestId gets the same grant while that lease is current.',
     replies: {
       200: { description: 'Granted: a new fence, strictly above every fence issued before (or the existing grant for a retried requestId, with the same `signedToken`).', schemas: [GrantReplySchema] },
-      409: { description: 'Held by another holder (`held`), or already held by the caller (`already-held`, never a second fence).', schemas: [HeldReplySchema, AlreadyHeldReplySchema] },
+      409: {
+        description: 'Held by another holder (`held`), already held by the caller (`already-held`, never a second fence), or in its lock-delay after its holder was lost uncleanly (`lock-delay`, see `LEASE_FENCE_LOCK_DELAY`). `retryAfterMillis` says when to try again.',
+        schemas: [HeldReplySchema, AlreadyHeldReplySchema, LockDelayReplySchema],
+      },
       410: { description: 'The requestId was granted before and that lease has ended: never a fresh grant for it.', schemas: [ExpiredReplySchema] },
       ...leaseWrite,
     },

@@ -29,7 +29,7 @@ export interface DecidedReply {
  * Status of each denial reason. `expired` is 410 Gone: that generation can never come back.
  * `seq-conflict` (a gate's rejection seq already recorded with other content) is 409.
  */
-const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-held': 409, 'not-holder': 409, expired: 410, 'seq-conflict': 409 };
+const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-held': 409, 'lock-delay': 409, 'not-holder': 409, expired: 410, 'seq-conflict': 409 };
 
 /** Lower-kebab name of an HTTP status, for the `error` field of framework-raised 4xx replies. */
 const ERROR_OF_STATUS: Readonly<Record<number, string>> = {

@@ -3,7 +3,8 @@
  * `{ millis, domain }`: the coordinator's clock domain, for display only.
  */
 import type { WireGrant, WireLease } from '@lease-fence/protocol';
-import type { AcquireOutcome, Grant, LeaseRecord, ReleaseOutcome, RenewOutcome } from 'lease-fence';
+import type { CoordinatorAcquireOutcome } from '@lease-fence/coordinator-core';
+import type { Grant, LeaseRecord, ReleaseOutcome, RenewOutcome } from 'lease-fence';
 import type { WireDenial } from '../http/denied-outcome.js';
 
 /** A grant on the wire, with its `signedToken` (see `signing/grant-signer.ts`). */
@@ -36,12 +37,14 @@ export function toWireLease(lease: LeaseRecord & { readonly inGrace: boolean }):
 const retryAfter = (millis: number): number => Math.max(0, Math.ceil(millis));
 
 /** A denied outcome of acquire, renew or release on the wire (`ok: false`, `reason`, and the reason's fields). */
-export function toWireDenial(outcome: Exclude<AcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: true }>): WireDenial {
+export function toWireDenial(outcome: Exclude<CoordinatorAcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: true }>): WireDenial {
   switch (outcome.reason) {
     case 'held':
       return { ok: false, reason: 'held', heldBy: outcome.heldBy, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
     case 'already-held':
       return { ok: false, reason: 'already-held', heldBy: outcome.heldBy, fence: outcome.fence, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
+    case 'lock-delay':
+      return { ok: false, reason: 'lock-delay', retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
     case 'expired':
       return 'fence' in outcome ? { ok: false, reason: 'expired', fence: outcome.fence } : { ok: false, reason: 'expired' };
     case 'not-holder':

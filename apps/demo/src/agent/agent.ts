@@ -83,6 +83,10 @@ export const runAgent = async (options: AgentOptions): Promise<AgentStats> => {
           case 'expired':
             log(resource, `the grant owed to this request already ended (fence ${result.fence ?? '?'}); asking again`);
             break;
+          case 'lock-delay':
+            log(resource, `in its lock-delay after a lost holder; trying again in ${seconds(result.retryAfterMillis)}`);
+            pauseMillis = Math.min(result.retryAfterMillis, 5000) + random.integer(0, 150);
+            break;
           case 'dead-on-arrival':
             log(resource, `grant fence ${result.fence} arrived DEAD (${seconds(result.lateByMillis)} past its deadline after retries): released it, not used`);
             break;

@@ -27,7 +27,30 @@ export interface AcquireLease {
   readonly requestId: string;
   /** Lease duration in milliseconds, already resolved against the coordinator's default and bounds. */
   readonly ttlMillis: number;
+  /**
+   * The resource's lock-delay in milliseconds, already resolved from the coordinator's rules
+   * (`lockDelayMillisFor`): no new grant until this long after the resource's latest unclean
+   * loss (see {@link LockDelayDenial}). Non-negative integer. @defaultValue 0 (no delay)
+   */
+  readonly lockDelayMillis?: number | undefined;
 }
+
+/**
+ * Denial of an acquire during a lock-delay: the resource's latest holder was lost uncleanly (its
+ * lease expired rather than being released, or a gate refused one of its writes) less than the
+ * resource's lock-delay ago, so writes it still has in flight may not have drained yet. No
+ * grant, no fence; the only event is the expiry of a lapsed lease the acquire found (which
+ * itself starts the delay). Retry after `retryAfterMillis`.
+ */
+export interface LockDelayDenial {
+  readonly ok: false;
+  readonly reason: 'lock-delay';
+  /** Milliseconds until the delay ends (the coordinator's clock), > 0. */
+  readonly retryAfterMillis: number;
+}
+
+/** Outcome of `AcquireLease`: lease-fence's {@link AcquireOutcome}, or a {@link LockDelayDenial}. */
+export type CoordinatorAcquireOutcome = AcquireOutcome | LockDelayDenial;
 
 /** The holder of fence `fence` extends its lease (same fence) by `ttlMillis`, or by its current ttl. */
 export interface RenewLease {
@@ -196,7 +219,7 @@ export interface StartOutcome {
 
 /** The outcome type of each command type. */
 export interface OutcomeByCommand {
-  readonly AcquireLease: AcquireOutcome;
+  readonly AcquireLease: CoordinatorAcquireOutcome;
   readonly RenewLease: RenewOutcome;
   readonly ReleaseLease: ReleaseOutcome;
   readonly ExpireDueLeases: { readonly ok: true; readonly expired: number };

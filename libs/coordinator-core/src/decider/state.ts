@@ -62,6 +62,15 @@ export interface CoordinatorState {
   readonly rejections: RecordedRejection[];
   /** Position of the latest `SnapshotTaken` event (0 = none). */
   lastSnapshotPosition: number;
+  /**
+   * Lock-delay anchors: resource → the reading (milliseconds, the current boot's domain) of its
+   * latest unclean loss — a `LeaseExpired`, or a `FenceRejected` of one of its writes — since its
+   * latest grant; a grant removes the entry. A new grant waits until this reading plus the
+   * resource's lock-delay. Re-anchored into each new boot like carried leases: only the time the
+   * dead boot observed after the loss counts, so a loss before the current boot has a negative
+   * reading.
+   */
+  readonly lostAtMillis: Map<string, number>;
 }
 
 /** A current lease as the coordinator shows it: `inGrace` when carried across a restart and not renewed since. */
@@ -84,6 +93,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     rejectionKeys: new Map(),
     rejections: [],
     lastSnapshotPosition: 0,
+    lostAtMillis: new Map(),
   };
 }
 
@@ -135,6 +145,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     rejectionKeys: new Map(state.rejectionKeys),
     rejections: state.rejections.map((r) => ({ ...r })),
     lastSnapshotPosition: state.lastSnapshotPosition,
+    lostAtMillis: new Map(state.lostAtMillis),
   };
 }
 
@@ -152,6 +163,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     rejections: state.rejections.map((r) => ({ ...r })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     table: state.table.toJSON(),
+    lockDelays: [...state.lostAtMillis].map(([resource, lostAtMillis]) => ({ resource, lostAtMillis })),
   };
   return { position: state.position, schemaVersion: COORDINATOR_SNAPSHOT_SCHEMA_VERSION, state: json };
 }
@@ -160,7 +172,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
  * Restores a state from a snapshot written by {@link toSnapshot}.
  * @returns the state, or `undefined` when the snapshot cannot restore this version's state
  *   exactly, and the caller then replays the whole log (a snapshot is only an optimisation):
- *   another `schemaVersion`, or one written before the lease table kept its per-resource
+ *   another `schemaVersion` (version 1 predates the lock-delay anchors), or one written before the lease table kept its per-resource
  *   `highestFences` or before `rejectionKeys` kept each report's content.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
@@ -201,5 +213,6 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     rejectionKeys,
     rejections: json.rejections,
     lastSnapshotPosition: json.lastSnapshotPosition,
+    lostAtMillis: new Map(json.lockDelays.map((d) => [d.resource, d.lostAtMillis])),
   };
 }
