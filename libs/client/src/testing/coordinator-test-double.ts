@@ -129,9 +129,15 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
   const signingKey = await createTestSigningKey();
   const keys: KeysReply = signingKey.jwks;
   const namespace = options.namespace ?? 'default';
+  // One token per fence (Ed25519 is deterministic, so this is what signing again would give): a
+  // retry or a renewal is answered without waiting on the crypto thread pool, as quickly as before.
+  const signedTokens = new Map<string, Promise<string>>();
   const toWire = async (grant: Grant) => {
     const payload: SignedGrantPayload = { resource: grant.resource, holderId: grant.holderId, fence: grant.fence, namespace };
-    return { ...grant, coordinatorExpiresAt: grant.coordinatorExpiresAt.toJSON(), signedToken: await signingKey.sign(payload) };
+    const key = JSON.stringify(payload);
+    let signedToken = signedTokens.get(key);
+    if (signedToken === undefined) signedTokens.set(key, (signedToken = signingKey.sign(payload)));
+    return { ...grant, coordinatorExpiresAt: grant.coordinatorExpiresAt.toJSON(), signedToken: await signedToken };
   };
 
   const takeFault = (route: DoubleRoute): InjectedFault | undefined => {
