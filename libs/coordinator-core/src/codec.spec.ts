@@ -6,7 +6,9 @@ import {
   coordinatorCheckpointed,
   coordinatorStarted,
   fenceAdmitted,
+  fenceBurned,
   fenceRejected,
+  fenceReserved,
   leaseExpired,
   leaseGranted,
   leaseReleased,
@@ -30,6 +32,8 @@ const everyEventType: readonly CoordinatorEvent[] = [
   fenceAdmitted('slot', 'agent-a', 3),
   snapshotTaken(9),
   coordinatorCheckpointed({ atMillis: 40 }),
+  fenceReserved('deploy-slot', 'agent-b', 4, { atMillis: 50 }),
+  fenceBurned('deploy-slot', 'agent-b', 4, { atMillis: 60, reason: 'coordinator-restarted' }),
 ];
 
 /** The EventLogCorruptError `fn` throws. */

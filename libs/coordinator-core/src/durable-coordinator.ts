@@ -18,11 +18,12 @@ import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS, type AcquireOutcome, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
-import type { AdmitFence, AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome } from './decider/commands.js';
+import type { AdmitFence, AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome, ReservedFence } from './decider/commands.js';
 import { decide } from './decider/decide.js';
 import { evolve } from './decider/evolve.js';
 import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
 import { CoordinatorUnavailableError } from './errors.js';
+import type { CoordinatorAcquireOutcome, FenceFirstOptions } from './fence-first-options.js';
 import { ExpectedVersionConflictError } from './ports/event-log-errors.js';
 import type { EventLog } from './ports/event-log.js';
 import { replayLog } from './recovery.js';
@@ -103,6 +104,8 @@ export class DurableCoordinator {
   private expiryTimer: NodeJS.Timeout | undefined;
   private expiryArmedAtMillis: number | undefined;
   private checkpointTimer: NodeJS.Timeout | undefined;
+  /** Fence-first handovers in flight, by reserved fence. */
+  private readonly handovers = new Map<number, Promise<CoordinatorAcquireOutcome>>();
 
   private constructor(config: Config, state: CoordinatorState, recovery: RecoveryInfo) {
     this.config = config;
@@ -191,21 +194,56 @@ export class DurableCoordinator {
   /**
    * Acquires a lease: a grant with a new fence, the existing grant for a retried `requestId`, or
    * a denial (`'held'`, `'already-held'`, `'expired'`). Resolves once the grant is durable.
+   *
+   * On a resource `fenceFirst` applies to, the fence is first reserved (`FenceReserved`, durable),
+   * a gate is asked to admit it, and only its confirmation makes the grant (`FenceAdmitted` +
+   * `LeaseGranted`); without one in `fenceFirst.timeoutMillis` the fence is burned (`FenceBurned`)
+   * and the outcome is `{ ok: false, reason: 'fence-unavailable', fence }`. While a fence is
+   * pending, other acquires of the resource are `'held'` by its holder; a retry of the same
+   * requestId waits for the same outcome; a retry after `fence-unavailable` is a new attempt
+   * with a higher fence.
    * @param request.ttlMillis - Lease duration in milliseconds; defaults to `defaultTtlMillis`; integer in [minTtlMillis, maxTtlMillis].
    * @throws TypeError / RangeError for a malformed request (nothing decided, no fence burned).
    * @throws {@link CoordinatorUnavailableError} if the coordinator is not ready or its append failed (nothing acknowledged).
    * @throws {@link ProtocolMisuseError} if `requestId` was already used by this holder for another resource.
    */
-  async acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<AcquireOutcome> {
+  async acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<CoordinatorAcquireOutcome> {
     const api = 'DurableCoordinator.acquire';
     requireObject(api, 'request', request);
-    return this.enqueue({
-      type: 'AcquireLease',
+    const command = {
       resource: checkId(api, 'resource', request.resource),
       holderId: checkId(api, 'holderId', request.holderId),
       requestId: checkId(api, 'requestId', request.requestId),
       ttlMillis: this.checkTtl(api, request.ttlMillis ?? this.config.defaultTtlMillis),
-    });
+    };
+    const fenceFirst = this.config.fenceFirst;
+    if (fenceFirst === undefined || !fenceFirst.appliesTo(command.resource)) return this.enqueue({ type: 'AcquireLease', ...command });
+    const reserved = await this.enqueue({ type: 'ReserveFence', ...command, timeoutMillis: fenceFirst.timeoutMillis });
+    if (reserved.ok !== 'pending') return reserved;
+    return this.handOver(fenceFirst, reserved.reservation);
+  }
+
+  /**
+   * Fence-first: asks the gates to admit the reserved fence, then activates the lease (a gate
+   * confirmed) or burns the fence (none did in time). A retried requestId that finds its fence
+   * still pending joins the same handover and gets the same outcome.
+   */
+  private handOver(fenceFirst: FenceFirstOptions, reservation: ReservedFence): Promise<CoordinatorAcquireOutcome> {
+    const running = this.handovers.get(reservation.fence);
+    if (running !== undefined) return running;
+    const { resource, holderId, fence, requestId } = reservation;
+    const handover = (async (): Promise<CoordinatorAcquireOutcome> => {
+      const admitted = await fenceFirst.admit({ resource, holderId, fence, requestId, timeoutMillis: fenceFirst.timeoutMillis }).catch(() => undefined);
+      if (admitted !== undefined) {
+        const activated = await this.enqueue({ type: 'ActivateReservedLease', resource, fence, gateId: admitted.gateId });
+        if (activated.ok !== false || activated.reason !== 'not-pending') return activated;
+      } else {
+        await this.enqueue({ type: 'BurnReservedFence', resource, fence });
+      }
+      return { ok: false, reason: 'fence-unavailable', fence };
+    })().finally(() => this.handovers.delete(fence));
+    this.handovers.set(fence, handover);
+    return handover;
   }
 
   /**

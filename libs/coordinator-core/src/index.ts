@@ -31,10 +31,14 @@ export { checkEvents, decodeRecord, decodeSnapshot, encodeEvents, type EncodedEv
 export {
   MAX_WALL_MILLIS,
   type AcquireLease,
+  type ActivateOutcome,
+  type ActivateReservedLease,
   type AdmitFence,
   type AdmitFenceOutcome,
   type Checkpoint,
   type CoordinatorCommand,
+  type BurnOutcome,
+  type BurnReservedFence,
   type ExpireDueLeases,
   type ImplausibleField,
   type ImplausibleReport,
@@ -46,6 +50,9 @@ export {
   type RejectionSeqConflict,
   type ReleaseLease,
   type RenewLease,
+  type ReserveFence,
+  type ReserveFenceOutcome,
+  type ReservedFence,
   type StartCoordinator,
   type StartOutcome,
   type TakeSnapshot,
@@ -66,7 +73,9 @@ export {
   type CoordinatorState,
   type InitialStateOptions,
   type LeaseView,
+  type Reservation,
 } from './decider/state.js';
+export type { CoordinatorAcquireOutcome, FenceAdmitRequest, FenceFirstOptions, FenceUnavailable } from './fence-first-options.js';
 export { replayLog, type ReplayOptions, type ReplayResult } from './recovery.js';
 export {
   DurableCoordinator,

@@ -5,3 +5,4 @@
 export * from './events.js';
 export * from './http.js';
 export * from './stream.js';
+export * from './gate-link.js';

@@ -125,6 +125,37 @@ export interface StartCoordinator {
   readonly burnFencesThrough: number;
 }
 
+/**
+ * Fence-first acquire: like {@link AcquireLease}, but a grant is only reserved (`FenceReserved`):
+ * the lease becomes active once a gate admitted the fence ({@link ActivateReservedLease}), or the
+ * fence is burned ({@link BurnReservedFence}).
+ */
+export interface ReserveFence {
+  readonly type: 'ReserveFence';
+  readonly resource: string;
+  readonly holderId: string;
+  readonly requestId: string;
+  /** Lease duration in milliseconds once active, already resolved against the coordinator's default and bounds. */
+  readonly ttlMillis: number;
+  /** How long the coordinator waits for a gate before burning the fence (milliseconds, positive integer). */
+  readonly timeoutMillis: number;
+}
+
+/** A gate (`gateId`) durably admitted the fence reserved on `resource`: the lease becomes active. */
+export interface ActivateReservedLease {
+  readonly type: 'ActivateReservedLease';
+  readonly resource: string;
+  readonly fence: number;
+  readonly gateId: string;
+}
+
+/** No gate admitted the fence reserved on `resource` in time: it is burned, never granted. */
+export interface BurnReservedFence {
+  readonly type: 'BurnReservedFence';
+  readonly resource: string;
+  readonly fence: number;
+}
+
 /** Every command {@link decide} accepts. */
 export type CoordinatorCommand =
   | AcquireLease
@@ -133,6 +164,9 @@ export type CoordinatorCommand =
   | ExpireDueLeases
   | RecordFenceRejection
   | AdmitFence
+  | ReserveFence
+  | ActivateReservedLease
+  | BurnReservedFence
   | Checkpoint
   | TakeSnapshot
   | StartCoordinator;
@@ -183,6 +217,32 @@ export type RecordRejectionOutcome = { readonly ok: true; readonly duplicate: bo
 /** Outcome of `AdmitFence`: recorded (one `FenceAdmitted` event), or {@link ImplausibleReport} with no event. */
 export type AdmitFenceOutcome = { readonly ok: true } | ImplausibleReport;
 
+/** What a fence-first reservation says to the shell that waits for a gate. */
+export interface ReservedFence {
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+  readonly requestId: string;
+  readonly ttlMillis: number;
+}
+
+/**
+ * Outcome of `ReserveFence`: what `AcquireLease` would answer when no fence is minted (a denial,
+ * or the existing grant of a retried requestId), or `ok: 'pending'` with the reserved fence:
+ * `retried: false` when this command reserved it (one `FenceReserved` event), `true` when it is
+ * the same holder's same requestId already pending (no event: wait for the first one's outcome).
+ */
+export type ReserveFenceOutcome = AcquireOutcome | { readonly ok: 'pending'; readonly reservation: ReservedFence; readonly retried: boolean };
+
+/**
+ * Outcome of `ActivateReservedLease` and `BurnReservedFence`: the grant (activation), `burned`
+ * (burn), or `not-pending` when that fence is no longer pending on the resource (it was
+ * activated or burned before, or never reserved): no event.
+ */
+export type ActivateOutcome = AcquireOutcome | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
+/** Outcome of `BurnReservedFence`; see {@link ActivateOutcome}. */
+export type BurnOutcome = { readonly ok: true; readonly burned: true } | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
+
 /** Outcome of `StartCoordinator`. */
 export interface StartOutcome {
   readonly ok: true;
@@ -202,6 +262,9 @@ export interface OutcomeByCommand {
   readonly ExpireDueLeases: { readonly ok: true; readonly expired: number };
   readonly RecordFenceRejection: RecordRejectionOutcome;
   readonly AdmitFence: AdmitFenceOutcome;
+  readonly ReserveFence: ReserveFenceOutcome;
+  readonly ActivateReservedLease: ActivateOutcome;
+  readonly BurnReservedFence: BurnOutcome;
   readonly Checkpoint: { readonly ok: true; readonly checkpointed: boolean };
   readonly TakeSnapshot: { readonly ok: true; readonly coversPosition: number };
   readonly StartCoordinator: StartOutcome;

@@ -36,6 +36,7 @@ import {
   type RecordFenceRejection,
   type StartCoordinator,
 } from './commands.js';
+import { burnLeftoverReservations, decideActivate, decideBurn, decideReserve, pendingReservationDenial } from './fence-first.js';
 import { rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
 /** What {@link decide} returns: the events to append (none for a denial), and the outcome once they are durable. */
@@ -76,6 +77,8 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
   const instant = now.instant;
   switch (command.type) {
     case 'AcquireLease': {
+      const pending = pendingReservationDenial(state, command.resource, instant);
+      if (pending !== undefined) return { events: [], outcome: pending };
       const { outcome, changes } = decideAcquire(state.table, command, instant);
       return { events: toEvents(changes, stamp), outcome };
     }
@@ -138,6 +141,15 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       const { gateId, resource, holderId, fence } = command;
       return { events: [{ type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId, holderId, fence } }], outcome: { ok: true } };
     }
+    case 'ReserveFence':
+      return decideReserve(command, state, instant, stamp, ({ changes }) => toEvents(changes, stamp));
+    case 'ActivateReservedLease':
+      requireString('ActivateReservedLease', 'gateId', command.gateId);
+      requirePositiveInteger('ActivateReservedLease', 'fence', command.fence);
+      return decideActivate(command, state, instant, stamp);
+    case 'BurnReservedFence':
+      requirePositiveInteger('BurnReservedFence', 'fence', command.fence);
+      return decideBurn(command, state, stamp);
     case 'Checkpoint': {
       const live = command.evenWithoutLeases === true || state.table.leases().next().done !== true;
       return live
@@ -208,7 +220,7 @@ function decideStart(command: StartCoordinator, state: CoordinatorState, now: No
         graceDeadlineMillis,
         carriedLeases,
       },
-    }],
+    }, ...burnLeftoverReservations(state, { bootId, atMillis, wallMillis: now.wallMillis })],
     outcome: { ok: true, recoveredFence, graceDeadline: Instant.of(graceDeadlineMillis, bootId), carriedLeases: carriedLeases.length },
   };
 }

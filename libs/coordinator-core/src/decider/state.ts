@@ -62,6 +62,23 @@ export interface CoordinatorState {
   readonly rejections: RecordedRejection[];
   /** Position of the latest `SnapshotTaken` event (0 = none). */
   lastSnapshotPosition: number;
+  /** Fence-first reservations pending a gate's admit, by resource (at most one per resource). */
+  readonly reservations: Map<string, Reservation>;
+}
+
+/**
+ * A fence-first reservation: `fence` is reserved for an acquire on its resource and waits for a
+ * gate to admit it (`FenceReserved`). Instants are in the current boot's domain.
+ */
+export interface Reservation {
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+  readonly requestId: string;
+  /** The TTL the lease gets once active (milliseconds). */
+  readonly ttlMillis: number;
+  /** When the coordinator burns the fence if no gate admitted it (milliseconds, current boot's domain). */
+  readonly deadlineMillis: number;
 }
 
 /** A current lease as the coordinator shows it: `inGrace` when carried across a restart and not renewed since. */
@@ -84,6 +101,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     rejectionKeys: new Map(),
     rejections: [],
     lastSnapshotPosition: 0,
+    reservations: new Map(),
   };
 }
 
@@ -135,6 +153,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     rejectionKeys: new Map(state.rejectionKeys),
     rejections: state.rejections.map((r) => ({ ...r })),
     lastSnapshotPosition: state.lastSnapshotPosition,
+    reservations: new Map(state.reservations),
   };
 }
 
@@ -151,6 +170,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     rejectionKeys: [...state.rejectionKeys].map(([key, content]) => encodeRejectionKey(key, content)),
     rejections: state.rejections.map((r) => ({ ...r })),
     lastSnapshotPosition: state.lastSnapshotPosition,
+    ...(state.reservations.size === 0 ? {} : { reservations: [...state.reservations.values()].map((r) => ({ ...r })) }),
     table: state.table.toJSON(),
   };
   return { position: state.position, schemaVersion: COORDINATOR_SNAPSHOT_SCHEMA_VERSION, state: json };
@@ -201,5 +221,6 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     rejectionKeys,
     rejections: json.rejections,
     lastSnapshotPosition: json.lastSnapshotPosition,
+    reservations: new Map((json.reservations ?? []).map((r) => [r.resource, { ...r }])),
   };
 }
