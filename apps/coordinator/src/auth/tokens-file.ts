@@ -17,8 +17,11 @@ const TokenSchema = z
   .max(4096, 'must be at most 4096 characters')
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
 
-/** A resource name, or a prefix followed by one trailing `*` (`*` alone covers every resource). */
-const ResourcePatternSchema = z
+/**
+ * A resource name, or a prefix followed by one trailing `*` (`*` alone covers every resource).
+ * The one copy of the pattern syntax: gate tokens and `LEASE_FENCE_FENCE_FIRST` use it.
+ */
+export const ResourcePatternSchema = z
   .string()
   .min(1, 'must not be empty')
   .max(MAX_ID_LENGTH + 1, `must be at most ${MAX_ID_LENGTH + 1} characters`)

@@ -3,7 +3,8 @@
  * `{ millis, domain }`: the coordinator's clock domain, for display only.
  */
 import type { WireGrant, WireLease } from '@lease-fence/protocol';
-import type { AcquireOutcome, Grant, LeaseRecord, ReleaseOutcome, RenewOutcome } from 'lease-fence';
+import type { CoordinatorAcquireOutcome } from '@lease-fence/coordinator-core';
+import type { Grant, LeaseRecord, ReleaseOutcome, RenewOutcome } from 'lease-fence';
 import type { WireDenial } from '../http/denied-outcome.js';
 
 /** A grant on the wire. */
@@ -35,8 +36,17 @@ export function toWireLease(lease: LeaseRecord & { readonly inGrace: boolean }):
 const retryAfter = (millis: number): number => Math.max(0, Math.ceil(millis));
 
 /** A denied outcome of acquire, renew or release on the wire (`ok: false`, `reason`, and the reason's fields). */
-export function toWireDenial(outcome: Exclude<AcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: true }>): WireDenial {
+export function toWireDenial(outcome: Exclude<CoordinatorAcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: true }>): WireDenial {
   switch (outcome.reason) {
+    case 'fence-unavailable':
+      return {
+        ok: false,
+        reason: 'fence-unavailable',
+        error: 'fence-unavailable',
+        fence: outcome.fence,
+        retryable: true,
+        message: `no gate of this resource admitted fence ${outcome.fence} in time; the fence is burned (never granted, never issued again); retry, and the next attempt gets a higher fence`,
+      };
     case 'held':
       return { ok: false, reason: 'held', heldBy: outcome.heldBy, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
     case 'already-held':
