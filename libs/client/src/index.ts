@@ -2,7 +2,8 @@
  * `@lease-fence/client`: the agent SDK. Leases over the coordinator's HTTP API with idempotent
  * retries anchored at the first send ({@link LeaseFenceClient}), background renewal with an abort
  * signal ({@link LeaseKeeper}, `withLease`), rejection reporting from a resource's `FenceGate`
- * ({@link reportRejections}), and durable gate floors ({@link openFileFloorStore}).
+ * ({@link reportRejections}), durable gate floors ({@link openFileFloorStore}), and the gate link of
+ * fence-first handover ({@link openGateLink}).
  *
  * Test doubles live in `@lease-fence/client/testing`.
  *
@@ -49,3 +50,4 @@ export {
 } from './rejection-reporter.js';
 export { commitDurably, gateOptionsFrom, gateStateOf, type FloorStore, type GateState } from './floor-store.js';
 export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';
+export { openGateLink, type GateLink, type GateLinkEvent, type GateLinkOptions, type GuardedResource } from './gate-link.js';
