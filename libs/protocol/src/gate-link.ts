@@ -53,6 +53,9 @@ export const AdmitFrameSchema = z.object({
   fence: FenceSchema,
 });
 
+/** The parsed shape of {@link AdmitFrameSchema}. */
+export type AdmitFrame = z.infer<typeof AdmitFrameSchema>;
+
 /** coordinator → gate: a frame was refused (nothing changed). `field` names the offending field, dotted. */
 export const GateLinkErrorFrameSchema = z.object({ type: z.literal('error'), field: z.string(), message: z.string() });
 
