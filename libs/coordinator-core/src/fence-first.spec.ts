@@ -150,6 +150,17 @@ describe('fence-first decider', () => {
     expect(decide({ type: 'ActivateReservedLease', resource: 'r', fence: 1, gateId: 'g' }, restored, at(300)).events.map((e) => e.type)).toEqual(['FenceAdmitted', 'LeaseGranted']);
   });
 
+  it('a gate report naming a reserved fence as its floor is plausible, pending or burned (a gate may hold it)', () => {
+    const state = started();
+    for (const event of decide(reserve, state, at(100)).events) evolve(state, event);
+    const report = { type: 'RecordFenceRejection', gateId: 'g', resource: 'r', seq: 1, kind: 'stale', rejected: { holderId: 'old', fence: 1 }, current: { holderId: 'h', fence: 1 } } as const;
+    const stale = { ...report, current: { holderId: 'h', fence: 1 }, rejected: { holderId: 'old', fence: 1 } };
+    expect(decide({ ...stale, kind: 'double-grant' }, state, at(150)).outcome).toEqual({ ok: true, duplicate: false });
+    for (const event of decide({ type: 'BurnReservedFence', resource: 'r', fence: 1 }, state, at(700)).events) evolve(state, event);
+    expect(decide({ ...stale, kind: 'double-grant' }, fromSnapshot(toSnapshot(state))!, at(800)).outcome).toEqual({ ok: true, duplicate: false });
+    expect(decide({ ...report, resource: 'other', kind: 'double-grant' }, state, at(800)).outcome).toMatchObject({ ok: false, reason: 'implausible', field: 'rejected.fence' });
+  });
+
   it('activating or burning a fence that is not pending changes nothing', () => {
     const state = started();
     expect(decide({ type: 'ActivateReservedLease', resource: 'r', fence: 7, gateId: 'g' }, state, at(1))).toEqual({ events: [], outcome: { ok: false, reason: 'not-pending', fence: 7 } });

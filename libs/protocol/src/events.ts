@@ -320,6 +320,8 @@ export const CoordinatorSnapshotStateSchema = z.object({
   reservations: z
     .array(z.object({ resource: IdSchema, holderId: IdSchema, fence: FenceSchema, requestId: IdSchema, ttlMillis: z.number().int().positive(), deadlineMillis: MillisSchema }))
     .optional(),
+  /** Per resource, the highest fence fence-first handover ever reserved for it; absent = none. */
+  reservedFences: z.array(z.object({ resource: IdSchema, fence: FenceSchema })).optional(),
   table: z.unknown(),
 });
 /** The parsed shape of {@link CoordinatorSnapshotStateSchema}. */

@@ -110,7 +110,7 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
           },
         };
       }
-      const implausible = implausibleRejection(state.table, command);
+      const implausible = implausibleRejection(state.table, command, state.reservedFences);
       if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, seq, kind, rejected, current, gateWallMillis } = command;
       return {
@@ -136,7 +136,7 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       requireString('AdmitFence', 'resource', command.resource);
       requireString('AdmitFence', 'holderId', command.holderId);
       requirePositiveInteger('AdmitFence', 'fence', command.fence);
-      const implausible = implausibleAdmit(state.table, command);
+      const implausible = implausibleAdmit(state.table, command, state.reservedFences);
       if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, holderId, fence } = command;
       return { events: [{ type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId, holderId, fence } }], outcome: { ok: true } };
@@ -227,9 +227,13 @@ function decideStart(command: StartCoordinator, state: CoordinatorState, now: No
 
 const implausible = (field: ImplausibleField, message: string): ImplausibleReport => ({ ok: false, reason: 'implausible', field, message });
 
-/** Why `fence` cannot have been issued for `resource`, or undefined if it can (lease-fence's `wasFenceIssued`). */
-const neverIssued = (table: LeaseTable, field: ImplausibleField, resource: string, fence: number): ImplausibleReport | undefined =>
-  wasFenceIssued(table, resource, fence)
+/**
+ * Why `fence` cannot have been issued for `resource`, or undefined if it can (lease-fence's
+ * `wasFenceIssued`). A fence reserved for the resource by fence-first handover counts as issued
+ * even if it was never granted (pending or burned): a gate may have raised its floor to it.
+ */
+const neverIssued = (table: LeaseTable, reserved: ReadonlyMap<string, number>, field: ImplausibleField, resource: string, fence: number): ImplausibleReport | undefined =>
+  wasFenceIssued(table, resource, fence) || fence <= (reserved.get(resource) ?? 0)
     ? undefined
     : implausible(field, `${field} ${fence} was never issued for resource ${JSON.stringify(resource)} (the highest fence granted on it is ${table.highestFence(resource)})`);
 
@@ -243,7 +247,7 @@ const neverIssued = (table: LeaseTable, field: ImplausibleField, resource: strin
  * - the gate's wall time, when given, is at most {@link MAX_WALL_MILLIS};
  * - both fences were issued for this resource ({@link wasFenceIssued}).
  */
-function implausibleRejection(table: LeaseTable, report: RecordFenceRejection): ImplausibleReport | undefined {
+function implausibleRejection(table: LeaseTable, report: RecordFenceRejection, reserved: ReadonlyMap<string, number>): ImplausibleReport | undefined {
   const { kind, rejected, current, resource, gateWallMillis } = report;
   if (kind === 'stale' && rejected.fence >= current.fence) {
     return implausible('rejected.fence', `rejected.fence ${rejected.fence} is not below current.fence ${current.fence}, but a stale rejection's fence is below the gate's floor`);
@@ -257,12 +261,12 @@ function implausibleRejection(table: LeaseTable, report: RecordFenceRejection): 
   if (gateWallMillis !== undefined && gateWallMillis > MAX_WALL_MILLIS) {
     return implausible('gateWallMillis', `gateWallMillis must be epoch milliseconds no later than the year 3000 (${MAX_WALL_MILLIS}), got ${gateWallMillis}`);
   }
-  return neverIssued(table, 'rejected.fence', resource, rejected.fence) ?? neverIssued(table, 'current.fence', resource, current.fence);
+  return neverIssued(table, reserved, 'rejected.fence', resource, rejected.fence) ?? neverIssued(table, reserved, 'current.fence', resource, current.fence);
 }
 
 /** Why an admit cannot be true, or undefined if it can: a fence never issued for the resource, or its current fence for another holder. */
-function implausibleAdmit(table: LeaseTable, admit: AdmitFence): ImplausibleReport | undefined {
-  const unissued = neverIssued(table, 'fence', admit.resource, admit.fence);
+function implausibleAdmit(table: LeaseTable, admit: AdmitFence, reserved: ReadonlyMap<string, number>): ImplausibleReport | undefined {
+  const unissued = neverIssued(table, reserved, 'fence', admit.resource, admit.fence);
   if (unissued !== undefined) return unissued;
   const lease = table.lease(admit.resource);
   if (lease !== undefined && lease.fence === admit.fence && lease.holderId !== admit.holderId) {

@@ -78,6 +78,7 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
       if (state.table.lease(data.resource) !== undefined) throw corrupt(`resource ${JSON.stringify(data.resource)} still has a current lease; it must end first`);
       if (state.reservations.has(data.resource)) throw corrupt(`resource ${JSON.stringify(data.resource)} already has a pending reservation`);
       state.table.burnFence(data.fence);
+      state.reservedFences.set(data.resource, data.fence);
       state.reservations.set(data.resource, {
         resource: data.resource, holderId: data.holderId, fence: data.fence, requestId: data.requestId, ttlMillis: data.ttlMillis, deadlineMillis: data.deadlineMillis,
       });

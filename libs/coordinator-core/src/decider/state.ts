@@ -64,6 +64,11 @@ export interface CoordinatorState {
   lastSnapshotPosition: number;
   /** Fence-first reservations pending a gate's admit, by resource (at most one per resource). */
   readonly reservations: Map<string, Reservation>;
+  /**
+   * Per resource, the highest fence ever reserved for it by fence-first handover (granted,
+   * pending or burned): a gate may hold it as its floor, so reports naming it can be true.
+   */
+  readonly reservedFences: Map<string, number>;
 }
 
 /**
@@ -102,6 +107,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     rejections: [],
     lastSnapshotPosition: 0,
     reservations: new Map(),
+    reservedFences: new Map(),
   };
 }
 
@@ -154,6 +160,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     rejections: state.rejections.map((r) => ({ ...r })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     reservations: new Map(state.reservations),
+    reservedFences: new Map(state.reservedFences),
   };
 }
 
@@ -171,6 +178,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     rejections: state.rejections.map((r) => ({ ...r })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     ...(state.reservations.size === 0 ? {} : { reservations: [...state.reservations.values()].map((r) => ({ ...r })) }),
+    ...(state.reservedFences.size === 0 ? {} : { reservedFences: [...state.reservedFences].map(([resource, fence]) => ({ resource, fence })) }),
     table: state.table.toJSON(),
   };
   return { position: state.position, schemaVersion: COORDINATOR_SNAPSHOT_SCHEMA_VERSION, state: json };
@@ -222,5 +230,6 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     rejections: json.rejections,
     lastSnapshotPosition: json.lastSnapshotPosition,
     reservations: new Map((json.reservations ?? []).map((r) => [r.resource, { ...r }])),
+    reservedFences: new Map((json.reservedFences ?? []).map((r) => [r.resource, r.fence])),
   };
 }
