@@ -6,6 +6,7 @@
 import {
   AcquireBodySchema,
   AdmitBodySchema,
+  CoordinatorToGateFrameSchema,
   OkReplySchema,
   AlreadyHeldReplySchema,
   ErrorReplySchema,
@@ -65,6 +66,7 @@ export const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   RejectionsReply: RejectionsReplySchema,
   ReadinessReply: ReadinessReplySchema,
   StreamFrame: StreamFrameSchema,
+  CoordinatorToGateFrame: CoordinatorToGateFrameSchema,
   ErrorReply: ErrorReplySchema,
 };
 
@@ -88,6 +90,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       409: { description: 'Held by another holder (`held`), or already held by the caller (`already-held`, never a second fence).', schemas: [HeldReplySchema, AlreadyHeldReplySchema] },
       410: { description: 'The requestId was granted before and that lease has ended: never a fresh grant for it.', schemas: [ExpiredReplySchema] },
       ...leaseWrite,
+      503: error('The coordinator cannot serve (`reason` as for every route), or, on a resource of `LEASE_FENCE_FENCE_FIRST`, `fence-unavailable`: no gate admitted the new `fence` in time; it is burned and a retry (even with the same requestId) gets a higher one. `retryable: true`.'),
     },
   },
   {
@@ -123,6 +126,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'post', path: '/v1/resources/{resource}/admit', role: 'gate', body: AdmitBodySchema,
     summary: 'Record that a gate raised its floor to a fence without a write, as `FenceAdmitted`.',
     replies: { 202: { description: 'Recorded.', schemas: [OkReplySchema] }, ...leaseWrite },
+  },
+  {
+    method: 'get', path: '/v1/gates/link', role: 'gate',
+    summary: 'WebSocket (upgrade) for fence-first handover: the gate sends `guard` (its resources, within its token\'s patterns) and answers each `admit` with `admitted` once its raised floor is durable. '
+      + 'Frames are the protocol\'s gate-link schemas; a frame the coordinator cannot accept gets an `error` frame naming the field and changes nothing. The token may be the `token` query parameter or the Authorization header.',
+    replies: { 101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [CoordinatorToGateFrameSchema] }, 401: UNAUTHENTICATED, 403: FORBIDDEN },
   },
   {
     method: 'get', path: '/v1/leases', role: 'viewer', summary: 'Current holders, including leases carried across a restart (in their grace period).',
