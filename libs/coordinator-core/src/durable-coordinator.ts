@@ -16,7 +16,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
-import { MAX_TTL_MILLIS, type AcquireOutcome, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
+import { MAX_TTL_MILLIS, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
 import type { AdmitFence, AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome, ReservedFence } from './decider/commands.js';
 import { decide } from './decider/decide.js';
