@@ -238,7 +238,8 @@ export class DurableCoordinator {
         const activated = await this.enqueue({ type: 'ActivateReservedLease', resource, fence, gateId: admitted.gateId });
         if (activated.ok !== false || activated.reason !== 'not-pending') return activated;
       } else {
-        await this.enqueue({ type: 'BurnReservedFence', resource, fence });
+        const burned = await this.enqueue({ type: 'BurnReservedFence', resource, fence });
+        if (burned.reason === 'fence-unavailable') return burned;
       }
       return { ok: false, reason: 'fence-unavailable', fence };
     })().finally(() => this.handovers.delete(fence));

@@ -6,6 +6,9 @@
  * @see ./durable-coordinator.ts
  */
 import type { AcquireOutcome } from 'lease-fence';
+import type { FenceUnavailable } from './decider/commands.js';
+
+export type { FenceUnavailable } from './decider/commands.js';
 
 /** What the coordinator asks a gate of `resource`: durably raise your floor to `fence` for `holderId`. */
 export interface FenceAdmitRequest {
@@ -31,18 +34,6 @@ export interface FenceFirstOptions {
    * so simulated time can drive it). A rejection counts as `undefined`.
    */
   admit(request: FenceAdmitRequest): Promise<{ readonly gateId: string } | undefined>;
-}
-
-/**
- * The acquire denial of fence-first mode: no gate of the resource admitted `fence` in time, so it
- * was burned (never granted, never issued again). Retryable: a retry, even with the same
- * requestId, is a new attempt and reserves a higher fence. Answered 503 over HTTP.
- */
-export interface FenceUnavailable {
-  readonly ok: false;
-  readonly reason: 'fence-unavailable';
-  /** The burned fence. */
-  readonly fence: number;
 }
 
 /** What {@link DurableCoordinator.acquire} resolves to: lease-fence's outcomes, plus {@link FenceUnavailable} in fence-first mode. */

@@ -81,11 +81,13 @@ describe('fence-first handover', () => {
 
   it('burns the fence when no gate admits it: fence-unavailable, and the next acquire (same requestId too) gets a higher fence', async () => {
     const gates = manualGates();
-    const { coordinator, log } = await openOn(createTestEventLogStorage(), gates.options);
+    const outcomes: [string, { ok: boolean; reason?: string }][] = [];
+    const { coordinator, log } = await openOn(createTestEventLogStorage(), gates.options, { onOutcome: (command, outcome) => outcomes.push([command, outcome]) });
     const acquiring = coordinator.acquire({ resource: 'deploy-slot', holderId: 'agent-b', requestId: 'b-1' });
     await gates.untilAsked(1);
     gates.asked[0]!.answer(undefined);
     expect(await acquiring).toEqual({ ok: false, reason: 'fence-unavailable', fence: 1 });
+    expect(outcomes).toContainEqual(['BurnReservedFence', { ok: false, reason: 'fence-unavailable' }]); // metrics count it as a denial
     expect((await eventsOf(log)).at(-1)).toMatchObject({ type: 'FenceBurned', data: { fence: 1, reason: 'fence-unavailable' } });
     expect(coordinator.leases()).toEqual([]);
 

@@ -240,8 +240,24 @@ export type ReserveFenceOutcome = AcquireOutcome | { readonly ok: 'pending'; rea
  * activated or burned before, or never reserved): no event.
  */
 export type ActivateOutcome = AcquireOutcome | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
-/** Outcome of `BurnReservedFence`; see {@link ActivateOutcome}. */
-export type BurnOutcome = { readonly ok: true; readonly burned: true } | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
+/**
+ * The acquire denial of fence-first mode: no gate of the resource admitted `fence` in time, so it
+ * was burned (never granted, never issued again). Retryable: a retry, even with the same
+ * requestId, is a new attempt and reserves a higher fence. Answered 503 over HTTP.
+ */
+export interface FenceUnavailable {
+  readonly ok: false;
+  readonly reason: 'fence-unavailable';
+  /** The burned fence. */
+  readonly fence: number;
+}
+
+/**
+ * Outcome of `BurnReservedFence`: the burn is the acquire's answer, {@link FenceUnavailable}
+ * (one `FenceBurned` event; counted as a denial by the metrics hooks), or `'not-pending'` with no
+ * event; see {@link ActivateOutcome}.
+ */
+export type BurnOutcome = FenceUnavailable | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
 
 /** Outcome of `StartCoordinator`. */
 export interface StartOutcome {

@@ -89,11 +89,11 @@ export function decideActivate(command: ActivateReservedLease, state: Coordinato
   };
 }
 
-/** Burns the fence reserved on `resource` (`FenceBurned`, `fence-unavailable`), or `'not-pending'` with no event. */
+/** Burns the fence reserved on `resource` (`FenceBurned`; outcome `fence-unavailable`, the acquire's answer), or `'not-pending'` with no event. */
 export function decideBurn(command: BurnReservedFence, state: CoordinatorState, stamp: Stamp): Decided<BurnOutcome> {
   const reserved = state.reservations.get(command.resource);
   if (reserved === undefined || reserved.fence !== command.fence) return { events: [], outcome: { ok: false, reason: 'not-pending', fence: command.fence } };
-  return { events: [burned(reserved, stamp, 'fence-unavailable')], outcome: { ok: true, burned: true } };
+  return { events: [burned(reserved, stamp, 'fence-unavailable')], outcome: { ok: false, reason: 'fence-unavailable', fence: reserved.fence } };
 }
 
 /**
