@@ -34,9 +34,9 @@ describe('CoordinatorEventSchema', () => {
     expect(CoordinatorEventSchema.safeParse({ ...granted, version: 2 }).success).toBe(false);
   });
 
-  it('lists every event type of the design, and the checkpoint', () => {
+  it('lists every event type of the design, the checkpoint and fence-first handover\'s', () => {
     expect([...COORDINATOR_EVENT_TYPES].sort()).toEqual([
-      'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceRejected', 'LeaseExpired',
+      'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceBurned', 'FenceRejected', 'FenceReserved', 'LeaseExpired',
       'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'SnapshotTaken',
     ]);
   });

@@ -74,13 +74,13 @@ describe('fence-first handovers on the lane', () => {
     const window = { fromWallMillis: 1_000_000, toWallMillis: 1_001_000 };
     const filled: { style: string; rect: number[] }[] = [];
     const noop = (): void => undefined;
-    const ctx = {
+    const ctx: { fillStyle: unknown } & Record<string, unknown> = {
       fillStyle: '', strokeStyle: '', lineWidth: 1, font: '', textBaseline: 'middle', textAlign: 'left', globalAlpha: 1,
       clearRect: noop, beginPath: noop, moveTo: noop, lineTo: noop, closePath: noop, fill: noop, stroke: noop, fillText: noop, setLineDash: noop, save: noop, restore: noop, arc: noop,
-      fillRect(x: number, y: number, w: number, h: number) { filled.push({ style: String(this.fillStyle), rect: [x, y, w, h] }); },
-    } as unknown as Canvas2DLike;
+    };
+    ctx.fillRect = (x: number, y: number, w: number, h: number) => { filled.push({ style: String(ctx.fillStyle), rect: [x, y, w, h] }); };
 
-    drawTimeline(ctx, [{ y: 24, layout: layoutLane(lane, { window, widthPx: 1_000 }), highlighted: false }], {
+    drawTimeline(ctx as unknown as Canvas2DLike, [{ y: 24, layout: layoutLane(lane, { window, widthPx: 1_000 }), highlighted: false }], {
       widthPx: 1_100, heightPx: 60, rowHeightPx: 22, labelWidthPx: 100, axisHeightPx: 24, window, restarts: [], colorOf: () => '#888',
     });
 
