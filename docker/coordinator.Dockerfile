@@ -8,9 +8,16 @@
 # Stage 1 builds every package the coordinator needs with the full dev toolchain (TypeScript, Nx,
 # Vite) and then installs the coordinator's production dependencies only. better-sqlite3 is a
 # native module: when no prebuilt binary can be downloaded it compiles from source, hence
-# python3, make and g++ in this stage only.
+# python3, make and g++ in this stage only; of its build only the addon itself goes on to the
+# runtime stage (not the SQLite sources, object files, static library or test extension).
+#
+# Base image: Node 22, the maintained LTS line (Node 20 reached its end of life in April 2026).
+# Pin it by digest for reproducible builds: CI resolves the tag's current digest with
+#   docker buildx imagetools inspect node:22-bookworm-slim --format '{{json .Manifest.Digest}}'
+# and builds with --build-arg NODE_IMAGE=node:22-bookworm-slim@sha256:<digest> (it could not be
+# resolved where this file was written: no registry access).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
@@ -43,6 +50,11 @@ RUN npx nx run-many -t build --projects=@lease-fence/coordinator,@lease-fence/da
 RUN npm ci --omit=dev --workspace=@lease-fence/coordinator --no-audit --no-fund \
  && mkdir -p /app \
  && cp -a package.json node_modules /app/ \
+ && cd /app/node_modules/better-sqlite3 \
+ && mv build/Release/better_sqlite3.node /tmp/better_sqlite3.node \
+ && rm -rf build deps src binding.gyp \
+ && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/ \
+ && cd /src \
  && for pkg in libs/lease-fence libs/protocol libs/coordinator-core libs/event-log-memory libs/event-log-sqlite libs/event-log-eventstoredb apps/coordinator; do \
       mkdir -p "/app/$pkg" && cp -a "$pkg/package.json" "$pkg/dist" "/app/$pkg/"; \
     done \
@@ -59,7 +71,9 @@ COPY --from=build /app /app
 RUN mkdir -p /var/lib/lease-fence && chown node:node /var/lib/lease-fence
 USER node
 EXPOSE 3000
-# Ready = recovery finished and the coordinator may grant; 503 while the event log is unreachable.
+# Liveness, not readiness: /healthz answers 200 while the process serves. /readyz is for load
+# balancers and orchestrators' readiness probes: it answers 503 while recovering, while the event
+# log is unreachable, and forever on a standby (LEASE_FENCE_ROLE=standby), which is healthy.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "apps/coordinator/dist/main.js"]

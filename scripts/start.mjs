@@ -8,7 +8,11 @@
  * `npm run coordinator` (`--coordinator-only`): the same without the demo.
  *
  * Options: `--coordinator-only`, `--skip-build`. Stops on SIGINT, SIGTERM, SIGHUP, and when its parent
- * (e.g. npm) goes away.
+ * (e.g. npm) goes away. The children run in process groups of their own (so Ctrl-C reaches only
+ * this script, which stops them in order) and each holds an IPC channel to it: if this script dies
+ * without stopping them (`kill -9` of its process group, a supervisor or CI runner killing it),
+ * the channel closes and they stop by themselves instead of running on as orphans holding the port
+ * and the data directory.
  * Environment: PORT (3000; 0 = any free port), HOST (127.0.0.1), LEASE_FENCE_DATA_DIR (./data),
  * LEASE_FENCE_TOKENS_FILE (<data>/tokens.json), DEMO_AGENTS (4) and the demo's DEMO_* settings.
  */
@@ -51,13 +55,13 @@ const tokens = readOrCreateTokens();
 const viewer = tokens.find((entry) => entry.role === 'viewer');
 
 // 3. Coordinator, in its own process group so Ctrl-C reaches only this script, which stops
-// the children in order.
+// the children in order; the IPC channel ('ipc') is how it notices that this script has died.
 /** @type {Map<string, import('node:child_process').ChildProcess>} */
 const children = new Map();
 const coordinator = spawn(process.execPath, [coordinatorMain], {
   cwd: root,
   detached: true,
-  stdio: ['ignore', 'pipe', 'pipe'],
+  stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   env: {
     ...process.env,
     PORT: env('PORT') ?? '3000',
@@ -109,7 +113,7 @@ if (!coordinatorOnly) {
   const demo = spawn(process.execPath, [demoMain], {
     cwd: root,
     detached: true,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, LEASE_FENCE_URL: url, LEASE_FENCE_TOKENS_FILE: tokensFile, LEASE_FENCE_DEMO_DIR: join(dataDir, 'demo'), DEMO_AGENTS: String(agentCount) },
   });
   children.set('demo', demo);

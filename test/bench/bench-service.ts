@@ -12,7 +12,11 @@
  *
  * `LEASE_FENCE_BENCH_CPU_PROF_DIR=<dir>` makes the coordinator write a CPU profile per round there.
  * Options (after `--`): `--seconds 10 --concurrency 32 --resources 64 --rounds 3
- * --systems etcd,redis-always,mock-http`. Figures, not a test: nothing here asserts.
+ * --systems etcd,redis-always,mock-http --modes default`. Figures, not a test: nothing here asserts.
+ *
+ * `--modes default,lock-delay` runs our coordinator once per mode ({@link MODES}: the environment
+ * each mode adds) in every round, interleaved (round 1: each mode, round 2: each mode, …), each
+ * with the peers of `--systems` beside it, and adds a table of each mode against `default`.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -31,10 +35,31 @@ const { values: options } = parseArgs({
     resources: { type: 'string', default: '64' },
     rounds: { type: 'string', default: '3' },
     systems: { type: 'string', default: 'etcd,redis-always,mock-http' },
+    modes: { type: 'string', default: 'default' },
   },
 });
 const concurrency = Number(options.concurrency);
 const PRODUCT_LABEL = 'lease-fence';
+
+/**
+ * The coordinator's modes, as the environment each one adds to the default configuration. The
+ * workload's leases never expire (TTL 10 s, released at once), so `lock-delay` measures what the
+ * rules cost on every acquire, not a delay actually waited out.
+ */
+const MODES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  default: {},
+  'lock-delay': { LEASE_FENCE_LOCK_DELAY: '*=5000' },
+};
+const modes = options.modes.split(',').map((mode) => mode.trim());
+for (const mode of modes) {
+  if (MODES[mode] === undefined) {
+    console.error(`bench:service: --modes: unknown mode ${JSON.stringify(mode)}; known: ${Object.keys(MODES).join(', ')}`);
+    process.exit(2);
+  }
+}
+/** Our system's label in the harness's results: `lease-fence`, or `lease-fence/<mode>` for a mode other than the default. */
+const labelOf = (mode: string): string => (mode === 'default' ? PRODUCT_LABEL : `${PRODUCT_LABEL}/${mode}`);
+const isOurs = (system: string): boolean => system === PRODUCT_LABEL || system.startsWith(`${PRODUCT_LABEL}/`);
 
 /** One fsync probe line of the harness: what it measured and its figures (`p50_ms`, `p99_ms`, … milliseconds). */
 interface ProbeLine {
@@ -59,6 +84,7 @@ interface WorkloadResult {
 
 /** The adapter's memory line for one round of our coordinator. */
 interface MemoryRecord {
+  readonly system: string;
   readonly round: number;
   readonly server_rss_mean_mib: number | null;
   readonly server_rss_peak_mib: number | null;
@@ -108,9 +134,9 @@ function report(results: readonly WorkloadResult[], memory: readonly MemoryRecor
   const rows = systems.map((s) => {
     const rs = per.get(s)!;
     const ok = rs.map((r) => r.acquires_ok_per_s);
-    const isOurs = s === PRODUCT_LABEL;
+    const ourMemory = memory.filter((x) => x.system === s);
     return [
-      isOurs ? `**${s}**` : s,
+      isOurs(s) ? `**${s}**` : s,
       String(rs.length),
       fixed(m(s, (r) => r.releases_per_s), 0),
       fixed(m(s, (r) => r.acquires_ok_per_s), 0),
@@ -120,7 +146,7 @@ function report(results: readonly WorkloadResult[], memory: readonly MemoryRecor
       `${fixed(m(s, (r) => r.latency.renew.p50_ms), 2)} / ${fixed(m(s, (r) => r.latency.renew.p99_ms), 1)}`,
       `${fixed(m(s, (r) => r.latency.release.p50_ms), 2)} / ${fixed(m(s, (r) => r.latency.release.p99_ms), 1)}`,
       `${fixed(m(s, (r) => r.server_cpu_cores), 2)} / ${fixed(m(s, (r) => r.client_cpu_cores), 2)}`,
-      isOurs ? `${fixed(median(memory.map((x) => x.server_rss_mean_mib)), 0)} / ${fixed(median(memory.map((x) => x.server_rss_peak_mib)), 0)}` : '',
+      isOurs(s) ? `${fixed(median(ourMemory.map((x) => x.server_rss_mean_mib)), 0)} / ${fixed(median(ourMemory.map((x) => x.server_rss_peak_mib)), 0)}` : '',
       String(rs.reduce((n, r) => n + r.errors.acquire + r.errors.renew + r.errors.release, 0)),
       String(rs.reduce((n, r) => n + r.fence_violations + r.overlap_violations, 0)),
     ];
@@ -134,7 +160,7 @@ function report(results: readonly WorkloadResult[], memory: readonly MemoryRecor
   console.log('\ncycles/s = completed acquire → renew → release cycles per second; a busy acquire is a counted attempt, not a cycle.');
   if (!per.has(PRODUCT_LABEL)) return;
   console.log('\nratios, lease-fence / peer (throughput > 1: we do more; p99 < 1: we are faster):\n');
-  const ratioRows = systems.filter((s) => s !== PRODUCT_LABEL).map((peer) => [
+  const ratioRows = systems.filter((s) => !isOurs(s)).map((peer) => [
     `lease-fence / ${peer}`,
     `× ${fixed(ours((r) => r.acquires_ok_per_s) / m(peer, (r) => r.acquires_ok_per_s), 2)}`,
     `× ${fixed(ours((r) => r.releases_per_s) / m(peer, (r) => r.releases_per_s), 2)}`,
@@ -142,7 +168,17 @@ function report(results: readonly WorkloadResult[], memory: readonly MemoryRecor
     `× ${fixed(ours((r) => r.latency.renew.p99_ms) / m(peer, (r) => r.latency.renew.p99_ms), 2)}`,
     `× ${fixed(ours((r) => r.latency.release.p99_ms) / m(peer, (r) => r.latency.release.p99_ms), 2)}`,
   ]);
-  console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows));
+  if (ratioRows.length > 0) console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows));
+  const modeRows = systems.filter((s) => isOurs(s) && s !== PRODUCT_LABEL).map((mode) => [
+    `${mode} / ${PRODUCT_LABEL}`,
+    `× ${fixed(m(mode, (r) => r.acquires_ok_per_s) / ours((r) => r.acquires_ok_per_s), 2)}`,
+    `× ${fixed(m(mode, (r) => r.releases_per_s) / ours((r) => r.releases_per_s), 2)}`,
+    `× ${fixed(m(mode, (r) => r.latency.acquire.p99_ms) / ours((r) => r.latency.acquire.p99_ms), 2)}`,
+  ]);
+  if (modeRows.length > 0) {
+    console.log('\nmodes against the default (the cost of each mode; throughput < 1 and p99 > 1: it costs):\n');
+    console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99'], modeRows));
+  }
   for (const [index, probe] of probes.entries()) {
     console.log(`\ndisk, ${index === 0 ? 'before the rounds' : index === probes.length - 1 ? 'after the rounds' : `probe ${index + 1}`}: ${probe.probe}: ${JSON.stringify(probe.result)}`);
   }
@@ -176,15 +212,27 @@ try {
   const resultsFile = join(work, 'results.jsonl');
   const memoryFile = join(work, 'memory.jsonl');
   // The product command runs from the repository root; `env … node` execs node, so run.sh's PID is the server's.
-  const productCommand = `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} node ${cpuProfileArgs().join(' ')} apps/coordinator/dist/main.js`;
-  const code = await run('bash', [
+  const productCommand = (mode: string): string => {
+    const modeEnv = Object.entries(MODES[mode] ?? {}).map(([name, value]) => `${name}='${value}'`).join(' ');
+    return `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} ${modeEnv} node ${cpuProfileArgs().join(' ')} apps/coordinator/dist/main.js`;
+  };
+  const runHarness = (mode: string, rounds: string): Promise<number> => run('bash', [
     join(harness, 'run.sh'),
     '--seconds', options.seconds, '--concurrency', options.concurrency, '--resources', options.resources,
-    '--rounds', options.rounds, '--systems', options.systems, '--out', resultsFile,
-    '--product-cmd', productCommand,
+    '--rounds', rounds, '--systems', options.systems, '--out', resultsFile,
+    '--product-cmd', productCommand(mode),
     '--product-adapter', join(root, 'test', 'bench', 'adapters', 'lease-fence-coordinator.mjs'),
-    '--product-label', PRODUCT_LABEL,
+    '--product-label', labelOf(mode),
   ], root, { ...process.env, LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile, LEASE_FENCE_BENCH_SIDE_FILE: memoryFile });
+  let code = 0;
+  if (modes.length === 1) {
+    code = await runHarness(modes[0]!, options.rounds);
+  } else {
+    // The harness runs one product per call: one call per mode and round, interleaved.
+    for (let round = 1; round <= Number(options.rounds); round += 1) {
+      for (const mode of modes) code = Math.max(code, await runHarness(mode, '1'));
+    }
+  }
   const lines = readJsonLines<WorkloadResult & Partial<ProbeLine>>(resultsFile);
   // run.sh named its results file, which lives in this run's temp dir: keep a copy (test/dist is not in git).
   const kept = join(root, 'test', 'dist', 'bench-results', `service-${new Date().toISOString().replaceAll(':', '-')}.jsonl`);

@@ -18,7 +18,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LogLine, type RunningCoordinator, spawnCoordinator, startCoordinator, type StartCoordinatorOptions } from '../support/coordinator-process.js';
 import { coordinatorHttp, type HttpReply } from '../support/coordinator-http.js';
 import { startEsdbWireEmulator, type EsdbWireEmulator } from '../support/esdb-wire-emulator/index.js';
+import { createSigningKeysFile } from '../support/signing-keys.js';
 import { waitForExit } from '../support/stop-by-pid.js';
+import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { openStream, type StreamClient } from '../support/stream-client.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
@@ -29,11 +31,16 @@ interface EventsBody { readonly events: readonly { readonly position: number; re
 
 let emulator: EsdbWireEmulator;
 let namespaces = 0;
+/** One signing key set for every coordinator here: an active one and its standby must sign with the same key. */
+let keysDir: string;
+let signingKeysFile: string;
 const running: RunningCoordinator[] = [];
 const streams: StreamClient[] = [];
 
 beforeAll(async () => {
   emulator = await startEsdbWireEmulator();
+  keysDir = await createTempDir('lease-fence-esdb-keys-');
+  signingKeysFile = await createSigningKeysFile(keysDir);
 });
 afterEach(async () => {
   emulator.resume();
@@ -42,12 +49,14 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await emulator.stop();
+  await removeTempDir(keysDir);
 });
 
 /** The environment of a coordinator on a fresh namespace of the emulator; quick re-opens (≤ 1 s apart). */
 const eventStoreEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
   LEASE_FENCE_EVENT_LOG: 'eventstoredb',
   EVENTSTORE_CONNECTION_STRING: emulator.connectionString,
+  LEASE_FENCE_SIGNING_KEYS_FILE: signingKeysFile,
   LEASE_FENCE_NAMESPACE: `service-${process.pid}-${++namespaces}`,
   LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS: '1000',
   ...extra,

@@ -10,6 +10,7 @@ import { EventsReplySchema, type RecordedEvent } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCoordinator, type RunningCoordinator } from '../support/coordinator-process.js';
 import { startEsdbWireEmulator, type EsdbWireEmulator, type StoredEvent } from '../support/esdb-wire-emulator/index.js';
+import { createSigningKeysFile } from '../support/signing-keys.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { writeTokensFile } from '../support/test-tokens.js';
 import { TEST_TOKENS as DEMO_TOKENS } from '../sdk/support/coordinator-process.js';
@@ -81,6 +82,7 @@ describe('the demo on EventStoreDB', () => {
       env: {
         LEASE_FENCE_EVENT_LOG: 'eventstoredb',
         EVENTSTORE_CONNECTION_STRING: emulator.connectionString,
+        LEASE_FENCE_SIGNING_KEYS_FILE: await createSigningKeysFile(dir),
         LEASE_FENCE_NAMESPACE: NAMESPACE,
         LEASE_FENCE_TOKENS_FILE: tokensFile,
       },
@@ -98,7 +100,8 @@ describe('the demo on EventStoreDB', () => {
     'serves the demo end to end: grants, renewals, expiries and refused stale writes are logged, every event served is in the EventStoreDB stream at its position, and the demo stops cleanly',
     async () => {
       // Given the built coordinator on the emulator, and the built demo started against it
-      const running = startDemo({ coordinatorUrl: coordinator!.url, tokensFile, dataDir: join(dir!, 'demo'), env: DEMO_SETTINGS });
+      // (the deploy slot accepts signed grants of this namespace only)
+      const running = startDemo({ coordinatorUrl: coordinator!.url, tokensFile, dataDir: join(dir!, 'demo'), env: { ...DEMO_SETTINGS, LEASE_FENCE_NAMESPACE: NAMESPACE } });
       demo = running;
 
       // When its agents contend until the log shows a grant, a renewal, an expiry and a stale write refused at the slot

@@ -69,6 +69,8 @@ const CASES: Readonly<Record<string, Case>> = {
   'a rejection without seq': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, seq: undefined }, status: 400, field: 'seq' },
   'a rejection of an unknown kind': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, kind: 'late' }, status: 400, field: 'kind' },
   'a rejection with a negative rejected fence': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: -1 } }, status: 400, field: 'rejected.fence' },
+  'a rejection with an unknown field inside rejected': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: 1, extra: 1 } }, status: 400, field: 'rejected.extra' },
+  'a rejection with an unknown field inside current': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, current: { holderId: 'b', fence: 2, note: 'x' } }, status: 400, field: 'current.note' },
   'a rejection for another resource than the path': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, resource: 'deploy-2' }, status: 400, field: 'resource' },
   'an admit without holderId': { method: 'POST', path: '/v1/resources/deploy-1/admit', token: gate, json: { fence: 3 }, status: 400, field: 'holderId' },
   // Well-formed reports that cannot be true of this coordinator's fences (only fence 1 was issued, on 'held').

@@ -3,34 +3,16 @@
  * check that the fence counter continues, a pre-crash holder can renew in the grace period while
  * another holder is refused, and a graceful stop (SIGTERM) exits 0 with every acknowledged grant durable.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
+import { describe, expect, it } from 'vitest';
 import { coordinatorHttp, type HttpReply } from '../support/coordinator-http.js';
-import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { coordinatorsOnOneDataDir } from '../support/one-data-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
 interface GrantBody { ok: true; grant: { fence: number; holderId: string } }
 interface EventsBody { events: { position: number; event: { type: string; data: Record<string, unknown> } }[]; head: number }
 
-let dataDir: string;
-const running: RunningCoordinator[] = [];
-/** Long enough that the grace period cannot run out during the test; nothing here waits for it. */
-const env = { LEASE_FENCE_TTL_MILLIS: '60000' };
-
-beforeAll(async () => {
-  dataDir = await createTempDir('lease-fence-restart-');
-});
-
-afterAll(async () => {
-  for (const app of running) await app.cleanup();
-  await removeTempDir(dataDir);
-});
-
-const start = async (): Promise<RunningCoordinator> => {
-  const app = await startCoordinator({ dataDir, env });
-  running.push(app);
-  return app;
-};
+/** TTL long enough that the grace period cannot run out during the test; nothing here waits for it. */
+const { start } = coordinatorsOnOneDataDir('lease-fence-restart-', { LEASE_FENCE_TTL_MILLIS: '60000' });
 
 describe('restart with recovery', () => {
   it('after kill -9, continues the fence counter and honours the pre-crash holder in its grace period', async () => {
@@ -120,11 +102,7 @@ describe('restart with recovery', () => {
     expect((await oldAgent.post('/v1/leases/takeover-1/acquire', { requestId: 'takeover-1' })).status).toBe(200);
 
     // When a standby on the same log takes over in a silence between the old one's checkpoints (1 s apart)
-    const successor = await startCoordinator({
-      dataDir,
-      env: { ...env, LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '300' },
-    });
-    running.push(successor);
+    const successor = await start({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '300' });
 
     // Then the old one's next append conflicts: it stops granting and says why
     const refused = await oldAgent.post('/v1/leases/takeover-2/acquire', { requestId: 'takeover-2' });

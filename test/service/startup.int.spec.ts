@@ -107,4 +107,14 @@ describe('dashboard build', () => {
     const traversal = await call(app.url, 'GET', '/assets/..%2f..%2f..%2f..%2f..%2fetc%2fpasswd');
     expect(traversal.text).not.toContain('root:');
   });
+
+  it.each(['/health', '/livez', '/v2/leases', '/v2', '/healthz/extra', '/readyz/extra', '/metrics/extra', '/docs/missing', '/v1/missing'])(
+    'answers %s, an API-looking path that does not exist, with 404 JSON instead of the dashboard',
+    async (path) => {
+      const reply = await call<{ error?: string }>(app.url, 'GET', path, { token: TEST_TOKENS.viewer.token });
+      expect(reply.status, reply.text).toBe(404);
+      expect(reply.headers.get('content-type')).toContain('application/json');
+      expect(reply.body.error).toBe('not-found');
+    },
+  );
 });

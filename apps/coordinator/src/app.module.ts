@@ -15,6 +15,8 @@ import { DocsModule } from './docs/docs.module.js';
 import { EventLogModule } from './event-log/event-log.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LeasesModule } from './leases/leases.module.js';
+import type { GrantSigner } from './signing/grant-signer.js';
+import { SigningModule } from './signing/signing.module.js';
 import { StreamModule } from './stream/stream.module.js';
 
 /** What `main.ts` has prepared before the application is created. */
@@ -24,6 +26,8 @@ export interface AppModuleOptions {
   readonly logger: Logger;
   /** The log of 401 / 403 replies, shared by the exception filter and the stream. */
   readonly authFailures: AuthFailureLog;
+  /** Signs grant replies with the loaded signing keys (`signing/signing-keys.ts`). */
+  readonly signer: GrantSigner;
 }
 
 /** The root module. */
@@ -36,6 +40,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(options.config, options.logger),
         AuthModule.forRoot(options.tokens, options.authFailures),
+        SigningModule.forRoot(options.signer),
         EventLogModule,
         CoordinatorModule,
         LeasesModule,

@@ -1,11 +1,16 @@
 /**
  * Starts the coordinator: parse the configuration (exit 1 naming a bad variable), load the
- * tokens file (exit 1 naming a bad entry and field, or saying how to create a missing one), take
+ * tokens file (exit 1 naming a bad entry and field, or saying how to create a missing one), load
+ * the grant signing keys (exit 1 saying what is wrong with the key file), take
  * the SQLite log's lock (exit 1 if another coordinator holds it: nothing of the log is touched),
  * create the Nest application, listen, log `listening` with the bound URL, and only then recover
  * (`/readyz` answers 503 `recovering` meanwhile) and log `ready`. A process that cannot listen
  * exits without having appended to the log.
- * SIGTERM / SIGINT: stop accepting, finish in-flight appends, close the log, exit 0.
+ * SIGTERM / SIGINT: stop accepting, finish in-flight appends, close the log, exit 0; a shutdown
+ * still unfinished after {@link SHUTDOWN_DEADLINE_MILLIS} logs what was still open and exits 1.
+ * Started with an IPC channel (as `scripts/start.mjs` starts it), it stops the same way when the
+ * channel closes: its launcher is gone (even `kill -9` of the launcher's process group), and
+ * nobody would stop it otherwise.
  *
  * Middleware order (before Nest's routes): connection-close while stopping, the request log (debug
  * only), authentication of `/v1` (before the body is read: no token, no validation feedback), 405
@@ -35,18 +40,27 @@ import { createDashboardMiddleware } from './http/serve-dashboard.js';
 import { createLeaseFastPath } from './leases/lease-fast-path.js';
 import { LeasesController } from './leases/leases.controller.js';
 import { acquireLogLock, type LogLock, LogLockedError } from './lock/log-lock.js';
-import { createLogger, NestPinoLogger } from './logging/logger.js';
+import { createLogger, drainLogger, NestPinoLogger } from './logging/logger.js';
+import { GrantSigner } from './signing/grant-signer.js';
+import { loadSigningKeys, SIGNING_KEYS_FILE_VARIABLE, SigningKeysError } from './signing/signing-keys.js';
 import { createRequestLogMiddleware } from './logging/request-log.js';
 
 /** Server keep-alive: longer than common client and load-balancer idle timeouts, so connections are reused. */
 const KEEP_ALIVE_TIMEOUT_MILLIS = 65_000;
 /** After a stop signal, connections still open after this long are closed (milliseconds). */
 const SHUTDOWN_GRACE_MILLIS = 5_000;
+/**
+ * After a stop signal, a shutdown still unfinished after this long (a hung event log, a stuck
+ * hook) is abandoned: what was still open is logged and the process exits 1 (milliseconds).
+ * Below the 15 s `scripts/start.mjs` and common supervisors wait before SIGKILL.
+ */
+const SHUTDOWN_DEADLINE_MILLIS = 10_000;
+/** Longest wait for the last log lines to reach stdout before exiting (milliseconds). */
+const LOG_DRAIN_MILLIS = 1_000;
 
-const flush = (logger: Logger): Promise<void> => new Promise((resolve) => logger.flush(() => resolve()));
-
+/** Exits with `code` once the log lines so far are written, or after {@link LOG_DRAIN_MILLIS} (stdout may be gone). */
 async function exit(logger: Logger, code: number): Promise<never> {
-  await flush(logger);
+  await drainLogger(logger, LOG_DRAIN_MILLIS);
   process.exit(code);
 }
 
@@ -87,6 +101,45 @@ function lockLogOrExit(config: Config, logger: Logger): LogLock | undefined {
   return lock;
 }
 
+/**
+ * With an IPC channel to its launcher (`scripts/start.mjs` opens one), stops when the channel
+ * closes: the launcher has died (a `kill -9` of its process group does not reach this process,
+ * which runs in a group of its own). The channel does not keep the process alive by itself.
+ */
+function stopWhenLauncherGone(stop: (signal: string) => Promise<void>): void {
+  if (process.channel === undefined) return;
+  process.channel.unref();
+  if (!process.connected) void stop('launcher-gone');
+  else process.once('disconnect', () => void stop('launcher-gone'));
+}
+
+/** `['TCPWrap', 'Timeout', 'TCPWrap']` → `{ TCPWrap: 2, Timeout: 1 }`: what keeps the process busy, for the log. */
+const countOf = (names: readonly string[]): Record<string, number> => {
+  const counts: Record<string, number> = {};
+  for (const name of names) counts[name] = (counts[name] ?? 0) + 1;
+  return counts;
+};
+
+/**
+ * Loads the grant signing keys (the operator's file, or the data directory's, generated on the
+ * first start), or refuses to start saying what is wrong with the file.
+ */
+async function signerOrExit(config: Config, logger: Logger): Promise<GrantSigner> {
+  try {
+    const keys = await loadSigningKeys(config.signingKeysFile, config.dataDir);
+    const fields = { file: keys.file, kid: keys.active.kid, publishedKeys: keys.published.length };
+    if (keys.generated) logger.info(fields, 'generated a signing key (mode 0600): grants are signed with it');
+    else logger.info(fields, 'signing grants with the first key of the key set file');
+    if (keys.readableByOthers) logger.warn({ file: keys.file }, 'the signing keys file is readable by group or others: chmod 600 it');
+    return new GrantSigner(keys, config.namespace);
+  } catch (error) {
+    if (!(error instanceof SigningKeysError)) throw error;
+    await drainLogger(logger, LOG_DRAIN_MILLIS);
+    const variable = config.signingKeysFile === undefined ? 'LEASE_FENCE_DATA_DIR' : SIGNING_KEYS_FILE_VARIABLE;
+    refuseStart(new ConfigError([{ variable, message: error.message }]).message);
+  }
+}
+
 async function main(): Promise<void> {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
@@ -104,15 +157,16 @@ async function main(): Promise<void> {
     tokens = await loadTokensFile(config.tokensFile);
   } catch (error) {
     if (!(error instanceof TokensFileError)) throw error;
-    await flush(logger);
+    await drainLogger(logger, LOG_DRAIN_MILLIS);
     refuseStart(new ConfigError([{ variable: 'LEASE_FENCE_TOKENS_FILE', message: `${error.file}: ${error.problems.join('; ')}` }]).message);
   }
   lockLogOrExit(config, logger);
+  const signer = await signerOrExit(config, logger);
   const authFailures = new AuthFailureLog(logger);
 
   let app: NestExpressApplication;
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, tokens, logger, authFailures }), {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, tokens, logger, authFailures, signer }), {
       logger: new NestPinoLogger(logger),
       bodyParser: false,
       abortOnError: false,
@@ -165,6 +219,15 @@ async function main(): Promise<void> {
       logger.warn({ afterMillis: SHUTDOWN_GRACE_MILLIS }, 'shutdown: closing connections still open');
       server.closeAllConnections();
     }, SHUTDOWN_GRACE_MILLIS).unref();
+    setTimeout(() => {
+      server.getConnections((_error, openConnections) => {
+        logger.error(
+          { afterMillis: SHUTDOWN_DEADLINE_MILLIS, openConnections, stillOpen: countOf(process.getActiveResourcesInfo()) },
+          'shutdown did not finish in time (an append, the event log or a hook still pending); exiting',
+        );
+        void exit(logger, 1);
+      });
+    }, SHUTDOWN_DEADLINE_MILLIS); // not unref'd: it must fire even if nothing else keeps the process up
     try {
       await app.close();
       logger.info('stopped');
@@ -176,6 +239,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  stopWhenLauncherGone(stop);
 
   try {
     await app.listen(config.port, config.host);

@@ -4,12 +4,13 @@
  * its own database.
  *
  * Environment (set by main.js): `LEASE_FENCE_URL`, `DEMO_GATE_TOKEN`, `DEMO_RESOURCES`
- * (comma-separated), `DEMO_SLOT_PORT` (0 = any), `LEASE_FENCE_DEMO_DIR`.
+ * (comma-separated), `DEMO_SLOT_PORT` (0 = any), `LEASE_FENCE_DEMO_DIR`; `LEASE_FENCE_NAMESPACE`
+ * (default `default`): the namespace whose signed grants the slot accepts.
  * Sends `{ type: 'listening', url }` over IPC once it accepts writes.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { FenceGateClient } from '@lease-fence/client';
+import { FenceGateClient, FenceTokenVerifier } from '@lease-fence/client';
 import { DeployLedger } from './deploy-slot/deploy-ledger.js';
 import { openDeploySlotServer } from './deploy-slot/deploy-slot-server.js';
 import { createLogger } from './log.js';
@@ -25,10 +26,16 @@ const gateClient = new FenceGateClient({
   timeoutMillis: 2000,
   retry: { maxAttempts: 3, initialDelayMillis: 100, maxDelayMillis: 1000 },
 });
+// Signed grants are checked against the coordinator's published keys (fetched once, then cached).
+const verifier = new FenceTokenVerifier({
+  namespace: env['LEASE_FENCE_NAMESPACE'] ?? 'default',
+  keys: { url: new URL('/v1/keys', env['LEASE_FENCE_URL'] ?? '') },
+});
 const server = await openDeploySlotServer({
   resources: (env['DEMO_RESOURCES'] ?? '').split(',').filter((name) => name.length > 0),
   ledger,
   gateClient,
+  verifier,
   port: Number(env['DEMO_SLOT_PORT'] ?? '0'),
   log,
 });

@@ -5,7 +5,8 @@
  * grants, renewals, expiries, reassignments and refused stale writes (FenceRejected).
  *
  * Configuration: see `config.ts` (`LEASE_FENCE_URL`, `LEASE_FENCE_TOKENS_FILE`, `DEMO_*`).
- * Stops cleanly on SIGINT / SIGTERM (or after `DEMO_DURATION_MILLIS`): agents release their
+ * Stops cleanly on SIGINT / SIGTERM (or after `DEMO_DURATION_MILLIS`, or when the IPC channel of
+ * its launcher `scripts/start.mjs` closes because the launcher died): agents release their
  * leases, then the slot reports its last refusals and exits.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -152,6 +153,11 @@ const stop = async (why: string): Promise<void> => {
 };
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));
+// Started by scripts/start.mjs with an IPC channel: the channel closes when the launcher dies.
+if (process.channel !== undefined) {
+  process.channel.unref();
+  process.once('disconnect', () => void stop('launcher gone'));
+}
 if (config.durationMillis > 0) setTimeout(() => void stop(`ran for ${seconds(config.durationMillis)}`), config.durationMillis);
 
 /** Waits until the coordinator answers `GET /readyz` with 200 (up to 60 s). */

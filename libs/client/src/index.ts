@@ -2,8 +2,9 @@
  * `@lease-fence/client`: the agent SDK. Leases over the coordinator's HTTP API with idempotent
  * retries anchored at the first send ({@link LeaseFenceClient}), background renewal with an abort
  * signal ({@link LeaseKeeper}, `withLease`), rejection reporting from a resource's `FenceGate`
- * ({@link reportRejections}), durable gate floors ({@link openFileFloorStore}), and the gate link of
- * fence-first handover ({@link openGateLink}).
+ * ({@link reportRejections}), durable gate floors ({@link openFileFloorStore}), the check of
+ * coordinator-signed grants before a gate compares their fence ({@link FenceTokenVerifier}), and
+ * the gate link of fence-first handover ({@link openGateLink}).
  *
  * Test doubles live in `@lease-fence/client/testing`.
  *
@@ -17,6 +18,7 @@ export {
   type WithLeaseOptions,
   type WithLeaseResult,
 } from './lease-fence-client.js';
+export type { Lease } from './signed-lease.js';
 export { LeaseKeeper, type LeaseKeeperOptions, type LeaseKeeperState, type LeaseRenewer } from './lease-keeper.js';
 /** What acquire, renew and release resolve to: outcomes as data (documented in results.ts). */
 export type { AcquireResult, AcquireDenial, RenewResult, ReleaseResult, DeadOnArrival } from './results.js';
@@ -51,3 +53,15 @@ export {
 export { commitDurably, gateOptionsFrom, gateStateOf, type FloorStore, type GateState } from './floor-store.js';
 export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';
 export { openGateLink, type GateLink, type GateLinkEvent, type GateLinkOptions, type GuardedResource } from './gate-link.js';
+export {
+  FenceTokenVerifier,
+  commitVerified,
+  commitDurablyVerified,
+  InvalidFenceTokenError,
+  SigningKeysUnavailableError,
+  INVALID_FENCE_TOKEN_REASONS,
+  type FenceTokenVerifierOptions,
+  type FenceTokenVerifierStats,
+  type InvalidFenceTokenReason,
+  type SigningKeysSource,
+} from './fence-token-verifier.js';

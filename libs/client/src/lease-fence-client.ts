@@ -10,6 +10,7 @@ import {
   ExpiredReplySchema,
   GrantReplySchema,
   HeldReplySchema,
+  LockDelayReplySchema,
   NotHolderReplySchema,
   ReleaseReplySchema,
   type AcquireBody,
@@ -17,12 +18,13 @@ import {
   type RenewBody,
   type WireGrant,
 } from '@lease-fence/protocol';
-import { Instant, LeaseClient, createMonotonicClock, type Clock, type Grant, type Lease } from 'lease-fence';
+import { Instant, LeaseClient, createMonotonicClock, type Clock, type Grant, type Lease as LibraryLease } from 'lease-fence';
 import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
 import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.js';
 import { linkSignals } from './linked-signal.js';
 import type { LeaseLostError } from './errors.js';
 import type { AcquireDenial, AcquireResult, DeadOnArrival, ReleaseResult, RenewResult } from './results.js';
+import { signedLease, type Lease } from './signed-lease.js';
 import { systemTimers, type Timers } from './timers.js';
 
 /** Options of {@link LeaseFenceClient}. */
@@ -83,7 +85,8 @@ const ACQUIRE_REPLIES: ReplySchemas<
   | { ok: false; reason: 'held'; heldBy: string; retryAfterMillis: number }
   | { ok: false; reason: 'already-held'; heldBy: string; fence: number; retryAfterMillis: number }
   | { ok: false; reason: 'expired'; fence?: number | undefined }
-> = { 200: GrantReplySchema, 409: HeldReplySchema.or(AlreadyHeldReplySchema), 410: ExpiredReplySchema };
+  | { ok: false; reason: 'lock-delay'; retryAfterMillis: number }
+> = { 200: GrantReplySchema, 409: HeldReplySchema.or(AlreadyHeldReplySchema).or(LockDelayReplySchema), 410: ExpiredReplySchema };
 
 const RENEW_REPLIES: ReplySchemas<{ ok: true; grant: WireGrant } | { ok: false; reason: 'expired' | 'not-holder'; fence?: number | undefined }> = {
   200: GrantReplySchema,
@@ -100,7 +103,7 @@ const RELEASE_REPLIES: ReplySchemas<{ ok: true } | { ok: false; reason: 'expired
 const leasePath = (resource: string, action: 'acquire' | 'renew' | 'release'): string =>
   `/v1/leases/${encodeURIComponent(resource)}/${action}`;
 
-const toGrant = (wire: WireGrant): Grant => ({
+const toGrant = ({ signedToken: _signedToken, ...wire }: WireGrant): Grant => ({
   ...wire,
   coordinatorExpiresAt: Instant.of(wire.coordinatorExpiresAt.millis, wire.coordinatorExpiresAt.domain),
 });
@@ -121,7 +124,7 @@ const toGrant = (wire: WireGrant): Grant => ({
  * ```ts
  * const client = new LeaseFenceClient({ baseUrl: 'http://127.0.0.1:3000', token, holderId: 'agent-1', clockSkewMillis: 100 });
  * const result = await client.withLease('deploy-slot-a', async (lease, signal) => {
- *   await deploySlot.write(lease.token, signal); // the resource's FenceGate checks lease.token
+ *   await deploySlot.write(lease.signedToken, signal); // the resource verifies it, then its FenceGate checks the fence
  * });
  * ```
  */
@@ -132,6 +135,8 @@ export class LeaseFenceClient {
   readonly #leases: LeaseClient;
   readonly #timers: Timers;
   readonly #keepers = new WeakMap<Lease, LeaseKeeper>();
+  /** The library lease behind each SDK lease: the library renews only the leases it made. */
+  readonly #libraryLeases = new WeakMap<Lease, LibraryLease>();
 
   /**
    * @throws TypeError when `baseUrl` is not an http(s) URL, `token` or `holderId` is empty, or `clock` is not a Clock.
@@ -158,7 +163,8 @@ export class LeaseFenceClient {
    * Asks for a lease on `resource`. Anchors the deadline at the first send; retries of this call
    * reuse its requestId.
    *
-   * @returns A live lease, or a denial as data ({@link AcquireResult}).
+   * @returns A live lease carrying the coordinator's `signedToken` (pass it to the resource), or a
+   *   denial as data ({@link AcquireResult}).
    * @throws {@link CoordinatorUnreachableError} when every attempt failed without an answer (the
    *   coordinator may have granted the lease; it then expires after its ttl).
    * @throws {@link CoordinatorUnavailableError} when every attempt failed transiently and the last
@@ -172,14 +178,14 @@ export class LeaseFenceClient {
     const body: AcquireBody = { requestId: request.requestId, ...ttlOption(options) };
     const { value } = await this.#http.post(`acquire ${resource}`, leasePath(resource, 'acquire'), body, ACQUIRE_REPLIES, options.signal);
     if (!value.ok) return value.reason === 'expired' && value.fence === undefined ? { ok: false, reason: 'expired' } : value;
-    let lease: Lease;
+    let lease: LibraryLease;
     try {
       lease = this.#leases.completeAcquire(request, toGrant(value.grant));
     } catch (error) {
       await this.#releaseQuietly(resource, value.grant.fence);
       throw error;
     }
-    return this.#liveOrDead(lease);
+    return this.#liveOrDead(this.#signed(lease, value.grant.signedToken));
   }
 
   /**
@@ -191,11 +197,11 @@ export class LeaseFenceClient {
    */
   async renew(lease: Lease, options: LeaseRequestOptions = {}): Promise<RenewResult> {
     const current = this.#keepers.get(lease)?.lease ?? lease;
-    const request = this.#leases.beginRenewal(current, ttlOption(options));
+    const request = this.#leases.beginRenewal(this.#libraryLeases.get(current) ?? current, ttlOption(options));
     const body: RenewBody = { requestId: request.requestId, fence: request.fence, ...ttlOption(options) };
     const { value } = await this.#http.post(`renew ${current.resource}`, leasePath(current.resource, 'renew'), body, RENEW_REPLIES, options.signal);
     if (!value.ok) return { ok: false, reason: value.reason };
-    return this.#liveOrDead(this.#leases.completeRenewal(request, toGrant(value.grant)));
+    return this.#liveOrDead(this.#signed(this.#leases.completeRenewal(request, toGrant(value.grant)), value.grant.signedToken));
   }
 
   /**
@@ -226,9 +232,13 @@ export class LeaseFenceClient {
    * `fn` receives a live view of the lease (its `deadline` follows renewals) and a signal that is
    * aborted with a {@link LeaseLostError} as soon as the lease can no longer be trusted (renewal
    * answered expired / not-holder, or the deadline passed without a successful renewal). Checking
-   * the signal is advisory: write through the resource's `FenceGate` with `lease.token`.
+   * the signal is advisory: write through the resource's `FenceGate` with `lease.token`, or send
+   * `lease.signedToken` to a resource that verifies it (`FenceTokenVerifier`, `commitVerified`).
    *
-   * @returns `{ ok: true, value, lost, release }`, or the acquisition's denial (fn did not run).
+   * @returns `{ ok: true, value, lost, release }`, or the acquisition's denial (fn did not run):
+   *   `'held'`, `'already-held'`, `'expired'`, `'dead-on-arrival'`, or `'lock-delay'` while the
+   *   resource waits out its lock-delay after its previous holder was lost; after `'held'` and
+   *   `'lock-delay'`, call again once `retryAfterMillis` have passed.
    * @throws what `fn` throws; what {@link LeaseFenceClient.acquire} throws.
    * @see DESIGN.md § "The library's rules" (FenceGate)
    */
@@ -254,6 +264,12 @@ export class LeaseFenceClient {
       (error: unknown) => ({ ok: false, reason: 'release-failed', error }) as const,
     );
     return { ok: true, value, lost, release };
+  }
+
+  #signed(lease: LibraryLease, signedToken: string): Lease {
+    const signed = signedLease(lease, signedToken);
+    this.#libraryLeases.set(signed, lease);
+    return signed;
   }
 
   async #liveOrDead(lease: Lease): Promise<{ ok: true; lease: Lease } | DeadOnArrival> {

@@ -17,10 +17,10 @@ describe('LeaseKeeper watchdog after a shortening renewal', () => {
     const timers: ManualTimers = createManualTimers(clock);
     const leases = new LeaseClient({ clock, holderId: 'agent-1', clockSkewMillis: 100 });
     const coordinator = new LeaseCoordinator({ clock, ttlMillis: 10_000 });
-    const pending: ((result: RenewResult) => void)[] = [];
+    const pending: ((result: RenewResult<Lease>) => void)[] = [];
     let answered = 0;
-    const renewer: LeaseRenewer = {
-      renew(lease: Lease, options): Promise<RenewResult> {
+    const renewer: LeaseRenewer<Lease> = {
+      renew(lease: Lease, options): Promise<RenewResult<Lease>> {
         if (answered > 0) return new Promise((resolve) => pending.push(resolve)); // coordinator unreachable: no answer
         answered += 1;
         const request = leases.beginRenewal(lease, options.ttlMillis === undefined ? {} : { ttlMillis: options.ttlMillis });

@@ -9,12 +9,12 @@ const TTL_MILLIS = 3000;
 const SKEW_MILLIS = 100;
 
 /** A renewer whose replies the test hands out by hand, ignoring aborts like a reply already on the wire. */
-class ScriptedRenewer implements LeaseRenewer {
-  readonly renewals: { lease: Lease; reply: (result: RenewResult) => void }[] = [];
+class ScriptedRenewer implements LeaseRenewer<Lease> {
+  readonly renewals: { lease: Lease; reply: (result: RenewResult<Lease>) => void }[] = [];
   readonly releases: Lease[] = [];
   #onRenewal: (() => void) | undefined;
 
-  renew(lease: Lease): Promise<RenewResult> {
+  renew(lease: Lease): Promise<RenewResult<Lease>> {
     return new Promise((resolve) => {
       this.renewals.push({ lease, reply: resolve });
       this.#onRenewal?.();
@@ -50,7 +50,7 @@ describe('LeaseKeeper (scripted renewer)', () => {
     if (!outcome.ok) throw new Error('expected a grant');
     return leases.completeAcquire(request, outcome.grant);
   };
-  const renewalOf = (lease: Lease): RenewResult => {
+  const renewalOf = (lease: Lease): RenewResult<Lease> => {
     const request = leases.beginRenewal(lease);
     const outcome = coordinator.renew(request);
     if (!outcome.ok) throw new Error('expected a renewal');

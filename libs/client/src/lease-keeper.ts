@@ -4,20 +4,24 @@
  *
  * @see DESIGN.md § "The library's rules" (Client anchoring; An expired lease is never resurrected)
  */
-import type { Lease } from 'lease-fence';
+import type { Lease as LibraryLease } from 'lease-fence';
 import { LeaseLostError, type LeaseLostReason } from './errors.js';
 import { linkSignals } from './linked-signal.js';
 import type { ReleaseResult, RenewResult } from './results.js';
+import type { Lease } from './signed-lease.js';
 import { systemTimers, type Timers } from './timers.js';
 
-/** What a {@link LeaseKeeper} needs from a client; {@link LeaseFenceClient} provides it. */
-export interface LeaseRenewer {
-  renew(lease: Lease, options: { readonly ttlMillis?: number; readonly signal?: AbortSignal }): Promise<RenewResult>;
-  release(lease: Lease): Promise<ReleaseResult>;
+/**
+ * What a {@link LeaseKeeper} needs from a client; {@link LeaseFenceClient} provides it for the
+ * SDK's signed {@link Lease}s. `L` is the kind of lease kept (any library `Lease`).
+ */
+export interface LeaseRenewer<L extends LibraryLease = Lease> {
+  renew(lease: L, options: { readonly ttlMillis?: number; readonly signal?: AbortSignal }): Promise<RenewResult<L>>;
+  release(lease: L): Promise<ReleaseResult>;
 }
 
 /** Options of {@link LeaseKeeper}. */
-export interface LeaseKeeperOptions {
+export interface LeaseKeeperOptions<L extends LibraryLease = Lease> {
   /**
    * When to renew, as the fraction of the lease's window (send instant to deadline, client clock)
    * that has elapsed. Strictly between 0 and 1. With a 3000 ms ttl, 100 ms skew and the default,
@@ -37,7 +41,7 @@ export interface LeaseKeeperOptions {
   /** How the keeper waits. @defaultValue the client's timers ({@link systemTimers}) */
   readonly timers?: Timers;
   /** Called with each renewed lease (deadline moved forward). */
-  readonly onRenewed?: (lease: Lease) => void;
+  readonly onRenewed?: (lease: L) => void;
   /** Called once when the lease is lost (not when it is released). */
   readonly onLost?: (error: LeaseLostError) => void;
   /** Called when a renewal attempt failed without an answer; the keeper keeps trying until the deadline. */
@@ -58,26 +62,29 @@ export type LeaseKeeperState = 'held' | 'lost' | 'released';
  *   release or after the deadline is ignored, so it cannot revive the lease locally.
  * - Waits go through {@link Timers}, which chunk long delays (no `setTimeout` over 2^31 ms).
  *
+ * `L` is the kind of lease kept: the SDK's signed {@link Lease} (its view carries the latest
+ * `signedToken`), or any library `Lease`.
+ *
  * @see DESIGN.md § "The library's rules" (Client anchoring)
  */
-export class LeaseKeeper {
+export class LeaseKeeper<L extends LibraryLease = Lease> {
   /**
-   * A live view of the lease: the same token, and `deadline` / `hasExpired()` / `remainingMillis()`
-   * of the latest renewal. Pass it where a `Lease` is wanted; {@link LeaseFenceClient.renew}
-   * and `release` accept it.
+   * A live view of the lease: every field and method of the latest renewal (`deadline`,
+   * `hasExpired()`, `remainingMillis()`, and the same `token` and `signedToken`). Pass it where a
+   * `Lease` is wanted; {@link LeaseFenceClient.renew} and `release` accept it.
    */
-  readonly view: Lease;
-  readonly #client: LeaseRenewer;
+  readonly view: L;
+  readonly #client: LeaseRenewer<L>;
   readonly #timers: Timers;
   readonly #renewAtFraction: number;
   readonly #renewalRetryDelayMillis: number;
   readonly #ttlMillis: number | undefined;
-  readonly #options: LeaseKeeperOptions;
+  readonly #options: LeaseKeeperOptions<L>;
   readonly #stop = new AbortController();
   /** Aborted when a renewed lease is adopted, so the watchdog re-arms for the new deadline. */
   #rearm = new AbortController();
   readonly #trust = new AbortController();
-  #lease: Lease;
+  #lease: L;
   #state: LeaseKeeperState = 'held';
   #lost: LeaseLostError | undefined;
   #release: Promise<ReleaseResult> | undefined;
@@ -89,7 +96,7 @@ export class LeaseKeeper {
    * @throws RangeError when `renewAtFraction` is not strictly between 0 and 1, or
    *   `renewalRetryDelayMillis` is negative or not finite.
    */
-  constructor(client: LeaseRenewer, lease: Lease, options: LeaseKeeperOptions = {}) {
+  constructor(client: LeaseRenewer<L>, lease: L, options: LeaseKeeperOptions<L> = {}) {
     const renewAtFraction = options.renewAtFraction ?? 0.5;
     if (!(renewAtFraction > 0 && renewAtFraction < 1)) {
       throw new RangeError(`LeaseKeeper: renewAtFraction must be strictly between 0 and 1 (fraction of the lease window), got ${String(renewAtFraction)}`);
@@ -111,7 +118,7 @@ export class LeaseKeeper {
   }
 
   /** The latest lease (the acquired one, or the latest renewal). Its fence never changes. */
-  get lease(): Lease {
+  get lease(): L {
     return this.#lease;
   }
 
@@ -201,7 +208,7 @@ export class LeaseKeeper {
   }
 
   /** Makes `lease` the one held and re-arms the watchdog for its deadline. */
-  #adopt(lease: Lease): void {
+  #adopt(lease: L): void {
     this.#lease = lease;
     const previous = this.#rearm;
     this.#rearm = new AbortController();
@@ -216,7 +223,7 @@ export class LeaseKeeper {
         const waitMillis = lease.remainingMillis() - windowMillis * (1 - this.#renewAtFraction);
         if (waitMillis > 0) await this.#timers.sleep(waitMillis, this.#stop.signal);
         if (this.#state !== 'held') return;
-        let result: RenewResult;
+        let result: RenewResult<L>;
         try {
           result = await this.#client.renew(lease, { signal: this.#stop.signal, ...(this.#ttlMillis === undefined ? {} : { ttlMillis: this.#ttlMillis }) });
         } catch (error) {
@@ -250,33 +257,20 @@ const notify = <T>(listener: ((value: T) => void) | undefined, value: T): void =
   }
 };
 
-/** A {@link Lease} whose every read goes to the keeper's latest lease. */
-const liveView = (current: () => Lease): Lease =>
-  Object.freeze({
-    get resource() {
-      return current().resource;
-    },
-    get holderId() {
-      return current().holderId;
-    },
-    get fence() {
-      return current().fence;
-    },
-    get ttlMillis() {
-      return current().ttlMillis;
-    },
-    get sentAt() {
-      return current().sentAt;
-    },
-    get deadline() {
-      return current().deadline;
-    },
-    get token() {
-      return current().token;
-    },
-    get coordinatorExpiresAt() {
-      return current().coordinatorExpiresAt;
-    },
-    hasExpired: () => current().hasExpired(),
-    remainingMillis: () => current().remainingMillis(),
-  });
+/**
+ * A lease whose every read goes to the keeper's latest lease: each own field of the lease becomes a
+ * getter, each method a function calling the latest lease's method. Built from the lease's own
+ * keys, so a field the SDK adds (such as `signedToken`) follows renewals too.
+ */
+const liveView = <L extends LibraryLease>(current: () => L): L => {
+  const view: Record<string, unknown> = {};
+  const latest = (): Record<string, unknown> => current() as unknown as Record<string, unknown>;
+  for (const key of Object.keys(latest())) {
+    if (typeof latest()[key] === 'function') {
+      Object.defineProperty(view, key, { enumerable: true, value: (...args: unknown[]) => (latest()[key] as (...a: unknown[]) => unknown)(...args) });
+    } else {
+      Object.defineProperty(view, key, { enumerable: true, get: () => latest()[key] });
+    }
+  }
+  return Object.freeze(view) as L;
+};

@@ -9,6 +9,7 @@ import { FenceGate, StaleFenceError, type FenceToken } from 'lease-fence';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FenceGateClient } from './fence-gate-client.js';
 import { openFileFloorStore } from './file-floor-store.js';
+import { commitVerified, FenceTokenVerifier, InvalidFenceTokenError } from './fence-token-verifier.js';
 import { commitDurably, gateOptionsFrom, gateStateOf } from './floor-store.js';
 import { LeaseFenceClient } from './lease-fence-client.js';
 import { reportRejections } from './rejection-reporter.js';
@@ -51,7 +52,7 @@ describe('README examples', () => {
       const plan = await callTheModel({ signal }); // may outlast the ttl: renewed in the background
       return deploySlot.write(lease.token, plan); // the resource's FenceGate checks lease.token
     });
-    if (!result.ok) console.log(`not now: ${result.reason}`); // held | already-held | expired | dead-on-arrival
+    if (!result.ok) console.log(`not now: ${result.reason}`); // held | already-held | lock-delay | expired | dead-on-arrival
     // #endregion
 
     // Assert
@@ -99,6 +100,33 @@ describe('README examples', () => {
     expect((await reopened.load())?.reportedThroughSeq).toBe(1); // the acknowledged refusal is remembered across a restart
   });
 
+  it('runs the signed-gate example: a genuine signedToken writes, a forged one is refused and counted', async () => {
+    // Arrange
+    const applied: string[] = [];
+    const applyDeployment = async (signedToken: string) => applied.push(signedToken);
+    const client = new LeaseFenceClient({ baseUrl, token: agentToken, holderId: 'agent-1', clockSkewMillis: 100 });
+    const acquired = await client.acquire('deploy-slot-b');
+    if (!acquired.ok) throw new Error(`expected a grant, got ${acquired.reason}`);
+
+    // Act
+    // #region signed-gate
+    const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: `${baseUrl}/v1/keys` } });
+    const slot = new FenceGate('deploy-slot-b');
+    // the agent sends lease.signedToken with its write; the gate takes the fence from it, once verified
+    const deploy = (signedToken: string) => commitVerified(slot, verifier, signedToken, () => applyDeployment(signedToken));
+    // #endregion
+    await deploy(acquired.lease.signedToken);
+    const [header, payload, signature] = acquired.lease.signedToken.split('.');
+    const raised = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), fence: 99 })).toString('base64url');
+    const forged = await deploy(`${header}.${raised}.${signature}`).catch((error: unknown) => error);
+
+    // Assert
+    expect(applied).toEqual([acquired.lease.signedToken]);
+    expect(forged).toBeInstanceOf(InvalidFenceTokenError);
+    expect(slot.floor).toEqual({ holderId: 'agent-1', fence: acquired.lease.fence });
+    expect(verifier.stats).toMatchObject({ verified: 1, invalid: 1, invalidByReason: { 'bad-signature': 1 } });
+  });
+
   it('is quoted verbatim by the README', async () => {
     // Arrange
     const spec = await readFile(new URL(import.meta.url), 'utf8');
@@ -114,5 +142,6 @@ describe('README examples', () => {
     // Act / Assert
     expect(readme).toContain(region('quickstart'));
     expect(readme).toContain(region('resource'));
+    expect(readme).toContain(region('signed-gate'));
   });
 });

@@ -6,7 +6,8 @@
  *
  * @see DESIGN.md § "The library's rules" (Client anchoring; Fence = generation of ownership)
  */
-import type { Lease } from 'lease-fence';
+import type { Lease as LibraryLease } from 'lease-fence';
+import type { Lease } from './signed-lease.js';
 
 /**
  * A grant that arrived after the deadline it would have set (`sentAt + ttlMillis -
@@ -27,30 +28,35 @@ export interface DeadOnArrival {
 
 /**
  * Result of {@link LeaseFenceClient.acquire}.
- * - `ok: true` — a live lease whose `deadline` is anchored at the first send of this intent.
+ * - `ok: true` — a live lease whose `deadline` is anchored at the first send of this intent, with
+ *   the coordinator's `signedToken` for the resource's gate.
  * - `'held'` — another holder has it; `retryAfterMillis` is the coordinator's hint (ms).
  * - `'already-held'` — this holder already holds it under `fence` (an earlier intent): never a
  *   second fence. Release that fence, or wait for it to expire.
  * - `'expired'` — the grant owed to this intent (same requestId, after a lost reply) has already
  *   ended; acquire again.
+ * - `'lock-delay'` — the resource's previous holder was lost uncleanly (its lease expired, or a
+ *   gate refused one of its writes) and the coordinator's `LEASE_FENCE_LOCK_DELAY` for this
+ *   resource has not passed yet: nobody gets it until then. Retry after `retryAfterMillis` (ms).
  * - `'dead-on-arrival'` — see {@link DeadOnArrival}.
  */
-export type AcquireResult =
-  | { readonly ok: true; readonly lease: Lease }
+export type AcquireResult<L extends LibraryLease = Lease> =
+  | { readonly ok: true; readonly lease: L }
   | { readonly ok: false; readonly reason: 'held'; readonly heldBy: string; readonly retryAfterMillis: number }
   | { readonly ok: false; readonly reason: 'already-held'; readonly heldBy: string; readonly fence: number; readonly retryAfterMillis: number }
   | { readonly ok: false; readonly reason: 'expired'; readonly fence?: number }
+  | { readonly ok: false; readonly reason: 'lock-delay'; readonly retryAfterMillis: number }
   | DeadOnArrival;
 
 /**
- * Result of {@link LeaseFenceClient.renew}.
+ * Result of {@link LeaseFenceClient.renew} (`L`: the kind of lease, the SDK's signed one by default).
  * - `ok: true` — the renewed lease: same fence, deadline anchored at this renewal's first send.
  * - `'expired'` — that generation ended; it is never resurrected. Acquire again.
  * - `'not-holder'` — the fence is not this holder's.
  * - `'dead-on-arrival'` — the renewal's grant arrived after the deadline it would have set; released.
  */
-export type RenewResult =
-  | { readonly ok: true; readonly lease: Lease }
+export type RenewResult<L extends LibraryLease = Lease> =
+  | { readonly ok: true; readonly lease: L }
   | { readonly ok: false; readonly reason: 'expired' }
   | { readonly ok: false; readonly reason: 'not-holder' }
   | DeadOnArrival;

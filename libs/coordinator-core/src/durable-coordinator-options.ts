@@ -9,6 +9,7 @@ import { FenceSchema, IdSchema, MillisSchema } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS, type Clock } from 'lease-fence';
 import type { CoordinatorCommand } from './decider/commands.js';
 import type { FenceFirstOptions } from './fence-first-options.js';
+import { checkLockDelayRules, type LockDelayRule } from './lock-delay.js';
 import type { EventLog } from './ports/event-log.js';
 
 /** The coordinator's health: only `'ready'` takes commands. */
@@ -65,6 +66,15 @@ export interface DurableCoordinatorOptions {
    */
   readonly burnFencesThrough?: number;
   /**
+   * Lock-delay rules: after a resource's holder is lost uncleanly (its lease expired rather than
+   * being released, or a gate refused one of its writes), the resource is not granted again for
+   * the delay of the most specific rule covering it ({@link lockDelayMillisFor}); acquires get
+   * `{ ok: false, reason: 'lock-delay', retryAfterMillis }` meanwhile. Durable: the losses are in
+   * the log. Patterns valid and listed once; delays integers in [0, 2^31 - 1] ms.
+   * @defaultValue [] (no delay)
+   */
+  readonly lockDelays?: readonly LockDelayRule[];
+  /**
    * Run the expiry and checkpoint timers. Turn off in tests that drive time with a manual clock
    * and call {@link DurableCoordinator.expireDue} / {@link DurableCoordinator.checkpoint}.
    * @defaultValue true
@@ -100,6 +110,7 @@ export interface Config {
   readonly maxBatch: number;
   readonly replayCacheSize: number | undefined;
   readonly burnFencesThrough: number;
+  readonly lockDelays: readonly LockDelayRule[];
   readonly runTimers: boolean;
   readonly heartbeat: boolean;
   readonly takeOverAtVersion: number | undefined;
@@ -183,6 +194,7 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     maxBatch: requireInteger('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
     replayCacheSize: options.replayCacheSize === undefined ? undefined : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
     burnFencesThrough: requireInteger('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),
+    lockDelays: checkLockDelayRules(api, options.lockDelays ?? []),
     runTimers: options.runTimers ?? true,
     heartbeat: options.heartbeat ?? false,
     takeOverAtVersion: options.takeOverAtVersion === undefined ? undefined : requireInteger('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),

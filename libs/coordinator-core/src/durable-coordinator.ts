@@ -18,12 +18,13 @@ import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
-import type { AdmitFence, AdmitFenceOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome, ReservedFence } from './decider/commands.js';
+import type { AdmitFence, AdmitFenceOutcome, CoordinatorAcquireOutcome, CoordinatorCommand, Now, OutcomeOf, RecordFenceRejection, RecordRejectionOutcome, ReservedFence } from './decider/commands.js';
 import { decide } from './decider/decide.js';
 import { evolve } from './decider/evolve.js';
 import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
 import { CoordinatorUnavailableError } from './errors.js';
-import type { CoordinatorAcquireOutcome, FenceFirstOptions } from './fence-first-options.js';
+import type { FenceFirstOptions } from './fence-first-options.js';
+import { lockDelayMillisFor } from './lock-delay.js';
 import { ExpectedVersionConflictError } from './ports/event-log-errors.js';
 import type { EventLog } from './ports/event-log.js';
 import { replayLog } from './recovery.js';
@@ -201,7 +202,8 @@ export class DurableCoordinator {
    * and the outcome is `{ ok: false, reason: 'fence-unavailable', fence }`. While a fence is
    * pending, other acquires of the resource are `'held'` by its holder; a retry of the same
    * requestId waits for the same outcome; a retry after `fence-unavailable` is a new attempt
-   * with a higher fence.
+   * with a higher fence. A denial may also be `'lock-delay'` inside the resource's lock-delay
+   * (see `lockDelays` in {@link DurableCoordinatorOptions}), fence-first or not.
    * @param request.ttlMillis - Lease duration in milliseconds; defaults to `defaultTtlMillis`; integer in [minTtlMillis, maxTtlMillis].
    * @throws TypeError / RangeError for a malformed request (nothing decided, no fence burned).
    * @throws {@link CoordinatorUnavailableError} if the coordinator is not ready or its append failed (nothing acknowledged).
@@ -216,9 +218,10 @@ export class DurableCoordinator {
       requestId: checkId(api, 'requestId', request.requestId),
       ttlMillis: this.checkTtl(api, request.ttlMillis ?? this.config.defaultTtlMillis),
     };
+    const lockDelayMillis = lockDelayMillisFor(this.config.lockDelays, command.resource);
     const fenceFirst = this.config.fenceFirst;
-    if (fenceFirst === undefined || !fenceFirst.appliesTo(command.resource)) return this.enqueue({ type: 'AcquireLease', ...command });
-    const reserved = await this.enqueue({ type: 'ReserveFence', ...command, timeoutMillis: fenceFirst.timeoutMillis });
+    if (fenceFirst === undefined || !fenceFirst.appliesTo(command.resource)) return this.enqueue({ type: 'AcquireLease', ...command, lockDelayMillis });
+    const reserved = await this.enqueue({ type: 'ReserveFence', ...command, lockDelayMillis, timeoutMillis: fenceFirst.timeoutMillis });
     if (reserved.ok !== 'pending') return reserved;
     return this.handOver(fenceFirst, reserved.reservation);
   }

@@ -5,10 +5,6 @@
  *
  * @see ./durable-coordinator.ts
  */
-import type { AcquireOutcome } from 'lease-fence';
-import type { FenceUnavailable } from './decider/commands.js';
-
-export type { FenceUnavailable } from './decider/commands.js';
 
 /** What the coordinator asks a gate of `resource`: durably raise your floor to `fence` for `holderId`. */
 export interface FenceAdmitRequest {
@@ -36,5 +32,4 @@ export interface FenceFirstOptions {
   admit(request: FenceAdmitRequest): Promise<{ readonly gateId: string } | undefined>;
 }
 
-/** What {@link DurableCoordinator.acquire} resolves to: lease-fence's outcomes, plus {@link FenceUnavailable} in fence-first mode. */
-export type CoordinatorAcquireOutcome = AcquireOutcome | FenceUnavailable;
+

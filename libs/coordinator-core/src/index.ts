@@ -36,12 +36,15 @@ export {
   type AdmitFence,
   type AdmitFenceOutcome,
   type Checkpoint,
+  type CoordinatorAcquireOutcome,
   type CoordinatorCommand,
   type BurnOutcome,
   type BurnReservedFence,
   type ExpireDueLeases,
   type ImplausibleField,
   type ImplausibleReport,
+  type FenceUnavailable,
+  type LockDelayDenial,
   type Now,
   type OutcomeByCommand,
   type OutcomeOf,
@@ -75,7 +78,8 @@ export {
   type LeaseView,
   type Reservation,
 } from './decider/state.js';
-export type { CoordinatorAcquireOutcome, FenceAdmitRequest, FenceFirstOptions, FenceUnavailable } from './fence-first-options.js';
+export type { FenceAdmitRequest, FenceFirstOptions } from './fence-first-options.js';
+export { checkLockDelayRules, lockDelayMillisFor, type LockDelayRule, type LockDelayRuleNamer } from './lock-delay.js';
 export { replayLog, type ReplayOptions, type ReplayResult } from './recovery.js';
 export {
   DurableCoordinator,

@@ -290,8 +290,11 @@ export const RecordedRejectionSchema = FenceRejectedSchema.shape.data.extend({ p
 /** The parsed shape of {@link RecordedRejectionSchema}. */
 export type RecordedRejection = z.infer<typeof RecordedRejectionSchema>;
 
-/** Current `schemaVersion` of {@link CoordinatorSnapshotStateSchema}. */
-export const COORDINATOR_SNAPSHOT_SCHEMA_VERSION = 1;
+/**
+ * Current `schemaVersion` of {@link CoordinatorSnapshotStateSchema}. 2 added `lockDelays`; a
+ * snapshot of another version is not restored (recovery replays the whole log instead).
+ */
+export const COORDINATOR_SNAPSHOT_SCHEMA_VERSION = 2;
 
 /**
  * The coordinator's state as saved in a snapshot beside the log (`schemaVersion`
@@ -323,6 +326,12 @@ export const CoordinatorSnapshotStateSchema = z.object({
   /** Per resource, the highest fence fence-first handover ever reserved for it; absent = none. */
   reservedFences: z.array(z.object({ resource: IdSchema, fence: FenceSchema })).optional(),
   table: z.unknown(),
+  /**
+   * Lock-delay anchors: each resource whose latest holder was lost uncleanly (expired, or a write
+   * refused) since its latest grant, with the reading of that loss in `boot.bootId`'s domain
+   * (negative when it happened before that boot started).
+   */
+  lockDelays: z.array(z.object({ resource: IdSchema, lostAtMillis: z.number().finite() })),
 });
 /** The parsed shape of {@link CoordinatorSnapshotStateSchema}. */
 export type CoordinatorSnapshotState = z.infer<typeof CoordinatorSnapshotStateSchema>;

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { FenceSchema, HolderFenceSchema, IdSchema, MillisSchema, RecordedEventSchema, RecordedRejectionSchema } from './events.js';
+import { SignedTokenSchema } from './signed-grant.js';
 
 /**
  * A requested TTL in a request body: a positive whole number of milliseconds. Deliberately no
@@ -55,6 +56,12 @@ export const WireGrantSchema = z.object({
   ttlMillis: z.number().int().positive(),
   requestId: IdSchema,
   coordinatorExpiresAt: WireInstantSchema,
+  /**
+   * The grant signed by the coordinator (a compact JWS, see `signed-grant.ts`): show it to the
+   * resource, whose gate verifies it before comparing the fence. The same for every renewal of
+   * this fence and for a retried requestId.
+   */
+  signedToken: SignedTokenSchema,
 });
 /** The parsed shape of {@link WireGrantSchema}. */
 export type WireGrant = z.infer<typeof WireGrantSchema>;
@@ -67,13 +74,19 @@ export type GrantReply = z.infer<typeof GrantReplySchema>;
 export const HeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('held'), heldBy: IdSchema, retryAfterMillis: MillisSchema });
 /** 409 reply of acquire: the caller already holds it (never a second fence). */
 export const AlreadyHeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('already-held'), heldBy: IdSchema, fence: FenceSchema, retryAfterMillis: MillisSchema });
+/**
+ * 409 reply of acquire: the resource is in its lock-delay (`LEASE_FENCE_LOCK_DELAY`): its latest
+ * holder was lost uncleanly (its lease expired, or a gate refused one of its writes) less than the
+ * configured delay ago, so it is not granted to anyone until `retryAfterMillis` have passed.
+ */
+export const LockDelayReplySchema = z.object({ ok: z.literal(false), reason: z.literal('lock-delay'), retryAfterMillis: MillisSchema });
 /** 410 reply: the lease (or the grant a retried requestId was owed) has ended; never resurrected. */
 export const ExpiredReplySchema = z.object({ ok: z.literal(false), reason: z.literal('expired'), fence: FenceSchema.optional() });
 /** 409 reply of renew and release: the caller does not hold that fence. */
 export const NotHolderReplySchema = z.object({ ok: z.literal(false), reason: z.literal('not-holder') });
 
-/** Every reply of acquire: 200 grant, 409 `held` / `already-held`, 410 `expired`. */
-export const AcquireReplySchema = z.discriminatedUnion('reason', [HeldReplySchema, AlreadyHeldReplySchema, ExpiredReplySchema]).or(GrantReplySchema);
+/** Every reply of acquire: 200 grant, 409 `held` / `already-held` / `lock-delay`, 410 `expired`. */
+export const AcquireReplySchema = z.discriminatedUnion('reason', [HeldReplySchema, AlreadyHeldReplySchema, LockDelayReplySchema, ExpiredReplySchema]).or(GrantReplySchema);
 /** The parsed shape of {@link AcquireReplySchema}. */
 export type AcquireReply = z.infer<typeof AcquireReplySchema>;
 /** Every reply of renew: 200 grant, 410 `expired`, 409 `not-holder`. */
@@ -89,15 +102,23 @@ export const ReleaseReplySchema = z.union([z.object({ ok: z.literal(true) }), Ex
 export type ReleaseReply = z.infer<typeof ReleaseReplySchema>;
 
 /**
+ * {@link HolderFenceSchema} as a request body holds it: the same fields and rules, and unknown
+ * fields refused (every request schema is strict at every depth; the event schema stays as it is,
+ * since the log holds only what the coordinator wrote).
+ */
+export const HolderFenceBodySchema = z.strictObject(HolderFenceSchema.shape);
+
+/**
  * `POST /v1/resources/:resource/rejections`: a FenceGate rejection record as the library makes
- * it. Idempotent by (authenticated gate, resource, seq). 202 on success.
+ * it. Idempotent by (authenticated gate, resource, seq). 202 on success. Unknown fields are
+ * refused here and inside `rejected` and `current`.
  */
 export const RejectionBodySchema = z.strictObject({
   seq: z.number().int().nonnegative(),
   resource: IdSchema,
   kind: z.enum(['stale', 'double-grant']).default('stale'),
-  rejected: HolderFenceSchema,
-  current: HolderFenceSchema,
+  rejected: HolderFenceBodySchema,
+  current: HolderFenceBodySchema,
   /** The gate's wall clock at the refusal (epoch milliseconds, display only). */
   wallMillis: MillisSchema.optional(),
 });

@@ -54,8 +54,9 @@ export type StatsFrame = z.infer<typeof StatsFrameSchema>;
  * {@link queryParamsOf} gives it. `after` is the last position the client has (0 = from the
  * start), with the same rules and messages as `GET /v1/events` ({@link AfterParamSchema}).
  * `token` is for browsers, which cannot set headers on a WebSocket; the Authorization header works too.
+ * Unknown parameters are refused, as on `GET /v1/events`.
  */
-export const StreamQuerySchema = z.object({
+export const StreamQuerySchema = z.strictObject({
   after: AfterParamSchema,
   token: z.string({ error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : 'must be a string') }).optional(),
 });

@@ -8,7 +8,8 @@
  * Every decision (which resource, how long a stall, how many writes) comes from the behaviour
  * {@link ChoiceStream}; a 0 choice is the quiet outcome (first resource, no stall, one write).
  */
-import { LeaseClient, type AcquireOutcome, type AcquireRequest, type Instant, type Lease, type RenewalRequest, type RenewOutcome } from 'lease-fence';
+import type { CoordinatorAcquireOutcome } from '@lease-fence/coordinator-core';
+import { LeaseClient, type AcquireRequest, type Instant, type Lease, type RenewalRequest, type RenewOutcome } from 'lease-fence';
 import type { ChoiceStream } from '../world/choices.js';
 import type { SimClock } from '../world/sim-clock.js';
 import { formatReading } from '../world/trace.js';
@@ -153,9 +154,9 @@ export class Agent {
     }
     if (response.type === 'unavailable') return this.retryLater(() => this.sendAcquire(request));
     if (response.type !== 'acquire') return;
-    const outcome: AcquireOutcome = response.outcome;
+    const outcome: CoordinatorAcquireOutcome = response.outcome;
     if (!outcome.ok) {
-      const wait = outcome.reason === 'expired' ? 0 : outcome.retryAfterMillis;
+      const wait = outcome.reason === 'expired' || outcome.reason === 'fence-unavailable' ? 0 : outcome.retryAfterMillis;
       this.think(wait + this.thinkMillis());
       return;
     }

@@ -18,6 +18,7 @@ import {
   decide as realDecide,
   evolve,
   replayLog,
+  type CoordinatorAcquireOutcome,
   type CoordinatorCommand,
   type CoordinatorEvent,
   type CoordinatorState,
@@ -26,7 +27,7 @@ import {
   type OutcomeOf,
   type RecordRejectionOutcome,
 } from '@lease-fence/coordinator-core';
-import type { AcquireOutcome, Clock, FenceToken, ReleaseOutcome, RenewOutcome } from 'lease-fence';
+import type { Clock, FenceToken, ReleaseOutcome, RenewOutcome } from 'lease-fence';
 import type { CoordinatorService, RejectionReport } from './coordinator-service.js';
 
 /** The decide function the shell calls; a defect may wrap the real one. */
@@ -81,7 +82,7 @@ export class DeciderShell implements CoordinatorService {
     return new DeciderShell(options, replay.state, decide);
   }
 
-  acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<AcquireOutcome> {
+  acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<CoordinatorAcquireOutcome> {
     const { resource, holderId, requestId } = request;
     return this.enqueue({ type: 'AcquireLease', resource, holderId, requestId, ttlMillis: request.ttlMillis ?? this.options.defaultTtlMillis });
   }

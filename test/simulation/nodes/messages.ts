@@ -4,7 +4,8 @@
  * duplicated or late). Grants cross it as JSON, as over HTTP.
  */
 import type { RecordRejectionOutcome } from '@lease-fence/coordinator-core';
-import type { AcquireOutcome, AcquireRequest, FenceToken, ReleaseOutcome, RenewalRequest, RenewOutcome } from 'lease-fence';
+import type { CoordinatorAcquireOutcome } from '@lease-fence/coordinator-core';
+import type { AcquireRequest, FenceToken, ReleaseOutcome, RenewalRequest, RenewOutcome } from 'lease-fence';
 import type { InvariantChecker } from '../invariants.js';
 import type { Network } from '../world/network.js';
 import type { VirtualScheduler } from '../world/scheduler.js';
@@ -20,7 +21,7 @@ export type CoordinatorRequest =
 
 /** The coordinator's answer; `unavailable` while it recovers. */
 export type CoordinatorResponse =
-  | { readonly type: 'acquire'; readonly outcome: AcquireOutcome }
+  | { readonly type: 'acquire'; readonly outcome: CoordinatorAcquireOutcome }
   | { readonly type: 'renew'; readonly outcome: RenewOutcome }
   | { readonly type: 'release'; readonly outcome: ReleaseOutcome }
   | { readonly type: 'report'; readonly outcome: RecordRejectionOutcome }

@@ -2,6 +2,7 @@
  * Who is calling, as established by a bearer token from the tokens file. The holder of a
  * grant is always the authenticated agent's `holderId`, never a field the caller chooses.
  */
+import { resourceMatches } from '@lease-fence/protocol';
 
 /** An agent: may acquire, renew and release leases as `holderId`, and read. */
 export interface AgentPrincipal {
@@ -29,14 +30,6 @@ export type Principal = AgentPrincipal | GatePrincipal | ViewerPrincipal;
 
 /** The role a route requires; `viewer` is satisfied by every role (agents and gates may read). */
 export type RequiredRole = Principal['role'];
-
-/**
- * Whether `pattern` covers `resource`: equal, or `pattern` ends in `*` and `resource` starts with
- * what precedes it (`*` alone covers every resource).
- */
-export function resourceMatches(pattern: string, resource: string): boolean {
-  return pattern.endsWith('*') ? resource.startsWith(pattern.slice(0, -1)) : pattern === resource;
-}
 
 /** Whether the gate may report for `resource` (one of its patterns covers it). */
 export function gateCovers(gate: GatePrincipal, resource: string): boolean {

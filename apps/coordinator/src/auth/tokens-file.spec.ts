@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ForbiddenError, UnauthenticatedError } from './auth.errors.js';
 import { authorize } from './authorize.js';
-import { resourceMatches } from './principal.js';
 import { parseTokensFile, TokensFileError } from './tokens-file.js';
 
 const FILE = '/etc/lease-fence/tokens.json';
@@ -94,18 +93,5 @@ describe('authorize', () => {
     expect(() => authorize(gate, 'gate', 'db')).not.toThrow();
     expect(() => authorize(gate, 'gate', 'db2')).toThrow(ForbiddenError);
     expect(() => authorize(gate, 'gate', 'payments')).toThrow(ForbiddenError);
-  });
-});
-
-describe('resourceMatches', () => {
-  it.each([
-    ['db', 'db', true],
-    ['db', 'db-2', false],
-    ['deploy-*', 'deploy-', true],
-    ['deploy-*', 'deploy-web', true],
-    ['deploy-*', 'deplo', false],
-    ['*', 'anything', true],
-  ])('pattern %s covers %s: %s', (pattern, resource, expected) => {
-    expect(resourceMatches(pattern, resource)).toBe(expected);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { IdSchema, MAX_ID_LENGTH } from '@lease-fence/protocol';
+import { IdSchema, ResourcePatternSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 import type { Principal } from './principal.js';
 import { TokenRegistry } from './token-registry.js';
@@ -16,17 +16,6 @@ const TokenSchema = z
   .min(1, 'must not be empty')
   .max(4096, 'must be at most 4096 characters')
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
-
-/**
- * A resource name, or a prefix followed by one trailing `*` (`*` alone covers every resource).
- * The one copy of the pattern syntax: gate tokens and `LEASE_FENCE_FENCE_FIRST` use it.
- */
-export const ResourcePatternSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(MAX_ID_LENGTH + 1, `must be at most ${MAX_ID_LENGTH + 1} characters`)
-  .refine((p) => !p.slice(0, -1).includes('*'), 'may contain `*` only as its last character')
-  .refine((p) => p === '*' || IdSchema.safeParse(p.endsWith('*') ? p.slice(0, -1) : p).success, 'must be a resource id, optionally followed by `*`');
 
 /** One entry of the tokens file. */
 export const TokenEntrySchema = z.discriminatedUnion('role', [

@@ -52,6 +52,7 @@ describe('parseConfig', () => {
         streamPingMillis: 15_000,
         fenceFirstPatterns: [],
         fenceFirstTimeoutMillis: 3_000,
+        lockDelays: [],
       });
     });
 
@@ -91,10 +92,15 @@ describe('parseConfig', () => {
       'esdb+discover://cluster.dns:2113',
     ])('selects the eventstoredb log with EVENTSTORE_CONNECTION_STRING=%s', (connectionString) => {
       // Act
-      const config = parseConfig({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: ` ${connectionString} ` }, context());
+      const config = parseConfig({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: ` ${connectionString} `, LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' }, context());
 
       // Assert
       expect(config).toMatchObject({ eventLog: 'eventstoredb', eventStoreConnectionString: connectionString });
+    });
+
+    it('resolves LEASE_FENCE_SIGNING_KEYS_FILE against the working directory; unset = generated in the data dir', () => {
+      expect(parseConfig({ LEASE_FENCE_SIGNING_KEYS_FILE: ' keys/signing.json ' }, context()).signingKeysFile).toBe('/srv/coordinator/keys/signing.json');
+      expect(parseConfig({}, context()).signingKeysFile).toBeUndefined();
     });
 
     it('ignores EVENTSTORE_CONNECTION_STRING unless the eventstoredb log is selected', () => {
@@ -118,6 +124,30 @@ describe('parseConfig', () => {
       const config = parseConfig({ LEASE_FENCE_FENCE_FIRST: 'deploy-slot, repo:web/* ', LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: '1500' }, context());
       expect(config.fenceFirstPatterns).toEqual(['deploy-slot', 'repo:web/*']);
       expect(config.fenceFirstTimeoutMillis).toBe(1500);
+    });
+
+    it('reads LEASE_FENCE_LOCK_DELAY as pattern=millis pairs, spaces ignored', () => {
+      expect(parseConfig({ LEASE_FENCE_LOCK_DELAY: 'deploy-*=5000, db = 2000 ,*=0' }, context()).lockDelays).toEqual([
+        { pattern: 'deploy-*', millis: 5000 },
+        { pattern: 'db', millis: 2000 },
+        { pattern: '*', millis: 0 },
+      ]);
+      expect(parseConfig({ LEASE_FENCE_LOCK_DELAY: 'a=b=10' }, context()).lockDelays).toEqual([{ pattern: 'a=b', millis: 10 }]);
+    });
+  });
+
+  describe('LEASE_FENCE_LOCK_DELAY', () => {
+    it.each([
+      ['a pair without =', 'deploy-*=5000,db-*', 'pair 2 "db-*" must be pattern=millis, e.g. deploy-*=5000'],
+      ['a delay that is not a whole number', 'deploy-*=5s', 'pair 1 "deploy-*=5s": the delay must be a whole number of milliseconds, got "5s"'],
+      ['a negative delay', 'deploy-*=-5', 'pair 1 "deploy-*=-5": the delay must be a whole number of milliseconds, got "-5"'],
+      ['a delay over 2^31 - 1', 'deploy-*=2147483648', 'pair 1 "deploy-*=2147483648": the delay must be an integer of milliseconds in [0, 2147483647], got 2147483648'],
+      ['a * inside a pattern', 'a*b=5', 'pair 1 "a*b=5": the pattern may contain `*` only as its last character, got "a*b"'],
+      ['an empty pattern', '=5', 'pair 1 "=5": the pattern must not be empty, got ""'],
+      ['a pattern listed twice', 'db=1,db=2', 'pair 2 "db=2": the pattern "db" is listed twice; give each pattern one delay'],
+      ['a stray comma', 'db=1,', 'pair 2 "" must be pattern=millis, e.g. deploy-*=5000'],
+    ])('refuses %s, naming the pair', (_name, value, message) => {
+      expect(configError({ LEASE_FENCE_LOCK_DELAY: value }).issues).toEqual([{ variable: 'LEASE_FENCE_LOCK_DELAY', message }]);
     });
   });
 
@@ -157,13 +187,19 @@ describe('parseConfig', () => {
     });
 
     it('requires EVENTSTORE_CONNECTION_STRING with the eventstoredb log, naming it and an example', () => {
-      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb' });
+      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' });
       expect(error.issues).toEqual([{ variable: 'EVENTSTORE_CONNECTION_STRING', message: expect.stringContaining('LEASE_FENCE_EVENT_LOG=eventstoredb') }]);
       expect(error.message).toContain('kurrentdb://localhost:2113?tls=false');
     });
 
+    it('requires LEASE_FENCE_SIGNING_KEYS_FILE with the eventstoredb log, saying why and how to create one', () => {
+      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'kurrentdb://db:2113' });
+      expect(error.issues).toEqual([{ variable: 'LEASE_FENCE_SIGNING_KEYS_FILE', message: expect.stringContaining('a primary and its standby sign grants with the same key') }]);
+      expect(error.message).toContain('signing-keys-cli.js');
+    });
+
     it('refuses a connection string without a KurrentDB or EventStoreDB scheme, without echoing it (it may hold a password)', () => {
-      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'https://admin:s3cret@db:2113' });
+      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'https://admin:s3cret@db:2113', LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' });
       expect(error.issues.map((i) => i.variable)).toEqual(['EVENTSTORE_CONNECTION_STRING']);
       expect(error.message).not.toContain('s3cret');
     });

@@ -7,10 +7,10 @@
  * @see DESIGN.md § Layout (apps/coordinator is the composition root)
  */
 import { isAbsolute, resolve } from 'node:path';
-import { MAX_ID_LENGTH } from '@lease-fence/protocol';
+import { checkLockDelayRules, type LockDelayRule } from '@lease-fence/coordinator-core';
+import { MAX_ID_LENGTH, ResourcePatternSchema } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS } from 'lease-fence';
 import { z } from 'zod';
-import { ResourcePatternSchema } from '../auth/tokens-file.js';
 
 /** Event-log adapters this build can open (`LEASE_FENCE_EVENT_LOG`). */
 export type EventLogKind = 'sqlite' | 'memory' | 'eventstoredb';
@@ -99,6 +99,12 @@ export interface Config {
   readonly reopenMaxDelayMillis: number;
   /** Bearer tokens file (JSON). `LEASE_FENCE_TOKENS_FILE`, default `<dataDir>/tokens.json`. */
   readonly tokensFile: string;
+  /**
+   * The operator's signing key set file (a JWKS of Ed25519 keys; the first one signs grants).
+   * `LEASE_FENCE_SIGNING_KEYS_FILE`; `undefined` = `<dataDir>/signing-keys.json`, generated on the
+   * first start. Required with `eventstoredb`, so a primary and its standby sign with the same key.
+   */
+  readonly signingKeysFile: string | undefined;
   /** Dashboard production build to serve at `/`, when there is one. `LEASE_FENCE_DASHBOARD_DIR`, default the dashboard package's `dist` if it exists. */
   readonly dashboardDir: string | undefined;
   /** pino level. `LOG_LEVEL`, default `info`. */
@@ -132,6 +138,14 @@ export interface Config {
    * `fence-unavailable` (milliseconds). `LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS`, default 3 000.
    */
   readonly fenceFirstTimeoutMillis: number;
+  /**
+   * Lock-delay rules: after a lease on a covered resource ends by expiry (not release), or a gate
+   * refuses a write of its holder, the resource is not granted again for the delay of the most
+   * specific covering pattern (acquires get 409 `lock-delay` with `retryAfterMillis`).
+   * `LEASE_FENCE_LOCK_DELAY`, `pattern=millis` pairs separated by commas (`deploy-*=5000,db-*=2000`);
+   * patterns as in gate tokens. Default none.
+   */
+  readonly lockDelays: readonly LockDelayRule[];
 }
 
 /**
@@ -214,6 +228,7 @@ const EnvSchema = z.object({
   LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 100),
   LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 5_000),
   LEASE_FENCE_TOKENS_FILE: z.string().optional(),
+  LEASE_FENCE_SIGNING_KEYS_FILE: z.string().optional(),
   LEASE_FENCE_DASHBOARD_DIR: z.string().optional(),
   LOG_LEVEL: text('info').transform((raw, ctx): LogLevel => {
     const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
@@ -239,13 +254,45 @@ const EnvSchema = z.object({
     return patterns;
   }),
   LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 3_000),
+  LEASE_FENCE_LOCK_DELAY: text('').transform((raw, ctx): readonly LockDelayRule[] => {
+    const parsed = parseLockDelays(raw);
+    if (typeof parsed !== 'string') return parsed;
+    ctx.addIssue({ code: 'custom', message: parsed });
+    return z.NEVER;
+  }),
 });
+
+/**
+ * `LEASE_FENCE_LOCK_DELAY`: `pattern=millis` pairs separated by commas, spaces around each part
+ * ignored; empty = no rules. The pattern is everything before the pair's last `=`, so a pattern
+ * may contain `=` but not `,`. The rules themselves (pattern syntax, each pattern once, the delay's
+ * range) are checked by coordinator-core's `checkLockDelayRules`, the one copy of them.
+ * @returns the rules, or the message naming the first bad pair.
+ */
+function parseLockDelays(raw: string): readonly LockDelayRule[] | string {
+  if (raw === '') return [];
+  const pairs = raw.split(',').map((pair) => pair.trim());
+  const rules: { pattern: string; millis: number }[] = [];
+  for (const [index, pair] of pairs.entries()) {
+    const name = `pair ${index + 1} ${JSON.stringify(pair)}`;
+    const equals = pair.lastIndexOf('=');
+    if (equals < 0) return `${name} must be pattern=millis, e.g. deploy-*=5000`;
+    const millisText = pair.slice(equals + 1).trim();
+    if (!/^\d+$/.test(millisText)) return `${name}: the delay must be a whole number of milliseconds, got ${JSON.stringify(millisText)}`;
+    rules.push({ pattern: pair.slice(0, equals).trim(), millis: Number(millisText) });
+  }
+  try {
+    return checkLockDelayRules('', rules, (index, field) => `pair ${index + 1} ${JSON.stringify(pairs[index])}: the ${field === 'millis' ? 'delay' : 'pattern'}`);
+  } catch (error) {
+    return (error as Error).message.replace(/^: /, '');
+  }
+}
 
 /**
  * Parses the coordinator's environment variables into a {@link Config}. Unknown variables are
  * ignored; every known one is validated, and cross-field rules are checked
  * (`LEASE_FENCE_MIN_TTL_MILLIS ≤ LEASE_FENCE_TTL_MILLIS ≤ LEASE_FENCE_MAX_TTL_MILLIS`;
- * `EVENTSTORE_CONNECTION_STRING` required with `LEASE_FENCE_EVENT_LOG=eventstoredb`; a standby
+ * `EVENTSTORE_CONNECTION_STRING` and `LEASE_FENCE_SIGNING_KEYS_FILE` required with `LEASE_FENCE_EVENT_LOG=eventstoredb`; a standby
  * needs a shared log and `LEASE_FENCE_TAKEOVER_AFTER_MILLIS > LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS`;
  * `LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS ≤ LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS`).
  * Never replaces a bad value with its default.
@@ -281,6 +328,14 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     issues.push({
       variable: 'EVENTSTORE_CONNECTION_STRING',
       message: 'must be a kurrentdb://, kurrentdb+discover://, kurrent://, kdb:// or esdb:// connection string (e.g. kurrentdb://localhost:2113?tls=false)',
+    });
+  }
+  const signingKeysFile = e.LEASE_FENCE_SIGNING_KEYS_FILE === undefined || unset(e.LEASE_FENCE_SIGNING_KEYS_FILE) ? undefined : e.LEASE_FENCE_SIGNING_KEYS_FILE.trim();
+  if (e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' && signingKeysFile === undefined) {
+    issues.push({
+      variable: 'LEASE_FENCE_SIGNING_KEYS_FILE',
+      message: 'is required when LEASE_FENCE_EVENT_LOG=eventstoredb, so that a primary and its standby sign grants with the same key; '
+        + 'create one with `node apps/coordinator/dist/signing/signing-keys-cli.js <file>` and give every coordinator of the namespace the same file',
     });
   }
   const takeoverAfterMillis = e.LEASE_FENCE_TAKEOVER_AFTER_MILLIS ?? 3 * e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS;
@@ -334,6 +389,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     tokensFile: e.LEASE_FENCE_TOKENS_FILE !== undefined && !unset(e.LEASE_FENCE_TOKENS_FILE)
       ? absolute(e.LEASE_FENCE_TOKENS_FILE.trim())
       : resolve(dataDir, 'tokens.json'),
+    signingKeysFile: signingKeysFile === undefined ? undefined : absolute(signingKeysFile),
     dashboardDir,
     logLevel: e.LOG_LEVEL,
     maxBodyBytes: e.LEASE_FENCE_MAX_BODY_BYTES,
@@ -343,5 +399,6 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     streamPingMillis: e.LEASE_FENCE_STREAM_PING_MILLIS,
     fenceFirstPatterns: e.LEASE_FENCE_FENCE_FIRST,
     fenceFirstTimeoutMillis: e.LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS,
+    lockDelays: e.LEASE_FENCE_LOCK_DELAY,
   };
 }

@@ -44,7 +44,7 @@ import {
   type DurableCoordinatorStatus,
   type EventLog,
 } from '@lease-fence/coordinator-core';
-import type { ReadinessReply } from '@lease-fence/protocol';
+import { type ReadinessReply, resourceMatches } from '@lease-fence/protocol';
 import { createMonotonicClock, type Clock } from 'lease-fence';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
@@ -52,7 +52,6 @@ import { CONFIG } from '../config/config.tokens.js';
 import { EVENT_LOG } from '../event-log/event-log.tokens.js';
 import { CoordinatorMetrics } from '../health/coordinator-metrics.js';
 import { LOGGER } from '../logging/logger.js';
-import { resourceMatches } from '../auth/principal.js';
 import { GateLinks } from '../gate-link/gate-links.js';
 import { OutcomeCounters } from './outcome-counters.js';
 import { createReopenBackoff, type ReopenBackoff } from './reopen-backoff.js';
@@ -480,6 +479,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
       heartbeat: config.heartbeat,
       burnFencesThrough: this.burnFencesThrough,
       ...this.fenceFirstOptions(),
+      lockDelays: config.lockDelays,
       onAppend: (info) => {
         if (generation === this.generation) this.failures = 0; // the log works again
         this.metrics.recordAppend(info);

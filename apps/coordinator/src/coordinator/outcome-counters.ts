@@ -38,7 +38,7 @@ export interface OutcomeReport {
 
 /** A copy of the counters at one moment. */
 export interface OutcomeTotals {
-  /** Denied commands by outcome reason (`held`, `already-held`, `expired`, `not-holder`). */
+  /** Denied commands by outcome reason (`held`, `already-held`, `lock-delay`, `expired`, `not-holder`). */
   readonly denials: Readonly<Record<string, number>>;
   readonly grants: number;
   readonly renewals: number;

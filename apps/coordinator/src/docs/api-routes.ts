@@ -15,7 +15,9 @@ import {
   ExpiredReplySchema,
   GrantReplySchema,
   HeldReplySchema,
+  KeysReplySchema,
   LeasesReplySchema,
+  LockDelayReplySchema,
   NotHolderReplySchema,
   ReadinessReplySchema,
   RejectionAcceptedReplySchema,
@@ -57,6 +59,7 @@ export const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   GrantReply: GrantReplySchema,
   HeldReply: HeldReplySchema,
   AlreadyHeldReply: AlreadyHeldReplySchema,
+  LockDelayReply: LockDelayReplySchema,
   ExpiredReply: ExpiredReplySchema,
   NotHolderReply: NotHolderReplySchema,
   RejectionAcceptedReply: RejectionAcceptedReplySchema,
@@ -65,6 +68,7 @@ export const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   EventsReply: EventsReplySchema,
   RejectionsReply: RejectionsReplySchema,
   ReadinessReply: ReadinessReplySchema,
+  KeysReply: KeysReplySchema,
   StreamFrame: StreamFrameSchema,
   CoordinatorToGateFrame: CoordinatorToGateFrameSchema,
   ErrorReply: ErrorReplySchema,
@@ -86,8 +90,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'post', path: '/v1/leases/{resource}/acquire', role: 'agent', body: AcquireBodySchema,
     summary: 'Acquire a lease for the authenticated agent. A retry with the same requestId gets the same grant while that lease is current.',
     replies: {
-      200: { description: 'Granted: a new fence, strictly above every fence issued before (or the existing grant for a retried requestId).', schemas: [GrantReplySchema] },
-      409: { description: 'Held by another holder (`held`), or already held by the caller (`already-held`, never a second fence).', schemas: [HeldReplySchema, AlreadyHeldReplySchema] },
+      200: { description: 'Granted: a new fence, strictly above every fence issued before (or the existing grant for a retried requestId, with the same `signedToken`).', schemas: [GrantReplySchema] },
+      409: {
+        description: 'Held by another holder (`held`), already held by the caller (`already-held`, never a second fence), or in its lock-delay after its holder was lost uncleanly (`lock-delay`, see `LEASE_FENCE_LOCK_DELAY`). `retryAfterMillis` says when to try again.',
+        schemas: [HeldReplySchema, AlreadyHeldReplySchema, LockDelayReplySchema],
+      },
       410: { description: 'The requestId was granted before and that lease has ended: never a fresh grant for it.', schemas: [ExpiredReplySchema] },
       ...leaseWrite,
       503: error('The coordinator cannot serve (`reason` as for every route), or, on a resource of `LEASE_FENCE_FENCE_FIRST`, `fence-unavailable`: no gate admitted the new `fence` in time; it is burned and a retry (even with the same requestId) gets a higher one. `retryable: true`.'),
@@ -97,7 +104,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'post', path: '/v1/leases/{resource}/renew', role: 'agent', body: RenewBodySchema,
     summary: 'Extend the caller\'s lease; the fence is unchanged.',
     replies: {
-      200: { description: 'Renewed.', schemas: [GrantReplySchema] },
+      200: { description: 'Renewed (same fence, same `signedToken`).', schemas: [GrantReplySchema] },
       409: { description: 'The caller does not hold that fence.', schemas: [NotHolderReplySchema] },
       410: { description: 'That generation has ended (expired, released, superseded): never resurrected.', schemas: [ExpiredReplySchema] },
       ...leaseWrite,
@@ -151,6 +158,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary: 'WebSocket (upgrade): every log event after `after`, then `caught-up`, then live events, heartbeats and `stats` about once a second. '
       + 'A slow consumer is sent `closing` and disconnected; resume with `after` = the last position received. The token may be the `token` query parameter or the Authorization header.',
     replies: { 101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [StreamFrameSchema] }, 400: BAD_INPUT, 401: UNAUTHENTICATED },
+  },
+  {
+    method: 'get', path: '/v1/keys', role: null,
+    summary: 'The public keys signed grants (`grant.signedToken`, a compact JWS with alg EdDSA) verify with, as a JWKS: the key signing now first, then older keys still published. No token needed.',
+    replies: { 200: { description: 'JWKS of Ed25519 public keys.', schemas: [KeysReplySchema] } },
   },
   { method: 'get', path: '/healthz', role: null, summary: 'The process is up.', replies: { 200: { description: 'Up.' } } },
   {

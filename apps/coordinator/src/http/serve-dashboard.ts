@@ -1,15 +1,20 @@
 /**
  * Serves the dashboard's production build at `/`: its static files, and `index.html` for any
- * other GET that is not an API path (the SPA's client-side routes). API paths are passed on
- * untouched, without a file-system lookup, so the request path stays lean.
+ * other GET that is not an API path (the SPA's client-side routes). API paths, and paths that
+ * only look like one (`/v2/leases`, `/health`, `/livez`, `/metrics/x`), are passed on untouched,
+ * without a file-system lookup: a route that does not exist answers 404 JSON, so a mistyped probe
+ * or client fails instead of getting the dashboard's HTML with 200.
  */
 import { createReadStream, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
 
-/** Path prefixes that belong to the API, never to the dashboard. */
-const API_PREFIXES = ['/v1/', '/docs', '/healthz', '/readyz', '/metrics'];
+/**
+ * Paths that belong to the API (or look like they do), never to the dashboard: any API version
+ * (`/v1`, `/v2/…`), and `/health*`, `/livez*`, `/readyz*`, `/metrics*`, `/docs*`.
+ */
+const API_PATH = /^\/(?:v[0-9]+(?:\/|$)|health|livez|readyz|metrics|docs)/;
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -29,7 +34,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 /** A Connect-style middleware. */
 export type Middleware = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
 
-const isApiPath = (path: string): boolean => path === '/v1' || API_PREFIXES.some((prefix) => path.startsWith(prefix));
+const isApiPath = (path: string): boolean => API_PATH.test(path);
 
 const fileStats = async (path: string): Promise<Stats | undefined> => {
   try {

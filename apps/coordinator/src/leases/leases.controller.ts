@@ -1,7 +1,7 @@
 /**
  * Lease routes: `POST /v1/leases/:resource/{acquire,renew,release}` for agents and
  * `GET /v1/leases` for any token. Protocol schema in, one DurableCoordinator call, outcome out:
- * a grant is the reply body; a denial goes to the exception filter, which picks 409 / 410.
+ * a grant is the reply body, signed (`signedToken`); a denial goes to the exception filter, which picks 409 / 410.
  * The holder is always the authenticated agent.
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
@@ -14,6 +14,7 @@ import { CONFIG } from '../config/config.tokens.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import { DeniedOutcome } from '../http/denied-outcome.js';
 import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
+import { GrantSigner } from '../signing/grant-signer.js';
 import { checkTtlMillis, parseResource } from './lease-input.js';
 import { toWireDenial, toWireGrant, toWireLease } from './wire.js';
 
@@ -26,6 +27,7 @@ export class LeasesController {
   constructor(
     private readonly host: CoordinatorHost,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly signer: GrantSigner,
   ) {}
 
   /** Grants the lease to the calling agent, or denies it (`held`, `already-held` → 409; `expired` → 410). */
@@ -45,7 +47,7 @@ export class LeasesController {
         throw error;
       });
     if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));
-    return { ok: true, grant: toWireGrant(outcome.grant) };
+    return { ok: true, grant: toWireGrant(outcome.grant, await this.signer.sign(outcome.grant)) };
   }
 
   /** Extends the calling agent's lease with the same fence, or denies it (`not-holder` → 409; `expired` → 410). */
@@ -58,7 +60,7 @@ export class LeasesController {
     checkTtlMillis(ttlMillis, this.config);
     const outcome = await this.host.current().renew({ resource, holderId: agent.holderId, fence, requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }) });
     if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));
-    return { ok: true, grant: toWireGrant(outcome.grant) };
+    return { ok: true, grant: toWireGrant(outcome.grant, await this.signer.sign(outcome.grant)) };
   }
 
   /** Releases the calling agent's lease, or denies it (`not-holder` → 409; `expired` → 410). */

@@ -7,8 +7,8 @@ import type { CoordinatorAcquireOutcome } from '@lease-fence/coordinator-core';
 import type { Grant, LeaseRecord, ReleaseOutcome, RenewOutcome } from 'lease-fence';
 import type { WireDenial } from '../http/denied-outcome.js';
 
-/** A grant on the wire. */
-export function toWireGrant(grant: Grant): WireGrant {
+/** A grant on the wire, with its `signedToken` (see `signing/grant-signer.ts`). */
+export function toWireGrant(grant: Grant, signedToken: string): WireGrant {
   return {
     resource: grant.resource,
     holderId: grant.holderId,
@@ -16,6 +16,7 @@ export function toWireGrant(grant: Grant): WireGrant {
     ttlMillis: grant.ttlMillis,
     requestId: grant.requestId,
     coordinatorExpiresAt: grant.coordinatorExpiresAt.toJSON(),
+    signedToken,
   };
 }
 
@@ -51,6 +52,8 @@ export function toWireDenial(outcome: Exclude<CoordinatorAcquireOutcome | RenewO
       return { ok: false, reason: 'held', heldBy: outcome.heldBy, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
     case 'already-held':
       return { ok: false, reason: 'already-held', heldBy: outcome.heldBy, fence: outcome.fence, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
+    case 'lock-delay':
+      return { ok: false, reason: 'lock-delay', retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
     case 'expired':
       return 'fence' in outcome ? { ok: false, reason: 'expired', fence: outcome.fence } : { ok: false, reason: 'expired' };
     case 'not-holder':

@@ -30,6 +30,24 @@ function liveProcess(): Promise<{ pid: number; startTicks?: string }> {
   }));
 }
 
+/**
+ * Waits until `pid` is a zombie (`Z` in `/proc/<pid>/stat`: killed, not reaped); false where there
+ * is no `/proc`. The kernel marks it as soon as the SIGKILL is delivered, so this ends quickly.
+ */
+async function becomesZombie(pid: number): Promise<boolean> {
+  for (let attempt = 0; attempt < 500; attempt += 1) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return false;
+    }
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`pid ${pid} did not become a zombie`);
+}
+
 /** Writes a lock file as another coordinator would have. */
 const writeLock = (owner: Partial<LogLockOwner>): void => {
   writeFileSync(`${logFile}.lock`, JSON.stringify({ ...systemProbe.self(), sinceWallMillis: 0, ...owner }));
@@ -84,6 +102,29 @@ describe('acquireLogLock', () => {
     // Assert
     expect(lock.replacedStale).toMatchObject({ pid: owner.pid });
     expect(JSON.parse(readFileSync(lock.lockFile, 'utf8'))).toMatchObject({ pid: process.pid });
+    lock.release();
+  });
+
+  it('replaces the lock of a process killed but not yet reaped (a zombie), so a restart right after kill -9 is not refused', async () => {
+    // Arrange: a parent that started the owner and is stopped, so it cannot reap it once it is killed
+    const parent = spawn(process.execPath, ['-e', `
+      const owner = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+      process.stdout.write(String(owner.pid));
+      setInterval(() => {}, 1000);
+    `], { stdio: ['ignore', 'pipe', 'ignore'] });
+    children.push(parent);
+    const ownerPid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString()))));
+    const { startTicks } = systemProbe.inspect(ownerPid);
+    process.kill(parent.pid!, 'SIGSTOP');
+    process.kill(ownerPid, 'SIGKILL');
+    if (!(await becomesZombie(ownerPid))) return; // not Linux: no /proc to tell
+    writeLock({ pid: ownerPid, ...(startTicks === undefined ? {} : { startTicks }) });
+
+    // Act
+    const lock = acquireLogLock(logFile);
+
+    // Assert
+    expect(lock.replacedStale).toMatchObject({ pid: ownerPid });
     lock.release();
   });
 

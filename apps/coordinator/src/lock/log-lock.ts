@@ -17,7 +17,8 @@
  *   `link()`ed to the lock path, which fails with `EEXIST` if it exists (so the lock file is never
  *   seen half-written);
  * - an existing lock is stale when its owner is gone: same host, and the machine rebooted (Linux
- *   boot id), or the pid is not running, or the pid now belongs to a process started at another
+ *   boot id), or the pid is not running (a zombie, killed but not yet reaped by its parent, counts
+ *   as not running), or the pid now belongs to a process started at another
  *   time (Linux `/proc/<pid>/stat`), or the pid is our own (a restarted container's pid 1);
  * - an owner on another host (a shared volume) cannot be checked: the lock counts as held, and the
  *   message says which file to delete if no coordinator runs there;
@@ -205,18 +206,33 @@ const readProc = (path: string): string | undefined => {
   }
 };
 
-/** Field 22 (`starttime`) of `/proc/<pid>/stat`; the command name (field 2) may hold spaces and parentheses. */
-const startTicksOf = (pid: number | 'self'): string | undefined => {
+/**
+ * Fields 3 (`state`) and 22 (`starttime`) of `/proc/<pid>/stat`; the command name (field 2) may
+ * hold spaces and parentheses, so fields are counted from its closing parenthesis.
+ */
+const procStatOf = (pid: number | 'self'): { readonly state?: string; readonly startTicks?: string } | undefined => {
   const stat = readProc(`/proc/${pid}/stat`);
   if (stat === undefined) return undefined;
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0], startTicks: fields[19] };
 };
 
-/** The real machine: `process.kill(pid, 0)` for liveness, `/proc` for boot and start times where there is one. */
+/**
+ * Process states of a process that has ended but whose parent has not reaped it yet: `Z` (zombie)
+ * and `X` (dead). `kill(pid, 0)` still succeeds for it, but it holds nothing any more: its files
+ * are closed and it will never run again.
+ */
+const ENDED_STATES = new Set(['Z', 'X']);
+
+/**
+ * The real machine: `process.kill(pid, 0)` for liveness, `/proc` (where there is one) for a
+ * process that has ended but is not reaped yet (a zombie counts as gone), and for boot and start
+ * times.
+ */
 export const systemProbe: ProcessProbe = {
   self() {
     const bootId = readProc('/proc/sys/kernel/random/boot_id')?.trim();
-    const startTicks = startTicksOf('self');
+    const startTicks = procStatOf('self')?.startTicks;
     return { pid: process.pid, hostname: osHostname(), ...(bootId === undefined ? {} : { bootId }), ...(startTicks === undefined ? {} : { startTicks }) };
   },
   inspect(pid) {
@@ -225,7 +241,8 @@ export const systemProbe: ProcessProbe = {
     } catch (error) {
       if (errorCode(error) !== 'EPERM') return { running: false }; // ESRCH: no such process
     }
-    const startTicks = startTicksOf(pid);
-    return { running: true, ...(startTicks === undefined ? {} : { startTicks }) };
+    const stat = procStatOf(pid);
+    if (stat?.state !== undefined && ENDED_STATES.has(stat.state)) return { running: false };
+    return { running: true, ...(stat?.startTicks === undefined ? {} : { startTicks: stat.startTicks }) };
   },
 };

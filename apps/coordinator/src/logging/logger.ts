@@ -22,6 +22,49 @@ export function createLogger(level: LogLevel): Logger {
   );
 }
 
+/** The part of pino's asynchronous destination (sonic-boom) that {@link drainLogger} uses. */
+interface LogDestination {
+  write(data: string): boolean;
+  once(event: 'drain' | 'error', listener: () => void): unknown;
+  removeListener(event: 'drain' | 'error', listener: () => void): unknown;
+  flushSync(): void;
+}
+
+/**
+ * Waits until the log lines written so far have been handed to stdout (or the write failed), for
+ * at most `timeoutMillis`, so that the process can then exit without blocking on stdout. Call it
+ * right before `process.exit`.
+ *
+ * Why: at exit pino flushes its destination synchronously, and sonic-boom's `flushSync` retries a
+ * failed write forever (100 ms sleeps), whatever the error. With stdout's reader gone (its
+ * launcher was killed: EPIPE) or stalled (a full pipe: EAGAIN), a coordinator told to stop never
+ * ended. After this wait, a write still pending is abandoned: the exit-time `flushSync` becomes a
+ * no-op, as pino itself does once it has seen EPIPE (`filterBrokenPipe` in pino's lib/tools.js).
+ *
+ * @param logger - A logger made by {@link createLogger}.
+ * @param timeoutMillis - Longest wait (milliseconds).
+ * @returns whether everything was handed over (`false`: lines still pending were dropped).
+ */
+export async function drainLogger(logger: Logger, timeoutMillis: number): Promise<boolean> {
+  const destination = (logger as unknown as Record<symbol, LogDestination>)[pino.symbols.streamSym]!;
+  const drained = await new Promise<boolean>((resolve) => {
+    const settle = (outcome: boolean): void => {
+      clearTimeout(timer);
+      destination.removeListener('drain', onDrain);
+      destination.removeListener('error', onDrain);
+      resolve(outcome);
+    };
+    const onDrain = (): void => settle(true);
+    const timer = setTimeout(() => settle(false), timeoutMillis);
+    destination.once('drain', onDrain);
+    destination.once('error', onDrain);
+    // An empty write: 'drain' follows once it and every line queued before it are written.
+    destination.write('');
+  });
+  if (!drained) destination.flushSync = () => undefined;
+  return drained;
+}
+
 /** Nest contexts whose `log` calls are start-up chatter (module and route listings): logged at debug. */
 const CHATTY_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication', 'WebSocketsController']);
 

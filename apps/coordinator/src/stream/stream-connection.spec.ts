@@ -1,11 +1,16 @@
 import type { RecordedEvent, Subscription } from '@lease-fence/coordinator-core';
 import type { StreamFrame } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { LiveFanout } from './live-fanout.js';
 import { StreamConnection, type StreamConnectionOptions, type StreamSocket } from './stream-connection.js';
 
-/** A socket double: records frames, holds send callbacks until `flush()`, lets a test set `bufferedAmount`. */
+/**
+ * A socket double: records frames, holds send callbacks until `flush()`, lets a test set
+ * `bufferedAmount`; while `paused` (the client reads nothing), every send adds its bytes to it.
+ */
 class FakeSocket implements StreamSocket {
   bufferedAmount = 0;
+  paused = false;
   readyState = 1;
   readonly frames: StreamFrame[] = [];
   closedWith: { code?: number; reason?: string } | undefined;
@@ -14,6 +19,7 @@ class FakeSocket implements StreamSocket {
 
   send(data: string | Buffer, callback?: (error?: Error) => void): void {
     this.frames.push(JSON.parse(data.toString()) as StreamFrame);
+    if (this.paused) this.bufferedAmount += data.length;
     if (callback !== undefined) this.pending.push(() => callback());
   }
 
@@ -71,6 +77,9 @@ class FakeSubscription implements Subscription {
 }
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, index) => from + index);
+/** A fan-out the client cannot join yet (its gap is more than the fan-out retains). */
+const unjoinableFanout = { join: () => false, leave: () => undefined } as unknown as LiveFanout;
 const eventPositions = (frames: readonly StreamFrame[]): number[] => frames.flatMap((f) => (f.type === 'event' ? [f.position] : []));
 
 function connect(options: Partial<StreamConnectionOptions> & Pick<StreamConnectionOptions, 'after' | 'head'>) {
@@ -136,6 +145,30 @@ describe('StreamConnection', () => {
   });
 
   describe('slow consumer', () => {
+    it('keeps pacing a client past its connect-time head until it joins the live feed, instead of cutting it as slow', async () => {
+      // Arrange: connected at head 2, not on the fan-out yet, and then paused (a background browser tab)
+      const { socket, subscription, slow } = connect({ after: 0, head: 2, fanout: unjoinableFanout });
+      subscription.push(1, 2);
+      await settle();
+      socket.paused = true;
+
+      // Act: the log grows meanwhile; then the client reads at full speed
+      subscription.push(...range(3, 60));
+      await settle();
+      const sentWhilePaused = eventPositions(socket.frames).length;
+      socket.paused = false;
+      for (let round = 0; round < 200 && eventPositions(socket.frames).length < 60; round += 1) {
+        socket.flush();
+        await settle();
+      }
+
+      // Assert: the pump waited for the client instead of piling frames up, and cut nobody
+      expect(sentWhilePaused).toBeLessThan(10);
+      expect(eventPositions(socket.frames)).toEqual(range(1, 60));
+      expect(slow).toEqual([]);
+      expect(socket.closedWith).toBeUndefined();
+    });
+
     it('once live, sends closing with the last position instead of buffering past the bound, and stops reading', async () => {
       // Arrange: a live client that has position 4 and stopped reading
       const { socket, subscription, slow, running } = connect({ after: 4, head: 4 });

@@ -9,9 +9,10 @@
  * each event is sent once, in position order: the fan-out replays what it retains after the
  * client's position, and skips what the client already has.
  *
- * Backpressure, as EventStoreDB treats catch-up subscribers: while catching up the pump is
- * paced by the client (the next event is read from the log only once the socket has flushed
- * what is buffered), so a large history never piles up in memory. Once live, the pace is set by
+ * Backpressure, as EventStoreDB treats catch-up subscribers: until the client has joined the
+ * live feed the pump is paced by the client (the next event is read from the log only once the
+ * socket has flushed what is buffered), so a large history never piles up in memory, and a client
+ * that paused while the log grew past its connect-time head is not cut. Once live, the pace is set by
  * writers: before every send the socket's `bufferedAmount` is checked, and a client above the
  * bound is sent `closing` (`slow-consumer`, with its last position) and disconnected. It
  * resumes with `after` = the last position it received: the log is the buffer, so no event is
@@ -197,8 +198,12 @@ export class StreamConnection implements LiveMember {
       for await (const recorded of subscription) {
         if (this.stopped) return false;
         const frame = encodeEventFrame(recorded);
-        // Catching up: paced by the client. Live: pushed, and bounded by maxBufferedBytes in write().
-        const pace = !this.caughtUp && this.socket.bufferedAmount > this.options.catchUpHighWaterBytes;
+        // Paced by the client until it has joined the live feed, not merely reached its connect-time
+        // head: while it reads its own subscription the log is its buffer, so a client that paused
+        // (a background tab) while the log grew catches up at its own pace. Only its own subscription
+        // as the live feed (no fan-out) is pushed, bounded by maxBufferedBytes in write().
+        const ownSubscriptionIsLive = this.caughtUp && this.options.fanout === undefined;
+        const pace = !ownSubscriptionIsLive && this.socket.bufferedAmount > this.options.catchUpHighWaterBytes;
         const sent = pace ? await this.sendAndFlush(frame) : this.write(frame, true, undefined);
         if (!sent) return false;
         this.advanceTo(recorded.position);

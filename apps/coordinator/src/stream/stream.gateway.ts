@@ -5,7 +5,7 @@
  * static decorator arguments and cannot reach the injected token registry), and this stream is
  * server-push only, so the gateway's message-routing model would add nothing.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
@@ -24,6 +24,7 @@ import { EVENT_LOG } from '../event-log/event-log.tokens.js';
 import { CoordinatorMetrics } from '../health/coordinator-metrics.js';
 import { refuseUpgrade, refuseUpgradeWith } from '../http/refuse-upgrade.js';
 import { parseInput } from '../http/invalid-request.error.js';
+import { isWebSocketUpgrade, serveUpgradeAsHttp } from '../http/serve-upgrade-as-http.js';
 import { LOGGER } from '../logging/logger.js';
 import { coalesceWrites } from './coalescing-socket.js';
 import { LiveFanout } from './live-fanout.js';
@@ -94,7 +95,16 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /**
+   * The HTTP server's `upgrade` event. Only a WebSocket upgrade is answered here; any other
+   * upgrade offer (`Upgrade: h2c` from `curl --http2`, a HEAD, …) is ignored, as RFC 9110 allows,
+   * and the request served as plain HTTP/1.1 by the routes ({@link serveUpgradeAsHttp}).
+   */
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (!isWebSocketUpgrade(request)) {
+      serveUpgradeAsHttp(this.adapterHost.httpAdapter.getHttpServer() as Server, request, socket, head);
+      return;
+    }
     socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname === GATE_LINK_PATH) return; // the gate link's own upgrade handler answers it

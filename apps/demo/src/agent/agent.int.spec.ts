@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FenceGateClient, LeaseFenceClient } from '@lease-fence/client';
+import { FenceGateClient, FenceTokenVerifier, LeaseFenceClient } from '@lease-fence/client';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
 import { createManualClock, type ManualClock } from 'lease-fence';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -41,6 +41,7 @@ describe('runAgent (against the coordinator test double and a real deploy slot)'
       resources: [SLOT],
       ledger,
       gateClient: new FenceGateClient({ baseUrl: double.url, token: 'token-gate' }),
+      verifier: new FenceTokenVerifier({ namespace: 'default', keys: { jwks: double.keys } }),
       port: 0,
       log: () => undefined,
     });
@@ -62,7 +63,7 @@ describe('runAgent (against the coordinator test double and a real deploy slot)'
       coordinatorClock.advance(TTL_MILLIS);
       const taken = await agentClient('agent-2').acquire(SLOT);
       if (!taken.ok) throw new Error(`agent-2 expected a grant, got ${taken.reason}`);
-      await writeToSlot(slot.url, taken.lease.token, 'claim');
+      await writeToSlot(slot.url, taken.lease, 'claim');
     };
 
     // Act

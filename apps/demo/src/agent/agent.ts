@@ -6,7 +6,7 @@
  * noticing, because it checked its signal just before the stall — is refused by the slot's gate.
  */
 import { LeaseLostError, type LeaseFenceClient } from '@lease-fence/client';
-import type { Lease } from 'lease-fence';
+import type { Lease } from '@lease-fence/client';
 import { seconds, type Logger } from '../log.js';
 import type { Random } from '../random.js';
 import { writeToSlot } from './deploy-slot-client.js';
@@ -83,6 +83,10 @@ export const runAgent = async (options: AgentOptions): Promise<AgentStats> => {
           case 'expired':
             log(resource, `the grant owed to this request already ended (fence ${result.fence ?? '?'}); asking again`);
             break;
+          case 'lock-delay':
+            log(resource, `in its lock-delay after a lost holder; trying again in ${seconds(result.retryAfterMillis)}`);
+            pauseMillis = Math.min(result.retryAfterMillis, 5000) + random.integer(0, 150);
+            break;
           case 'dead-on-arrival':
             log(resource, `grant fence ${result.fence} arrived DEAD (${seconds(result.lateByMillis)} past its deadline after retries): released it, not used`);
             break;
@@ -111,7 +115,7 @@ const runJob = async (options: AgentOptions, stats: AgentStats, lease: Lease, le
       log(resource, `not writing "${step}": the lease can no longer be trusted`);
       return false;
     }
-    const result = await writeToSlot(options.slotUrl, lease.token, step);
+    const result = await writeToSlot(options.slotUrl, lease, step);
     if (result.ok) {
       stats.acceptedWrites += 1;
       log(resource, `wrote "${step}" with fence ${lease.fence}: accepted`);
@@ -120,6 +124,8 @@ const runJob = async (options: AgentOptions, stats: AgentStats, lease: Lease, le
     if (result.reason === 'refused') {
       stats.refusedWrites += 1;
       log(resource, `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (${result.kind}, floor ${result.floorFence} held by ${result.floorHolderId})`);
+    } else if (result.reason === 'invalid-token') {
+      log(resource, `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (invalid token: ${result.tokenReason})`);
     } else {
       log(resource, `could not reach the slot for "${step}": ${result.message}`);
     }

@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FenceGateClient } from '@lease-fence/client';
-import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
+import { FenceGateClient, FenceTokenVerifier, type Lease } from '@lease-fence/client';
+import { createTestSigningKey, openCoordinatorTestDouble, type CoordinatorTestDouble, type TestSigningKey } from '@lease-fence/client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeToSlot } from '../agent/deploy-slot-client.js';
 import { DeployLedger } from './deploy-ledger.js';
@@ -16,6 +16,11 @@ describe('deploy slot server', () => {
   let ledger: DeployLedger | undefined;
   let server: DeploySlotServer | undefined;
   const lines: string[] = [];
+  /** The coordinator's signing key, as far as the slot knows. */
+  let coordinatorKey: TestSigningKey;
+  /** What an agent holding `fence` sends: the grant signed by the coordinator. */
+  const leaseOf = async (holderId: string, fence: number, key = coordinatorKey): Promise<Pick<Lease, 'resource' | 'signedToken'>> =>
+    ({ resource: SLOT, signedToken: await key.sign({ resource: SLOT, holderId, fence, namespace: 'default' }) });
 
   const start = async (): Promise<DeploySlotServer> => {
     ledger = new DeployLedger(join(directory, 'deploy-slot.sqlite'));
@@ -23,6 +28,7 @@ describe('deploy slot server', () => {
       resources: [SLOT],
       ledger,
       gateClient: new FenceGateClient({ baseUrl: double.url, token: 'token-gate', retry: { initialDelayMillis: 0 } }),
+      verifier: new FenceTokenVerifier({ namespace: 'default', keys: { jwks: coordinatorKey.jwks } }),
       port: 0,
       log: (resource, message) => lines.push(`${resource ?? '-'} ${message}`),
     });
@@ -37,6 +43,7 @@ describe('deploy slot server', () => {
 
   beforeEach(async () => {
     directory = await mkdtemp(join(tmpdir(), 'deploy-slot-'));
+    coordinatorKey = await createTestSigningKey();
     double = await openCoordinatorTestDouble({ tokens: [{ token: 'token-gate', role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] }] });
     lines.length = 0;
   });
@@ -50,10 +57,10 @@ describe('deploy slot server', () => {
   it('accepts the newest holder, refuses an older fence with 409, and reports the refusal to the coordinator', async () => {
     // Arrange
     const slot = await start();
-    await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-2', fence: 4 }, 'claim');
+    await writeToSlot(slot.url, await leaseOf('agent-2', 4), 'claim');
 
     // Act
-    const stale = await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-1', fence: 3 }, 'step 1/1');
+    const stale = await writeToSlot(slot.url, await leaseOf('agent-1', 3), 'step 1/1');
     await slot.flushReports();
 
     // Assert
@@ -66,20 +73,38 @@ describe('deploy slot server', () => {
   it('comes back after a restart with its floor and its refusal numbering, so new refusals are not taken for duplicates', async () => {
     // Arrange: one refusal before the restart.
     let slot = await start();
-    await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-2', fence: 4 }, 'claim');
-    await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-1', fence: 3 }, 'step');
+    await writeToSlot(slot.url, await leaseOf('agent-2', 4), 'claim');
+    await writeToSlot(slot.url, await leaseOf('agent-1', 3), 'step');
     await slot.flushReports();
     await stop();
 
     // Act
     slot = await start();
-    const stale = await writeToSlot(slot.url, { resource: SLOT, holderId: 'agent-3', fence: 2 }, 'step');
+    const stale = await writeToSlot(slot.url, await leaseOf('agent-3', 2), 'step');
     await slot.flushReports();
 
     // Assert
     expect(stale).toMatchObject({ ok: false, reason: 'refused', floorFence: 4 });
     expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2]);
     expect(lines).toContain(`${SLOT} restored floor fence 4 (agent-2) and next refusal #2 from the slot's database`);
+  });
+
+  it('refuses a write whose token the coordinator did not sign with 403: the floor does not move and nothing is reported', async () => {
+    // Arrange: agent-2 holds fence 4 and wrote
+    const slot = await start();
+    await writeToSlot(slot.url, await leaseOf('agent-2', 4), 'claim');
+
+    // Act: a higher fence signed by another key, and an unsigned body
+    const forged = await writeToSlot(slot.url, await leaseOf('agent-1', 9, await createTestSigningKey()), 'step');
+    const unsigned = await fetch(`${slot.url}/slots/${SLOT}/deploy`, { method: 'POST', body: JSON.stringify({ holderId: 'agent-1', fence: 9, step: 'step' }) });
+    await slot.flushReports();
+
+    // Assert
+    expect(forged).toEqual({ ok: false, reason: 'invalid-token', tokenReason: 'unknown-key' });
+    expect(unsigned.status).toBe(403);
+    expect(slot.gates.get(SLOT)?.floor).toEqual({ holderId: 'agent-2', fence: 4 });
+    expect(double.rejections).toEqual([]);
+    expect(lines).toContain(`${SLOT} REFUSED "step": not a grant of the coordinator (unknown-key); the floor did not move`);
   });
 
   it('answers 404 for a slot it does not serve', async () => {

@@ -1,14 +1,25 @@
 /**
  * The fenced resource of the demo: a "deploy slot" per resource, behind a small node:http API.
- * Every write goes through the slot's `FenceGate` (floor restored from the slot's own database),
- * and every refused write is reported to the coordinator with the gate token.
+ * Every write carries the agent's signed grant (`lease.signedToken`), verified before the slot's
+ * `FenceGate` compares its fence (floor restored from the slot's own database), and every refused
+ * write is reported to the coordinator with the gate token.
  *
- * `POST /slots/:resource/deploy` `{ holderId, fence, step }` →
- *   200 `{ ok: true, deployment }` | 409 `{ ok: false, error: 'stale-fence' | 'double-grant', rejection }`.
+ * `POST /slots/:resource/deploy` `{ signedToken, step }` →
+ *   200 `{ ok: true, deployment }` | 409 `{ ok: false, error: 'stale-fence' | 'double-grant', rejection }`
+ *   | 403 `{ ok: false, error: 'invalid-fence-token', reason }` (not a grant of the coordinator: nothing moved)
+ *   | 503 `{ ok: false, error: 'signing-keys-unavailable' }` (the coordinator's keys could not be fetched).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gateOptionsFrom, reportRejections, type FenceGateClient, type RejectionReporter } from '@lease-fence/client';
+import {
+  gateOptionsFrom,
+  InvalidFenceTokenError,
+  reportRejections,
+  SigningKeysUnavailableError,
+  type FenceGateClient,
+  type FenceTokenVerifier,
+  type RejectionReporter,
+} from '@lease-fence/client';
 import { DoubleGrantError, FenceGate, StaleFenceError } from 'lease-fence';
 import type { Logger } from '../log.js';
 import type { DeployLedger } from './deploy-ledger.js';
@@ -21,6 +32,8 @@ export interface DeploySlotServerOptions {
   readonly ledger: DeployLedger;
   /** Where refused writes are reported (a gate token's client). */
   readonly gateClient: FenceGateClient;
+  /** Checks each write's signed grant against the coordinator's published keys. */
+  readonly verifier: FenceTokenVerifier;
   /** Port to listen on (127.0.0.1); 0 = any free port. */
   readonly port: number;
   readonly log: Logger;
@@ -76,18 +89,28 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
     const resource = match === null ? undefined : decodeURIComponent(match[1] as string);
     const gate = resource === undefined ? undefined : gates.get(resource);
     if (request.method !== 'POST' || resource === undefined || gate === undefined) return reply(404, { ok: false, error: 'not-found' });
-    let body: { holderId?: unknown; fence?: unknown; step?: unknown };
+    let body: { signedToken?: unknown; step?: unknown };
     try {
       body = JSON.parse(await readBody(request)) as typeof body;
     } catch {
       return reply(400, { ok: false, error: 'invalid-request', message: 'body is not JSON' });
     }
-    const { holderId, fence, step } = body;
-    if (typeof holderId !== 'string' || typeof fence !== 'number' || typeof step !== 'string') {
-      return reply(400, { ok: false, error: 'invalid-request', message: 'expected { holderId: string, fence: number, step: string }' });
-    }
+    const { signedToken, step } = body;
+    if (typeof step !== 'string') return reply(400, { ok: false, error: 'invalid-request', message: 'expected { signedToken: string, step: string }' });
+    let token;
     try {
-      const deployment = ledger.deploy(gate, { resource, holderId, fence }, step, Date.now());
+      token = await options.verifier.verify(signedToken, resource);
+    } catch (error) {
+      if (error instanceof InvalidFenceTokenError) {
+        log(resource, `REFUSED "${step}": not a grant of the coordinator (${error.reason}); the floor did not move`);
+        return reply(403, { ok: false, error: error.code, reason: error.reason });
+      }
+      if (error instanceof SigningKeysUnavailableError) return reply(503, { ok: false, error: error.code, message: error.message });
+      throw error;
+    }
+    const { holderId, fence } = token;
+    try {
+      const deployment = ledger.deploy(gate, token, step, Date.now());
       log(resource, `accepted "${step}" from ${holderId} with fence ${fence} (deployment #${deployment.id})`);
       return reply(200, { ok: true, deployment });
     } catch (error) {

@@ -8,12 +8,26 @@
  * Faults are injected, not mocked away: a reply can be dropped after the command was processed
  * (the socket is destroyed: the client sees a lost reply), delayed after processing, or replaced
  * by a 503 before processing.
+ *
+ * Grants are signed as the real coordinator signs them (`grant.signedToken`, a compact EdDSA JWS
+ * with the protocol's header and payload), with a key generated when the double opens; its public
+ * key is served at `GET /v1/keys` and on {@link CoordinatorTestDouble.keys}.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AcquireBodySchema, AdmitBodySchema, RejectionBodySchema, ReleaseBodySchema, RenewBodySchema, type RejectionBody } from '@lease-fence/protocol';
+import {
+  AcquireBodySchema,
+  AdmitBodySchema,
+  RejectionBodySchema,
+  ReleaseBodySchema,
+  RenewBodySchema,
+  type KeysReply,
+  type RejectionBody,
+  type SignedGrantPayload,
+} from '@lease-fence/protocol';
 import { LeaseCoordinator, createMonotonicClock, type Clock, type Grant } from 'lease-fence';
+import { createTestSigningKey } from './test-signing-key.js';
 
 /** One entry of a tokens file (`LEASE_FENCE_TOKENS_FILE`), as the real coordinator reads it. */
 export type TokenEntry =
@@ -65,6 +79,8 @@ export interface CoordinatorTestDoubleOptions {
   readonly ttlMillis?: number;
   /** The coordinator's clock. @defaultValue a monotonic clock in a fresh domain */
   readonly clock?: Clock;
+  /** The namespace written into signed grants. @defaultValue `'default'` */
+  readonly namespace?: string;
 }
 
 /** A running double: see {@link openCoordinatorTestDouble}. */
@@ -75,6 +91,8 @@ export interface CoordinatorTestDouble {
   readonly coordinator: LeaseCoordinator;
   /** Every request handled so far, in order. */
   readonly handled: readonly HandledRequest[];
+  /** The public key grants are signed with, as `GET /v1/keys` serves it (a JWKS). */
+  readonly keys: KeysReply;
   /** Rejections recorded (each (gate, resource, seq) once), in arrival order. */
   readonly rejections: readonly { readonly gateId: string; readonly body: RejectionBody }[];
   /** Queues a fault for the next matching request(s). */
@@ -108,6 +126,13 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
   const rejections: { gateId: string; body: RejectionBody }[] = [];
   const rejectionKeys = new Set<string>();
   const listeners = new Set<(request: HandledRequest) => void>();
+  const signingKey = await createTestSigningKey();
+  const keys: KeysReply = signingKey.jwks;
+  const namespace = options.namespace ?? 'default';
+  const toWire = async (grant: Grant) => {
+    const payload: SignedGrantPayload = { resource: grant.resource, holderId: grant.holderId, fence: grant.fence, namespace };
+    return { ...grant, coordinatorExpiresAt: grant.coordinatorExpiresAt.toJSON(), signedToken: await signingKey.sign(payload) };
+  };
 
   const takeFault = (route: DoubleRoute): InjectedFault | undefined => {
     const index = faults.findIndex((entry) => entry.fault.route === route);
@@ -118,7 +143,7 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     return entry.fault;
   };
 
-  const decide = (route: DoubleRoute, resource: string, principal: TokenEntry, body: unknown): { status: number; reply: unknown } => {
+  const decide = async (route: DoubleRoute, resource: string, principal: TokenEntry, body: unknown): Promise<{ status: number; reply: unknown }> => {
     const invalid = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) => ({
       status: 400,
       reply: { error: 'invalid-request', message: 'invalid request body', issues: issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })) },
@@ -151,14 +176,14 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
         const parsed = AcquireBodySchema.safeParse(body);
         if (!parsed.success) return invalid(parsed.error.issues);
         const outcome = coordinator.acquire({ resource, holderId, requestId: parsed.data.requestId, ttlMillis: parsed.data.ttlMillis });
-        if (outcome.ok) return { status: 200, reply: { ok: true, grant: toWire(outcome.grant) } };
+        if (outcome.ok) return { status: 200, reply: { ok: true, grant: await toWire(outcome.grant) } };
         return { status: outcome.reason === 'expired' ? 410 : 409, reply: outcome };
       }
       if (route === 'renew') {
         const parsed = RenewBodySchema.safeParse(body);
         if (!parsed.success) return invalid(parsed.error.issues);
         const outcome = coordinator.renew({ resource, holderId, fence: parsed.data.fence, requestId: parsed.data.requestId, ttlMillis: parsed.data.ttlMillis });
-        if (outcome.ok) return { status: 200, reply: { ok: true, grant: toWire(outcome.grant) } };
+        if (outcome.ok) return { status: 200, reply: { ok: true, grant: await toWire(outcome.grant) } };
         return { status: outcome.reason === 'expired' ? 410 : 409, reply: outcome };
       }
       const parsed = ReleaseBodySchema.safeParse(body);
@@ -179,6 +204,7 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     };
     const path = new URL(request.url ?? '/', 'http://double').pathname;
     if (request.method === 'GET' && path === '/readyz') return send(200, { status: 'ready' });
+    if (request.method === 'GET' && path === '/v1/keys') return send(200, keys);
     const match = ROUTE.exec(path);
     const route = match?.[3] as DoubleRoute | undefined;
     if (request.method !== 'POST' || match === null || route === undefined || (match[1] === 'leases') !== ['acquire', 'renew', 'release'].includes(route)) {
@@ -199,7 +225,7 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     const { status, reply } =
       fault?.kind === 'unavailable'
         ? { status: 503, reply: { error: 'coordinator-unavailable', message: 'injected fault: unavailable', retryable: true, reason: 'recovering' } }
-        : decide(route, resource, principal, body);
+        : await decide(route, resource, principal, body);
     const record: HandledRequest = { route, resource, body, status, reply, fault: fault?.kind };
     handled.push(record);
     for (const listener of [...listeners]) listener(record);
@@ -227,6 +253,7 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     url: `http://127.0.0.1:${port}`,
     coordinator,
     handled,
+    keys,
     rejections,
     inject(fault) {
       const times = fault.times ?? 1;
@@ -255,8 +282,6 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     },
   };
 };
-
-const toWire = (grant: Grant) => ({ ...grant, coordinatorExpiresAt: grant.coordinatorExpiresAt.toJSON() });
 
 const readBody = async (request: IncomingMessage): Promise<string> => {
   const chunks: Buffer[] = [];

@@ -1,6 +1,7 @@
 /**
  * `@lease-fence/client/testing`: TEST DOUBLES for SDK users' tests — a coordinator HTTP double
- * with fault injection (built on the library's in-memory `LeaseCoordinator`), and manual timers.
+ * with fault injection (built on the library's in-memory `LeaseCoordinator`), manual timers, and a
+ * grant signing key in the coordinator's token format.
  * Never use them in production.
  */
 export {
@@ -13,3 +14,4 @@ export {
   type TokenEntry,
 } from './coordinator-test-double.js';
 export { createManualTimers, type ManualTimers } from './manual-timers.js';
+export { createTestSigningKey, type TestSigningKey } from './test-signing-key.js';

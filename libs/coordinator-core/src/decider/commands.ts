@@ -27,7 +27,33 @@ export interface AcquireLease {
   readonly requestId: string;
   /** Lease duration in milliseconds, already resolved against the coordinator's default and bounds. */
   readonly ttlMillis: number;
+  /**
+   * The resource's lock-delay in milliseconds, already resolved from the coordinator's rules
+   * (`lockDelayMillisFor`): no new grant until this long after the resource's latest unclean
+   * loss (see {@link LockDelayDenial}). Non-negative integer. @defaultValue 0 (no delay)
+   */
+  readonly lockDelayMillis?: number | undefined;
 }
+
+/**
+ * Denial of an acquire during a lock-delay: the resource's latest holder was lost uncleanly (its
+ * lease expired rather than being released, or a gate refused one of its writes) less than the
+ * resource's lock-delay ago, so writes it still has in flight may not have drained yet. No
+ * grant, no fence; the only event is the expiry of a lapsed lease the acquire found (which
+ * itself starts the delay). Retry after `retryAfterMillis`.
+ */
+export interface LockDelayDenial {
+  readonly ok: false;
+  readonly reason: 'lock-delay';
+  /** Milliseconds until the delay ends (the coordinator's clock), > 0. */
+  readonly retryAfterMillis: number;
+}
+
+/**
+ * Outcome of an acquire: lease-fence's {@link AcquireOutcome}, a {@link LockDelayDenial}, or, in
+ * fence-first mode only, {@link FenceUnavailable} (never an outcome of `AcquireLease` itself).
+ */
+export type CoordinatorAcquireOutcome = AcquireOutcome | LockDelayDenial | FenceUnavailable;
 
 /** The holder of fence `fence` extends its lease (same fence) by `ttlMillis`, or by its current ttl. */
 export interface RenewLease {
@@ -139,6 +165,8 @@ export interface ReserveFence {
   readonly ttlMillis: number;
   /** How long the coordinator waits for a gate before burning the fence (milliseconds, positive integer). */
   readonly timeoutMillis: number;
+  /** The resource's lock-delay, as for {@link AcquireLease} (milliseconds). @defaultValue 0 */
+  readonly lockDelayMillis?: number | undefined;
 }
 
 /** A gate (`gateId`) durably admitted the fence reserved on `resource`: the lease becomes active. */
@@ -232,7 +260,7 @@ export interface ReservedFence {
  * `retried: false` when this command reserved it (one `FenceReserved` event), `true` when it is
  * the same holder's same requestId already pending (no event: wait for the first one's outcome).
  */
-export type ReserveFenceOutcome = AcquireOutcome | { readonly ok: 'pending'; readonly reservation: ReservedFence; readonly retried: boolean };
+export type ReserveFenceOutcome = CoordinatorAcquireOutcome | { readonly ok: 'pending'; readonly reservation: ReservedFence; readonly retried: boolean };
 
 /**
  * Outcome of `ActivateReservedLease` and `BurnReservedFence`: the grant (activation), `burned`
@@ -272,7 +300,7 @@ export interface StartOutcome {
 
 /** The outcome type of each command type. */
 export interface OutcomeByCommand {
-  readonly AcquireLease: AcquireOutcome;
+  readonly AcquireLease: CoordinatorAcquireOutcome;
   readonly RenewLease: RenewOutcome;
   readonly ReleaseLease: ReleaseOutcome;
   readonly ExpireDueLeases: { readonly ok: true; readonly expired: number };

@@ -30,6 +30,7 @@ import {
   type CoordinatorCommand,
   type ImplausibleField,
   type ImplausibleReport,
+  type LockDelayDenial,
   type Now,
   type OutcomeByCommand,
   type OutcomeOf,
@@ -57,7 +58,9 @@ type Stamp = { readonly bootId: string; readonly atMillis: number; readonly wall
  *   `StartCoordinator`, a new boot id never used before in this log).
  * @returns the events (in order, to be appended together) and the command's outcome. Gate
  *   reports that cannot be true are denied with `{ ok: false, reason: 'implausible', field, message }`,
- *   a reused rejection seq with other content with `'seq-conflict'`; neither has events.
+ *   a reused rejection seq with other content with `'seq-conflict'`; neither has events. An
+ *   acquire inside the resource's lock-delay (`command.lockDelayMillis` after its latest unclean
+ *   loss) is denied with `{ ok: false, reason: 'lock-delay', retryAfterMillis }`.
  * @throws TypeError / RangeError for a malformed command or `now`, naming the field and value.
  * @throws {@link ProtocolMisuseError} if the coordinator has not started (no `CoordinatorStarted`
  *   folded yet), if `StartCoordinator` reuses a boot id, or from the lease rules (a requestId
@@ -79,7 +82,11 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
     case 'AcquireLease': {
       const pending = pendingReservationDenial(state, command.resource, instant);
       if (pending !== undefined) return { events: [], outcome: pending };
+      const lockDelayMillis = command.lockDelayMillis ?? 0;
+      if (lockDelayMillis !== 0) requireCount('AcquireLease', 'lockDelayMillis', lockDelayMillis);
       const { outcome, changes } = decideAcquire(state.table, command, instant);
+      const delayed = lockDelayOf(state, command.resource, lockDelayMillis, changes, instant.millis);
+      if (delayed !== undefined) return { events: toEvents(changes.filter((change) => change.type !== 'granted'), stamp), outcome: delayed };
       return { events: toEvents(changes, stamp), outcome };
     }
     case 'RenewLease': {
@@ -142,7 +149,8 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       return { events: [{ type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId, holderId, fence } }], outcome: { ok: true } };
     }
     case 'ReserveFence':
-      return decideReserve(command, state, instant, stamp, ({ changes }) => toEvents(changes, stamp));
+      if ((command.lockDelayMillis ?? 0) !== 0) requireCount('ReserveFence', 'lockDelayMillis', command.lockDelayMillis);
+      return decideReserve(command, state, instant, stamp, ({ changes }) => toEvents(changes, stamp), (changes) => lockDelayOf(state, command.resource, command.lockDelayMillis ?? 0, changes, instant.millis));
     case 'ActivateReservedLease':
       requireString('ActivateReservedLease', 'gateId', command.gateId);
       requirePositiveInteger('ActivateReservedLease', 'fence', command.fence);
@@ -262,6 +270,21 @@ function implausibleRejection(table: LeaseTable, report: RecordFenceRejection, r
     return implausible('gateWallMillis', `gateWallMillis must be epoch milliseconds no later than the year 3000 (${MAX_WALL_MILLIS}), got ${gateWallMillis}`);
   }
   return neverIssued(table, reserved, 'rejected.fence', resource, rejected.fence) ?? neverIssued(table, reserved, 'current.fence', resource, current.fence);
+}
+
+/**
+ * The lock-delay denial of an acquire the lease rules would grant, or undefined. The delay runs
+ * from the resource's latest unclean loss: the anchor `evolve` keeps, or now when this very
+ * acquire expires a lapsed lease (its `LeaseExpired` is appended with the denial, and anchors
+ * the delay at this reading, as evolve will fold it). A retried requestId is answered by the
+ * lease rules before this: its grant, or `'expired'`.
+ */
+function lockDelayOf(state: CoordinatorState, resource: string, lockDelayMillis: number, changes: readonly LeaseChange[], nowMillis: number): LockDelayDenial | undefined {
+  if (lockDelayMillis === 0 || !changes.some((change) => change.type === 'granted')) return undefined;
+  const lostAtMillis = changes.some((change) => change.type === 'expired') ? nowMillis : state.lostAtMillis.get(resource);
+  if (lostAtMillis === undefined) return undefined;
+  const retryAfterMillis = lostAtMillis + lockDelayMillis - nowMillis;
+  return retryAfterMillis > 0 ? { ok: false, reason: 'lock-delay', retryAfterMillis } : undefined;
 }
 
 /** Why an admit cannot be true, or undefined if it can: a fence never issued for the resource, or its current fence for another holder. */

@@ -23,12 +23,13 @@ const stepArbitrary = fc.record({
   request: fc.integer({ min: 0, max: 5 }),
   fence: fc.integer({ min: 1, max: 8 }),
   ttlMillis: fc.integer({ min: 1, max: 6000 }),
+  lockDelayMillis: fc.constantFrom(0, 2500),
 });
 type Step = typeof stepArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
 const commandOf = (step: Step): CoordinatorCommand => {
   switch (step.kind) {
-    case 'acquire': return acquire(step.resource, step.holder, `${step.resource}/${step.holder}/${step.request}`, step.ttlMillis);
+    case 'acquire': return { ...acquire(step.resource, step.holder, `${step.resource}/${step.holder}/${step.request}`, step.ttlMillis), lockDelayMillis: step.lockDelayMillis };
     case 'renew': return renew(step.resource, step.holder, step.fence, `renew-${step.request}`, step.ttlMillis);
     case 'release': return release(step.resource, step.holder, step.fence);
     case 'expire': return { type: 'ExpireDueLeases' };

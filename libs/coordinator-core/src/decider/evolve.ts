@@ -67,6 +67,7 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
         throw corrupt(error instanceof Error ? error.message : String(error), error);
       }
       state.carried.delete(event.data.resource);
+      noteLockDelay(state, event);
       if (activates) state.reservations.delete(event.data.resource);
       return;
     }
@@ -96,6 +97,7 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
       remember(state.rejectionKeys, rejectionKey(data.gateId, data.resource, data.seq), rejectionContent(data), REJECTION_KEYS_KEPT);
       state.rejections.push({ ...data, rejected: { ...data.rejected }, current: { ...data.current }, position });
       if (state.rejections.length > REJECTIONS_KEPT) state.rejections.splice(0, state.rejections.length - REJECTIONS_KEPT);
+      noteLockDelay(state, event);
       return;
     }
     case 'SnapshotTaken':
@@ -137,6 +139,7 @@ function start(state: CoordinatorState, event: CoordinatorStarted, corrupt: Corr
   if (carried.size !== countLeases(state)) throw corrupt('carriedLeases lists a lease that is not current');
 
   const startedAt = Instant.of(data.atMillis, data.bootId);
+  reanchorLockDelays(state, data.atMillis);
   state.table.burnFence(data.recoveredFence);
   state.carried.clear();
   for (const lease of data.carriedLeases) {
@@ -152,6 +155,30 @@ const isReservedFor = (state: CoordinatorState, lease: { readonly resource: stri
   const reserved = state.reservations.get(lease.resource);
   return reserved !== undefined && reserved.fence === lease.fence && reserved.holderId === lease.holderId && reserved.requestId === lease.requestId;
 };
+/**
+ * Lock-delay bookkeeping of one event: an unclean loss (`LeaseExpired`; `FenceRejected`, a write
+ * of a lost holder that still arrives) anchors the resource's delay at the event's reading; a
+ * grant ends it (the coordinator granted only once the delay was over). Releases and renewals
+ * leave it as it is.
+ */
+function noteLockDelay(state: CoordinatorState, event: EventOf<'LeaseGranted' | 'LeaseRenewed' | 'LeaseReleased' | 'LeaseExpired' | 'FenceRejected'>): void {
+  if (event.type === 'LeaseGranted') state.lostAtMillis.delete(event.data.resource);
+  else if (event.type === 'LeaseExpired' || event.type === 'FenceRejected') state.lostAtMillis.set(event.data.resource, event.data.atMillis);
+}
+
+/**
+ * Moves every lock-delay anchor into the new boot's domain by the rule of carried leases
+ * (`decide.ts`, recovery's start): only the time the dead boot observed after the loss counts,
+ * never the downtime, so a restart never shortens a delay: `lostAt(new) = startedAt -
+ * (lastReading(dead boot) - lostAt(old))`.
+ */
+function reanchorLockDelays(state: CoordinatorState, startedAtMillis: number): void {
+  const dead = state.boot;
+  if (dead === undefined) return; // a fresh log: nothing was lost yet
+  for (const [resource, lostAtMillis] of state.lostAtMillis) {
+    state.lostAtMillis.set(resource, startedAtMillis - Math.max(0, dead.lastAtMillis - lostAtMillis));
+  }
+}
 
 const countLeases = (state: CoordinatorState): number => {
   let count = 0;

@@ -13,8 +13,8 @@
  * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve)
  */
 import type { CoordinatorEvent } from '@lease-fence/protocol';
-import { decideAcquire, type AcquireOutcome, type Grant, type Instant } from 'lease-fence';
-import type { ActivateOutcome, ActivateReservedLease, BurnOutcome, BurnReservedFence, ReserveFence, ReserveFenceOutcome } from './commands.js';
+import { decideAcquire, type AcquireOutcome, type Grant, type Instant, type LeaseChange } from 'lease-fence';
+import type { ActivateOutcome, ActivateReservedLease, BurnOutcome, BurnReservedFence, LockDelayDenial, ReserveFence, ReserveFenceOutcome } from './commands.js';
 import type { CoordinatorState, Reservation } from './state.js';
 
 /** The stamp every event of a decision carries (boot id, monotonic reading, wall time). */
@@ -43,10 +43,19 @@ export function pendingReservationDenial(state: CoordinatorState, resource: stri
  * - another acquire pending on the resource → `'held'` ({@link pendingReservationDenial});
  * - otherwise lease-fence's `decideAcquire`: a denial or a retried requestId's existing grant
  *   is returned as is; a new grant becomes `LeaseExpired` for a lease past expiry (if any) and
- *   `FenceReserved` with deadline `now + timeoutMillis`, outcome `ok: 'pending'`, `retried: false`.
+ *   `FenceReserved` with deadline `now + timeoutMillis`, outcome `ok: 'pending'`, `retried: false`;
+ *   inside the resource's lock-delay (`lockDelay`, the rule `AcquireLease` follows) the grant is
+ *   denied instead, keeping the `LeaseExpired` of a lapsed lease.
  * @throws as `decideAcquire`; RangeError for a `timeoutMillis` that is not a positive integer.
  */
-export function decideReserve(command: ReserveFence, state: CoordinatorState, now: Instant, stamp: Stamp, acquireEvents: (outcome: ReturnType<typeof decideAcquire>) => readonly CoordinatorEvent[]): Decided<ReserveFenceOutcome> {
+export function decideReserve(
+  command: ReserveFence,
+  state: CoordinatorState,
+  now: Instant,
+  stamp: Stamp,
+  acquireEvents: (outcome: ReturnType<typeof decideAcquire>) => readonly CoordinatorEvent[],
+  lockDelay: (changes: readonly LeaseChange[]) => LockDelayDenial | undefined,
+): Decided<ReserveFenceOutcome> {
   if (!Number.isSafeInteger(command.timeoutMillis) || command.timeoutMillis < 1) {
     throw new RangeError(`decide ReserveFence: timeoutMillis must be a positive integer number of milliseconds, got ${String(command.timeoutMillis)}`);
   }
@@ -59,8 +68,10 @@ export function decideReserve(command: ReserveFence, state: CoordinatorState, no
   const decision = decideAcquire(state.table, command, now);
   const granted = decision.changes.find((change) => change.type === 'granted');
   if (granted === undefined || granted.type !== 'granted') return { events: acquireEvents(decision), outcome: decision.outcome };
-  const { lease } = granted;
   const ended = acquireEvents({ outcome: decision.outcome, changes: decision.changes.filter((change) => change.type !== 'granted') });
+  const delayed = lockDelay(decision.changes);
+  if (delayed !== undefined) return { events: ended, outcome: delayed };
+  const { lease } = granted;
   const reservation = { resource: lease.resource, holderId: lease.holderId, fence: lease.fence, requestId: lease.requestId, ttlMillis: lease.ttlMillis };
   return {
     events: [...ended, { type: 'FenceReserved', version: 1, data: { ...stamp, ...reservation, deadlineMillis: now.millis + command.timeoutMillis } }],

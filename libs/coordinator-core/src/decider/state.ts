@@ -69,6 +69,15 @@ export interface CoordinatorState {
    * pending or burned): a gate may hold it as its floor, so reports naming it can be true.
    */
   readonly reservedFences: Map<string, number>;
+  /**
+   * Lock-delay anchors: resource → the reading (milliseconds, the current boot's domain) of its
+   * latest unclean loss — a `LeaseExpired`, or a `FenceRejected` of one of its writes — since its
+   * latest grant; a grant removes the entry. A new grant waits until this reading plus the
+   * resource's lock-delay. Re-anchored into each new boot like carried leases: only the time the
+   * dead boot observed after the loss counts, so a loss before the current boot has a negative
+   * reading.
+   */
+  readonly lostAtMillis: Map<string, number>;
 }
 
 /**
@@ -108,6 +117,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     lastSnapshotPosition: 0,
     reservations: new Map(),
     reservedFences: new Map(),
+    lostAtMillis: new Map(),
   };
 }
 
@@ -161,6 +171,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     lastSnapshotPosition: state.lastSnapshotPosition,
     reservations: new Map(state.reservations),
     reservedFences: new Map(state.reservedFences),
+    lostAtMillis: new Map(state.lostAtMillis),
   };
 }
 
@@ -180,6 +191,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     ...(state.reservations.size === 0 ? {} : { reservations: [...state.reservations.values()].map((r) => ({ ...r })) }),
     ...(state.reservedFences.size === 0 ? {} : { reservedFences: [...state.reservedFences].map(([resource, fence]) => ({ resource, fence })) }),
     table: state.table.toJSON(),
+    lockDelays: [...state.lostAtMillis].map(([resource, lostAtMillis]) => ({ resource, lostAtMillis })),
   };
   return { position: state.position, schemaVersion: COORDINATOR_SNAPSHOT_SCHEMA_VERSION, state: json };
 }
@@ -188,7 +200,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
  * Restores a state from a snapshot written by {@link toSnapshot}.
  * @returns the state, or `undefined` when the snapshot cannot restore this version's state
  *   exactly, and the caller then replays the whole log (a snapshot is only an optimisation):
- *   another `schemaVersion`, or one written before the lease table kept its per-resource
+ *   another `schemaVersion` (version 1 predates the lock-delay anchors), or one written before the lease table kept its per-resource
  *   `highestFences` or before `rejectionKeys` kept each report's content.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
@@ -231,5 +243,6 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     lastSnapshotPosition: json.lastSnapshotPosition,
     reservations: new Map((json.reservations ?? []).map((r) => [r.resource, { ...r }])),
     reservedFences: new Map((json.reservedFences ?? []).map((r) => [r.resource, r.fence])),
+    lostAtMillis: new Map(json.lockDelays.map((d) => [d.resource, d.lostAtMillis])),
   };
 }
