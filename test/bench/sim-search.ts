@@ -10,14 +10,15 @@
  * Options: --runs N (per scenario, default 1000), --seed S (default 1), --scenario a,b (default
  * all), --decider-runs N and --sqlite-runs N (crash-recovery and everything on the DeciderShell /
  * the SQLite log, default 0), --defects (run the falsification searches), --defect-runs N
- * (budget per defect, default 2000), --defect-seeds K (search each defect with seeds S … S+K-1,
+ * (budget per defect, default 2000), --defect a,b (only these defects, default all), --defect-seeds K (search each defect with seeds S … S+K-1,
  * shrinking only the first; default 1), --shrink N (shrink budget, default 1500), --traces (print
- * every shrunk trace), --no-real (skip the real-code searches).
+ * every shrunk trace), --no-real (skip the real-code searches). With --defects it also searches
+ * the fence-first world in the default mode against I10, to show that mode does not keep it.
  */
 import { performance } from 'node:perf_hooks';
 import { DEFECTS, type DefectName } from '../simulation/defects.js';
 import { falsificationSeriesTable, falsificationTable, livenessTable, type DefectSeries } from '../simulation/report.js';
-import { SCENARIOS, onDeciderShell, onSqlite, type Scenario, type ScenarioName } from '../simulation/scenarios.js';
+import { SCENARIOS, inDefaultMode, onDeciderShell, onSqlite, type Scenario, type ScenarioName } from '../simulation/scenarios.js';
 import { describeSearch, search, type SearchResult } from '../simulation/search.js';
 
 interface Options {
@@ -27,6 +28,8 @@ interface Options {
   readonly deciderRuns: number;
   readonly sqliteRuns: number;
   readonly defects: boolean;
+  /** The defects `--defects` searches (`--defect a,b`; default all). */
+  readonly defectNames: readonly DefectName[];
   readonly defectRuns: number;
   readonly defectSeeds: number;
   readonly shrink: number;
@@ -50,8 +53,13 @@ function parseArguments(argv: readonly string[]): Options {
   for (const name of names) {
     if (!(name in SCENARIOS)) throw new RangeError(`--scenario: unknown scenario ${JSON.stringify(name)}; known: ${Object.keys(SCENARIOS).join(', ')}`);
   }
+  const defectNames = value('defect')?.split(',') ?? Object.keys(DEFECTS);
+  for (const name of defectNames) {
+    if (!(name in DEFECTS)) throw new RangeError(`--defect: unknown defect ${JSON.stringify(name)}; known: ${Object.keys(DEFECTS).join(', ')}`);
+  }
   return {
     runs: count('runs', 1000),
+    defectNames: defectNames as DefectName[],
     seed: count('seed', 1),
     scenarios: names as ScenarioName[],
     deciderRuns: count('decider-runs', 0),
@@ -99,7 +107,7 @@ async function main(): Promise<number> {
   if (options.defects) {
     const results: SearchResult[] = [];
     const series: DefectSeries[] = [];
-    for (const name of Object.keys(DEFECTS) as DefectName[]) {
+    for (const name of options.defectNames) {
       const defect = DEFECTS[name];
       const perSeed: SearchResult[] = [];
       for (let offset = 0; offset < options.defectSeeds; offset += 1) {
@@ -110,6 +118,16 @@ async function main(): Promise<number> {
       results.push(perSeed[0]!);
       series.push({ defect: name, scenario: defect.scenario, results: perSeed });
     }
+    // Not a defect: the real code in the default mode, checked against fence-first's I10. It is
+    // expected to be "caught": that is what shows the default mode does not keep I10.
+    const defaultMode = inDefaultMode(SCENARIOS['fence-first']);
+    const perSeed: SearchResult[] = [];
+    for (let offset = 0; offset < options.defectSeeds; offset += 1) {
+      const seed = options.seed + offset;
+      perSeed.push(await timed(`default mode vs I10 (seed ${seed})`, () => search({ scenario: defaultMode, seed, numRuns: options.defectRuns, shrinkBudget: offset === 0 ? options.shrink : 0 })));
+    }
+    results.push(perSeed[0]!);
+    series.push({ defect: '(none: fence-first off)', scenario: defaultMode.name, results: perSeed });
     console.log(`## Falsification (seed ${options.seed}, budget ${options.defectRuns} runs per defect)\n\n${falsificationTable(results)}\n`);
     if (options.defectSeeds > 1) {
       console.log(`## Falsification over ${options.defectSeeds} seeds (${options.seed} … ${options.seed + options.defectSeeds - 1})\n\n${falsificationSeriesTable(series)}\n`);

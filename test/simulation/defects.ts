@@ -15,6 +15,7 @@ import {
   type AppendResult,
   type CoordinatorEvent,
   type EventLog,
+  type FenceFirstOptions,
   type ReadRange,
   type RecordedEvent,
   type Snapshot,
@@ -54,6 +55,8 @@ export interface DefectHooks {
   readonly replayCacheSize?: number;
   /** Each boot sees the log through this (log adapter seam). */
   readonly bootLog?: (disk: SimulatedDisk, handle: EventLog) => BootLog;
+  /** Fence-first mode: the coordinator's gate port is wrapped by this (coordinator seam). */
+  readonly wrapFenceAdmit?: (admit: FenceFirstOptions['admit']) => FenceFirstOptions['admit'];
 }
 
 /** A named, documented defect. */
@@ -389,12 +392,25 @@ export const DEFECTS = {
     caughtBy: ['I1-no-stale-write'],
     hooks: { skipFloorRestore: true },
   },
+  'lease-active-before-fence': {
+    name: 'lease-active-before-fence',
+    bug: 'Fence-first mode grants (and acknowledges) the lease as soon as it asked the gate, without waiting for the gate to confirm its floor is durable: the lease is active before the resource is fenced.',
+    seam: 'coordinator: the gate port answers "admitted" at once while the admit is still on its way',
+    scenario: 'fence-first',
+    caughtBy: ['I10-fenced-before-active'],
+    hooks: {
+      wrapFenceAdmit: (admit) => (request) => {
+        void admit(request); // the push still goes out, but nobody waits for it
+        return Promise.resolve({ gateId: 'unconfirmed' });
+      },
+    },
+  },
 } satisfies Record<string, Defect>;
 
 /** A defect's name. */
 export type DefectName = keyof typeof DEFECTS;
 
-/** The defects the issue requires the suite to catch (`skew-ignored` and `floor-not-persisted` are extras). */
+/** The defects the issues require the suite to catch (`skew-ignored` and `floor-not-persisted` are extras). */
 export const REQUIRED_DEFECTS: readonly DefectName[] = [
   'reply-time-anchoring',
   'advisory-expiry-check',
@@ -405,4 +421,5 @@ export const REQUIRED_DEFECTS: readonly DefectName[] = [
   'fence-counter-reset',
   'grace-skipped',
   'ack-before-durable',
+  'lease-active-before-fence',
 ];

@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFECTS, REQUIRED_DEFECTS, type DefectName } from './defects.js';
 import { falsificationTable } from './report.js';
-import { SCENARIOS } from './scenarios.js';
+import { SCENARIOS, inDefaultMode } from './scenarios.js';
 import { describeSearch, search, seedFromEnvironment, type SearchResult } from './search.js';
 
 const SEED = seedFromEnvironment(20_261_011);
@@ -42,6 +42,14 @@ describe('falsification: the search catches each defect', () => {
       expect(result.shrunk?.violation.invariant).toBe(result.firstViolation!.invariant);
       expect(result.shrunk!.trace.some((line) => line.includes(`VIOLATION ${result.firstViolation!.invariant}`))).toBe(true);
     });
+  });
+
+  it('shows I10 is not kept in the default mode: the real code, fence-first off, lets an older fence write after a newer grant was acknowledged', async () => {
+    // Act: the fence-first world with grants active at once, no defect injected
+    const result = await search({ scenario: inDefaultMode(SCENARIOS['fence-first']), seed: SEED, numRuns: FIND_BUDGET, shrinkBudget: SHRINK_BUDGET });
+    results.push(result);
+    // Assert
+    expect(result.firstViolation?.invariant, 'the default mode kept I10 in every run: the simulation cannot tell the modes apart').toBe('I10-fenced-before-active');
   });
 
   it('finds the same counterexample, with the same trace, for the same seed', async () => {

@@ -24,6 +24,7 @@ export const INVARIANTS = {
   'I7-no-resurrection': 'No resurrection: a renewal is only ever decided for the current generation, before its expiry.',
   'I8-refusal-justified': 'Every refusal is justified: a gate refuses only a fence below a floor it admitted, or an equal fence from another holder.',
   'I9-retry-idempotent': 'Retries are idempotent: one (holder, requestId) gets at most one generation.',
+  'I10-fenced-before-active': 'Fence-first: once a grant has been acknowledged to its holder, its resource admits no write under an older fence, even before the new holder wrote.',
 } as const;
 
 /** An invariant's id. */
@@ -113,8 +114,10 @@ export class InvariantChecker {
   private landedGrantCount = 0;
   private readonly counts: Record<InvariantId, number> = {
     'I1-no-stale-write': 0, 'I2-fence-unique': 0, 'I3-fence-order': 0, 'I4-holder-window': 0, 'I5-ack-durable': 0,
-    'I6-refusal-recorded': 0, 'I7-no-resurrection': 0, 'I8-refusal-justified': 0, 'I9-retry-idempotent': 0,
+    'I6-refusal-recorded': 0, 'I7-no-resurrection': 0, 'I8-refusal-justified': 0, 'I9-retry-idempotent': 0, 'I10-fenced-before-active': 0,
   };
+  /** Highest fence acknowledged to a holder per resource (I10). */
+  private readonly acknowledgedFence = new Map<string, { holderId: string; fence: number }>();
 
   constructor(
     private readonly clocks: ClockBook,
@@ -122,6 +125,8 @@ export class InvariantChecker {
     private readonly onViolation: (violation: Violation) => void,
     /** Replay cache capacity of the coordinator: I9 holds only while no grant was evicted. */
     private readonly replayCacheSize: number,
+    /** Check I10: only fence-first mode keeps it (the default mode is shown not to). */
+    private readonly checkFencedBeforeActive = false,
   ) {}
 
   /** How many times each invariant was checked (a check that never runs proves nothing). */
@@ -242,7 +247,8 @@ export class InvariantChecker {
 
   /**
    * A client completed a lease (acquire or renewal) with a clock of `holderDomain`.
-   * Checks I4 (deadline within the grant's expiry and within the generation's end) and I2.
+   * Checks I4 (deadline within the grant's expiry and within the generation's end) and I2; an
+   * acquire's fence becomes the one I10 measures later writes against.
    */
   leaseCompleted(lease: CompletedLease): void {
     const deadlineAt = this.clocks.trueTimeOf(lease.deadline.domain, lease.deadline.millis);
@@ -264,6 +270,10 @@ export class InvariantChecker {
       this.fail('I4-holder-window', `${lease.holderId}'s deadline t=${round(deadlineAt)}ms for ${lease.resource} fence ${lease.fence} is after the coordinator let go of it at t=${round(generation.endedAtMillis)}ms`);
     }
     this.completed.push(lease);
+    if (lease.kind === 'acquire') {
+      const acknowledged = this.acknowledgedFence.get(lease.resource);
+      if (acknowledged === undefined || lease.fence > acknowledged.fence) this.acknowledgedFence.set(lease.resource, { holderId: lease.holderId, fence: lease.fence });
+    }
   }
 
   /**
@@ -296,8 +306,15 @@ export class InvariantChecker {
     if (floor !== undefined) this.admitted(incarnation, floor);
   }
 
-  /** A resource applied a write under `token` (I1). */
+  /** A resource applied a write under `token` (I1; I10 when checked). */
   writeApplied(incarnation: string, token: FenceToken): void {
+    if (this.checkFencedBeforeActive) {
+      this.counts['I10-fenced-before-active'] += 1;
+      const acknowledged = this.acknowledgedFence.get(token.resource);
+      if (acknowledged !== undefined && token.fence < acknowledged.fence) {
+        this.fail('I10-fenced-before-active', `${token.resource} applied a write with fence ${token.fence} (${token.holderId}) after fence ${acknowledged.fence} was granted to ${acknowledged.holderId}`);
+      }
+    }
     const floor = this.appliedFloor.get(incarnation);
     this.counts['I1-no-stale-write'] += 1;
     if (floor !== undefined) {

@@ -57,6 +57,14 @@ export interface Scenario {
   readonly resourceStore: 'durable' | 'volatile' | 'mixed';
   /** Gates report refusals to the coordinator. */
   readonly reporting: boolean;
+  /**
+   * Fence-first handover (`LEASE_FENCE_FENCE_FIRST=*`): every acquire becomes active only after
+   * the resource's gate admitted the new fence; no answer within `timeoutMillis` burns it.
+   * `undefined` = the default mode (grants are active at once).
+   */
+  readonly fenceFirst: { readonly timeoutMillis: number } | undefined;
+  /** Check I10 (no write under an older fence once a newer grant was acknowledged). Kept by fence-first mode only. */
+  readonly checkFencedBeforeActive: boolean;
 }
 
 const TTL_MILLIS = 1000;
@@ -93,6 +101,8 @@ const base: Scenario = {
   writeMillis: [0, 120],
   resourceStore: 'durable',
   reporting: true,
+  fenceFirst: undefined,
+  checkFencedBeforeActive: false,
 };
 
 /** Every scenario, by name. */
@@ -150,6 +160,18 @@ export const SCENARIOS = {
     sweepIntervalMillis: 300,
     resourceStore: 'mixed',
   },
+  'fence-first': {
+    ...base,
+    name: 'fence-first',
+    description: 'Fence-first handover: a grant is acknowledged only after the gate durably admitted its fence (burned after 200 ms without); stalls, loss, partitions, coordinator crashes and resource restarts (durable stores). Checks I10.',
+    agent: { ...base.agent, longStallProbability: 0.3, longStallMaxMillis: 3_000, maxStallMillis: 600 },
+    network: { minDelayMillis: 1, maxDelayMillis: 80, dropProbability: 0.05, duplicateProbability: 0.05, slowProbability: 0.03, slowMaxDelayMillis: 2_000 },
+    faults: { ...base.faults, coordinatorCrashes: 2, resourceRestarts: 2, partitions: 2, maxDownMillis: 1_000 },
+    appendMillis: [0, 30],
+    writeMillis: [0, 200],
+    fenceFirst: { timeoutMillis: 200 },
+    checkFencedBeforeActive: true,
+  },
 } satisfies Record<string, Scenario>;
 
 /** A scenario's name. */
@@ -160,3 +182,9 @@ export const onDeciderShell = (scenario: Scenario): Scenario => ({ ...scenario, 
 
 /** The same world on the SQLite log (a temp file per run). */
 export const onSqlite = (scenario: Scenario): Scenario => ({ ...scenario, name: `${scenario.name}/sqlite`, log: 'sqlite' });
+
+/**
+ * The same world in the default mode (grants active at once), still checking I10: what the
+ * fence-first invariant looks like when nothing keeps it.
+ */
+export const inDefaultMode = (scenario: Scenario): Scenario => ({ ...scenario, name: `${scenario.name}/default-mode`, fenceFirst: undefined, checkFencedBeforeActive: true });

@@ -22,6 +22,7 @@ const RUNS: Record<ScenarioName, number> = {
   'crash-recovery': 300,
   'resource-restarts': 250,
   everything: 300,
+  'fence-first': 300,
 };
 
 /** Invariants every scenario must exercise; the others only where their facts occur. */
@@ -57,6 +58,12 @@ describe('simulation of the real system', () => {
 
   it('finds no violation with the DeciderShell (the shell the coordinator-side defects use) either', async () => {
     await expectNoViolation(onDeciderShell(SCENARIOS['crash-recovery']), 200);
+  });
+
+  it('fence-first mode exercises I10 and refuses stale writes somewhere in the seed set', async () => {
+    const result = await expectNoViolation(SCENARIOS['fence-first'], 60);
+    expect(result.checks['I10-fenced-before-active']).toBeGreaterThan(0);
+    expect(result.totals.refusedWrites).toBeGreaterThan(0);
   });
 
   it('exercises crashes, refusals, renewals and lost messages somewhere in the seed set', async () => {

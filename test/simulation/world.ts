@@ -11,7 +11,7 @@
  * clock, so the same input gives the same trace, byte for byte.
  */
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
-import { replayLog, type CoordinatorEvent } from '@lease-fence/coordinator-core';
+import { replayLog, type CoordinatorEvent, type FenceAdmitRequest } from '@lease-fence/coordinator-core';
 import { DEFAULT_REPLAY_CACHE_SIZE } from 'lease-fence';
 import type { DefectHooks } from './defects.js';
 import { InvariantChecker, type InvariantId, type Violation } from './invariants.js';
@@ -129,6 +129,7 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
     () => scheduler.nowMillis,
     (violation) => trace.note(`VIOLATION ${violation.invariant}: ${violation.message}`),
     DEFAULT_REPLAY_CACHE_SIZE,
+    scenario.checkFencedBeforeActive,
   );
   const networkChoices = new ChoiceStream(input.network, input.tailSeed);
   const network = new Network(scheduler, networkChoices, trace, scenario.network);
@@ -200,7 +201,22 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
     registerClock,
     ...(hooks.decide === undefined ? {} : { decide: hooks.decide }),
     ...(hooks.bootLog === undefined ? {} : { bootLog: hooks.bootLog }),
+    ...(scenario.fenceFirst === undefined
+      ? {}
+      : { fenceFirst: { timeoutMillis: scenario.fenceFirst.timeoutMillis, admit: (hooks.wrapFenceAdmit ?? ((admit) => admit))((request) => askGate(request)) } }),
   });
+  /** Fence-first: the coordinator asks the resource's gate over the network to admit the fence, and waits for its answer or the timeout. */
+  const askGate = (request: FenceAdmitRequest): Promise<{ readonly gateId: string } | undefined> =>
+    new Promise((resolve) => {
+      const resource = resources.get(request.resource);
+      if (resource === undefined) return resolve(undefined);
+      scheduler.after(request.timeoutMillis, () => resolve(undefined));
+      const token = { resource: request.resource, holderId: request.holderId, fence: request.fence };
+      network.send('coordinator', request.resource, `admit fence ${request.fence} (${request.holderId}) before granting`, () =>
+        resource.receive('coordinator', { type: 'admit', token }, (response) =>
+          network.send(request.resource, 'coordinator', response.type === 'admitted' ? `admitted fence ${request.fence}` : `refused fence ${request.fence}`, () =>
+            resolve(response.type === 'admitted' ? { gateId: resource.gateName } : undefined))));
+    });
 
   // ---- resources ---------------------------------------------------------------------------
   const resourceNames = Array.from({ length: resourceCount }, (_, index) => `slot-${String.fromCharCode(97 + index)}`);
@@ -271,7 +287,7 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   });
   const endMillis = horizonMillis + scenario.faults.maxDownMillis + 6 * scenario.ttlMillis;
 
-  trace.note(`world: ${agentCount} agents, ${resourceCount} resources, ttl ${scenario.ttlMillis}ms, skew bound ${clockSkewMillis}ms, horizon ${horizonMillis}ms, ${faults.length} faults, ${scenario.log} log, ${hooks.shell ?? scenario.shell} shell`);
+  trace.note(`world: ${agentCount} agents, ${resourceCount} resources, ttl ${scenario.ttlMillis}ms, skew bound ${clockSkewMillis}ms, horizon ${horizonMillis}ms, ${faults.length} faults, ${scenario.log} log, ${hooks.shell ?? scenario.shell} shell${scenario.fenceFirst === undefined ? '' : ', fence-first'}`);
   host.start();
   for (const agent of agents) agent.start();
 
@@ -373,6 +389,12 @@ function traceLanded(trace: Trace, event: CoordinatorEvent): void {
     case 'LeaseReleased':
     case 'LeaseExpired':
       trace.step('log', `← ${event.type} ${event.data.resource} fence ${event.data.fence} (${event.data.holderId})`);
+      return;
+    case 'FenceReserved':
+      trace.step('log', `← FenceReserved ${event.data.resource} fence ${event.data.fence} for ${event.data.holderId} (req ${event.data.requestId}): waiting for the gate`);
+      return;
+    case 'FenceBurned':
+      trace.step('log', `← FenceBurned ${event.data.resource} fence ${event.data.fence} (${event.data.reason})`);
       return;
     case 'FenceRejected':
       trace.step('log', `← FenceRejected ${event.data.gateId} #${event.data.seq}: fence ${event.data.rejected.fence} (${event.data.rejected.holderId}) vs floor ${event.data.current.fence}`);

@@ -173,7 +173,8 @@ const isTransportFailure = (error: unknown): boolean =>
   || (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
   || (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' && /^(E[A-Z]+|UND_ERR)/.test(error.code));
 
-const parseBaseUrl = (api: string, baseUrl: string | URL): URL => {
+/** `baseUrl` as an absolute http(s) URL. @throws TypeError naming `api` otherwise. @internal */
+export const parseBaseUrl = (api: string, baseUrl: string | URL): URL => {
   let url: URL;
   try {
     url = new URL(String(baseUrl));

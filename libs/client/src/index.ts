@@ -3,8 +3,9 @@
  * retries anchored at the first send ({@link LeaseFenceClient}), background renewal with an abort
  * signal ({@link LeaseKeeper}, `withLease`), and the resource side: durable gate floors with an
  * outbox of refusals ({@link openFileFloorStore}, {@link commitDurably}) drained to the
- * coordinator ({@link reportRejections}), and the check of coordinator-signed grants before a
- * gate compares their fence ({@link FenceTokenVerifier}).
+ * coordinator ({@link reportRejections}), the check of coordinator-signed grants before a
+ * gate compares their fence ({@link FenceTokenVerifier}), and the gate link of fence-first
+ * handover ({@link openGateLink}).
  *
  * Test doubles live in `@lease-fence/client/testing`.
  *
@@ -61,6 +62,7 @@ export {
   type RejectionOutbox,
 } from './floor-store.js';
 export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';
+export { openGateLink, type GateLink, type GateLinkEvent, type GateLinkOptions, type GuardedResource } from './gate-link.js';
 export {
   FenceTokenVerifier,
   commitVerified,

@@ -8,7 +8,9 @@ import {
   fenceAdmitted,
   fenceFloorReported,
   rejectionsMissing,
+  fenceBurned,
   fenceRejected,
+  fenceReserved,
   leaseExpired,
   leaseGranted,
   leaseReleased,
@@ -34,6 +36,8 @@ const everyEventType: readonly CoordinatorEvent[] = [
   snapshotTaken(9),
   coordinatorCheckpointed({ atMillis: 40 }),
   fenceFloorReported('slot', 'agent-a', 57, { atMillis: 50, raisedTo: 1_000_057 }),
+  fenceReserved('deploy-slot', 'agent-b', 4, { atMillis: 50 }),
+  fenceBurned('deploy-slot', 'agent-b', 4, { atMillis: 60, reason: 'coordinator-restarted' }),
 ];
 
 /** The EventLogCorruptError `fn` throws. */

@@ -8,6 +8,7 @@
 import { FenceSchema, IdSchema, MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS, type Clock } from 'lease-fence';
 import type { CoordinatorCommand } from './decider/commands.js';
+import type { FenceFirstOptions } from './fence-first-options.js';
 import { checkLockDelayRules, type LockDelayRule } from './lock-delay.js';
 import type { EventLog } from './ports/event-log.js';
 
@@ -106,6 +107,12 @@ export interface DurableCoordinatorOptions {
    */
   readonly runTimers?: boolean;
   /**
+   * Fence-first handover: acquires on the resources it applies to reserve their fence and become
+   * active only once a gate durably admitted it; otherwise the fence is burned and the acquire
+   * answers `fence-unavailable`. @defaultValue none (every acquire is granted at once)
+   */
+  readonly fenceFirst?: FenceFirstOptions;
+  /**
    * Metrics hook: one call per append, once durable, with its event and command counts, its
    * duration (ms), and the events appended (`appended`, in log order).
    */
@@ -139,6 +146,7 @@ export interface Config {
   readonly runTimers: boolean;
   readonly heartbeat: boolean;
   readonly takeOverAtVersion: number | undefined;
+  readonly fenceFirst: FenceFirstOptions | undefined;
   readonly hooks: Pick<DurableCoordinatorOptions, 'onAppend' | 'onOutcome' | 'onStatusChange' | 'onSnapshot'>;
 }
 
@@ -228,6 +236,16 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     runTimers: options.runTimers ?? true,
     heartbeat: options.heartbeat ?? false,
     takeOverAtVersion: options.takeOverAtVersion === undefined ? undefined : requireInteger('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),
+    fenceFirst: checkFenceFirst(api, options.fenceFirst),
     hooks: { onAppend: options.onAppend, onOutcome: options.onOutcome, onStatusChange: options.onStatusChange, onSnapshot: options.onSnapshot },
   };
+}
+
+function checkFenceFirst(api: string, fenceFirst: FenceFirstOptions | undefined): FenceFirstOptions | undefined {
+  if (fenceFirst === undefined) return undefined;
+  requireObject(api, 'fenceFirst', fenceFirst);
+  if (typeof fenceFirst.appliesTo !== 'function') throw new TypeError(`${api}: fenceFirst.appliesTo must be a function (resource) => boolean, got ${describe(fenceFirst.appliesTo)}`);
+  if (typeof fenceFirst.admit !== 'function') throw new TypeError(`${api}: fenceFirst.admit must be a function, got ${describe(fenceFirst.admit)}`);
+  requireInteger('fenceFirst.timeoutMillis', fenceFirst.timeoutMillis, 1, MAX_TTL_MILLIS, 'milliseconds');
+  return fenceFirst;
 }

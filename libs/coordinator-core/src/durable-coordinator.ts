@@ -29,11 +29,13 @@ import type {
   RecordRejectionOutcome,
   ReportFloor,
   ReportFloorOutcome,
+  ReservedFence,
 } from './decider/commands.js';
 import { decide } from './decider/decide.js';
 import { evolve } from './decider/evolve.js';
 import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
 import { CoordinatorUnavailableError } from './errors.js';
+import type { FenceFirstOptions } from './fence-first-options.js';
 import { lockDelayMillisFor } from './lock-delay.js';
 import { ExpectedVersionConflictError } from './ports/event-log-errors.js';
 import type { EventLog } from './ports/event-log.js';
@@ -118,6 +120,8 @@ export class DurableCoordinator {
   private graceCheckpointTimer: NodeJS.Timeout | undefined;
   /** Until this reading (this boot's clock), acquisitions wait for gates' floors; see `floorWaitMillis`. */
   private readonly floorWaitUntilMillis: number | undefined;
+  /** Fence-first handovers in flight, by reserved fence. */
+  private readonly handovers = new Map<number, Promise<CoordinatorAcquireOutcome>>();
 
   private constructor(config: Config, state: CoordinatorState, recovery: RecoveryInfo) {
     this.config = config;
@@ -214,8 +218,16 @@ export class DurableCoordinator {
 
   /**
    * Acquires a lease: a grant with a new fence, the existing grant for a retried `requestId`, or
-   * a denial (`'held'`, `'already-held'`, `'expired'`, or `'lock-delay'` inside the resource's
-   * lock-delay: see `lockDelays` in {@link DurableCoordinatorOptions}). Resolves once the grant is durable.
+   * a denial (`'held'`, `'already-held'`, `'expired'`). Resolves once the grant is durable.
+   *
+   * On a resource `fenceFirst` applies to, the fence is first reserved (`FenceReserved`, durable),
+   * a gate is asked to admit it, and only its confirmation makes the grant (`FenceAdmitted` +
+   * `LeaseGranted`); without one in `fenceFirst.timeoutMillis` the fence is burned (`FenceBurned`)
+   * and the outcome is `{ ok: false, reason: 'fence-unavailable', fence }`. While a fence is
+   * pending, other acquires of the resource are `'held'` by its holder; a retry of the same
+   * requestId waits for the same outcome; a retry after `fence-unavailable` is a new attempt
+   * with a higher fence. A denial may also be `'lock-delay'` inside the resource's lock-delay
+   * (see `lockDelays` in {@link DurableCoordinatorOptions}), fence-first or not.
    * @param request.ttlMillis - Lease duration in milliseconds; defaults to `defaultTtlMillis`; integer in [minTtlMillis, maxTtlMillis].
    * @throws TypeError / RangeError for a malformed request (nothing decided, no fence burned).
    * @throws {@link CoordinatorUnavailableError} if the coordinator is not ready or its append failed (nothing acknowledged),
@@ -226,14 +238,42 @@ export class DurableCoordinator {
     const api = 'DurableCoordinator.acquire';
     requireObject(api, 'request', request);
     const command = {
-      type: 'AcquireLease',
       resource: checkId(api, 'resource', request.resource),
       holderId: checkId(api, 'holderId', request.holderId),
       requestId: checkId(api, 'requestId', request.requestId),
       ttlMillis: this.checkTtl(api, request.ttlMillis ?? this.config.defaultTtlMillis),
-    } as const;
+    };
     if (this.floorWaitUntilMillis !== undefined && this.config.clock.now().millis < this.floorWaitUntilMillis) throw new CoordinatorUnavailableError('awaiting-floors');
-    return this.enqueue({ ...command, lockDelayMillis: lockDelayMillisFor(this.config.lockDelays, command.resource) });
+    const lockDelayMillis = lockDelayMillisFor(this.config.lockDelays, command.resource);
+    const fenceFirst = this.config.fenceFirst;
+    if (fenceFirst === undefined || !fenceFirst.appliesTo(command.resource)) return this.enqueue({ type: 'AcquireLease', ...command, lockDelayMillis });
+    const reserved = await this.enqueue({ type: 'ReserveFence', ...command, lockDelayMillis, timeoutMillis: fenceFirst.timeoutMillis });
+    if (reserved.ok !== 'pending') return reserved;
+    return this.handOver(fenceFirst, reserved.reservation);
+  }
+
+  /**
+   * Fence-first: asks the gates to admit the reserved fence, then activates the lease (a gate
+   * confirmed) or burns the fence (none did in time). A retried requestId that finds its fence
+   * still pending joins the same handover and gets the same outcome.
+   */
+  private handOver(fenceFirst: FenceFirstOptions, reservation: ReservedFence): Promise<CoordinatorAcquireOutcome> {
+    const running = this.handovers.get(reservation.fence);
+    if (running !== undefined) return running;
+    const { resource, holderId, fence, requestId } = reservation;
+    const handover = (async (): Promise<CoordinatorAcquireOutcome> => {
+      const admitted = await fenceFirst.admit({ resource, holderId, fence, requestId, timeoutMillis: fenceFirst.timeoutMillis }).catch(() => undefined);
+      if (admitted !== undefined) {
+        const activated = await this.enqueue({ type: 'ActivateReservedLease', resource, fence, gateId: admitted.gateId });
+        if (activated.ok !== false || activated.reason !== 'not-pending') return activated;
+      } else {
+        const burned = await this.enqueue({ type: 'BurnReservedFence', resource, fence });
+        if (burned.reason === 'fence-unavailable') return burned;
+      }
+      return { ok: false, reason: 'fence-unavailable', fence };
+    })().finally(() => this.handovers.delete(fence));
+    this.handovers.set(fence, handover);
+    return handover;
   }
 
   /**

@@ -31,14 +31,19 @@ export { checkEvents, decodeRecord, decodeSnapshot, encodeEvents, type EncodedEv
 export {
   MAX_WALL_MILLIS,
   type AcquireLease,
+  type ActivateOutcome,
+  type ActivateReservedLease,
   type AdmitFence,
   type AdmitFenceOutcome,
   type Checkpoint,
   type CoordinatorAcquireOutcome,
   type CoordinatorCommand,
+  type BurnOutcome,
+  type BurnReservedFence,
   type ExpireDueLeases,
   type ImplausibleField,
   type ImplausibleReport,
+  type FenceUnavailable,
   type LockDelayDenial,
   type Now,
   type OutcomeByCommand,
@@ -50,6 +55,9 @@ export {
   type RenewLease,
   type ReportFloor,
   type ReportFloorOutcome,
+  type ReserveFence,
+  type ReserveFenceOutcome,
+  type ReservedFence,
   type StartCoordinator,
   type StartOutcome,
   type TakeSnapshot,
@@ -70,7 +78,9 @@ export {
   type CoordinatorState,
   type InitialStateOptions,
   type LeaseView,
+  type Reservation,
 } from './decider/state.js';
+export type { FenceAdmitRequest, FenceFirstOptions } from './fence-first-options.js';
 export { checkLockDelayRules, lockDelayMillisFor, type LockDelayRule, type LockDelayRuleNamer } from './lock-delay.js';
 export { replayLog, type ReplayOptions, type ReplayResult } from './recovery.js';
 export {

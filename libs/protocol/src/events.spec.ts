@@ -34,10 +34,10 @@ describe('CoordinatorEventSchema', () => {
     expect(CoordinatorEventSchema.safeParse({ ...granted, version: 2 }).success).toBe(false);
   });
 
-  it('lists every event type of the design, the checkpoint, the floor report and the missing rejections', () => {
+  it('lists every event type of the design, the checkpoint, the floor report, the missing rejections and fence-first handover\'s', () => {
     expect([...COORDINATOR_EVENT_TYPES].sort()).toEqual([
-      'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceFloorReported', 'FenceRejected', 'LeaseExpired',
-      'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'RejectionsMissing', 'SnapshotTaken',
+      'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceBurned', 'FenceFloorReported', 'FenceRejected', 'FenceReserved',
+      'LeaseExpired', 'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'RejectionsMissing', 'SnapshotTaken',
     ]);
   });
 });

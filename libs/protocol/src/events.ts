@@ -198,6 +198,44 @@ export const FenceFloorReportedSchema = z.object({
   type: z.literal('FenceFloorReported'),
   version: z.literal(1),
   data: z.object({ ...stamp, resource: IdSchema, gateId: IdSchema, holderId: IdSchema, fence: FenceSchema, raisedTo: FenceSchema }),
+ * Fence-first handover (`LEASE_FENCE_FENCE_FIRST`): `fence` is reserved for `holderId`'s acquire
+ * on `resource` before any gate is asked to admit it. The fence counter rises to it at once, so
+ * the fence is never issued again, whatever follows. It ends as `FenceAdmitted` + `LeaseGranted`
+ * (a gate durably raised its floor to it) or as `FenceBurned`. While it is pending, the resource
+ * is held by nobody and no other acquire on it is granted.
+ */
+export const FenceReservedSchema = z.object({
+  type: z.literal('FenceReserved'),
+  version: z.literal(1),
+  data: z.object({
+    ...stamp,
+    resource: IdSchema,
+    holderId: IdSchema,
+    fence: FenceSchema,
+    requestId: IdSchema,
+    /** The TTL the lease gets once active (milliseconds, counted from activation). */
+    ttlMillis: z.number().int().positive(),
+    /** When the coordinator stops waiting for a gate and burns the fence (milliseconds, `bootId` domain). */
+    deadlineMillis: MillisSchema,
+  }),
+});
+
+/**
+ * A reserved fence will never be granted: no gate of the resource admitted it before the
+ * deadline (`fence-unavailable`), or the coordinator restarted while it was pending
+ * (`coordinator-restarted`: a gate may have raised its floor to it, so it is burned, not reused).
+ */
+export const FenceBurnedSchema = z.object({
+  type: z.literal('FenceBurned'),
+  version: z.literal(1),
+  data: z.object({
+    ...stamp,
+    resource: IdSchema,
+    holderId: IdSchema,
+    fence: FenceSchema,
+    requestId: IdSchema,
+    reason: z.enum(['fence-unavailable', 'coordinator-restarted']),
+  }),
 });
 
 /** A snapshot of the state after `coversPosition` events was saved beside the log. */
@@ -231,6 +269,8 @@ export const CoordinatorEventSchema = z.discriminatedUnion('type', [
   SnapshotTakenSchema,
   CoordinatorCheckpointedSchema,
   FenceFloorReportedSchema,
+  FenceReservedSchema,
+  FenceBurnedSchema,
 ]);
 
 /** The parsed shape of {@link CoordinatorEventSchema}. */
@@ -259,6 +299,10 @@ export type SnapshotTaken = z.infer<typeof SnapshotTakenSchema>;
 export type CoordinatorCheckpointed = z.infer<typeof CoordinatorCheckpointedSchema>;
 /** The parsed shape of {@link FenceFloorReportedSchema}. */
 export type FenceFloorReported = z.infer<typeof FenceFloorReportedSchema>;
+/** The parsed shape of {@link FenceReservedSchema}. */
+export type FenceReserved = z.infer<typeof FenceReservedSchema>;
+/** The parsed shape of {@link FenceBurnedSchema}. */
+export type FenceBurned = z.infer<typeof FenceBurnedSchema>;
 /** The event of one type, e.g. `EventOf<'LeaseGranted'>`. */
 export type EventOf<T extends CoordinatorEventType> = Extract<CoordinatorEvent, { type: T }>;
 
@@ -321,6 +365,12 @@ export const CoordinatorSnapshotStateSchema = z.object({
   rejectionSeqs: z.array(z.object({ gateId: IdSchema, resource: IdSchema, highestSeq: z.number().int().nonnegative() })).optional(),
   /** Position of the last `SnapshotTaken` event folded (0 = none). */
   lastSnapshotPosition: z.number().int().nonnegative(),
+  /** Fence-first reservations pending at the snapshot (`FenceReserved` not yet granted or burned); absent = none. */
+  reservations: z
+    .array(z.object({ resource: IdSchema, holderId: IdSchema, fence: FenceSchema, requestId: IdSchema, ttlMillis: z.number().int().positive(), deadlineMillis: MillisSchema }))
+    .optional(),
+  /** Per resource, the highest fence fence-first handover ever reserved for it; absent = none. */
+  reservedFences: z.array(z.object({ resource: IdSchema, fence: FenceSchema })).optional(),
   table: z.unknown(),
   /**
    * Lock-delay anchors: each resource whose latest holder was lost uncleanly (expired, or a write

@@ -6,4 +6,5 @@ export * from './events.js';
 export * from './http.js';
 export * from './resource-pattern.js';
 export * from './stream.js';
+export * from './gate-link.js';
 export * from './signed-grant.js';

@@ -156,7 +156,7 @@ export class Agent {
     if (response.type !== 'acquire') return;
     const outcome: CoordinatorAcquireOutcome = response.outcome;
     if (!outcome.ok) {
-      const wait = outcome.reason === 'expired' ? 0 : outcome.retryAfterMillis;
+      const wait = outcome.reason === 'expired' || outcome.reason === 'fence-unavailable' ? 0 : outcome.retryAfterMillis;
       this.think(wait + this.thinkMillis());
       return;
     }

@@ -7,7 +7,7 @@
  *
  * While down it answers nothing; while recovering it answers `unavailable`.
  */
-import { CoordinatorUnavailableError, DurableCoordinator, type EventLog } from '@lease-fence/coordinator-core';
+import { CoordinatorUnavailableError, DurableCoordinator, type EventLog, type FenceFirstOptions } from '@lease-fence/coordinator-core';
 import { SimClock, type Oscillator } from '../world/sim-clock.js';
 import type { CoordinatorService } from './coordinator-service.js';
 import { DeciderShell, type DecideFunction } from './decider-shell.js';
@@ -43,6 +43,8 @@ export interface CoordinatorHostOptions {
   readonly decide?: DecideFunction;
   /** A substitute boot log (a defect); default {@link BootLog}. */
   readonly bootLog?: (disk: SimulatedDisk, handle: EventLog) => BootLog;
+  /** Fence-first handover on every resource (durable shell only): the gate port and its timeout. */
+  readonly fenceFirst?: Pick<FenceFirstOptions, 'timeoutMillis' | 'admit'>;
 }
 
 const createBootLog = (disk: SimulatedDisk, handle: EventLog): BootLog => new BootLog(disk, handle);
@@ -138,7 +140,10 @@ export class CoordinatorHost {
     switch (message.type) {
       case 'acquire': {
         const { resource, holderId, requestId, ttlMillis } = message.request;
-        return { type: 'acquire', outcome: wire(await service.acquire({ resource, holderId, requestId, ttlMillis })) };
+        const outcome = await service.acquire({ resource, holderId, requestId, ttlMillis });
+        // Fence-first's burned fence is a 503 over HTTP: the client retries.
+        if (!outcome.ok && outcome.reason === 'fence-unavailable') return { type: 'unavailable' };
+        return { type: 'acquire', outcome: wire(outcome) };
       }
       case 'renew': {
         const { resource, holderId, fence, requestId, ttlMillis } = message.request;
@@ -169,7 +174,7 @@ export class CoordinatorHost {
       this.bootLog = log;
       const { namespace, ttlMillis, snapshotEvery, replayCacheSize, wallClock } = this.options;
       const service: CoordinatorService = this.options.shell === 'durable'
-        ? await DurableCoordinator.open({ log, namespace, clock, wallClock, defaultTtlMillis: ttlMillis, snapshotEvery, replayCacheSize, runTimers: false })
+        ? await DurableCoordinator.open({ log, namespace, clock, wallClock, defaultTtlMillis: ttlMillis, snapshotEvery, replayCacheSize, runTimers: false, ...this.fenceFirstOf(epoch) })
         : await DeciderShell.open({
           log, namespace, clock, wallClock, defaultTtlMillis: ttlMillis, replayCacheSize,
           ...(this.options.decide === undefined ? {} : { decide: this.options.decide }),
@@ -187,6 +192,24 @@ export class CoordinatorHost {
       if (epoch !== this.epoch) return;
       this.world.checker.recoveryFailed(error);
     });
+  }
+
+  /** Fence-first options for the boot of `epoch`: a gate's answer that arrives after this boot died is never delivered to it. */
+  private fenceFirstOf(epoch: number): { fenceFirst?: FenceFirstOptions } {
+    const fenceFirst = this.options.fenceFirst;
+    if (fenceFirst === undefined) return {};
+    return {
+      fenceFirst: {
+        appliesTo: () => true,
+        timeoutMillis: fenceFirst.timeoutMillis,
+        admit: (request) => new Promise((resolve) => {
+          fenceFirst.admit(request).then((answer) => {
+            this.world.progress();
+            if (epoch === this.epoch) resolve(answer);
+          }, () => undefined);
+        }),
+      },
+    };
   }
 
   /** Runs `action` every `intervalMillis` of true time while this boot lives. */

@@ -12,6 +12,7 @@ export type RejectionReport = Omit<RecordFenceRejection, 'type'>;
 
 /** The commands a coordinator node serves. Every promise resolves once its events are durable. */
 export interface CoordinatorService {
+  /** A grant or a denial; `fence-unavailable` only in fence-first mode (no gate admitted the fence in time). */
   acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<CoordinatorAcquireOutcome>;
   renew(request: { readonly resource: string; readonly holderId: string; readonly fence: number; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<RenewOutcome>;
   release(token: FenceToken): Promise<ReleaseOutcome>;

@@ -96,6 +96,11 @@ export class ResourceNode {
     return `${this.options.name}#${this.incarnation}`;
   }
 
+  /** The id the gate reports under (what a fence-first admit names). */
+  get gateName(): string {
+    return this.gateId;
+  }
+
   private get gateId(): string {
     return this.options.durable ? `gate-${this.options.name}` : `gate-${this.options.name}.${this.incarnation}`;
   }

@@ -52,6 +52,8 @@ describe('parseConfig', () => {
         streamHeartbeatMillis: 5_000,
         streamStatsMillis: 1_000,
         streamPingMillis: 15_000,
+        fenceFirstPatterns: [],
+        fenceFirstTimeoutMillis: 3_000,
         lockDelays: [],
       });
     });
@@ -120,6 +122,12 @@ describe('parseConfig', () => {
       expect(parseConfig({ LEASE_FENCE_STREAM_PING_MILLIS: '250' }, context()).streamPingMillis).toBe(250);
     });
 
+    it('takes fence-first resource patterns, comma-separated, and their timeout', () => {
+      const config = parseConfig({ LEASE_FENCE_FENCE_FIRST: 'deploy-slot, repo:web/* ', LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: '1500' }, context());
+      expect(config.fenceFirstPatterns).toEqual(['deploy-slot', 'repo:web/*']);
+      expect(config.fenceFirstTimeoutMillis).toBe(1500);
+    });
+
     it('reads LEASE_FENCE_LOCK_DELAY as pattern=millis pairs, spaces ignored', () => {
       expect(parseConfig({ LEASE_FENCE_LOCK_DELAY: 'deploy-*=5000, db = 2000 ,*=0' }, context()).lockDelays).toEqual([
         { pattern: 'deploy-*', millis: 5000 },
@@ -167,6 +175,9 @@ describe('parseConfig', () => {
       ['LEASE_FENCE_STREAM_PING_MILLIS', '0'],
       ['LEASE_FENCE_STREAM_PING_MILLIS', '15s'],
       ['LEASE_FENCE_STREAM_PING_MILLIS', '3600001'],
+      ['LEASE_FENCE_FENCE_FIRST', 'deploy-*-slot'],
+      ['LEASE_FENCE_FENCE_FIRST', 'a,,b'],
+      ['LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS', '0'],
     ])('refuses %s=%s with a message naming the variable and the value', (variable, value) => {
       // Act
       const error = configError({ [variable]: value });

@@ -8,7 +8,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { checkLockDelayRules, type LockDelayRule } from '@lease-fence/coordinator-core';
-import { MAX_ID_LENGTH } from '@lease-fence/protocol';
+import { MAX_ID_LENGTH, ResourcePatternSchema } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS } from 'lease-fence';
 import { z } from 'zod';
 
@@ -139,6 +139,18 @@ export interface Config {
    */
   readonly streamPingMillis: number;
   /**
+   * Resource patterns (a name, or a prefix ending in `*`; the syntax of gate tokens) whose
+   * acquires are fence-first: the lease becomes active only after a gate guarding the resource
+   * durably admitted the new fence over the gate link. `LEASE_FENCE_FENCE_FIRST`, comma-separated,
+   * default none.
+   */
+  readonly fenceFirstPatterns: readonly string[];
+  /**
+   * How long a fence-first acquire waits for a gate before its fence is burned and it answers 503
+   * `fence-unavailable` (milliseconds). `LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS`, default 3 000.
+   */
+  readonly fenceFirstTimeoutMillis: number;
+  /**
    * Lock-delay rules: after a lease on a covered resource ends by expiry (not release), or a gate
    * refuses a write of its holder, the resource is not granted again for the delay of the most
    * specific covering pattern (acquires get 409 `lock-delay` with `retryAfterMillis`).
@@ -243,6 +255,19 @@ const EnvSchema = z.object({
   LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: integer(10, 3_600_000, 'of milliseconds', 5_000),
   LEASE_FENCE_STREAM_STATS_MILLIS: integer(10, 3_600_000, 'of milliseconds', 1_000),
   LEASE_FENCE_STREAM_PING_MILLIS: integer(10, 3_600_000, 'of milliseconds', 15_000),
+  LEASE_FENCE_FENCE_FIRST: text('').transform((raw, ctx): readonly string[] => {
+    if (raw === '') return [];
+    const patterns = raw.split(',').map((pattern) => pattern.trim());
+    for (const [index, pattern] of patterns.entries()) {
+      const parsed = ResourcePatternSchema.safeParse(pattern);
+      if (!parsed.success) {
+        ctx.addIssue({ code: 'custom', message: `pattern ${index + 1} (${JSON.stringify(pattern)}) ${parsed.error.issues[0]?.message ?? 'is not a resource pattern'}; expected comma-separated resource names, each optionally ending in *` });
+        return z.NEVER;
+      }
+    }
+    return patterns;
+  }),
+  LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 3_000),
   LEASE_FENCE_LOCK_DELAY: text('').transform((raw, ctx): readonly LockDelayRule[] => {
     const parsed = parseLockDelays(raw);
     if (typeof parsed !== 'string') return parsed;
@@ -388,6 +413,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     streamHeartbeatMillis: e.LEASE_FENCE_STREAM_HEARTBEAT_MILLIS,
     streamStatsMillis: e.LEASE_FENCE_STREAM_STATS_MILLIS,
     streamPingMillis: e.LEASE_FENCE_STREAM_PING_MILLIS,
+    fenceFirstPatterns: e.LEASE_FENCE_FENCE_FIRST,
+    fenceFirstTimeoutMillis: e.LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS,
     lockDelays: e.LEASE_FENCE_LOCK_DELAY,
   };
 }

@@ -44,7 +44,7 @@ import {
   type DurableCoordinatorStatus,
   type EventLog,
 } from '@lease-fence/coordinator-core';
-import type { ReadinessReply } from '@lease-fence/protocol';
+import { type ReadinessReply, resourceMatches } from '@lease-fence/protocol';
 import { createMonotonicClock, type Clock } from 'lease-fence';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
@@ -52,6 +52,7 @@ import { CONFIG } from '../config/config.tokens.js';
 import { EVENT_LOG } from '../event-log/event-log.tokens.js';
 import { CoordinatorMetrics } from '../health/coordinator-metrics.js';
 import { LOGGER } from '../logging/logger.js';
+import { GateLinks } from '../gate-link/gate-links.js';
 import { OutcomeCounters } from './outcome-counters.js';
 import { createReopenBackoff, type ReopenBackoff } from './reopen-backoff.js';
 
@@ -134,6 +135,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
     private readonly metrics: CoordinatorMetrics,
     private readonly counters: OutcomeCounters,
     @Optional() @Inject(COORDINATOR_HOST_OPTIONS) options?: CoordinatorHostOptions,
+    @Optional() private readonly gateLinks?: GateLinks,
   ) {
     this.stateValue = { kind: 'recovering', attempt: 1, bootId: this.bootIdValue };
     this.backoff = createReopenBackoff({
@@ -449,6 +451,20 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
   // ---- plumbing ----------------------------------------------------------------------------
 
   /** The options of every coordinator this host opens; the hooks act only while `generation` is current. */
+  /** Fence-first handover for `LEASE_FENCE_FENCE_FIRST`'s resources, through the gate links; `{}` when none is configured. */
+  private fenceFirstOptions(): Pick<DurableCoordinatorOptions, 'fenceFirst'> {
+    const { fenceFirstPatterns: patterns, fenceFirstTimeoutMillis: timeoutMillis } = this.config;
+    const links = this.gateLinks;
+    if (patterns.length === 0 || links === undefined) return {};
+    return {
+      fenceFirst: {
+        appliesTo: (resource) => patterns.some((pattern) => resourceMatches(pattern, resource)),
+        timeoutMillis,
+        admit: (request) => links.admit(request),
+      },
+    };
+  }
+
   private coordinatorOptions(generation: number, clock: Clock): DurableCoordinatorOptions {
     const { config } = this;
     return {
@@ -464,6 +480,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
       floorWaitMillis: config.floorWaitMillis,
       lostFenceMarginFences: config.lostFenceMarginFences,
       burnFencesThrough: this.burnFencesThrough,
+      ...this.fenceFirstOptions(),
       lockDelays: config.lockDelays,
       onAppend: (info) => {
         if (generation === this.generation) this.failures = 0; // the log works again

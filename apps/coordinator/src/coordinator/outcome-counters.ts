@@ -20,6 +20,10 @@ export const SUCCESS_TOTAL_OF: Readonly<Record<CoordinatorCommand['type'], Succe
   ReleaseLease: 'releases',
   RecordFenceRejection: 'rejections',
   AdmitFence: 'admits',
+  // Fence-first: the grant is counted when the lease becomes active, not when its fence is reserved or burned.
+  ReserveFence: undefined,
+  ActivateReservedLease: 'grants',
+  BurnReservedFence: undefined,
   ExpireDueLeases: undefined,
   Checkpoint: undefined,
   TakeSnapshot: undefined,

@@ -6,6 +6,7 @@
 import {
   AcquireBodySchema,
   AdmitBodySchema,
+  CoordinatorToGateFrameSchema,
   OkReplySchema,
   AlreadyHeldReplySchema,
   ErrorReplySchema,
@@ -72,6 +73,7 @@ export const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   ReadinessReply: ReadinessReplySchema,
   KeysReply: KeysReplySchema,
   StreamFrame: StreamFrameSchema,
+  CoordinatorToGateFrame: CoordinatorToGateFrameSchema,
   ErrorReply: ErrorReplySchema,
 };
 
@@ -98,6 +100,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       },
       410: { description: 'The requestId was granted before and that lease has ended: never a fresh grant for it.', schemas: [ExpiredReplySchema] },
       ...leaseWrite,
+      503: error('The coordinator cannot serve (`reason` as for every route), or, on a resource of `LEASE_FENCE_FENCE_FIRST`, `fence-unavailable`: no gate admitted the new `fence` in time; it is burned and a retry (even with the same requestId) gets a higher one. `retryable: true`.'),
     },
   },
   {
@@ -140,6 +143,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary: 'Report the gate\'s current floor. Above every fence the log issued for the resource (the log was lost), it raises the fence counter above it '
       + '(`FenceFloorReported`), so no earlier fence is issued again; otherwise nothing is appended. Idempotent.',
     replies: { 202: { description: 'Known, or raised (durable).', schemas: [FloorReportReplySchema] }, ...leaseWrite },
+  },
+  {
+    method: 'get', path: '/v1/gates/link', role: 'gate',
+    summary: 'WebSocket (upgrade) for fence-first handover: the gate sends `guard` (its resources, within its token\'s patterns) and answers each `admit` with `admitted` once its raised floor is durable. '
+      + 'Frames are the protocol\'s gate-link schemas; a frame the coordinator cannot accept gets an `error` frame naming the field and changes nothing. The token may be the `token` query parameter or the Authorization header.',
+    replies: { 101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [CoordinatorToGateFrameSchema] }, 401: UNAUTHENTICATED, 403: FORBIDDEN },
   },
   {
     method: 'get', path: '/v1/leases', role: 'viewer', summary: 'Current holders, including leases carried across a restart (in their grace period).',

@@ -28,8 +28,9 @@ export interface DecidedReply {
 /**
  * Status of each denial reason. `expired` is 410 Gone: that generation can never come back.
  * `seq-conflict` (a gate's rejection seq already recorded with other content) is 409.
+ * `fence-unavailable` (fence-first: no gate admitted the new fence in time; it was burned) is 503, retryable.
  */
-const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-held': 409, 'lock-delay': 409, 'not-holder': 409, expired: 410, 'seq-conflict': 409 };
+const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-held': 409, 'lock-delay': 409, 'not-holder': 409, expired: 410, 'seq-conflict': 409, 'fence-unavailable': 503 };
 
 /** Lower-kebab name of an HTTP status, for the `error` field of framework-raised 4xx replies. */
 const ERROR_OF_STATUS: Readonly<Record<number, string>> = {

@@ -39,6 +39,15 @@ const retryAfter = (millis: number): number => Math.max(0, Math.ceil(millis));
 /** A denied outcome of acquire, renew or release on the wire (`ok: false`, `reason`, and the reason's fields). */
 export function toWireDenial(outcome: Exclude<CoordinatorAcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: true }>): WireDenial {
   switch (outcome.reason) {
+    case 'fence-unavailable':
+      return {
+        ok: false,
+        reason: 'fence-unavailable',
+        error: 'fence-unavailable',
+        fence: outcome.fence,
+        retryable: true,
+        message: `no gate of this resource admitted fence ${outcome.fence} in time; the fence is burned (never granted, never issued again); retry, and the next attempt gets a higher fence`,
+      };
     case 'held':
       return { ok: false, reason: 'held', heldBy: outcome.heldBy, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
     case 'already-held':

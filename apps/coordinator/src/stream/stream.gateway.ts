@@ -10,10 +10,9 @@ import type { Duplex } from 'node:stream';
 import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { EventLog } from '@lease-fence/coordinator-core';
-import { queryParamsOf, type StreamFrame, StreamQuerySchema } from '@lease-fence/protocol';
+import { GATE_LINK_PATH, queryParamsOf, type StreamFrame, StreamQuerySchema } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
 import { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { authorize } from '../auth/authorize.js';
 import { TokenRegistry } from '../auth/token-registry.js';
@@ -23,7 +22,7 @@ import { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import { OutcomeCounters } from '../coordinator/outcome-counters.js';
 import { EVENT_LOG } from '../event-log/event-log.tokens.js';
 import { CoordinatorMetrics } from '../health/coordinator-metrics.js';
-import { decideReply } from '../http/api-exception.filter.js';
+import { refuseUpgrade, refuseUpgradeWith } from '../http/refuse-upgrade.js';
 import { parseInput } from '../http/invalid-request.error.js';
 import { isWebSocketUpgrade, serveUpgradeAsHttp } from '../http/serve-upgrade-as-http.js';
 import { LOGGER } from '../logging/logger.js';
@@ -40,8 +39,6 @@ const MAX_CLIENT_MESSAGE_BYTES = 1024;
 const CLOSE_GRACE_MILLIS = 5_000;
 /** Frames the live fan-out keeps for clients that finish catching up (events; ≈ 300 KiB of frames). */
 const FANOUT_RETAINED_EVENTS = 1024;
-
-const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
 
 /**
  * Accepts stream clients, runs one {@link StreamConnection} each, ticks `stats` and heartbeats,
@@ -110,9 +107,10 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     }
     socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname === GATE_LINK_PATH) return; // the gate link's own upgrade handler answers it
     try {
       if (url.pathname !== STREAM_PATH || !this.accepting) {
-        this.refuse(socket, this.accepting ? 404 : 503, { error: this.accepting ? 'not-found' : 'closed', message: this.accepting ? `no WebSocket at ${url.pathname}; use ${STREAM_PATH}` : 'shutting down' });
+        refuseUpgrade(socket, this.accepting ? 404 : 503, { error: this.accepting ? 'not-found' : 'closed', message: this.accepting ? `no WebSocket at ${url.pathname}; use ${STREAM_PATH}` : 'shutting down' });
         return;
       }
       const query = parseInput(StreamQuerySchema, queryParamsOf(url.searchParams), 'query');
@@ -122,31 +120,8 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
         void this.accept(client, socket, query.after, request.socket.remoteAddress);
       });
     } catch (error) {
-      if (error instanceof UnauthenticatedError || error instanceof ForbiddenError) {
-        this.authFailures.record({
-          method: request.method ?? 'GET',
-          url: url.pathname,
-          status: error instanceof UnauthenticatedError ? 401 : 403,
-          reason: error.message,
-          remoteAddress: request.socket.remoteAddress,
-        });
-      }
-      const decided = decideReply(error, { maxBodyBytes: this.config.maxBodyBytes });
-      this.refuse(socket, decided.status, decided.body, decided.headers);
+      refuseUpgradeWith(error, { request, path: url.pathname, socket, authFailures: this.authFailures, maxBodyBytes: this.config.maxBodyBytes });
     }
-  }
-
-  /** Answers an upgrade request with a plain HTTP error (JSON body) and closes the socket. */
-  private refuse(socket: Duplex, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
-    const text = JSON.stringify(body);
-    const lines = [
-      `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(text)}`,
-      'Connection: close',
-      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-    ];
-    socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
   }
 
   private async accept(client: WebSocket, socket: Duplex, after: number, remoteAddress: string | undefined): Promise<void> {

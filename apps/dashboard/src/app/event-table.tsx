@@ -32,6 +32,10 @@ export function eventSummary(recorded: RecordedEvent): { resource: string; holde
       return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: `gate ${event.data.gateId}` };
     case 'FenceFloorReported':
       return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: `gate ${event.data.gateId} · counter raised to ${event.data.raisedTo}` };
+    case 'FenceReserved':
+      return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: `${event.data.requestId} · waiting for a gate` };
+    case 'FenceBurned':
+      return { resource: event.data.resource, holder: event.data.holderId, fence: String(event.data.fence), detail: `burned: ${event.data.reason}` };
     case 'CoordinatorStarted':
       return { resource: '', holder: '', fence: String(event.data.recoveredFence), detail: `boot ${shortBootId(event.data.bootId)} · ${event.data.carriedLeases.length} carried · ${event.data.eventsReplayed} replayed` };
     case 'SnapshotTaken':

@@ -10,8 +10,8 @@ import type { ViewState } from './view-state.js';
  * A copy of `state` that {@link evolveView} may update without touching `state`, and vice versa.
  *
  * Cheap by construction: the fold only ever changes a lane's open (last) generation, and only
- * appends to arrays, so ended generations, rejections and restarts are shared; each lane's
- * arrays and its open generation are copied. Cost is proportional to the number of generations,
+ * appends to arrays, so ended generations, rejections, settled handovers and restarts are
+ * shared; each lane's arrays, its open generation and its unsettled handover are copied. Cost is proportional to the number of generations,
  * not to the number of events folded.
  *
  * @param state - Any view state.
@@ -38,7 +38,10 @@ function cloneLane(lane: MutableLane): MutableLane {
   const lastIndex = generations.length - 1;
   const last = generations[lastIndex];
   if (last !== undefined && last.end === undefined) generations[lastIndex] = cloneGeneration(last);
-  return { ...lane, generations, rejections: lane.rejections.slice() };
+  const handovers = lane.handovers.slice();
+  const lastHandover = handovers[handovers.length - 1];
+  if (lastHandover !== undefined && (lastHandover.phase === 'pending' || lastHandover.phase === 'admitted')) handovers[handovers.length - 1] = { ...lastHandover };
+  return { ...lane, generations, rejections: lane.rejections.slice(), handovers };
 }
 
 function cloneGeneration(g: MutableGeneration): MutableGeneration {

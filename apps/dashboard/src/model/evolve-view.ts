@@ -6,7 +6,7 @@
  */
 import type { CoordinatorEventType, EventOf, RecordedEvent } from '@lease-fence/protocol';
 import { projectToWall, stampOf, type ClockStamp } from './clock-stamp.js';
-import type { MutableGeneration, MutableLane, MutableViewState } from './mutable-view-state.js';
+import type { MutableGeneration, MutableHandover, MutableLane, MutableViewState } from './mutable-view-state.js';
 import { MAX_ANOMALIES_KEPT, type GenerationEndKind, type ViewState } from './view-state.js';
 
 /**
@@ -21,6 +21,9 @@ import { MAX_ANOMALIES_KEPT, type GenerationEndKind, type ViewState } from './vi
  * - `LeaseGranted` starts a generation; an open one is ended `superseded`.
  * - `LeaseRenewed` extends the open generation with that fence and holder.
  * - `LeaseReleased` / `LeaseExpired` end it (`released` / `expired`).
+ * - Fence-first: `FenceReserved` starts a handover (`pending`); `FenceAdmitted` of its fence
+ *   makes it `admitted`, its `LeaseGranted` `active` (a grant of a reserved fence is not an
+ *   anomaly although the reservation already counted the fence), `FenceBurned` `burned`.
  * - `CoordinatorStarted` keeps each carried lease as the same generation (re-anchored expiry in
  *   the new boot) and ends every other open generation `not-carried`.
  * - An event about a generation whose grant is not among the loaded events (a partial log, an
@@ -89,8 +92,24 @@ export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState
       s.missingRejections.push({ stamp, resource: d.resource, gateId: d.gateId, fromSeq: d.fromSeq, throughSeq: d.throughSeq, reportedSeq: d.reportedSeq });
       break;
     }
-    case 'FenceAdmitted':
-      laneFor(s, event.data.resource, stamp.position).admissions += 1;
+    case 'FenceAdmitted': {
+      const lane = laneFor(s, event.data.resource, stamp.position);
+      lane.admissions += 1;
+      settleHandover(lane, event.data.fence, 'admitted', stamp, { gateId: event.data.gateId });
+      break;
+    }
+    case 'FenceReserved': {
+      const d = event.data;
+      const lane = laneFor(s, d.resource, stamp.position);
+      s.fenceCounter = Math.max(s.fenceCounter, d.fence);
+      lane.handovers.push({
+        resource: d.resource, holderId: d.holderId, fence: d.fence, requestId: d.requestId, phase: 'pending', reserved: stamp,
+        deadlineWallMillis: projectToWall(stamp, d.deadlineMillis), gateId: undefined, settled: undefined, burnReason: undefined,
+      });
+      break;
+    }
+    case 'FenceBurned':
+      settleHandover(laneFor(s, event.data.resource, stamp.position), event.data.fence, 'burned', stamp, { burnReason: event.data.reason });
       break;
     case 'FenceFloorReported':
       // A gate's floor above the log's fences (the log lost them): later grants go above raisedTo.
@@ -107,7 +126,8 @@ function onGranted(s: MutableViewState, d: EventOf<'LeaseGranted'>['data'], stam
   const lane = laneFor(s, d.resource, stamp.position);
   const open = openOf(lane);
   if (open !== undefined) endGeneration(open, 'superseded', stamp);
-  if (d.fence <= s.fenceCounter) {
+  const activated = settleHandover(lane, d.fence, 'active', stamp, {});
+  if (!activated && d.fence <= s.fenceCounter) {
     anomaly(s, stamp.position, 'LeaseGranted', `${d.resource}: granted fence ${d.fence} is not above the highest fence issued so far (${s.fenceCounter})`);
   }
   const generation: MutableGeneration = {
@@ -260,11 +280,31 @@ function onStarted(s: MutableViewState, d: EventOf<'CoordinatorStarted'>['data']
 function laneFor(s: MutableViewState, resource: string, position: number): MutableLane {
   let lane = s.lanes.get(resource);
   if (lane === undefined) {
-    lane = { resource, generations: [], rejections: [], admissions: 0, firstPosition: position, lastPosition: position, maxFence: 0 };
+    lane = { resource, generations: [], rejections: [], admissions: 0, handovers: [], firstPosition: position, lastPosition: position, maxFence: 0 };
     s.lanes.set(resource, lane);
   }
   lane.lastPosition = position;
   return lane;
+}
+
+/**
+ * Moves the lane's unsettled handover of `fence` to `phase` (pending → admitted → active, or →
+ * burned). @returns whether there was one to move.
+ */
+function settleHandover(
+  lane: MutableLane,
+  fence: number,
+  phase: 'admitted' | 'active' | 'burned',
+  stamp: ClockStamp,
+  details: { readonly gateId?: string; readonly burnReason?: MutableHandover['burnReason'] },
+): boolean {
+  const last = lane.handovers[lane.handovers.length - 1];
+  if (last === undefined || last.fence !== fence || last.phase === 'active' || last.phase === 'burned') return false;
+  last.phase = phase;
+  last.settled = stamp;
+  if (details.gateId !== undefined) last.gateId = details.gateId;
+  if (details.burnReason !== undefined) last.burnReason = details.burnReason;
+  return true;
 }
 
 function openOf(lane: MutableLane): MutableGeneration | undefined {

@@ -5,7 +5,7 @@
  * @internal
  */
 import type { CoordinatorEventType } from '@lease-fence/protocol';
-import type { Anomaly, CarriedAcross, Generation, Lane, MissingRejectionsView, RejectionView, RestartView, ViewState } from './view-state.js';
+import type { Anomaly, CarriedAcross, Generation, HandoverView, Lane, MissingRejectionsView, RejectionView, RestartView, ViewState } from './view-state.js';
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -17,10 +17,14 @@ export interface MutableGeneration extends Writable<Omit<Generation, 'renewalPos
 }
 
 /** @internal */
-export interface MutableLane extends Writable<Omit<Lane, 'generations' | 'rejections'>> {
+export interface MutableLane extends Writable<Omit<Lane, 'generations' | 'rejections' | 'handovers'>> {
   generations: MutableGeneration[];
   rejections: RejectionView[];
+  handovers: MutableHandover[];
 }
+
+/** @internal */
+export type MutableHandover = Writable<HandoverView>;
 
 /** @internal */
 export interface MutableViewState extends Writable<Omit<ViewState, 'lanes' | 'rejections' | 'missingRejections' | 'restarts' | 'counts' | 'anomalies'>> {

@@ -144,6 +144,32 @@ export interface RestartView {
   readonly droppedLeases: readonly (HolderFence & { readonly resource: string })[];
 }
 
+/**
+ * Where a fence-first handover stands on its lane: `pending` (fence reserved, a gate is being
+ * asked) → `admitted` (a gate durably raised its floor to it) → `active` (the lease is granted),
+ * or `burned` (no gate admitted it in time, or the coordinator restarted while it was pending).
+ */
+export type HandoverPhase = 'pending' | 'admitted' | 'active' | 'burned';
+
+/** One fence-first handover (`FenceReserved` and what followed it). */
+export interface HandoverView {
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+  readonly requestId: string;
+  readonly phase: HandoverPhase;
+  /** The `FenceReserved` event. */
+  readonly reserved: ClockStamp;
+  /** When the coordinator stops waiting for a gate, projected to wall time (display only). */
+  readonly deadlineWallMillis: number;
+  /** The gate that admitted it (`admitted` / `active`). */
+  readonly gateId: string | undefined;
+  /** The event that moved it to its current phase; `undefined` while pending. */
+  readonly settled: ClockStamp | undefined;
+  /** Why it was burned (`burned` only). */
+  readonly burnReason: 'fence-unavailable' | 'coordinator-restarted' | undefined;
+}
+
 /** Everything the fold knows about one resource: one lane of the timeline. */
 export interface Lane {
   readonly resource: string;
@@ -153,6 +179,8 @@ export interface Lane {
   readonly rejections: readonly RejectionView[];
   /** `FenceAdmitted` events for this resource. */
   readonly admissions: number;
+  /** Fence-first handovers on this resource, in log order; only the last can be unsettled. */
+  readonly handovers: readonly HandoverView[];
   /** Position of the first event that mentioned the resource. */
   readonly firstPosition: number;
   /** Position of the latest event that mentioned the resource. */
@@ -233,6 +261,8 @@ export function createViewState(): ViewState {
       SnapshotTaken: 0,
       CoordinatorCheckpointed: 0,
       FenceFloorReported: 0,
+      FenceReserved: 0,
+      FenceBurned: 0,
     },
     anomalies: [],
     anomalyCount: 0,

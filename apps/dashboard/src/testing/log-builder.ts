@@ -130,6 +130,19 @@ export class LogBuilder {
     return this.#push({ type: 'FenceAdmitted', version: 1, data: { ...this.#stamp(), resource, gateId, holderId, fence } });
   }
 
+  /** A fence-first reservation, its deadline `timeoutMillis` (default 2 000) after now. */
+  reserved(resource: string, holderId: string, fence: number, options: { requestId?: string; timeoutMillis?: number } = {}): RecordedEvent {
+    return this.#push({
+      type: 'FenceReserved',
+      version: 1,
+      data: { ...this.#stamp(), resource, holderId, fence, requestId: options.requestId ?? `req-${fence}`, ttlMillis: this.ttlMillis, deadlineMillis: this.atMillis + (options.timeoutMillis ?? 2_000) },
+    });
+  }
+
+  burned(resource: string, holderId: string, fence: number, reason: 'fence-unavailable' | 'coordinator-restarted' = 'fence-unavailable'): RecordedEvent {
+    return this.#push({ type: 'FenceBurned', version: 1, data: { ...this.#stamp(), resource, holderId, fence, requestId: `req-${fence}`, reason } });
+  }
+
   checkpointed(): RecordedEvent {
     return this.#push({ type: 'CoordinatorCheckpointed', version: 1, data: this.#stamp() });
   }

@@ -4,6 +4,7 @@
  * shaded grace windows, and the now / as-of / cursor lines. Only the rows it is given are drawn
  * (virtualisation happens in the caller).
  */
+import type { HandoverPhase } from '../model/view-state.js';
 import type { BarLayout, LaneRowLayout, RestartCluster } from './lane-layout.js';
 import { axisTicks, type TimeWindow } from './time-scale.js';
 
@@ -71,6 +72,11 @@ export const TIMELINE_COLORS = {
   asOf: '#0f766e',
   cursor: '#6b7280',
   grid: '#e5e7eb',
+  /** Fence-first handover strips, by phase. */
+  handoverPending: '#f59e0b',
+  handoverAdmitted: '#2563eb',
+  handoverActive: '#16a34a',
+  handoverBurned: '#dc2626',
   text: '#111827',
   muted: '#6b7280',
 } as const;
@@ -128,6 +134,12 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
       const x = labelWidthPx + tick.x;
       if (x < labelWidthPx || x > widthPx) continue;
       ctx.fillRect(Math.floor(x), barTop + barHeight - 4, 1, 4);
+      shapes += 1;
+    }
+    for (const strip of row.layout.handovers) {
+      // A thin strip along the top of the lane: pending → admitted → active, or burned.
+      ctx.fillStyle = HANDOVER_COLOR[strip.handover.phase];
+      ctx.fillRect(labelWidthPx + strip.x, top + 1, strip.width, 3);
       shapes += 1;
     }
     for (const marker of row.layout.rejections) {
@@ -279,6 +291,13 @@ function drawBar(ctx: Canvas2DLike, bar: BarLayout, left: number, plotWidth: num
     ctx.fillText(truncate(bar.label, w - 10), left + x0 + 4, top + height / 2);
   }
 }
+
+const HANDOVER_COLOR: Readonly<Record<HandoverPhase, string>> = {
+  pending: TIMELINE_COLORS.handoverPending,
+  admitted: TIMELINE_COLORS.handoverAdmitted,
+  active: TIMELINE_COLORS.handoverActive,
+  burned: TIMELINE_COLORS.handoverBurned,
+};
 
 function drawRejectionMarker(ctx: Canvas2DLike, x: number, y: number, count: number, doubleGrant: boolean): void {
   const radius = count > 1 ? 7 : 4.5;

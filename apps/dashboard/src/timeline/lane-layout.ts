@@ -5,7 +5,7 @@
  * - markers closer than `clusterPx` merge into one cluster whose `count` is the number of events
  *   it stands for, so the counts on screen add up to the log.
  */
-import type { Generation, GenerationEndKind, Lane, RejectionView, RestartView } from '../model/view-state.js';
+import type { Generation, GenerationEndKind, HandoverView, Lane, RejectionView, RestartView } from '../model/view-state.js';
 import { xOfWall, type TimeWindow } from './time-scale.js';
 
 /** How a bar ends: still open, or one of the {@link GenerationEndKind}s. */
@@ -41,12 +41,23 @@ export interface MarkerCluster {
   readonly last: RejectionView;
 }
 
+/**
+ * A fence-first handover's strip: from its `FenceReserved` to the event that settled it (or, while
+ * pending, to its deadline). Never narrower than `minBarPx`.
+ */
+export interface HandoverLayout {
+  readonly x: number;
+  readonly width: number;
+  readonly handover: HandoverView;
+}
+
 /** Everything drawn on one lane. */
 export interface LaneRowLayout {
   readonly resource: string;
   readonly bars: readonly BarLayout[];
   readonly ticks: readonly TickCluster[];
   readonly rejections: readonly MarkerCluster[];
+  readonly handovers: readonly HandoverLayout[];
 }
 
 /** Restarts drawn as one marker across all lanes, with the grace window shaded. */
@@ -114,7 +125,15 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
     first: c.items[0] as RejectionView,
     last: c.items[c.items.length - 1] as RejectionView,
   }));
-  return { resource: lane.resource, bars, ticks, rejections };
+  const handovers: HandoverLayout[] = [];
+  for (const handover of lane.handovers) {
+    const start = handover.reserved.wallMillis;
+    const end = Math.max(start, handover.settled?.wallMillis ?? handover.deadlineWallMillis);
+    if (end < window.fromWallMillis || start > window.toWallMillis) continue;
+    const x = xOfWall(window, widthPx, start);
+    handovers.push({ x, width: Math.max(minBarPx, xOfWall(window, widthPx, end) - x), handover });
+  }
+  return { resource: lane.resource, bars, ticks, rejections, handovers };
 }
 
 /**

@@ -49,8 +49,11 @@ export interface LockDelayDenial {
   readonly retryAfterMillis: number;
 }
 
-/** Outcome of `AcquireLease`: lease-fence's {@link AcquireOutcome}, or a {@link LockDelayDenial}. */
-export type CoordinatorAcquireOutcome = AcquireOutcome | LockDelayDenial;
+/**
+ * Outcome of an acquire: lease-fence's {@link AcquireOutcome}, a {@link LockDelayDenial}, or, in
+ * fence-first mode only, {@link FenceUnavailable} (never an outcome of `AcquireLease` itself).
+ */
+export type CoordinatorAcquireOutcome = AcquireOutcome | LockDelayDenial | FenceUnavailable;
 
 /** The holder of fence `fence` extends its lease (same fence) by `ttlMillis`, or by its current ttl. */
 export interface RenewLease {
@@ -171,6 +174,39 @@ export interface StartCoordinator {
   readonly burnFencesThrough: number;
 }
 
+/**
+ * Fence-first acquire: like {@link AcquireLease}, but a grant is only reserved (`FenceReserved`):
+ * the lease becomes active once a gate admitted the fence ({@link ActivateReservedLease}), or the
+ * fence is burned ({@link BurnReservedFence}).
+ */
+export interface ReserveFence {
+  readonly type: 'ReserveFence';
+  readonly resource: string;
+  readonly holderId: string;
+  readonly requestId: string;
+  /** Lease duration in milliseconds once active, already resolved against the coordinator's default and bounds. */
+  readonly ttlMillis: number;
+  /** How long the coordinator waits for a gate before burning the fence (milliseconds, positive integer). */
+  readonly timeoutMillis: number;
+  /** The resource's lock-delay, as for {@link AcquireLease} (milliseconds). @defaultValue 0 */
+  readonly lockDelayMillis?: number | undefined;
+}
+
+/** A gate (`gateId`) durably admitted the fence reserved on `resource`: the lease becomes active. */
+export interface ActivateReservedLease {
+  readonly type: 'ActivateReservedLease';
+  readonly resource: string;
+  readonly fence: number;
+  readonly gateId: string;
+}
+
+/** No gate admitted the fence reserved on `resource` in time: it is burned, never granted. */
+export interface BurnReservedFence {
+  readonly type: 'BurnReservedFence';
+  readonly resource: string;
+  readonly fence: number;
+}
+
 /** Every command {@link decide} accepts. */
 export type CoordinatorCommand =
   | AcquireLease
@@ -179,6 +215,9 @@ export type CoordinatorCommand =
   | ExpireDueLeases
   | RecordFenceRejection
   | AdmitFence
+  | ReserveFence
+  | ActivateReservedLease
+  | BurnReservedFence
   | Checkpoint
   | TakeSnapshot
   | StartCoordinator
@@ -239,6 +278,47 @@ export type AdmitFenceOutcome = { readonly ok: true } | ImplausibleReport;
  * when `fence + marginFences` is not a safe integer: no event.
  */
 export type ReportFloorOutcome = { readonly ok: true; readonly raised: boolean; readonly fenceCounter: number } | ImplausibleReport;
+/** What a fence-first reservation says to the shell that waits for a gate. */
+export interface ReservedFence {
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+  readonly requestId: string;
+  readonly ttlMillis: number;
+}
+
+/**
+ * Outcome of `ReserveFence`: what `AcquireLease` would answer when no fence is minted (a denial,
+ * or the existing grant of a retried requestId), or `ok: 'pending'` with the reserved fence:
+ * `retried: false` when this command reserved it (one `FenceReserved` event), `true` when it is
+ * the same holder's same requestId already pending (no event: wait for the first one's outcome).
+ */
+export type ReserveFenceOutcome = CoordinatorAcquireOutcome | { readonly ok: 'pending'; readonly reservation: ReservedFence; readonly retried: boolean };
+
+/**
+ * Outcome of `ActivateReservedLease` and `BurnReservedFence`: the grant (activation), `burned`
+ * (burn), or `not-pending` when that fence is no longer pending on the resource (it was
+ * activated or burned before, or never reserved): no event.
+ */
+export type ActivateOutcome = AcquireOutcome | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
+/**
+ * The acquire denial of fence-first mode: no gate of the resource admitted `fence` in time, so it
+ * was burned (never granted, never issued again). Retryable: a retry, even with the same
+ * requestId, is a new attempt and reserves a higher fence. Answered 503 over HTTP.
+ */
+export interface FenceUnavailable {
+  readonly ok: false;
+  readonly reason: 'fence-unavailable';
+  /** The burned fence. */
+  readonly fence: number;
+}
+
+/**
+ * Outcome of `BurnReservedFence`: the burn is the acquire's answer, {@link FenceUnavailable}
+ * (one `FenceBurned` event; counted as a denial by the metrics hooks), or `'not-pending'` with no
+ * event; see {@link ActivateOutcome}.
+ */
+export type BurnOutcome = FenceUnavailable | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
 
 /** Outcome of `StartCoordinator`. */
 export interface StartOutcome {
@@ -259,6 +339,9 @@ export interface OutcomeByCommand {
   readonly ExpireDueLeases: { readonly ok: true; readonly expired: number };
   readonly RecordFenceRejection: RecordRejectionOutcome;
   readonly AdmitFence: AdmitFenceOutcome;
+  readonly ReserveFence: ReserveFenceOutcome;
+  readonly ActivateReservedLease: ActivateOutcome;
+  readonly BurnReservedFence: BurnOutcome;
   readonly Checkpoint: { readonly ok: true; readonly checkpointed: boolean };
   readonly TakeSnapshot: { readonly ok: true; readonly coversPosition: number };
   readonly StartCoordinator: StartOutcome;

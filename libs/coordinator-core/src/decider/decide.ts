@@ -37,6 +37,7 @@ import {
   type RecordFenceRejection,
   type StartCoordinator,
 } from './commands.js';
+import { burnLeftoverReservations, decideActivate, decideBurn, decideReserve, pendingReservationDenial } from './fence-first.js';
 import { nextExpectedSeq, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
 /** What {@link decide} returns: the events to append (none for a denial), and the outcome once they are durable. */
@@ -79,6 +80,8 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
   const instant = now.instant;
   switch (command.type) {
     case 'AcquireLease': {
+      const pending = pendingReservationDenial(state, command.resource, instant);
+      if (pending !== undefined) return { events: [], outcome: pending };
       const lockDelayMillis = command.lockDelayMillis ?? 0;
       if (lockDelayMillis !== 0) requireCount('AcquireLease', 'lockDelayMillis', lockDelayMillis);
       const { outcome, changes } = decideAcquire(state.table, command, instant);
@@ -114,7 +117,7 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
           },
         };
       }
-      const implausible = implausibleRejection(state.table, command);
+      const implausible = implausibleRejection(state.table, command, state.reservedFences);
       if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, seq, kind, rejected, current, gateWallMillis } = command;
       // A gate numbers its refusals of a resource from 1 without gaps and reports them in order:
@@ -146,11 +149,21 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       requireString('AdmitFence', 'resource', command.resource);
       requireString('AdmitFence', 'holderId', command.holderId);
       requirePositiveInteger('AdmitFence', 'fence', command.fence);
-      const implausible = implausibleAdmit(state.table, command);
+      const implausible = implausibleAdmit(state.table, command, state.reservedFences);
       if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, holderId, fence } = command;
       return { events: [{ type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId, holderId, fence } }], outcome: { ok: true } };
     }
+    case 'ReserveFence':
+      if ((command.lockDelayMillis ?? 0) !== 0) requireCount('ReserveFence', 'lockDelayMillis', command.lockDelayMillis);
+      return decideReserve(command, state, instant, stamp, ({ changes }) => toEvents(changes, stamp), (changes) => lockDelayOf(state, command.resource, command.lockDelayMillis ?? 0, changes, instant.millis));
+    case 'ActivateReservedLease':
+      requireString('ActivateReservedLease', 'gateId', command.gateId);
+      requirePositiveInteger('ActivateReservedLease', 'fence', command.fence);
+      return decideActivate(command, state, instant, stamp);
+    case 'BurnReservedFence':
+      requirePositiveInteger('BurnReservedFence', 'fence', command.fence);
+      return decideBurn(command, state, stamp);
     case 'Checkpoint': {
       const live = command.evenWithoutLeases === true || state.table.leases().next().done !== true;
       return live
@@ -248,16 +261,20 @@ function decideStart(command: StartCoordinator, state: CoordinatorState, now: No
         graceDeadlineMillis,
         carriedLeases,
       },
-    }],
+    }, ...burnLeftoverReservations(state, { bootId, atMillis, wallMillis: now.wallMillis })],
     outcome: { ok: true, recoveredFence, graceDeadline: Instant.of(graceDeadlineMillis, bootId), carriedLeases: carriedLeases.length },
   };
 }
 
 const implausible = (field: ImplausibleField, message: string): ImplausibleReport => ({ ok: false, reason: 'implausible', field, message });
 
-/** Why `fence` cannot have been issued for `resource`, or undefined if it can (lease-fence's `wasFenceIssued`). */
-const neverIssued = (table: LeaseTable, field: ImplausibleField, resource: string, fence: number): ImplausibleReport | undefined =>
-  wasFenceIssued(table, resource, fence)
+/**
+ * Why `fence` cannot have been issued for `resource`, or undefined if it can (lease-fence's
+ * `wasFenceIssued`). A fence reserved for the resource by fence-first handover counts as issued
+ * even if it was never granted (pending or burned): a gate may have raised its floor to it.
+ */
+const neverIssued = (table: LeaseTable, reserved: ReadonlyMap<string, number>, field: ImplausibleField, resource: string, fence: number): ImplausibleReport | undefined =>
+  wasFenceIssued(table, resource, fence) || fence <= (reserved.get(resource) ?? 0)
     ? undefined
     : implausible(field, `${field} ${fence} was never issued for resource ${JSON.stringify(resource)} (the highest fence granted on it is ${table.highestFence(resource)})`);
 
@@ -271,7 +288,7 @@ const neverIssued = (table: LeaseTable, field: ImplausibleField, resource: strin
  * - the gate's wall time, when given, is at most {@link MAX_WALL_MILLIS};
  * - both fences were issued for this resource ({@link wasFenceIssued}).
  */
-function implausibleRejection(table: LeaseTable, report: RecordFenceRejection): ImplausibleReport | undefined {
+function implausibleRejection(table: LeaseTable, report: RecordFenceRejection, reserved: ReadonlyMap<string, number>): ImplausibleReport | undefined {
   const { kind, rejected, current, resource, gateWallMillis } = report;
   if (kind === 'stale' && rejected.fence >= current.fence) {
     return implausible('rejected.fence', `rejected.fence ${rejected.fence} is not below current.fence ${current.fence}, but a stale rejection's fence is below the gate's floor`);
@@ -285,7 +302,7 @@ function implausibleRejection(table: LeaseTable, report: RecordFenceRejection): 
   if (gateWallMillis !== undefined && gateWallMillis > MAX_WALL_MILLIS) {
     return implausible('gateWallMillis', `gateWallMillis must be epoch milliseconds no later than the year 3000 (${MAX_WALL_MILLIS}), got ${gateWallMillis}`);
   }
-  return neverIssued(table, 'rejected.fence', resource, rejected.fence) ?? neverIssued(table, 'current.fence', resource, current.fence);
+  return neverIssued(table, reserved, 'rejected.fence', resource, rejected.fence) ?? neverIssued(table, reserved, 'current.fence', resource, current.fence);
 }
 
 /**
@@ -304,8 +321,8 @@ function lockDelayOf(state: CoordinatorState, resource: string, lockDelayMillis:
 }
 
 /** Why an admit cannot be true, or undefined if it can: a fence never issued for the resource, or its current fence for another holder. */
-function implausibleAdmit(table: LeaseTable, admit: AdmitFence): ImplausibleReport | undefined {
-  const unissued = neverIssued(table, 'fence', admit.resource, admit.fence);
+function implausibleAdmit(table: LeaseTable, admit: AdmitFence, reserved: ReadonlyMap<string, number>): ImplausibleReport | undefined {
+  const unissued = neverIssued(table, reserved, 'fence', admit.resource, admit.fence);
   if (unissued !== undefined) return unissued;
   const lease = table.lease(admit.resource);
   if (lease !== undefined && lease.fence === admit.fence && lease.holderId !== admit.holderId) {

@@ -51,8 +51,10 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
     case 'LeaseReleased':
     case 'LeaseExpired': {
       const change = toChange(event);
+      // A fence-first grant activates the fence its FenceReserved already counted as issued.
+      const activates = change.type === 'granted' && isReservedFor(state, change.lease);
       if (change.type === 'granted') {
-        if (change.lease.fence <= state.table.issuedFence) {
+        if (!activates && change.lease.fence <= state.table.issuedFence) {
           throw corrupt(`fence ${change.lease.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`);
         }
         if (state.table.lease(change.lease.resource) !== undefined) {
@@ -66,6 +68,28 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
       }
       state.carried.delete(event.data.resource);
       noteLockDelay(state, event);
+      if (activates) state.reservations.delete(event.data.resource);
+      return;
+    }
+    case 'FenceReserved': {
+      const { data } = event;
+      if (data.fence <= state.table.issuedFence) {
+        throw corrupt(`fence ${data.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`);
+      }
+      if (state.table.lease(data.resource) !== undefined) throw corrupt(`resource ${JSON.stringify(data.resource)} still has a current lease; it must end first`);
+      if (state.reservations.has(data.resource)) throw corrupt(`resource ${JSON.stringify(data.resource)} already has a pending reservation`);
+      state.table.burnFence(data.fence);
+      state.reservedFences.set(data.resource, data.fence);
+      state.reservations.set(data.resource, {
+        resource: data.resource, holderId: data.holderId, fence: data.fence, requestId: data.requestId, ttlMillis: data.ttlMillis, deadlineMillis: data.deadlineMillis,
+      });
+      return;
+    }
+    case 'FenceBurned': {
+      const { data } = event;
+      const reserved = state.reservations.get(data.resource);
+      if (reserved === undefined || reserved.fence !== data.fence) throw corrupt(`fence ${data.fence} is not pending on resource ${JSON.stringify(data.resource)}`);
+      state.reservations.delete(data.resource);
       return;
     }
     case 'FenceRejected': {
@@ -140,6 +164,11 @@ function start(state: CoordinatorState, event: CoordinatorStarted, corrupt: Corr
   state.boot = { bootId: data.bootId, startedAtMillis: data.atMillis, lastAtMillis: data.atMillis, graceDeadlineMillis: data.graceDeadlineMillis };
 }
 
+/** Whether `lease` is the grant of the fence-first reservation pending on its resource (same fence, holder and request). */
+const isReservedFor = (state: CoordinatorState, lease: { readonly resource: string; readonly holderId: string; readonly fence: number; readonly requestId: string }): boolean => {
+  const reserved = state.reservations.get(lease.resource);
+  return reserved !== undefined && reserved.fence === lease.fence && reserved.holderId === lease.holderId && reserved.requestId === lease.requestId;
+};
 /**
  * Lock-delay bookkeeping of one event: an unclean loss (`LeaseExpired`; `FenceRejected`, a write
  * of a lost holder that still arrives) anchors the resource's delay at the event's reading; a

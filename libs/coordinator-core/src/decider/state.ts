@@ -68,6 +68,13 @@ export interface CoordinatorState {
   readonly rejectionSeqs: Map<string, RejectionSeqs>;
   /** Position of the latest `SnapshotTaken` event (0 = none). */
   lastSnapshotPosition: number;
+  /** Fence-first reservations pending a gate's admit, by resource (at most one per resource). */
+  readonly reservations: Map<string, Reservation>;
+  /**
+   * Per resource, the highest fence ever reserved for it by fence-first handover (granted,
+   * pending or burned): a gate may hold it as its floor, so reports naming it can be true.
+   */
+  readonly reservedFences: Map<string, number>;
   /**
    * Lock-delay anchors: resource → the reading (milliseconds, the current boot's domain) of its
    * latest unclean loss — a `LeaseExpired`, or a `FenceRejected` of one of its writes — since its
@@ -94,6 +101,21 @@ export const gateResourceKey = (gateId: string, resource: string): string => `${
 export const nextExpectedSeq = (state: CoordinatorState, gateId: string, resource: string): number =>
   (state.rejectionSeqs.get(gateResourceKey(gateId, resource))?.highestSeq ?? 0) + 1;
 
+/**
+ * A fence-first reservation: `fence` is reserved for an acquire on its resource and waits for a
+ * gate to admit it (`FenceReserved`). Instants are in the current boot's domain.
+ */
+export interface Reservation {
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+  readonly requestId: string;
+  /** The TTL the lease gets once active (milliseconds). */
+  readonly ttlMillis: number;
+  /** When the coordinator burns the fence if no gate admitted it (milliseconds, current boot's domain). */
+  readonly deadlineMillis: number;
+}
+
 /** A current lease as the coordinator shows it: `inGrace` when carried across a restart and not renewed since. */
 export type LeaseView = LeaseRecord & { readonly inGrace: boolean };
 
@@ -115,6 +137,8 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     rejections: [],
     rejectionSeqs: new Map(),
     lastSnapshotPosition: 0,
+    reservations: new Map(),
+    reservedFences: new Map(),
     lostAtMillis: new Map(),
   };
 }
@@ -168,6 +192,8 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     rejections: state.rejections.map((r) => ({ ...r })),
     rejectionSeqs: new Map([...state.rejectionSeqs].map(([key, seqs]) => [key, { ...seqs }])),
     lastSnapshotPosition: state.lastSnapshotPosition,
+    reservations: new Map(state.reservations),
+    reservedFences: new Map(state.reservedFences),
     lostAtMillis: new Map(state.lostAtMillis),
   };
 }
@@ -186,6 +212,8 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     rejections: state.rejections.map((r) => ({ ...r })),
     rejectionSeqs: [...state.rejectionSeqs.values()].map((seqs) => ({ ...seqs })),
     lastSnapshotPosition: state.lastSnapshotPosition,
+    ...(state.reservations.size === 0 ? {} : { reservations: [...state.reservations.values()].map((r) => ({ ...r })) }),
+    ...(state.reservedFences.size === 0 ? {} : { reservedFences: [...state.reservedFences].map(([resource, fence]) => ({ resource, fence })) }),
     table: state.table.toJSON(),
     lockDelays: [...state.lostAtMillis].map(([resource, lostAtMillis]) => ({ resource, lostAtMillis })),
   };
@@ -243,6 +271,8 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     rejections: json.rejections,
     rejectionSeqs,
     lastSnapshotPosition: json.lastSnapshotPosition,
+    reservations: new Map((json.reservations ?? []).map((r) => [r.resource, { ...r }])),
+    reservedFences: new Map((json.reservedFences ?? []).map((r) => [r.resource, r.fence])),
     lostAtMillis: new Map(json.lockDelays.map((d) => [d.resource, d.lostAtMillis])),
   };
 }

@@ -10,7 +10,9 @@ import type {
   CoordinatorStarted,
   FenceAdmitted,
   FenceFloorReported,
+  FenceBurned,
   FenceRejected,
+  FenceReserved,
   LeaseExpired,
   LeaseGranted,
   LeaseReleased,
@@ -172,4 +174,33 @@ export const coordinatorCheckpointed = (input: StampInput = {}): CoordinatorChec
   type: 'CoordinatorCheckpointed',
   version: 1,
   data: stamp(input),
+});
+
+/** A `FenceReserved` event (fence-first handover): deadline `atMillis + 2000` unless given. */
+export const fenceReserved = (
+  resource: string,
+  holderId: string,
+  fence: number,
+  input: StampInput & { readonly requestId?: string; readonly ttlMillis?: number; readonly deadlineMillis?: number } = {},
+): FenceReserved => ({
+  type: 'FenceReserved',
+  version: 1,
+  data: {
+    ...stamp(input), resource, holderId, fence,
+    requestId: input.requestId ?? `req-${fence}`,
+    ttlMillis: input.ttlMillis ?? 10_000,
+    deadlineMillis: input.deadlineMillis ?? (input.atMillis ?? 0) + 2000,
+  },
+});
+
+/** A `FenceBurned` event (fence-first handover): `fence-unavailable` unless given. */
+export const fenceBurned = (
+  resource: string,
+  holderId: string,
+  fence: number,
+  input: StampInput & { readonly requestId?: string; readonly reason?: FenceBurned['data']['reason'] } = {},
+): FenceBurned => ({
+  type: 'FenceBurned',
+  version: 1,
+  data: { ...stamp(input), resource, holderId, fence, requestId: input.requestId ?? `req-${fence}`, reason: input.reason ?? 'fence-unavailable' },
 });

@@ -1,0 +1,117 @@
+import type { AddressInfo } from 'node:net';
+import { GATE_LINK_PATH, type GateToCoordinatorFrame } from '@lease-fence/protocol';
+import { FenceGate } from 'lease-fence';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { FloorStore, GateState } from './floor-store.js';
+import { openGateLink, type GateLink, type GateLinkEvent } from './gate-link.js';
+
+/** A coordinator stand-in: accepts links, records what gates send, lets the test send frames. */
+async function fakeCoordinator() {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: GATE_LINK_PATH });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const received: GateToCoordinatorFrame[] = [];
+  const sockets: WebSocket[] = [];
+  const authorizations: (string | undefined)[] = [];
+  let onFrame = (): void => undefined;
+  server.on('connection', (socket, request) => {
+    authorizations.push(request.headers.authorization);
+    sockets.push(socket);
+    socket.on('message', (data) => {
+      const frame = JSON.parse(data.toString()) as GateToCoordinatorFrame;
+      received.push(frame);
+      if (frame.type === 'guard') socket.send(JSON.stringify({ type: 'guarding', resources: frame.resources }));
+      onFrame();
+    });
+  });
+  const until = async (predicate: () => boolean): Promise<void> => {
+    while (!predicate()) await new Promise<void>((resolve) => { onFrame = resolve; setTimeout(resolve, 20); });
+  };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    sockets,
+    authorizations,
+    until,
+    close: () => new Promise<void>((resolve) => { for (const s of server.clients) s.terminate(); server.close(() => resolve()); }),
+  };
+}
+
+/** A floor store whose saves wait until the test releases them. */
+function gatedStore() {
+  const saved: GateState[] = [];
+  let release = (): void => undefined;
+  const store: FloorStore = {
+    load: async () => saved.at(-1),
+    save: (state) => new Promise<void>((resolve) => { release = () => { saved.push(state); resolve(); }; }),
+  };
+  return { store, saved, release: () => release() };
+}
+
+const opened: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const item of opened.splice(0).reverse()) await item.close();
+});
+
+describe('openGateLink', () => {
+  it('guards its resources, and answers admitted only after the raised floor is saved', async () => {
+    const coordinator = await fakeCoordinator();
+    opened.push(coordinator);
+    const gate = new FenceGate('deploy-slot');
+    const { store, saved, release } = gatedStore();
+    const events: GateLinkEvent[] = [];
+    const link: GateLink = openGateLink({ baseUrl: coordinator.url, token: 'gate-token', guards: [{ gate, store }], onEvent: (e) => events.push(e) });
+    opened.push(link);
+    await link.whenGuarding();
+    expect(coordinator.received).toEqual([{ type: 'guard', resources: ['deploy-slot'] }]);
+    expect(coordinator.authorizations).toEqual(['Bearer gate-token']);
+
+    coordinator.sockets[0]!.send(JSON.stringify({ type: 'admit', id: 5, resource: 'deploy-slot', holderId: 'agent-b', fence: 9 }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(gate.floor).toEqual({ holderId: 'agent-b', fence: 9 });
+    expect(coordinator.received).toHaveLength(1); // not answered while the save is pending
+
+    release();
+    await coordinator.until(() => coordinator.received.length === 2);
+    expect(saved).toEqual([expect.objectContaining({ floor: { holderId: 'agent-b', fence: 9 } })]);
+    expect(coordinator.received[1]).toEqual({ type: 'admitted', id: 5, resource: 'deploy-slot', fence: 9 });
+    expect(events).toContainEqual({ type: 'admitted', resource: 'deploy-slot', holderId: 'agent-b', fence: 9 });
+  });
+
+  it('does not answer an admit below its floor, and reports it', async () => {
+    const coordinator = await fakeCoordinator();
+    opened.push(coordinator);
+    const gate = new FenceGate('deploy-slot', { initialFloor: { holderId: 'agent-c', fence: 12 } });
+    const events: GateLinkEvent[] = [];
+    const link = openGateLink({ baseUrl: coordinator.url, token: 'gate-token', guards: [{ gate, store: { load: async () => undefined, save: async () => undefined } }], onEvent: (e) => events.push(e) });
+    opened.push(link);
+    await link.whenGuarding();
+    coordinator.sockets[0]!.send(JSON.stringify({ type: 'admit', id: 1, resource: 'deploy-slot', holderId: 'agent-b', fence: 9 }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(coordinator.received).toHaveLength(1);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'admit-failed', fence: 9 }));
+    expect(gate.floor).toEqual({ holderId: 'agent-c', fence: 12 });
+  });
+
+  it('reconnects after the link drops and guards again', async () => {
+    const coordinator = await fakeCoordinator();
+    opened.push(coordinator);
+    const gate = new FenceGate('deploy-slot');
+    const link = openGateLink({ baseUrl: coordinator.url, token: 'gate-token', guards: [{ gate, store: { load: async () => undefined, save: async () => undefined } }], reconnect: { initialDelayMillis: 5, maxDelayMillis: 10 } });
+    opened.push(link);
+    await link.whenGuarding();
+    coordinator.sockets[0]!.terminate();
+    await coordinator.until(() => coordinator.received.filter((f) => f.type === 'guard').length === 2);
+    await link.whenGuarding();
+    expect(coordinator.sockets).toHaveLength(2);
+  });
+
+  it.each([
+    ['baseUrl', { baseUrl: 'ftp://x', token: 't', guards: [{ gate: new FenceGate('r'), store: {} as FloorStore }] }],
+    ['token', { baseUrl: 'http://127.0.0.1:1', token: '', guards: [{ gate: new FenceGate('r'), store: {} as FloorStore }] }],
+    ['guards', { baseUrl: 'http://127.0.0.1:1', token: 't', guards: [] }],
+    ['guards.1', { baseUrl: 'http://127.0.0.1:1', token: 't', guards: [{ gate: new FenceGate('r'), store: {} as FloorStore }, { gate: new FenceGate('r'), store: {} as FloorStore }] }],
+  ])('refuses a bad %s, naming it', (field, options) => {
+    expect(() => openGateLink(options)).toThrow(field);
+  });
+});
