@@ -198,6 +198,9 @@ export const FenceFloorReportedSchema = z.object({
   type: z.literal('FenceFloorReported'),
   version: z.literal(1),
   data: z.object({ ...stamp, resource: IdSchema, gateId: IdSchema, holderId: IdSchema, fence: FenceSchema, raisedTo: FenceSchema }),
+});
+
+/**
  * Fence-first handover (`LEASE_FENCE_FENCE_FIRST`): `fence` is reserved for `holderId`'s acquire
  * on `resource` before any gate is asked to admit it. The fence counter rises to it at once, so
  * the fence is never issued again, whatever follows. It ends as `FenceAdmitted` + `LeaseGranted`

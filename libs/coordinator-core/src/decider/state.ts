@@ -257,10 +257,14 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     if (decoded === 'bare-key') exact = false;
     else rejectionKeys.set(decoded[0], decoded[1]);
   }
- *   another `schemaVersion` (version 1 predates the lock-delay anchors), or one written before
- *   the lease table kept its per-resource `highestFences` or its remembered renewals
- *   (`renewalReplayCache`), before `rejectionKeys` kept each report's content, or before
- *   `rejectionSeqs` (gap detection) was kept.
+  // A snapshot written before highestFences, remembered renewals, rejection contents or rejection seqs were kept: readable, not exact (see @returns).
+  if (!exact || json.rejectionSeqs === undefined) return undefined;
+  const rejectionSeqs = new Map<string, RejectionSeqs>();
+  for (const [index, seqs] of json.rejectionSeqs.entries()) {
+    const key = gateResourceKey(seqs.gateId, seqs.resource);
+    if (rejectionSeqs.has(key)) throw corrupt(`rejectionSeqs.${index}`, `lists gate ${JSON.stringify(seqs.gateId)} and resource ${JSON.stringify(seqs.resource)} twice`);
+    rejectionSeqs.set(key, { ...seqs });
+  }
   return {
     table,
     position: json.position,
