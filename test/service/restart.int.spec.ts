@@ -95,14 +95,21 @@ describe('restart with recovery', () => {
     await next.stop(); // frees the data dir's lock for the next test
   });
 
+});
+
+describe('takeover by a standby', () => {
+  // A data dir of its own: leases left in grace by the tests above would make the old coordinator
+  // checkpoint every 100 ms (crash loops must shorten grace), and a standby takes over only after silence.
+  const takeover = coordinatorsOnOneDataDir('lease-fence-takeover-', { LEASE_FENCE_TTL_MILLIS: '60000' });
+
   it('answers 503 superseded at /readyz and refuses commands as retryable once another coordinator took over the log', async () => {
     // Given a running coordinator (a second active one on its data dir would be refused: it holds the log's lock)
-    const old = await start();
+    const old = await takeover.start();
     const oldAgent = coordinatorHttp(old.url, TEST_TOKENS.agentA.token);
     expect((await oldAgent.post('/v1/leases/takeover-1/acquire', { requestId: 'takeover-1' })).status).toBe(200);
 
     // When a standby on the same log takes over in a silence between the old one's checkpoints (1 s apart)
-    const successor = await start({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '300' });
+    const successor = await takeover.start({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '300' });
 
     // Then the old one's next append conflicts: it stops granting and says why
     const refused = await oldAgent.post('/v1/leases/takeover-2/acquire', { requestId: 'takeover-2' });

@@ -40,8 +40,9 @@ async function runToExit(env: Record<string, string>, deadlineMillis = 20_000): 
 
 describe('a second coordinator on the same data dir and namespace', () => {
   it('exits non-zero naming the running one\'s pid, appends nothing, and the running one keeps granting', async () => {
-    // Given a running coordinator that granted a lease
-    const first = await startCoordinator();
+    // Given a running coordinator that granted a lease (no uptime checkpoint during the test, so
+    // its log moves only if something appends to it)
+    const first = await startCoordinator({ env: { LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '3600000' } });
     running.push(first);
     const agent = coordinatorHttp(first.url, TEST_TOKENS.agentA.token);
     const viewer = coordinatorHttp(first.url, TEST_TOKENS.viewer.token);
