@@ -275,7 +275,8 @@ export type AdmitFenceOutcome = { readonly ok: true } | ImplausibleReport;
  * Outcome of `ReportFloor`: `raised` when the floor was above every fence the log had issued for
  * the resource (one `FenceFloorReported` event, durable before this resolves); `fenceCounter` is
  * the fence counter after it (the next grant gets more). {@link ImplausibleReport} naming `fence`
- * when `fence + marginFences` is not a safe integer: no event.
+ * when the raised counter would leave fewer than `marginFences` fences to grant before
+ * `Number.MAX_SAFE_INTEGER` (a floor that would exhaust the range is a broken gate): no event.
  */
 export type ReportFloorOutcome = { readonly ok: true; readonly raised: boolean; readonly fenceCounter: number } | ImplausibleReport;
 /** What a fence-first reservation says to the shell that waits for a gate. */

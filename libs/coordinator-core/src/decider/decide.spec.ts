@@ -337,6 +337,19 @@ describe('decide', () => {
         outcome: { ok: false, reason: 'implausible', field: 'fence', message: expect.stringContaining('fence') as string },
       });
     });
+
+    it('refuses a floor that would leave fewer grants than the margin before the largest fence, so no later acquire finds the counter exhausted', () => {
+      // The floor a reviewer sent: with it accepted, the counter stood at the largest fence and every acquire failed.
+      given(freshLog).at(at(1500)).when(report('agent-a', Number.MAX_SAFE_INTEGER - 100)).then({
+        events: [],
+        outcome: { ok: false, reason: 'implausible', field: 'fence', message: expect.stringContaining('fewer than 100 fences to grant') as string },
+      });
+      // The largest floor still accepted leaves exactly the margin's room for grants
+      given(freshLog).at(at(1500)).when(report('agent-a', Number.MAX_SAFE_INTEGER - 201)).then({
+        events: [fenceFloorReported('slot', 'agent-a', Number.MAX_SAFE_INTEGER - 201, { atMillis: 1500, raisedTo: Number.MAX_SAFE_INTEGER - 101 })],
+        outcome: { ok: true, raised: true, fenceCounter: Number.MAX_SAFE_INTEGER - 101 },
+      });
+    });
   });
 
   describe('Checkpoint', () => {

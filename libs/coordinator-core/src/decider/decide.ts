@@ -179,8 +179,13 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       const { gateId, resource, holderId, fence, marginFences } = command;
       // A floor this log knows of (it issued that fence, or a higher one, for this resource): nothing to learn.
       if (fence <= state.table.highestFence(resource)) return { events: [], outcome: { ok: true, raised: false, fenceCounter: state.table.issuedFence } };
-      if (!Number.isSafeInteger(fence + marginFences)) {
-        return { events: [], outcome: implausible('fence', `fence ${fence} plus the margin of ${marginFences} fences is beyond the largest fence (${Number.MAX_SAFE_INTEGER})`) };
+      // The raised counter must leave room for at least as many grants as the margin: a floor that
+      // would exhaust the fence range (every later acquire failing) is a broken gate, not evidence.
+      if (!Number.isSafeInteger(fence + 2 * marginFences + 1)) {
+        return {
+          events: [],
+          outcome: implausible('fence', `fence ${fence} plus the margin of ${marginFences} fences leaves fewer than ${marginFences} fences to grant before the largest fence (${Number.MAX_SAFE_INTEGER})`),
+        };
       }
       const raisedTo = Math.max(state.table.issuedFence, fence + marginFences);
       return {
