@@ -98,9 +98,14 @@ const restartTimer =
     ? setInterval(() => {
         log(undefined, 'the deploy slot CRASHES (kill -9); restarting it: its floors come back from its database');
         const crashed = slot;
-        crashed?.removeAllListeners('exit');
-        crashed?.once('exit', () => void restartSlot());
-        crashed?.kill('SIGKILL');
+        // Killed from outside since the last restart: it has exited already, and no 'exit' will come.
+        if (crashed === undefined || crashed.exitCode !== null || crashed.signalCode !== null) {
+          void restartSlot();
+          return;
+        }
+        crashed.removeAllListeners('exit');
+        crashed.once('exit', () => void restartSlot());
+        crashed.kill('SIGKILL');
       }, config.resourceRestartEveryMillis)
     : undefined;
 
