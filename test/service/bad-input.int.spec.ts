@@ -67,6 +67,7 @@ const CASES: Readonly<Record<string, Case>> = {
   'a release with the fence as a string': { method: 'POST', path: '/v1/leases/held/release', token: agent, json: { fence: '1' }, status: 400, field: 'fence' },
   'a release with an extra field': { method: 'POST', path: '/v1/leases/held/release', token: agent, json: { fence: 1, holderId: 'agent-b' }, status: 400, field: 'holderId' },
   'a rejection without seq': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, seq: undefined }, status: 400, field: 'seq' },
+  'a rejection with seq 0 (seqs start at 1)': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, seq: 0 }, status: 400, field: 'seq' },
   'a rejection of an unknown kind': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, kind: 'late' }, status: 400, field: 'kind' },
   'a rejection with a negative rejected fence': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: -1 } }, status: 400, field: 'rejected.fence' },
   'a rejection with an unknown field inside rejected': { method: 'POST', path: '/v1/resources/deploy-1/rejections', token: gate, json: { ...rejection, rejected: { holderId: 'a', fence: 1, extra: 1 } }, status: 400, field: 'rejected.extra' },

@@ -114,7 +114,7 @@ export const HolderFenceBodySchema = z.strictObject(HolderFenceSchema.shape);
  * refused here and inside `rejected` and `current`.
  */
 export const RejectionBodySchema = z.strictObject({
-  seq: z.number().int().nonnegative(),
+  seq: z.number().int().positive(), // a gate numbers its refusals of a resource from 1, without gaps
   resource: IdSchema,
   kind: z.enum(['stale', 'double-grant']).default('stale'),
   rejected: HolderFenceBodySchema,

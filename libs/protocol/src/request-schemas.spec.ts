@@ -17,7 +17,7 @@ const validInputs: Readonly<Record<string, unknown>> = {
   AcquireBodySchema: { requestId: 'r-1', ttlMillis: 5000 },
   RenewBodySchema: { requestId: 'r-2', fence: 3, ttlMillis: 5000 },
   ReleaseBodySchema: { fence: 3 },
-  RejectionBodySchema: { seq: 0, resource: 'deploy-slot', kind: 'stale', rejected: { holderId: 'agent-a', fence: 2 }, current: { holderId: 'agent-b', fence: 3 }, wallMillis: 1 },
+  RejectionBodySchema: { seq: 1, resource: 'deploy-slot', kind: 'stale', rejected: { holderId: 'agent-a', fence: 2 }, current: { holderId: 'agent-b', fence: 3 }, wallMillis: 1 },
   AdmitBodySchema: { holderId: 'agent-a', fence: 3 },
   FloorReportBodySchema: { holderId: 'agent-a', fence: 57 },
   HolderFenceBodySchema: { holderId: 'agent-a', fence: 3 },
