@@ -136,4 +136,20 @@ describe('deploy slot server', () => {
     // Assert
     expect(response.status).toBe(404);
   });
+
+  it.each([
+    ['a null body', `/slots/${SLOT}/deploy`, 'null'],
+    ['an array body', `/slots/${SLOT}/deploy`, '[]'],
+    ['a path that is not valid percent-encoding', '/slots/%E0%A4%A/deploy', '{}'],
+  ])('answers 400, not 500, to %s', async (_what, path, body) => {
+    // Arrange
+    const slot = await start();
+
+    // Act
+    const response = await fetch(`${slot.url}${path}`, { method: 'POST', body });
+
+    // Assert
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ ok: false, error: 'invalid-request' });
+  });
 });

@@ -86,7 +86,12 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
     const match = /^\/slots\/([^/]+)\/deploy$/.exec(new URL(request.url ?? '/', 'http://slot').pathname);
-    const resource = match === null ? undefined : decodeURIComponent(match[1] as string);
+    let resource: string | undefined;
+    try {
+      resource = match === null ? undefined : decodeURIComponent(match[1] as string);
+    } catch {
+      return reply(400, { ok: false, error: 'invalid-request', message: 'the resource in the path is not valid percent-encoding' });
+    }
     const gate = resource === undefined ? undefined : gates.get(resource);
     if (request.method !== 'POST' || resource === undefined || gate === undefined) return reply(404, { ok: false, error: 'not-found' });
     let body: { signedToken?: unknown; step?: unknown };
@@ -94,6 +99,9 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
       body = JSON.parse(await readBody(request)) as typeof body;
     } catch {
       return reply(400, { ok: false, error: 'invalid-request', message: 'body is not JSON' });
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return reply(400, { ok: false, error: 'invalid-request', message: 'expected a JSON object { signedToken: string, step: string }' });
     }
     const { signedToken, step } = body;
     if (typeof step !== 'string') return reply(400, { ok: false, error: 'invalid-request', message: 'expected { signedToken: string, step: string }' });
