@@ -13,6 +13,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { resourceMatches } from '@lease-fence/protocol';
 import type { AgentWorkerData } from './agent-worker.js';
 import type { AgentStats } from './agent/agent.js';
 import { readDemoConfig } from './config.js';
@@ -68,7 +69,7 @@ const startSlot = (): Promise<string> =>
   });
 const slotUrl = await startSlot();
 
-const uncovered = config.resources.filter((resource) => !tokens.gate.resources.some((pattern) => new RegExp(`^${pattern.split('*').map(escape).join('.*')}$`).test(resource)));
+const uncovered = config.resources.filter((resource) => !tokens.gate.resources.some((pattern) => resourceMatches(pattern, resource)));
 if (uncovered.length > 0) log(undefined, `warning: the gate token does not cover ${uncovered.join(', ')}; refusals there will not be reported`);
 
 const stats: AgentStats[] = [];
@@ -182,8 +183,4 @@ async function waitForCoordinator(url: string): Promise<void> {
 
 function delay(millis: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, millis));
-}
-
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -22,6 +22,7 @@ import {
   RejectionBodySchema,
   ReleaseBodySchema,
   RenewBodySchema,
+  resourceMatches,
   type KeysReply,
   type RejectionBody,
   type SignedGrantPayload,
@@ -157,7 +158,7 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     const forbidden = { status: 403, reply: { error: 'forbidden', message: `a ${principal.role} token may not ${route}` } };
     if (route === 'rejections' || route === 'admit') {
       if (principal.role !== 'gate') return forbidden;
-      if (!principal.resources.some((pattern) => globToRegExp(pattern).test(resource))) {
+      if (!principal.resources.some((pattern) => resourceMatches(pattern, resource))) {
         return { status: 403, reply: { error: 'forbidden', message: `gate ${principal.gateId} may not report for ${resource}` } };
       }
       if (route === 'admit') {
@@ -295,6 +296,3 @@ const readBody = async (request: IncomingMessage): Promise<string> => {
   return Buffer.concat(chunks).toString('utf8');
 };
 
-/** `deploy-*` → /^deploy-.*$/ : `*` matches any run of characters, everything else literally. */
-const globToRegExp = (pattern: string): RegExp =>
-  new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
