@@ -277,6 +277,12 @@ const EnvSchema = z.object({
 });
 
 /**
+ * The name of every environment variable the coordinator reads, in the order of its schema.
+ * `docs/service.md`'s configuration table lists exactly these (`config-table.spec.ts` checks it).
+ */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
+/**
  * `LEASE_FENCE_LOCK_DELAY`: `pattern=millis` pairs separated by commas, spaces around each part
  * ignored; empty = no rules. The pattern is everything before the pair's last `=`, so a pattern
  * may contain `=` but not `,`. The rules themselves (pattern syntax, each pattern once, the delay's
