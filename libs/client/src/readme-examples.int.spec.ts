@@ -1,7 +1,8 @@
 /**
  * The SDK examples of `docs/sdk.md` and this package's README, run against the coordinator test
- * double. The docs quote the `#region` blocks below verbatim, after their import lines; the last
- * test fails when they drift apart or an import names something the package does not export.
+ * double (the gate-link example runs in `gate-link.spec.ts`). The docs quote the `#region` blocks
+ * of both files verbatim, after their import lines; the last test fails when they drift apart or
+ * an import names something the package does not export.
  */
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -121,7 +122,7 @@ describe('SDK documentation examples', () => {
 
   it('is quoted verbatim, imports included, by the SDK guide and this package README', async () => {
     // Arrange
-    const spec = await readFile(new URL(import.meta.url), 'utf8');
+    const spec = (await readFile(new URL(import.meta.url), 'utf8')) + (await readFile(new URL('./gate-link.spec.ts', import.meta.url), 'utf8'));
     const guide = await readFile(new URL('../../../docs/sdk.md', import.meta.url), 'utf8');
     const packageReadme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
     const region = (name: string): string => {
@@ -159,6 +160,7 @@ describe('SDK documentation examples', () => {
       quoted(guide, region('quickstart')),
       quoted(guide, region('resource')),
       quoted(guide, region('signed-gate')),
+      quoted(guide, region('gate-link')),
       quoted(packageReadme, region('quickstart')),
     ];
     const problems = (await Promise.all(quotes.flatMap((quote) => quote.imports.map(missingExports)))).flat();
