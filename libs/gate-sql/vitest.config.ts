@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     environment: 'node',
     include: ['src/**/*.spec.ts'],
-    globalSetup: ['testing/postgres-server.ts'],
+    globalSetup: ['testing/postgres.global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -62,10 +62,13 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
       }),
     withLockedFloor: (resource, body) =>
       inTransaction(async (client) => {
-        // The row must exist to be locked: a first writer creates it; a concurrent first writer
-        // waits on the inserted key, then finds it and does nothing.
-        await client.query('INSERT INTO lease_fence_floors (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING', [resource]);
-        const { rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]);
+        let { rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]);
+        if (rows[0] === undefined) {
+          // The row must exist to be locked: a first writer creates it; a concurrent first writer
+          // waits on the inserted key, then finds it and does nothing.
+          await client.query('INSERT INTO lease_fence_floors (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING', [resource]);
+          ({ rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]));
+        }
         const locked: LockedFloor<PoolClient> = {
           tx: client,
           row: floorRowOf(rows[0] as FloorColumns),

@@ -31,6 +31,14 @@ const serialised = <T>(database: Database.Database, run: () => Promise<T>): Prom
  * @internal Use `sqliteFenceGate`.
  */
 export const sqliteDriver = (database: Database.Database): SqlGateDriver<Database.Database> => {
+  // Prepared on first use (the tables may not exist before migrate) and kept: preparing is most
+  // of a small statement's cost in better-sqlite3.
+  const prepared = new Map<string, Database.Statement>();
+  const statement = (sql: string): Database.Statement => {
+    let found = prepared.get(sql);
+    if (found === undefined) prepared.set(sql, (found = database.prepare(sql)));
+    return found;
+  };
   const inTransaction = <T>(mode: 'IMMEDIATE' | 'DEFERRED', body: () => Promise<T>): Promise<T> =>
     serialised(database, async () => {
       database.exec(`BEGIN ${mode}`);
@@ -52,39 +60,37 @@ export const sqliteDriver = (database: Database.Database): SqlGateDriver<Databas
     },
     withLockedFloor: (resource, body) =>
       inTransaction('IMMEDIATE', async () => {
-        database.prepare('INSERT INTO lease_fence_floors (resource) VALUES (?) ON CONFLICT (resource) DO NOTHING').run(resource);
+        statement('INSERT INTO lease_fence_floors (resource) VALUES (?) ON CONFLICT (resource) DO NOTHING').run(resource);
         const locked: LockedFloor<Database.Database> = {
           tx: database,
-          row: floorRowOf(database.prepare(SELECT_FLOOR).get(resource) as FloorColumns),
+          row: floorRowOf(statement(SELECT_FLOOR).get(resource) as FloorColumns),
           saveFloor: async (floor) => {
-            database.prepare('UPDATE lease_fence_floors SET floor_fence = ?, floor_holder_id = ? WHERE resource = ?').run(floor.fence, floor.holderId, resource);
+            statement('UPDATE lease_fence_floors SET floor_fence = ?, floor_holder_id = ? WHERE resource = ?').run(floor.fence, floor.holderId, resource);
           },
           saveRefusal: async (refusal, nextSeq) => {
-            database
-              .prepare(`INSERT INTO lease_fence_outbox
+            statement(`INSERT INTO lease_fence_outbox
                 (resource, seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
               .run(...refusalColumns(refusal));
-            database.prepare('UPDATE lease_fence_floors SET next_seq = ? WHERE resource = ?').run(nextSeq, resource);
+            statement('UPDATE lease_fence_floors SET next_seq = ? WHERE resource = ?').run(nextSeq, resource);
           },
         };
         return body(locked);
       }),
     readState: (resource) =>
       inTransaction('DEFERRED', async (): Promise<GateRowState | undefined> => {
-        const columns = database.prepare(SELECT_FLOOR).get(resource) as FloorColumns | undefined;
+        const columns = statement(SELECT_FLOOR).get(resource) as FloorColumns | undefined;
         if (columns === undefined) return undefined;
         const row = floorRowOf(columns);
-        const outbox = database
-          .prepare(`SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
+        const outbox = statement(`SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
             FROM lease_fence_outbox WHERE resource = ? AND seq > ? ORDER BY seq`)
           .all(resource, row.reportedThroughSeq) as OutboxColumns[];
         return { ...row, outbox: outbox.map((refusal) => refusalOf(resource, refusal)) };
       }),
     acknowledge: (resource, throughSeq) =>
       inTransaction('IMMEDIATE', async () => {
-        database.prepare('UPDATE lease_fence_floors SET reported_through_seq = max(reported_through_seq, ?) WHERE resource = ?').run(throughSeq, resource);
-        database.prepare('DELETE FROM lease_fence_outbox WHERE resource = ? AND seq <= ?').run(resource, throughSeq);
+        statement('UPDATE lease_fence_floors SET reported_through_seq = max(reported_through_seq, ?) WHERE resource = ?').run(throughSeq, resource);
+        statement('DELETE FROM lease_fence_outbox WHERE resource = ? AND seq <= ?').run(resource, throughSeq);
       }),
   };
 };
