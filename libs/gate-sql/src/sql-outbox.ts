@@ -143,17 +143,17 @@ export const drainSqlGate = (gate: SqlFenceGate<unknown>, client: RejectionSink 
   if (!Number.isSafeInteger(pollIntervalMillis) || pollIntervalMillis < 1) {
     throw new RangeError(`drainSqlGate: pollIntervalMillis must be a positive integer (milliseconds), got ${String(pollIntervalMillis)}`);
   }
+  const { pollIntervalMillis: _poll, floorEveryMillis, onError: _onError, ...reporterOptions } = options;
+  if (floorEveryMillis !== undefined && (!Number.isSafeInteger(floorEveryMillis) || floorEveryMillis < 1)) {
+    throw new RangeError(`drainSqlGate: floorEveryMillis must be a positive integer (milliseconds), got ${String(floorEveryMillis)}`);
+  }
   const timers: Timers = options.timers ?? systemTimers;
   const onError = options.onError ?? (() => undefined);
   const outbox = new SqlGateOutbox(gate);
   const stopping = new AbortController();
   const refresh = (): Promise<void> => outbox.refresh().catch((error: unknown) => safely(() => onError(error)));
-  const stopListening = gate.onRefusalCommitted(() => void refresh());
-  const { pollIntervalMillis: _poll, floorEveryMillis, onError: _onError, ...reporterOptions } = options;
   const rejections = reportRejections(outbox, client, { ...reporterOptions, pollIntervalMillis, onError: (error) => onError(error) });
-  if (floorEveryMillis !== undefined && (!Number.isSafeInteger(floorEveryMillis) || floorEveryMillis < 1)) {
-    throw new RangeError(`drainSqlGate: floorEveryMillis must be a positive integer (milliseconds), got ${String(floorEveryMillis)}`);
-  }
+  const stopListening = gate.onRefusalCommitted(() => void refresh());
   // Floors are reported from the outbox's reading of the table, so the floor reporter starts
   // after the first read (its first round would otherwise find no floor and wait a whole interval).
   let floorReporter: FloorReporter | undefined;
