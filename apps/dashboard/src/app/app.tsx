@@ -3,15 +3,7 @@
  * the panels. Every panel reads one view state: the fold as of the URL's position (live = the head).
  */
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore, type ChangeEvent, type ReactElement } from 'react';
-import { formatWallTime } from '../model/format.js';
-import { exportInvestigation, importInvestigation, investigationMarkdown, parseInvestigationExport } from '../model/investigation-export.js';
-import { investigate, type InvestigationResult } from '../model/investigation.js';
-import { filterLanes } from '../model/lane-filter.js';
-import { holdDurations, logRates } from '../model/rates.js';
-import { searchLog, type SearchHit } from '../model/search-log.js';
-import type { ViewHistory } from '../model/view-history.js';
-import { hasLeaseActivity } from '../model/view-state.js';
-import { whoHeld } from '../model/who-held.js';
+import { type DashboardSummary, formatWallTime, exportInvestigation, importInvestigation, investigationMarkdown, parseInvestigationExport, investigate, type InvestigationResult, filterLanes, holdDurations, logRates, searchLog, type SearchHit, type ViewHistory, hasLeaseActivity, whoHeld, pageHolderColors } from '@lease-fence/dashboard-model';
 import { InvestigationView } from '../investigation/investigation-view.js';
 import { RatePanels } from '../rates/rate-panels.js';
 import { RejectionsTable } from '../rejections/rejections-table.js';
@@ -19,12 +11,11 @@ import { fetchEventsPage } from '../stream/http-client.js';
 import { StreamClient, streamUrl } from '../stream/stream-client.js';
 import { forgetViewerToken, resolveViewerToken, saveViewerToken } from '../stream/viewer-token.js';
 import { LeaseDetails } from '../timeline/lease-details.js';
-import { pageHolderColors } from '../timeline/holder-color.js';
 import { TimelineView } from '../timeline/timeline-view.js';
 import { zoomWindow, type TimeWindow } from '../timeline/time-scale.js';
 import { ConnectionBanner } from './connection-banner.js';
 import { DashboardStore } from './dashboard-store.js';
-import { installDebugHook, type DashboardSummary } from './debug-hook.js';
+import { installDebugHook } from './debug-hook.js';
 import type { DashboardEnvironment } from './environment.js';
 import { EventTable } from './event-table.js';
 import { FilterBar } from './filter-bar.js';

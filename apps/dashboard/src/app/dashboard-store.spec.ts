@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogBuilder } from '../testing/log-builder.js';
+import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { DashboardStore } from './dashboard-store.js';
 
 describe('DashboardStore', () => {

@@ -5,7 +5,7 @@
  * events arrive.
  */
 import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
-import { ViewHistory, type ViewHistoryOptions } from '../model/view-history.js';
+import { ViewHistory, type ViewHistoryOptions } from '@lease-fence/dashboard-model';
 import { StatsHistory } from '../stream/stats-history.js';
 import type { ConnectionState } from '../stream/stream-client.js';
 

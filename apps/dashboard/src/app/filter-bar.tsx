@@ -2,7 +2,7 @@
  * Lane filters (resource pattern, holder, has-rejections, fence range) and "k of N lanes".
  */
 import { useEffect, useState, type ReactElement } from 'react';
-import { parseFenceFilterInput, type LaneFilter } from '../model/lane-filter.js';
+import { parseFenceFilterInput, type LaneFilter } from '@lease-fence/dashboard-model';
 
 /** Props of {@link FilterBar}. */
 export interface FilterBarProps {

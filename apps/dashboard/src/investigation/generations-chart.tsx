@@ -4,9 +4,7 @@
  */
 import type { ReactElement } from 'react';
 import { Bar, BarChart, CartesianGrid, Cell, ReferenceArea, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
-import { formatWallTime } from '../model/format.js';
-import type { Investigation } from '../model/investigation.js';
-import { holderColor, investigationColors } from '../timeline/holder-color.js';
+import { formatWallTime, type Investigation, holderColor, investigationColors } from '@lease-fence/dashboard-model';
 
 /** Props of {@link GenerationsChart}. */
 export interface GenerationsChartProps {

@@ -4,10 +4,8 @@
  * countdown while the lease is open.
  */
 import { useEffect, useState, type ReactElement } from 'react';
-import { describeStamp, formatDuration, formatMonotonic, formatWallTime, shortBootId } from '../model/format.js';
+import { describeStamp, formatDuration, formatMonotonic, formatWallTime, shortBootId, type HoldingAnswer, type Generation } from '@lease-fence/dashboard-model';
 import type { MarkerCluster } from './lane-layout.js';
-import type { HoldingAnswer } from '../model/who-held.js';
-import type { Generation } from '../model/view-state.js';
 
 /** Props of {@link LeaseDetails}. */
 export interface LeaseDetailsProps {

@@ -5,11 +5,8 @@
  * screen readers and browser tests.
  */
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type PointerEvent as ReactPointerEvent, type ReactElement } from 'react';
-import { formatWallTime } from '../model/format.js';
-import { whoHeld } from '../model/who-held.js';
-import type { Lane, ViewState } from '../model/view-state.js';
+import { formatWallTime, whoHeld, type Lane, type ViewState, holderColor } from '@lease-fence/dashboard-model';
 import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
-import { holderColor } from './holder-color.js';
 import { LeaseDetails, RejectionDetails } from './lease-details.js';
 import { layoutLane, layoutRestarts, visibleRows, type LaneRowLayout, type MarkerCluster } from './lane-layout.js';
 import { decideRedraw, snapWindow, type DrawnFrame } from './redraw-policy.js';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { arbitraryLog } from '../testing/arbitrary-log.js';
-import { fcParameters } from '../testing/fc-seed.js';
+import { synthesizeEvents } from './synthetic.js';
+import { arbitraryLog } from './testing/arbitrary-log.js';
+import { fcParameters } from './testing/fc-seed.js';
 import { foldEvents } from './fold-events.js';
 import { ViewHistory } from './view-history.js';
 

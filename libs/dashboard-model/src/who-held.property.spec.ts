@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { ARBITRARY_RESOURCES, arbitraryLog } from '../testing/arbitrary-log.js';
-import { fcParameters } from '../testing/fc-seed.js';
+import { synthesizeEvents } from './synthetic.js';
+import { ARBITRARY_RESOURCES, arbitraryLog } from './testing/arbitrary-log.js';
+import { fcParameters } from './testing/fc-seed.js';
 import { ViewHistory } from './view-history.js';
 import { whoHeld } from './who-held.js';
 
