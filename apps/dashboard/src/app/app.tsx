@@ -4,8 +4,6 @@
  */
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore, type ChangeEvent, type ReactElement } from 'react';
 import { type DashboardSummary, formatWallTime, exportInvestigation, importInvestigation, investigationMarkdown, parseInvestigationExport, investigate, type InvestigationResult, filterLanes, holdDurations, logRates, searchLog, type SearchHit, type ViewHistory, hasLeaseActivity, whoHeld, pageHolderColors } from '@lease-fence/dashboard-model';
-import { InvestigationView } from '../investigation/investigation-view.js';
-import { RatePanels } from '../rates/rate-panels.js';
 import { RejectionsTable } from '../rejections/rejections-table.js';
 import { fetchEventsPage } from '../stream/http-client.js';
 import { StreamClient, streamUrl } from '../stream/stream-client.js';
@@ -20,6 +18,7 @@ import type { DashboardEnvironment } from './environment.js';
 import { EventTable } from './event-table.js';
 import { FilterBar } from './filter-bar.js';
 import { commandForKey } from './keyboard.js';
+import { LazyInvestigationView, LazyRatePanels } from './lazy-panels.js';
 import { LiveControls } from './live-controls.js';
 import { followWindow, ingestTarget, markerPosition, replayStartWall, replayStep, resolveAsOf, stepPosition } from './navigation.js';
 import { RestartList } from './restart-list.js';
@@ -95,7 +94,7 @@ export function App({ env }: AppProps): ReactElement {
       <div className="app">
         <header className="topbar"><h1>lease-fence</h1>{importControl}</header>
         {importAlert}
-        <InvestigationView
+        <LazyInvestigationView
           result={imported.result}
           importedFrom={imported.name}
           link={undefined}
@@ -421,7 +420,7 @@ function Dashboard({ env, token, view, updateView, importControl, importAlert, u
         onSpeed={(speed) => updateView({ ...view, speed })}
       />
       {view.investigation !== undefined && (
-        <InvestigationView
+        <LazyInvestigationView
           result={investigation}
           importedFrom={undefined}
           link={link}
@@ -490,7 +489,7 @@ function Dashboard({ env, token, view, updateView, importControl, importAlert, u
         <RejectionsTable rejections={state.rejections} missing={state.missingRejections} selectedPosition={view.investigation?.position} onSelect={openInvestigation} />
         <EventTable events={contextEvents} focusPosition={focusPosition} onPick={seek} caption={`Events around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`} />
       </div>
-      <RatePanels
+      <LazyRatePanels
         bins={rates.bins}
         binWidthMillis={rates.widthMillis}
         denials={denials}
