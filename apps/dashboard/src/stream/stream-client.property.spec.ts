@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FakeSocket, ManualTimers } from '../testing/fake-socket.js';
-import { fcParameters, LogBuilder } from '@lease-fence/dashboard-model/testing';
+import { fcParameters, NO_WALL_CLOCK_TIMEOUT, LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { StreamClient } from './stream-client.js';
 
 describe('StreamClient', () => {
@@ -59,5 +59,5 @@ describe('StreamClient', () => {
       ),
       fcParameters(300),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 });

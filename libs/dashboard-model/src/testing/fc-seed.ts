@@ -12,3 +12,10 @@ export function fcParameters<T>(numRuns: number): Parameters<T> {
   const seed = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : undefined;
   return seed === undefined || !Number.isInteger(seed) ? { numRuns } : { numRuns, seed };
 }
+
+/**
+ * The timeout to give `it(…)` for a property test: none (vitest reads 0 as no limit). Its budget
+ * is the `numRuns` given to {@link fcParameters}, the same work on every machine; a wall-clock
+ * limit only made the heavier properties fail on a loaded machine.
+ */
+export const NO_WALL_CLOCK_TIMEOUT = 0;
