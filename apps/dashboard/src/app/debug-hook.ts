@@ -2,7 +2,8 @@
  * Installs `window.__leaseFence` (its contract, {@link DebugHook}, lives in
  * `@lease-fence/dashboard-model` so the browser end-to-end tests read the same types).
  */
-import type { DashboardConnectionStatus, DebugHook } from '@lease-fence/dashboard-model';
+import { useEffect, useEffectEvent } from 'react';
+import type { DashboardConnectionStatus, DashboardSummary, DebugHook, HoldingAnswer } from '@lease-fence/dashboard-model';
 import type { ConnectionState } from '../stream/stream-client.js';
 
 /** Compiles only while the hook's status list and the stream client's states are the same set. */
@@ -21,4 +22,21 @@ export function installDebugHook(target: Record<string, unknown> | undefined, ho
   return () => {
     if (target['__leaseFence'] === hook) delete target['__leaseFence'];
   };
+}
+
+/**
+ * Installs the hook on `target` for the component's lifetime. `summarize` and `whoHeldAt` are
+ * called when the hook is read and see the latest committed render (its view state and store
+ * snapshot), never a state that was not shown.
+ */
+export function useDebugHook(target: Record<string, unknown> | undefined, summarize: () => DashboardSummary, whoHeldAt: (resource: string, wallMillis: number) => HoldingAnswer): void {
+  const summary = useEffectEvent(summarize);
+  const probe = useEffectEvent(whoHeldAt);
+  useEffect(
+    () => installDebugHook(target, {
+      summary: () => summary(),
+      whoHeld: (resource, wallMillis) => probe(resource, typeof wallMillis === 'string' ? Date.parse(wallMillis) : wallMillis),
+    }),
+    [target],
+  );
 }

@@ -116,12 +116,12 @@ function endLabel(g: Generation): string {
 
 /** Re-renders every 100 ms while a clock is given (the countdown of an open lease). */
 function useNow(now: (() => number) | undefined): number | undefined {
-  const [value, setValue] = useState<number | undefined>(() => now?.());
+  // A tick counter re-renders; the time itself is read from the clock at render.
+  const [, setTicks] = useState(0);
   useEffect(() => {
     if (now === undefined) return undefined;
-    setValue(now());
-    const id = setInterval(() => setValue(now()), 100);
+    const id = setInterval(() => setTicks((ticks) => ticks + 1), 100);
     return () => clearInterval(id);
   }, [now]);
-  return now === undefined ? undefined : value;
+  return now?.();
 }
