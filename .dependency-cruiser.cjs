@@ -1,5 +1,6 @@
 /**
- * The layering of the workspace, checked by `npm run depcruise` (part of `npm test`):
+ * The layering of the workspace (docs/design.md § Layout), checked by `npm run depcruise` (part of
+ * `npm test`):
  *
  *   apps/*                      → libs (never another app)
  *   libs/client                 → lease-fence, protocol (no coordinator, no NestJS)
