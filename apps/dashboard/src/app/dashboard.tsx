@@ -12,7 +12,7 @@ import { useDebugHook } from './debug-hook.js';
 import type { DashboardEnvironment } from './environment.js';
 import { HolderColorContext, useHolderColors } from './holder-colors.js';
 import { followWindow, ingestTarget, markerPosition, replayStartWall, resolveAsOf, stepPosition } from './navigation.js';
-import { useDashboardSnapshot } from './use-dashboard-store.js';
+import { useDashboardStore, wholeSnapshot } from './use-dashboard-store.js';
 import { useKeyboardCommands } from './use-keyboard-commands.js';
 import { useLeaseStream } from './use-lease-stream.js';
 import { useReplay } from './use-replay.js';
@@ -42,7 +42,8 @@ const CONTEXT_ROWS = 8;
 /** The dashboard of one viewer token (remounted when the token changes). */
 export function Dashboard({ env, token, view, updateView, changeView, importControl, importAlert, unreadableAt, onTokenRefused }: DashboardProps): ReactElement {
   const [store] = useState(() => new DashboardStore({ schedule: env.schedule }));
-  const snapshot = useDashboardSnapshot(store);
+  // The whole snapshot: live, the as-of position, the lanes and every count move with each loaded event.
+  const snapshot = useDashboardStore(store, wholeSnapshot);
   const mainRef = useRef<HTMLDivElement>(null);
   const widthPx = useWidth(mainRef, 1_200);
   const { history } = store;

@@ -16,7 +16,5 @@ export function useDashboardStore<T>(store: DashboardStore, select: (snapshot: D
   return useSyncExternalStore(store.subscribe, () => select(store.getSnapshot()), () => select(store.getSnapshot()));
 }
 
-/** The whole current snapshot (re-renders on every store change). */
-export function useDashboardSnapshot(store: DashboardStore): DashboardSnapshot {
-  return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
-}
+/** Selects the whole snapshot: for a component that shows figures which change with every loaded event. */
+export const wholeSnapshot = (snapshot: DashboardSnapshot): DashboardSnapshot => snapshot;
