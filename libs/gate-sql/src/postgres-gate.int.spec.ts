@@ -18,6 +18,12 @@ describeSqlGateContract('PostgreSQL', async () => {
     },
     writes: async () => (await pool.query<{ holder_id: string; fence: string }>('SELECT holder_id, fence FROM writes ORDER BY id')).rows.map((row) => ({ holderId: row.holder_id, fence: Number(row.fence) })),
     child: { dialect: 'postgres', target: database.url },
+    waitUntilWriterBlocked: async () => {
+      // the writer process may take seconds to start on a loaded machine
+      await expect
+        .poll(async () => (await pool.query(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].waiting, { timeout: 45_000 })
+        .toBe(1);
+    },
     close: async () => {
       await pool.end();
       await database.drop();

@@ -22,6 +22,7 @@ describeSqlGateContract('SQLite', async () => {
     },
     writes: async () => (reader.prepare('SELECT holder_id, fence FROM writes ORDER BY id').all() as { holder_id: string; fence: number }[]).map((row) => ({ holderId: row.holder_id, fence: row.fence })),
     child: { dialect: 'sqlite', target: path },
+    waitUntilWriterBlocked: () => new Promise((resolve) => setTimeout(resolve, 500)),
     close: async () => {
       database.close();
       reader.close();

@@ -26,6 +26,12 @@ export interface GateUnderTest<Tx> {
   writes(): Promise<{ holderId: string; fence: number }[]>;
   /** The writer child's arguments: dialect and connection string or path. */
   readonly child: { readonly dialect: 'postgres' | 'sqlite'; readonly target: string };
+  /**
+   * Resolves once a second writer is waiting on the lock the first holds (PostgreSQL: seen in
+   * pg_stat_activity). SQLite shows no waiter from outside, so it gives the writer a moment to
+   * reach its BEGIN IMMEDIATE: if it came later, it would be refused all the same.
+   */
+  waitUntilWriterBlocked(): Promise<void>;
   /** Ends every connection. */
   close(): Promise<void>;
 }
@@ -191,22 +197,51 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
       });
     });
 
+    /** Starts a writer process (testing/writer-child.mjs) with a grant of `fence` to `holderId`. */
+    const spawnWriter = async (holderId: string, fence: number, mode: 'hang' | 'hold' | 'once') => {
+      const child = spawn(process.execPath, [fileURLToPath(new URL('./writer-child.mjs', import.meta.url)), db.child.dialect, db.child.target, RESOURCE, await grants.grant(RESOURCE, holderId, fence), holderId, String(fence), mode], {
+        env: { ...process.env, WRITER_JWKS: JSON.stringify(grants.key.jwks) },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      let output = '';
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => (output += chunk));
+      const exited = once(child, 'exit');
+      /** Resolves once the writer printed `line`; rejects if it exits first. */
+      const printed = async (line: string): Promise<string> => {
+        while (!output.split('\n').some((printedLine) => printedLine.startsWith(line))) {
+          if (child.exitCode !== null) throw new Error(`the writer exited (${child.exitCode}) without printing ${line}: ${output}`);
+          await Promise.race([once(child.stdout, 'data'), exited]);
+        }
+        return output.split('\n').find((printedLine) => printedLine.startsWith(line)) as string;
+      };
+      return Object.assign(child, { printed, exited });
+    };
+
+    it('two writer processes with different fences in parallel transactions never both commit: the older one waits, then is refused', async () => {
+      await write('agent-1', 2);
+      const newer = await spawnWriter('agent-new', 8, 'hold');
+      const older = await spawnWriter('agent-old', 7, 'once');
+      try {
+        await newer.printed('inside');
+        await older.printed('starting');
+        await db.waitUntilWriterBlocked();
+        newer.stdin.end('commit\n');
+        expect(await newer.printed('committed')).toBe('committed');
+        expect(await older.printed('refused')).toBe('refused stale-fence');
+      } finally {
+        newer.kill('SIGKILL');
+        older.kill('SIGKILL');
+      }
+      expect(await db.writes()).toEqual([{ holderId: 'agent-1', fence: 2 }, { holderId: 'agent-new', fence: 8 }]);
+      expect(await state()).toMatchObject({ floor: { fence: 8, holderId: 'agent-new' }, outbox: [{ seq: 1, rejected: { holderId: 'agent-old', fence: 7 } }] });
+    }, 90_000);
+
     it('a writer killed with SIGKILL mid-transaction leaves neither its data nor a raised floor', async () => {
       await write('agent-1', 2);
-      const child = spawn(process.execPath, [fileURLToPath(new URL('./writer-child.mjs', import.meta.url)), db.child.dialect, db.child.target, RESOURCE, await grants.grant(RESOURCE, 'killed-writer', 50)], {
-        env: { ...process.env, WRITER_JWKS: JSON.stringify(grants.key.jwks) },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = await spawnWriter('killed-writer', 50, 'hang');
       try {
-        let output = '';
-        child.stdout.setEncoding('utf8');
-        await new Promise<void>((resolve, reject) => {
-          child.stdout.on('data', (chunk: string) => {
-            output += chunk;
-            if (output.includes('inside')) resolve();
-          });
-          child.once('exit', (code) => reject(new Error(`the writer exited (${String(code)}) before it was inside its transaction`)));
-        });
+        await child.printed('inside');
       } finally {
         const exited = once(child, 'exit');
         child.kill('SIGKILL');
