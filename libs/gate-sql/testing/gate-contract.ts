@@ -206,32 +206,39 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
       let output = '';
       child.stdout.setEncoding('utf8');
       child.stdout.on('data', (chunk: string) => (output += chunk));
-      const exited = once(child, 'exit');
-      /** Resolves once the writer printed `line`; rejects if it exits first. */
+      const ended = once(child.stdout, 'end');
+      let done = false;
+      void ended.then(() => (done = true));
+      /** Resolves once the writer printed `line`; rejects if its output ends first. */
       const printed = async (line: string): Promise<string> => {
         while (!output.split('\n').some((printedLine) => printedLine.startsWith(line))) {
-          if (child.exitCode !== null) throw new Error(`the writer exited (${child.exitCode}) without printing ${line}: ${output}`);
-          await Promise.race([once(child.stdout, 'data'), exited]);
+          if (done) throw new Error(`the writer's output ended without ${line}: ${JSON.stringify(output)}`);
+          await Promise.race([once(child.stdout, 'data'), ended]);
         }
         return output.split('\n').find((printedLine) => printedLine.startsWith(line)) as string;
       };
-      return Object.assign(child, { printed, exited });
+      /** Rejects when the writer's output ends (it exited) before `until` resolves. */
+      const alive = async (until: Promise<void>): Promise<void> => {
+        await Promise.race([until, ended.then(() => Promise.reject(new Error(`the writer exited early: ${JSON.stringify(output)}`)))]);
+      };
+      return Object.assign(child, { printed, alive });
     };
 
     it('two writer processes with different fences in parallel transactions never both commit: the older one waits, then is refused', async () => {
       await write('agent-1', 2);
       const newer = await spawnWriter('agent-new', 8, 'hold');
-      const older = await spawnWriter('agent-old', 7, 'once');
+      let older: Awaited<ReturnType<typeof spawnWriter>> | undefined;
       try {
         await newer.printed('inside');
+        older = await spawnWriter('agent-old', 7, 'once');
         await older.printed('starting');
-        await db.waitUntilWriterBlocked();
+        await older.alive(db.waitUntilWriterBlocked());
         newer.stdin.end('commit\n');
         expect(await newer.printed('committed')).toBe('committed');
         expect(await older.printed('refused')).toBe('refused stale-fence');
       } finally {
         newer.kill('SIGKILL');
-        older.kill('SIGKILL');
+        older?.kill('SIGKILL');
       }
       expect(await db.writes()).toEqual([{ holderId: 'agent-1', fence: 2 }, { holderId: 'agent-new', fence: 8 }]);
       expect(await state()).toMatchObject({ floor: { fence: 8, holderId: 'agent-new' }, outbox: [{ seq: 1, rejected: { holderId: 'agent-old', fence: 7 } }] });
