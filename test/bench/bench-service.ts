@@ -17,6 +17,11 @@
  * `--modes default,lock-delay` runs our coordinator once per mode ({@link MODES}: the environment
  * each mode adds) in every round, interleaved (round 1: each mode, round 2: each mode, …), each
  * with the peers of `--systems` beside it, and adds a table of each mode against `default`.
+ *
+ * `--baseline <dir>` adds the mode `baseline`: the coordinator built in `<dir>` (a `dist` of another
+ * commit, e.g. built from `git archive main apps/coordinator`, placed under the repository so its
+ * packages resolve), run with the default configuration. `--modes default,baseline` then measures
+ * a change against the build before it in one run.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -36,6 +41,7 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '3' },
     systems: { type: 'string', default: 'etcd,redis-always,mock-http' },
     modes: { type: 'string', default: 'default' },
+    baseline: { type: 'string' },
   },
 });
 const concurrency = Number(options.concurrency);
@@ -49,11 +55,18 @@ const PRODUCT_LABEL = 'lease-fence';
 const MODES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   default: {},
   'lock-delay': { LEASE_FENCE_LOCK_DELAY: '*=5000' },
+  baseline: {},
 };
+/** The coordinator's entry point of a mode, relative to the repository root: `--baseline`'s build for `baseline`, else this checkout's. */
+const mainOf = (mode: string): string => (mode === 'baseline' ? join(options.baseline!, 'main.js') : 'apps/coordinator/dist/main.js');
 const modes = options.modes.split(',').map((mode) => mode.trim());
 for (const mode of modes) {
   if (MODES[mode] === undefined) {
     console.error(`bench:service: --modes: unknown mode ${JSON.stringify(mode)}; known: ${Object.keys(MODES).join(', ')}`);
+    process.exit(2);
+  }
+  if (mode === 'baseline' && options.baseline === undefined) {
+    console.error('bench:service: --modes baseline needs --baseline <dir of the baseline build (its main.js)>');
     process.exit(2);
   }
 }
@@ -214,7 +227,7 @@ try {
   // The product command runs from the repository root; `env … node` execs node, so run.sh's PID is the server's.
   const productCommand = (mode: string): string => {
     const modeEnv = Object.entries(MODES[mode] ?? {}).map(([name, value]) => `${name}='${value}'`).join(' ');
-    return `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} ${modeEnv} node ${cpuProfileArgs().join(' ')} apps/coordinator/dist/main.js`;
+    return `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} ${modeEnv} node ${cpuProfileArgs().join(' ')} ${mainOf(mode)}`;
   };
   const runHarness = (mode: string, rounds: string): Promise<number> => run('bash', [
     join(harness, 'run.sh'),
