@@ -214,9 +214,14 @@ describe('GET /v1/stream with a slow consumer', () => {
 });
 
 /** Opens a bare `ws` client on the stream as the viewer; `autoPong: false` makes it a peer that never answers pings. */
-const openBareStream = (wsUrl: string, autoPong: boolean): Promise<WebSocket> => new Promise((resolve, reject) => {
+/**
+ * Opens a stream; `caughtUp` is watched from the start, since the first frames can arrive in the
+ * same read as the upgrade reply, before the code awaiting `open` runs.
+ */
+const openBareStream = (wsUrl: string, autoPong: boolean): Promise<{ socket: WebSocket; caughtUp: Promise<void> }> => new Promise((resolve, reject) => {
   const socket = new WebSocket(`${wsUrl}/v1/stream?token=${TEST_TOKENS.viewer.token}`, { autoPong });
-  socket.once('open', () => { socket.off('error', reject); resolve(socket); });
+  const caughtUp = new Promise<void>((caught) => socket.on('message', (data) => { if ((JSON.parse(String(data)) as StreamFrame).type === 'caught-up') caught(); }));
+  socket.once('open', () => { socket.off('error', reject); resolve({ socket, caughtUp }); });
   socket.once('error', reject);
 });
 /** Resolves once `socket` has received `count` more pings; rejects if it closes first. */
@@ -252,10 +257,9 @@ describe('GET /v1/stream keepalive', () => {
     // Given a client that answers pings (as browsers do) and one that never does (a laptop that slept)
     const viewer = coordinatorHttp(app.url, TEST_TOKENS.viewer.token);
     const head = await viewer.head();
-    const answering = await openBareStream(app.wsUrl, true);
-    const silent = await openBareStream(app.wsUrl, false);
+    const { socket: answering } = await openBareStream(app.wsUrl, true);
+    const { socket: silent, caughtUp: silentCaughtUp } = await openBareStream(app.wsUrl, false);
     const silentClosed = new Promise<number>((resolve) => silent.once('close', (code) => resolve(code)));
-    const silentCaughtUp = new Promise<void>((resolve) => silent.on('message', (data) => { if ((JSON.parse(String(data)) as StreamFrame).type === 'caught-up') resolve(); }));
     const silentPinged = pingsReceived(silent, 1);
 
     // When the pings come
