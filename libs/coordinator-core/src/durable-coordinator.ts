@@ -12,7 +12,7 @@
  * outcome may be unknown, so the fences it minted are remembered and burned by the next
  * recovery in this process). Re-opening means recovering from the log.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer, Recovery)
+ * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer, Recovery)
  */
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
@@ -86,7 +86,7 @@ const mintedByFailedCoordinators = new WeakMap<EventLog, number>();
 /**
  * The event-sourced lease coordinator over an {@link EventLog}: the shell the service uses.
  *
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  * @example
  * ```ts
  * const log = await openSqliteEventLog({ file: 'data/coordinator.db' });

@@ -5,7 +5,7 @@
  * lease rules delegated to `lease-fence`), recovery, the DurableCoordinator shell, and the
  * StandbyCoordinator that follows a log and takes it over when its writer falls silent.
  *
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  */
 export type { AppendOptions, AppendResult, CoordinatorEvent, EventLog, ReadRange, RecordedEvent, Snapshot, Subscription } from './ports/event-log.js';
 export {

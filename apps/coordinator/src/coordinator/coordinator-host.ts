@@ -29,7 +29,7 @@
  * Every transition is logged (pino). The host hands the coordinator to the routes, and closes it
  * at shutdown before the event log is closed.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Recovery, single writer) and § Scale (a standby per shard)
+ * @see docs/design.md § "The event-sourced coordinator" (Recovery, single writer) and § Scale (a standby per shard)
  */
 import { randomUUID } from 'node:crypto';
 import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
@@ -256,7 +256,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
           : { ready: false, status: 'unhealthy', reason: `unhealthy: ${detail}`, ...common };
       }
       case 'standby':
-        // The readiness schema has no 'standby' status (see API.md "Changes"): 'recovering' is the
+        // The readiness schema has no 'standby' status (`ReadinessReplySchema` in libs/protocol/src/http.ts): 'recovering' is the
         // nearest (not ready yet, will be without intervention); the reason says which.
         return {
           ready: false,

@@ -9,7 +9,7 @@
  * {@link openFirstContactEventLog} therefore replaces the adapter (and with it the client) after
  * every `EventLogUnavailableError` until a call has succeeded once; from then on it only
  * delegates. Reproduced by test/esdb/coordinator-service.int.spec.ts ("unreachable at start-up").
- * The natural home of this is the adapter's `connectEventStoreDbEventLog` (see API.md "Changes").
+ * The natural home of this is the adapter's `connectEventStoreDbEventLog` (docs/eventstoredb.md, "What we found out about the client").
  */
 import {
   EventLogUnavailableError,
