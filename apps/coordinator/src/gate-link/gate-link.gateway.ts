@@ -25,6 +25,8 @@ import { GateLinks } from './gate-links.js';
 const MAX_GATE_MESSAGE_BYTES = 64 * 1024;
 /** WebSocket close code 1001 (going away): the coordinator shuts down. */
 const CLOSE_GOING_AWAY = 1001;
+/** How long a gate has to complete the close handshake at shutdown before its link is terminated (milliseconds). */
+const CLOSE_GRACE_MILLIS = 5_000;
 
 /** Accepts gate links, hands each to {@link GateLinks}, and pings them. */
 @WebSocketGateway({ path: GATE_LINK_PATH, maxPayload: MAX_GATE_MESSAGE_BYTES, perMessageDeflate: false })
@@ -48,10 +50,14 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
     this.keepalive.start();
   }
 
-  /** Stops the pings and closes every link (going away); new upgrades are refused by {@link WebSocketUpgrades}. */
-  beforeApplicationShutdown(): void {
+  /**
+   * Stops the pings and closes every link (going away), waiting for each gate's close handshake
+   * for up to {@link CLOSE_GRACE_MILLIS}, then terminating it; new upgrades are refused by
+   * {@link WebSocketUpgrades}.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     this.keepalive.stop();
-    for (const client of this.server.clients) client.close(CLOSE_GOING_AWAY, 'shutting down');
+    await Promise.all([...this.server.clients].map((client) => closeWithin(client, CLOSE_GRACE_MILLIS)));
   }
 
   /** A gate passed the upgrade check: attaches its link. */
@@ -73,4 +79,16 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
       this.logger.info({ gateId: gate.gateId }, 'gate link: closed');
     });
   }
+}
+
+/** Closes `client` (going away) and resolves once it is closed; terminated if the peer has not completed the handshake after `graceMillis`. */
+function closeWithin(client: WebSocket, graceMillis: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => client.terminate(), graceMillis);
+    client.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    client.close(CLOSE_GOING_AWAY, 'shutting down');
+  });
 }
