@@ -16,6 +16,7 @@ import replyFrom from '@fastify/reply-from';
 import { commitDurably, InvalidFenceTokenError, SigningKeysUnavailableError, type FenceTokenVerifier, type FileFloorStore } from '@lease-fence/client';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { DoubleGrantError, StaleFenceError, type FenceGate } from 'lease-fence';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { GateMetrics } from './metrics.js';
 
@@ -55,6 +56,31 @@ export type GateRefusalReason =
   | 'upstream-unreachable'
   | 'upstream-timeout'
   | 'bad-request';
+
+/** How long a connection refused for a malformed request may keep sending before it is cut (milliseconds). */
+const CLIENT_ERROR_DRAIN_MILLIS = 5_000;
+
+/**
+ * Answers a request Node's HTTP parser refused (headers over Node's 16 KiB limit: 431; anything
+ * else malformed: 400) in the gate's JSON shape. Unlike Fastify's default, which destroys the
+ * socket at once, the rest of what the client sends is read and dropped for a while: closing a
+ * socket with unread input makes the kernel send a reset, and the client loses the answer.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? '431 Request Header Fields Too Large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+  const body = JSON.stringify({
+    ok: false,
+    reason: 'bad-request',
+    message: tooLarge ? 'the request headers exceed 16 KiB (Lease-Fence-Token is about 400 bytes)' : `malformed HTTP request (${error.code ?? 'parse error'})`,
+  });
+  if (socket.writable) {
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.resume();
+  setTimeout(() => socket.destroy(), CLIENT_ERROR_DRAIN_MILLIS).unref();
+}
 
 /** What {@link createGateServer} needs: the parts `main.ts` wires from the configuration. */
 export interface GateServerOptions {
@@ -99,6 +125,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
     // A proxy forwards what it gets: no body parsing, no trailing-slash or case rewriting.
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 8192 },
+    clientErrorHandler: answerClientError,
   });
   // Bodies are streamed to the upstream untouched: the "parser" hands Fastify the raw request stream.
   app.removeAllContentTypeParsers();
