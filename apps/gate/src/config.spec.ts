@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GATE_CONFIG_HELP, GATE_CONFIG_VARIABLES, GateConfigError, parseGateConfig } from './config.js';
 
@@ -56,5 +57,24 @@ describe('parseGateConfig', () => {
   it('takes an empty LEASE_FENCE_GATE_OPEN_METHODS as "every method needs a token", and upper-cases methods', () => {
     expect([...parseGateConfig({ ...REQUIRED, LEASE_FENCE_GATE_OPEN_METHODS: '' }, '/srv').openMethods]).toEqual([]);
     expect([...parseGateConfig({ ...REQUIRED, LEASE_FENCE_GATE_OPEN_METHODS: 'get, propfind' }, '/srv').openMethods]).toEqual(['GET', 'PROPFIND']);
+  });
+});
+
+describe('apps/gate/README.md', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+  it('lists exactly the variables the gate reads, in its configuration table', () => {
+    const table = readme.slice(readme.indexOf('## Configuration'));
+    const listed = [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]);
+
+    expect(listed).toEqual(GATE_CONFIG_VARIABLES);
+  });
+
+  it('configures its example with known variables only, every required one included', () => {
+    const exported = [...readme.matchAll(/^export ([A-Z_]+)=(.*)$/gm)];
+    const env = Object.fromEntries(exported.map(([, name, value]) => [name!, value!]));
+
+    expect(Object.keys(env).filter((name) => !GATE_CONFIG_VARIABLES.includes(name))).toEqual([]);
+    expect(() => parseGateConfig(env, '/srv')).not.toThrow();
   });
 });
