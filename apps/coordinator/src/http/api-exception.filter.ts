@@ -7,7 +7,7 @@
  * @see STYLE.md § 5 (error style)
  */
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
-import { CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
+import { CoordinatorNotServingError, CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
 import type { ErrorReply } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -65,7 +65,7 @@ export function decideReply(exception: unknown, options: DecideReplyOptions): De
   if (exception instanceof ForbiddenError) {
     return { status: 403, body: { error: exception.code, message: exception.message } };
   }
-  if (exception instanceof CoordinatorUnavailableError) {
+  if (exception instanceof CoordinatorUnavailableError || exception instanceof CoordinatorNotServingError) {
     return {
       status: 503,
       body: { error: exception.code, message: exception.message, retryable: true, reason: exception.reason },
