@@ -438,6 +438,15 @@ describe('CoordinatorSupervisor', () => {
     });
   });
 
+  it('refuses bad options naming the field, before anything runs', () => {
+    const coordinator = { namespace: 'default', defaultTtlMillis: 10_000 };
+    const log = createTestEventLog();
+    expect(() => new CoordinatorSupervisor({ log, coordinator, role: 'standby' })).toThrow(/takeoverAfterMillis must be a positive integer/);
+    expect(() => new CoordinatorSupervisor({ log, coordinator, role: 'leader' as 'active' })).toThrow(/role must be 'active' or 'standby'/);
+    expect(() => new CoordinatorSupervisor({ log, coordinator, reopenInitialDelayMillis: 0 })).toThrow(/initialDelayMillis must be a positive integer/);
+    expect(log.appendCalls).toBe(0);
+  });
+
   it('closes the coordinator before shutdown, after which it is not ready', async () => {
     const { host: subject } = host();
     await subject.recovered();
