@@ -3,7 +3,7 @@
 // provider's wiring: configuration in, outcome counters, log lines and readiness out.
 import { Writable } from 'node:stream';
 import { EventLogUnavailableError, type EventLog } from '@lease-fence/coordinator-core';
-import { createMemoryEventLog, type MemoryEventLog } from '@lease-fence/coordinator-core';
+import { createMemoryEventLog, type MemoryEventLog } from '@lease-fence/event-log-memory';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Config, parseConfig } from '../config/config.js';

@@ -4,7 +4,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createMemoryEventLog, type EventLog } from '@lease-fence/coordinator-core';
+import type { EventLog } from '@lease-fence/coordinator-core';
+import { createMemoryEventLog } from '@lease-fence/event-log-memory';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import type { Config } from '../config/config.js';
 

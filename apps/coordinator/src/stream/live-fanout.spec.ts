@@ -1,5 +1,5 @@
 import type { CoordinatorEvent, RecordedEvent, Subscription } from '@lease-fence/coordinator-core';
-import { createMemoryEventLog, type MemoryEventLog } from '@lease-fence/coordinator-core';
+import { createMemoryEventLog, type MemoryEventLog } from '@lease-fence/event-log-memory';
 import type { StreamFrame } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeEventFrame } from './event-frame.js';

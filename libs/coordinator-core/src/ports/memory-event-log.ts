@@ -1,9 +1,8 @@
 /**
  * The in-memory EventLog: the reference semantics of the port, and its only in-memory
- * implementation, exported by `@lease-fence/coordinator-core` itself (tests, demos and the
- * service's `memory` log). coordinator-core's own specs and its `testing` export use it through
- * the test double in `../testing/test-event-log.ts`, so it lives here, beside the port: an
- * adapter package of its own would depend on coordinator-core and be depended on by it.
+ * implementation. Applications get it as `@lease-fence/event-log-memory` (which re-exports it);
+ * coordinator-core's own specs use it through the test double in `../testing/test-event-log.ts`.
+ * It lives here, beside the port, because coordinator-core cannot depend on an adapter package.
  *
  * It stores records encoded exactly as a durable adapter would (type, version, JSON text) and
  * decodes them through the same codec on read, so a test on it exercises the same validation.
