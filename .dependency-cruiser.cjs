@@ -1,5 +1,5 @@
 /**
- * Enforces DESIGN.md § Layout: apps → libs; client, coordinator-core, event-log-* → lease-fence
+ * Enforces docs/design.md § Layout: apps → libs; client, coordinator-core, event-log-* → lease-fence
  * and protocol; lease-fence → nothing; the dashboard imports protocol only.
  * Workspace packages resolve through node_modules symlinks to their folders, so rules match
  * on the resolved folder (`libs/<name>/`).
@@ -8,14 +8,14 @@ const lib = (name) => `^libs/${name}/`;
 module.exports = {
   forbidden: [
     { name: 'lease-fence-depends-on-nothing', severity: 'error',
-      comment: 'libs/lease-fence is pure TypeScript with no runtime dependencies (DESIGN.md § Layout).',
+      comment: 'libs/lease-fence is pure TypeScript with no runtime dependencies (docs/design.md § Layout).',
       from: { path: lib('lease-fence') }, to: { path: '^(libs/(?!lease-fence/)|apps/|node_modules/)', dependencyTypesNot: ['core'] } },
     { name: 'lease-fence-no-io', severity: 'error', comment: 'libs/lease-fence does no I/O.',
       from: { path: lib('lease-fence'), pathNot: '\\.spec\\.ts$' }, to: { dependencyTypes: ['core'] } },
     { name: 'protocol-depends-on-zod-only', severity: 'error',
       from: { path: lib('protocol') }, to: { path: '^(libs/(?!protocol/)|apps/)' } },
     { name: 'core-no-drivers', severity: 'error',
-      comment: 'coordinator-core has no NestJS and no database driver (DESIGN.md § Layout).',
+      comment: 'coordinator-core has no NestJS and no database driver (docs/design.md § Layout).',
       from: { path: lib('coordinator-core') },
       to: { path: ['^apps/', 'libs/(event-log-|client/)', 'node_modules/(@nestjs|better-sqlite3|@kurrent|@eventstore|pino)'] } },
     { name: 'adapters-only-core-and-protocol', severity: 'error',
@@ -25,7 +25,7 @@ module.exports = {
     { name: 'client-sdk', severity: 'error',
       from: { path: lib('client') }, to: { path: ['^apps/', 'libs/(coordinator-core|event-log-)', 'node_modules/@nestjs'] } },
     { name: 'dashboard-protocol-only', severity: 'error',
-      comment: 'The dashboard talks HTTP + WebSocket and imports libs/protocol only (DESIGN.md § Layout).',
+      comment: 'The dashboard talks HTTP + WebSocket and imports libs/protocol only (docs/design.md § Layout).',
       from: { path: '^apps/dashboard/' }, to: { path: ['^libs/(?!protocol/)', '^apps/(?!dashboard/)'] } },
     { name: 'libs-never-import-apps', severity: 'error', from: { path: '^libs/' }, to: { path: '^apps/' } },
     { name: 'apps-independent', severity: 'error',

@@ -1,4 +1,4 @@
-// Lint for every project. Dependency direction (DESIGN.md § Layout) is enforced separately by
+// Lint for every project. Dependency direction (docs/design.md § Layout) is enforced separately by
 // dependency-cruiser (.dependency-cruiser.cjs), run by `npm test`.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -16,13 +16,13 @@ export default tseslint.config(
     },
   },
   {
-    // The library and the decider are pure: no ambient clock, no randomness, no I/O (DESIGN.md § Layout).
+    // The library and the decider are pure: no ambient clock, no randomness, no I/O (docs/design.md § Layout).
     files: ['libs/lease-fence/src/**/*.ts', 'libs/coordinator-core/src/decider/**/*.ts'],
     ignores: ['**/*.spec.ts', 'libs/lease-fence/src/time/monotonic-clock.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', 'fs', 'net', 'http', 'crypto', 'child_process'], message: 'Pure code: no I/O modules (DESIGN.md § Layout).' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', 'fs', 'net', 'http', 'crypto', 'child_process'], message: 'Pure code: no I/O modules (docs/design.md § Layout).' }] }],
       'no-restricted-properties': ['error',
-        { object: 'Date', property: 'now', message: 'Pure code: take time as a parameter (DESIGN.md § The event-sourced coordinator).' },
+        { object: 'Date', property: 'now', message: 'Pure code: take time as a parameter (docs/design.md § The event-sourced coordinator).' },
         { object: 'Math', property: 'random', message: 'Pure code: take randomness as a parameter.' },
         { object: 'performance', property: 'now', message: 'Pure code: take time as a parameter.' }],
     },

@@ -3,7 +3,7 @@
 # The lease-fence coordinator (serves the dashboard too). Build from the repository root:
 #   docker build -f docker/coordinator.Dockerfile -t lease-fence/coordinator .
 # or through docker/compose.yml. Not exercised by CI here (no Docker engine on the CI machines);
-# see the README section "Running on EventStoreDB".
+# see docs/eventstoredb.md and docs/operations.md § "Docker and compose".
 #
 # Stage 1 builds every package the coordinator needs with the full dev toolchain (TypeScript, Nx,
 # Vite) and then installs the coordinator's production dependencies only. better-sqlite3 is a

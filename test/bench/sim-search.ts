@@ -1,7 +1,7 @@
 /**
  * Longer simulation searches than CI's fixed seed set: the real code over every scenario, and
  * optionally the falsification suite with bigger budgets. Prints Markdown tables (the ones in
- * the README) and the shrunk trace of anything found. Exits 1 if the real code shows a
+ * docs/simulation.md) and the shrunk trace of anything found. Exits 1 if the real code shows a
  * violation or a defect escapes its budget.
  *
  *   npm run simulate -- --runs 2000 --seed 7

@@ -1,7 +1,7 @@
 /**
- * Keeps the README's coordinator-core example honest: the README block is the region of
- * `readme-example.ts` verbatim (so it typechecks and lints with this project), and running it
- * prints exactly the README's output block.
+ * Keeps coordinator-core's README example honest: the README block is the imports of
+ * `readme-example.ts` followed by its `#region readme`, verbatim (so it typechecks and lints with
+ * this project), and running it prints exactly the README's output block.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { runReadmeExample } from './readme-example.js';
 
-const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const readme = readFileSync(fileURLToPath(new URL('../../libs/coordinator-core/README.md', import.meta.url)), 'utf8');
 const source = readFileSync(fileURLToPath(new URL('./readme-example.ts', import.meta.url)), 'utf8');
 
 const section = readme.slice(readme.indexOf('<!-- section:coordinator-core:start -->'), readme.indexOf('<!-- section:coordinator-core:end -->'));
@@ -21,6 +21,8 @@ const block = (language: string): string => {
   const start = open + language.length + 4;
   return section.slice(start, section.indexOf('```', start)).trimEnd();
 };
+/** The import statements of `readme-example.ts`, one a line, as the README block starts. */
+const imports = (): string => (source.match(/^import .*;$/gm) ?? []).join('\n');
 /** The region between `// #region readme` and `// #endregion`, dedented. */
 const region = (): string => {
   const lines = source.slice(source.indexOf('// #region readme\n') + '// #region readme\n'.length, source.indexOf('  // #endregion')).trimEnd().split('\n');
@@ -35,9 +37,10 @@ afterAll(async () => {
   await removeTempDir(directory);
 });
 
-describe('README coordinator-core example', () => {
-  it('is the region of readme-example.ts, verbatim', () => {
-    expect(block('ts')).toBe(region());
+describe("coordinator-core's README example", () => {
+  it('is the imports and the region of readme-example.ts, verbatim', () => {
+    expect(imports()).not.toBe('');
+    expect(block('ts')).toBe(`${imports()}\n\n${region()}`);
   });
 
   it('prints what the README says it prints', async () => {

@@ -1,6 +1,7 @@
 /**
- * The README's coordinator-core example (the region between the `#region readme` markers is
- * the README block, verbatim; `readme-example.int.spec.ts` checks both and runs it): grant on the
+ * The example of `libs/coordinator-core/README.md` (this file's imports and the region between the
+ * `#region readme` markers are the README block, verbatim; `readme-example.int.spec.ts` checks
+ * both and runs it): grant on the
  * SQLite log, die without a clean shutdown, recover, and see the grant honoured.
  */
 import { randomUUID } from 'node:crypto';

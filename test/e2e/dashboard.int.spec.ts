@@ -257,7 +257,7 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
       await fresh.close();
     }
 
-    // The picture for the README: the last 45 s of lanes, with the refusals and the restart,
+    // The picture for the README and docs/dashboard.md: the last 45 s of lanes, with the refusals and the restart,
     // once the page has followed the log live for a few more events (rates filled in).
     await openDashboard(page, dashboardUrl(stack.url, { span: 45_000 }, stack.viewerToken));
     const headNow = await log.refresh();

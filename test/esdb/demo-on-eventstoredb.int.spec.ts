@@ -17,7 +17,7 @@ import { TEST_TOKENS as DEMO_TOKENS } from '../sdk/support/coordinator-process.j
 import { waitForEventTypes } from '../sdk/support/event-stream.js';
 import { startDemo, type RunningDemo } from './support/demo-process.js';
 
-/** The coordinator namespace of this file; its log is the emulator's stream `leaseFence-<namespace>` (README § "Running on EventStoreDB"). */
+/** The coordinator namespace of this file; its log is the emulator's stream `leaseFence-<namespace>` (docs/eventstoredb.md). */
 const NAMESPACE = `demo-${process.pid}`;
 const VIEWER_TOKEN = DEMO_TOKENS.find((entry) => entry.role === 'viewer')!.token;
 const GATE_ID = 'deploy-gate';

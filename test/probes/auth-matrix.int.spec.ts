@@ -2,7 +2,7 @@
  * Probe: the auth matrix. Every endpoint, over HTTP and the WebSocket stream, is called by every
  * kind of caller: no token, a garbage token, agent A (who holds the lease under test), agent B, a
  * gate whose patterns cover the resource, a gate whose patterns do not, and a viewer. Each answer
- * must be the one the README's route table gives that caller, a refused write must leave the log
+ * must be the one the route table of docs/service.md gives that caller, a refused write must leave the log
  * head where it was, and agent B must never renew or release agent A's lease.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

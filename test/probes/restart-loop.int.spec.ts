@@ -2,7 +2,7 @@
  * Probe: a restart loop must not keep a silent holder's lease alive. Agent A takes a lease of
  * `TTL_MILLIS` and goes silent; the coordinator is killed with SIGKILL `LIFETIME_MILLIS` after each
  * `ready` and restarted on the same log, while agent B keeps asking for the resource. Downtime is
- * not counted (README, coordinator-core: recovery carries a lease with the grace it had left when
+ * not counted (libs/coordinator-core/README.md: recovery carries a lease with the grace it had left when
  * the dead boot was last seen alive), but each boot that lived must shorten the grace: B must get
  * the resource once the boots' uptime adds up to twice the TTL, one boot more for the boot that
  * granted. Counting boots, not wall time, keeps the bound independent of how slowly this machine

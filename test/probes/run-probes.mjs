@@ -2,7 +2,7 @@
 // Runs the black-box reliability probes (test/probes/*.int.spec.ts) with one command, from the
 // root package.json's `probes` script: builds the coordinator with Nx, then runs the probes one
 // file at a time with vitest. Each probe prints one `probe <name> (...)` line of figures; the
-// README's "Reliability" section quotes them.
+// docs/operations.md § "Reliability: black-box probes" quotes them.
 //
 //   npm run probes                 # the short versions (the same ones `npm test` runs)
 //   npm run probes -- --long       # the long versions: 20 kill cycles, 10 000 fuzz requests, …

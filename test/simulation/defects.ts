@@ -7,7 +7,7 @@
  * The falsification suite runs the search with each defect and fails if the invariants do not
  * catch it within its budget, which is what shows the search would find these bugs.
  *
- * @see DESIGN.md § "The library's rules", § "The event-sourced coordinator"
+ * @see docs/design.md § "The library's rules", § "The event-sourced coordinator"
  */
 import {
   decide as realDecide,

@@ -8,7 +8,7 @@
  * reading to true time through the exact clock model ({@link ClockBook}), which the code under
  * test never sees.
  *
- * @see DESIGN.md § "The library's rules", § "The event-sourced coordinator"
+ * @see docs/design.md § "The library's rules", § "The event-sourced coordinator"
  */
 import type { CoordinatorEvent } from '@lease-fence/coordinator-core';
 import { DoubleGrantError, StaleFenceError, type FenceToken, type Instant, type RejectionRecord } from 'lease-fence';

@@ -1,5 +1,5 @@
 /**
- * Keeps the README's simulation section honest: each ```text trace in it must be the shrunk
+ * Keeps the simulation guide (`docs/simulation.md`) honest: each ```text trace in it must be the shrunk
  * counterexample the search prints for its defect with the seed and budgets quoted there.
  */
 import { readFileSync } from 'node:fs';
@@ -8,13 +8,13 @@ import { DEFECTS, type DefectName } from './defects.js';
 import { SCENARIOS } from './scenarios.js';
 import { search } from './search.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const GUIDE = readFileSync(new URL('../../docs/simulation.md', import.meta.url), 'utf8');
 
 function simulationSection(): string {
-  const start = README.indexOf('<!-- section:simulation:start -->');
-  const end = README.indexOf('<!-- section:simulation:end -->');
-  if (start < 0 || end < start) throw new Error('README.md has no simulation section markers');
-  return README.slice(start, end);
+  const start = GUIDE.indexOf('<!-- section:simulation:start -->');
+  const end = GUIDE.indexOf('<!-- section:simulation:end -->');
+  if (start < 0 || end < start) throw new Error('docs/simulation.md has no simulation section markers');
+  return GUIDE.slice(start, end);
 }
 
 /** The ```text blocks of the section, each with the defect named in backticks in the paragraph before it. */
@@ -27,7 +27,7 @@ function traceBlocks(section: string): { defect: DefectName; lines: string[] }[]
   return blocks;
 }
 
-describe('README simulation section', () => {
+describe('the simulation guide', () => {
   const blocks = traceBlocks(simulationSection());
 
   it('shows at least one shrunk trace', () => {
@@ -44,7 +44,7 @@ describe('README simulation section', () => {
     let from = 0;
     for (const line of block.lines) {
       const index = trace.indexOf(line, from);
-      expect(index, `README line not in the trace of ${name}:\n${line}\n--- trace ---\n${trace.join('\n')}`).toBeGreaterThanOrEqual(from);
+      expect(index, `guide line not in the trace of ${name}:\n${line}\n--- trace ---\n${trace.join('\n')}`).toBeGreaterThanOrEqual(from);
       from = index + 1;
     }
   });

@@ -4,7 +4,7 @@
  * timeline. Seeds come from the caller (the CI set is fixed; `FC_SEED` or `--seed` overrides),
  * and fast-check's `{ seed, path }` replays any run exactly.
  *
- * @see STYLE.md § 7 (fast-check: seeded, seed printed on failure)
+ * fast-check does the generation: seeded, and the seed is printed on failure.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 /**
  * The composition root: wires configuration, auth, the event log, the coordinator and the
  * transports. No lease rules live in this app; they are in `lease-fence` and `coordinator-core`.
- * @see DESIGN.md § Layout
+ * @see docs/design.md § Layout
  */
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';

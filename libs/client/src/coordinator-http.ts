@@ -7,7 +7,7 @@
  * Requests use Node's global `fetch` (undici), whose default dispatcher keeps connections alive
  * between requests, so renewals reuse one socket.
  *
- * @see DESIGN.md § Layout (libs/client: HTTP transport with timeouts and idempotent retries)
+ * @see docs/design.md § Layout (libs/client: HTTP transport with timeouts and idempotent retries)
  */
 import { CoordinatorHttpError, CoordinatorReplyError, CoordinatorUnavailableError, CoordinatorUnreachableError } from './errors.js';
 import { linkSignals } from './linked-signal.js';

@@ -7,7 +7,7 @@
  * Every class extends the library's {@link LeaseFenceError}, so one `instanceof` check covers
  * the library and the SDK; switch on `code`, which never changes between versions.
  *
- * @see DESIGN.md § Layout (libs/client)
+ * @see docs/design.md § Layout (libs/client)
  */
 import { LeaseFenceError } from 'lease-fence';
 
@@ -141,7 +141,7 @@ export type LeaseLostReason = 'expired' | 'not-holder' | 'deadline-passed' | 'de
  * must still go through the resource's `FenceGate`: a stall between checking the signal and
  * writing is exactly what fencing exists for.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring, FenceGate)
+ * @see docs/design.md § "The library's rules" (Client anchoring, FenceGate)
  */
 export class LeaseLostError extends LeaseFenceError {
   readonly code = 'lease-lost';
@@ -169,7 +169,7 @@ export class LeaseLostError extends LeaseFenceError {
  * (not JSON, wrong shape, another resource). The store never guesses a floor: starting a gate
  * with a lower floor than it had would admit stale writes.
  *
- * @see DESIGN.md § "The library's rules" (A resource restores its floor after its own restart)
+ * @see docs/design.md § "The library's rules" (A resource restores its floor after its own restart)
  */
 export class FloorStoreCorruptError extends LeaseFenceError {
   readonly code = 'floor-store-corrupt';

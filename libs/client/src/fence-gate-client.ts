@@ -2,7 +2,7 @@
  * A resource's connection to the coordinator, authenticated with a gate token: reports the
  * writes its {@link FenceGate} refused, and the floors it admitted.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate)
+ * @see docs/design.md § "The library's rules" (FenceGate)
  */
 import { FloorReportReplySchema, OkReplySchema, RejectionAcceptedReplySchema, type AdmitBody, type FloorReportBody, type RejectionBody } from '@lease-fence/protocol';
 import type { FenceToken, GateFloor, RejectionRecord } from 'lease-fence';

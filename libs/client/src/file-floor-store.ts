@@ -12,7 +12,7 @@
  * A resource with its own transactional database should keep the state there instead, in the
  * write's transaction (the demo's deploy slot does, in SQLite).
  *
- * @see DESIGN.md § "The library's rules" (A resource restores its floor after its own restart)
+ * @see docs/design.md § "The library's rules" (A resource restores its floor after its own restart)
  */
 import { randomUUID } from 'node:crypto';
 import { open, readFile, readdir, rename, unlink } from 'node:fs/promises';

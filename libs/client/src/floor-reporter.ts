@@ -5,7 +5,7 @@
  * holds raises the coordinator's fence counter above it (`FenceFloorReported`); a report of a
  * floor the log knows of appends nothing, so reporting again and again is cheap and safe.
  *
- * @see README.md § "Surviving the loss of the whole log"
+ * @see docs/sdk.md § "Surviving the loss of the whole log"
  */
 import type { FenceGate } from 'lease-fence';
 import type { FenceGateClient } from './fence-gate-client.js';

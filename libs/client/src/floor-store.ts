@@ -8,7 +8,7 @@
  * of it: {@link commitDurably} does both, or keep them in the same transaction as the write
  * (the demo's deploy slot does, in SQLite).
  *
- * @see DESIGN.md § "The library's rules" (A resource restores its floor after its own restart)
+ * @see docs/design.md § "The library's rules" (A resource restores its floor after its own restart)
  */
 import { DoubleGrantError, StaleFenceError, type FenceGate, type FenceToken, type GateFloor, type RejectionRecord } from 'lease-fence';
 
@@ -125,7 +125,7 @@ export interface CommitDurablyOptions {
  *   durable (nothing written); what `store.save` throws (nothing written; for a refusal, the
  *   refusal stays in the store's memory and is saved by its next successful save); what `write`
  *   throws; `TypeError` / `RangeError` / `ProtocolMisuseError` for a malformed token (nothing saved).
- * @see DESIGN.md § "The library's rules" (FenceGate)
+ * @see docs/design.md § "The library's rules" (FenceGate)
  */
 export const commitDurably = async <T>(
   gate: FenceGate,

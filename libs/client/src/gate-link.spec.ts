@@ -1,9 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { GATE_LINK_PATH, type GateToCoordinatorFrame } from '@lease-fence/protocol';
 import { FenceGate } from 'lease-fence';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { FloorStore, GateState } from './floor-store.js';
+import { openFileFloorStore } from './file-floor-store.js';
+import { gateOptionsFrom, type FloorStore, type GateState } from './floor-store.js';
 import { openGateLink, type GateLink, type GateLinkEvent } from './gate-link.js';
 
 /** A coordinator stand-in: accepts links, records what gates send, lets the test send frames. */
@@ -76,6 +80,35 @@ describe('openGateLink', () => {
     expect(saved).toEqual([expect.objectContaining({ floor: { holderId: 'agent-b', fence: 9 } })]);
     expect(coordinator.received[1]).toEqual({ type: 'admitted', id: 5, resource: 'deploy-slot', fence: 9 });
     expect(events).toContainEqual({ type: 'admitted', resource: 'deploy-slot', holderId: 'agent-b', fence: 9 });
+  });
+
+  it("runs the SDK guide's gate-link example: a durable floor store, guarding once linked, admits saved before answered", async () => {
+    // Arrange
+    const coordinator = await fakeCoordinator();
+    opened.push(coordinator);
+    const dataDir = await mkdtemp(join(tmpdir(), 'gate-link-example-'));
+    opened.push({ close: () => rm(dataDir, { recursive: true, force: true }) });
+    const baseUrl = coordinator.url;
+    const gateToken = 'gate-token';
+
+    // Act
+    // #region gate-link
+    const store = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
+    const gate = new FenceGate('deploy-slot-a', gateOptionsFrom(await store.load()));
+    const link = openGateLink({ baseUrl, token: gateToken, guards: [{ gate, store }] });
+    await link.whenGuarding(); // the coordinator now routes admits of deploy-slot-a here
+    // #endregion
+    opened.push(link);
+    coordinator.sockets[0]!.send(JSON.stringify({ type: 'admit', id: 1, resource: 'deploy-slot-a', holderId: 'agent-b', fence: 4 }));
+    await coordinator.until(() => coordinator.received.length === 2);
+
+    // Assert: the admit was answered only once the raised floor was in the file
+    expect(coordinator.received).toEqual([
+      { type: 'guard', resources: ['deploy-slot-a'] },
+      { type: 'admitted', id: 1, resource: 'deploy-slot-a', fence: 4 },
+    ]);
+    const reopened = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
+    expect((await reopened.load())?.floor).toEqual({ holderId: 'agent-b', fence: 4 });
   });
 
   it('does not answer an admit below its floor, and reports it', async () => {

@@ -6,7 +6,7 @@
  * after that answer, so right after an acquire returns, every older token is refused at the
  * gate, even if the new holder never wrote. Reconnects with backoff when the link drops.
  *
- * @see README.md § "Fence-first handover"
+ * @see docs/sdk.md § "Fence-first handover"
  */
 import {
   type AdmitFrame,

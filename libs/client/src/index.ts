@@ -9,7 +9,7 @@
  *
  * Test doubles live in `@lease-fence/client/testing`.
  *
- * @see DESIGN.md § Layout (libs/client)
+ * @see docs/design.md § Layout (libs/client)
  * @packageDocumentation
  */
 export {

@@ -3,7 +3,7 @@
  * library's {@link LeaseClient} doing the anchoring, so a holder's deadline is always inside the
  * coordinator's, however slow or lossy the network.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring; Retries are idempotent)
+ * @see docs/design.md § "The library's rules" (Client anchoring; Retries are idempotent)
  */
 import {
   AlreadyHeldReplySchema,
@@ -119,7 +119,7 @@ const toGrant = ({ signedToken: _signedToken, ...wire }: WireGrant): Grant => ({
  * - Only network errors, timeouts and 503 are retried (with backoff and jitter); denials are
  *   data; other statuses throw {@link CoordinatorHttpError}.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring; Retries are idempotent)
+ * @see docs/design.md § "The library's rules" (Client anchoring; Retries are idempotent)
  * @example
  * ```ts
  * const client = new LeaseFenceClient({ baseUrl: 'http://127.0.0.1:3000', token, holderId: 'agent-1', clockSkewMillis: 100 });
@@ -240,7 +240,7 @@ export class LeaseFenceClient {
    *   resource waits out its lock-delay after its previous holder was lost; after `'held'` and
    *   `'lock-delay'`, call again once `retryAfterMillis` have passed.
    * @throws what `fn` throws; what {@link LeaseFenceClient.acquire} throws.
-   * @see DESIGN.md § "The library's rules" (FenceGate)
+   * @see docs/design.md § "The library's rules" (FenceGate)
    */
   async withLease<T>(resource: string, fn: (lease: Lease, signal: AbortSignal) => Promise<T>, options: WithLeaseOptions = {}): Promise<WithLeaseResult<T>> {
     if (typeof fn !== 'function') throw new TypeError(`LeaseFenceClient.withLease: fn must be a function, got ${typeof fn}`);

@@ -2,7 +2,7 @@
  * Background renewal of one held lease, with a deadline watchdog and an abort signal for the
  * work done under it.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring; An expired lease is never resurrected)
+ * @see docs/design.md § "The library's rules" (Client anchoring; An expired lease is never resurrected)
  */
 import type { Lease as LibraryLease } from 'lease-fence';
 import { LeaseLostError, type LeaseLostReason } from './errors.js';
@@ -65,7 +65,7 @@ export type LeaseKeeperState = 'held' | 'lost' | 'released';
  * `L` is the kind of lease kept: the SDK's signed {@link Lease} (its view carries the latest
  * `signedToken`), or any library `Lease`.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring)
+ * @see docs/design.md § "The library's rules" (Client anchoring)
  */
 export class LeaseKeeper<L extends LibraryLease = Lease> {
   /**

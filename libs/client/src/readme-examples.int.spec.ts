@@ -1,6 +1,8 @@
 /**
- * The README's SDK examples, run against the coordinator test double. The README quotes the
- * `#region` blocks below verbatim; the last test fails when they drift apart.
+ * The SDK examples of `docs/sdk.md` and this package's README, run against the coordinator test
+ * double (the gate-link example runs in `gate-link.spec.ts`). The docs quote the `#region` blocks
+ * of both files verbatim, after their import lines; the last test fails when they drift apart or
+ * an import names something the package does not export.
  */
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +17,7 @@ import { LeaseFenceClient } from './lease-fence-client.js';
 import { reportRejections } from './rejection-reporter.js';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from './testing/index.js';
 
-describe('README examples', () => {
+describe('SDK documentation examples', () => {
   let double: CoordinatorTestDouble;
   let dataDir: string;
   let baseUrl: string;
@@ -118,10 +120,11 @@ describe('README examples', () => {
     expect(verifier.stats).toMatchObject({ verified: 1, invalid: 1, invalidByReason: { 'bad-signature': 1 } });
   });
 
-  it('is quoted verbatim by the README', async () => {
+  it('is quoted verbatim, imports included, by the SDK guide and this package README', async () => {
     // Arrange
-    const spec = await readFile(new URL(import.meta.url), 'utf8');
-    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+    const spec = (await readFile(new URL(import.meta.url), 'utf8')) + (await readFile(new URL('./gate-link.spec.ts', import.meta.url), 'utf8'));
+    const guide = await readFile(new URL('../../../docs/sdk.md', import.meta.url), 'utf8');
+    const packageReadme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
     const region = (name: string): string => {
       const match = new RegExp(`// #region ${name}\\n([\\s\\S]*?)\\n\\s*// #endregion`).exec(spec);
       if (match?.[1] === undefined) throw new Error(`no region ${name}`);
@@ -129,10 +132,41 @@ describe('README examples', () => {
       const indent = Math.min(...lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length));
       return lines.map((line) => line.slice(indent)).join('\n');
     };
+    /** The import lines of the ```ts block of `markdown` that ends with `body` (the rest is `body`, verbatim). */
+    const quoted = (markdown: string, body: string): { imports: string[] } => {
+      const block = [...markdown.matchAll(/```ts\n([\s\S]*?)\n```/g)].map((match) => match[1]!).find((code) => code.endsWith(body));
+      if (block === undefined) throw new Error(`no \`\`\`ts block ends with:\n${body}`);
+      const head = block.slice(0, block.length - body.length);
+      return { imports: head.split('\n').filter((line) => line.trim() !== '') };
+    };
+    /** The values (not the types) that `line` imports, and whether the module exports each. */
+    const missingExports = async (line: string): Promise<string[]> => {
+      const match = /^import \{ (.+) \} from '([^']+)';$/.exec(line);
+      if (match === null) return [`not a named import: ${line}`];
+      const modules: Record<string, () => Promise<Record<string, unknown>>> = {
+        '@lease-fence/client': () => import('./index.js'),
+        'lease-fence': () => import('lease-fence'),
+        'node:path': () => import('node:path'),
+      };
+      const load = modules[match[2]!];
+      if (load === undefined) return [`unexpected module ${match[2]}`];
+      const exported = await load();
+      const names = match[1]!.split(', ').filter((name) => !name.startsWith('type '));
+      return names.filter((name) => !(name in exported)).map((name) => `${match[2]} has no export ${name}`);
+    };
 
-    // Act / Assert
-    expect(readme).toContain(region('quickstart'));
-    expect(readme).toContain(region('resource'));
-    expect(readme).toContain(region('signed-gate'));
+    // Act
+    const quotes = [
+      quoted(guide, region('quickstart')),
+      quoted(guide, region('resource')),
+      quoted(guide, region('signed-gate')),
+      quoted(guide, region('gate-link')),
+      quoted(packageReadme, region('quickstart')),
+    ];
+    const problems = (await Promise.all(quotes.flatMap((quote) => quote.imports.map(missingExports)))).flat();
+
+    // Assert: each block is its region verbatim, preceded by imports of names that exist
+    expect(quotes.every((quote) => quote.imports.length > 0)).toBe(true);
+    expect(problems).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
  * refusal is in its log exactly once. After the gate process restarts, a new reporter resumes
  * from the outbox.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate: a rejection has a sequence number)
+ * @see docs/design.md § "The library's rules" (FenceGate: a rejection has a sequence number)
  */
 import type { PendingRejection, RejectionOutbox } from './floor-store.js';
 import { CoordinatorHttpError } from './errors.js';

@@ -4,7 +4,7 @@
  * holder's side: `'dead-on-arrival'`, a grant whose send-anchored deadline had already passed
  * when its reply arrived.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring; Fence = generation of ownership)
+ * @see docs/design.md § "The library's rules" (Client anchoring; Fence = generation of ownership)
  */
 import type { Lease as LibraryLease } from 'lease-fence';
 import type { Lease } from './signed-lease.js';

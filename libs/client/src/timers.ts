@@ -5,7 +5,7 @@
  * 2^31 - 1 ms, which would turn a renewal scheduled in 25 days into a renewal storm. The system
  * timers here split long waits into chunks below that limit.
  *
- * @see DESIGN.md § "The library's rules" (every timer stays below 2^31 ms)
+ * @see docs/design.md § "The library's rules" (every timer stays below 2^31 ms)
  */
 
 /** Longest delay Node's `setTimeout` honours, in milliseconds (2^31 - 1). Longer waits are chunked. */

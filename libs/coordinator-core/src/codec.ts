@@ -4,7 +4,7 @@
  * returns and hand what they read to {@link decodeRecord}; a record that does not decode stops
  * the reader with {@link EventLogCorruptError} naming its position. Nothing is skipped.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Events)
+ * @see docs/design.md § "The event-sourced coordinator" (Events)
  */
 import {
   CoordinatorEventSchema,

@@ -13,7 +13,7 @@
  * as the next open's `burnFencesThrough`, as `supervisor/coordinator-supervisor.ts` does).
  * Re-opening means recovering from the log.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer, Recovery)
+ * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer, Recovery)
  */
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
@@ -80,7 +80,7 @@ interface Pending {
 /**
  * The event-sourced lease coordinator over an `EventLog` (`ports/event-log.ts`): the shell the service uses.
  *
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  * @example
  * ```ts
  * const log = await openSqliteEventLog({ file: 'data/coordinator.db' });

@@ -1,7 +1,7 @@
 /**
  * Typed errors of the durable coordinator shell.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer)
+ * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer)
  */
 
 /**

@@ -7,7 +7,7 @@
  * CoordinatorSupervisor that keeps one coordinator serving (re-open with backoff, fence burning
  * after a failed append, standby takeover).
  *
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  */
 export type { AppendOptions, AppendResult, CoordinatorEvent, EventLog, ReadRange, RecordedEvent, Snapshot, Subscription } from './ports/event-log.js';
 export {

@@ -4,7 +4,7 @@
  * The new boot's `CoordinatorStarted` (grace deadlines, burned fences) is then decided by
  * `decide(StartCoordinator)` and appended by the shell.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Recovery)
+ * @see docs/design.md § "The event-sourced coordinator" (Recovery)
  */
 import { evolve } from './decider/evolve.js';
 import { createInitialState, fromSnapshot, type CoordinatorState } from './decider/state.js';

@@ -14,7 +14,7 @@
  * guess (an idle but healthy active coordinator without `heartbeat`) costs a failover, not a
  * double grant.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (single writer, Recovery) and § Scale (a standby per shard)
+ * @see docs/design.md § "The event-sourced coordinator" (single writer, Recovery) and § Scale (a standby per shard)
  */
 import { MAX_TTL_MILLIS, type Clock, type Instant } from 'lease-fence';
 import { DurableCoordinator } from './durable-coordinator.js';
@@ -70,7 +70,7 @@ interface PositionWaiter {
 /**
  * Follows a coordinator's log and takes it over when its writer falls silent.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (single writer) and § Scale
+ * @see docs/design.md § "The event-sourced coordinator" (single writer) and § Scale
  * @example
  * ```ts
  * const standby = StandbyCoordinator.follow({

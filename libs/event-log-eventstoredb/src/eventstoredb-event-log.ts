@@ -9,7 +9,7 @@
  * written it. A lost connection is {@link EventLogUnavailableError} (`retryable`): the outcome of
  * an append in flight is unknown, and the coordinator re-reads from its last known revision.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer) and § Scale
+ * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer) and § Scale
  */
 import { BACKWARDS, END, FORWARDS, NO_STREAM, type KurrentDBClient, type ResolvedEvent } from '@kurrent/kurrentdb-client';
 import {

@@ -11,6 +11,7 @@
  * delegates. Reproduced by test/esdb/coordinator-service.int.spec.ts ("unreachable at start-up").
  * It lives beside the adapter because it is a workaround for this vendor's client; the service
  * wraps `connectEventStoreDbEventLog` in it (`apps/coordinator/src/event-log/open-event-log.ts`).
+ * Background: docs/eventstoredb.md, "What we found out about the client".
  */
 import {
   EventLogUnavailableError,

@@ -8,8 +8,8 @@
  * The client renamed its append option once already (`expectedRevision` → `streamState`,
  * kurrent-io/KurrentDB-Client-NodeJS PR #403): one more reason to keep the mapping in one place.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (single writer)
- * @see STYLE.md § 3 "Event-log adapters"
+ * @see docs/design.md § "The event-sourced coordinator" (single writer)
+ * @see docs/design.md § "Adapters"
  */
 import {
   CancelledError,
@@ -181,7 +181,7 @@ export function toKurrentConnectionString(connectionString: string): string {
   return connectionString.replace(/^esdb(\+discover)?:\/\//i, (_match, discover: string | undefined) => `kurrentdb${discover ?? ''}://`);
 }
 
-/** gRPC status codes (grpc/grpc `doc/statuscodes.md`) that mean "the server could not be reached or answered in time". */
+/** gRPC status codes (https://github.com/grpc/grpc/blob/master/doc/statuscodes.md) that mean "the server could not be reached or answered in time". */
 const GRPC_CONNECTION_CODES: ReadonlySet<number> = new Set([
   1, // CANCELLED (by the server or the transport)
   4, // DEADLINE_EXCEEDED

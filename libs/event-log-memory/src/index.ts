@@ -5,7 +5,7 @@
  * specs need it and cannot depend on this package, so there is one copy, contract-tested beside
  * the port.
  *
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  */
 export {
   createMemoryEventLog,

@@ -4,7 +4,7 @@
  *
  * Without it, a second coordinator started on the same data directory and namespace replays the
  * log and appends its `CoordinatorStarted`, and the running one's next append conflicts: it is
- * superseded for good (DESIGN.md § single writer). The expected-version check stays the safety
+ * superseded for good (docs/design.md § single writer). The expected-version check stays the safety
  * net; this lock turns the operator's mistake into a clear refusal before anything is touched.
  *
  * Why a pid file and not a library: `proper-lockfile` (the usual choice) keeps a lock alive by

@@ -3,7 +3,7 @@
  * Positions are the `events` table's INTEGER PRIMARY KEY (the rowid), so they are contiguous
  * only if nothing ever deletes a row; the open check verifies that they are.
  *
- * @see DESIGN.md § Layout (event-log-sqlite)
+ * @see docs/design.md § Layout (event-log-sqlite)
  */
 import type Database from 'better-sqlite3';
 import { EventLogCorruptError } from '@lease-fence/coordinator-core';

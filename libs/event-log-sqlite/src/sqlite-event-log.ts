@@ -7,7 +7,7 @@
  * better-sqlite3 is synchronous: an append holds the event loop for its transaction and fsync,
  * which is why the coordinator group-commits (one append per batch of commands).
  *
- * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer)
+ * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer)
  */
 import Database from 'better-sqlite3';
 import {

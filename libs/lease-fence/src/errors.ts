@@ -3,7 +3,7 @@
  * Business denials (a lease held by someone else, an expired renewal) are never thrown: they are
  * outcomes (`{ ok: false, reason }`). These errors mean misuse or a broken assumption.
  *
- * @see DESIGN.md § "The library's rules"
+ * @see docs/design.md § "The library's rules"
  */
 import type { RejectionRecord } from './fence/rejection.js';
 
@@ -25,7 +25,7 @@ export abstract class LeaseFenceError extends Error {
  * Readings of different clocks have unrelated origins; the difference would look like a
  * duration and be off by an unknown offset, so no number is returned.
  *
- * @see DESIGN.md § "The library's rules" (Instant)
+ * @see docs/design.md § "The library's rules" (Instant)
  */
 export class ClockDomainError extends LeaseFenceError {
   readonly code = 'clock-domain';
@@ -53,7 +53,7 @@ export class ClockDomainError extends LeaseFenceError {
  * previous one (a backwards step would silently lengthen every lease measured on it).
  * The bad reading is not kept: the clock's last good reading is unchanged.
  *
- * @see DESIGN.md § "The library's rules" (clock sources are guarded)
+ * @see docs/design.md § "The library's rules" (clock sources are guarded)
  */
 export class ClockReadingError extends LeaseFenceError {
   readonly code = 'clock-reading';
@@ -84,7 +84,7 @@ export class ClockReadingError extends LeaseFenceError {
  * paired with another request, resource, holder or fence, a token shown to another resource's
  * gate, or a change applied to a table it does not fit. Nothing was changed.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring)
+ * @see docs/design.md § "The library's rules" (Client anchoring)
  */
 export class ProtocolMisuseError extends LeaseFenceError {
   readonly code = 'protocol-misuse';
@@ -104,7 +104,7 @@ const describeRejection = (rejection: RejectionRecord): string =>
  * the gate's floor. The write did not run; the rejection was recorded in `gate.rejections` (and
  * passed to `onRejection`) before this was thrown.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate)
+ * @see docs/design.md § "The library's rules" (FenceGate)
  */
 export class StaleFenceError extends LeaseFenceError {
   readonly code = 'stale-fence';
@@ -132,7 +132,7 @@ export class StaleFenceError extends LeaseFenceError {
  * evidence of a double grant (a coordinator that lost its fence counter, for example). Refused
  * and recorded like a stale fence, never admitted.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate: an equal fence from a different holder)
+ * @see docs/design.md § "The library's rules" (FenceGate: an equal fence from a different holder)
  */
 export class DoubleGrantError extends LeaseFenceError {
   readonly code = 'double-grant';

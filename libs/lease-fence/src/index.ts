@@ -5,7 +5,7 @@
  *
  * This file is the whole public API.
  *
- * @see DESIGN.md § "The library's rules"
+ * @see docs/design.md § "The library's rules"
  * @packageDocumentation
  */
 export { Instant } from './time/instant.js';

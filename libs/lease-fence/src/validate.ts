@@ -10,14 +10,14 @@
  * Largest accepted TTL in milliseconds: `2^31 - 1`, so any timer set from a TTL stays below
  * 2^31 ms (the limit of `setTimeout`, which otherwise fires immediately).
  *
- * @see DESIGN.md § "The library's rules" (TTLs are bounded)
+ * @see docs/design.md § "The library's rules" (TTLs are bounded)
  */
 export const MAX_TTL_MILLIS: number = 2 ** 31 - 1;
 
 /**
  * How many acquire grants a lease table remembers for idempotent retries.
  *
- * @see DESIGN.md § "The library's rules" (Retries are idempotent)
+ * @see docs/design.md § "The library's rules" (Retries are idempotent)
  */
 export const DEFAULT_REPLAY_CACHE_SIZE = 1024;
 

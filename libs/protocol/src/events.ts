@@ -11,7 +11,7 @@
  * Adding a field or an event type bumps `version` of that event; old versions are upcast in
  * `coordinator-core`'s codec, never rewritten in the log.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Events)
+ * @see docs/design.md § "The event-sourced coordinator" (Events)
  */
 import { z } from 'zod';
 

@@ -2,7 +2,7 @@
  * HTTP request bodies and replies of the coordinator's `/v1` API, shared by the service (which
  * parses requests with them) and the SDK (which parses replies with them).
  *
- * @see DESIGN.md § "The library's rules" for the outcomes' meaning.
+ * @see docs/design.md § "The library's rules" for the outcomes' meaning.
  */
 import { z } from 'zod';
 import { FenceSchema, HolderFenceSchema, IdSchema, MillisSchema, RecordedEventSchema, RecordedRejectionSchema } from './events.js';

@@ -1,6 +1,6 @@
 /**
  * `@lease-fence/protocol`: zod schemas and inferred types of the event log, the HTTP API and the
- * WebSocket stream. The one copy of each wire shape (DESIGN.md § Layout).
+ * WebSocket stream. The one copy of each wire shape (docs/design.md § Layout).
  */
 export * from './events.js';
 export * from './http.js';

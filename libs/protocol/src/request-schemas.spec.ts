@@ -1,6 +1,6 @@
 /**
  * Every request schema (request bodies `*BodySchema`, query strings `*QuerySchema`) refuses
- * unknown fields at every depth: the README promises it, and a gate or agent with a typo in a
+ * unknown fields at every depth: docs/service.md § "Bad input and errors" promises it, and a gate or agent with a typo in a
  * nested field must get a 400 naming it, not a 202 that silently dropped it.
  */
 import { describe, expect, it } from 'vitest';

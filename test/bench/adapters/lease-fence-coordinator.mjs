@@ -2,7 +2,7 @@
 // (apps/coordinator), so our service runs the same loop, with the same statistics and the same
 // fence/overlap checks, as etcd and Redis in one run.sh invocation.
 //
-// Our API (README § service):
+// Our API (docs/service.md § Routes):
 //   POST /v1/leases/:resource/acquire {requestId, ttlMillis} → 200 {ok:true, grant:{fence}} | 409 {ok:false, reason:'held'|'already-held'}
 //   POST /v1/leases/:resource/renew   {requestId, fence, ttlMillis} → 200 {ok:true} | 409 not-holder | 410 expired
 //   POST /v1/leases/:resource/release {fence} → 200 {ok:true} | 409 not-holder | 410 expired

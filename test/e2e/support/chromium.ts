@@ -4,7 +4,7 @@
  * uncaught page error collected so a test can assert the page stayed clean.
  *
  * Never `npx playwright install`: the browser is the system's (`apt-get install -y chromium`,
- * which `.ci/run` does when it is missing). @see STACK.md § 3 (E2E launch) and pitfalls 12–13.
+ * which `.ci/run` does when it is missing). The launch flags are below.
  */
 import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -13,7 +13,7 @@ import { createTempDir, removeTempDir } from '../../support/temp-dir.js';
 /** The Chromium binary: `CHROMIUM_PATH`, else Debian's `/usr/bin/chromium`. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** The flags of STACK.md § 3: headless, no sandbox (containers), no GPU, no background traffic. */
+/** The launch flags: headless, no sandbox (containers), no GPU, no background traffic. */
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
 /**
@@ -77,7 +77,7 @@ export async function launchChromium(options: LaunchChromiumOptions = {}): Promi
   context.on('console', (message) => {
     if (message.type() !== 'error') return;
     const url = message.location().url;
-    // Chromium asks for /favicon.ico by itself; the dashboard ships none (STACK.md pitfall 13).
+    // Chromium asks for /favicon.ico by itself; the dashboard ships none.
     if (url.endsWith('/favicon.ico')) return;
     problems.push({ kind: 'console', text: message.text(), url: url === '' ? undefined : url });
   });

@@ -2,7 +2,7 @@
  * Reading the dashboard in a browser page: its URL, its debug hook (`window.__leaseFence`), the
  * pixels of its lanes canvas, and a comparison of what it shows as of a log position with the
  * dashboard's own pure fold (`apps/dashboard/src/model`) run here over the events the coordinator
- * serves on `/v1/events`. test/ may import any project's sources (DESIGN.md § Layout).
+ * serves on `/v1/events`. test/ may import any project's sources (docs/design.md § Layout).
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
 import type { Page } from 'playwright-core';

@@ -27,7 +27,7 @@ export const PROBE_SEED: number = (() => {
 
 /**
  * Prints one line of figures, `probe <name> (<length>, seed <seed>): key=value …`, on stdout,
- * where `npm run probes` (and vitest) show it. The README's reliability section quotes these lines.
+ * where `npm run probes` (and vitest) show it. docs/operations.md § "Reliability: black-box probes" quotes these lines.
  */
 export function reportFigures(name: string, figures: Readonly<Record<string, string | number>>): void {
   const text = Object.entries(figures).map(([key, value]) => `${key}=${value}`).join(' ');

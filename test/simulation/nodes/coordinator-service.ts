@@ -2,7 +2,7 @@
  * What a coordinator node serves, as the simulation calls it: DurableCoordinator's command
  * methods (which it satisfies as is) and {@link DeciderShell}'s.
  *
- * @see API.md § "@lease-fence/coordinator-core" (DurableCoordinator)
+ * @see libs/coordinator-core/README.md (DurableCoordinator)
  */
 import type { CoordinatorAcquireOutcome, RecordFenceRejection, RecordRejectionOutcome } from '@lease-fence/coordinator-core';
 import type { FenceToken, ReleaseOutcome, RenewOutcome } from 'lease-fence';

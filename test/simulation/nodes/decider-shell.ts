@@ -11,7 +11,7 @@
  * defect-free runs must show zero violations like DurableCoordinator's, so the only difference
  * in a falsification run is the defect.
  *
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  */
 import {
   checkEvents,

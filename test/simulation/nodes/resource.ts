@@ -9,7 +9,7 @@
  * a restart; a volatile one comes back as a new incarnation with nothing (and a new gate id, so
  * its new rejection numbers are not mistaken for duplicates of the old ones).
  *
- * @see DESIGN.md § "The library's rules" (FenceGate; a resource restores its floor after its own restart)
+ * @see docs/design.md § "The library's rules" (FenceGate; a resource restores its floor after its own restart)
  */
 import { FenceGate, type FenceGateOptions, type FenceToken, type GateFloor, type RejectionRecord } from 'lease-fence';
 import type { ChoiceStream } from '../world/choices.js';

@@ -9,7 +9,7 @@
  * fast-check shrinks a failing input — dropping choices, moving them and the tail seed towards
  * 0 — the world it replays has fewer faults, and the counterexample's trace gets shorter.
  *
- * @see STYLE.md § 7 (fast-check for generation, shrinking and seeds)
+ * fast-check does the generation, the shrinking and the seeds.
  */
 
 /** Choices are integers in [0, CHOICE_RANGE). */

@@ -3,7 +3,7 @@
  * order). No real timer, no `Date.now`: time moves only when {@link VirtualScheduler.runNext}
  * pops the next action, so the same inputs always give the same order of events.
  *
- * @see STYLE.md § 7 (simulation: seeded, deterministic)
+ * @see docs/simulation.md (seeded, deterministic)
  */
 
 /** A scheduled action; pass it to {@link VirtualScheduler.cancel} to drop it. */

@@ -8,7 +8,7 @@
  * The simulation uses the exact mapping (reading ⇄ true time) only in its invariant checks;
  * the code under test sees nothing but `clock.now()` Instants in their own domains.
  *
- * @see DESIGN.md § "The library's rules" (Instant = milliseconds + clock domain)
+ * @see docs/design.md § "The library's rules" (Instant = milliseconds + clock domain)
  */
 import { Instant, type Clock } from 'lease-fence';
 import type { VirtualScheduler } from './scheduler.js';

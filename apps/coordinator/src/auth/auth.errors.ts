@@ -1,6 +1,6 @@
 /**
  * Authentication and authorisation failures. The exception filter maps them to 401 and 403.
- * @see STYLE.md § 5 (typed errors; status codes decided in one filter)
+ * Typed errors; their status codes are decided in one filter (../http/api-exception.filter.ts).
  */
 
 /** No bearer token, or one the tokens file does not list. Answered 401 with `WWW-Authenticate: Bearer`. */

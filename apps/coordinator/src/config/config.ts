@@ -4,7 +4,7 @@
  * working directory and a file-existence check are parameters); `read-config.ts` is the one
  * place that reads `process.env`.
  *
- * @see DESIGN.md § Layout (apps/coordinator is the composition root)
+ * @see docs/design.md § Layout (apps/coordinator is the composition root)
  */
 import { isAbsolute, resolve } from 'node:path';
 import { checkLockDelayRules, type LockDelayRule } from '@lease-fence/coordinator-core';
@@ -21,7 +21,7 @@ const EVENT_LOG_KINDS: readonly EventLogKind[] = ['sqlite', 'memory', 'eventstor
 /**
  * What this process does with its log (`LEASE_FENCE_ROLE`): `active` recovers and grants;
  * `standby` follows the log of another coordinator and takes over when it falls silent.
- * @see DESIGN.md § "The event-sourced coordinator" (single writer) and § Scale (a standby per shard)
+ * @see docs/design.md § "The event-sourced coordinator" (single writer) and § Scale (a standby per shard)
  */
 export type CoordinatorRole = 'active' | 'standby';
 
@@ -275,6 +275,12 @@ const EnvSchema = z.object({
     return z.NEVER;
   }),
 });
+
+/**
+ * The name of every environment variable the coordinator reads, in the order of its schema.
+ * `docs/service.md`'s configuration table lists exactly these (`config-table.spec.ts` checks it).
+ */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
 
 /**
  * `LEASE_FENCE_LOCK_DELAY`: `pattern=millis` pairs separated by commas, spaces around each part

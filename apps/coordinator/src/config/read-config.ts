@@ -1,5 +1,5 @@
 /**
- * The one reader of `process.env` in the coordinator (STYLE.md § 1): parses it once at startup.
+ * The one reader of `process.env` in the coordinator (configuration is read in one place): parses it once at startup.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

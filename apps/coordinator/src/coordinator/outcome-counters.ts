@@ -1,6 +1,6 @@
 /**
  * Counters of command outcomes since this boot, fed by the coordinator's `onOutcome` hook.
- * Denials change no state and are not in the log (DESIGN.md § "The event-sourced coordinator"),
+ * Denials change no state and are not in the log (docs/design.md § "The event-sourced coordinator"),
  * so these counters are where they show: the stream's `stats` frames read them.
  */
 import type { CoordinatorCommand } from '@lease-fence/coordinator-core';

@@ -4,7 +4,7 @@
  * an unavailable coordinator or event log (or one closed by shutdown) → 503 with `retryable: true` and a reason,
  * anything else → 500, logged as a bug. Replies follow the protocol's `ErrorReply`
  * (denials reply with the outcome itself).
- * @see STYLE.md § 5 (error style)
+ * Errors are typed where they are thrown; this filter is the one place that maps them to statuses.
  */
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
 import { CoordinatorNotServingError, CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';

@@ -2,7 +2,7 @@
  * A business denial on its way to the exception filter. Denials are data in the domain
  * (`{ ok: false, reason }`); the controller hands them to the one filter as this exception so
  * that a single place maps outcome reasons to HTTP statuses (409 / 410).
- * @see STYLE.md § 5 (status codes are decided in one filter file)
+ * Status codes are decided in one file (this one, with ./api-exception.filter.ts for errors).
  */
 
 /** A denied outcome as it goes on the wire: `{ ok: false, reason, ... }`. */

@@ -1,6 +1,6 @@
 /**
  * Bad wire input: the request was refused before anything ran, and nothing changed.
- * @see STYLE.md § 5 (wire input is parsed with the protocol schemas at the controller)
+ * Wire input is parsed with the protocol schemas at the controller.
  */
 import type { z } from 'zod';
 

@@ -2,7 +2,7 @@
  * Coalesces the frames a stream client is sent in one turn of the event loop into one write to
  * the kernel. Without it, every frame is its own `writev` system call: with 200 viewers and a
  * group commit of a few events, that is most of the server's time (bench:stream's profile, see
- * BENCHMARKS.md). The first send of a turn corks the client's TCP socket; the socket is uncorked
+ * docs/benchmarks-history.md). The first send of a turn corks the client's TCP socket; the socket is uncorked
  * on the next `setImmediate`, after every frame of that turn has been queued, or at once by
  * `close` / `terminate` (so a `closing` frame is never lost with the socket). Order, content and
  * `bufferedAmount` (the slow-consumer bound) are unchanged: corked bytes count as buffered.

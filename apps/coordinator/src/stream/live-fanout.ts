@@ -3,7 +3,7 @@
  * subscription reads each new event from the log once, decodes it once and serializes its frame
  * once into a `Buffer`, and that same buffer is sent to every live viewer. Before this, each
  * viewer had its own subscription, so with 200 viewers every event was read from SQLite, decoded
- * (zod) and serialized 200 times: most of the server's time in bench:stream (BENCHMARKS.md).
+ * (zod) and serialized 200 times: most of the server's time in bench:stream (docs/benchmarks-history.md).
  *
  * A viewer still catches up on its own subscription, paced by its socket, and joins the fan-out
  * once its position is within the frames the fan-out retains (the last `retainedEvents`): the
@@ -11,7 +11,7 @@
  * so the switch neither skips nor repeats an event. A member that is ahead of the fan-out (its own
  * read saw an event the fan-out has not read yet) is simply not sent events up to its position.
  *
- * @see ./stream-connection.ts (catch-up, then this), DESIGN.md § "The event-sourced coordinator"
+ * @see ./stream-connection.ts (catch-up, then this), docs/design.md § "The event-sourced coordinator"
  */
 import type { EventLog, Subscription } from '@lease-fence/coordinator-core';
 import { encodeEventFrame } from './event-frame.js';

@@ -7,7 +7,7 @@
  *
  * Default sizes are the dashboard's scale target: 500 lanes, 20 000 generations, 2 000 rejections.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Events, Recovery)
+ * @see docs/design.md § "The event-sourced coordinator" (Events, Recovery)
  */
 import type { CarriedLease, CoordinatorEvent, RecordedEvent } from '@lease-fence/protocol';
 

@@ -4,7 +4,7 @@
  * its monotonic clock (`atMillis`, in the domain named by `bootId`). The dashboard draws on wall
  * time and always says which clock a number was read from.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Events: monotonic reading + boot id + wall time)
+ * @see docs/design.md § "The event-sourced coordinator" (Events: monotonic reading + boot id + wall time)
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
 

@@ -1,7 +1,7 @@
 /**
  * Copies a view state so that folding more events into the original never changes the copy.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Time travel)
+ * @see docs/design.md § "The event-sourced coordinator" (Time travel)
  */
 import type { MutableGeneration, MutableLane, MutableViewState } from './mutable-view-state.js';
 import type { ViewState } from './view-state.js';

@@ -3,7 +3,7 @@
  * by position, by resource, by wall time, and the positions of rejections and restarts
  * (the `n` / `p` jumps). Append-only.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (one ordered log per namespace)
+ * @see docs/design.md § "The event-sourced coordinator" (one ordered log per namespace)
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
 

@@ -2,7 +2,7 @@
  * `evolveView`: the one fold of log events into the dashboard's view state. Live mode, history
  * (time travel from checkpoints) and imported investigations all call it, so they cannot disagree.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (evolve; time travel)
+ * @see docs/design.md § "The event-sourced coordinator" (evolve; time travel)
  */
 import type { CoordinatorEventType, EventOf, RecordedEvent } from '@lease-fence/protocol';
 import { projectToWall, stampOf, type ClockStamp } from './clock-stamp.js';
@@ -36,7 +36,7 @@ import { MAX_ANOMALIES_KEPT, type GenerationEndKind, type ViewState } from './vi
  * @returns `state`, now at `recorded.position`.
  * @throws RangeError if `recorded.position` is not a safe integer above `state.position`
  *   (positions only grow; a repeated event would be counted twice). `state` is then unchanged.
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  */
 export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState {
   const s = state as MutableViewState;

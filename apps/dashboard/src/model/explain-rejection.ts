@@ -1,7 +1,7 @@
 /**
  * The one-sentence explanation of a `FenceRejected`, for the investigation view and tickets.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate: stale fence, double grant)
+ * @see docs/design.md § "The library's rules" (FenceGate: stale fence, double grant)
  */
 import { formatDuration, formatWallTime, shortBootId } from './format.js';
 import type { ClockStamp } from './clock-stamp.js';

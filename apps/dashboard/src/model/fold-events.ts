@@ -1,7 +1,7 @@
 /**
  * Replay: a whole sequence of events folded at once, `events.reduce(evolveView, initial)`.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Recovery is a reduce over the same evolve)
+ * @see docs/design.md § "The event-sourced coordinator" (Recovery is a reduce over the same evolve)
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { evolveView } from './evolve-view.js';

@@ -5,7 +5,7 @@
  * position gives the same investigation whenever and wherever it is opened (a fresh browser,
  * after a coordinator restart, or from an exported file).
  *
- * @see DESIGN.md § "The library's rules" (FenceGate)
+ * @see docs/design.md § "The library's rules" (FenceGate)
  */
 import type { CarriedLease, CoordinatorEventType, RecordedEvent } from '@lease-fence/protocol';
 import type { ClockStamp } from './clock-stamp.js';

@@ -3,7 +3,7 @@
  * second over a wall-time window, as of a position; and the distribution of hold durations.
  * Denials are not in the log (they change no state): they come from the stream's `stats` frames.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (denials are counted, not logged)
+ * @see docs/design.md § "The event-sourced coordinator" (denials are counted, not logged)
  */
 import type { EventIndex } from './event-index.js';
 import type { ViewState } from './view-state.js';

@@ -3,7 +3,7 @@
  * the fold, so any earlier position is rebuilt by folding at most `checkpointEvery` events from
  * the nearest checkpoint. Live mode and time travel share this one fold.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Time travel: any position can be folded)
+ * @see docs/design.md § "The event-sourced coordinator" (Time travel: any position can be folded)
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { cloneViewState } from './clone-view-state.js';

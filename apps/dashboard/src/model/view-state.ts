@@ -7,7 +7,7 @@
  * Times: every `*WallMillis` is coordinator wall-clock epoch milliseconds (display only, the one
  * axis shared across boots); monotonic readings keep their boot id beside them ({@link ClockStamp}).
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Time travel)
+ * @see docs/design.md § "The event-sourced coordinator" (Time travel)
  */
 import type { CarriedLease, CoordinatorEventType, HolderFence } from '@lease-fence/protocol';
 import type { ClockStamp } from './clock-stamp.js';

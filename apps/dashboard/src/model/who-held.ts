@@ -1,7 +1,7 @@
 /**
  * "Who held X at T": the generation of a resource whose bar covers a wall time.
  *
- * @see DESIGN.md § "The library's rules" (Fence = generation of ownership)
+ * @see docs/design.md § "The library's rules" (Fence = generation of ownership)
  */
 import type { Generation, ViewState } from './view-state.js';
 

@@ -3,7 +3,7 @@
  * second) carry totals since the coordinator's boot; rates are differences between consecutive
  * frames of the same boot. A bounded ring: memory does not grow with time.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (denials are counted, not logged)
+ * @see docs/design.md § "The event-sourced coordinator" (denials are counted, not logged)
  */
 import type { StatsFrame } from '@lease-fence/protocol';
 

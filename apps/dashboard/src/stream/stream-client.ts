@@ -8,7 +8,7 @@
  * event frames are counted, not kept, so memory stays bounded; releasing reconnects from that
  * position, so nothing is lost and nothing is delivered twice.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (catch-up subscription)
+ * @see docs/design.md § "The event-sourced coordinator" (catch-up subscription)
  */
 import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
 import { parseStreamFrame } from './parse-frame.js';

@@ -12,7 +12,7 @@
  * before the refusal is thrown to the writer), and stay until the coordinator acknowledged them
  * ({@link DeployLedger.outbox}, drained by the SDK's `reportRejections`).
  *
- * @see DESIGN.md § "The library's rules" (A resource restores its floor after its own restart)
+ * @see docs/design.md § "The library's rules" (A resource restores its floor after its own restart)
  */
 import Database from 'better-sqlite3';
 import type { GateState, PendingRejection, RejectionOutbox } from '@lease-fence/client';

@@ -3,7 +3,7 @@
  * decision is made at. Commands are plain data; {@link decide} validates what the lease rules
  * do not.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve)
+ * @see docs/design.md § "The event-sourced coordinator" (decide/evolve)
  */
 import type { AcquireOutcome, Instant, ReleaseOutcome, RenewOutcome } from 'lease-fence';
 

@@ -9,7 +9,7 @@
  * fences), rejection reports and admits (refused when they cannot be true of this coordinator's
  * fences, judged with lease-fence's `wasFenceIssued`), checkpoints and snapshots.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve, Recovery)
+ * @see docs/design.md § "The event-sourced coordinator" (decide/evolve, Recovery)
  */
 import type { CarriedLease, CoordinatorEvent } from '@lease-fence/protocol';
 import {

@@ -11,7 +11,7 @@
  * than the current one) throws {@link EventLogCorruptError} naming the position it would have
  * had, and leaves `state` unchanged.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve, Recovery)
+ * @see docs/design.md § "The event-sourced coordinator" (decide/evolve, Recovery)
  */
 import type { CoordinatorEvent, CoordinatorStarted, EventOf } from '@lease-fence/protocol';
 import { Instant, type LeaseChange } from 'lease-fence';

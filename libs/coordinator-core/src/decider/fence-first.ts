@@ -10,7 +10,7 @@
  * "Transfer is complete only after the durable fence moves; if the resource cannot advance,
  * burn the token."
  *
- * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve)
+ * @see docs/design.md § "The event-sourced coordinator" (decide/evolve)
  */
 import type { CoordinatorEvent } from '@lease-fence/protocol';
 import { decideAcquire, type AcquireOutcome, type Grant, type Instant, type LeaseChange } from 'lease-fence';

@@ -7,7 +7,7 @@
  * The state is mutable for speed (O(1) per event): {@link evolve} updates the state it is given.
  * Whoever passes a state to `evolve` hands over ownership of it.
  *
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  */
 import {
   COORDINATOR_SNAPSHOT_SCHEMA_VERSION,

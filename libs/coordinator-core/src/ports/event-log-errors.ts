@@ -3,7 +3,7 @@
  * these (or let a programming error through unchanged), so the coordinator and the service map
  * them in one place: conflict → superseded, unavailable → 503 / unhealthy, corrupt → refuse to start.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (single writer)
+ * @see docs/design.md § "The event-sourced coordinator" (single writer)
  */
 
 /** Base of every error the EventLog port throws on purpose. `code` is stable; `retryable` marks transient failures. */

@@ -7,7 +7,7 @@
  * Positions are 1-based: the first event of a log is at position 1, and a log's *version* is the
  * number of events in it (0 = empty), which is also the position of its last event.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer)
+ * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer)
  */
 import type { CoordinatorEvent, RecordedEvent } from '@lease-fence/protocol';
 
@@ -74,7 +74,7 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
  * idempotent). Misuse (a position that is not a non-negative integer, an event that does not
  * match the protocol schema) rejects with `TypeError` / `RangeError` and changes nothing.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (persist before ack, single writer)
+ * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer)
  */
 export interface EventLog {
   /** Adapter name for logs and metrics: `'sqlite'`, `'memory'`, `'eventstoredb'`. */

@@ -11,7 +11,7 @@
  *
  * Test double: `failNextAppend` injects a store failure into the next append.
  *
- * @see DESIGN.md § "The event-sourced coordinator"
+ * @see docs/design.md § "The event-sourced coordinator"
  */
 import { decodeSnapshot, encodeEvents, type StoredEventRecord, type StoredSnapshot } from '../codec.js';
 import { createCatchUpSubscription } from './catch-up-subscription.js';

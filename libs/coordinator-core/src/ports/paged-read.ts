@@ -4,7 +4,7 @@
  * decoded records over a page at a time (one promise per page: what recovery folds);
  * {@link readInPages} hands them over one at a time (`EventLog.read`).
  *
- * @see DESIGN.md § "The event-sourced coordinator" (the EventLog port; Recovery)
+ * @see docs/design.md § "The event-sourced coordinator" (the EventLog port; Recovery)
  */
 import { decodeRecord, type StoredEventRecord } from '../codec.js';
 import { checkReadRange } from './event-log-arguments.js';

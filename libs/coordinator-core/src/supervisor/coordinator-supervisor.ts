@@ -32,7 +32,7 @@
  * simulation drives it on virtual time; what happens is reported to an observer
  * ({@link SupervisorEvent}) instead of being logged here.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (Recovery, single writer) and § Scale (a standby per shard)
+ * @see docs/design.md § "The supervisor, standby and reopen" and § Scale (a standby per shard)
  */
 import { randomUUID } from 'node:crypto';
 import type { ReadinessReply } from '@lease-fence/protocol';

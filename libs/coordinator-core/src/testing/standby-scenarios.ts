@@ -5,7 +5,7 @@
  * log with a catch-up subscription and takes over when the active one falls silent. Time is
  * driven by manual clocks; nothing waits on a timer.
  *
- * @see ../standby-coordinator.ts, DESIGN.md § "The event-sourced coordinator" (single writer)
+ * @see ../standby-coordinator.ts, docs/design.md § "The event-sourced coordinator" (single writer)
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { createManualClock } from 'lease-fence';

@@ -3,7 +3,7 @@ import type { FenceToken } from '../lease/outcomes.js';
 import { describeValue, requireCount, requireFence, requireFunction, requireId, requireObject } from '../validate.js';
 import { UNKNOWN_FLOOR_HOLDER, type GateFloor, type RejectionKind, type RejectionRecord } from './rejection.js';
 
-/** Options of {@link FenceGate}. @see DESIGN.md § "The library's rules" (FenceGate; a resource restores its floor) */
+/** Options of {@link FenceGate}. @see docs/design.md § "The library's rules" (FenceGate; a resource restores its floor) */
 export interface FenceGateOptions {
   /**
    * The floor to start from: restore it from the resource's durable store after the resource
@@ -46,7 +46,7 @@ export interface FenceGateOptions {
  * Fencing catches a stale write only after a newer holder has reached the gate; {@link FenceGate.admit}
  * lets the coordinator push the new fence at handover to close most of that window.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate)
+ * @see docs/design.md § "The library's rules" (FenceGate)
  * @see https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html (fencing tokens)
  * @example
  * ```ts
@@ -136,7 +136,7 @@ export class FenceGate {
    * @throws {@link DoubleGrantError} if the fence equals the floor but the holder differs (`fn` did not run; recorded).
    * @throws {@link ProtocolMisuseError} if the token names another resource.
    * @throws TypeError / RangeError on a malformed token or a non-function `fn` (nothing recorded, floor unchanged).
-   * @see DESIGN.md § "The library's rules" (FenceGate)
+   * @see docs/design.md § "The library's rules" (FenceGate)
    */
   commit<T>(token: FenceToken, fn: () => T): T {
     if (typeof fn !== 'function') throw new TypeError(`FenceGate.commit: fn must be a function, got ${describeValue(fn)}`);
@@ -148,7 +148,7 @@ export class FenceGate {
    * Raises the floor to `token` without a write: lets the coordinator push a new generation's
    * fence at handover, so a stalled previous holder is refused even before the new holder writes.
    * @throws the same as {@link FenceGate.commit}, for the same tokens.
-   * @see DESIGN.md § "The library's rules" (FenceGate: admit)
+   * @see docs/design.md § "The library's rules" (FenceGate: admit)
    */
   admit(token: FenceToken): void {
     this.pass('FenceGate.admit', token);

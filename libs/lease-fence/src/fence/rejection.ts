@@ -2,14 +2,14 @@
  * The rejection log's shapes: what a {@link FenceGate} records when it refuses a token.
  * Types, and the one constant for an unknown floor holder.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate)
+ * @see docs/design.md § "The library's rules" (FenceGate)
  */
 
 /**
  * The highest fence a gate has admitted, and the holder it was admitted for.
  * A token is admitted when its fence is above `fence`, or equal to it from the same `holderId`.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate)
+ * @see docs/design.md § "The library's rules" (FenceGate)
  */
 export interface GateFloor {
   /** The highest fence admitted so far: a positive safe integer. */
@@ -39,7 +39,7 @@ export type RejectionKind = 'stale' | 'double-grant';
  * Frozen; `seq` increases by one per rejection of the same gate, so `(gate, resource, seq)`
  * identifies a rejection when it is reported more than once.
  *
- * @see DESIGN.md § "The library's rules" (FenceGate)
+ * @see docs/design.md § "The library's rules" (FenceGate)
  */
 export interface RejectionRecord {
   /** The gate's sequence number for this rejection (starts at the gate's `initialSeq`). */

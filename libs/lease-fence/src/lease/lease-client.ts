@@ -14,7 +14,7 @@ import {
 import { createLease, type Lease } from './lease.js';
 import type { Grant } from './outcomes.js';
 
-/** Options of {@link LeaseClient}. @see DESIGN.md § "The library's rules" (Client anchoring) */
+/** Options of {@link LeaseClient}. @see docs/design.md § "The library's rules" (Client anchoring) */
 export interface LeaseClientOptions {
   /** This holder's clock; `sentAt` and `deadline` are in `clock.domain`. Use a monotonic clock. */
   readonly clock: Clock;
@@ -37,7 +37,7 @@ export interface LeaseClientOptions {
  * A pending acquire, made by {@link LeaseClient.beginAcquire}: send it (it is plain data apart
  * from `sentAt`), and on a grant call {@link LeaseClient.completeAcquire} once. A retry after a
  * lost reply resends the same request, so the coordinator answers with the same grant.
- * @see DESIGN.md § "The library's rules" (Client anchoring; Retries are idempotent)
+ * @see docs/design.md § "The library's rules" (Client anchoring; Retries are idempotent)
  */
 export interface AcquireRequest {
   readonly kind: 'acquire';
@@ -53,7 +53,7 @@ export interface AcquireRequest {
 
 /**
  * A pending renewal, made by {@link LeaseClient.beginRenewal}; complete it with {@link LeaseClient.completeRenewal}.
- * @see DESIGN.md § "The library's rules" (Client anchoring; Renewal keeps the fence)
+ * @see docs/design.md § "The library's rules" (Client anchoring; Renewal keeps the fence)
  */
 export interface RenewalRequest {
   readonly kind: 'renewal';
@@ -80,7 +80,7 @@ const defaultRequestId = (): string => globalThis.crypto.randomUUID();
  * the send instant: `deadline = request.sentAt + grant.ttlMillis - clockSkewMillis`. The holder's
  * window is therefore always inside the coordinator's, however slow the round trip.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring)
+ * @see docs/design.md § "The library's rules" (Client anchoring)
  * @example
  * ```ts
  * const client = new LeaseClient({ clock: createMonotonicClock('agent-a'), holderId: 'agent-a', clockSkewMillis: 500 });
@@ -129,7 +129,7 @@ export class LeaseClient {
    * @param resource - Non-empty.
    * @param options - `ttlMillis`: requested duration (ms, integer in [1, {@link MAX_TTL_MILLIS}], above `clockSkewMillis`).
    * @throws TypeError / RangeError on bad arguments (the clock is not read).
-   * @see DESIGN.md § "The library's rules" (Client anchoring)
+   * @see docs/design.md § "The library's rules" (Client anchoring)
    */
   beginAcquire(resource: string, options: { readonly ttlMillis?: number } = {}): AcquireRequest {
     const api = 'LeaseClient.beginAcquire';
@@ -154,7 +154,7 @@ export class LeaseClient {
    * @param options - `ttlMillis`: new duration (ms); absent keeps the lease's duration.
    * @throws {@link ProtocolMisuseError} if `lease` was not made by this client.
    * @throws TypeError / RangeError on bad options.
-   * @see DESIGN.md § "The library's rules" (Renewal keeps the fence)
+   * @see docs/design.md § "The library's rules" (Renewal keeps the fence)
    */
   beginRenewal(lease: Lease, options: { readonly ttlMillis?: number } = {}): RenewalRequest {
     const api = 'LeaseClient.beginRenewal';
@@ -189,7 +189,7 @@ export class LeaseClient {
    *   client, or `grant` belongs to another request, resource or holder. The request stays pending.
    * @throws RangeError if `grant.ttlMillis <= clockSkewMillis` (the lease would be dead on arrival);
    *   TypeError / RangeError on a malformed grant.
-   * @see DESIGN.md § "The library's rules" (Client anchoring)
+   * @see docs/design.md § "The library's rules" (Client anchoring)
    */
   completeAcquire(request: AcquireRequest, grant: Grant): Lease {
     return this.complete('LeaseClient.completeAcquire', 'acquire', request, grant);
@@ -204,7 +204,7 @@ export class LeaseClient {
    * @throws {@link ProtocolMisuseError} on a second completion, or a grant for another request,
    *   resource, holder or fence.
    * @throws RangeError if `grant.ttlMillis <= clockSkewMillis`.
-   * @see DESIGN.md § "The library's rules" (Client anchoring; Renewal keeps the fence)
+   * @see docs/design.md § "The library's rules" (Client anchoring; Renewal keeps the fence)
    */
   completeRenewal(request: RenewalRequest, grant: Grant): Lease {
     return this.complete('LeaseClient.completeRenewal', 'renewal', request, grant);

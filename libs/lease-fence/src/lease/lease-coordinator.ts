@@ -12,7 +12,7 @@ import { decideAcquire, decideExpiry, decideRelease, decideRenew } from './lease
 import { LeaseTable } from './lease-table.js';
 import type { AcquireOutcome, FenceToken, LeaseDecision, LeaseRecord, ReleaseOutcome, RenewOutcome } from './outcomes.js';
 
-/** Options of {@link LeaseCoordinator}. @see DESIGN.md § "The library's rules" (TTLs are bounded) */
+/** Options of {@link LeaseCoordinator}. @see docs/design.md § "The library's rules" (TTLs are bounded) */
 export interface LeaseCoordinatorOptions {
   /** The coordinator's clock; every instant it hands out is in `clock.domain`. Use a monotonic clock. */
   readonly clock: Clock;
@@ -34,7 +34,7 @@ export interface LeaseCoordinatorOptions {
   readonly replayCacheSize?: number;
 }
 
-/** An acquire request as the coordinator receives it; a client's {@link AcquireRequest} fits. @see DESIGN.md § "The library's rules" (Retries are idempotent) */
+/** An acquire request as the coordinator receives it; a client's {@link AcquireRequest} fits. @see docs/design.md § "The library's rules" (Retries are idempotent) */
 export interface CoordinatorAcquireRequest {
   readonly resource: string;
   readonly holderId: string;
@@ -44,7 +44,7 @@ export interface CoordinatorAcquireRequest {
   readonly ttlMillis?: number | undefined;
 }
 
-/** A renewal request as the coordinator receives it; a client's {@link RenewalRequest} fits. @see DESIGN.md § "The library's rules" (Renewal keeps the fence) */
+/** A renewal request as the coordinator receives it; a client's {@link RenewalRequest} fits. @see docs/design.md § "The library's rules" (Renewal keeps the fence) */
 export interface CoordinatorRenewRequest {
   readonly resource: string;
   readonly holderId: string;
@@ -63,7 +63,7 @@ export interface CoordinatorRenewRequest {
  * Nothing here is durable: persist {@link LeaseCoordinator.issuedFence} and pass it back as
  * `startFence` after a restart, or use the event-sourced coordinator.
  *
- * @see DESIGN.md § "The library's rules"
+ * @see docs/design.md § "The library's rules"
  * @example
  * ```ts
  * const coordinator = new LeaseCoordinator({ clock: createMonotonicClock('coordinator'), ttlMillis: 30_000 });
@@ -113,7 +113,7 @@ export class LeaseCoordinator {
    * @returns `{ ok: true, grant }`, or a denial: `'held'`, `'already-held'`, `'expired'` (replayed requestId).
    * @throws TypeError / RangeError on a malformed request, before the clock is read; nothing changes.
    * @throws {@link ProtocolMisuseError} if the requestId was used by this holder for another resource.
-   * @see DESIGN.md § "The library's rules" (Fence = generation of ownership; Retries are idempotent)
+   * @see docs/design.md § "The library's rules" (Fence = generation of ownership; Retries are idempotent)
    */
   acquire(request: CoordinatorAcquireRequest): AcquireOutcome {
     const api = 'LeaseCoordinator.acquire';
@@ -133,7 +133,7 @@ export class LeaseCoordinator {
    * @returns `{ ok: true, grant }`, or `'expired'` (that generation has ended: never resurrected) /
    *   `'not-holder'` (another holder's fence, or never issued for this resource).
    * @throws TypeError / RangeError on a malformed request, before the clock is read.
-   * @see DESIGN.md § "The library's rules" (Renewal keeps the fence)
+   * @see docs/design.md § "The library's rules" (Renewal keeps the fence)
    */
   renew(request: CoordinatorRenewRequest): RenewOutcome {
     const api = 'LeaseCoordinator.renew';

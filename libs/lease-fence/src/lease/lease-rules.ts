@@ -4,7 +4,7 @@
  * in-memory {@link LeaseCoordinator} and by the event-sourced coordinator's decide/evolve, so both
  * follow the same rules.
  *
- * @see DESIGN.md § "The library's rules"
+ * @see docs/design.md § "The library's rules"
  */
 import { ProtocolMisuseError } from '../errors.js';
 import { Instant } from '../time/instant.js';
@@ -56,7 +56,7 @@ const grantOf = (lease: LeaseRecord, requestId: string): Grant =>
  * @param table - Read only.
  * @param resource - The resource the fence is presented for.
  * @param fence - A positive safe integer (not validated here: the callers validate first).
- * @see DESIGN.md § "The library's rules" (Fence = generation of ownership)
+ * @see docs/design.md § "The library's rules" (Fence = generation of ownership)
  */
 export function wasFenceIssued(table: LeaseTable, resource: string, fence: number): boolean {
   return fence <= table.highestFence(resource);
@@ -99,7 +99,7 @@ const retryAfter = (expiresAt: Instant, now: Instant): number => Math.ceil(expir
  * @throws TypeError / RangeError on a malformed request (nothing decided, no fence burned).
  * @throws {@link ProtocolMisuseError} if the requestId was already used by this holder for another resource.
  * @throws {@link ClockDomainError} if `now` is in another domain than the current lease.
- * @see DESIGN.md § "The library's rules" (Fence = generation of ownership; Retries are idempotent)
+ * @see docs/design.md § "The library's rules" (Fence = generation of ownership; Retries are idempotent)
  */
 export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: Instant): LeaseDecision<AcquireOutcome> {
   const api = 'decideAcquire';
@@ -166,7 +166,7 @@ export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: I
  *   integer), optional `ttlMillis` (ms, integer in [1, {@link MAX_TTL_MILLIS}]).
  * @param now - The coordinator's reading.
  * @throws TypeError / RangeError on a malformed request; {@link ClockDomainError} on a domain mismatch.
- * @see DESIGN.md § "The library's rules" (Renewal keeps the fence; an expired lease is never resurrected)
+ * @see docs/design.md § "The library's rules" (Renewal keeps the fence; an expired lease is never resurrected)
  */
 export function decideRenew(table: LeaseTable, request: RenewCommand, now: Instant): LeaseDecision<RenewOutcome> {
   const api = 'decideRenew';
@@ -207,7 +207,7 @@ export function decideRenew(table: LeaseTable, request: RenewCommand, now: Insta
  *
  * @param token - `resource`, `holderId` (non-empty), `fence` (positive safe integer).
  * @throws TypeError / RangeError on a malformed token; {@link ClockDomainError} on a domain mismatch.
- * @see DESIGN.md § "The library's rules"
+ * @see docs/design.md § "The library's rules"
  */
 export function decideRelease(table: LeaseTable, token: FenceToken, now: Instant): LeaseDecision<ReleaseOutcome> {
   const api = 'decideRelease';
@@ -231,7 +231,7 @@ export function decideRelease(table: LeaseTable, token: FenceToken, now: Instant
  * past expiry as free) but keeps the table and the log honest about who holds what.
  *
  * @throws {@link ClockDomainError} if `now` is in another domain than a lease.
- * @see DESIGN.md § "The library's rules"
+ * @see docs/design.md § "The library's rules"
  */
 export function decideExpiry(table: LeaseTable, now: Instant): LeaseDecision<{ readonly expired: number }> {
   requireNow('decideExpiry', now);

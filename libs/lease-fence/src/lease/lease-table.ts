@@ -12,7 +12,7 @@ import {
 import type { LeaseChange, LeaseRecord } from './outcomes.js';
 import { ReplayCache } from './replay-cache.js';
 
-/** Options of {@link LeaseTable}. @see DESIGN.md § "The library's rules" (Fence; Retries are idempotent) */
+/** Options of {@link LeaseTable}. @see docs/design.md § "The library's rules" (Fence; Retries are idempotent) */
 export interface LeaseTableOptions {
   /**
    * Fences already issued before this table: the first grant gets `startFence + 1`. Restore it
@@ -64,7 +64,7 @@ export interface ReplayEntryJson {
  * leases, the replay caches (acquisitions, renewals) oldest first, and the highest fence ever
  * granted per resource.
  * Instants are `{ millis, domain }`.
- * @see DESIGN.md § "The event-sourced coordinator" (Recovery: replay from the latest snapshot)
+ * @see docs/design.md § "The event-sourced coordinator" (Recovery: replay from the latest snapshot)
  */
 export interface LeaseTableSnapshot {
   readonly format: 1;
@@ -117,7 +117,7 @@ function requireInstant(api: string, field: string, value: unknown): asserts val
  * Owned by one writer: {@link LeaseCoordinator} in memory, or the event-sourced coordinator's
  * state (where `apply` is `evolve`).
  *
- * @see DESIGN.md § "The library's rules"; § "The event-sourced coordinator" (decide/evolve, recovery)
+ * @see docs/design.md § "The library's rules"; § "The event-sourced coordinator" (decide/evolve, recovery)
  */
 export class LeaseTable {
   private readonly current = new Map<string, LeaseRecord>();
@@ -260,7 +260,7 @@ export class LeaseTable {
    * @param expiresAt - The new expiry (the grace deadline), in the new domain.
    * @param grantedAt - The new grant instant; defaults to `expiresAt - ttlMillis`.
    * @throws {@link ProtocolMisuseError} if there is no current lease on `resource`.
-   * @see DESIGN.md § "The event-sourced coordinator" (Recovery)
+   * @see docs/design.md § "The event-sourced coordinator" (Recovery)
    */
   reanchor(resource: string, expiresAt: Instant, grantedAt?: Instant): void {
     const lease = this.current.get(resource);

@@ -11,7 +11,7 @@ import type { FenceToken } from './outcomes.js';
  * `deadline = request.sentAt + grant.ttlMillis - clockSkewMillis` (client domain), so the holder's
  * window always ends before the coordinator's.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring)
+ * @see docs/design.md § "The library's rules" (Client anchoring)
  */
 export interface Lease {
   readonly resource: string;

@@ -2,7 +2,7 @@
  * The lease protocol's data: tokens, records, grants, outcomes and changes. Plain, immutable
  * values; business denials are outcomes (`ok: false` with a kebab-case `reason`), never errors.
  *
- * @see DESIGN.md § "The library's rules"
+ * @see docs/design.md § "The library's rules"
  */
 import type { Instant } from '../time/instant.js';
 
@@ -11,7 +11,7 @@ import type { Instant } from '../time/instant.js';
  * ownership (`fence`). A {@link FenceGate} admits a token only if its fence is not below
  * the highest it has seen.
  *
- * @see DESIGN.md § "The library's rules" (Fence = generation of ownership)
+ * @see docs/design.md § "The library's rules" (Fence = generation of ownership)
  */
 export interface FenceToken {
   /** The resource the lease is on. */
@@ -26,7 +26,7 @@ export interface FenceToken {
  * One generation of ownership, as the coordinator keeps it. Instants are in the
  * coordinator's clock domain. The lease is expired when `now >= expiresAt`.
  *
- * @see DESIGN.md § "The library's rules" (Fence = generation of ownership)
+ * @see docs/design.md § "The library's rules" (Fence = generation of ownership)
  */
 export interface LeaseRecord {
   readonly resource: string;
@@ -47,7 +47,7 @@ export interface LeaseRecord {
  * What a coordinator hands out on a successful acquire or renewal. Plain data: send it over the
  * wire and give it to {@link LeaseClient.completeAcquire} / {@link LeaseClient.completeRenewal}.
  *
- * @see DESIGN.md § "The library's rules" (Client anchoring)
+ * @see docs/design.md § "The library's rules" (Client anchoring)
  */
 export interface Grant {
   readonly resource: string;
@@ -75,7 +75,7 @@ export interface Grant {
  * - `'expired'` — a repeated requestId whose generation (`fence`) has ended: never a fresh grant
  *   for an old request; acquire again with a new requestId.
  *
- * @see DESIGN.md § "The library's rules" (Fence = generation of ownership; Retries are idempotent)
+ * @see docs/design.md § "The library's rules" (Fence = generation of ownership; Retries are idempotent)
  */
 export type AcquireOutcome =
   | { readonly ok: true; readonly grant: Grant }
@@ -97,7 +97,7 @@ export type AcquireOutcome =
  * - `'not-holder'` — the fence belongs to another holder, or was never issued for this resource
  *   (above the highest fence ever granted on it, {@link LeaseTable.highestFence}).
  *
- * @see DESIGN.md § "The library's rules" (An expired lease is never resurrected)
+ * @see docs/design.md § "The library's rules" (An expired lease is never resurrected)
  */
 export type RenewOutcome =
   | { readonly ok: true; readonly grant: Grant }
@@ -111,7 +111,7 @@ export type RenewOutcome =
  *   superseded): there is nothing left to release.
  * - `'not-holder'` — the fence belongs to another holder, or was never issued for this resource.
  *
- * @see DESIGN.md § "The library's rules"
+ * @see docs/design.md § "The library's rules"
  */
 export type ReleaseOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'not-holder' | 'expired' };
 
@@ -119,7 +119,7 @@ export type ReleaseOutcome = { readonly ok: true } | { readonly ok: false; reado
  * A fact decided by the rules. {@link LeaseTable.apply} folds it into a table; the event-sourced
  * coordinator maps each one to exactly one log event. Instants are in the coordinator's domain.
  *
- * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve)
+ * @see docs/design.md § "The event-sourced coordinator" (decide/evolve)
  */
 export type LeaseChange =
   | { readonly type: 'granted'; readonly lease: LeaseRecord }
@@ -138,14 +138,14 @@ export type LeaseChange =
 /**
  * What a decide function returns: the outcome for the caller, and the changes to apply (none for
  * a denial). Apply `changes` in order before acting on `outcome`.
- * @see DESIGN.md § "The event-sourced coordinator" (decide/evolve)
+ * @see docs/design.md § "The event-sourced coordinator" (decide/evolve)
  */
 export interface LeaseDecision<O> {
   readonly outcome: O;
   readonly changes: readonly LeaseChange[];
 }
 
-/** An acquire request as {@link decideAcquire} reads it. Extra fields (e.g. a client's `sentAt`) are ignored. @see DESIGN.md § "The library's rules" */
+/** An acquire request as {@link decideAcquire} reads it. Extra fields (e.g. a client's `sentAt`) are ignored. @see docs/design.md § "The library's rules" */
 export interface AcquireCommand {
   readonly resource: string;
   readonly holderId: string;
@@ -155,7 +155,7 @@ export interface AcquireCommand {
   readonly ttlMillis: number;
 }
 
-/** A renewal request as {@link decideRenew} reads it. @see DESIGN.md § "The library's rules" (Renewal keeps the fence) */
+/** A renewal request as {@link decideRenew} reads it. @see docs/design.md § "The library's rules" (Renewal keeps the fence) */
 export interface RenewCommand {
   readonly resource: string;
   readonly holderId: string;

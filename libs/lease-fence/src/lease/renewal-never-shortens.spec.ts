@@ -2,7 +2,7 @@
  * A renewal that asks for a shorter ttl must not move the coordinator's expiry earlier than the
  * deadline the holder already holds: until the renewal's reply is completed (and for ever if it
  * is lost), the holder's latest Lease still carries its previous deadline, and the holder's window
- * must stay a subset of the coordinator's (DESIGN.md § "The library's rules", Client anchoring).
+ * must stay a subset of the coordinator's (docs/design.md § "The library's rules", Client anchoring).
  */
 import { describe, expect, it } from 'vitest';
 import { LeaseClient } from './lease-client.js';

@@ -18,7 +18,7 @@ const keyOf = (holderId: string, requestId: string): string => `${holderId.lengt
  * second fence or a second renewal. Insertion-ordered (a Map): the oldest entry is evicted
  * first. O(1) per operation.
  *
- * @see DESIGN.md § "The library's rules" (Retries are idempotent)
+ * @see docs/design.md § "The library's rules" (Retries are idempotent)
  * @internal
  */
 export class ReplayCache {

@@ -5,7 +5,7 @@ import type { Instant } from './instant.js';
  * Implementations: {@link createMonotonicClock} (production), {@link createManualClock} (tests),
  * {@link guardClock} (wraps any millisecond source).
  *
- * @see DESIGN.md § "The library's rules" (Instant)
+ * @see docs/design.md § "The library's rules" (Instant)
  */
 export interface Clock {
   /** The domain stamped on every instant this clock returns. */

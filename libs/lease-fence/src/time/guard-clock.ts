@@ -12,7 +12,7 @@ import { Instant } from './instant.js';
  * @param domain - The domain stamped on every reading. Non-empty.
  * @param read - Returns the current reading in milliseconds. Called once per `now()`.
  * @throws TypeError if `domain` is empty or `read` is not a function.
- * @see DESIGN.md § "The library's rules" (Clock sources are guarded)
+ * @see docs/design.md § "The library's rules" (Clock sources are guarded)
  * @example
  * ```ts
  * const wall = guardClock('host-wall', () => Date.now());

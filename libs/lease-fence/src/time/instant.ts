@@ -7,7 +7,7 @@ import { describeValue, requireId } from '../validate.js';
  * different domains throws {@link ClockDomainError}, because two clocks' origins are unrelated
  * and the difference would be a number shaped like a duration but off by an unknown offset.
  *
- * @see DESIGN.md § "The library's rules" (Instant = milliseconds + clock domain)
+ * @see docs/design.md § "The library's rules" (Instant = milliseconds + clock domain)
  * @example
  * ```ts
  * const sentAt = Instant.of(1_000, 'agent-a');

@@ -6,7 +6,7 @@ import { Instant } from './instant.js';
  * A {@link Clock} for tests: time moves only when told to, and optionally by `stepPerRead` on
  * every read, so the gap between a validity check and the write after it is reproducible.
  *
- * @see DESIGN.md § "The library's rules" (createManualClock advances on every read)
+ * @see docs/design.md § "The library's rules" (createManualClock advances on every read)
  */
 export interface ManualClock extends Clock {
   /**
@@ -23,7 +23,7 @@ export interface ManualClock extends Clock {
   peek(): Instant;
 }
 
-/** Options of {@link createManualClock}. @see DESIGN.md § "The library's rules" (createManualClock) */
+/** Options of {@link createManualClock}. @see docs/design.md § "The library's rules" (createManualClock) */
 export interface ManualClockOptions {
   /** First reading, in milliseconds. Finite. @defaultValue 0 */
   readonly start?: number;
@@ -38,7 +38,7 @@ export interface ManualClockOptions {
  * @param options - `start` (ms, default 0) and `stepPerRead` (ms, default 0).
  * @throws TypeError if `domain` is empty; RangeError if `start` is not finite or `stepPerRead`
  *   is negative or not finite.
- * @see DESIGN.md § "The library's rules" (createManualClock)
+ * @see docs/design.md § "The library's rules" (createManualClock)
  * @example
  * ```ts
  * const clock = createManualClock('agent-a', { stepPerRead: 30 });

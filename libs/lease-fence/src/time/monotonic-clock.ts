@@ -11,7 +11,7 @@ import { guardClock } from './guard-clock.js';
  *
  * @param domain - The domain stamped on every reading. Non-empty.
  * @throws TypeError if `domain` is empty.
- * @see DESIGN.md § "The library's rules" (createMonotonicClock reads process.hrtime.bigint)
+ * @see docs/design.md § "The library's rules" (createMonotonicClock reads process.hrtime.bigint)
  */
 export function createMonotonicClock(domain: string): Clock {
   const origin = process.hrtime.bigint();

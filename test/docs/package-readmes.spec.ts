@@ -1,0 +1,92 @@
+/**
+ * Runs the examples of the package READMEs as written: the first ```ts block of each README
+ * imports from published package names, typechecks against the built packages, runs, and prints
+ * exactly the ```text block that follows it. The only change made to run a block is that each
+ * package specifier is replaced by the file it resolves to from this project. (The examples of
+ * `libs/coordinator-core/README.md` and `libs/client/README.md` are regions of test files, checked
+ * by `test/crash/readme-example.int.spec.ts` and `libs/client/src/readme-examples.int.spec.ts`.)
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+
+const repository = fileURLToPath(new URL('../../', import.meta.url));
+const require = createRequire(import.meta.url);
+const workDir = mkdtempSync(join(tmpdir(), 'lease-fence-package-readme-'));
+afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+/** The packages whose README examples this file runs, by README path (relative to the repository). */
+const READMES = ['libs/lease-fence/README.md', 'libs/protocol/README.md', 'libs/event-log-memory/README.md', 'libs/event-log-sqlite/README.md'];
+
+/** The first fenced block of `language` in `text` at or after `from`, without its fences. */
+function fencedBlock(text: string, language: string, from = 0): { code: string; end: number } {
+  const open = text.indexOf(`\`\`\`${language}\n`, from);
+  if (open < 0) throw new Error(`no \`\`\`${language} block`);
+  const start = open + language.length + 4;
+  const close = text.indexOf('\n```', start);
+  return { code: text.slice(start, close + 1), end: close + 4 };
+}
+
+/** The bare package specifiers `code` imports (`node:` builtins excluded). */
+const packagesOf = (code: string): string[] => [...code.matchAll(/from '([^']+)';/g)].map((match) => match[1]!).filter((name) => !name.startsWith('node:'));
+
+describe.each(READMES)('%s example', (readmePath) => {
+  const readme = readFileSync(join(repository, readmePath), 'utf8');
+  const example = fencedBlock(readme, 'ts');
+  const expectedOutput = fencedBlock(readme, 'text', example.end).code;
+  const name = readmePath.split('/')[1]!;
+
+  it('imports from published package names only', () => {
+    expect(packagesOf(example.code).length).toBeGreaterThan(0);
+    expect(packagesOf(example.code).every((specifier) => !specifier.startsWith('.') && !specifier.includes('/src/'))).toBe(true);
+  });
+
+  it('typechecks as written against the built packages', () => {
+    // Arrange
+    const file = join(workDir, `${name}.mts`);
+    writeFileSync(file, example.code);
+    const paths = Object.fromEntries(packagesOf(example.code).map((specifier) => [specifier, [require.resolve(specifier).replace(/\.js$/, '.d.ts')]]));
+    // Act
+    const program = ts.createProgram([file], {
+      target: ts.ScriptTarget.ES2023,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2023.d.ts'],
+      types: ['node'],
+      typeRoots: [join(repository, 'node_modules/@types')],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      noEmit: true,
+      skipLibCheck: true,
+      paths,
+    });
+    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    // Assert
+    expect(diagnostics).toEqual([]);
+  }, 60_000);
+
+  it('runs and prints what the README says it prints', async () => {
+    // Arrange
+    const file = join(workDir, `${name}-run.ts`);
+    const runnable = example.code.replace(/from '([^']+)';/g, (whole, specifier: string) =>
+      specifier.startsWith('node:') ? whole : `from ${JSON.stringify(pathToFileURL(require.resolve(specifier)).href)};`,
+    );
+    writeFileSync(file, runnable);
+    const printed: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
+      printed.push(args.map(String).join(' '));
+    });
+    // Act
+    try {
+      await import(/* @vite-ignore */ pathToFileURL(file).href);
+    } finally {
+      log.mockRestore();
+    }
+    // Assert
+    expect(printed.join('\n') + '\n').toBe(expectedOutput);
+  });
+});
