@@ -61,6 +61,10 @@ describe('simulation of the real system', () => {
     await expectNoViolation(onDeciderShell(SCENARIOS['crash-recovery']), 200);
   });
 
+  it('finds no violation with the DeciderShell in the everything world (which it runs without log outages: it has no supervisor)', async () => {
+    await expectNoViolation(onDeciderShell(SCENARIOS.everything), 100);
+  });
+
   it('fence-first mode exercises I10 and refuses stale writes somewhere in the seed set', async () => {
     const result = await expectNoViolation(SCENARIOS['fence-first'], 60);
     expect(result.checks['I10-fenced-before-active']).toBeGreaterThan(0);

@@ -16,7 +16,7 @@ import { DEFAULT_REPLAY_CACHE_SIZE } from 'lease-fence';
 import type { DefectHooks } from './defects.js';
 import { InvariantChecker, type InvariantId, type Violation } from './invariants.js';
 import { Agent, type ResourceEndpoint } from './nodes/agent.js';
-import { CoordinatorMachine } from './nodes/coordinator-machine.js';
+import { CoordinatorMachine, type CoordinatorShell } from './nodes/coordinator-machine.js';
 import type { WorldContext } from './nodes/messages.js';
 import { ResourceNode } from './nodes/resource.js';
 import { SimulatedDisk } from './nodes/simulated-disk.js';
@@ -158,7 +158,7 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   const agentCount = clamp(input.agents, scenario.agents);
   const resourceCount = clamp(input.resources, scenario.resources);
   const horizonMillis = clamp(input.horizonMillis, scenario.horizonMillis);
-  const faults = selectFaults(input.faults, scenario, horizonMillis);
+  const faults = selectFaults(input.faults, scenario, horizonMillis, hooks.shell ?? scenario.shell);
   const rate = (thousandths: number): number => 1 + (Math.max(-1000, Math.min(1000, thousandths)) / 1000) * scenario.maxDrift;
   const oscillators: Oscillator[] = [];
   for (let machine = 0; machine <= agentCount; machine += 1) {
@@ -366,13 +366,15 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
 const clamp = (value: number, [min, max]: readonly [number, number]): number => Math.min(Math.max(Math.trunc(value), min), max);
 
 /** The faults a scenario allows, at most its budget of each kind, before the horizon, in time order. */
-function selectFaults(faults: readonly FaultInput[], scenario: Scenario, horizonMillis: number): FaultInput[] {
+function selectFaults(faults: readonly FaultInput[], scenario: Scenario, horizonMillis: number, shell: CoordinatorShell): FaultInput[] {
   const budget: Record<FaultKind, number> = {
     'coordinator-crash': scenario.faults.coordinatorCrashes,
     'resource-restart': scenario.faults.resourceRestarts,
     partition: scenario.faults.partitions,
     'clock-drift': scenario.faults.driftChanges,
-    'log-outage': scenario.faults.logOutages,
+    // The DeciderShell runs without the supervisor: after a failed append it would stay stopped
+    // for the rest of the run (a process nobody restarts), so its runs get no log outages.
+    'log-outage': shell === 'decider' ? 0 : scenario.faults.logOutages,
   };
   const selected: FaultInput[] = [];
   for (const fault of faults) {
