@@ -104,4 +104,3 @@ export {
   type SupervisorState,
   type SupervisorTimer,
 } from './supervisor/coordinator-supervisor.js';
-export { createReopenBackoff, type ReopenBackoff, type ReopenBackoffOptions } from './supervisor/reopen-backoff.js';
