@@ -312,6 +312,8 @@ export class CoordinatorMachine {
         return;
       case 'superseded-while-opening':
         trace.step('coordinator', `boot ${boot} superseded while opening: another coordinator appended to the log`);
+        // With one process nobody else appends: a conflict means the log does not recover.
+        if (this.options.standby === undefined) checker.recoveryFailed(event.error);
         return;
       case 'takeover-started':
         trace.step('coordinator', `boot ${boot} (standby) finds the log silent at position ${event.position}; takes over`);
