@@ -15,6 +15,9 @@
  * and the data directory.
  * Environment: PORT (3000; 0 = any free port), HOST (127.0.0.1), LEASE_FENCE_DATA_DIR (./data),
  * LEASE_FENCE_TOKENS_FILE (<data>/tokens.json), DEMO_AGENTS (4) and the demo's DEMO_* settings.
+ * With the demo, the coordinator's LEASE_FENCE_FENCE_FIRST defaults to the demo's slots
+ * (DEMO_RESOURCES, or deploy-slot-*): each grant of a slot becomes active only once the deploy
+ * slot has admitted its fence over its gate link (set LEASE_FENCE_FENCE_FIRST= to turn it off).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -68,6 +71,9 @@ const coordinator = spawn(process.execPath, [coordinatorMain], {
     HOST: env('HOST') ?? '127.0.0.1',
     LEASE_FENCE_DATA_DIR: dataDir,
     LEASE_FENCE_TOKENS_FILE: tokensFile,
+    // The demo's slots are fenced first (handover: pending → admitted → active on the dashboard).
+    // Empty (set but blank) keeps it off.
+    ...(coordinatorOnly || process.env.LEASE_FENCE_FENCE_FIRST !== undefined ? {} : { LEASE_FENCE_FENCE_FIRST: env('DEMO_RESOURCES') ?? 'deploy-slot-*' }),
   },
 });
 children.set('coordinator', coordinator);

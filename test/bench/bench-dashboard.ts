@@ -2,8 +2,7 @@
  * `npm run bench:dashboard`: the dashboard's two costs.
  *
  * 1. Fold: the time to fold 1 000 000 recorded events into the dashboard's view state with its
- *    own pure model (`apps/dashboard/src/model/fold-events.ts`, compiled from source by
- *    `run-bench.mjs` into `test/dist/bench-build/dashboard-model/`). The events are a real log
+ *    own pure model (`foldEvents` of `@lease-fence/dashboard-model`). The events are a real log
  *    written through the coordinator (500 resources: grants, renewals, releases) and read back
  *    decoded, as `/v1/events` and the stream deliver them.
  * 2. The live dashboard in Chromium (Debian's, driven by playwright-core; headless, fresh temp
@@ -21,6 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { chromium, type CDPSession } from 'playwright-core';
+import { foldEvents } from '@lease-fence/dashboard-model';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
@@ -53,16 +53,8 @@ const PAUSE = Number(options.pause);
 const LOAD_AGENTS = 20; // divides 500: each lane belongs to one agent, so acquires never contend
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** The slice of the dashboard model this benchmark calls (compiled from apps/dashboard/src/model). */
-interface DashboardModel {
-  foldEvents(events: Iterable<RecordedEvent>): { readonly position: number; readonly lanes: ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>> };
-}
-
 /** Part 1: fold EVENTS events with the dashboard's model; median of 3. */
 async function measureFold(work: string): Promise<string[][]> {
-  const modelFile = join(repoRoot(), 'test', 'dist', 'bench-build', 'dashboard-model', 'fold-events.js');
-  if (!existsSync(modelFile)) throw new Error(`${modelFile} is missing: run this through \`npm run bench:dashboard\`, which compiles the model`);
-  const model = (await import(modelFile)) as DashboardModel;
   const file = join(work, 'dashboard-fold.sqlite');
   const written = await writeBenchLog(file, { events: EVENTS, resources: LANES, snapshotEvery: Number.MAX_SAFE_INTEGER });
   const log = await openSqliteEventLog({ file, durability: 'normal' });
@@ -74,9 +66,9 @@ async function measureFold(work: string): Promise<string[][]> {
   let lanes = 0;
   for (let i = 0; i < 3; i += 1) {
     const started = performance.now();
-    const state = model.foldEvents(events);
+    const state = foldEvents(events);
     runs.push(performance.now() - started);
-    lanes = state.lanes instanceof Map ? state.lanes.size : Object.keys(state.lanes).length;
+    lanes = state.lanes.size;
   }
   const millis = median(runs);
   return [[fixed(written, 0), String(lanes), fixed(millis, 0), fixed((events.length / millis) * 1000, 0), fixed((millis * 1e6) / events.length, 0)]];

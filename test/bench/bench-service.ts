@@ -14,9 +14,12 @@
  * Options (after `--`): `--seconds 10 --concurrency 32 --resources 64 --rounds 3
  * --systems etcd,redis-always,mock-http --modes default`. Figures, not a test: nothing here asserts.
  *
- * `--modes default,lock-delay` runs our coordinator once per mode ({@link MODES}: the environment
- * each mode adds) in every round, interleaved (round 1: each mode, round 2: each mode, …), each
- * with the peers of `--systems` beside it, and adds a table of each mode against `default`.
+ * `--modes default,fence-first,lock-delay` runs our coordinator once per mode ({@link MODES}: the
+ * environment each mode adds) in every round, interleaved (round 1: each mode, round 2: each
+ * mode, …), each with the peers of `--systems` beside it, and adds a table of each mode against
+ * `default`. There is no `signed` mode: every grant is signed (Ed25519) in every mode, `default`
+ * included, so its figures already carry the cost of signing and there is no unsigned
+ * configuration to compare them with.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -44,11 +47,22 @@ const PRODUCT_LABEL = 'lease-fence';
 /**
  * The coordinator's modes, as the environment each one adds to the default configuration. The
  * workload's leases never expire (TTL 10 s, released at once), so `lock-delay` measures what the
- * rules cost on every acquire, not a delay actually waited out.
+ * rules cost on every acquire, not a delay actually waited out. `fence-first` fences every
+ * workload resource first: each acquire appends `FenceReserved`, asks the gate over its link,
+ * waits for the gate's durable save, then appends `FenceAdmitted` + `LeaseGranted`.
  */
 const MODES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   default: {},
+  'fence-first': { LEASE_FENCE_FENCE_FIRST: 'res-*' },
   'lock-delay': { LEASE_FENCE_LOCK_DELAY: '*=5000' },
+};
+/**
+ * What each mode needs of the harness's client process: in `fence-first`, the adapter opens the
+ * gate link for the workload's resources (`LEASE_FENCE_BENCH_GATE_LINK`, see
+ * `adapters/lease-fence-coordinator.mjs`), so admits are answered as a deployed gate would.
+ */
+const HARNESS_ENV: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  'fence-first': { LEASE_FENCE_BENCH_GATE_LINK: '1' },
 };
 const modes = options.modes.split(',').map((mode) => mode.trim());
 for (const mode of modes) {
@@ -223,7 +237,7 @@ try {
     '--product-cmd', productCommand(mode),
     '--product-adapter', join(root, 'test', 'bench', 'adapters', 'lease-fence-coordinator.mjs'),
     '--product-label', labelOf(mode),
-  ], root, { ...process.env, LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile, LEASE_FENCE_BENCH_SIDE_FILE: memoryFile });
+  ], root, { ...process.env, LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile, LEASE_FENCE_BENCH_SIDE_FILE: memoryFile, ...HARNESS_ENV[mode] });
   let code = 0;
   if (modes.length === 1) {
     code = await runHarness(modes[0]!, options.rounds);

@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
  * import: the coordinator brings every library.
  */
 const NEEDS = {
-  service: ['@lease-fence/coordinator'],
+  service: ['@lease-fence/coordinator', '@lease-fence/client'], // the client: the fence-first mode's gate link
   recovery: ['@lease-fence/coordinator'],
   lib: ['lease-fence', '@lease-fence/coordinator'],
   stream: ['@lease-fence/coordinator'],
@@ -56,14 +56,6 @@ const bin = (tool) => join(root, 'node_modules', '.bin', tool);
 try {
   await step(`building ${NEEDS[name].join(', ')}`, bin('nx'), ['run-many', '-t', 'build', '-p', ...NEEDS[name], '--outputStyle=static'], ['ignore', 'ignore', 'inherit']);
   await step('compiling test/bench', bin('tsc'), ['-p', join(root, 'test', 'bench', 'tsconfig.bench.json')]);
-  if (name === 'dashboard') {
-    // The dashboard's pure model, compiled from source (its imports of @lease-fence/protocol are types only).
-    await step('compiling apps/dashboard/src/model', bin('tsc'), [
-      '--ignoreConfig', '--outDir', join(root, 'test', 'dist', 'bench-build', 'dashboard-model'), '--rootDir', join(root, 'apps', 'dashboard', 'src', 'model'),
-      '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2023', '--types', 'node', '--skipLibCheck', '--strict',
-      join(root, 'apps', 'dashboard', 'src', 'model', 'fold-events.ts'),
-    ]);
-  }
   await step(`running bench-${name}`, process.execPath, [join(root, 'test', 'dist', 'bench-build', 'bench', `bench-${name}.js`), ...args]);
 } catch (error) {
   console.error(`bench:${name}: ${error.message}`);

@@ -20,7 +20,7 @@ const workDir = mkdtempSync(join(tmpdir(), 'lease-fence-package-readme-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
 /** The packages whose README examples this file runs, by README path (relative to the repository). */
-const READMES = ['libs/lease-fence/README.md', 'libs/protocol/README.md', 'libs/event-log-memory/README.md', 'libs/event-log-sqlite/README.md'];
+const READMES = ['libs/lease-fence/README.md', 'libs/protocol/README.md', 'libs/event-log-memory/README.md', 'libs/event-log-sqlite/README.md', 'libs/dashboard-model/README.md'];
 
 /** The first fenced block of `language` in `text` at or after `from`, without its fences. */
 function fencedBlock(text: string, language: string, from = 0): { code: string; end: number } {

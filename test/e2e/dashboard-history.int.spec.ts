@@ -11,9 +11,7 @@
 import type { RecordedEvent } from '@lease-fence/protocol';
 import type { Download, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { formatWallDateTime } from '../../apps/dashboard/src/model/format.js';
-import { DEFAULT_CONTEXT_RADIUS } from '../../apps/dashboard/src/model/investigation.js';
-import { INVESTIGATION_FORMAT, type InvestigationExport } from '../../apps/dashboard/src/model/investigation-export.js';
+import { DEFAULT_CONTEXT_RADIUS, formatWallDateTime, INVESTIGATION_FORMAT, type InvestigationExport } from '@lease-fence/dashboard-model';
 import { recordAsOf } from './support/as-of-recorder.js';
 import { launchChromium } from './support/chromium.js';
 import { dashboardUrl, expectPageMatchesFold, openDashboard, readSummary, waitForSummary } from './support/dashboard-page.js';

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { holderColor } from '../../apps/dashboard/src/timeline/holder-color.js';
+import { holderColor } from '@lease-fence/dashboard-model';
 import { REPO_ROOT } from '../support/coordinator-process.js';
 import { launchChromium } from './support/chromium.js';
 import { dashboardUrl, expectPageMatchesFold, openDashboard, readCanvasInk, readSummary, waitForSummary } from './support/dashboard-page.js';

@@ -1,7 +1,8 @@
 /**
  * `npm start` as a user runs it (`scripts/start.mjs --skip-build`; Nx builds the projects
  * before this suite): the coordinator on the SQLite log, tokens created on the first run, the
- * demo producing grants, renewals, expiries and refused stale writes, and a clean stop.
+ * demo producing grants, renewals, expiries and refused stale writes, its slots fenced first (each
+ * grant reserved, then admitted by the deploy slot, then granted), and a clean stop.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -76,7 +77,7 @@ describe.skipIf(!coordinatorBuilt())('scripts/start.mjs', () => {
   });
 
   it(
-    'runs the demo: the log shows grants, renewals, expiries and refused stale writes; Ctrl-C stops everything cleanly',
+    'runs the demo: the log shows fence-first grants, renewals, expiries and refused stale writes; Ctrl-C stops everything cleanly',
     async () => {
       // Arrange: the tokens from the first run are reused; a faster demo.
       const tokensBefore = await readFile(join(dataDir, 'tokens.json'), 'utf8');
@@ -91,7 +92,7 @@ describe.skipIf(!coordinatorBuilt())('scripts/start.mjs', () => {
       const dashboard = new URL(started.dashboardUrl);
 
       // Act
-      const seen = await waitForEventTypes(dashboard.origin, dashboard.searchParams.get('token') ?? '', ['LeaseGranted', 'LeaseRenewed', 'LeaseExpired', 'FenceRejected'], 90_000).catch(
+      const seen = await waitForEventTypes(dashboard.origin, dashboard.searchParams.get('token') ?? '', ['FenceReserved', 'FenceAdmitted', 'LeaseGranted', 'LeaseRenewed', 'LeaseExpired', 'FenceRejected'], 90_000).catch(
         (error: unknown) => {
           throw new Error(`${String(error)}\n--- start.mjs output ---\n${started.output.slice(-80).join('\n')}`);
         },
@@ -100,7 +101,7 @@ describe.skipIf(!coordinatorBuilt())('scripts/start.mjs', () => {
 
       // Assert
       expect(await readFile(join(dataDir, 'tokens.json'), 'utf8')).toBe(tokensBefore);
-      expect(seen).toMatchObject({ LeaseGranted: expect.any(Number), LeaseRenewed: expect.any(Number), LeaseExpired: expect.any(Number), FenceRejected: expect.any(Number) });
+      expect(seen).toMatchObject({ FenceReserved: expect.any(Number), FenceAdmitted: expect.any(Number), LeaseGranted: expect.any(Number), LeaseRenewed: expect.any(Number), LeaseExpired: expect.any(Number), FenceRejected: expect.any(Number) });
       expect(started.output.some((line) => / agent-\d +deploy-slot-[ab] +wrote .* REFUSED by the slot/.test(line))).toBe(true);
       expect(started.output.some((line) => line.includes('[start] stopped'))).toBe(true);
       expect(code).toBe(0);

@@ -1,17 +1,21 @@
 /**
  * The coordinator always ends when it is told to stop or loses its launcher: a `kill -9` of the
  * launcher's process group (`npm run coordinator` under a supervisor or CI runner) stops the
- * coordinator it started, which frees the port and the data directory for the next start; and a
+ * coordinator it started, which frees the port and the data directory for the next start; a
  * SIGTERM ends the process even when the reader of its stdout has gone (where pino's exit-time
- * flush used to retry forever).
+ * flush used to retry forever) or has stopped reading; and a shutdown that hangs (here: a gate
+ * link whose peer never completes the WebSocket close) is abandoned at
+ * `LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS`, logging what was still open.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startCoordinator } from '../support/coordinator-process.js';
+import { TEST_TOKENS } from '../support/test-tokens.js';
 import { type ChildExit, waitForExit } from '../support/stop-by-pid.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 
@@ -109,6 +113,87 @@ describe('SIGTERM', () => {
 
     // Assert
     expect(await exitWithin(app.child, EXIT_BOUND_MILLIS)).toEqual({ code: 0, signal: null });
+    await app.cleanup();
+  });
+});
+
+/**
+ * Opens `/v1/gates/link` with a raw socket and completes the WebSocket handshake, then never
+ * sends or answers anything: a gate process that froze (SIGSTOP, a debugger, a swapped-out VM)
+ * with its TCP connection still up, so the coordinator's close frame is never answered.
+ */
+async function openFrozenGateLink(url: string): Promise<Socket> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  leftoverSockets.push(socket);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.write([
+        'GET /v1/gates/link HTTP/1.1',
+        `Host: ${hostname}:${port}`,
+        'Upgrade: websocket',
+        'Connection: Upgrade',
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+        'Sec-WebSocket-Version: 13',
+        `Authorization: Bearer ${TEST_TOKENS.gate.token}`,
+        '',
+        '',
+      ].join('\r\n'));
+    });
+    socket.once('data', (chunk: Buffer) => {
+      const status = chunk.toString('latin1').split('\r\n')[0];
+      if (status?.startsWith('HTTP/1.1 101')) resolve();
+      else reject(new Error(`gate link handshake refused: ${status}`));
+    });
+  });
+  socket.pause(); // frozen: reads nothing more, answers nothing
+  return socket;
+}
+
+/** Sockets opened by a test, destroyed after it. */
+const leftoverSockets: Socket[] = [];
+afterEach(() => {
+  for (const socket of leftoverSockets.splice(0)) socket.destroy();
+});
+
+describe('the shutdown deadline (LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS)', () => {
+  it('ends a SIGTERM shutdown that hangs on a frozen gate link, exiting 1 and logging what was still open', async () => {
+    // Arrange: the link's WebSocket close waits for the peer's close frame (30 s in ws), longer than the deadline
+    const app = await startCoordinator({ env: { LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS: '2000' } });
+    leftovers.pids.push(app.pid);
+    await openFrozenGateLink(app.url);
+    await app.waitForLog((line) => line.msg === 'gate link: connected');
+
+    // Act
+    process.kill(app.pid, 'SIGTERM');
+
+    // Assert
+    expect(await exitWithin(app.child, EXIT_BOUND_MILLIS)).toEqual({ code: 1, signal: null });
+    const report = await app.waitForLog((line) => line.msg?.startsWith('shutdown did not finish in time') === true);
+    expect(report).toMatchObject({ afterMillis: 2000, stillOpen: expect.objectContaining({ TCPSocketWrap: expect.any(Number) }) });
+    expect(app.logs.some((line) => line.msg === 'stopped')).toBe(false);
+    await app.cleanup();
+  });
+});
+
+describe('SIGTERM with a stalled stdout', () => {
+  it('ends the coordinator although the reader of its stdout stopped reading and the pipe is full', async () => {
+    // Arrange: a request log line per request, each carrying a 4 KiB path, fills any pipe buffer
+    const app = await startCoordinator({ env: { LOG_LEVEL: 'debug' } });
+    leftovers.pids.push(app.pid);
+    app.child.stdout!.pause();
+    const path = `/not-here/${'x'.repeat(4096)}`;
+    for (let request = 0; request < 1000; request += 1) {
+      const response = await fetch(`${app.url}${path}`);
+      await response.arrayBuffer();
+    }
+
+    // Act
+    process.kill(app.pid, 'SIGTERM');
+
+    // Assert
+    expect(await exitWithin(app.child, EXIT_BOUND_MILLIS)).not.toBe('still running');
     await app.cleanup();
   });
 });

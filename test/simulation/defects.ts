@@ -57,6 +57,8 @@ export interface DefectHooks {
   readonly bootLog?: (disk: SimulatedDisk, handle: EventLog) => BootLog;
   /** Fence-first mode: the coordinator's gate port is wrapped by this (coordinator seam). */
   readonly wrapFenceAdmit?: (admit: FenceFirstOptions['admit']) => FenceFirstOptions['admit'];
+  /** Resources send their refusal reports all at once instead of one at a time in seq order (resource seam). */
+  readonly reportConcurrently?: boolean;
 }
 
 /** A named, documented defect. */
@@ -404,6 +406,14 @@ export const DEFECTS = {
         return Promise.resolve({ gateId: 'unconfirmed' });
       },
     },
+  },
+  'reports-out-of-order': {
+    name: 'reports-out-of-order',
+    bug: 'A gate sends each refusal report as soon as the refusal is made, without waiting for the one before to be acknowledged: a slow or retried report of seq 2 arrives after seq 3, and the coordinator records refusals as lost that were only late.',
+    seam: 'resource: the reporter sends every outbox entry at once (reportRejections sends one at a time, in seq order)',
+    scenario: 'everything',
+    caughtBy: ['I11-gap-justified'],
+    hooks: { reportConcurrently: true },
   },
 } satisfies Record<string, Defect>;
 

@@ -1,4 +1,4 @@
-import { coordinatorStarted, fenceRejected, leaseExpired, leaseGranted, leaseRenewed } from '@lease-fence/coordinator-core/testing';
+import { coordinatorStarted, fenceRejected, leaseExpired, leaseGranted, leaseRenewed, rejectionsMissing } from '@lease-fence/coordinator-core/testing';
 import { FenceGate, Instant, StaleFenceError, type FenceToken } from 'lease-fence';
 import { describe, expect, it } from 'vitest';
 import { InvariantChecker, type ClockBook, type CompletedLease, type InvariantId, type Violation } from './invariants.js';
@@ -212,6 +212,33 @@ describe('InvariantChecker', () => {
       checker.eventLanded(leaseExpired('slot', 'agent-a', 1, { atMillis: 1000 }));
       checker.eventLanded(leaseGranted('slot', 'agent-a', 2, { requestId: 'agent-a/r1', atMillis: 1000 }));
       expect(firstInvariant(violations)).toBe('I9-retry-idempotent');
+    });
+  });
+
+  describe('I11 gap justified', () => {
+    it('accepts a gap whose refusals never reach the log, and flags a refusal that lands after it was declared missing', () => {
+      // Arrange: #1 logged, #2 and #3 declared missing when #4 arrived
+      const { checker, violations } = setup();
+      checker.eventLanded(coordinatorStarted());
+      checker.eventLanded(fenceRejected({ seq: 1 }));
+      checker.eventLanded(rejectionsMissing(2, 3));
+      checker.eventLanded(fenceRejected({ seq: 4 }));
+      expect(violations).toEqual([]);
+
+      // Act: #3 was only late (sent beside #4, not before it)
+      checker.eventLanded(fenceRejected({ seq: 3 }));
+
+      // Assert
+      expect(firstInvariant(violations)).toBe('I11-gap-justified');
+      expect(violations[0]?.message).toContain('#3');
+    });
+
+    it('flags a gap declared over a refusal already in the log', () => {
+      const { checker, violations } = setup();
+      checker.eventLanded(coordinatorStarted());
+      checker.eventLanded(fenceRejected({ seq: 2 }));
+      checker.eventLanded(rejectionsMissing(1, 2, { reportedSeq: 3 }));
+      expect(firstInvariant(violations)).toBe('I11-gap-justified');
     });
   });
 

@@ -25,6 +25,7 @@ export const INVARIANTS = {
   'I8-refusal-justified': 'Every refusal is justified: a gate refuses only a fence below a floor it admitted, or an equal fence from another holder.',
   'I9-retry-idempotent': 'Retries are idempotent: one (holder, requestId) gets at most one generation.',
   'I10-fenced-before-active': 'Fence-first: once a grant has been acknowledged to its holder, its resource admits no write under an older fence, even before the new holder wrote.',
+  'I11-gap-justified': 'A gap is recorded only for refusals that never reach the log: no seq named by a RejectionsMissing is ever recorded as a FenceRejected of that gate and resource.',
 } as const;
 
 /** An invariant's id. */
@@ -115,7 +116,10 @@ export class InvariantChecker {
   private readonly counts: Record<InvariantId, number> = {
     'I1-no-stale-write': 0, 'I2-fence-unique': 0, 'I3-fence-order': 0, 'I4-holder-window': 0, 'I5-ack-durable': 0,
     'I6-refusal-recorded': 0, 'I7-no-resurrection': 0, 'I8-refusal-justified': 0, 'I9-retry-idempotent': 0, 'I10-fenced-before-active': 0,
+    'I11-gap-justified': 0,
   };
+  /** Seqs the log declared lost (RejectionsMissing), by report key (I11). */
+  private readonly declaredMissing = new Set<string>();
   /** Highest fence acknowledged to a holder per resource (I10). */
   private readonly acknowledgedFence = new Map<string, { holderId: string; fence: number }>();
 
@@ -235,7 +239,25 @@ export class InvariantChecker {
       }
       case 'FenceRejected': {
         const { gateId, resource, seq, rejected, current } = event.data;
-        this.landedRejections.set(reportKey(gateId, resource, seq), { rejected, current });
+        const key = reportKey(gateId, resource, seq);
+        this.landedRejections.set(key, { rejected, current });
+        this.counts['I11-gap-justified'] += 1;
+        if (this.declaredMissing.has(key)) {
+          this.fail('I11-gap-justified', `${gateId}'s refusal #${seq} of ${resource} reached the log after the log had recorded it as missing (RejectionsMissing): a report overtook an earlier one`);
+        }
+        return;
+      }
+      case 'RejectionsMissing': {
+        const { gateId, resource, fromSeq, throughSeq } = event.data;
+        this.counts['I11-gap-justified'] += 1;
+        for (let seq = fromSeq; seq <= throughSeq; seq += 1) {
+          const key = reportKey(gateId, resource, seq);
+          if (this.landedRejections.has(key)) {
+            this.fail('I11-gap-justified', `the log recorded ${gateId}'s refusal #${seq} of ${resource} as missing, but it is already in the log`);
+            return;
+          }
+          this.declaredMissing.add(key);
+        }
         return;
       }
       default:

@@ -238,6 +238,7 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
       maxWriteMillis: scenario.writeMillis[1],
       reportRetryMillis: 300,
       ...(hooks.gate === undefined ? {} : { gate: hooks.gate }),
+      ...(hooks.reportConcurrently === true ? { reportConcurrently: true } : {}),
     }));
   }
 

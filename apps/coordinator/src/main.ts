@@ -6,8 +6,10 @@
  * create the Nest application, listen, log `listening` with the bound URL, and only then recover
  * (`/readyz` answers 503 `recovering` meanwhile) and log `ready`. A process that cannot listen
  * exits without having appended to the log.
- * SIGTERM / SIGINT: stop accepting, finish in-flight appends, close the log, exit 0; a shutdown
- * still unfinished after {@link SHUTDOWN_DEADLINE_MILLIS} logs what was still open and exits 1.
+ * SIGTERM / SIGINT: stop accepting, finish in-flight appends, close the log, exit 0; connections
+ * still open at half of `LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS` are closed, and a shutdown still
+ * unfinished at the deadline (a hung log, a WebSocket peer that never completes the close) logs
+ * what was still open and exits 1.
  * Started with an IPC channel (as `scripts/start.mjs` starts it), it stops the same way when the
  * channel closes: its launcher is gone (even `kill -9` of the launcher's process group), and
  * nobody would stop it otherwise.
@@ -47,14 +49,12 @@ import { createRequestLogMiddleware } from './logging/request-log.js';
 
 /** Server keep-alive: longer than common client and load-balancer idle timeouts, so connections are reused. */
 const KEEP_ALIVE_TIMEOUT_MILLIS = 65_000;
-/** After a stop signal, connections still open after this long are closed (milliseconds). */
-const SHUTDOWN_GRACE_MILLIS = 5_000;
 /**
- * After a stop signal, a shutdown still unfinished after this long (a hung event log, a stuck
- * hook) is abandoned: what was still open is logged and the process exits 1 (milliseconds).
- * Below the 15 s `scripts/start.mjs` and common supervisors wait before SIGKILL.
+ * After a stop signal, connections still open after this share of the shutdown deadline
+ * (`LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS`, see `Config.shutdownDeadlineMillis`) are closed: 5 s
+ * of the default 10 s.
  */
-const SHUTDOWN_DEADLINE_MILLIS = 10_000;
+const SHUTDOWN_GRACE_SHARE = 0.5;
 /** Longest wait for the last log lines to reach stdout before exiting (milliseconds). */
 const LOG_DRAIN_MILLIS = 1_000;
 
@@ -215,19 +215,20 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: stop accepting, finish in-flight appends, close the log');
     const server = app.getHttpServer() as import('node:http').Server;
+    const graceMillis = Math.round(config.shutdownDeadlineMillis * SHUTDOWN_GRACE_SHARE);
     setTimeout(() => {
-      logger.warn({ afterMillis: SHUTDOWN_GRACE_MILLIS }, 'shutdown: closing connections still open');
+      logger.warn({ afterMillis: graceMillis }, 'shutdown: closing connections still open');
       server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MILLIS).unref();
+    }, graceMillis).unref();
     setTimeout(() => {
       server.getConnections((_error, openConnections) => {
         logger.error(
-          { afterMillis: SHUTDOWN_DEADLINE_MILLIS, openConnections, stillOpen: countOf(process.getActiveResourcesInfo()) },
+          { afterMillis: config.shutdownDeadlineMillis, openConnections, stillOpen: countOf(process.getActiveResourcesInfo()) },
           'shutdown did not finish in time (an append, the event log or a hook still pending); exiting',
         );
         void exit(logger, 1);
       });
-    }, SHUTDOWN_DEADLINE_MILLIS); // not unref'd: it must fire even if nothing else keeps the process up
+    }, config.shutdownDeadlineMillis); // not unref'd: it must fire even if nothing else keeps the process up
     try {
       await app.close();
       logger.info('stopped');

@@ -6,6 +6,8 @@
  * Environment (set by main.js): `LEASE_FENCE_URL`, `DEMO_GATE_TOKEN`, `DEMO_RESOURCES`
  * (comma-separated), `DEMO_SLOT_PORT` (0 = any), `LEASE_FENCE_DEMO_DIR`; `LEASE_FENCE_NAMESPACE`
  * (default `default`): the namespace whose signed grants the slot accepts.
+ * It holds the gate link to `LEASE_FENCE_URL` open (with fence-first on for the slots, a grant
+ * becomes active only once this slot has durably admitted its fence) and reports its floors there.
  * Sends `{ type: 'listening', url }` over IPC once it accepts writes.
  */
 import { mkdirSync } from 'node:fs';
@@ -38,6 +40,8 @@ const server = await openDeploySlotServer({
   verifier,
   port: Number(env['DEMO_SLOT_PORT'] ?? '0'),
   log,
+  // the gate link (fence-first handover) and floor reports (total-loss recovery)
+  coordinator: { baseUrl: env['LEASE_FENCE_URL'] ?? '', token: env['DEMO_GATE_TOKEN'] ?? '' },
 });
 process.send?.({ type: 'listening', url: server.url });
 

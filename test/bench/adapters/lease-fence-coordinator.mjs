@@ -17,8 +17,17 @@
 // When LEASE_FENCE_BENCH_SIDE_FILE is set, close() appends one JSON line to it with the
 // server's resident memory (VmRSS sampled every 100 ms during the run, and VmHWM, the peak),
 // read from /proc/<server pid>/status: run.sh records the server's CPU but not its memory.
-import { appendFileSync, readFileSync } from 'node:fs';
+//
+// When LEASE_FENCE_BENCH_GATE_LINK=1 (bench:service's fence-first mode), create() also plays the
+// resource's gate: it opens the SDK's gate link (openGateLink, with the tokens file's gate token)
+// for every workload resource, each with a FenceGate and a file floor store in a temp dir (a
+// durable save per admit, as a deployed gate does), and waits until the coordinator routes
+// admits to it before the workload starts. It runs in this client process, so its CPU is counted
+// as client CPU.
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const MIB = 1024 * 1024;
 
@@ -30,6 +39,40 @@ function procMemoryBytes(pid, field) {
   } catch {
     return null;
   }
+}
+
+/** The first gate token of the tokens file. */
+function gateTokenFrom(file) {
+  const gate = JSON.parse(readFileSync(file, 'utf8')).find((entry) => entry.role === 'gate');
+  if (gate === undefined) throw new Error('lease-fence adapter: the fence-first mode needs a gate token in LEASE_FENCE_BENCH_TOKENS_FILE');
+  return gate.token;
+}
+
+/**
+ * Opens the gate link for `res-0` … `res-(resources - 1)` and resolves once the coordinator routes
+ * admits to it; `close()` closes it and removes the floor files.
+ */
+async function openBenchGateLink(cfg) {
+  const { openFileFloorStore, openGateLink } = await import('@lease-fence/client');
+  const { FenceGate } = await import('lease-fence');
+  const directory = mkdtempSync(join(tmpdir(), 'lease-fence-bench-gate-'));
+  const guards = [];
+  for (let r = 0; r < cfg.resources; r += 1) {
+    const resource = `res-${r}`;
+    guards.push({ gate: new FenceGate(resource), store: await openFileFloorStore({ path: join(directory, `${resource}.floor.json`), resource }) });
+  }
+  const link = openGateLink({ baseUrl: `http://${cfg.host}:${cfg.port}`, token: gateTokenFrom(process.env.LEASE_FENCE_BENCH_TOKENS_FILE), guards });
+  const guarding = await Promise.race([link.whenGuarding().then(() => true), new Promise((resolve) => setTimeout(resolve, 30_000, false))]);
+  if (!guarding) {
+    await link.close();
+    throw new Error('lease-fence adapter: the gate link was not guarding after 30 s');
+  }
+  return {
+    async close() {
+      await link.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The agent tokens of the tokens file, in file order. */
@@ -88,6 +131,8 @@ export async function create(cfg) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 
+  const gateLink = process.env.LEASE_FENCE_BENCH_GATE_LINK === '1' ? await openBenchGateLink(cfg) : undefined;
+
   const memory = { samples: 0, rssSumBytes: 0, rssMaxBytes: 0 };
   const sampler = cfg.serverPid
     ? setInterval(() => {
@@ -104,7 +149,8 @@ export async function create(cfg) {
     async info() {
       return {
         server_version: `lease-fence coordinator (boot ${readiness.body.bootId ?? '?'})`,
-        durability: 'SQLite log, WAL, synchronous=FULL: every grant/renew/release fsynced before the reply (group commit); bearer-token auth',
+        durability: 'SQLite log, WAL, synchronous=FULL: every grant/renew/release fsynced before the reply (group commit); bearer-token auth'
+          + (gateLink === undefined ? '' : '; fence-first: each grant admitted by a gate (file floor store, fsync) before the reply'),
       };
     },
     makeAgent(id) {
@@ -150,6 +196,7 @@ export async function create(cfg) {
         appendFileSync(sideFile, `${JSON.stringify(record)}\n`);
       }
       for (const agent of httpAgents) agent.destroy();
+      await gateLink?.close();
     },
   };
 }

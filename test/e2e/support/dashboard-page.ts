@@ -1,16 +1,13 @@
 /**
  * Reading the dashboard in a browser page: its URL, its debug hook (`window.__leaseFence`), the
  * pixels of its lanes canvas, and a comparison of what it shows as of a log position with the
- * dashboard's own pure fold (`apps/dashboard/src/model`) run here over the events the coordinator
- * serves on `/v1/events`. test/ may import any project's sources (docs/design.md § Layout).
+ * dashboard's own pure fold (`@lease-fence/dashboard-model`) run here over the events the
+ * coordinator serves on `/v1/events`.
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
 import type { Page } from 'playwright-core';
 import { expect, vi } from 'vitest';
-import type { DashboardSummary, DebugHook } from '../../../apps/dashboard/src/app/debug-hook.js';
-import { foldEvents } from '../../../apps/dashboard/src/model/fold-events.js';
-import type { ViewState } from '../../../apps/dashboard/src/model/view-state.js';
-import { whoHeld } from '../../../apps/dashboard/src/model/who-held.js';
+import { foldEvents, whoHeld, type DashboardSummary, type DebugHook, type ViewState } from '@lease-fence/dashboard-model';
 
 /** The page's global object as the debug hook leaves it (the test project has no DOM types). */
 interface DashboardGlobal {

@@ -48,6 +48,11 @@ export interface ResourceOptions {
   /** Resend period of an unacknowledged rejection report. */
   readonly reportRetryMillis: number;
   readonly gate?: GateFactory;
+  /**
+   * Send each report as soon as its refusal is made, all at once, instead of one at a time in
+   * seq order (true only in a defect: the coordinator may then see seq 3 before seq 2).
+   */
+  readonly reportConcurrently?: boolean;
 }
 
 /** The coordinator, as a resource reaches it. */
@@ -64,6 +69,8 @@ export class ResourceNode {
   private up = true;
   private gate: SimGate;
   private readonly outbox = new Map<number, RejectionReport>();
+  /** The report on its way (one at a time, lowest seq first), or `undefined`. */
+  private reportInFlight: { readonly seq: number } | undefined;
   private applied = 0;
   private refusedCount = 0;
 
@@ -145,6 +152,7 @@ export class ResourceNode {
     const { trace, scheduler, checker } = this.world;
     this.up = false;
     this.epoch += 1;
+    this.reportInFlight = undefined;
     const floor = this.gate.floor;
     const nextSeq = this.gate.nextSeq;
     trace.step(this.options.name, `✗ restarts (${this.options.durable ? 'durable' : 'volatile'} store), back in ${downMillis}ms`);
@@ -155,7 +163,7 @@ export class ResourceNode {
         const restored = this.options.restoreFloor ? floor : undefined;
         this.gate = this.makeGate(restored, nextSeq);
         trace.step(this.options.name, `back up, floor ${restored === undefined ? 'none' : `${restored.fence} (${restored.holderId})`}`);
-        for (const seq of this.outbox.keys()) this.sendReport(seq);
+        this.sendReports();
       } else {
         checker.reportsLost(this.gateId, this.options.name, [...this.outbox.keys()]);
         this.outbox.clear();
@@ -169,7 +177,7 @@ export class ResourceNode {
 
   /** Resends every unacknowledged report (the drain phase). */
   flushReports(): void {
-    if (this.up) for (const seq of this.outbox.keys()) this.sendReport(seq);
+    if (this.up) this.sendReports();
   }
 
   private makeGate(floor: GateFloor | undefined, initialSeq: number): SimGate {
@@ -209,11 +217,48 @@ export class ResourceNode {
     const epoch = this.epoch;
     // Sent after the refusal is answered, as a background report.
     this.world.scheduler.after(0, () => {
-      if (epoch === this.epoch) this.sendReport(seq);
+      if (epoch !== this.epoch) return;
+      if (this.options.reportConcurrently === true) this.sendReport(seq);
+      else this.sendReports();
     });
   }
 
-  private sendReport(seq: number): void {
+  /**
+   * Sends the outbox as the SDK's `reportRejections` does: one report at a time, lowest seq
+   * first, the next only once the coordinator has answered this one; unanswered, the same one is
+   * sent again after `reportRetryMillis`. The coordinator reads a seq above the next one it
+   * expects as lost refusals (`RejectionsMissing`), so reports must arrive in order.
+   */
+  private sendReports(): void {
+    if (this.options.reportConcurrently === true) {
+      for (const seq of this.outbox.keys()) this.sendReport(seq);
+      return;
+    }
+    if (!this.up || this.reportInFlight !== undefined) return;
+    const seq = Math.min(...this.outbox.keys());
+    if (!Number.isFinite(seq)) return;
+    const inFlight = { seq };
+    this.reportInFlight = inFlight;
+    const settle = (): boolean => {
+      if (this.reportInFlight !== inFlight) return false; // a restart or a resend took over
+      this.reportInFlight = undefined;
+      return true;
+    };
+    this.sendReport(seq, () => {
+      if (!settle()) return;
+      this.outbox.delete(seq);
+      this.sendReports();
+    }, () => {
+      if (settle()) this.sendReports();
+    });
+  }
+
+  /**
+   * Sends the report of `seq` once. `onAnswered` runs when the coordinator's answer arrives;
+   * `onUnanswered` after `reportRetryMillis` whatever happened. Without them (the concurrent
+   * defect) it removes an answered report itself and resends an unanswered one.
+   */
+  private sendReport(seq: number, onAnswered?: () => void, onUnanswered?: () => void): void {
     const report = this.outbox.get(seq);
     if (report === undefined || !this.up) return;
     const { network, scheduler } = this.world;
@@ -224,11 +269,15 @@ export class ResourceNode {
         network.send('coordinator', name, describeResponse(response), () => {
           // Recorded, a duplicate, or denied for good (not retryable as is): either way it leaves
           // the outbox. A genuine report that was denied never reaches the log, which I6 reports.
-          if (response.type === 'report' && epoch === this.epoch) this.outbox.delete(seq);
+          if (response.type !== 'report' || epoch !== this.epoch) return;
+          if (onAnswered !== undefined) onAnswered();
+          else this.outbox.delete(seq);
         })),
     );
     scheduler.after(this.options.reportRetryMillis, () => {
-      if (epoch === this.epoch && this.outbox.has(seq)) this.sendReport(seq);
+      if (epoch !== this.epoch) return;
+      if (onUnanswered !== undefined) onUnanswered();
+      else if (this.outbox.has(seq)) this.sendReport(seq);
     });
   }
 }

@@ -57,6 +57,7 @@ const DEFAULT_IN_TABLE: Record<string, { readonly shows: string; readonly holds:
   LEASE_FENCE_FENCE_FIRST: { shows: shown(defaults.fenceFirstPatterns), holds: () => true },
   LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: { shows: shown(defaults.fenceFirstTimeoutMillis), holds: () => true },
   LEASE_FENCE_LOCK_DELAY: { shows: shown(defaults.lockDelays), holds: () => true },
+  LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS: { shows: shown(defaults.shutdownDeadlineMillis), holds: () => true },
 };
 
 /** The rows of the guide's configuration table: each variable named in a row, with the default written for it. */

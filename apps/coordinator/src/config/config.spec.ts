@@ -55,6 +55,7 @@ describe('parseConfig', () => {
         fenceFirstPatterns: [],
         fenceFirstTimeoutMillis: 3_000,
         lockDelays: [],
+        shutdownDeadlineMillis: 10_000,
       });
     });
 
@@ -122,6 +123,10 @@ describe('parseConfig', () => {
       expect(parseConfig({ LEASE_FENCE_STREAM_PING_MILLIS: '250' }, context()).streamPingMillis).toBe(250);
     });
 
+    it('takes the shutdown deadline from LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS', () => {
+      expect(parseConfig({ LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS: '2500' }, context()).shutdownDeadlineMillis).toBe(2_500);
+    });
+
     it('takes fence-first resource patterns, comma-separated, and their timeout', () => {
       const config = parseConfig({ LEASE_FENCE_FENCE_FIRST: 'deploy-slot, repo:web/* ', LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: '1500' }, context());
       expect(config.fenceFirstPatterns).toEqual(['deploy-slot', 'repo:web/*']);
@@ -178,6 +183,8 @@ describe('parseConfig', () => {
       ['LEASE_FENCE_FENCE_FIRST', 'deploy-*-slot'],
       ['LEASE_FENCE_FENCE_FIRST', 'a,,b'],
       ['LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS', '0'],
+      ['LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS', '99'],
+      ['LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS', '10s'],
     ])('refuses %s=%s with a message naming the variable and the value', (variable, value) => {
       // Act
       const error = configError({ [variable]: value });

@@ -158,6 +158,15 @@ export interface Config {
    * patterns as in gate tokens. Default none.
    */
   readonly lockDelays: readonly LockDelayRule[];
+  /**
+   * Bound on a SIGTERM/SIGINT shutdown (milliseconds, the event loop's timers): connections still
+   * open at half of it are closed, and a shutdown still unfinished at it (a hung event log, a peer
+   * that never completes a WebSocket close) is abandoned: what was still open is logged and the
+   * process exits 1. Keep it below the stop timeout of whatever supervises the process (`docker
+   * stop` waits 10 s, `scripts/start.mjs` 15 s) minus the 1 s log drain. `LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS`,
+   * default 10 000.
+   */
+  readonly shutdownDeadlineMillis: number;
 }
 
 /**
@@ -268,6 +277,7 @@ const EnvSchema = z.object({
     return patterns;
   }),
   LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 3_000),
+  LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS: integer(100, 3_600_000, 'of milliseconds', 10_000),
   LEASE_FENCE_LOCK_DELAY: text('').transform((raw, ctx): readonly LockDelayRule[] => {
     const parsed = parseLockDelays(raw);
     if (typeof parsed !== 'string') return parsed;
@@ -422,5 +432,6 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     fenceFirstPatterns: e.LEASE_FENCE_FENCE_FIRST,
     fenceFirstTimeoutMillis: e.LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS,
     lockDelays: e.LEASE_FENCE_LOCK_DELAY,
+    shutdownDeadlineMillis: e.LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS,
   };
 }

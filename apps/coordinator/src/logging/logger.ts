@@ -16,10 +16,26 @@ export const LOGGER = Symbol('lease-fence:logger');
  * @param level - Minimum level written.
  */
 export function createLogger(level: LogLevel): Logger {
+  makeStdoutNonBlocking();
   return pino(
     { level, base: { service: 'lease-fence-coordinator', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
     pino.destination({ dest: 1, sync: false }),
   );
+}
+
+/**
+ * Puts stdout in non-blocking mode when it is a pipe or a socket, by opening Node's
+ * `process.stdout` stream on it (libuv does that for pipes and sockets; files and terminals are
+ * left as they are).
+ *
+ * Why: sonic-boom writes from libuv's thread pool. On a blocking pipe whose reader has stalled
+ * (a launcher or log shipper that stopped reading), that write never returns, and
+ * `process.exit` waits for the thread pool's threads: the process could never exit, whatever its
+ * shutdown deadline. Non-blocking, the write fails with EAGAIN, sonic-boom retries it on a timer,
+ * and {@link drainLogger} can give up on it.
+ */
+function makeStdoutNonBlocking(): void {
+  void process.stdout.writable;
 }
 
 /** The part of pino's asynchronous destination (sonic-boom) that {@link drainLogger} uses. */

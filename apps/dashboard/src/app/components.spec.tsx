@@ -1,8 +1,6 @@
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { investigate } from '../model/investigation.js';
-import { ViewHistory } from '../model/view-history.js';
+import { synthesizeEvents, investigate, ViewHistory } from '@lease-fence/dashboard-model';
 import { RejectionsTable } from '../rejections/rejections-table.js';
 import { InvestigationView } from '../investigation/investigation-view.js';
 import { ConnectionBanner } from './connection-banner.js';

@@ -2,7 +2,7 @@
  * The connection state, always visible, saying what to do when something is wrong.
  */
 import type { ReactElement } from 'react';
-import { formatDuration } from '../model/format.js';
+import { formatDuration } from '@lease-fence/dashboard-model';
 import type { ConnectionState } from '../stream/stream-client.js';
 
 /** Props of {@link ConnectionBanner}. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogBuilder } from '../testing/log-builder.js';
+import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { DashboardStore } from './dashboard-store.js';
 
 describe('DashboardStore', () => {
@@ -44,5 +44,28 @@ describe('DashboardStore', () => {
     expect(store.problems).toEqual([{ message: 'invalid frame at position 7', kind: 'data', atMillis: 2_000 }]);
     store.dismissProblems();
     expect(store.problems).toEqual([]);
+  });
+
+  it('publishes a frozen snapshot: the same object until a change, a new one that says what changed after it', () => {
+    // Arrange
+    const store = new DashboardStore({ schedule: (cb) => cb() });
+    const before = store.getSnapshot();
+    const log = new LogBuilder();
+    log.granted('deploy', 'agent-a', 1);
+
+    // Act
+    const unchanged = store.getSnapshot();
+    log.events.forEach((e) => store.appendEvent(e));
+    store.applyFrame({ type: 'heartbeat', position: 7, wallMillis: 10_500 }, 10_000);
+    store.setHeld(true);
+    const after = store.getSnapshot();
+
+    // Assert
+    expect(unchanged).toBe(before);
+    expect(Object.isFrozen(after)).toBe(true);
+    expect(after).not.toBe(before);
+    expect([before.loadedPosition, before.headPosition, before.held]).toEqual([0, 0, false]);
+    expect([after.loadedPosition, after.headPosition, after.clockOffsetMillis, after.held]).toEqual([1, 7, 500, true]);
+    expect(store.getSnapshot()).toBe(after);
   });
 });

@@ -1,11 +1,11 @@
 /**
  * The dashboard's live data outside React: the loaded log and its fold ({@link ViewHistory}), the
  * stats ring, the connection state and clock offset. The stream client writes to it; React reads
- * it through `useSyncExternalStore`, notified at most once per animation frame however fast
- * events arrive.
+ * immutable {@link DashboardSnapshot}s through `useSyncExternalStore` (see use-dashboard-store.ts),
+ * notified at most once per animation frame however fast events arrive.
  */
 import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
-import { ViewHistory, type ViewHistoryOptions } from '../model/view-history.js';
+import { ViewHistory, type ViewHistoryOptions } from '@lease-fence/dashboard-model';
 import { StatsHistory } from '../stream/stats-history.js';
 import type { ConnectionState } from '../stream/stream-client.js';
 
@@ -32,6 +32,32 @@ export interface DashboardProblem {
   readonly atMillis: number;
 }
 
+/**
+ * What the store holds at one version, frozen: a new object whenever anything changes, the same
+ * object while nothing does (so `useSyncExternalStore` re-renders exactly on change). The loaded
+ * log itself ({@link DashboardStore.history}) is too large to copy per frame and is folded in
+ * place; `loadedPosition` and `statsSize` say how far it and the stats ring had got.
+ */
+export interface DashboardSnapshot {
+  /** Changes on every update. */
+  readonly version: number;
+  readonly connection: ConnectionState;
+  /** True once the catch-up reached the head of the log at least once. */
+  readonly caughtUp: boolean;
+  /** Highest position the coordinator has mentioned (at least the loaded position). */
+  readonly headPosition: number;
+  /** Last loaded log position (`history.position`) at this version. */
+  readonly loadedPosition: number;
+  /** Coordinator wall clock minus this browser's clock, milliseconds. */
+  readonly clockOffsetMillis: number;
+  /** Recent problems, newest last. */
+  readonly problems: readonly DashboardProblem[];
+  /** Samples in the stats ring at this version. */
+  readonly statsSize: number;
+  /** True while loading is held at a position (a paused view does not load further). */
+  readonly held: boolean;
+}
+
 /** Shared state of one dashboard session. */
 export class DashboardStore {
   /** The loaded log and its fold. */
@@ -43,7 +69,9 @@ export class DashboardStore {
   #headPosition = 0;
   #clockOffsetMillis = 0;
   #problems: DashboardProblem[] = [];
+  #held = false;
   #version = 0;
+  #snapshot: DashboardSnapshot | undefined;
   #scheduled = false;
   readonly #listeners = new Set<() => void>();
   readonly #schedule: (callback: () => void) => void;
@@ -91,6 +119,31 @@ export class DashboardStore {
 
   /** Snapshot for `useSyncExternalStore`. */
   getVersion = (): number => this.#version;
+
+  /** The current {@link DashboardSnapshot} (the same object until the next change). */
+  getSnapshot = (): DashboardSnapshot => {
+    if (this.#snapshot?.version !== this.#version) {
+      this.#snapshot = Object.freeze({
+        version: this.#version,
+        connection: this.#connection,
+        caughtUp: this.#caughtUp,
+        headPosition: this.headPosition,
+        loadedPosition: this.history.position,
+        clockOffsetMillis: this.#clockOffsetMillis,
+        problems: this.#problems,
+        statsSize: this.stats.size,
+        held: this.#held,
+      });
+    }
+    return this.#snapshot;
+  };
+
+  /** Records whether loading is held at a position (the stream client's `heldAt` is set). */
+  setHeld(held: boolean): void {
+    if (held === this.#held) return;
+    this.#held = held;
+    this.#changed();
+  }
 
   /** Loads the next event (from the stream, an HTTP page or an import). */
   appendEvent(recorded: RecordedEvent): void {

@@ -1,43 +1,15 @@
 /**
- * `window.__leaseFence`: a read-only summary of what the dashboard shows, for browser end-to-end
- * tests and for operators in the console. It reports; it never changes the view.
+ * Installs `window.__leaseFence` (its contract, {@link DebugHook}, lives in
+ * `@lease-fence/dashboard-model` so the browser end-to-end tests read the same types).
  */
+import { useEffect, useEffectEvent } from 'react';
+import type { DashboardConnectionStatus, DashboardSummary, DebugHook, HoldingAnswer } from '@lease-fence/dashboard-model';
 import type { ConnectionState } from '../stream/stream-client.js';
-import type { HoldingAnswer } from '../model/who-held.js';
 
-/** What `__leaseFence.summary()` returns. */
-export interface DashboardSummary {
-  readonly connection: ConnectionState['status'];
-  readonly live: boolean;
-  /** Position the view is folded to. */
-  readonly position: number;
-  /**
-   * Last loaded position when the view was rendered (like every figure here). A view as of an
-   * earlier position whose summary says more is loaded is a rebuilt state that no longer changes.
-   */
-  readonly loadedPosition: number;
-  readonly headPosition: number;
-  /** Events in the log beyond the view (the "N new since" of a paused view). */
-  readonly newSince: number;
-  readonly lanes: number;
-  readonly shownLanes: number;
-  readonly generations: number;
-  readonly rejections: number;
-  readonly restarts: number;
-  readonly fenceCounter: number;
-  readonly anomalies: number;
-  /** Shapes drawn on the lanes canvas in the last frame. */
-  readonly shapesDrawn: number;
-  readonly investigation: number | undefined;
-  readonly search: string;
-}
-
-/** The hook's surface. */
-export interface DebugHook {
-  summary(): DashboardSummary;
-  /** Who held `resource` at `wallMillis` (epoch ms or ISO string), as of the view. */
-  whoHeld(resource: string, wallMillis: number | string): HoldingAnswer;
-}
+/** Compiles only while the hook's status list and the stream client's states are the same set. */
+type SameSet<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const STATUS_LISTS_MATCH: SameSet<ConnectionState['status'], DashboardConnectionStatus> = true;
+void STATUS_LISTS_MATCH;
 
 /**
  * Installs the hook as `target.__leaseFence`.
@@ -50,4 +22,21 @@ export function installDebugHook(target: Record<string, unknown> | undefined, ho
   return () => {
     if (target['__leaseFence'] === hook) delete target['__leaseFence'];
   };
+}
+
+/**
+ * Installs the hook on `target` for the component's lifetime. `summarize` and `whoHeldAt` are
+ * called when the hook is read and see the latest committed render (its view state and store
+ * snapshot), never a state that was not shown.
+ */
+export function useDebugHook(target: Record<string, unknown> | undefined, summarize: () => DashboardSummary, whoHeldAt: (resource: string, wallMillis: number) => HoldingAnswer): void {
+  const summary = useEffectEvent(summarize);
+  const probe = useEffectEvent(whoHeldAt);
+  useEffect(
+    () => installDebugHook(target, {
+      summary: () => summary(),
+      whoHeld: (resource, wallMillis) => probe(resource, typeof wallMillis === 'string' ? Date.parse(wallMillis) : wallMillis),
+    }),
+    [target],
+  );
 }

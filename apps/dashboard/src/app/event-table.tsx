@@ -3,7 +3,7 @@
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
 import type { ReactElement } from 'react';
-import { formatWallTime, shortBootId } from '../model/format.js';
+import { formatWallTime, shortBootId } from '@lease-fence/dashboard-model';
 
 /** Props of {@link EventTable}. */
 export interface EventTableProps {

@@ -1,8 +1,8 @@
 /**
  * Lane filters (resource pattern, holder, has-rejections, fence range) and "k of N lanes".
  */
-import { useEffect, useState, type ReactElement } from 'react';
-import { parseFenceFilterInput, type LaneFilter } from '../model/lane-filter.js';
+import { useState, type ReactElement } from 'react';
+import { parseFenceFilterInput, type LaneFilter } from '@lease-fence/dashboard-model';
 
 /** Props of {@link FilterBar}. */
 export interface FilterBarProps {
@@ -16,21 +16,25 @@ export interface FilterBarProps {
 export function FilterBar({ filter, shown, total, onChange }: FilterBarProps): ReactElement {
   const rangeText = filter.fenceMin === undefined && filter.fenceMax === undefined ? '' : filter.fenceMin === filter.fenceMax ? String(filter.fenceMin) : `${filter.fenceMin ?? ''}-${filter.fenceMax ?? ''}`;
   const [fenceText, setFenceText] = useState(rangeText);
-  const fenceInput = parseFenceFilterInput(fenceText);
   // Follow the URL (back/forward, clear filters) unless the box already says the same thing or
   // holds text that is not a range (the filter was dropped for it: keep the text and its error).
-  useEffect(() => {
-    setFenceText((text) => {
-      const input = parseFenceFilterInput(text);
-      return !input.ok && rangeText === '' ? text : input.ok && sameRange(input.range, filter) ? text : rangeText;
-    });
-  }, [rangeText]);
+  // Adjusted while rendering when the URL's range changes (React's pattern for state derived
+  // from a changed prop), so the box never shows a stale range for a frame.
+  const [followedRange, setFollowedRange] = useState(rangeText);
+  let shownText = fenceText;
+  if (followedRange !== rangeText) {
+    const input = parseFenceFilterInput(fenceText);
+    shownText = !input.ok && rangeText === '' ? fenceText : input.ok && sameRange(input.range, filter) ? fenceText : rangeText;
+    setFollowedRange(rangeText);
+    setFenceText(shownText);
+  }
+  const fenceInput = parseFenceFilterInput(shownText);
   const without = (key: keyof LaneFilter): LaneFilter => Object.fromEntries(Object.entries(filter).filter(([k]) => k !== key)) as LaneFilter;
   return (
     <div className="filter-bar" data-testid="filter-bar">
       <label>resource <input placeholder="deploy-* or text" value={filter.resource ?? ''} onChange={(e) => onChange(e.target.value === '' ? without('resource') : { ...filter, resource: e.target.value })} data-testid="filter-resource" /></label>
       <label>holder <input placeholder="agent id" value={filter.holder ?? ''} onChange={(e) => onChange(e.target.value === '' ? without('holder') : { ...filter, holder: e.target.value })} data-testid="filter-holder" /></label>
-      <label>fences <input placeholder="10-200" size={9} value={fenceText} aria-invalid={!fenceInput.ok} aria-describedby={fenceInput.ok ? undefined : 'filter-fence-error'} onChange={(e) => {
+      <label>fences <input placeholder="10-200" size={9} value={shownText} aria-invalid={!fenceInput.ok} aria-describedby={fenceInput.ok ? undefined : 'filter-fence-error'} onChange={(e) => {
         setFenceText(e.target.value);
         const input = parseFenceFilterInput(e.target.value);
         const rest = Object.fromEntries(Object.entries(filter).filter(([k]) => k !== 'fenceMin' && k !== 'fenceMax')) as LaneFilter;

@@ -3,7 +3,7 @@
  * jumps to rejections and restarts, and replay at a chosen speed.
  */
 import type { ReactElement } from 'react';
-import { formatWallDateTime } from '../model/format.js';
+import { formatWallDateTime } from '@lease-fence/dashboard-model';
 import { REPLAY_SPEEDS } from './url-state.js';
 
 /** Props of {@link LiveControls}. */

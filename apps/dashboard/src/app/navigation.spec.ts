@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ViewHistory } from '../model/view-history.js';
-import { LogBuilder } from '../testing/log-builder.js';
+import { ViewHistory } from '@lease-fence/dashboard-model';
+import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { followWindow, ingestTarget, markerPosition, REPLAY_LOAD_AHEAD, replayStartWall, replayStep, resolveAsOf, stepPosition } from './navigation.js';
 import { DEFAULT_VIEW } from './url-state.js';
 

@@ -3,7 +3,7 @@
  * that follows it, stepping one event, jumping to rejections and restarts, and how far the stream
  * must load for a view.
  */
-import type { ViewHistory } from '../model/view-history.js';
+import type { ViewHistory } from '@lease-fence/dashboard-model';
 import type { TimeWindow } from '../timeline/time-scale.js';
 import type { AsOf, ViewUrlState } from './url-state.js';
 

@@ -3,8 +3,7 @@
  * time, carried leases and their grace window.
  */
 import type { ReactElement } from 'react';
-import { formatDuration, formatWallDateTime, formatWallTime, shortBootId } from '../model/format.js';
-import type { RestartView } from '../model/view-state.js';
+import { formatDuration, formatWallDateTime, formatWallTime, shortBootId, type RestartView } from '@lease-fence/dashboard-model';
 
 /** Props of {@link RestartList}. */
 export interface RestartListProps {

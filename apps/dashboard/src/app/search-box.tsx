@@ -2,8 +2,7 @@
  * Search by fence, holder, requestId or log position; each result moves the view.
  */
 import { useState, type ReactElement } from 'react';
-import { formatWallTime } from '../model/format.js';
-import type { SearchHit } from '../model/search-log.js';
+import { formatWallTime, type SearchHit } from '@lease-fence/dashboard-model';
 
 /** Props of {@link SearchBox}. */
 export interface SearchBoxProps {

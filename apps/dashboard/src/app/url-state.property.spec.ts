@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fcParameters } from '../testing/fc-seed.js';
+import { fcParameters, NO_WALL_CLOCK_TIMEOUT } from '@lease-fence/dashboard-model/testing';
 import { DEFAULT_VIEW, describeUnreadableAsOf, formatViewUrl, isNewView, parseViewUrl, type ViewUrlState } from './url-state.js';
 
 const wall = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) });
@@ -27,7 +27,7 @@ describe('URL state', () => {
       }),
       fcParameters(500),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 
   it('writes nothing for the default live view', () => {
     expect(formatViewUrl(DEFAULT_VIEW)).toBe('');

@@ -16,8 +16,7 @@
  *
  * The viewer token never goes in here (see `viewer-token.ts`).
  */
-import { parseFenceRange, type LaneFilter } from '../model/lane-filter.js';
-import { DEFAULT_CONTEXT_RADIUS } from '../model/investigation.js';
+import { parseFenceRange, type LaneFilter, DEFAULT_CONTEXT_RADIUS } from '@lease-fence/dashboard-model';
 import type { TimeWindow } from '../timeline/time-scale.js';
 
 /** As-of point: a log position, or a coordinator wall time resolved to the last position at or before it. */

@@ -7,7 +7,7 @@
 import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
 import type { DashboardEnvironment } from '../app/environment.js';
 import type { SocketLike } from '../stream/stream-client.js';
-import { synthesizeEvents } from './synthetic.js';
+import { synthesizeEvents } from '@lease-fence/dashboard-model';
 
 /**
  * Replaces the network of `env` with a synthetic coordinator: the first 90 % of a seeded log is

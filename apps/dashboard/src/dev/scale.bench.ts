@@ -5,12 +5,8 @@
  * the pure parts under Node.
  */
 import { bench, describe } from 'vitest';
-import { foldEvents } from '../model/fold-events.js';
-import { filterLanes } from '../model/lane-filter.js';
-import { searchLog } from '../model/search-log.js';
-import { ViewHistory } from '../model/view-history.js';
+import { foldEvents, filterLanes, SCALE_TARGET, searchLog, synthesizeEvents, ViewHistory } from '@lease-fence/dashboard-model';
 import { layoutLane, visibleRows } from '../timeline/lane-layout.js';
-import { SCALE_TARGET, synthesizeEvents } from './synthetic.js';
 
 /** About 900 000 events: 500 lanes, 112 000 generations with their renewals, 2 000 rejections, 3 restarts. */
 const million = synthesizeEvents({ seed: 1, resources: 500, generations: 112_000, rejections: 2_000, restarts: 3 });

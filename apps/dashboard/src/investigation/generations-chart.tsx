@@ -2,11 +2,10 @@
  * Both holders' generations on one wall-time axis, with the refusal, the floor's admission and
  * any restart (grace window shaded). A small recharts range-bar chart.
  */
-import type { ReactElement } from 'react';
+import { useContext, type ReactElement } from 'react';
 import { Bar, BarChart, CartesianGrid, Cell, ReferenceArea, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
-import { formatWallTime } from '../model/format.js';
-import type { Investigation } from '../model/investigation.js';
-import { holderColor, investigationColors } from '../timeline/holder-color.js';
+import { formatWallTime, type Investigation, investigationColors } from '@lease-fence/dashboard-model';
+import { HolderColorContext } from '../app/holder-colors.js';
 
 /** Props of {@link GenerationsChart}. */
 export interface GenerationsChartProps {
@@ -18,7 +17,8 @@ export interface GenerationsChartProps {
 export function GenerationsChart({ investigation, widthPx }: GenerationsChartProps): ReactElement {
   const { rejection, rejected, current, axis, floor, restarts } = investigation;
   // The two bars must never look alike, even for one holder with two fences.
-  const [refusedColor, floorColor] = investigationColors(holderColor, rejection.rejected.holderId, rejection.current.holderId);
+  const colorOf = useContext(HolderColorContext);
+  const [refusedColor, floorColor] = investigationColors(colorOf, rejection.rejected.holderId, rejection.current.holderId);
   const rows = [
     { name: `refused: ${rejection.rejected.holderId} · f${rejection.rejected.fence}`, color: refusedColor, range: rejected === undefined ? null : [rejected.startWallMillis, Math.max(rejected.endWallMillis, rejected.startWallMillis + 1)] },
     { name: `floor: ${rejection.current.holderId} · f${rejection.current.fence}`, color: floorColor, range: current === undefined ? null : [current.startWallMillis, Math.max(current.endWallMillis, current.startWallMillis + 1)] },

@@ -5,8 +5,7 @@
  */
 import type { ReactElement } from 'react';
 import { EventTable } from '../app/event-table.js';
-import { describeStamp, formatWallTime } from '../model/format.js';
-import type { InvestigationResult } from '../model/investigation.js';
+import { describeStamp, formatWallTime, type InvestigationResult } from '@lease-fence/dashboard-model';
 import { GenerationDetails } from '../timeline/lease-details.js';
 import { GenerationsChart } from './generations-chart.js';
 

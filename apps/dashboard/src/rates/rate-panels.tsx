@@ -5,8 +5,7 @@
  */
 import { memo, type ReactElement } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
-import { formatDuration, formatWallTime } from '../model/format.js';
-import type { HoldDurationBin, RateBin } from '../model/rates.js';
+import { formatDuration, formatWallTime, type HoldDurationBin, type RateBin } from '@lease-fence/dashboard-model';
 import type { StatsSample } from '../stream/stats-history.js';
 
 /** Props of {@link RatePanels}. */

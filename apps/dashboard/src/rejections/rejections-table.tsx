@@ -5,8 +5,7 @@
  * `RejectionsMissing`: refusals a gate made but whose reports never reached the log.
  */
 import { useState, type ReactElement } from 'react';
-import { formatWallTime } from '../model/format.js';
-import type { MissingRejectionsView, RejectionView } from '../model/view-state.js';
+import { formatWallTime, type MissingRejectionsView, type RejectionView } from '@lease-fence/dashboard-model';
 import { seqRange } from '../app/event-table.js';
 import { visibleRows } from '../timeline/lane-layout.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogBuilder } from '../testing/log-builder.js';
+import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { fetchEventsPage, type FetchLike } from './http-client.js';
 
 function replying(status: number, body: unknown): { fetch: FetchLike; calls: { url: string; headers: Record<string, string> }[] } {

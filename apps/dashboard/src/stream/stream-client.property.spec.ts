@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FakeSocket, ManualTimers } from '../testing/fake-socket.js';
-import { fcParameters } from '../testing/fc-seed.js';
-import { LogBuilder } from '../testing/log-builder.js';
+import { fcParameters, NO_WALL_CLOCK_TIMEOUT, LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { StreamClient } from './stream-client.js';
 
 describe('StreamClient', () => {
@@ -60,5 +59,5 @@ describe('StreamClient', () => {
       ),
       fcParameters(300),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 });

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
 import { FakeSocket, ManualTimers } from '../testing/fake-socket.js';
-import { LogBuilder } from '../testing/log-builder.js';
+import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { StreamClient, streamUrl, type ConnectionState } from './stream-client.js';
 
 function logOf(count: number): RecordedEvent[] {

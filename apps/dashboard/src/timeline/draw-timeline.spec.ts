@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { foldEvents } from '../model/fold-events.js';
+import { synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
 import { drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
 

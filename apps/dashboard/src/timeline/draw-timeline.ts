@@ -4,7 +4,7 @@
  * shaded grace windows, and the now / as-of / cursor lines. Only the rows it is given are drawn
  * (virtualisation happens in the caller).
  */
-import type { HandoverPhase } from '../model/view-state.js';
+import type { HandoverPhase } from '@lease-fence/dashboard-model';
 import type { BarLayout, LaneRowLayout, RestartCluster } from './lane-layout.js';
 import { axisTicks, type TimeWindow } from './time-scale.js';
 

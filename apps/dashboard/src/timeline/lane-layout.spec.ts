@@ -1,10 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { foldEvents } from '../model/fold-events.js';
-import type { Lane } from '../model/view-state.js';
-import { fcParameters } from '../testing/fc-seed.js';
-import { LogBuilder } from '../testing/log-builder.js';
+import { synthesizeEvents, foldEvents, type Lane } from '@lease-fence/dashboard-model';
+import { fcParameters, NO_WALL_CLOCK_TIMEOUT, LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { layoutLane, layoutRestarts, visibleRows } from './lane-layout.js';
 
 const synthetic = foldEvents(synthesizeEvents({ seed: 21, resources: 8, generations: 400, rejections: 120, restarts: 2 }));
@@ -47,7 +44,7 @@ describe('layoutLane', () => {
       }),
       fcParameters(200),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 
   it('clusters rejection markers and renewal ticks so that their counts add up to the log in the window', () => {
     fc.assert(
@@ -69,7 +66,7 @@ describe('layoutLane', () => {
       }),
       fcParameters(200),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 
   it('marks a handover after expiry as reassigned, and a release followed by a grant as not', () => {
     // Arrange

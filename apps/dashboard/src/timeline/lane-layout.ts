@@ -5,7 +5,7 @@
  * - markers closer than `clusterPx` merge into one cluster whose `count` is the number of events
  *   it stands for, so the counts on screen add up to the log.
  */
-import type { Generation, GenerationEndKind, HandoverView, Lane, RejectionView, RestartView } from '../model/view-state.js';
+import type { Generation, GenerationEndKind, HandoverView, Lane, RejectionView, RestartView } from '@lease-fence/dashboard-model';
 import { xOfWall, type TimeWindow } from './time-scale.js';
 
 /** How a bar ends: still open, or one of the {@link GenerationEndKind}s. */

@@ -4,10 +4,8 @@
  * countdown while the lease is open.
  */
 import { useEffect, useState, type ReactElement } from 'react';
-import { describeStamp, formatDuration, formatMonotonic, formatWallTime, shortBootId } from '../model/format.js';
+import { describeStamp, formatDuration, formatMonotonic, formatWallTime, shortBootId, type HoldingAnswer, type Generation } from '@lease-fence/dashboard-model';
 import type { MarkerCluster } from './lane-layout.js';
-import type { HoldingAnswer } from '../model/who-held.js';
-import type { Generation } from '../model/view-state.js';
 
 /** Props of {@link LeaseDetails}. */
 export interface LeaseDetailsProps {
@@ -118,12 +116,12 @@ function endLabel(g: Generation): string {
 
 /** Re-renders every 100 ms while a clock is given (the countdown of an open lease). */
 function useNow(now: (() => number) | undefined): number | undefined {
-  const [value, setValue] = useState<number | undefined>(() => now?.());
+  // A tick counter re-renders; the time itself is read from the clock at render.
+  const [, setTicks] = useState(0);
   useEffect(() => {
     if (now === undefined) return undefined;
-    setValue(now());
-    const id = setInterval(() => setValue(now()), 100);
+    const id = setInterval(() => setTicks((ticks) => ticks + 1), 100);
     return () => clearInterval(id);
   }, [now]);
-  return now === undefined ? undefined : value;
+  return now?.();
 }

@@ -1,8 +1,6 @@
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { filterLanes } from '../model/lane-filter.js';
-import { foldEvents } from '../model/fold-events.js';
+import { synthesizeEvents, filterLanes, foldEvents } from '@lease-fence/dashboard-model';
 import { TimelineView } from './timeline-view.js';
 
 describe('TimelineView', () => {

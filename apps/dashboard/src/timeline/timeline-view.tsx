@@ -4,12 +4,10 @@
  * cost what the visible rows cost. An off-screen list mirrors the visible lanes and bars for
  * screen readers and browser tests.
  */
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type PointerEvent as ReactPointerEvent, type ReactElement } from 'react';
-import { formatWallTime } from '../model/format.js';
-import { whoHeld } from '../model/who-held.js';
-import type { Lane, ViewState } from '../model/view-state.js';
+import { useCallback, useContext, useEffect, useLayoutEffect, useRef, useState, type PointerEvent as ReactPointerEvent, type ReactElement } from 'react';
+import { formatWallTime, whoHeld, type Lane, type ViewState } from '@lease-fence/dashboard-model';
+import { HolderColorContext } from '../app/holder-colors.js';
 import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
-import { holderColor } from './holder-color.js';
 import { LeaseDetails, RejectionDetails } from './lease-details.js';
 import { layoutLane, layoutRestarts, visibleRows, type LaneRowLayout, type MarkerCluster } from './lane-layout.js';
 import { decideRedraw, snapWindow, type DrawnFrame } from './redraw-policy.js';
@@ -60,17 +58,21 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
   const containerRef = useRef<HTMLDivElement>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
+  /** The props of the last committed render, for the animation loop and event handlers. */
   const propsRef = useRef(props);
-  propsRef.current = props;
+  const colorOf = useContext(HolderColorContext);
   const [widthPx, setWidthPx] = useState(1_000);
   const [scrollTop, setScrollTop] = useState(0);
   const [hover, setHover] = useState<Hover | undefined>(undefined);
   const shapesRef = useRef(0);
   const frameRef = useRef(0);
-  /** The last frame drawn, and a count of renders: a render may change anything drawn, so it forces a frame. */
+  /** The last frame drawn, and a count of commits: a render may change anything drawn, so it forces a frame. */
   const drawnRef = useRef<DrawnFrame | undefined>(undefined);
-  const renderCountRef = useRef(0);
-  renderCountRef.current += 1;
+  const commitCountRef = useRef(0);
+  useLayoutEffect(() => {
+    propsRef.current = props;
+    commitCountRef.current += 1;
+  });
   /** While dragging, the window being dragged: drawn directly, committed to the URL on release. */
   const dragWindowRef = useRef<TimeWindow | undefined>(undefined);
   const committedRef = useRef(false);
@@ -102,7 +104,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     const decision = decideRedraw(drawnRef.current, {
       window: requested,
       plotWidthPx: plotWidth,
-      layoutKey: `${widthPx}x${heightPx}@${dpr}:${top}:${renderCountRef.current}`,
+      layoutKey: `${widthPx}x${heightPx}@${dpr}:${top}:${commitCountRef.current}`,
       position: p.state.position,
       atMillis: drawStarted,
     });
@@ -132,7 +134,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
       axisHeightPx: AXIS_HEIGHT_PX,
       window: win,
       restarts: layoutRestarts(p.state.restarts, { window: win, widthPx: plotWidth }),
-      colorOf: holderColor,
+      colorOf,
       nowX: at(p.nowWallMillis?.()),
       asOfX: at(p.asOfWallMillis),
       cursorX: at(p.cursorWallMillis),
@@ -141,7 +143,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     // For benchmarks: the log position this frame shows, and what drawing it cost (layout + canvas calls).
     canvas.dataset['position'] = String(p.state.position);
     canvas.dataset['drawMillis'] = (performance.now() - drawStarted).toFixed(2);
-  }, [widthPx, heightPx, plotWidth, viewportRows]);
+  }, [widthPx, heightPx, plotWidth, viewportRows, colorOf]);
 
   // After a committed drag, the new window arrives in props: stop overriding it.
   useLayoutEffect(() => {
@@ -168,13 +170,14 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
   });
 
   // Bring the selected lane into view when the selection changes (search hit, link).
+  const hasLanes = lanes.length > 0;
   useEffect(() => {
     const el = scrollRef.current;
     const index = props.selectedResource === undefined ? -1 : propsRef.current.lanes.findIndex((l) => l.resource === props.selectedResource);
     if (el === null || index < 0) return;
     const top = index * ROW_HEIGHT_PX;
     if (top < el.scrollTop || top + ROW_HEIGHT_PX > el.scrollTop + viewportRows) el.scrollTop = Math.max(0, top - viewportRows / 3);
-  }, [props.selectedResource, viewportRows, lanes.length > 0]);
+  }, [props.selectedResource, viewportRows, hasLanes]);
 
   // Wheel: ctrl/⌘ zooms around the pointer, shift or horizontal scrolling pans; plain wheel scrolls lanes.
   useEffect(() => {

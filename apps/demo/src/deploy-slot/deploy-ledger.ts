@@ -15,7 +15,7 @@
  * @see docs/design.md § "The library's rules" (A resource restores its floor after its own restart)
  */
 import Database from 'better-sqlite3';
-import type { GateState, PendingRejection, RejectionOutbox } from '@lease-fence/client';
+import type { FloorStore, GateState, PendingRejection, RejectionOutbox } from '@lease-fence/client';
 import type { FenceGate, FenceToken, RejectionRecord } from 'lease-fence';
 
 /** A deployment step the slot accepted. */
@@ -206,6 +206,22 @@ export class DeployLedger {
         const listeners = this.#outboxListeners.get(resource) ?? new Set();
         this.#outboxListeners.set(resource, listeners.add(listener));
         return () => listeners.delete(listener);
+      },
+    };
+  }
+
+  /**
+   * `resource`'s gate state as a {@link FloorStore}, for the SDK's gate link: a fence admitted
+   * over the link (fence-first handover) is saved here, in the slot's own database, before the
+   * coordinator is told, so it is as durable as a floor raised by a write. Saves merge upwards
+   * (the floor never goes down) and leave the outbox as it is.
+   */
+  floorStore(resource: string): FloorStore {
+    return {
+      load: async () => this.gateState(resource),
+      save: async (state) => {
+        if (state.resource !== resource) throw new TypeError(`DeployLedger.floorStore(${JSON.stringify(resource)}).save: state.resource is ${JSON.stringify(state.resource)}`);
+        this.#saveGateState(resource, state.floor, state.nextSeq, state.reportedThroughSeq);
       },
     };
   }

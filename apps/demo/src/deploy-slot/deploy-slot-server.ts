@@ -6,6 +6,12 @@
  * rejection seq) before the writer is answered 409, and the outbox is drained to the coordinator
  * with the gate token, also after the slot restarts.
  *
+ * Given the coordinator's URL and the gate token ({@link DeploySlotServerOptions.coordinator}),
+ * the slot also holds the gate link open (fence-first handover: the coordinator asks it to admit
+ * a new holder's fence, saved in the slot's database, before the grant becomes active), and
+ * reports its floors now and then (`reportFloors`: a coordinator that lost its whole log raises
+ * its fence counter above them before granting these slots again).
+ *
  * `POST /slots/:resource/deploy` `{ signedToken, step }` →
  *   200 `{ ok: true, deployment }` | 409 `{ ok: false, error: 'stale-fence' | 'double-grant', rejection }`
  *   | 403 `{ ok: false, error: 'invalid-fence-token', reason }` (not a grant of the coordinator: nothing moved)
@@ -16,10 +22,15 @@ import type { AddressInfo } from 'node:net';
 import {
   gateOptionsFrom,
   InvalidFenceTokenError,
+  openGateLink,
+  reportFloors,
   reportRejections,
   SigningKeysUnavailableError,
   type FenceGateClient,
   type FenceTokenVerifier,
+  type FloorReporter,
+  type GateLink,
+  type GateLinkEvent,
   type RejectionReporter,
 } from '@lease-fence/client';
 import { DoubleGrantError, FenceGate, StaleFenceError } from 'lease-fence';
@@ -39,6 +50,18 @@ export interface DeploySlotServerOptions {
   /** Port to listen on (127.0.0.1); 0 = any free port. */
   readonly port: number;
   readonly log: Logger;
+  /**
+   * The coordinator to hold the gate link to and report floors to (the same gate token as
+   * `gateClient`'s). Absent: neither (the slot still checks writes and reports refusals).
+   */
+  readonly coordinator?: {
+    /** The coordinator's base URL, e.g. `http://127.0.0.1:3000`. */
+    readonly baseUrl: string;
+    /** A gate token covering every slot. */
+    readonly token: string;
+    /** Milliseconds between two rounds of floor reports. @defaultValue 5000 (`reportFloors`' default) */
+    readonly floorReportEveryMillis?: number;
+  };
 }
 
 /** A running deploy slot. */
@@ -135,6 +158,24 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
     }
   };
 
+  let link: GateLink | undefined;
+  let floors: FloorReporter | undefined;
+  if (options.coordinator !== undefined) {
+    const { baseUrl, token, floorReportEveryMillis } = options.coordinator;
+    link = openGateLink({
+      baseUrl,
+      token,
+      guards: [...gates.values()].map((gate) => ({ gate, store: ledger.floorStore(gate.resource) })),
+      onEvent: logGateLinkEvent(log),
+    });
+    floors = reportFloors([...gates.values()], options.gateClient, {
+      ...(floorReportEveryMillis === undefined ? {} : { everyMillis: floorReportEveryMillis }),
+      onRaised: (resource, fenceCounter) =>
+        log(resource, `reported floor ${gates.get(resource)?.floor?.fence ?? '?'}: the coordinator had lost it and raised its fence counter to ${fenceCounter}`),
+      onError: (error, resource) => log(resource, `could not report the floor yet, will retry: ${describe(error)}`),
+    });
+  }
+
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       log(undefined, `internal error: ${describe(error)}`);
@@ -159,8 +200,34 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await Promise.all([...reporters.values()].map((reporter) => reporter.close()));
+      await Promise.all([link?.close(), floors?.stop(), ...[...reporters.values()].map((reporter) => reporter.close())]);
     },
+  };
+};
+
+/** Logs the gate link's events: connections, admitted fences and what went wrong (a reconnect loop logs once until it succeeds). */
+const logGateLinkEvent = (log: Logger): ((event: GateLinkEvent) => void) => {
+  let disconnected = false;
+  return (event) => {
+    switch (event.type) {
+      case 'guarding':
+        disconnected = false;
+        log(undefined, `gate link open: the coordinator asks this slot to admit new fences of ${event.resources.join(', ')} before granting them`);
+        return;
+      case 'admitted':
+        log(event.resource, `admitted fence ${event.fence} (${event.holderId}) before its grant: older fences are refused from now on`);
+        return;
+      case 'admit-failed':
+        log(event.resource, `could not admit fence ${event.fence}: ${describe(event.error)} (the coordinator burns it)`);
+        return;
+      case 'refused':
+        log(undefined, `the coordinator refused a gate link frame (${event.field}): ${event.message}`);
+        return;
+      case 'disconnected':
+        if (!disconnected) log(undefined, `gate link down; reconnecting (next try in ${event.retryInMillis} ms)`);
+        disconnected = true;
+        return;
+    }
   };
 };
 

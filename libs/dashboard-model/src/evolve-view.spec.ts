@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogBuilder } from '../testing/log-builder.js';
+import { LogBuilder } from './testing/log-builder.js';
 import { cloneViewState } from './clone-view-state.js';
 import { evolveView } from './evolve-view.js';
 import { foldEvents } from './fold-events.js';

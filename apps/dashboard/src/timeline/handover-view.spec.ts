@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { LogBuilder } from '../testing/log-builder.js';
-import { drawTimeline, TIMELINE_COLORS, type Canvas2DLike } from '../timeline/draw-timeline.js';
-import { layoutLane } from '../timeline/lane-layout.js';
-import { cloneViewState } from './clone-view-state.js';
-import { evolveView } from './evolve-view.js';
-import { foldEvents } from './fold-events.js';
+import { LogBuilder } from '@lease-fence/dashboard-model/testing';
+import { cloneViewState, evolveView, foldEvents } from '@lease-fence/dashboard-model';
+import { drawTimeline, TIMELINE_COLORS, type Canvas2DLike } from './draw-timeline.js';
+import { layoutLane } from './lane-layout.js';
 
 describe('fence-first handovers on the lane', () => {
   it('go pending → admitted → active, and the grant of the reserved fence is no anomaly', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { fcParameters } from '../testing/fc-seed.js';
+import { synthesizeEvents } from './synthetic.js';
+import { fcParameters, NO_WALL_CLOCK_TIMEOUT } from './testing/fc-seed.js';
 import { exportInvestigation, importInvestigation, investigationMarkdown, parseInvestigationExport } from './investigation-export.js';
 import { investigate } from './investigation.js';
 import { ViewHistory } from './view-history.js';
@@ -30,7 +30,7 @@ describe('investigation export', () => {
       }),
       fcParameters(60),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 
   it('writes a Markdown summary with the sentence, both holders and the link', () => {
     // Arrange

@@ -1,6 +1,6 @@
 import { RecordedEventSchema } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
-import { foldEvents } from '../model/fold-events.js';
+import { foldEvents } from './fold-events.js';
 import { synthesizeEvents } from './synthetic.js';
 
 describe('synthesizeEvents', () => {

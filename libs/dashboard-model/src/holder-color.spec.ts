@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EventIndex } from '../model/event-index.js';
-import { LogBuilder } from '../testing/log-builder.js';
+import { EventIndex } from './event-index.js';
+import { LogBuilder } from './testing/log-builder.js';
 import { colorOfSlot, HOLDER_PALETTE, HolderColors, investigationColors } from './holder-color.js';
 
 /** Hue in degrees of `#rrggbb` or `hsl(h …)`. */

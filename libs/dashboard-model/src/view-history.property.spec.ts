@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { arbitraryLog } from '../testing/arbitrary-log.js';
-import { fcParameters } from '../testing/fc-seed.js';
+import { synthesizeEvents } from './synthetic.js';
+import { arbitraryLog } from './testing/arbitrary-log.js';
+import { fcParameters, NO_WALL_CLOCK_TIMEOUT } from './testing/fc-seed.js';
 import { foldEvents } from './fold-events.js';
 import { ViewHistory } from './view-history.js';
 
@@ -24,7 +24,7 @@ describe('ViewHistory', () => {
       }),
       fcParameters(300),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 
   it('rebuilds any earlier position from the nearest checkpoint exactly as a replay of the prefix', () => {
     fc.assert(
@@ -44,7 +44,7 @@ describe('ViewHistory', () => {
       }),
       fcParameters(300),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 
   it('does not let later live folding change a state it returned for an earlier position', () => {
     // Arrange

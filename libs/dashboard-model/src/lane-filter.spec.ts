@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogBuilder } from '../testing/log-builder.js';
+import { LogBuilder } from './testing/log-builder.js';
 import { foldEvents } from './fold-events.js';
 import { FENCE_RANGE_HINT, filterLanes, parseFenceFilterInput, parseFenceRange } from './lane-filter.js';
 

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents } from '../dev/synthetic.js';
-import { ARBITRARY_RESOURCES, arbitraryLog } from '../testing/arbitrary-log.js';
-import { fcParameters } from '../testing/fc-seed.js';
+import { synthesizeEvents } from './synthetic.js';
+import { ARBITRARY_RESOURCES, arbitraryLog } from './testing/arbitrary-log.js';
+import { fcParameters, NO_WALL_CLOCK_TIMEOUT } from './testing/fc-seed.js';
 import { ViewHistory } from './view-history.js';
 import { whoHeld } from './who-held.js';
 
@@ -88,7 +88,7 @@ describe('whoHeld', () => {
       ),
       fcParameters(300),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 
   it('matches a naive scan on a realistic synthetic log with restarts', () => {
     // Arrange
@@ -108,7 +108,7 @@ describe('whoHeld', () => {
       }),
       fcParameters(500),
     );
-  });
+  }, NO_WALL_CLOCK_TIMEOUT);
 
   it('names the neighbours when nobody held the resource, and says when the resource is unknown', () => {
     // Arrange

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogBuilder } from '../testing/log-builder.js';
+import { LogBuilder } from './testing/log-builder.js';
 import { investigate } from './investigation.js';
 import { ViewHistory } from './view-history.js';
 

@@ -1,0 +1,214 @@
+/**
+ * One viewer's dashboard: the hooks that own its lifecycles (stream, replay, keyboard, debug
+ * hook), the figures derived from the store's snapshot and the URL's view, and the actions the
+ * panels call. What is shown where is {@link DashboardLayout}'s business.
+ */
+import { useCallback, useMemo, useRef, useState, type ReactElement } from 'react';
+import { filterLanes, hasLeaseActivity, holdDurations, investigate, logRates, searchLog, whoHeld, type DashboardSummary, type SearchHit } from '@lease-fence/dashboard-model';
+import { zoomWindow, type TimeWindow } from '../timeline/time-scale.js';
+import { DashboardLayout } from './dashboard-layout.js';
+import { DashboardStore } from './dashboard-store.js';
+import { useDebugHook } from './debug-hook.js';
+import type { DashboardEnvironment } from './environment.js';
+import { HolderColorContext, useHolderColors } from './holder-colors.js';
+import { followWindow, ingestTarget, markerPosition, replayStartWall, resolveAsOf, stepPosition } from './navigation.js';
+import { useDashboardStore, wholeSnapshot } from './use-dashboard-store.js';
+import { useKeyboardCommands } from './use-keyboard-commands.js';
+import { useLeaseStream } from './use-lease-stream.js';
+import { useReplay } from './use-replay.js';
+import { useSampled } from './use-sampled.js';
+import { DEFAULT_VIEW, formatViewUrl, type ViewUrlState } from './url-state.js';
+import { useWidth } from './use-width.js';
+
+/** Props of {@link Dashboard}. */
+export interface DashboardProps {
+  readonly env: DashboardEnvironment;
+  readonly token: string;
+  readonly view: ViewUrlState;
+  readonly updateView: (next: ViewUrlState) => void;
+  /** Applies a change to the latest view (for callbacks that must stay stable across renders). */
+  readonly changeView: (change: (current: ViewUrlState) => ViewUrlState) => void;
+  readonly importControl: ReactElement;
+  /** Why the last file picked did not import, or undefined. */
+  readonly importAlert: ReactElement | undefined;
+  /** Why the URL's `at` was ignored, or undefined. */
+  readonly unreadableAt: string | undefined;
+  readonly onTokenRefused: (message: string) => void;
+}
+
+/** Events listed on each side of the focus position. */
+const CONTEXT_ROWS = 8;
+
+/** The dashboard of one viewer token (remounted when the token changes). */
+export function Dashboard({ env, token, view, updateView, changeView, importControl, importAlert, unreadableAt, onTokenRefused }: DashboardProps): ReactElement {
+  const [store] = useState(() => new DashboardStore({ schedule: env.schedule }));
+  // The whole snapshot: live, the as-of position, the lanes and every count move with each loaded event.
+  const snapshot = useDashboardStore(store, wholeSnapshot);
+  const mainRef = useRef<HTMLDivElement>(null);
+  const widthPx = useWidth(mainRef, 1_200);
+  const { history } = store;
+  const { headPosition, caughtUp, loadedPosition } = snapshot;
+
+  useLeaseStream({ env, store, token, onTokenRefused, holdAt: ingestTarget(view, loadedPosition, caughtUp) });
+
+  const asOf = resolveAsOf(view.at, history, headPosition, caughtUp);
+  const state = history.stateAt(asOf.position);
+  // The live fold changes in place: this pair is a new object whenever the state or the load
+  // it reflects changes, so memos keyed on it recompute exactly then.
+  const viewed = useMemo(() => ({ state, index: history.index, loadedPosition }), [state, history.index, loadedPosition]);
+  const coordinatorNow = useCallback(() => env.now() + store.getSnapshot().clockOffsetMillis, [env, store]);
+
+  const resolveWindow = useCallback((): TimeWindow => {
+    if (view.window !== undefined) return view.window;
+    return followWindow(asOf.live ? coordinatorNow() : (asOf.wallMillis ?? coordinatorNow()), view.spanMillis);
+  }, [view, asOf.live, asOf.wallMillis, coordinatorNow]);
+  const windowNow = resolveWindow();
+
+  const { lanes, total } = useMemo(() => filterLanes(viewed.state, view.filter), [viewed, view.filter]);
+  // Rates, denials and hold durations are recomputed at most once a second while live.
+  const followingNow = asOf.live && view.window === undefined;
+  const rateKey = followingNow ? `live:${Math.floor(env.now() / 1_000)}:${view.spanMillis}` : `${asOf.position}:${windowNow.fromWallMillis}:${windowNow.toWallMillis}`;
+  // Rates stop at the as-of time (or now): bins after it would read as a drop to zero.
+  const ratesEnd = Math.min(windowNow.toWallMillis, asOf.live ? coordinatorNow() : (asOf.wallMillis ?? windowNow.toWallMillis));
+  const rateInputs = useSampled({ state, index: history.index, asOfPosition: asOf.position, fromWallMillis: windowNow.fromWallMillis, toWallMillis: Math.max(windowNow.fromWallMillis + 1_000, ratesEnd) }, rateKey);
+  const rates = useMemo(() => logRates(rateInputs.index, { ...rateInputs, maxBins: 90 }), [rateInputs]);
+  const holds = useMemo(() => holdDurations(rateInputs.state), [rateInputs]);
+  const denialInputs = useSampled({ stats: store.stats, window: windowNow }, `${rateKey}:${snapshot.statsSize}`);
+  const denials = useMemo(() => denialInputs.stats.between(denialInputs.window.fromWallMillis, denialInputs.window.toWallMillis), [denialInputs]);
+  const hits = useMemo(() => searchLog(viewed.state, viewed.index, view.search), [viewed, view.search]);
+  const investigationLoadedTo = Math.min(loadedPosition, (view.investigation?.position ?? 0) + (view.investigation?.contextRadius ?? 0));
+  const investigationInput = useMemo(() => ({ history, loadedTo: investigationLoadedTo }), [history, investigationLoadedTo]);
+  const investigation = useMemo(() => {
+    const inv = view.investigation;
+    if (inv === undefined) return undefined;
+    if (!caughtUp && investigationInput.loadedTo < inv.position + inv.contextRadius) return undefined;
+    return investigate(investigationInput.history, inv.position, inv.contextRadius);
+  }, [view.investigation, caughtUp, investigationInput]);
+
+  const focusPosition = view.cursorWallMillis === undefined ? asOf.position : Math.min(asOf.position, history.positionAtWall(view.cursorWallMillis));
+  const contextEvents = history.index.between(focusPosition - CONTEXT_ROWS, Math.min(asOf.position, focusPosition + CONTEXT_ROWS));
+
+  // Navigation
+  const seek = useCallback((position: number) => updateView({ ...view, at: { kind: 'position', position: Math.max(0, position) }, playing: false }), [view, updateView]);
+  const pause = useCallback(() => updateView({ ...view, at: { kind: 'position', position: asOf.position } }), [view, updateView, asOf.position]);
+  const resume = useCallback(() => updateView({ ...view, at: undefined, window: undefined, playing: false }), [view, updateView]);
+  const step = useCallback((direction: 1 | -1) => seek(stepPosition(history, asOf.position, direction, headPosition)), [seek, history, asOf.position, headPosition]);
+  const jumpMarker = useCallback((direction: 1 | -1) => seek(markerPosition(history, asOf.position, direction)), [seek, history, asOf.position]);
+  const zoom = useCallback((factor: number, anchor: number) => {
+    if (view.window === undefined) updateView({ ...view, spanMillis: Math.max(10, Math.min(30 * 86_400_000, view.spanMillis * factor)) });
+    else updateView({ ...view, window: zoomWindow(view.window, factor, anchor) });
+  }, [view, updateView]);
+  // Stable across renders, so the memoised rate charts re-render only when their data changes
+  // (recharts measures its SVG paths on every render: a long task if it ran per store notification).
+  const moveCursor = useCallback((cursorWallMillis: number) => changeView((current) => ({ ...current, cursorWallMillis })), [changeView]);
+  const openInvestigation = useCallback((position: number) => updateView({ ...view, investigation: { position, contextRadius: view.investigation?.contextRadius ?? 10 } }), [view, updateView]);
+  const closeInvestigation = (): void => updateView({ ...view, investigation: undefined });
+  const pickHit = (hit: SearchHit): void => {
+    const around = (wallMillis: number): TimeWindow => ({ fromWallMillis: wallMillis - view.spanMillis * 0.3, toWallMillis: wallMillis + view.spanMillis * 0.7 });
+    switch (hit.kind) {
+      case 'position':
+      case 'request':
+        seek(hit.position);
+        break;
+      case 'fence':
+        updateView({ ...view, resource: hit.resource, cursorWallMillis: hit.startWallMillis, window: around(hit.startWallMillis) });
+        break;
+      case 'holder':
+        updateView({ ...view, filter: { ...view.filter, holder: hit.holderId } });
+        break;
+      case 'resource':
+        updateView({ ...view, resource: hit.resource });
+        break;
+    }
+  };
+
+  useKeyboardCommands((command) => {
+    const middle = (windowNow.fromWallMillis + windowNow.toWallMillis) / 2;
+    switch (command) {
+      case 'step-back': step(-1); break;
+      case 'step-forward': step(1); break;
+      case 'next-marker': jumpMarker(1); break;
+      case 'previous-marker': jumpMarker(-1); break;
+      case 'toggle-live': if (asOf.live) pause(); else resume(); break;
+      case 'zoom-in': zoom(0.5, middle); break;
+      case 'zoom-out': zoom(2, middle); break;
+      case 'close': closeInvestigation(); break;
+    }
+  });
+
+  useReplay({
+    env,
+    store,
+    history,
+    view,
+    fromPosition: asOf.position,
+    fromWallMillis: view.playing && !asOf.live ? replayStartWall(view.at, history, caughtUp) : undefined,
+    updateView,
+  });
+
+  // Debug hook for browser tests and the console: every figure is as of the last committed render.
+  useDebugHook(
+    env.debugTarget,
+    (): DashboardSummary => ({
+      connection: snapshot.connection.status,
+      live: asOf.live,
+      position: asOf.position,
+      loadedPosition,
+      headPosition,
+      newSince: asOf.live ? 0 : Math.max(0, headPosition - asOf.position),
+      lanes: total,
+      shownLanes: lanes.length,
+      generations: [...state.lanes.values()].reduce((n, l) => n + l.generations.length, 0),
+      rejections: state.rejections.length,
+      restarts: state.restarts.length,
+      fenceCounter: state.fenceCounter,
+      anomalies: state.anomalyCount,
+      shapesDrawn: Number((typeof document === 'undefined' ? undefined : document.querySelector('[data-testid="lanes-canvas"]')?.getAttribute('data-shapes')) ?? 0),
+      investigation: view.investigation?.position,
+      search: view.search,
+    }),
+    (resource, wallMillis) => whoHeld(state, resource, wallMillis),
+  );
+
+  // Colours by order of first appearance in the log: the same for live, history and replay.
+  const holderIds = history.index.holderIds();
+  const colorOf = useHolderColors(holderIds, holderIds.length);
+  const probeWall = view.cursorWallMillis ?? (view.at?.kind === 'wall' ? view.at.wallMillis : undefined);
+
+  return (
+    <HolderColorContext value={colorOf}>
+      <DashboardLayout
+        env={env}
+        mainRef={mainRef}
+        widthPx={widthPx}
+        view={view}
+        updateView={updateView}
+        snapshot={snapshot}
+        history={history}
+        asOf={asOf}
+        state={state}
+        lanes={lanes}
+        totalLanes={total}
+        hits={hits}
+        investigation={investigation}
+        link={view.investigation === undefined ? undefined : `${env.origin}/${formatViewUrl({ ...DEFAULT_VIEW, investigation: view.investigation })}`}
+        probe={view.resource !== undefined && probeWall !== undefined ? whoHeld(state, view.resource, probeWall) : undefined}
+        // Empty: the coordinator is up (it logs CoordinatorStarted at position 1) but no agent has leased anything.
+        empty={caughtUp && !hasLeaseActivity(history.head)}
+        loading={!caughtUp && loadedPosition === 0}
+        windowNow={windowNow}
+        resolveWindow={resolveWindow}
+        coordinatorNow={coordinatorNow}
+        focusPosition={focusPosition}
+        contextEvents={contextEvents}
+        rates={rates}
+        denials={denials}
+        holds={holds}
+        importControl={importControl}
+        importAlert={importAlert}
+        unreadableAt={unreadableAt}
+        actions={{ seek, pause, resume, step, jumpMarker, zoom, moveCursor, openInvestigation, closeInvestigation, pickHit, dismissProblems: () => store.dismissProblems() }}
+      />
+    </HolderColorContext>
+  );
+}
