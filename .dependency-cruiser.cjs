@@ -4,6 +4,7 @@
  *
  *   apps/*                      → libs (never another app)
  *   libs/client                 → lease-fence, protocol (no coordinator, no NestJS)
+ *   libs/gate-sql               → lease-fence, protocol, client (resource side: no coordinator, no NestJS)
  *   libs/coordinator-core       → lease-fence, protocol (no NestJS, no database driver, no pino)
  *   libs/event-log-*            → coordinator-core, protocol, their own driver (never each other)
  *   libs/dashboard-model        → protocol only (pure: no React, no DOM, no I/O)
@@ -67,6 +68,12 @@ module.exports = {
       name: 'client-sdk', severity: 'error',
       comment: 'The agent SDK talks to the coordinator over HTTP: no coordinator internals, no NestJS.',
       from: { path: lib('client') },
+      to: { path: ['^apps/', '^libs/(coordinator-core|event-log-|dashboard-model/)', '(^|/)node_modules/@nestjs/'] },
+    },
+    {
+      name: 'gate-sql-resource-side', severity: 'error',
+      comment: 'The SQL gates are resource-side like the SDK: lease-fence, protocol and client; no coordinator internals, no NestJS.',
+      from: { path: lib('gate-sql') },
       to: { path: ['^apps/', '^libs/(coordinator-core|event-log-|dashboard-model/)', '(^|/)node_modules/@nestjs/'] },
     },
     {

@@ -20,6 +20,11 @@
  * `default`. There is no `signed` mode: every grant is signed (Ed25519) in every mode, `default`
  * included, so its figures already carry the cost of signing and there is no unsigned
  * configuration to compare them with.
+ *
+ * `--baseline <dir>` adds the mode `baseline`: the coordinator built in `<dir>` (a `dist` of another
+ * commit, e.g. built from `git archive main apps/coordinator`, placed under the repository so its
+ * packages resolve), run with the default configuration. `--modes default,baseline` then measures
+ * a change against the build before it in one run.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -39,6 +44,7 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '3' },
     systems: { type: 'string', default: 'etcd,redis-always,mock-http' },
     modes: { type: 'string', default: 'default' },
+    baseline: { type: 'string' },
   },
 });
 const concurrency = Number(options.concurrency);
@@ -55,7 +61,10 @@ const MODES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   default: {},
   'fence-first': { LEASE_FENCE_FENCE_FIRST: 'res-*' },
   'lock-delay': { LEASE_FENCE_LOCK_DELAY: '*=5000' },
+  baseline: {},
 };
+/** The coordinator's entry point of a mode, relative to the repository root: `--baseline`'s build for `baseline`, else this checkout's. */
+const mainOf = (mode: string): string => (mode === 'baseline' ? join(options.baseline!, 'main.js') : 'apps/coordinator/dist/main.js');
 /**
  * What each mode needs of the harness's client process: in `fence-first`, the adapter opens the
  * gate link for the workload's resources (`LEASE_FENCE_BENCH_GATE_LINK`, see
@@ -68,6 +77,10 @@ const modes = options.modes.split(',').map((mode) => mode.trim());
 for (const mode of modes) {
   if (MODES[mode] === undefined) {
     console.error(`bench:service: --modes: unknown mode ${JSON.stringify(mode)}; known: ${Object.keys(MODES).join(', ')}`);
+    process.exit(2);
+  }
+  if (mode === 'baseline' && options.baseline === undefined) {
+    console.error('bench:service: --modes baseline needs --baseline <dir of the baseline build (its main.js)>');
     process.exit(2);
   }
 }
@@ -228,7 +241,7 @@ try {
   // The product command runs from the repository root; `env … node` execs node, so run.sh's PID is the server's.
   const productCommand = (mode: string): string => {
     const modeEnv = Object.entries(MODES[mode] ?? {}).map(([name, value]) => `${name}='${value}'`).join(' ');
-    return `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} ${modeEnv} node ${cpuProfileArgs().join(' ')} apps/coordinator/dist/main.js`;
+    return `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} ${modeEnv} node ${cpuProfileArgs().join(' ')} ${mainOf(mode)}`;
   };
   const runHarness = (mode: string, rounds: string): Promise<number> => run('bash', [
     join(harness, 'run.sh'),

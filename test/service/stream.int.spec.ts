@@ -214,9 +214,15 @@ describe('GET /v1/stream with a slow consumer', () => {
 });
 
 /** Opens a bare `ws` client on the stream as the viewer; `autoPong: false` makes it a peer that never answers pings. */
-const openBareStream = (wsUrl: string, autoPong: boolean): Promise<WebSocket> => new Promise((resolve, reject) => {
+/**
+ * Opens a stream; `caughtUp` and `firstPing` are watched from the start, since the first frames
+ * and a ping can arrive in the same read as the upgrade reply, before the code awaiting `open` runs.
+ */
+const openBareStream = (wsUrl: string, autoPong: boolean): Promise<{ socket: WebSocket; caughtUp: Promise<void>; firstPing: Promise<void> }> => new Promise((resolve, reject) => {
   const socket = new WebSocket(`${wsUrl}/v1/stream?token=${TEST_TOKENS.viewer.token}`, { autoPong });
-  socket.once('open', () => { socket.off('error', reject); resolve(socket); });
+  const caughtUp = new Promise<void>((caught) => socket.on('message', (data) => { if ((JSON.parse(String(data)) as StreamFrame).type === 'caught-up') caught(); }));
+  const firstPing = new Promise<void>((pinged) => socket.once('ping', () => pinged()));
+  socket.once('open', () => { socket.off('error', reject); resolve({ socket, caughtUp, firstPing }); });
   socket.once('error', reject);
 });
 /** Resolves once `socket` has received `count` more pings; rejects if it closes first. */
@@ -252,11 +258,9 @@ describe('GET /v1/stream keepalive', () => {
     // Given a client that answers pings (as browsers do) and one that never does (a laptop that slept)
     const viewer = coordinatorHttp(app.url, TEST_TOKENS.viewer.token);
     const head = await viewer.head();
-    const answering = await openBareStream(app.wsUrl, true);
-    const silent = await openBareStream(app.wsUrl, false);
+    const { socket: answering } = await openBareStream(app.wsUrl, true);
+    const { socket: silent, caughtUp: silentCaughtUp, firstPing: silentPinged } = await openBareStream(app.wsUrl, false);
     const silentClosed = new Promise<number>((resolve) => silent.once('close', (code) => resolve(code)));
-    const silentCaughtUp = new Promise<void>((resolve) => silent.on('message', (data) => { if ((JSON.parse(String(data)) as StreamFrame).type === 'caught-up') resolve(); }));
-    const silentPinged = pingsReceived(silent, 1);
 
     // When the pings come
     await silentCaughtUp;

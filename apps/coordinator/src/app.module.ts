@@ -14,10 +14,12 @@ import { CoordinatorModule } from './coordinator/coordinator.module.js';
 import { DocsModule } from './docs/docs.module.js';
 import { EventLogModule } from './event-log/event-log.module.js';
 import { HealthModule } from './health/health.module.js';
+import { HttpModule } from './http/http.module.js';
 import { LeasesModule } from './leases/leases.module.js';
 import type { GrantSigner } from './signing/grant-signer.js';
 import { SigningModule } from './signing/signing.module.js';
 import { StreamModule } from './stream/stream.module.js';
+import { WebSocketModule } from './websocket/websocket.module.js';
 
 /** What `main.ts` has prepared before the application is created. */
 export interface AppModuleOptions {
@@ -41,6 +43,8 @@ export class AppModule {
         ConfigModule.forRoot(options.config, options.logger),
         AuthModule.forRoot(options.tokens, options.authFailures),
         SigningModule.forRoot(options.signer),
+        HttpModule,
+        WebSocketModule,
         EventLogModule,
         CoordinatorModule,
         LeasesModule,

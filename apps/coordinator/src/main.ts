@@ -14,38 +14,30 @@
  * channel closes: its launcher is gone (even `kill -9` of the launcher's process group), and
  * nobody would stop it otherwise.
  *
- * Middleware order (before Nest's routes): connection-close while stopping, the request log (debug
- * only), authentication of `/v1` (before the body is read: no token, no validation feedback), 405
- * for a known route with the wrong method, the JSON body parser, the dashboard. In front of all of it
- * (except at debug level), the lease fast path takes an agent's `POST /v1/leases/:resource/{acquire,
- * renew,release}` (see `leases/lease-fast-path.ts`).
+ * HTTP: one pipeline, Nest on Fastify (`http/http-adapter.ts`); connection-close while stopping,
+ * then the middleware and exception filter of `http/http.module.ts`, for every route. WebSockets:
+ * Nest gateways on the `ws` adapter, upgraded through `websocket/websocket-upgrades.ts`.
  */
 import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
-import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { acquireLogLock, type LogLock, LogLockedError } from '@lease-fence/event-log-sqlite';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AuthFailureLog } from './auth/auth-failure-log.js';
-import { createAuthenticationMiddleware } from './auth/authenticate.middleware.js';
 import { loadTokensFile, TokensFileError } from './auth/tokens-file.js';
 import { type Config, ConfigError } from './config/config.js';
 import { readConfig } from './config/read-config.js';
 import { CoordinatorHost } from './coordinator/coordinator-host.js';
-import { API_ROUTES } from './docs/api-routes.js';
 import { sqliteFileOf } from './event-log/open-event-log.js';
-import { ApiExceptionFilter } from './http/api-exception.filter.js';
-import { createMethodNotAllowedMiddleware } from './http/method-not-allowed.js';
-import { createJsonBodyParser } from './http/json-body-parser.js';
-import { createDashboardMiddleware } from './http/serve-dashboard.js';
-import { createLeaseFastPath } from './leases/lease-fast-path.js';
-import { LeasesController } from './leases/leases.controller.js';
+import { createHttpAdapter } from './http/http-adapter.js';
+import { CoordinatorWsAdapter } from './websocket/coordinator-ws.adapter.js';
+import { WebSocketUpgrades } from './websocket/websocket-upgrades.js';
 import { createLogger, drainLogger, NestPinoLogger } from './logging/logger.js';
 import { GrantSigner } from './signing/grant-signer.js';
 import { loadSigningKeys, SIGNING_KEYS_FILE_VARIABLE, SigningKeysError } from './signing/signing-keys.js';
-import { createRequestLogMiddleware } from './logging/request-log.js';
 
 /** Server keep-alive: longer than common client and load-balancer idle timeouts, so connections are reused. */
 const KEEP_ALIVE_TIMEOUT_MILLIS = 65_000;
@@ -164,9 +156,9 @@ async function main(): Promise<void> {
   const signer = await signerOrExit(config, logger);
   const authFailures = new AuthFailureLog(logger);
 
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, tokens, logger, authFailures, signer }), {
+    app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, tokens, logger, authFailures, signer }), createHttpAdapter({ maxBodyBytes: config.maxBodyBytes }), {
       logger: new NestPinoLogger(logger),
       bodyParser: false,
       abortOnError: false,
@@ -175,10 +167,7 @@ async function main(): Promise<void> {
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
     return exit(logger, 1);
   }
-  const exceptionFilter = new ApiExceptionFilter(logger, { maxBodyBytes: config.maxBodyBytes }, authFailures);
-  app.useGlobalFilters(exceptionFilter);
-  app.set('etag', false);
-  app.disable('x-powered-by');
+  app.useWebSocketAdapter(new CoordinatorWsAdapter(app, app.get(WebSocketUpgrades)));
   let stopping = false;
   // While stopping, every reply closes its connection, so keep-alive connections end after their
   // in-flight request and the server's close() does not wait for idle timeouts.
@@ -186,29 +175,6 @@ async function main(): Promise<void> {
     if (stopping) response.setHeader('connection', 'close');
     next();
   });
-  if (logger.isLevelEnabled('debug')) app.use(createRequestLogMiddleware(logger));
-  app.use('/v1', createAuthenticationMiddleware(tokens));
-  app.use(createMethodNotAllowedMiddleware(API_ROUTES));
-  const jsonBody = createJsonBodyParser(config.maxBodyBytes);
-  app.use(jsonBody);
-  if (config.dashboardDir !== undefined) app.use(createDashboardMiddleware(config.dashboardDir));
-
-  if (!logger.isLevelEnabled('debug')) {
-    // The lease fast path answers the three lease routes of an agent in front of Express (same
-    // auth, parser, controller and filter); everything else goes on to Express. Not at debug
-    // level, so that the request log still sees every request.
-    const server = app.getHttpServer() as import('node:http').Server;
-    const [expressApp] = server.listeners('request') as import('node:http').RequestListener[];
-    server.removeAllListeners('request');
-    server.on('request', createLeaseFastPath({
-      tokens,
-      leases: app.get(LeasesController),
-      jsonBody,
-      mapException: (error) => (app.getHttpAdapter() as ExpressAdapter).mapException(error),
-      decideAndLog: (exception, request) => exceptionFilter.decideAndLog(exception, request),
-      isStopping: () => stopping,
-    }, expressApp!));
-  }
 
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;

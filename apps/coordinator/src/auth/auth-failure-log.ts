@@ -19,6 +19,8 @@ export interface AuthFailure {
   readonly reason: string;
   /** Client address, when known. */
   readonly remoteAddress?: string | undefined;
+  /** The request's id (`http/request-id.ts`), when it went through the HTTP pipeline. */
+  readonly requestId?: string | undefined;
 }
 
 /** Options of {@link AuthFailureLog}. */
@@ -74,7 +76,7 @@ export class AuthFailureLog {
     }
     this.linesInWindow += 1;
     const path = pathOf(failure.url);
-    const fields = { method: failure.method, path, status: failure.status, reason: failure.reason, ...(failure.remoteAddress === undefined ? {} : { remoteAddress: failure.remoteAddress }) };
+    const fields = { method: failure.method, path, status: failure.status, reason: failure.reason, ...(failure.remoteAddress === undefined ? {} : { remoteAddress: failure.remoteAddress }), ...(failure.requestId === undefined ? {} : { requestId: failure.requestId }) };
     this.logger.warn(fields, `${failure.status === 401 ? 'authentication' : 'authorization'} failed: ${failure.method} ${path}: ${failure.reason}`);
   }
 }

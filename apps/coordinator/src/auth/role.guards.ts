@@ -15,9 +15,12 @@ export interface AuthenticatedRequest {
   readonly params?: Readonly<Record<string, string | undefined>>;
   /**
    * Set once the token is authenticated: on `/v1` by the authentication middleware (before the
-   * body is parsed), elsewhere by the role guard. Only a guard's `authorize` lets the request in.
+   * body is parsed, on the Node request), elsewhere by the role guard. Only a guard's `authorize`
+   * lets the request in.
    */
   principal?: Principal;
+  /** The Node request Fastify's request wraps (where the middleware left the principal). */
+  readonly raw?: { readonly principal?: Principal };
 }
 
 abstract class RoleGuard implements CanActivate {
@@ -31,7 +34,7 @@ abstract class RoleGuard implements CanActivate {
    */
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const principal = request.principal ?? this.tokens.byAuthorization(request.headers.authorization);
+    const principal = request.principal ?? request.raw?.principal ?? this.tokens.byAuthorization(request.headers.authorization);
     authorize(principal, this.role, request.params?.resource);
     request.principal = principal;
     return true;
@@ -41,7 +44,9 @@ abstract class RoleGuard implements CanActivate {
 /** Any listed token (viewer, agent or gate): the read endpoints. */
 @Injectable()
 export class ViewerGuard extends RoleGuard {
-  protected readonly role = 'viewer';
+  /** The role this guard requires, read by the route table (`docs/api-doc.ts`). */
+  static readonly requiredRole = 'viewer';
+  protected readonly role = ViewerGuard.requiredRole;
   constructor(tokens: TokenRegistry) {
     super(tokens);
   }
@@ -50,7 +55,9 @@ export class ViewerGuard extends RoleGuard {
 /** An agent token: acquire, renew, release. */
 @Injectable()
 export class AgentGuard extends RoleGuard {
-  protected readonly role = 'agent';
+  /** The role this guard requires, read by the route table (`docs/api-doc.ts`). */
+  static readonly requiredRole = 'agent';
+  protected readonly role = AgentGuard.requiredRole;
   constructor(tokens: TokenRegistry) {
     super(tokens);
   }
@@ -59,7 +66,9 @@ export class AgentGuard extends RoleGuard {
 /** A gate token whose resource patterns cover `:resource`: rejections and admits. */
 @Injectable()
 export class GateGuard extends RoleGuard {
-  protected readonly role = 'gate';
+  /** The role this guard requires, read by the route table (`docs/api-doc.ts`). */
+  static readonly requiredRole = 'gate';
+  protected readonly role = GateGuard.requiredRole;
   constructor(tokens: TokenRegistry) {
     super(tokens);
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { API_ROUTES } from './api-routes.js';
 import { renderDocsPage, renderInline } from './docs-page.js';
 
 describe('renderInline', () => {
@@ -13,7 +14,7 @@ describe('renderInline', () => {
 
 describe('renderDocsPage', () => {
   it('shows no raw Markdown backticks', () => {
-    const page = renderDocsPage();
+    const page = renderDocsPage(API_ROUTES);
     expect(page).toContain('<code>after</code>');
     expect(page).not.toContain('`');
   });

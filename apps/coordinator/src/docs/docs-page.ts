@@ -1,7 +1,7 @@
 /**
  * A small self-contained HTML page listing the routes (no external assets, no swagger-ui).
  */
-import { API_ROUTES } from './api-routes.js';
+import type { ApiRoute } from './api-doc.js';
 
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
@@ -12,9 +12,9 @@ const escapeHtml = (text: string): string =>
  */
 export const renderInline = (text: string): string => escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 
-/** Renders the `/docs` page. */
-export function renderDocsPage(): string {
-  const rows = API_ROUTES.map((route) => {
+/** Renders the `/docs` page of `routes`. */
+export function renderDocsPage(routes: readonly ApiRoute[]): string {
+  const rows = routes.map((route) => {
     const statuses = Object.entries(route.replies)
       .map(([status, reply]) => `<li><code>${status}</code> ${renderInline(reply.description)}</li>`)
       .join('');

@@ -1,17 +1,17 @@
 /**
- * The OpenAPI 3.1 document of the coordinator, generated from {@link API_ROUTES} and the
- * protocol's zod schemas with `z.toJSONSchema` (OpenAPI 3.1 schema objects are JSON Schema
- * 2020-12, zod's default target). Built once, at module load.
+ * The OpenAPI 3.1 document of the coordinator, generated from the route table (the controllers'
+ * declarations, `docs/api-routes.ts`) and the protocol's zod schemas with `z.toJSONSchema`
+ * (OpenAPI 3.1 schema objects are JSON Schema 2020-12, zod's default target).
  */
 import { z } from 'zod';
-import { API_ROUTES, type ApiReply, NAMED_SCHEMAS } from './api-routes.js';
+import { type ApiReply, type ApiRoute, METHOD_NOT_ALLOWED } from './api-doc.js';
 
 type JsonObject = Record<string, unknown>;
 
 const componentRef = (id: string): string => `#/components/schemas/${id}`;
 
 /** Converts every named schema once; request bodies as zod *input* (defaults optional), replies as *output*. */
-function buildComponents(): { schemas: Record<string, JsonObject>; idOf: Map<z.ZodType, string> } {
+function buildComponents(NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>>): { schemas: Record<string, JsonObject>; idOf: Map<z.ZodType, string> } {
   const idOf = new Map<z.ZodType, string>();
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(NAMED_SCHEMAS)) {
@@ -45,13 +45,16 @@ const replyObject = (reply: ApiReply, idOf: ReadonlyMap<z.ZodType, string>): Jso
 };
 
 /**
- * Builds the OpenAPI 3.1 document.
+ * Builds the OpenAPI 3.1 document: one operation per route, with its `operationId`, and every
+ * status it answers (each also 405 for a method the path does not have).
+ * @param routes - The route table.
+ * @param namedSchemas - Schemas to put in `components.schemas` under these names (referenced by `$ref`).
  * @param version - The service version shown in `info.version`.
  */
-export function buildOpenApiDocument(version: string): JsonObject {
-  const { schemas, idOf } = buildComponents();
+export function buildOpenApiDocument(routes: readonly ApiRoute[], namedSchemas: Readonly<Record<string, z.ZodType>>, version: string): JsonObject {
+  const { schemas, idOf } = buildComponents(namedSchemas);
   const paths: Record<string, Record<string, JsonObject>> = {};
-  for (const route of API_ROUTES) {
+  for (const route of routes) {
     const parameters: JsonObject[] = [];
     for (const match of route.path.matchAll(/\{(\w+)\}/g)) {
       parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'Resource id (URL-encode `/`).' });
@@ -62,11 +65,13 @@ export function buildOpenApiDocument(version: string): JsonObject {
         parameters.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema });
       }
     }
+    const replies = { ...route.replies, 405: METHOD_NOT_ALLOWED };
     const operation: JsonObject = {
+      operationId: route.operationId,
       summary: route.summary,
       security: route.role === null ? [] : [{ bearer: [] }],
       'x-lease-fence-role': route.role ?? 'none',
-      responses: Object.fromEntries(Object.entries(route.replies).map(([status, reply]) => [status, replyObject(reply, idOf)])),
+      responses: Object.fromEntries(Object.entries(replies).map(([status, reply]) => [status, replyObject(reply, idOf)])),
     };
     if (parameters.length > 0) operation.parameters = parameters;
     if (route.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: jsonSchemaOf(route.body, idOf) } } };

@@ -1,90 +1,94 @@
 /**
- * The gate link WebSocket (`/v1/gates/link`): a plain `ws` server on the HTTP server's `upgrade`
- * event, like `/v1/stream` and for the same reason (the gate token is checked before the upgrade,
- * so a bad one gets a real HTTP 401/403). Each link is handed to {@link GateLinks}, which routes
- * fence-first admit requests to it.
+ * The gate link WebSocket (`/v1/gates/link`): a Nest gateway on the `ws` adapter
+ * (`websocket/coordinator-ws.adapter.ts`), like `/v1/stream`. Before the upgrade, its check
+ * ({@link WebSocketUpgrades}) authenticates a gate token, so a bad one gets a real HTTP 401 / 403.
+ * Each link is handed to {@link GateLinks}, which routes fence-first admit requests to it, and is
+ * pinged each `streamPingMillis` like the stream's clients ({@link PingKeepalive}): a gate that
+ * stopped answering is terminated, so its fence-first admits fail over instead of waiting on a
+ * dead link.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { type BeforeApplicationShutdown, Inject, type OnApplicationBootstrap } from '@nestjs/common';
+import { type OnGatewayConnection, WebSocketGateway, WebSocketServer } from '@nestjs/websockets';
 import { GATE_LINK_PATH } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
-import { AuthFailureLog } from '../auth/auth-failure-log.js';
-import { authorize } from '../auth/authorize.js';
+import type { WebSocket, WebSocketServer as WsServer } from 'ws';
 import type { GatePrincipal } from '../auth/principal.js';
-import { TokenRegistry } from '../auth/token-registry.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.tokens.js';
-import { refuseUpgrade, refuseUpgradeWith } from '../http/refuse-upgrade.js';
 import { LOGGER } from '../logging/logger.js';
+import { PingKeepalive } from '../stream/ping-keepalive.js';
+import { WebSocketUpgrades } from '../websocket/websocket-upgrades.js';
 import { GateLinks } from './gate-links.js';
 
 /** Largest frame a gate may send (bytes): a `guard` of 256 resource names fits. */
 const MAX_GATE_MESSAGE_BYTES = 64 * 1024;
 /** WebSocket close code 1001 (going away): the coordinator shuts down. */
 const CLOSE_GOING_AWAY = 1001;
+/** How long a gate has to complete the close handshake at shutdown before its link is terminated (milliseconds). */
+const CLOSE_GRACE_MILLIS = 5_000;
 
-/** Accepts gate links and hands each to {@link GateLinks}. */
-@Injectable()
-export class GateLinkGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly server = new WebSocketServer({ noServer: true, maxPayload: MAX_GATE_MESSAGE_BYTES, perMessageDeflate: false });
-  private accepting = true;
+/** Accepts gate links, hands each to {@link GateLinks}, and pings them. */
+@WebSocketGateway({ path: GATE_LINK_PATH, maxPayload: MAX_GATE_MESSAGE_BYTES, perMessageDeflate: false })
+export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootstrap, BeforeApplicationShutdown {
+  /** The ws server Nest created for this gateway. */
+  @WebSocketServer() private readonly server!: WsServer;
+  private readonly keepalive: PingKeepalive;
 
   constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    private readonly tokens: TokenRegistry,
+    upgrades: WebSocketUpgrades,
     private readonly links: GateLinks,
     @Inject(CONFIG) private readonly config: Config,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly authFailures: AuthFailureLog,
-  ) {}
+  ) {
+    upgrades.register(GATE_LINK_PATH, (request, url) => upgrades.principalOf(request, url.searchParams.get('token'), 'gate'));
+    this.keepalive = new PingKeepalive({ pingIntervalMillis: config.streamPingMillis });
+  }
 
-  /** Attaches to the HTTP server's `upgrade` event (requests for other paths are left to their own handlers). */
+  /** Starts the pings. */
   onApplicationBootstrap(): void {
-    const httpServer = this.adapterHost.httpAdapter.getHttpServer() as { on(event: 'upgrade', listener: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): void };
-    httpServer.on('upgrade', (request, socket, head) => {
-      const url = new URL(request.url ?? '/', 'http://localhost');
-      if (url.pathname === GATE_LINK_PATH) this.upgrade(request, url, socket, head);
-    });
+    this.keepalive.start();
   }
 
-  /** Stops accepting and closes every link (going away). */
+  /**
+   * Stops the pings and closes every link (going away), waiting for each gate's close handshake
+   * for up to {@link CLOSE_GRACE_MILLIS}, then terminating it; new upgrades are refused by
+   * {@link WebSocketUpgrades}.
+   */
   async beforeApplicationShutdown(): Promise<void> {
-    this.accepting = false;
-    for (const client of this.server.clients) client.close(CLOSE_GOING_AWAY, 'shutting down');
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.keepalive.stop();
+    await Promise.all([...this.server.clients].map((client) => closeWithin(client, CLOSE_GRACE_MILLIS)));
   }
 
-  private upgrade(request: IncomingMessage, url: URL, socket: Duplex, head: Buffer): void {
-    socket.on('error', () => socket.destroy());
-    if (!this.accepting) {
-      refuseUpgrade(socket, 503, { error: 'closed', message: 'shutting down', retryable: true });
-      return;
-    }
-    let gate: GatePrincipal;
-    try {
-      const token = url.searchParams.get('token');
-      const principal = token === null ? this.tokens.byAuthorization(request.headers.authorization) : this.tokens.byToken(token);
-      authorize(principal, 'gate');
-      gate = principal as GatePrincipal;
-    } catch (error) {
-      refuseUpgradeWith(error, { request, path: url.pathname, socket, authFailures: this.authFailures, maxBodyBytes: this.config.maxBodyBytes });
-      return;
-    }
-    this.server.handleUpgrade(request, socket, head, (client) => {
-      const handle = this.links.attach({ gate, send: (frame) => client.send(JSON.stringify(frame)) });
-      this.logger.info({ gateId: gate.gateId, remoteAddress: request.socket.remoteAddress }, 'gate link: connected');
-      client.on('message', (data, isBinary) => {
-        if (isBinary) client.send(JSON.stringify({ type: 'error', field: '', message: 'frames must be text (JSON)' }));
-        else handle.receive(data.toString());
-      });
-      client.on('error', () => client.terminate());
-      client.once('close', () => {
-        handle.detach();
-        this.logger.info({ gateId: gate.gateId }, 'gate link: closed');
-      });
+  /** A gate passed the upgrade check: attaches its link. */
+  handleConnection(client: WebSocket, request: IncomingMessage, gate: GatePrincipal): void {
+    const remoteAddress = request.socket.remoteAddress;
+    const handle = this.links.attach({ gate, send: (frame) => client.send(JSON.stringify(frame)) });
+    this.logger.info({ gateId: gate.gateId, remoteAddress }, 'gate link: connected');
+    const unwatch = this.keepalive.watch(client, () => {
+      this.logger.info({ gateId: gate.gateId, pingIntervalMillis: this.config.streamPingMillis, remoteAddress }, 'gate link: unresponsive gate terminated (no pong)');
+    });
+    client.on('message', (data, isBinary) => {
+      if (isBinary) client.send(JSON.stringify({ type: 'error', field: '', message: 'frames must be text (JSON)' }));
+      else handle.receive(data.toString());
+    });
+    client.on('error', () => client.terminate());
+    client.once('close', () => {
+      unwatch();
+      handle.detach();
+      this.logger.info({ gateId: gate.gateId }, 'gate link: closed');
     });
   }
+}
+
+/** Closes `client` (going away) and resolves once it is closed; terminated if the peer has not completed the handshake after `graceMillis`. */
+function closeWithin(client: WebSocket, graceMillis: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => client.terminate(), graceMillis);
+    client.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    client.close(CLOSE_GOING_AWAY, 'shutting down');
+  });
 }

@@ -4,15 +4,16 @@
  * text; any token).
  */
 import { Controller, Get, Res, UseGuards } from '@nestjs/common';
-import type { ReadinessReply } from '@lease-fence/protocol';
+import { type ReadinessReply, ReadinessReplySchema } from '@lease-fence/protocol';
 import { ViewerGuard } from '../auth/role.guards.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import { ApiDoc, REPLIES } from '../docs/api-doc.js';
 import { CoordinatorMetrics } from './coordinator-metrics.js';
 
-/** The parts of the (Express) response these routes set. */
+/** The parts of the (Fastify) reply these routes set. */
 interface StatusTarget {
   status(code: number): unknown;
-  setHeader(name: string, value: string): unknown;
+  header(name: string, value: string): unknown;
 }
 
 /** Liveness, readiness, metrics. */
@@ -25,6 +26,7 @@ export class HealthController {
 
   /** Always 200 while the process serves HTTP. */
   @Get('healthz')
+  @ApiDoc({ operationId: 'healthz', summary: 'The process is up.', replies: { 200: { description: 'Up.' } } })
   healthz(): { status: 'up' } {
     return { status: 'up' };
   }
@@ -34,6 +36,11 @@ export class HealthController {
    * 503 with `status` and `reason`. A probe answer rather than an error, so it sets its own status.
    */
   @Get('readyz')
+  @ApiDoc({
+    operationId: 'readyz',
+    summary: 'Ready once recovery has finished; 503 with the reason while recovering or when superseded/unhealthy.',
+    replies: { 200: { description: 'Ready.', schemas: [ReadinessReplySchema] }, 503: { description: 'Not ready.', schemas: [ReadinessReplySchema] } },
+  })
   readyz(@Res({ passthrough: true }) response: StatusTarget): ReadinessReply {
     const readiness = this.host.readiness();
     if (!readiness.ready) response.status(503);
@@ -43,8 +50,13 @@ export class HealthController {
   /** Prometheus exposition text. */
   @Get('metrics')
   @UseGuards(ViewerGuard)
+  @ApiDoc({
+    operationId: 'metrics',
+    summary: 'Prometheus text: grants, renewals, denials by reason, rejections, append latency, group-commit batch sizes, recovery duration.',
+    replies: { 200: { description: 'Prometheus exposition format.', schemas: 'text' }, 401: REPLIES.unauthenticated },
+  })
   async prometheus(@Res({ passthrough: true }) response: StatusTarget): Promise<string> {
-    response.setHeader('content-type', this.metrics.registry.contentType);
+    response.header('content-type', this.metrics.registry.contentType);
     return this.metrics.registry.metrics();
   }
 }

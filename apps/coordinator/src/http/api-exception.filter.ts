@@ -7,6 +7,7 @@
  * Errors are typed where they are thrown; this filter is the one place that maps them to statuses.
  */
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
+import type { HttpAdapterHost } from '@nestjs/core';
 import { CoordinatorNotServingError, CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
 import type { ErrorReply } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
@@ -15,6 +16,7 @@ import type { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
 import { DeniedOutcome, type WireDenial } from './denied-outcome.js';
 import { InvalidRequestError, toInputIssues } from './invalid-request.error.js';
+import { requestIdOf, type WithRequestId } from './request-id.js';
 
 /** A reply the filter decided: status, body, and extra headers. */
 export interface DecidedReply {
@@ -107,7 +109,7 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
     const message = `malformed JSON: ${cause.message}`;
     return { status, body: { error, message: `body: ${message}`, issues: [{ path: 'body', message }] } };
   }
-  if (status === 400 && cause instanceof URIError) {
+  if (status === 400 && (cause instanceof URIError || codeOf(cause) === 'FST_ERR_BAD_URL')) {
     const message = 'malformed percent-encoding in the path';
     return { status, body: { error, message: `path: ${message}`, issues: [{ path: 'path', message }] } };
   }
@@ -115,12 +117,21 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
     const message = `must be at most ${options.maxBodyBytes} bytes`;
     return { status, body: { error, message: `body: ${message}`, issues: [{ path: 'body', message }] } };
   }
+  if (status === 415) {
+    // body-parser's unsupported charset, or a Content-Type header the router cannot parse.
+    const message = codeOf(cause) === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'is not a valid media type; send application/json' : exception.message;
+    return { status, body: { error, message: `content-type: ${message}`, issues: [{ path: 'content-type', message }] } };
+  }
   if (status === 426) {
     // RFC 9110 § 15.5.22: a 426 names the protocol to upgrade to.
     return { status, body: { error, message: exception.message }, headers: { upgrade: 'websocket', connection: 'Upgrade' } };
   }
   return { status, body: { error, message: exception.message } };
 };
+
+/** The `code` of a Fastify error (`FST_ERR_…`), if `error` is one. */
+const codeOf = (error: unknown): string | undefined =>
+  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : undefined;
 
 /**
  * What the body was when the parser refused valid JSON that is not an object or array (`null`,
@@ -138,16 +149,13 @@ const jsonKindOf = (error: SyntaxError): string | undefined => {
   }
 };
 
-/** The parts of the (Express) response the filter uses. */
-interface ReplyTarget {
-  readonly headersSent: boolean;
-  status(code: number): ReplyTarget;
-  setHeader(name: string, value: string): unknown;
-  json(body: unknown): unknown;
-}
+/** The HTTP adapter's calls the filter replies with (Fastify's reply or, in middleware, Node's response). */
+export type ReplyAdapter = Pick<HttpAdapterHost['httpAdapter'], 'isHeadersSent' | 'setHeader' | 'reply'>;
 
-/** The parts of the request (Express's or Node's) the filter logs for a bug or an auth failure. */
-export interface RequestLike {
+/** The parts of the request (Fastify's or Node's) the filter logs for a bug or an auth failure. */
+export interface RequestLike extends WithRequestId {
+  /** Fastify's request wraps Node's, which carries the request id. */
+  readonly raw?: WithRequestId;
   readonly method?: string;
   readonly url?: string;
   /** The URL as received, before a mounted middleware trimmed `url`. */
@@ -156,10 +164,11 @@ export interface RequestLike {
 }
 
 /**
- * Global exception filter: catches everything thrown on the HTTP path and replies with
- * {@link decideReply}'s decision. 500s are logged at error level as bugs (method, URL, stack);
- * 401 and 403 go to the {@link AuthFailureLog} (warn, rate-limited, never the token); nothing
- * else is logged here.
+ * Global exception filter (the `APP_FILTER` of `http/http.module.ts`): catches everything thrown
+ * on the HTTP path, in middleware, guards, the body parser, the router and the controllers alike,
+ * and replies with {@link decideReply}'s decision. 500s are logged at error level as bugs (method,
+ * URL, stack, request id); 401 and 403 go to the {@link AuthFailureLog} (warn, rate-limited, never
+ * the token); nothing else is logged here.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
@@ -167,30 +176,35 @@ export class ApiExceptionFilter implements ExceptionFilter {
    * @param logger - Where bugs are logged.
    * @param options - See {@link DecideReplyOptions}.
    * @param authFailures - Where 401 and 403 replies are logged; not logged when absent.
+   * @param adapter - The HTTP adapter the reply is sent through.
    */
-  constructor(private readonly logger: Logger, private readonly options: DecideReplyOptions, private readonly authFailures?: AuthFailureLog) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly options: DecideReplyOptions,
+    private readonly authFailures: AuthFailureLog | undefined,
+    private readonly adapter: ReplyAdapter,
+  ) {}
 
   /** Replies to the client; a reply already under way is left alone (the bug is still logged). */
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const decided = this.decideAndLog(exception, http.getRequest<RequestLike>());
-    const response = http.getResponse<ReplyTarget>();
-    if (response.headersSent) return;
-    for (const [name, value] of Object.entries(decided.headers ?? {})) response.setHeader(name, value);
-    response.status(decided.status).json(decided.body);
+    const response: unknown = http.getResponse();
+    if (this.adapter.isHeadersSent(response)) return;
+    for (const [name, value] of Object.entries(decided.headers ?? {})) this.adapter.setHeader(response, name, value);
+    this.adapter.reply(response, decided.body, decided.status);
   }
 
   /**
    * {@link decideReply}'s decision for `exception`, after logging what it calls for (a bug at
-   * error level, a 401 / 403 to the auth failure log). The lease fast path
-   * (`leases/lease-fast-path.ts`) answers its errors through this too, so both paths log and
-   * reply alike.
+   * error level, a 401 / 403 to the auth failure log), each line with the request's id.
    * @param request - The request, for the log lines.
    */
   decideAndLog(exception: unknown, request: RequestLike): DecidedReply {
     const decided = decideReply(exception, this.options);
+    const requestId = requestIdOf(request);
     if (decided.isBug) {
-      this.logger.error({ err: exception, method: request.method, url: request.url }, 'bug: unhandled exception answered 500');
+      this.logger.error({ err: exception, method: request.method, url: request.originalUrl ?? request.url, requestId }, 'bug: unhandled exception answered 500');
     } else if (this.authFailures !== undefined && (exception instanceof UnauthenticatedError || exception instanceof ForbiddenError)) {
       this.authFailures.record({
         method: request.method ?? '?',
@@ -198,6 +212,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
         status: exception instanceof UnauthenticatedError ? 401 : 403,
         reason: exception.message,
         remoteAddress: request.socket?.remoteAddress,
+        requestId,
       });
     }
     return decided;

@@ -8,7 +8,7 @@ import { createMethodNotAllowedMiddleware } from './method-not-allowed.js';
 function run(method: string, path: string) {
   const headers: Record<string, string> = {};
   let passed: unknown = 'not called';
-  createMethodNotAllowedMiddleware(API_ROUTES)({ method, path }, { setHeader: (name, value) => { headers[name] = value; } }, (error) => { passed = error; });
+  createMethodNotAllowedMiddleware(API_ROUTES)({ method, url: path }, { setHeader: (name, value) => { headers[name] = value; } }, (error) => { passed = error; });
   return { passed, headers };
 }
 
@@ -35,6 +35,10 @@ describe('createMethodNotAllowedMiddleware', () => {
       status: 405,
       body: { error: 'method-not-allowed', message: 'GET is not allowed on /v1/leases/{resource}/acquire; use POST' },
     });
+  });
+
+  it('matches the path without its query string', () => {
+    expect(run('POST', '/v1/events?after=0').headers).toEqual({ allow: 'GET, HEAD' });
   });
 
   it('lists GET and HEAD for a read route', () => {

@@ -1,7 +1,7 @@
 /**
  * 405 for a known route called with the wrong method, with an `Allow` header listing the methods
- * it has, instead of the 404 Nest would answer. An Express middleware registered before the body
- * parser, built from the route table the docs are generated from (`docs/api-routes.ts`), so the
+ * it has, instead of the 404 Nest would answer. A middleware (`http/http.module.ts`), so it runs
+ * before the body is read, built from the route table the docs are generated from (`docs/api-routes.ts`), so the
  * methods it allows cannot drift from the routes documented.
  */
 import { MethodNotAllowedException } from '@nestjs/common';
@@ -12,14 +12,16 @@ export interface KnownRoute {
   readonly path: string;
 }
 
-/** The parts of the (Express) request the middleware reads. */
+/** The parts of the (Node) request the middleware reads. */
 export interface MethodRequest {
-  readonly method: string;
-  /** The path, without the query string. */
-  readonly path: string;
+  readonly method?: string | undefined;
+  /** The URL as received (set by the middleware layer, which may trim `url`). */
+  readonly originalUrl?: string;
+  /** The URL, with its query string. */
+  readonly url?: string | undefined;
 }
 
-/** The part of the (Express) response the middleware writes. */
+/** The part of the (Node) response the middleware writes. */
 export interface AllowHeaderTarget {
   setHeader(name: string, value: string): unknown;
 }
@@ -60,14 +62,18 @@ function methodsByPath(routes: readonly KnownRoute[]): readonly PathMethods[] {
 export function createMethodNotAllowedMiddleware(routes: readonly KnownRoute[]): (request: MethodRequest, response: AllowHeaderTarget, next: (error?: unknown) => void) => void {
   const table = methodsByPath(routes);
   return (request, response, next) => {
-    const known = table.find((entry) => entry.pattern.test(request.path));
-    if (known === undefined || known.allow.includes(request.method)) {
+    const url = request.originalUrl ?? request.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    const method = request.method ?? 'GET';
+    const known = table.find((entry) => entry.pattern.test(path));
+    if (known === undefined || known.allow.includes(method)) {
       next();
       return;
     }
     const allow = known.allow.join(', ');
     response.setHeader('allow', allow);
-    next(new MethodNotAllowedException(`${request.method} is not allowed on ${known.path}; use ${allow}`));
+    next(new MethodNotAllowedException(`${method} is not allowed on ${known.path}; use ${allow}`));
   };
 }
 

@@ -31,8 +31,11 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-/** A Connect-style middleware. */
-export type Middleware = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
+/**
+ * A Connect-style middleware. The middleware layer may trim `request.url` to the part below its
+ * mount point; `originalUrl`, when set, is the URL as received.
+ */
+export type Middleware = (request: IncomingMessage & { readonly originalUrl?: string }, response: ServerResponse, next: () => void) => void;
 
 const isApiPath = (path: string): boolean => API_PATH.test(path);
 
@@ -64,7 +67,7 @@ export function createDashboardMiddleware(root: string): Middleware {
   };
   return (request, response, next) => {
     const method = request.method ?? 'GET';
-    const rawPath = (request.url ?? '/').split('?', 1)[0] ?? '/';
+    const rawPath = (request.originalUrl ?? request.url ?? '/').split('?', 1)[0] ?? '/';
     if ((method !== 'GET' && method !== 'HEAD') || isApiPath(rawPath)) {
       next();
       return;

@@ -6,10 +6,24 @@
  */
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import type { ImplausibleReport } from '@lease-fence/coordinator-core';
-import { AdmitBodySchema, FloorReportBodySchema, type FloorReportReply, type OkReply, type RejectionAcceptedReply, RejectionBodySchema, type RejectionsReply } from '@lease-fence/protocol';
+import {
+  AdmitBodySchema,
+  ErrorReplySchema,
+  FloorReportBodySchema,
+  type FloorReportReply,
+  FloorReportReplySchema,
+  type OkReply,
+  OkReplySchema,
+  type RejectionAcceptedReply,
+  RejectionAcceptedReplySchema,
+  RejectionBodySchema,
+  type RejectionsReply,
+  RejectionsReplySchema,
+} from '@lease-fence/protocol';
 import type { GatePrincipal } from '../auth/principal.js';
 import { CurrentPrincipal, GateGuard, ViewerGuard } from '../auth/role.guards.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import { ApiDoc, READ_REPLIES, WRITE_REPLIES } from '../docs/api-doc.js';
 import { DeniedOutcome } from '../http/denied-outcome.js';
 import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
 import { parseResource } from './lease-input.js';
@@ -36,6 +50,17 @@ export class GatesController {
   @Post('resources/:resource/rejections')
   @HttpCode(202)
   @UseGuards(GateGuard)
+  @ApiDoc({
+    operationId: 'reportRejection',
+    summary: 'Record a FenceGate rejection (a refused stale write) as `FenceRejected`. Idempotent by (gate, resource, seq). '
+      + 'Seqs of a gate and resource start at 1 and are contiguous: a seq above the next expected one is recorded with a `RejectionsMissing` event first (refusals that were lost).',
+    body: RejectionBodySchema,
+    replies: {
+      202: { description: 'Recorded (or already recorded with the same content: `duplicate: true`).', schemas: [RejectionAcceptedReplySchema] },
+      409: { description: '`seq-conflict`: this (gate, resource, seq) was recorded with other content; nothing was appended.', schemas: [ErrorReplySchema] },
+      ...WRITE_REPLIES,
+    },
+  })
   async reportRejection(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<RejectionAcceptedReply> {
     const resource = parseResource(resourceParam);
     const rejection = parseInput(RejectionBodySchema, body, 'body');
@@ -66,6 +91,12 @@ export class GatesController {
   @Post('resources/:resource/admit')
   @HttpCode(202)
   @UseGuards(GateGuard)
+  @ApiDoc({
+    operationId: 'reportAdmit',
+    summary: 'Record that a gate raised its floor to a fence without a write, as `FenceAdmitted`.',
+    body: AdmitBodySchema,
+    replies: { 202: { description: 'Recorded.', schemas: [OkReplySchema] }, ...WRITE_REPLIES },
+  })
   async admit(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<OkReply> {
     const resource = parseResource(resourceParam);
     const { holderId, fence } = parseInput(AdmitBodySchema, body, 'body');
@@ -84,6 +115,13 @@ export class GatesController {
   @Post('resources/:resource/floor')
   @HttpCode(202)
   @UseGuards(GateGuard)
+  @ApiDoc({
+    operationId: 'reportFloor',
+    summary: 'Report the gate\'s current floor. Above every fence the log issued for the resource (the log was lost), it raises the fence counter above it '
+      + '(`FenceFloorReported`), so no earlier fence is issued again; otherwise nothing is appended. Idempotent.',
+    body: FloorReportBodySchema,
+    replies: { 202: { description: 'Known, or raised (durable).', schemas: [FloorReportReplySchema] }, ...WRITE_REPLIES },
+  })
   async reportFloor(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<FloorReportReply> {
     const resource = parseResource(resourceParam);
     const { holderId, fence } = parseInput(FloorReportBodySchema, body, 'body');
@@ -95,6 +133,11 @@ export class GatesController {
   /** Recorded rejections, oldest first (the coordinator keeps the most recent ones). */
   @Get('rejections')
   @UseGuards(ViewerGuard)
+  @ApiDoc({
+    operationId: 'listRejections',
+    summary: 'Recorded fence rejections, oldest first (the most recent ones).',
+    replies: { 200: { description: 'Rejections.', schemas: [RejectionsReplySchema] }, ...READ_REPLIES },
+  })
   rejections(): RejectionsReply {
     return { rejections: [...this.host.current().rejections()] };
   }

@@ -5,13 +5,29 @@
  * The holder is always the authenticated agent.
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
-import { AcquireBodySchema, type GrantReply, type LeasesReply, type OkReply, ReleaseBodySchema, RenewBodySchema } from '@lease-fence/protocol';
+import {
+  AcquireBodySchema,
+  AlreadyHeldReplySchema,
+  ExpiredReplySchema,
+  type GrantReply,
+  GrantReplySchema,
+  HeldReplySchema,
+  type LeasesReply,
+  LeasesReplySchema,
+  LockDelayReplySchema,
+  NotHolderReplySchema,
+  type OkReply,
+  OkReplySchema,
+  ReleaseBodySchema,
+  RenewBodySchema,
+} from '@lease-fence/protocol';
 import { ProtocolMisuseError } from 'lease-fence';
 import type { AgentPrincipal } from '../auth/principal.js';
 import { AgentGuard, CurrentPrincipal, ViewerGuard } from '../auth/role.guards.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.tokens.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import { ApiDoc, READ_REPLIES, REPLIES, WRITE_REPLIES } from '../docs/api-doc.js';
 import { DeniedOutcome } from '../http/denied-outcome.js';
 import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
 import { GrantSigner } from '../signing/grant-signer.js';
@@ -20,6 +36,9 @@ import { toWireDenial, toWireGrant, toWireLease } from './wire.js';
 
 /** The 400 message of an acquire whose requestId this agent already used for another resource. */
 const REQUEST_ID_REUSED = 'was already used by this agent to acquire another resource; send a fresh requestId for each acquisition (reuse one only to retry the same acquire)';
+
+/** The 409 of a renew or release by an agent that does not hold the fence it names. */
+const NOT_HOLDER = { description: 'The caller does not hold that fence.', schemas: [NotHolderReplySchema] };
 
 /** Acquire, renew, release, and the list of current holders. */
 @Controller('v1/leases')
@@ -34,6 +53,24 @@ export class LeasesController {
   @Post(':resource/acquire')
   @HttpCode(200)
   @UseGuards(AgentGuard)
+  @ApiDoc({
+    operationId: 'acquireLease',
+    summary: 'Acquire a lease for the authenticated agent. A retry with the same requestId gets the same grant while that lease is current.',
+    body: AcquireBodySchema,
+    replies: {
+      200: { description: 'Granted: a new fence, strictly above every fence issued before (or the existing grant for a retried requestId, with the same `signedToken`).', schemas: [GrantReplySchema] },
+      409: {
+        description: 'Held by another holder (`held`), already held by the caller (`already-held`, never a second fence), or in its lock-delay after its holder was lost uncleanly (`lock-delay`, see `LEASE_FENCE_LOCK_DELAY`). `retryAfterMillis` says when to try again.',
+        schemas: [HeldReplySchema, AlreadyHeldReplySchema, LockDelayReplySchema],
+      },
+      410: { description: 'The requestId was granted before and that lease has ended: never a fresh grant for it.', schemas: [ExpiredReplySchema] },
+      ...WRITE_REPLIES,
+      503: {
+        ...REPLIES.unavailable,
+        description: 'The coordinator cannot serve (`reason` as for every route), or, on a resource of `LEASE_FENCE_FENCE_FIRST`, `fence-unavailable`: no gate admitted the new `fence` in time; it is burned and a retry (even with the same requestId) gets a higher one. `retryable: true`.',
+      },
+    },
+  })
   async acquire(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() agent: AgentPrincipal): Promise<GrantReply> {
     const resource = parseResource(resourceParam);
     const { requestId, ttlMillis } = parseInput(AcquireBodySchema, body, 'body');
@@ -54,6 +91,17 @@ export class LeasesController {
   @Post(':resource/renew')
   @HttpCode(200)
   @UseGuards(AgentGuard)
+  @ApiDoc({
+    operationId: 'renewLease',
+    summary: 'Extend the caller\'s lease; the fence is unchanged.',
+    body: RenewBodySchema,
+    replies: {
+      200: { description: 'Renewed (same fence, same `signedToken`).', schemas: [GrantReplySchema] },
+      409: NOT_HOLDER,
+      410: { description: 'That generation has ended (expired, released, superseded): never resurrected.', schemas: [ExpiredReplySchema] },
+      ...WRITE_REPLIES,
+    },
+  })
   async renew(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() agent: AgentPrincipal): Promise<GrantReply> {
     const resource = parseResource(resourceParam);
     const { requestId, fence, ttlMillis } = parseInput(RenewBodySchema, body, 'body');
@@ -67,6 +115,17 @@ export class LeasesController {
   @Post(':resource/release')
   @HttpCode(200)
   @UseGuards(AgentGuard)
+  @ApiDoc({
+    operationId: 'releaseLease',
+    summary: 'Give the caller\'s lease back before its expiry.',
+    body: ReleaseBodySchema,
+    replies: {
+      200: { description: 'Released.', schemas: [OkReplySchema] },
+      409: NOT_HOLDER,
+      410: { description: 'That generation has ended (expired, released, superseded); releasing it again changes nothing.', schemas: [ExpiredReplySchema] },
+      ...WRITE_REPLIES,
+    },
+  })
   async release(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() agent: AgentPrincipal): Promise<OkReply> {
     const resource = parseResource(resourceParam);
     const { fence } = parseInput(ReleaseBodySchema, body, 'body');
@@ -78,6 +137,11 @@ export class LeasesController {
   /** The current holders, including leases carried across a restart (in grace). */
   @Get()
   @UseGuards(ViewerGuard)
+  @ApiDoc({
+    operationId: 'listLeases',
+    summary: 'Current holders, including leases carried across a restart (in their grace period).',
+    replies: { 200: { description: 'Current holders.', schemas: [LeasesReplySchema] }, ...READ_REPLIES },
+  })
   list(): LeasesReply {
     return { leases: this.host.current().leases().map(toWireLease) };
   }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createRequestLogMiddleware } from './request-log.js';
 
 describe('createRequestLogMiddleware', () => {
-  it('logs method, path, status and duration at debug once the reply is sent, never the query string', () => {
+  it('logs method, path, status, duration and request id at debug once the reply is sent, never the query string', () => {
     // Arrange
     const lines: { fields: Record<string, unknown>; message: string }[] = [];
     let nowMillis = 10;
@@ -12,7 +12,7 @@ describe('createRequestLogMiddleware', () => {
     let nextCalled = false;
 
     // Act
-    middleware({ method: 'GET', originalUrl: '/v1/events?after=0&token=s3cret' }, response, () => { nextCalled = true; });
+    middleware({ method: 'GET', originalUrl: '/v1/events?after=0&token=s3cret', requestId: 'req-7' }, response, () => { nextCalled = true; });
     const beforeFinish = lines.length;
     nowMillis = 12.5;
     response.emit('finish');
@@ -20,6 +20,6 @@ describe('createRequestLogMiddleware', () => {
     // Assert
     expect(nextCalled).toBe(true);
     expect(beforeFinish).toBe(0);
-    expect(lines).toEqual([{ fields: { method: 'GET', path: '/v1/events', status: 200, durationMillis: 2.5 }, message: 'request' }]);
+    expect(lines).toEqual([{ fields: { method: 'GET', path: '/v1/events', status: 200, durationMillis: 2.5, requestId: 'req-7' }, message: 'request' }]);
   });
 });

@@ -1,38 +1,31 @@
 /**
- * The `/v1/stream` WebSocket: a plain `ws` server attached to Nest's HTTP server `upgrade`
- * event, rather than a `@WebSocketGateway` on WsAdapter. Two reasons: the token must be checked
- * *before* the upgrade so a bad one gets a real HTTP 401/403 (WsAdapter's gateway options are
- * static decorator arguments and cannot reach the injected token registry), and this stream is
- * server-push only, so the gateway's message-routing model would add nothing.
+ * The `/v1/stream` WebSocket: a Nest gateway on the `ws` adapter (`websocket/coordinator-ws.adapter.ts`).
+ * Before the upgrade, its check ({@link WebSocketUpgrades}) validates the query (`after`, `token`)
+ * and authenticates a viewer token, so a bad one gets a real HTTP 400 / 401; the stream is
+ * server-push only, so the gateway has no message handlers.
  */
-import type { IncomingMessage, Server } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import type { IncomingMessage } from 'node:http';
+import { type BeforeApplicationShutdown, Inject, type OnApplicationBootstrap } from '@nestjs/common';
+import { type OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
 import type { EventLog } from '@lease-fence/coordinator-core';
-import { GATE_LINK_PATH, queryParamsOf, type StreamFrame, StreamQuerySchema } from '@lease-fence/protocol';
+import { queryParamsOf, type StreamFrame, type StreamQuery, StreamQuerySchema } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
-import { type WebSocket, WebSocketServer } from 'ws';
-import { AuthFailureLog } from '../auth/auth-failure-log.js';
-import { authorize } from '../auth/authorize.js';
-import { TokenRegistry } from '../auth/token-registry.js';
+import type { WebSocket } from 'ws';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.tokens.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import { OutcomeCounters } from '../coordinator/outcome-counters.js';
 import { EVENT_LOG } from '../event-log/event-log.tokens.js';
 import { CoordinatorMetrics } from '../health/coordinator-metrics.js';
-import { refuseUpgrade, refuseUpgradeWith } from '../http/refuse-upgrade.js';
 import { parseInput } from '../http/invalid-request.error.js';
-import { isWebSocketUpgrade, serveUpgradeAsHttp } from '../http/serve-upgrade-as-http.js';
 import { LOGGER } from '../logging/logger.js';
+import { WebSocketUpgrades } from '../websocket/websocket-upgrades.js';
 import { coalesceWrites } from './coalescing-socket.js';
 import { LiveFanout } from './live-fanout.js';
 import { PingKeepalive } from './ping-keepalive.js';
 import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, StreamConnection } from './stream-connection.js';
+import { STREAM_PATH } from './stream-path.js';
 
-/** The stream's path. */
-export const STREAM_PATH = '/v1/stream';
 /** Largest message a client may send (it has nothing to send; bytes). */
 const MAX_CLIENT_MESSAGE_BYTES = 1024;
 /** How long a client that was sent `closing` has to complete the close handshake (milliseconds). */
@@ -46,9 +39,8 @@ const FANOUT_RETAINED_EVENTS = 1024;
  * previous ping ({@link PingKeepalive}). Live clients share one subscription of the log
  * ({@link LiveFanout}), held while at least one client is connected.
  */
-@Injectable()
-export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly server = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false });
+@WebSocketGateway({ path: STREAM_PATH, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false })
+export class StreamGateway implements OnGatewayConnection, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly connections = new Set<StreamConnection>();
   private readonly keepalive: PingKeepalive;
   private readonly fanout: LiveFanout;
@@ -56,16 +48,19 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
   private accepting = true;
 
   constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    private readonly tokens: TokenRegistry,
+    upgrades: WebSocketUpgrades,
     @Inject(EVENT_LOG) private readonly log: EventLog,
     private readonly host: CoordinatorHost,
     private readonly counters: OutcomeCounters,
     private readonly metrics: CoordinatorMetrics,
     @Inject(CONFIG) private readonly config: Config,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly authFailures: AuthFailureLog,
   ) {
+    upgrades.register(STREAM_PATH, (request, url) => {
+      const query = parseInput(StreamQuerySchema, queryParamsOf(url.searchParams), 'query');
+      upgrades.principalOf(request, query.token, 'viewer');
+      return query;
+    });
     this.keepalive = new PingKeepalive({ pingIntervalMillis: config.streamPingMillis });
     this.fanout = new LiveFanout(log, {
       retainedEvents: FANOUT_RETAINED_EVENTS,
@@ -73,16 +68,18 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     });
   }
 
-  /** Attaches to the HTTP server's `upgrade` event and starts the stats ticker and the pings. */
+  /** Starts the stats ticker and the pings. */
   onApplicationBootstrap(): void {
-    const httpServer = this.adapterHost.httpAdapter.getHttpServer() as { on(event: 'upgrade', listener: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): void };
-    httpServer.on('upgrade', (request, socket, head) => this.upgrade(request, socket, head));
     this.ticker = setInterval(() => this.tick(), this.config.streamStatsMillis);
     this.ticker.unref();
     this.keepalive.start();
   }
 
-  /** Stops accepting, sends every client `closing` (`shutdown`, with its resume position) and closes the subscriptions and the fan-out. */
+  /**
+   * Sends every client `closing` (`shutdown`, with its resume position) and closes the
+   * subscriptions and the fan-out; new upgrades are refused by {@link WebSocketUpgrades}, and Nest
+   * closes the ws server after this.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.accepting = false;
     if (this.ticker !== undefined) clearInterval(this.ticker);
@@ -91,40 +88,16 @@ export class StreamGateway implements OnApplicationBootstrap, BeforeApplicationS
     for (const connection of open) connection.disconnect('shutdown', CLOSE_GOING_AWAY);
     await Promise.all(open.map((connection) => connection.stop()));
     await this.fanout.stop();
-    for (const client of this.server.clients) client.terminate();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  /**
-   * The HTTP server's `upgrade` event. Only a WebSocket upgrade is answered here; any other
-   * upgrade offer (`Upgrade: h2c` from `curl --http2`, a HEAD, …) is ignored, as RFC 9110 allows,
-   * and the request served as plain HTTP/1.1 by the routes ({@link serveUpgradeAsHttp}).
-   */
-  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (!isWebSocketUpgrade(request)) {
-      serveUpgradeAsHttp(this.adapterHost.httpAdapter.getHttpServer() as Server, request, socket, head);
-      return;
-    }
-    socket.on('error', () => socket.destroy());
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    if (url.pathname === GATE_LINK_PATH) return; // the gate link's own upgrade handler answers it
-    try {
-      if (url.pathname !== STREAM_PATH || !this.accepting) {
-        refuseUpgrade(socket, this.accepting ? 404 : 503, { error: this.accepting ? 'not-found' : 'closed', message: this.accepting ? `no WebSocket at ${url.pathname}; use ${STREAM_PATH}` : 'shutting down' });
-        return;
-      }
-      const query = parseInput(StreamQuerySchema, queryParamsOf(url.searchParams), 'query');
-      const principal = query.token === undefined ? this.tokens.byAuthorization(request.headers.authorization) : this.tokens.byToken(query.token);
-      authorize(principal, 'viewer');
-      this.server.handleUpgrade(request, socket, head, (client) => {
-        void this.accept(client, socket, query.after, request.socket.remoteAddress);
-      });
-    } catch (error) {
-      refuseUpgradeWith(error, { request, path: url.pathname, socket, authFailures: this.authFailures, maxBodyBytes: this.config.maxBodyBytes });
-    }
+  /** A client passed the upgrade check: runs its {@link StreamConnection}. */
+  handleConnection(client: WebSocket, request: IncomingMessage, query: StreamQuery): void {
+    void this.accept(client, request, query.after);
   }
 
-  private async accept(client: WebSocket, socket: Duplex, after: number, remoteAddress: string | undefined): Promise<void> {
+  private async accept(client: WebSocket, request: IncomingMessage, after: number): Promise<void> {
+    const { socket } = request;
+    const remoteAddress = socket.remoteAddress;
     this.metrics.streamClientDelta(1);
     // The client may leave while the log version is read: the close handler must see the connection made after.
     const current: { connection?: StreamConnection; gone: boolean; releaseFanout?: () => void } = { gone: false };

@@ -2,8 +2,7 @@
 import { Module } from '@nestjs/common';
 import { CoordinatorModule } from '../coordinator/coordinator.module.js';
 import { StreamGateway } from './stream.gateway.js';
-import { StreamUpgradeRequiredController } from './stream-upgrade-required.controller.js';
 
-/** Provides the {@link StreamGateway}, and tells a plain `GET /v1/stream` to upgrade. */
-@Module({ imports: [CoordinatorModule], providers: [StreamGateway], controllers: [StreamUpgradeRequiredController] })
+/** Provides the {@link StreamGateway} (a plain `GET /v1/stream` is answered by `websocket/upgrade-required.controller.ts`). */
+@Module({ imports: [CoordinatorModule], providers: [StreamGateway] })
 export class StreamModule {}

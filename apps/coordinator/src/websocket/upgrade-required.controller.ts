@@ -1,0 +1,62 @@
+/**
+ * A plain `GET` (no WebSocket upgrade) on one of the WebSocket paths, `/v1/stream` and the gate
+ * link `/v1/gates/link`: told how to connect (426 Upgrade Required, `Upgrade: websocket`) instead
+ * of a bare 404. The WebSockets themselves are answered on the HTTP server's `upgrade` event
+ * (`websocket/websocket-upgrades.ts`) and never reach the routes.
+ */
+import { Controller, Get, HttpException } from '@nestjs/common';
+import { CoordinatorToGateFrameSchema, GATE_LINK_PATH, StreamFrameSchema, StreamQuerySchema } from '@lease-fence/protocol';
+import { ApiDoc, REPLIES } from '../docs/api-doc.js';
+import { STREAM_PATH } from '../stream/stream-path.js';
+
+/** HTTP 426 Upgrade Required (RFC 9110 § 15.5.22; Nest's HttpStatus has no name for it). */
+export const UPGRADE_REQUIRED = 426;
+
+/** 426 for a plain `GET` on a WebSocket path. */
+@Controller()
+export class UpgradeRequiredController {
+  /** @throws HttpException 426 (`error: 'upgrade-required'`), always, naming how to connect. */
+  @Get(STREAM_PATH)
+  @ApiDoc({
+    operationId: 'openStream',
+    role: 'viewer',
+    summary: 'WebSocket (upgrade): every log event after `after`, then `caught-up`, then live events, heartbeats and `stats` about once a second. '
+      + 'A slow consumer is sent `closing` and disconnected; resume with `after` = the last position received. The token may be the `token` query parameter or the Authorization header.',
+    query: StreamQuerySchema,
+    replies: {
+      101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [StreamFrameSchema] },
+      400: REPLIES.badInput,
+      401: REPLIES.unauthenticated,
+      426: REPLIES.upgradeRequired,
+      503: REPLIES.shuttingDown,
+    },
+  })
+  stream(): never {
+    throw new HttpException(
+      `${STREAM_PATH} is a WebSocket: connect with a WebSocket client (GET with Upgrade: websocket), ${STREAM_PATH}?after=<position>&token=<viewer token>`,
+      UPGRADE_REQUIRED,
+    );
+  }
+
+  /** @throws HttpException 426 (`error: 'upgrade-required'`), always, naming how to connect. */
+  @Get(GATE_LINK_PATH)
+  @ApiDoc({
+    operationId: 'openGateLink',
+    role: 'gate',
+    summary: 'WebSocket (upgrade) for fence-first handover: the gate sends `guard` (its resources, within its token\'s patterns) and answers each `admit` with `admitted` once its raised floor is durable. '
+      + 'Frames are the protocol\'s gate-link schemas; a frame the coordinator cannot accept gets an `error` frame naming the field and changes nothing. The coordinator pings the link; a gate that does not answer is disconnected. The token may be the `token` query parameter or the Authorization header.',
+    replies: {
+      101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [CoordinatorToGateFrameSchema] },
+      401: REPLIES.unauthenticated,
+      403: REPLIES.forbidden,
+      426: REPLIES.upgradeRequired,
+      503: REPLIES.shuttingDown,
+    },
+  })
+  gateLink(): never {
+    throw new HttpException(
+      `${GATE_LINK_PATH} is a WebSocket: connect with a WebSocket client (GET with Upgrade: websocket) and a gate token (Authorization: Bearer, or ?token=)`,
+      UPGRADE_REQUIRED,
+    );
+  }
+}

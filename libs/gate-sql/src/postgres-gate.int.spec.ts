@@ -1,0 +1,77 @@
+import pg from 'pg';
+import { StaleFenceError } from 'lease-fence';
+import { describe, expect, it } from 'vitest';
+import { fencedTransaction, migrate, postgresFenceGate } from './index.js';
+import { createTestDatabase, createTestGrants } from '../testing/databases.js';
+import { describeSqlGateContract } from '../testing/gate-contract.js';
+
+describeSqlGateContract('PostgreSQL', async () => {
+  const database = await createTestDatabase();
+  const pool = new pg.Pool({ connectionString: database.url, max: 8 });
+  return {
+    gate: (resource, grants) => postgresFenceGate({ pool, resource, verifier: grants.verifier }),
+    createWrites: async () => {
+      await pool.query('CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)');
+    },
+    write: async (tx, holderId, fence) => {
+      await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', [holderId, fence]);
+    },
+    writes: async () => (await pool.query<{ holder_id: string; fence: string }>('SELECT holder_id, fence FROM writes ORDER BY id')).rows.map((row) => ({ holderId: row.holder_id, fence: Number(row.fence) })),
+    child: { dialect: 'postgres', target: database.url },
+    waitUntilWriterBlocked: async () => {
+      // the writer process may take seconds to start on a loaded machine
+      await expect
+        .poll(async () => (await pool.query(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].waiting, { timeout: 45_000 })
+        .toBe(1);
+    },
+    close: async () => {
+      await pool.end();
+      await database.drop();
+    },
+  };
+});
+
+describe('PostgreSQL: two writers in parallel transactions on real connections', () => {
+  it('the older fence waits on the floor row while the newer one is open, then is refused: never both commit', async () => {
+    const database = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+    try {
+      const grants = await createTestGrants();
+      const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
+      await migrate(gate);
+      await pool.query('CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)');
+      // a committed floor row already exists, so only its lock (not a first insert) can make the older writer wait
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-first', 1), (tx) => tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-first', 1]));
+      let releaseNewer!: () => void;
+      const newerMayCommit = new Promise<void>((resolve) => (releaseNewer = resolve));
+      let newerInside!: () => void;
+      const newerIsInside = new Promise<void>((resolve) => (newerInside = resolve));
+      const newer = fencedTransaction(gate, await grants.grant('orders-db', 'agent-new', 8), async (tx) => {
+        await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-new', 8]);
+        newerInside();
+        await newerMayCommit;
+      });
+      await newerIsInside;
+      let olderRan = false;
+      const older = fencedTransaction(gate, await grants.grant('orders-db', 'agent-old', 7), async (tx) => {
+        olderRan = true;
+        await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-old', 7]);
+      });
+      // the older writer's connection is blocked on a lock (the floor row), not done and not running its statements
+      await expect
+        .poll(async () => (await pool.query(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].waiting, { timeout: 10_000 })
+        .toBe(1);
+      expect(olderRan).toBe(false);
+      releaseNewer();
+      await newer;
+      await expect(older).rejects.toBeInstanceOf(StaleFenceError);
+      expect(olderRan).toBe(false);
+      const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
+      expect(rows).toEqual([{ holder_id: 'agent-first' }, { holder_id: 'agent-new' }]);
+      expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 8, holderId: 'agent-new' });
+    } finally {
+      await pool.end();
+      await database.drop();
+    }
+  });
+});

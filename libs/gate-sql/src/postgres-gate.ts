@@ -1,0 +1,102 @@
+/**
+ * The PostgreSQL side of a transactional gate (`pg`): every statement, behind
+ * {@link SqlGateDriver}. The floor row is locked with `SELECT … FOR UPDATE` inside the caller's
+ * transaction, so a second fenced transaction of the same resource waits at that row until the
+ * first commits or rolls back, then reads the floor the first left.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { floorRowOf, schemaSql, refusalColumns, refusalOf, type FloorColumns, type GateRowState, type LockedFloor, type OutboxColumns, type SqlGateDriver } from './sql-gate-driver.js';
+
+/**
+ * Serialises concurrent `migrate()` calls across processes: two `CREATE TABLE IF NOT EXISTS` racing
+ * in PostgreSQL can both pass the check and one then fails on the catalog's unique index.
+ * An arbitrary constant, the same in every process ('lease_fence' as bytes).
+ */
+const MIGRATE_LOCK_KEY = '7800626451224109925';
+
+const SELECT_FLOOR = 'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors WHERE resource = $1';
+const SELECT_OUTBOX = `SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
+  FROM lease_fence_outbox WHERE resource = $1 AND seq > $2 ORDER BY seq`;
+const INSERT_REFUSAL = `INSERT INTO lease_fence_outbox
+  (resource, seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
+
+/** What {@link postgresDriver} needs of a `pg` pool: connections it can check out. */
+export type PostgresPool = Pick<Pool, 'connect'>;
+
+/**
+ * A {@link SqlGateDriver} on a `pg` pool. Each fenced transaction checks out one connection
+ * for its whole length, so the pool bounds how many run at once.
+ * @internal Use `postgresFenceGate`.
+ */
+export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> => {
+  /** BEGIN … COMMIT on one connection; ROLLBACK and rethrow on any error. */
+  const inTransaction = async <T>(body: (client: PoolClient) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      try {
+        const value = await body(client);
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          // The connection is unusable (the server went away): the server rolls back on its own;
+          // the pool must not hand this connection out again.
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        });
+        throw error;
+      }
+    } finally {
+      client.release(broken);
+    }
+  };
+
+  return {
+    dialect: 'postgres',
+    migrate: () =>
+      inTransaction(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK_KEY]);
+        await client.query(schemaSql('BIGINT'));
+      }),
+    withLockedFloor: (resource, body) =>
+      inTransaction(async (client) => {
+        let { rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]);
+        if (rows[0] === undefined) {
+          // The row must exist to be locked: a first writer creates it; a concurrent first writer
+          // waits on the inserted key, then finds it and does nothing.
+          await client.query('INSERT INTO lease_fence_floors (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING', [resource]);
+          ({ rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]));
+        }
+        const locked: LockedFloor<PoolClient> = {
+          tx: client,
+          row: floorRowOf(rows[0] as FloorColumns),
+          saveFloor: async (floor) => {
+            await client.query('UPDATE lease_fence_floors SET floor_fence = $2, floor_holder_id = $3 WHERE resource = $1', [resource, floor.fence, floor.holderId]);
+          },
+          saveRefusal: async (refusal, nextSeq) => {
+            await client.query(INSERT_REFUSAL, [...refusalColumns(refusal)]);
+            await client.query('UPDATE lease_fence_floors SET next_seq = $2 WHERE resource = $1', [resource, nextSeq]);
+          },
+        };
+        return body(locked);
+      }),
+    readState: async (resource) => {
+      // One snapshot for both reads, so the outbox matches the row's reported_through_seq.
+      return inTransaction(async (client): Promise<GateRowState | undefined> => {
+        await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const { rows } = await client.query<FloorColumns>(SELECT_FLOOR, [resource]);
+        if (rows[0] === undefined) return undefined;
+        const row = floorRowOf(rows[0]);
+        const outbox = await client.query<OutboxColumns>(SELECT_OUTBOX, [resource, row.reportedThroughSeq]);
+        return { ...row, outbox: outbox.rows.map((columns) => refusalOf(resource, columns)) };
+      });
+    },
+    acknowledge: (resource, throughSeq) =>
+      inTransaction(async (client) => {
+        await client.query('UPDATE lease_fence_floors SET reported_through_seq = GREATEST(reported_through_seq, $2) WHERE resource = $1', [resource, throughSeq]);
+        await client.query('DELETE FROM lease_fence_outbox WHERE resource = $1 AND seq <= $2', [resource, throughSeq]);
+      }),
+  };
+};

@@ -1,0 +1,185 @@
+/**
+ * A transactional SQL gate: the fence check, the raised floor and the refusal outbox live in the
+ * resource's own database, in the same transaction as the write they guard, so the floor is
+ * exactly as durable as the data it protects and no separate floor file can drift from it.
+ *
+ * @see docs/design.md § "The library's rules" (FenceGate; a resource restores its floor after its own restart)
+ */
+import { gateOptionsFrom, type FenceTokenVerifier, type PendingRejection } from '@lease-fence/client';
+import type Database from 'better-sqlite3';
+import { DoubleGrantError, FenceGate, StaleFenceError } from 'lease-fence';
+import type { PoolClient } from 'pg';
+import { postgresDriver, type PostgresPool } from './postgres-gate.js';
+import type { SqlGateDriver } from './sql-gate-driver.js';
+import { sqliteDriver } from './sqlite-gate.js';
+
+/** Options shared by {@link postgresFenceGate} and {@link sqliteFenceGate}. */
+export interface SqlFenceGateOptions {
+  /** The resource this gate guards: a token must have been granted on it. Non-empty. */
+  readonly resource: string;
+  /**
+   * Checks each signed token (signature against the coordinator's `/v1/keys`, resource,
+   * namespace) before any statement runs: `@lease-fence/client`'s verifier.
+   */
+  readonly verifier: FenceTokenVerifier;
+  /** Wall clock stamped on a refusal (epoch milliseconds, display only). @defaultValue Date.now */
+  readonly wallClock?: () => number;
+}
+
+/**
+ * A resource guarded in its own database: run writes through {@link fencedTransaction}, create
+ * its tables with {@link migrate}, drain its refusals with `drainSqlGate`.
+ * @typeParam Tx - What the caller's statements run on: a `pg` `PoolClient` or a better-sqlite3 `Database`.
+ */
+export class SqlFenceGate<Tx> {
+  /** The resource guarded. */
+  readonly resource: string;
+  /** The verifier of signed tokens (its `stats` count invalid tokens). */
+  readonly verifier: FenceTokenVerifier;
+  /** @internal The database behind the gate. */
+  readonly driver: SqlGateDriver<Tx>;
+  /** @internal */
+  readonly wallClock: () => number;
+  readonly #pendingListeners = new Set<() => void>();
+
+  /**
+   * @internal Use {@link postgresFenceGate} or {@link sqliteFenceGate}.
+   * @throws TypeError when `resource` is empty or `verifier` is missing.
+   */
+  constructor(driver: SqlGateDriver<Tx>, options: SqlFenceGateOptions, api: string) {
+    if (typeof options?.resource !== 'string' || options.resource.length === 0) {
+      throw new TypeError(`${api}: resource must be a non-empty string, got ${JSON.stringify(options?.resource)}`);
+    }
+    if (typeof options.verifier?.verify !== 'function') {
+      throw new TypeError(`${api}: verifier must be a FenceTokenVerifier from @lease-fence/client`);
+    }
+    if (options.wallClock !== undefined && typeof options.wallClock !== 'function') {
+      throw new TypeError(`${api}: wallClock must be a function returning epoch milliseconds`);
+    }
+    this.resource = options.resource;
+    this.verifier = options.verifier;
+    this.driver = driver;
+    this.wallClock = options.wallClock ?? Date.now;
+  }
+
+  /**
+   * Calls `listener` after a refusal of this gate object was committed (a drainer in the same
+   * process then reports it at once; refusals committed by other processes are found by polling).
+   * @returns A function that stops the calls.
+   */
+  onRefusalCommitted(listener: () => void): () => void {
+    this.#pendingListeners.add(listener);
+    return () => this.#pendingListeners.delete(listener);
+  }
+
+  /** @internal */
+  refusalCommitted(): void {
+    for (const listener of this.#pendingListeners) {
+      try {
+        listener();
+      } catch {
+        // a listener never changes the outcome of the transaction
+      }
+    }
+  }
+}
+
+/** Options of {@link postgresFenceGate}. */
+export interface PostgresFenceGateOptions extends SqlFenceGateOptions {
+  /** A `pg` `Pool` of the database that holds the resource's data (and, after `migrate`, its floor and outbox). */
+  readonly pool: PostgresPool;
+}
+
+/** Options of {@link sqliteFenceGate}. */
+export interface SqliteFenceGateOptions extends SqlFenceGateOptions {
+  /**
+   * A better-sqlite3 connection to the database that holds the resource's data. Give the gate a
+   * connection of its own: while a fenced transaction awaits your callback, other statements on
+   * this connection would run inside it. WAL and `synchronous = FULL` make a commit survive a
+   * power loss; the floor then does too.
+   */
+  readonly database: Database.Database;
+}
+
+/**
+ * A gate on PostgreSQL: the floor row is locked with `SELECT … FOR UPDATE` in each fenced transaction.
+ * @throws TypeError on bad options, naming the field.
+ * @example
+ * ```ts
+ * const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier });
+ * await migrate(gate);
+ * await fencedTransaction(gate, signedToken, (tx) => tx.query('UPDATE orders SET state = $1 WHERE id = $2', ['shipped', 7]));
+ * ```
+ */
+export const postgresFenceGate = (options: PostgresFenceGateOptions): SqlFenceGate<PoolClient> => {
+  if (typeof options?.pool?.connect !== 'function') throw new TypeError('postgresFenceGate: pool must be a pg Pool');
+  return new SqlFenceGate(postgresDriver(options.pool), options, 'postgresFenceGate');
+};
+
+/**
+ * A gate on SQLite: each fenced transaction is `BEGIN IMMEDIATE` (the database's write lock).
+ * @throws TypeError on bad options, naming the field.
+ */
+export const sqliteFenceGate = (options: SqliteFenceGateOptions): SqlFenceGate<Database.Database> => {
+  const database = options?.database as Partial<Database.Database> | undefined;
+  if (typeof database?.prepare !== 'function' || typeof database.exec !== 'function') {
+    throw new TypeError('sqliteFenceGate: database must be a better-sqlite3 Database');
+  }
+  return new SqlFenceGate(sqliteDriver(options.database), options, 'sqliteFenceGate');
+};
+
+/**
+ * Creates the gate's tables (`lease_fence_floors`, `lease_fence_outbox`) if they do not exist.
+ * Explicit, idempotent, and safe to run from several processes at once. Nothing else creates them.
+ * @throws What the database throws (e.g. no permission to create tables).
+ */
+export const migrate = (gate: SqlFenceGate<unknown>): Promise<void> => gate.driver.migrate();
+
+/**
+ * Runs `work` as a fenced write to the gate's resource, in ONE database transaction:
+ *
+ * 1. verifies `signedToken` (signature, resource, namespace); an invalid token throws before any
+ *    statement runs, so it changes nothing;
+ * 2. begins a transaction and locks the resource's floor row;
+ * 3. compares the token's fence with the floor by `lease-fence`'s `FenceGate` rule;
+ * 4. admitted: raises the floor in the row, runs `work(tx)` on the same transaction, and commits
+ *    both together. If `work` throws, both roll back: neither the data nor the raised floor stays;
+ * 5. refused: writes the refusal (next seq) into `lease_fence_outbox`, commits that alone, and
+ *    only then throws the gate's `StaleFenceError` / `DoubleGrantError`. `work` never runs.
+ *
+ * A process killed at any point commits nothing it had not committed: the database rolls the
+ * open transaction back, the floor with it.
+ *
+ * @param gate - From {@link postgresFenceGate} or {@link sqliteFenceGate}, after {@link migrate}.
+ * @param signedToken - The writer's `lease.signedToken`.
+ * @param work - Your statements, on `tx` (the transaction's connection); what it returns is returned.
+ * @throws `InvalidFenceTokenError` (nothing ran) / `SigningKeysUnavailableError` (retryable; nothing ran) from the verifier.
+ * @throws `StaleFenceError` / `DoubleGrantError` once the refusal is committed in the outbox.
+ * @throws What `work` throws (everything rolled back); what the database throws (nothing committed).
+ * @see docs/design.md § "The library's rules" (FenceGate)
+ */
+export const fencedTransaction = async <Tx, T>(gate: SqlFenceGate<Tx>, signedToken: string, work: (tx: Tx) => Promise<T> | T): Promise<T> => {
+  if (!(gate instanceof SqlFenceGate)) throw new TypeError('fencedTransaction: gate must come from postgresFenceGate or sqliteFenceGate');
+  if (typeof work !== 'function') throw new TypeError('fencedTransaction: work must be a function (tx) => …');
+  const token = await gate.verifier.verify(signedToken, gate.resource);
+  const outcome = await gate.driver.withLockedFloor(gate.resource, async (locked) => {
+    // The rule is FenceGate's, run on the row as it is now: one copy of the fencing check.
+    const fenceGate = new FenceGate(gate.resource, gateOptionsFrom({ resource: gate.resource, ...locked.row }));
+    try {
+      fenceGate.admit(token);
+    } catch (error) {
+      if (!(error instanceof StaleFenceError || error instanceof DoubleGrantError)) throw error;
+      const refusal: PendingRejection = { ...error.rejection, wallMillis: gate.wallClock() };
+      await locked.saveRefusal(refusal, fenceGate.nextSeq);
+      return { refused: error };
+    }
+    const floor = fenceGate.floor;
+    if (floor !== undefined && (floor.fence !== locked.row.floor?.fence || floor.holderId !== locked.row.floor.holderId)) await locked.saveFloor(floor);
+    return { value: await work(locked.tx) };
+  });
+  if ('refused' in outcome) {
+    gate.refusalCommitted();
+    throw outcome.refused;
+  }
+  return outcome.value;
+};

@@ -1,0 +1,200 @@
+/**
+ * Reports a transactional gate's refusals and floor to the coordinator with the SDK's own loops:
+ * {@link SqlGateOutbox} is a `RejectionOutbox` (what `reportRejections` drains) and a
+ * `FloorSource` (what `reportFloors` reads) over the gate's two tables. The tables may be written
+ * by many processes, so the outbox re-reads them every `pollIntervalMillis`, and at once after a
+ * refusal committed through the same gate object.
+ *
+ * @see docs/sdk.md § "On the resource's side"
+ */
+import {
+  reportFloors,
+  reportRejections,
+  systemTimers,
+  type FloorReporter,
+  type FloorSink,
+  type FloorSource,
+  type PendingRejection,
+  type RejectionOutbox,
+  type RejectionReporter,
+  type RejectionReporterOptions,
+  type RejectionSink,
+  type Timers,
+} from '@lease-fence/client';
+import type { GateFloor } from 'lease-fence';
+import type { SqlFenceGate } from './sql-fence-gate.js';
+import type { GateRowState } from './sql-gate-driver.js';
+
+/**
+ * A gate's outbox and floor as last read from its tables. `pendingRejections()` and `floor`
+ * answer from that reading (the reporters read synchronously); {@link SqlGateOutbox.refresh}
+ * re-reads it. Only committed refusals are ever listed, so no seq a rollback could reuse is sent.
+ */
+export class SqlGateOutbox implements RejectionOutbox, FloorSource {
+  /** The gate's resource. */
+  readonly resource: string;
+  readonly #gate: SqlFenceGate<unknown>;
+  #state: GateRowState | undefined;
+  readonly #listeners = new Set<() => void>();
+
+  /** @param gate - The gate whose tables are read. Call {@link SqlGateOutbox.refresh} before use. */
+  constructor(gate: SqlFenceGate<unknown>) {
+    this.resource = gate.resource;
+    this.#gate = gate;
+  }
+
+  /**
+   * Re-reads the floor row and the outbox; tells `onPending` listeners when a refusal with a
+   * higher seq than before was found.
+   * @throws What the database throws (the last reading stays).
+   */
+  async refresh(): Promise<void> {
+    const before = this.#state?.outbox.at(-1)?.seq ?? 0;
+    const state = await this.#gate.driver.readState(this.resource);
+    // Never step back: an acknowledgement that raced this read already dropped what it acknowledged.
+    const reportedThroughSeq = Math.max(state?.reportedThroughSeq ?? 0, this.reportedThroughSeq);
+    this.#state = state === undefined ? undefined : { ...state, reportedThroughSeq, outbox: state.outbox.filter((refusal) => refusal.seq > reportedThroughSeq) };
+    if ((this.#state?.outbox.at(-1)?.seq ?? 0) > before) for (const listener of this.#listeners) safely(listener);
+  }
+
+  /** The floor as last read; `undefined` before the first admission (or the first {@link SqlGateOutbox.refresh}). */
+  get floor(): GateFloor | undefined {
+    return this.#state?.floor;
+  }
+
+  /** Refusals with seq at or below this are acknowledged, durably. */
+  get reportedThroughSeq(): number {
+    return this.#state?.reportedThroughSeq ?? 0;
+  }
+
+  /** Committed refusals not yet acknowledged, seq ascending, as last read. */
+  pendingRejections(): readonly PendingRejection[] {
+    return this.#state?.outbox ?? [];
+  }
+
+  /**
+   * Records that the coordinator acknowledged every refusal through `throughSeq` (raises
+   * `reported_through_seq`, deletes those outbox rows) in one transaction.
+   * @throws RangeError when `throughSeq` is not an integer ≥ 0; what the database throws.
+   */
+  async acknowledgeRejections(throughSeq: number): Promise<void> {
+    if (!Number.isSafeInteger(throughSeq) || throughSeq < 0) {
+      throw new RangeError(`SqlGateOutbox.acknowledgeRejections: throughSeq must be an integer ≥ 0 (a rejection seq), got ${String(throughSeq)}`);
+    }
+    if (throughSeq <= this.reportedThroughSeq) return;
+    await this.#gate.driver.acknowledge(this.resource, throughSeq);
+    const state = this.#state;
+    if (state !== undefined) this.#state = { ...state, reportedThroughSeq: throughSeq, outbox: state.outbox.filter((refusal) => refusal.seq > throughSeq) };
+  }
+
+  /** Calls `listener` when a refresh found new refusals. @returns A function that stops the calls. */
+  onPending(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}
+
+/** Options of {@link drainSqlGate}. */
+export interface SqlGateDrainerOptions extends Omit<RejectionReporterOptions, 'pollIntervalMillis' | 'onError'> {
+  /**
+   * How often the gate's tables are re-read for refusals other processes committed, in
+   * milliseconds. Integer ≥ 1.
+   * @defaultValue 1000
+   */
+  readonly pollIntervalMillis?: number;
+  /** Milliseconds between two floor reports (see `reportFloors`). Integer ≥ 1. @defaultValue 5000 */
+  readonly floorEveryMillis?: number;
+  /** Called with a failed read of the tables, a failed report, or a failed floor report (each is retried). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** A running {@link drainSqlGate}. */
+export interface SqlGateDrainer {
+  /** The outbox being drained. */
+  readonly outbox: SqlGateOutbox;
+  /** The SDK's rejection reporter draining it (`flush()`, `dropped`, `reportedThroughSeq`). */
+  readonly rejections: RejectionReporter;
+  /** The SDK's floor reporter (total-loss recovery). */
+  readonly floors: FloorReporter;
+  /** Re-reads the tables now and resolves once every refusal committed before the call is acknowledged. */
+  flush(): Promise<void>;
+  /** Stops all three loops; resolves once they ended. Unreported refusals stay in the outbox table. */
+  close(): Promise<void>;
+}
+
+/**
+ * Drains `gate`'s outbox table to the coordinator in seq order with the SDK's
+ * `reportRejections` (retried through outages, each refusal acknowledged in the table once the
+ * coordinator acknowledged it; the coordinator deduplicates resends by (gate, resource, seq), so
+ * several processes may drain one database), and reports the gate's floor with `reportFloors`
+ * so a coordinator that lost its whole log counts above it.
+ *
+ * @param client - A `FenceGateClient` with a gate token covering the gate's resource.
+ * @throws RangeError on a bad interval (see the options).
+ * @example
+ * ```ts
+ * const drainer = drainSqlGate(gate, new FenceGateClient({ baseUrl, token: gateToken }));
+ * // … on shutdown
+ * await drainer.close();
+ * ```
+ */
+export const drainSqlGate = (gate: SqlFenceGate<unknown>, client: RejectionSink & FloorSink, options: SqlGateDrainerOptions = {}): SqlGateDrainer => {
+  const pollIntervalMillis = options.pollIntervalMillis ?? 1000;
+  if (!Number.isSafeInteger(pollIntervalMillis) || pollIntervalMillis < 1) {
+    throw new RangeError(`drainSqlGate: pollIntervalMillis must be a positive integer (milliseconds), got ${String(pollIntervalMillis)}`);
+  }
+  const { pollIntervalMillis: _poll, floorEveryMillis, onError: _onError, ...reporterOptions } = options;
+  if (floorEveryMillis !== undefined && (!Number.isSafeInteger(floorEveryMillis) || floorEveryMillis < 1)) {
+    throw new RangeError(`drainSqlGate: floorEveryMillis must be a positive integer (milliseconds), got ${String(floorEveryMillis)}`);
+  }
+  const timers: Timers = options.timers ?? systemTimers;
+  const onError = options.onError ?? (() => undefined);
+  const outbox = new SqlGateOutbox(gate);
+  const stopping = new AbortController();
+  const refresh = (): Promise<void> => outbox.refresh().catch((error: unknown) => safely(() => onError(error)));
+  const rejections = reportRejections(outbox, client, { ...reporterOptions, pollIntervalMillis, onError: (error) => onError(error) });
+  const stopListening = gate.onRefusalCommitted(() => void refresh());
+  // Floors are reported from the outbox's reading of the table, so the floor reporter starts
+  // after the first read (its first round would otherwise find no floor and wait a whole interval).
+  let floorReporter: FloorReporter | undefined;
+  const floors: FloorReporter = {
+    get rounds() {
+      return floorReporter?.rounds ?? 0;
+    },
+    stop: async () => {
+      await floorReporter?.stop();
+    },
+  };
+  const polling = (async () => {
+    while (!stopping.signal.aborted) {
+      await refresh();
+      if (floorReporter === undefined && !stopping.signal.aborted) {
+        floorReporter = reportFloors([outbox], client, { timers, onError: (error) => onError(error), ...(floorEveryMillis === undefined ? {} : { everyMillis: floorEveryMillis }) });
+      }
+      await timers.sleep(pollIntervalMillis, stopping.signal).catch(() => undefined);
+    }
+  })();
+  return {
+    outbox,
+    rejections,
+    floors,
+    flush: async () => {
+      await outbox.refresh();
+      await rejections.flush();
+    },
+    close: async () => {
+      stopListening();
+      stopping.abort(new Error('drainSqlGate: closed'));
+      await Promise.all([polling, rejections.close()]);
+      await floors.stop();
+    },
+  };
+};
+
+const safely = (fn: () => void): void => {
+  try {
+    fn();
+  } catch {
+    // observers never change what is reported
+  }
+};
