@@ -87,8 +87,9 @@ export interface DurableCoordinatorOptions {
   /**
    * Fences that may have been handed out by appends with an unknown outcome (e.g.
    * {@link DurableCoordinator.highestMintedFence} of a coordinator that became unhealthy):
-   * recovery raises the counter to at least this. The same process's failed coordinators on the
-   * same `log` object are remembered automatically. Non-negative integer. @defaultValue 0
+   * recovery raises the counter to at least this. Nothing is remembered between coordinators:
+   * whoever re-opens after a failure passes it (see `supervisor/coordinator-supervisor.ts`).
+   * Non-negative integer. @defaultValue 0
    */
   readonly burnFencesThrough?: number;
   /**

@@ -255,11 +255,12 @@ export type RejectionsReply = z.infer<typeof RejectionsReplySchema>;
 
 /**
  * Reply of `GET /readyz`: 200 with `ready: true` once recovery has finished; 503 with `ready: false`
- * and the `reason` (`recovering`, `superseded`, `unhealthy`, `closed`, or a recovery failure) otherwise.
+ * and the `reason` (`recovering`, `standby` (following another coordinator's log until it falls
+ * silent), `superseded`, `unhealthy`, `closed`, or a recovery failure) otherwise.
  */
 export const ReadinessReplySchema = z.object({
   ready: z.boolean(),
-  status: z.enum(['recovering', 'ready', 'superseded', 'unhealthy', 'closed', 'failed']),
+  status: z.enum(['recovering', 'standby', 'ready', 'superseded', 'unhealthy', 'closed', 'failed']),
   reason: z.string().optional(),
   bootId: z.string().optional(),
   position: z.number().int().nonnegative().optional(),

@@ -8,7 +8,7 @@
  */
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
-import { CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
+import { CoordinatorNotServingError, CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
 import type { ErrorReply } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -67,7 +67,7 @@ export function decideReply(exception: unknown, options: DecideReplyOptions): De
   if (exception instanceof ForbiddenError) {
     return { status: 403, body: { error: exception.code, message: exception.message } };
   }
-  if (exception instanceof CoordinatorUnavailableError) {
+  if (exception instanceof CoordinatorUnavailableError || exception instanceof CoordinatorNotServingError) {
     return {
       status: 503,
       body: { error: exception.code, message: exception.message, retryable: true, reason: exception.reason },
