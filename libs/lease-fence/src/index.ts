@@ -25,6 +25,7 @@ export {
 } from './errors.js';
 
 export { MAX_TTL_MILLIS, DEFAULT_REPLAY_CACHE_SIZE } from './validate.js';
+export { BoundedMap } from './collections/bounded-map.js';
 /** The rule's shapes: tokens, records, grants, outcomes and changes (documented in lease/outcomes.ts). */
 export type {
   FenceToken,
