@@ -38,7 +38,9 @@ export type {
   LeaseDecision,
   AcquireCommand,
   RenewCommand,
+  LeaseDenialReason,
 } from './lease/outcomes.js';
+export { LEASE_DENIAL_REASONS } from './lease/outcomes.js';
 export {
   LeaseTable,
   type LeaseTableOptions,
