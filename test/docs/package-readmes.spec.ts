@@ -23,12 +23,12 @@ afterAll(() => rmSync(workDir, { recursive: true, force: true }));
  * The README examples this file runs: README path (relative to the repository), and the heading
  * the example follows when it is not the README's first `ts` block.
  */
-const READMES: readonly (readonly [readmePath: string, heading?: string])[] = [
-  ['libs/lease-fence/README.md'],
-  ['libs/protocol/README.md'],
-  ['libs/coordinator-core/README.md', '## The in-memory log'],
-  ['libs/event-log-sqlite/README.md'],
-  ['libs/dashboard-model/README.md'],
+const READMES: readonly { readonly readmePath: string; readonly heading?: string }[] = [
+  { readmePath: 'libs/lease-fence/README.md' },
+  { readmePath: 'libs/protocol/README.md' },
+  { readmePath: 'libs/coordinator-core/README.md', heading: '## The in-memory log' },
+  { readmePath: 'libs/event-log-sqlite/README.md' },
+  { readmePath: 'libs/dashboard-model/README.md' },
 ];
 
 /** The first fenced block of `language` in `text` at or after `from`, without its fences. */
@@ -43,7 +43,7 @@ function fencedBlock(text: string, language: string, from = 0): { code: string; 
 /** The bare package specifiers `code` imports (`node:` builtins excluded). */
 const packagesOf = (code: string): string[] => [...code.matchAll(/from '([^']+)';/g)].map((match) => match[1]!).filter((name) => !name.startsWith('node:'));
 
-describe.each(READMES)('%s example', (readmePath, heading) => {
+describe.each(READMES)('$readmePath example', ({ readmePath, heading }) => {
   const readme = readFileSync(join(repository, readmePath), 'utf8');
   const from = heading === undefined ? 0 : readme.indexOf(`\n${heading}\n`);
   if (from < 0) throw new Error(`${readmePath} has no heading ${heading ?? ''}`);
