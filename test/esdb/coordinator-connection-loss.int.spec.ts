@@ -36,8 +36,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function openCoordinator(log: EventLog, bootId: string): Promise<DurableCoordinator> {
-  const coordinator = await DurableCoordinator.open({ log, namespace: NAMESPACE, clock: createManualClock(bootId, { start: 1_000 }), defaultTtlMillis: TTL_MILLIS, runTimers: false });
+/** Opens a coordinator on `log`; `burnFencesThrough` as a supervisor passes it after a failed append. */
+async function openCoordinator(log: EventLog, bootId: string, burnFencesThrough = 0): Promise<DurableCoordinator> {
+  const coordinator = await DurableCoordinator.open({ log, namespace: NAMESPACE, clock: createManualClock(bootId, { start: 1_000 }), defaultTtlMillis: TTL_MILLIS, runTimers: false, burnFencesThrough });
   cleanups.push(() => coordinator.close());
   return coordinator;
 }
@@ -68,9 +69,9 @@ describe('DurableCoordinator on EventStoreDB when the connection is lost', () =>
     expect(refused).toMatchObject({ code: 'coordinator-unavailable', reason: 'unhealthy', retryable: true });
     expect(first.status).toBe('unhealthy');
 
-    // When the server is reachable again and the coordinator is recovered from the log
+    // When the server is reachable again and the coordinator is recovered from the log, burning what the failed one minted
     emulator.resume();
-    const second = await openCoordinator(log, 'boot-2');
+    const second = await openCoordinator(log, 'boot-2', first.highestMintedFence);
 
     // Then the acknowledged lease is still held, and the fence minted for the unacknowledged grant is burned
     expect(second.recovery).toMatchObject({ carriedLeases: 1 });

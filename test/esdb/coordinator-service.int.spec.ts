@@ -243,7 +243,7 @@ describe('the coordinator service on EventStoreDB', () => {
     const refused = await coordinatorHttp(standby.url, TEST_TOKENS.agentA.token).post<ErrorBody>('/v1/leases/deploy-1/renew', { requestId: 'a-2', fence: held.body.grant.fence });
     expect(refused).toMatchObject({ status: 503, body: { reason: 'standby', retryable: true } });
     const notReady = await coordinatorHttp(standby.url).get<ReadinessBody>('/readyz');
-    expect(notReady).toMatchObject({ status: 503, body: { ready: false, reason: expect.stringMatching(/^standby: /) } });
+    expect(notReady).toMatchObject({ status: 503, body: { ready: false, status: 'standby', reason: expect.stringMatching(/^standby: /) } });
 
     // When the active coordinator dies (kill -9)
     await active.kill();

@@ -33,7 +33,7 @@ import {
   type RejectionRecord,
 } from 'lease-fence';
 import type { InvariantId } from './invariants.js';
-import type { CoordinatorShell } from './nodes/coordinator-host.js';
+import type { CoordinatorShell } from './nodes/coordinator-machine.js';
 import type { DecideFunction } from './nodes/decider-shell.js';
 import type { GateFactory, PendingWrite, SimGate } from './nodes/resource.js';
 import { BootLog, type SimulatedDisk } from './nodes/simulated-disk.js';

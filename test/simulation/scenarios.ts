@@ -5,7 +5,7 @@
  * the choice streams of each run.
  */
 import type { AgentOptions } from './nodes/agent.js';
-import type { CoordinatorShell } from './nodes/coordinator-host.js';
+import type { CoordinatorShell } from './nodes/coordinator-machine.js';
 import type { LogKind } from './nodes/simulated-disk.js';
 import type { NetworkProfile } from './world/network.js';
 
@@ -21,6 +21,12 @@ export interface FaultBudget {
   readonly partitions: number;
   /** Changes of a machine's clock rate (within the drift bound). */
   readonly driftChanges: number;
+  /**
+   * Event log outages: every call fails with EventLogUnavailableError for the fault's duration,
+   * and appends due meanwhile are lost or written anyway (outcome unknown), so the supervisor
+   * backs off, re-opens on the same log and burns the failed coordinator's fences.
+   */
+  readonly logOutages: number;
   /** Shortest and longest downtime of a crash or restart, and length of a partition (ms). */
   readonly minDownMillis: number;
   readonly maxDownMillis: number;
@@ -65,6 +71,12 @@ export interface Scenario {
   readonly fenceFirst: { readonly timeoutMillis: number } | undefined;
   /** Check I10 (no write under an older fence once a newer grant was acknowledged). Kept by fence-first mode only. */
   readonly checkFencedBeforeActive: boolean;
+  /**
+   * A standby process beside the active one (`LEASE_FENCE_ROLE=standby`, heartbeats on): it takes
+   * over once the log was silent for `takeoverAfterMillis`; a crashed process comes back as a
+   * standby. `undefined` = one process, restarted after each crash.
+   */
+  readonly standby: { readonly takeoverAfterMillis: number } | undefined;
 }
 
 const TTL_MILLIS = 1000;
@@ -91,7 +103,7 @@ const base: Scenario = {
     admitProbability: 0.3,
     renewBelowFraction: 0.5,
   },
-  faults: { coordinatorCrashes: 0, resourceRestarts: 0, partitions: 0, driftChanges: 3, minDownMillis: 1, maxDownMillis: 1_500 },
+  faults: { coordinatorCrashes: 0, resourceRestarts: 0, partitions: 0, driftChanges: 3, logOutages: 0, minDownMillis: 1, maxDownMillis: 1_500 },
   log: 'memory',
   shell: 'durable',
   snapshotEvery: 10_000,
@@ -103,6 +115,7 @@ const base: Scenario = {
   reporting: true,
   fenceFirst: undefined,
   checkFencedBeforeActive: false,
+  standby: undefined,
 };
 
 /** Every scenario, by name. */
@@ -150,10 +163,10 @@ export const SCENARIOS = {
   everything: {
     ...base,
     name: 'everything',
-    description: 'All of the above at once.',
+    description: 'All of the above at once, and event log outages (the coordinator re-opens on the log, burning the fences of a failed append).',
     agent: { ...base.agent, longStallProbability: 0.2 },
     network: { minDelayMillis: 1, maxDelayMillis: 120, dropProbability: 0.1, duplicateProbability: 0.1, slowProbability: 0.05, slowMaxDelayMillis: 3_000 },
-    faults: { coordinatorCrashes: 3, resourceRestarts: 2, partitions: 2, driftChanges: 4, minDownMillis: 1, maxDownMillis: 1_500 },
+    faults: { coordinatorCrashes: 3, resourceRestarts: 2, partitions: 2, driftChanges: 4, logOutages: 2, minDownMillis: 1, maxDownMillis: 1_500 },
     snapshotEvery: 16,
     appendMillis: [0, 30],
     writeMillis: [0, 200],
@@ -171,6 +184,17 @@ export const SCENARIOS = {
     writeMillis: [0, 200],
     fenceFirst: { timeoutMillis: 200 },
     checkFencedBeforeActive: true,
+  },
+  'standby-takeover': {
+    ...base,
+    name: 'standby-takeover',
+    description: 'An active coordinator and a standby on one log: crashes and log outages make the standby take over (heartbeats every 250 ms, takeover after 750 ms of silence); a crashed process returns as a standby; partitions, loss.',
+    network: { ...base.network, dropProbability: 0.05, duplicateProbability: 0.05, slowProbability: 0.03, slowMaxDelayMillis: 2_000 },
+    faults: { ...base.faults, coordinatorCrashes: 3, logOutages: 2, partitions: 2 },
+    snapshotEvery: 16,
+    appendMillis: [0, 30],
+    sweepIntervalMillis: 300,
+    standby: { takeoverAfterMillis: 750 },
   },
 } satisfies Record<string, Scenario>;
 

@@ -39,7 +39,8 @@ export function worldInputArbitrary(scenario: Scenario): fc.Arbitrary<WorldInput
   if (scenario.faults.resourceRestarts > 0) kinds.push('resource-restart');
   if (scenario.faults.partitions > 0) kinds.push('partition');
   if (scenario.faults.driftChanges > 0) kinds.push('clock-drift');
-  const budget = scenario.faults.coordinatorCrashes + scenario.faults.resourceRestarts + scenario.faults.partitions + scenario.faults.driftChanges;
+  if (scenario.faults.logOutages > 0) kinds.push('log-outage');
+  const budget = scenario.faults.coordinatorCrashes + scenario.faults.resourceRestarts + scenario.faults.partitions + scenario.faults.driftChanges + scenario.faults.logOutages;
   const fault: fc.Arbitrary<FaultInput> = fc.record({
     atMillis: fc.integer({ min: 0, max: scenario.horizonMillis[1] }),
     kind: kinds.length === 0 ? fc.constant<FaultKind>('clock-drift') : fc.constantFrom(...kinds),
@@ -121,7 +122,7 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
   let firstViolation: Violation | undefined;
   let lastFailing: { result: RunResult & { violation: Violation }; input: WorldInput } | undefined;
   const checks = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, 0])) as Record<InvariantId, number>;
-  const totals = { grants: 0, renewals: 0, writesApplied: 0, refusedWrites: 0, heldFractionSum: 0, coordinatorCrashes: 0, messages: 0, messagesLost: 0 };
+  const totals = { grants: 0, renewals: 0, writesApplied: 0, refusedWrites: 0, heldFractionSum: 0, coordinatorCrashes: 0, coordinatorReopens: 0, takeovers: 0, messages: 0, messagesLost: 0 };
 
   const property = fc.asyncProperty(worldInputArbitrary(scenario), async (input) => {
     if (firstViolation !== undefined) {
@@ -145,6 +146,8 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
       totals.refusedWrites += result.stats.refusedWrites;
       totals.heldFractionSum += result.stats.heldFraction;
       totals.coordinatorCrashes += result.stats.coordinatorCrashes;
+      totals.coordinatorReopens += result.stats.coordinatorReopens;
+      totals.takeovers += result.stats.takeovers;
       totals.messages += result.stats.messages;
       totals.messagesLost += result.stats.messagesLost;
       for (const [id, count] of Object.entries(result.stats.checks)) checks[id as InvariantId] += count;

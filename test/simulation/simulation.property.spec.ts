@@ -23,6 +23,7 @@ const RUNS: Record<ScenarioName, number> = {
   'resource-restarts': 250,
   everything: 300,
   'fence-first': 300,
+  'standby-takeover': 250,
 };
 
 /** Invariants every scenario must exercise; the others only where their facts occur. */
@@ -60,6 +61,10 @@ describe('simulation of the real system', () => {
     await expectNoViolation(onDeciderShell(SCENARIOS['crash-recovery']), 200);
   });
 
+  it('finds no violation with the DeciderShell in the everything world (which it runs without log outages: it has no supervisor)', async () => {
+    await expectNoViolation(onDeciderShell(SCENARIOS.everything), 100);
+  });
+
   it('fence-first mode exercises I10 and refuses stale writes somewhere in the seed set', async () => {
     const result = await expectNoViolation(SCENARIOS['fence-first'], 60);
     expect(result.checks['I10-fenced-before-active']).toBeGreaterThan(0);
@@ -73,6 +78,19 @@ describe('simulation of the real system', () => {
     expect(result.totals.renewals).toBeGreaterThan(0);
     expect(result.totals.messagesLost).toBeGreaterThan(0);
     expect(result.checks['I6-refusal-recorded']).toBeGreaterThan(0);
+  });
+});
+
+describe('the supervisor under faults', () => {
+  it('re-opens the coordinator after log outages somewhere in the seed set, with no violation', async () => {
+    const result = await expectNoViolation(SCENARIOS.everything, 60);
+    expect(result.totals.coordinatorReopens).toBeGreaterThan(0);
+  });
+
+  it('takes over with the standby somewhere in the seed set, with no violation', async () => {
+    const result = await expectNoViolation(SCENARIOS['standby-takeover'], 60);
+    expect(result.totals.takeovers).toBeGreaterThan(0);
+    expect(result.totals.coordinatorReopens).toBeGreaterThan(0);
   });
 });
 

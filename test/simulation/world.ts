@@ -16,7 +16,7 @@ import { DEFAULT_REPLAY_CACHE_SIZE } from 'lease-fence';
 import type { DefectHooks } from './defects.js';
 import { InvariantChecker, type InvariantId, type Violation } from './invariants.js';
 import { Agent, type ResourceEndpoint } from './nodes/agent.js';
-import { CoordinatorHost } from './nodes/coordinator-host.js';
+import { CoordinatorMachine, type CoordinatorShell } from './nodes/coordinator-machine.js';
 import type { WorldContext } from './nodes/messages.js';
 import { ResourceNode } from './nodes/resource.js';
 import { SimulatedDisk } from './nodes/simulated-disk.js';
@@ -28,7 +28,7 @@ import { Oscillator, SimClock, type RateChange } from './world/sim-clock.js';
 import { formatReading, Trace } from './world/trace.js';
 
 /** The kinds of fault a run may schedule. */
-export type FaultKind = 'coordinator-crash' | 'resource-restart' | 'partition' | 'clock-drift';
+export type FaultKind = 'coordinator-crash' | 'resource-restart' | 'partition' | 'clock-drift' | 'log-outage';
 
 /** One scheduled fault, as fast-check generates it. */
 export interface FaultInput {
@@ -37,9 +37,9 @@ export interface FaultInput {
   readonly kind: FaultKind;
   /** Which resource, node (partition) or machine (clock drift); taken modulo the count. */
   readonly target: number;
-  /** Downtime of a crash or restart, or length of a partition, in milliseconds. */
+  /** Downtime of a crash or restart, or length of a partition or log outage, in milliseconds. */
   readonly durationMillis: number;
-  /** Coordinator crash: whether in-flight appends land (true) or are lost. */
+  /** Coordinator crash: whether in-flight appends land (true) or are lost; log outage: whether appends due meanwhile are written anyway. */
   readonly landInFlight: boolean;
   /** Clock drift: the new drift in thousandths (‰) of the scenario's bound, in [-1000, 1000]. */
   readonly driftPermille: number;
@@ -73,6 +73,10 @@ export interface RunStats {
   /** Fraction of the active time (horizon) each resource was held by an unexpired lease, averaged over resources. */
   readonly heldFraction: number;
   readonly coordinatorCrashes: number;
+  /** Coordinators re-opened by the supervisor after the log failed. */
+  readonly coordinatorReopens: number;
+  /** Standby takeovers. */
+  readonly takeovers: number;
   readonly messages: number;
   readonly messagesLost: number;
   /** How many times each invariant was checked. */
@@ -154,7 +158,7 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   const agentCount = clamp(input.agents, scenario.agents);
   const resourceCount = clamp(input.resources, scenario.resources);
   const horizonMillis = clamp(input.horizonMillis, scenario.horizonMillis);
-  const faults = selectFaults(input.faults, scenario, horizonMillis);
+  const faults = selectFaults(input.faults, scenario, horizonMillis, hooks.shell ?? scenario.shell);
   const rate = (thousandths: number): number => 1 + (Math.max(-1000, Math.min(1000, thousandths)) / 1000) * scenario.maxDrift;
   const oscillators: Oscillator[] = [];
   for (let machine = 0; machine <= agentCount; machine += 1) {
@@ -187,7 +191,7 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
     },
     () => world.progress(),
   );
-  const host = new CoordinatorHost(world, disk, {
+  const host = new CoordinatorMachine(world, disk, {
     namespace: 'sim',
     ttlMillis: scenario.ttlMillis,
     shell: hooks.shell ?? scenario.shell,
@@ -199,6 +203,8 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
     bootOriginMillis: (boot) => 100_000 * boot + 4_321,
     wallClock: () => WALL_EPOCH_MILLIS + scheduler.nowMillis,
     registerClock,
+    random: () => timing.fraction(),
+    ...(scenario.standby === undefined ? {} : { standby: scenario.standby }),
     ...(hooks.decide === undefined ? {} : { decide: hooks.decide }),
     ...(hooks.bootLog === undefined ? {} : { bootLog: hooks.bootLog }),
     ...(scenario.fenceFirst === undefined
@@ -276,6 +282,10 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
         case 'clock-drift':
           trace.step(`machine-${fault.target % (agentCount + 1)}`, `clock rate now ${rate(fault.driftPermille).toFixed(4)}`);
           return;
+        case 'log-outage':
+          trace.step('log', `✗ unavailable for ${fault.durationMillis}ms (appends due meanwhile are ${fault.landInFlight ? 'written, but reported failed' : 'lost'})`);
+          disk.outage(fault.durationMillis, fault.landInFlight);
+          return;
       }
     });
   }
@@ -288,7 +298,7 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   });
   const endMillis = horizonMillis + scenario.faults.maxDownMillis + 6 * scenario.ttlMillis;
 
-  trace.note(`world: ${agentCount} agents, ${resourceCount} resources, ttl ${scenario.ttlMillis}ms, skew bound ${clockSkewMillis}ms, horizon ${horizonMillis}ms, ${faults.length} faults, ${scenario.log} log, ${hooks.shell ?? scenario.shell} shell${scenario.fenceFirst === undefined ? '' : ', fence-first'}`);
+  trace.note(`world: ${agentCount} agents, ${resourceCount} resources, ttl ${scenario.ttlMillis}ms, skew bound ${clockSkewMillis}ms, horizon ${horizonMillis}ms, ${faults.length} faults, ${scenario.log} log, ${hooks.shell ?? scenario.shell} shell${scenario.fenceFirst === undefined ? '' : ', fence-first'}${scenario.standby === undefined ? '' : ', a standby'}`);
   host.start();
   for (const agent of agents) agent.start();
 
@@ -345,6 +355,8 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
       refusedWrites,
       heldFraction: liveness.heldFraction(horizonMillis, resourceNames),
       coordinatorCrashes: host.crashes,
+      coordinatorReopens: host.reopens,
+      takeovers: host.takeovers,
       messages: network.sent,
       messagesLost: network.dropped,
       checks: { ...checker.checks },
@@ -355,12 +367,15 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
 const clamp = (value: number, [min, max]: readonly [number, number]): number => Math.min(Math.max(Math.trunc(value), min), max);
 
 /** The faults a scenario allows, at most its budget of each kind, before the horizon, in time order. */
-function selectFaults(faults: readonly FaultInput[], scenario: Scenario, horizonMillis: number): FaultInput[] {
+function selectFaults(faults: readonly FaultInput[], scenario: Scenario, horizonMillis: number, shell: CoordinatorShell): FaultInput[] {
   const budget: Record<FaultKind, number> = {
     'coordinator-crash': scenario.faults.coordinatorCrashes,
     'resource-restart': scenario.faults.resourceRestarts,
     partition: scenario.faults.partitions,
     'clock-drift': scenario.faults.driftChanges,
+    // The DeciderShell runs without the supervisor: after a failed append it would stay stopped
+    // for the rest of the run (a process nobody restarts), so its runs get no log outages.
+    'log-outage': shell === 'decider' ? 0 : scenario.faults.logOutages,
   };
   const selected: FaultInput[] = [];
   for (const fault of faults) {

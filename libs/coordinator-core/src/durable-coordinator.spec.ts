@@ -211,15 +211,15 @@ describe('DurableCoordinator', () => {
       expect(await standby.acquire(request('slot', 'agent-b'))).toMatchObject({ ok: true, grant: { fence: 1 } });
     });
 
-    it('burns the fences of an append with an unknown outcome at the next recovery in this process', async () => {
+    it('burns the fences of an append with an unknown outcome when the next recovery is given its highestMintedFence', async () => {
       // Given fence 1 acknowledged and fence 2 minted by an append that failed
       const { coordinator, log } = await openCoordinator();
       await coordinator.acquire(request('slot', 'agent-a'));
       log.failNextAppend(new EventLogUnavailableError('test', { message: 'timeout' }));
       await expect(coordinator.acquire(request('other', 'agent-b'))).rejects.toEqual(unavailable('unhealthy'));
       expect(coordinator.highestMintedFence).toBe(2);
-      // When a new coordinator recovers from the same log
-      const { coordinator: recovered } = await openCoordinator({ log });
+      // When a new coordinator recovers from the same log, burning through the failed one's fences (as the supervisor does)
+      const { coordinator: recovered } = await openCoordinator({ log, burnFencesThrough: coordinator.highestMintedFence });
       // Then fence 2 is never handed out
       expect(recovered.recovery.recoveredFence).toBe(2);
       expect(await recovered.acquire(request('other', 'agent-b', 'again'))).toMatchObject({ ok: true, grant: { fence: 3 } });

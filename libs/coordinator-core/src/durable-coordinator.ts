@@ -9,14 +9,15 @@
  * it). Both are folded by the same `evolve`. If an append fails, the speculative fold is
  * discarded, nothing of the batch is acknowledged, and the coordinator stops: `'superseded'` on
  * an expected-version conflict (another writer took over), `'unhealthy'` on anything else (the
- * outcome may be unknown, so the fences it minted are remembered and burned by the next
- * recovery in this process). Re-opening means recovering from the log.
+ * outcome may be unknown: whoever re-opens passes {@link DurableCoordinator.highestMintedFence}
+ * as the next open's `burnFencesThrough`, as `supervisor/coordinator-supervisor.ts` does).
+ * Re-opening means recovering from the log.
  *
  * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer, Recovery)
  */
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
-import { MAX_TTL_MILLIS, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
+import { describeValue, MAX_TTL_MILLIS, requireObject, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
 import type {
   AdmitFence,
@@ -38,15 +39,12 @@ import { CoordinatorUnavailableError } from './errors.js';
 import type { FenceFirstOptions } from './fence-first-options.js';
 import { lockDelayMillisFor } from './lock-delay.js';
 import { ExpectedVersionConflictError } from './ports/event-log-errors.js';
-import type { EventLog } from './ports/event-log.js';
 import { replayLog } from './recovery.js';
 import {
   callHook,
   checkFence,
   checkId,
   checkWallMillis,
-  describe,
-  requireObject,
   resolveOptions,
   type Config,
   type DurableCoordinatorOptions,
@@ -78,13 +76,7 @@ interface Pending {
 }
 
 /**
- * Highest fence minted by a coordinator of this process whose append failed, per log object:
- * the next recovery on the same log burns up to it (an unknown-outcome append burns its fence).
- */
-const mintedByFailedCoordinators = new WeakMap<EventLog, number>();
-
-/**
- * The event-sourced lease coordinator over an {@link EventLog}: the shell the service uses.
+ * The event-sourced lease coordinator over an `EventLog` (`ports/event-log.ts`): the shell the service uses.
  *
  * @see docs/design.md § "The event-sourced coordinator"
  * @example
@@ -165,7 +157,7 @@ export class DurableCoordinator {
     if (config.takeOverAtVersion !== undefined && replay.state.position !== config.takeOverAtVersion) {
       throw new ExpectedVersionConflictError({ expectedVersion: config.takeOverAtVersion, actualVersion: replay.state.position });
     }
-    const burnFencesThrough = Math.max(config.burnFencesThrough, mintedByFailedCoordinators.get(config.log) ?? 0);
+    const { burnFencesThrough } = config;
     const now: Now = { instant: config.clock.now(), wallMillis: config.wallClock() };
     const { events, outcome } = decide(
       {
@@ -182,7 +174,6 @@ export class DurableCoordinator {
     checkEvents('DurableCoordinator.open', events);
     await config.log.append(events, { expectedVersion: replay.state.position });
     for (const event of events) evolve(replay.state, event);
-    mintedByFailedCoordinators.delete(config.log);
     return new DurableCoordinator(config, replay.state, {
       eventsReplayed: replay.eventsReplayed,
       fromSnapshot: replay.fromSnapshot,
@@ -210,7 +201,8 @@ export class DurableCoordinator {
 
   /**
    * The highest fence this coordinator ever minted, acknowledged or not. After a failed append
-   * pass it as `burnFencesThrough` when opening a coordinator on another log handle.
+   * pass it as `burnFencesThrough` to the next {@link DurableCoordinator.open} on this log (the
+   * supervisor in `supervisor/coordinator-supervisor.ts` does).
    */
   get highestMintedFence(): number {
     return Math.max(this.mintedFence, this.decided?.table.issuedFence ?? 0, this.committed.table.issuedFence);
@@ -328,8 +320,8 @@ export class DurableCoordinator {
     if (rejection.kind !== 'stale' && rejection.kind !== 'double-grant') {
       throw new RangeError(`${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(rejection.kind)}`);
     }
-    if (typeof rejection.seq !== 'number') throw new TypeError(`${api}: seq must be a non-negative integer, got ${describe(rejection.seq)}`);
-    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0) throw new RangeError(`${api}: seq must be a non-negative integer, got ${describe(rejection.seq)}`);
+    if (typeof rejection.seq !== 'number') throw new TypeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
+    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0) throw new RangeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
     return this.enqueue({
       type: 'RecordFenceRejection',
       gateId: checkId(api, 'gateId', rejection.gateId),
@@ -533,7 +525,6 @@ export class DurableCoordinator {
   private fail(status: 'superseded' | 'unhealthy', cause: unknown, pending: readonly Pending[]): void {
     const minted = this.highestMintedFence;
     this.mintedFence = minted;
-    mintedByFailedCoordinators.set(this.config.log, Math.max(minted, mintedByFailedCoordinators.get(this.config.log) ?? 0));
     this.decided = undefined;
     this.failureCause = cause;
     this.stopTimers();
@@ -580,9 +571,9 @@ export class DurableCoordinator {
   private checkTtl(api: string, ttlMillis: unknown): number {
     const { minTtlMillis, maxTtlMillis } = this.config;
     const what = `an integer number of milliseconds in [${minTtlMillis}, ${maxTtlMillis}]`;
-    if (typeof ttlMillis !== 'number') throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describe(ttlMillis)}`);
+    if (typeof ttlMillis !== 'number') throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
     if (!Number.isInteger(ttlMillis) || ttlMillis < minTtlMillis || ttlMillis > maxTtlMillis) {
-      throw new RangeError(`${api}: ttlMillis must be ${what}, got ${describe(ttlMillis)}`);
+      throw new RangeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
     }
     return ttlMillis;
   }

@@ -4,14 +4,16 @@
  * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer)
  */
 
-/** Why a coordinator refuses commands. */
-export type CoordinatorUnavailableReason = 'superseded' | 'unhealthy' | 'closed' | 'recovering' | 'standby' | 'awaiting-floors';
+/**
+ * Why a coordinator refuses commands. A supervisor that has no coordinator serving yet
+ * (recovering, standby) says so with its own error, `CoordinatorNotServingError` in
+ * `supervisor/coordinator-supervisor.ts`.
+ */
+export type CoordinatorUnavailableReason = 'superseded' | 'unhealthy' | 'closed' | 'awaiting-floors';
 
 /**
  * The coordinator cannot take commands: another writer appended to its log (`'superseded'`),
- * an append failed with an unknown outcome (`'unhealthy'`), it was closed (`'closed'`), it is
- * still recovering (`'recovering'`), or it is a standby following another coordinator's log
- * (`'standby'`, see {@link StandbyCoordinator}), or it started on a log that has issued no fence
+ * an append failed with an unknown outcome (`'unhealthy'`), it was closed (`'closed'`), or it started on a log that has issued no fence
  * and waits for gates to report their floors before its first grant (`'awaiting-floors'`, see
  * `floorWaitMillis` in `durable-coordinator-options.ts`). Nothing was acknowledged for the command; retry against a
  * healthy coordinator (a re-opened one recovers from the log). `retryable` is true.
@@ -37,7 +39,5 @@ const MESSAGES: Record<CoordinatorUnavailableReason, string> = {
   superseded: 'another writer appended to the log; this coordinator stopped granting',
   unhealthy: 'an append to the log failed and its outcome is unknown; this coordinator stopped granting',
   closed: 'the coordinator was closed',
-  recovering: 'the coordinator is still replaying its log',
   'awaiting-floors': 'the coordinator started on a log that has issued no fence, and waits for gates to report their floors before its first grant',
-  standby: 'this is a standby coordinator: it follows the log and grants only after taking over from a silent active coordinator',
 };

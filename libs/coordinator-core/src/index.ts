@@ -1,9 +1,11 @@
 /**
  * `@lease-fence/coordinator-core`: the event-sourced lease coordinator. The EventLog port, its
- * typed errors and its in-memory reference implementation (re-exported by
- * `@lease-fence/event-log-memory`), the codec (the one place records are decoded), the decider (pure decide/evolve,
+ * typed errors and its in-memory reference implementation (`createMemoryEventLog`, the one
+ * memory log of the workspace), the codec (the one place records are decoded), the decider (pure decide/evolve,
  * lease rules delegated to `lease-fence`), recovery, the DurableCoordinator shell, and the
- * StandbyCoordinator that follows a log and takes it over when its writer falls silent.
+ * StandbyCoordinator that follows a log and takes it over when its writer falls silent, and the
+ * CoordinatorSupervisor that keeps one coordinator serving (re-open with backoff, fence burning
+ * after a failed append, standby takeover).
  *
  * @see docs/design.md § "The event-sourced coordinator"
  */
@@ -91,3 +93,14 @@ export {
 } from './durable-coordinator.js';
 export { CoordinatorUnavailableError, type CoordinatorUnavailableReason } from './errors.js';
 export { StandbyCoordinator, type StandbyCoordinatorOptions, type TakeOverOptions } from './standby-coordinator.js';
+export {
+  CoordinatorNotServingError,
+  CoordinatorSupervisor,
+  type CoordinatorSupervisorOptions,
+  type RecoveryResult,
+  type SupervisedCoordinatorOptions,
+  type SupervisorEvent,
+  type SupervisorObserver,
+  type SupervisorState,
+  type SupervisorTimer,
+} from './supervisor/coordinator-supervisor.js';

@@ -8,10 +8,27 @@
  *
  * Every event that lands is reported to `onLanded` in log order: the ledger's view of what is
  * durable.
+ *
+ * An outage ({@link SimulatedDisk.outage}) makes the log unavailable for a while: appends that
+ * come due fail with `EventLogUnavailableError`, their events lost or, as the fault says, written
+ * anyway (the outcome the coordinator cannot know); reads, `version()` and snapshots fail too.
  */
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
-import { createMemoryEventLog, createMemoryEventLogStorage, type MemoryEventLogStorage } from '@lease-fence/event-log-memory';
-import { readPagesOf, type AppendOptions, type AppendResult, type CoordinatorEvent, type EventLog, type ReadRange, type RecordedEvent, type Snapshot, type Subscription } from '@lease-fence/coordinator-core';
+import {
+  createMemoryEventLog,
+  createMemoryEventLogStorage,
+  EventLogUnavailableError,
+  readPagesOf,
+  type AppendOptions,
+  type AppendResult,
+  type CoordinatorEvent,
+  type EventLog,
+  type MemoryEventLogStorage,
+  type ReadRange,
+  type RecordedEvent,
+  type Snapshot,
+  type Subscription,
+} from '@lease-fence/coordinator-core';
 import type { ChoiceStream } from '../world/choices.js';
 import type { VirtualScheduler } from '../world/scheduler.js';
 
@@ -38,6 +55,8 @@ export class SimulatedDisk {
   private readonly storage: MemoryEventLogStorage = createMemoryEventLogStorage();
   private readonly handles: EventLog[] = [];
   private landed = 0;
+  private unavailableUntilMillis = Number.NEGATIVE_INFINITY;
+  private outageWrites = false;
 
   constructor(
     readonly options: DiskOptions,
@@ -58,6 +77,32 @@ export class SimulatedDisk {
   recordLanded(event: CoordinatorEvent): void {
     this.landed += 1;
     this.onLanded(event);
+  }
+
+  /**
+   * The log is unavailable for `durationMillis` from now: every call fails with
+   * `EventLogUnavailableError`; an append that comes due meanwhile is written anyway when
+   * `writesLand` (its reply is still the error), else lost.
+   */
+  outage(durationMillis: number, writesLand: boolean): void {
+    this.unavailableUntilMillis = this.scheduler.nowMillis + durationMillis;
+    this.outageWrites = writesLand;
+    this.onProgress();
+  }
+
+  /** Whether an outage is on now. */
+  get unavailable(): boolean {
+    return this.scheduler.nowMillis < this.unavailableUntilMillis;
+  }
+
+  /** Whether an append that comes due during the outage is written anyway. */
+  get outageWritesLand(): boolean {
+    return this.outageWrites;
+  }
+
+  /** The error every call gets during an outage. */
+  unavailableError(): EventLogUnavailableError {
+    return new EventLogUnavailableError(this.options.kind, { message: 'simulated outage: the log does not answer' });
   }
 
   /** Opens a new handle on the durable storage (a new process's view of the same data). */
@@ -121,6 +166,12 @@ export class BootLog implements EventLog {
       this.scheduleLanding(() => {
         this.remove(pending);
         if (this.dead) return;
+        if (this.disk.unavailable) {
+          const error = this.disk.unavailableError();
+          if (!this.disk.outageWritesLand) return reject(error);
+          this.land(pending.events, pending.options).then(() => reject(error), reject);
+          return;
+        }
         this.land(pending.events, pending.options).then(resolve, reject);
       });
     });
@@ -139,15 +190,16 @@ export class BootLog implements EventLog {
   }
 
   read(range: ReadRange): AsyncIterable<RecordedEvent> {
-    return this.handle.read(range);
+    return this.disk.unavailable ? failing(this.disk.unavailableError()) : this.handle.read(range);
   }
 
   readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
-    return readPagesOf(this.handle, range);
+    return this.disk.unavailable ? failing(this.disk.unavailableError()) : readPagesOf(this.handle, range);
   }
 
   version(): Promise<number> {
-    return this.dead ? hang() : this.handle.version();
+    if (this.dead) return hang();
+    return this.disk.unavailable ? Promise.reject(this.disk.unavailableError()) : this.handle.version();
   }
 
   subscribe(options: { readonly after: number }): Subscription {
@@ -155,11 +207,13 @@ export class BootLog implements EventLog {
   }
 
   latestSnapshot(): Promise<Snapshot | undefined> {
-    return this.dead ? hang() : this.handle.latestSnapshot();
+    if (this.dead) return hang();
+    return this.disk.unavailable ? Promise.reject(this.disk.unavailableError()) : this.handle.latestSnapshot();
   }
 
   saveSnapshot(snapshot: Snapshot): Promise<void> {
-    return this.dead ? hang() : this.handle.saveSnapshot(snapshot);
+    if (this.dead) return hang();
+    return this.disk.unavailable ? Promise.reject(this.disk.unavailableError()) : this.handle.saveSnapshot(snapshot);
   }
 
   close(): Promise<void> {
@@ -194,6 +248,11 @@ export class BootLog implements EventLog {
     if (index >= 0) this.inFlight.splice(index, 1);
   }
 }
+
+/** An iterable whose first step fails with `error`: a read during an outage. */
+const failing = <T>(error: unknown): AsyncIterable<T> => ({
+  [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(error) }),
+});
 
 /** A promise that never settles: what a dead process's calls get. */
 const hang = <T>(): Promise<T> => new Promise<T>(() => undefined);

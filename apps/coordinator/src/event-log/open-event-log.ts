@@ -4,12 +4,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EventLog } from '@lease-fence/coordinator-core';
-import { connectEventStoreDbEventLog } from '@lease-fence/event-log-eventstoredb';
-import { createMemoryEventLog } from '@lease-fence/event-log-memory';
+import { createMemoryEventLog, type EventLog } from '@lease-fence/coordinator-core';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import type { Config } from '../config/config.js';
-import { openFirstContactEventLog } from './first-contact-event-log.js';
 
 /** The SQLite file of a namespace inside the data directory: `<dataDir>/<namespace>.events.sqlite`. */
 export function sqliteFileOf(config: Pick<Config, 'dataDir' | 'namespace'>): string {
@@ -22,8 +19,11 @@ export function sqliteFileOf(config: Pick<Config, 'dataDir' | 'namespace'>): str
  * `leaseFence-<namespace>` on the server `EVENTSTORE_CONNECTION_STRING` names; the log owns its
  * client, so closing it at shutdown disposes the client). The EventStoreDB client connects
  * lazily: an unreachable server is not an error here but the first call's
- * `EventLogUnavailableError`, which the coordinator host retries; until the server has answered
- * once, each such failure replaces the client (see `first-contact-event-log.ts`).
+ * `EventLogUnavailableError`, which the coordinator supervisor retries; until the server has answered
+ * once, each such failure replaces the client (`openFirstContactEventLog`, see
+ * `libs/event-log-eventstoredb/src/first-contact-event-log.ts`). The EventStoreDB adapter and its
+ * client (`@kurrent/kurrentdb-client`, ~300 ms and ~30 MiB to load) are imported only when that
+ * log is chosen.
  * @throws the adapter's `EventLogCorruptError` / `EventLogUnavailableError` when the SQLite file cannot be used.
  * @throws `TypeError` from the EventStoreDB adapter or its client when the connection string does not parse.
  */
@@ -39,6 +39,7 @@ export async function openEventLog(config: Config): Promise<EventLog> {
       if (connectionString === undefined) {
         throw new TypeError('openEventLog: eventStoreConnectionString (EVENTSTORE_CONNECTION_STRING) is required when eventLog is eventstoredb, got undefined');
       }
+      const { connectEventStoreDbEventLog, openFirstContactEventLog } = await import('@lease-fence/event-log-eventstoredb');
       return openFirstContactEventLog(() => connectEventStoreDbEventLog({ connectionString, namespace }));
     }
   }

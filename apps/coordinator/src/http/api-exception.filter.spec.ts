@@ -1,5 +1,5 @@
 import { BadRequestException, HttpException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
-import { CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
+import { CoordinatorNotServingError, CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
@@ -108,8 +108,13 @@ describe('decideReply', () => {
   });
 
   describe('unavailable', () => {
-    it.each(['superseded', 'unhealthy', 'closed', 'recovering'] as const)('answers a %s coordinator with 503, retryable, and the reason', (reason) => {
+    it.each(['superseded', 'unhealthy', 'closed'] as const)('answers a %s coordinator with 503, retryable, and the reason', (reason) => {
       const reply = decideReply(new CoordinatorUnavailableError(reason), options);
+      expect(reply).toMatchObject({ status: 503, body: { error: 'coordinator-unavailable', retryable: true, reason }, headers: { 'retry-after': '1' } });
+    });
+
+    it.each(['recovering', 'standby'] as const)('answers a %s process (no coordinator serving yet) with 503, retryable, and the reason', (reason) => {
+      const reply = decideReply(new CoordinatorNotServingError(reason), options);
       expect(reply).toMatchObject({ status: 503, body: { error: 'coordinator-unavailable', retryable: true, reason }, headers: { 'retry-after': '1' } });
     });
 

@@ -9,7 +9,9 @@
  * {@link openFirstContactEventLog} therefore replaces the adapter (and with it the client) after
  * every `EventLogUnavailableError` until a call has succeeded once; from then on it only
  * delegates. Reproduced by test/esdb/coordinator-service.int.spec.ts ("unreachable at start-up").
- * The natural home of this is the adapter's `connectEventStoreDbEventLog` (docs/eventstoredb.md, "What we found out about the client").
+ * It lives beside the adapter because it is a workaround for this vendor's client; the service
+ * wraps `connectEventStoreDbEventLog` in it (`apps/coordinator/src/event-log/open-event-log.ts`).
+ * Background: docs/eventstoredb.md, "What we found out about the client".
  */
 import {
   EventLogUnavailableError,

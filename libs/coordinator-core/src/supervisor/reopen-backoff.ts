@@ -1,5 +1,5 @@
 /**
- * How long the coordinator host waits before its next attempt to reach the event log and
+ * How the coordinator supervisor (`coordinator-supervisor.ts`) waits before its next attempt to reach the event log and
  * re-open the coordinator: capped exponential backoff with jitter, so a fleet of coordinators
  * that lost one server does not come back in lock-step.
  */
@@ -26,7 +26,7 @@ export interface ReopenBackoff {
 }
 
 /**
- * Creates the host's backoff policy, e.g. 100 ms → 5 s: waits of 50–100, 100–200, 200–400 ms, …,
+ * Creates the supervisor's backoff policy, e.g. 100 ms → 5 s: waits of 50–100, 100–200, 200–400 ms, …,
  * then 2.5–5 s for good.
  * @throws RangeError naming the option when a delay is not a positive integer or
  *   `initialDelayMillis > maxDelayMillis`.

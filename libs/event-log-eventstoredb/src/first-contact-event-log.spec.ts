@@ -1,5 +1,5 @@
 import { EventLogCorruptError, EventLogUnavailableError, type EventLog, type RecordedEvent } from '@lease-fence/coordinator-core';
-import { createMemoryEventLog, createMemoryEventLogStorage } from '@lease-fence/event-log-memory';
+import { createMemoryEventLog, createMemoryEventLogStorage } from '@lease-fence/coordinator-core';
 import { describe, expect, it } from 'vitest';
 import { openFirstContactEventLog } from './first-contact-event-log.js';
 
