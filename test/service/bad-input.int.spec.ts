@@ -157,6 +157,12 @@ describe('bad input', () => {
     expect(await get('after=1&from=2&to=3')).toBe('from: is not a known query parameter; to: is not a known query parameter');
   });
 
+  it.each(['/v1/events', '/v1/leases', '/v1/rejections'])('refuses an unknown query parameter on %s with 400 naming it, as every viewer GET does', async (path) => {
+    const reply = await call<{ error: string; message: string; issues: { path: string }[] }>(app.url, 'GET', `${path}?foo=1`, { token: viewer });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ error: 'invalid-request', message: 'foo: is not a known query parameter', issues: [{ path: 'foo' }] });
+  });
+
   it('refuses a requestId reused for another resource in the API\'s words, naming requestId and no internal function', async () => {
     // Arrange
     await call(app.url, 'POST', '/v1/leases/reuse-a/acquire', { token: agent, json: { requestId: 'reused-id' } });
