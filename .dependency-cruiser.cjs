@@ -8,7 +8,7 @@
  *   libs/coordinator-core       → lease-fence, protocol (no NestJS, no database driver, no pino)
  *   libs/event-log-*            → coordinator-core, protocol, their own driver (never each other)
  *   libs/dashboard-model        → protocol only (pure: no React, no DOM, no I/O)
- *   libs/protocol               → zod only
+ *   libs/protocol               → zod and lease-fence (the lease rules' denial reasons, no I/O)
  *   libs/lease-fence            → nothing (pure TypeScript, no I/O)
  *   apps/dashboard              → protocol and dashboard-model only (it talks HTTP + WebSocket)
  *
@@ -44,9 +44,9 @@ module.exports = {
     },
     {
       name: 'protocol-depends-on-zod-only', severity: 'error',
-      comment: 'libs/protocol is schemas: zod and nothing else.',
+      comment: 'libs/protocol is schemas: zod, and lease-fence for the rules\' own lists (denial reasons); nothing else.',
       from: { path: lib('protocol'), pathNot: TEST_FILES },
-      to: { path: ['^(libs/(?!protocol/)|apps/|test/)', '(^|/)node_modules/(?!zod/)'] },
+      to: { path: ['^(libs/(?!protocol/|lease-fence/)|apps/|test/)', '(^|/)node_modules/(?!zod/)'] },
     },
     {
       name: 'core-no-drivers', severity: 'error',

@@ -31,10 +31,11 @@ COPY package.json package-lock.json .npmrc nx.json tsconfig.base.json eslint.con
 COPY libs/lease-fence/package.json libs/lease-fence/
 COPY libs/protocol/package.json libs/protocol/
 COPY libs/coordinator-core/package.json libs/coordinator-core/
-COPY libs/event-log-memory/package.json libs/event-log-memory/
 COPY libs/event-log-sqlite/package.json libs/event-log-sqlite/
 COPY libs/event-log-eventstoredb/package.json libs/event-log-eventstoredb/
 COPY libs/client/package.json libs/client/
+COPY libs/gate-sql/package.json libs/gate-sql/
+COPY libs/dashboard-model/package.json libs/dashboard-model/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/demo/package.json apps/demo/
@@ -55,7 +56,7 @@ RUN npm ci --omit=dev --workspace=@lease-fence/coordinator --no-audit --no-fund 
  && rm -rf build deps src binding.gyp \
  && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/ \
  && cd /src \
- && for pkg in libs/lease-fence libs/protocol libs/coordinator-core libs/event-log-memory libs/event-log-sqlite libs/event-log-eventstoredb apps/coordinator; do \
+ && for pkg in libs/lease-fence libs/protocol libs/coordinator-core libs/event-log-sqlite libs/event-log-eventstoredb apps/coordinator; do \
       mkdir -p "/app/$pkg" && cp -a "$pkg/package.json" "$pkg/dist" "/app/$pkg/"; \
     done \
  && mkdir -p /app/apps/dashboard && cp -a apps/dashboard/dist /app/apps/dashboard/

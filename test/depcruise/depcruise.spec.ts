@@ -82,8 +82,8 @@ const PLANTS: readonly Plant[] = [
   },
   { file: 'libs/coordinator-core/src/planted-sqlite.ts', source: "import Database from 'better-sqlite3';\nexport const planted = Database;\n", rule: 'core-no-drivers' },
   {
-    file: 'libs/event-log-sqlite/src/planted-memory.ts',
-    source: "export * from '@lease-fence/event-log-memory';\n",
+    file: 'libs/event-log-sqlite/src/planted-eventstoredb.ts',
+    source: "export * from '@lease-fence/event-log-eventstoredb';\n",
     rule: 'adapters-independent',
   },
   { file: 'libs/dashboard-model/src/planted-react.ts', source: "import { useState } from 'react';\nexport const planted = useState;\n", rule: 'dashboard-model-pure' },

@@ -3,7 +3,7 @@
  * liveness probe a standby passes, the base image is a maintained Node line, and compose
  * publishes the development setup (insecure KurrentDB, public tokens) on loopback only.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/coordinator-process.js';
@@ -37,7 +37,36 @@ function composePortEntries(text: string): string[] {
   return entries;
 }
 
+/** Every workspace folder (`libs/*`, `apps/*`, `test`) that has a package.json, as `libs/x`. */
+const workspaceFolders = ['libs', 'apps']
+  .flatMap((parent) =>
+    readdirSync(join(REPO_ROOT, parent), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `${parent}/${entry.name}`),
+  )
+  .filter((folder) => {
+    try {
+      readFileSync(join(REPO_ROOT, folder, 'package.json'));
+      return true;
+    } catch {
+      return false;
+    }
+  })
+  .concat('test');
+
 describe('docker/coordinator.Dockerfile', () => {
+  it('copies every workspace\'s package.json before `npm ci`, so the lockfile matches the workspaces it installs', () => {
+    const firstCi = instructions.findIndex((line) => /^RUN npm ci\b/.test(line.trim()));
+    expect(firstCi).toBeGreaterThan(0);
+    const copied = new Set(
+      instructions
+        .slice(0, firstCi)
+        .map((line) => /^COPY (\S+)\/package\.json\s/.exec(line.trim())?.[1])
+        .filter((folder): folder is string => folder !== undefined),
+    );
+    expect(workspaceFolders.filter((folder) => !copied.has(folder))).toEqual([]);
+  });
+
   it('checks health on /healthz (liveness), not /readyz, which a healthy standby answers 503 forever', () => {
     const healthcheck = instructions.filter((line) => line.startsWith('HEALTHCHECK'));
     expect(healthcheck).toHaveLength(1);

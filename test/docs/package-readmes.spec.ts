@@ -19,8 +19,17 @@ const require = createRequire(import.meta.url);
 const workDir = mkdtempSync(join(tmpdir(), 'lease-fence-package-readme-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
-/** The packages whose README examples this file runs, by README path (relative to the repository). */
-const READMES = ['libs/lease-fence/README.md', 'libs/protocol/README.md', 'libs/event-log-memory/README.md', 'libs/event-log-sqlite/README.md', 'libs/dashboard-model/README.md'];
+/**
+ * The README examples this file runs: README path (relative to the repository), and the heading
+ * the example follows when it is not the README's first `ts` block.
+ */
+const READMES: readonly { readonly readmePath: string; readonly heading?: string }[] = [
+  { readmePath: 'libs/lease-fence/README.md' },
+  { readmePath: 'libs/protocol/README.md' },
+  { readmePath: 'libs/coordinator-core/README.md', heading: '## The in-memory log' },
+  { readmePath: 'libs/event-log-sqlite/README.md' },
+  { readmePath: 'libs/dashboard-model/README.md' },
+];
 
 /** The first fenced block of `language` in `text` at or after `from`, without its fences. */
 function fencedBlock(text: string, language: string, from = 0): { code: string; end: number } {
@@ -34,9 +43,11 @@ function fencedBlock(text: string, language: string, from = 0): { code: string; 
 /** The bare package specifiers `code` imports (`node:` builtins excluded). */
 const packagesOf = (code: string): string[] => [...code.matchAll(/from '([^']+)';/g)].map((match) => match[1]!).filter((name) => !name.startsWith('node:'));
 
-describe.each(READMES)('%s example', (readmePath) => {
+describe.each(READMES)('$readmePath example', ({ readmePath, heading }) => {
   const readme = readFileSync(join(repository, readmePath), 'utf8');
-  const example = fencedBlock(readme, 'ts');
+  const from = heading === undefined ? 0 : readme.indexOf(`\n${heading}\n`);
+  if (from < 0) throw new Error(`${readmePath} has no heading ${heading ?? ''}`);
+  const example = fencedBlock(readme, 'ts', from);
   const expectedOutput = fencedBlock(readme, 'text', example.end).code;
   const name = readmePath.split('/')[1]!;
 

@@ -5,8 +5,8 @@
  *
  * @see ./durable-coordinator.ts
  */
-import { FenceSchema, IdSchema, MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
-import { MAX_TTL_MILLIS, type Clock } from 'lease-fence';
+import { IdSchema, MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
+import { describeValue, MAX_TTL_MILLIS, requireFence, requireId, requireObject, type Clock } from 'lease-fence';
 import type { CoordinatorCommand } from './decider/commands.js';
 import type { FenceFirstOptions } from './fence-first-options.js';
 import { checkLockDelayRules, type LockDelayRule } from './lock-delay.js';
@@ -160,42 +160,35 @@ export function callHook(hook: () => void): void {
   }
 }
 
-/** Renders a received value for an error message. */
-export const describe = (value: unknown): string =>
-  typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' && value !== null ? (Array.isArray(value) ? 'an array' : 'an object') : String(value);
-
-/** Throws TypeError naming `api` and `field` unless `value` is an object. */
-export function requireObject(api: string, field: string, value: unknown): void {
-  if (value === null || typeof value !== 'object') throw new TypeError(`${api}: ${field} must be an object, got ${describe(value)}`);
-}
-
-/** An id as the protocol defines it (the one copy of the rule): 1–200 printable ASCII characters. */
+/**
+ * An id as the protocol defines it: lease-fence's id rule (a non-empty string), then the
+ * protocol's `IdSchema` (1–200 printable ASCII characters), the wire's one copy of that rule.
+ */
 export function checkId(api: string, field: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw new TypeError(`${api}: ${field} must be a non-empty string, got ${describe(value)}`);
+  requireId(api, field, value);
   const parsed = IdSchema.safeParse(value);
-  if (!parsed.success) throw new RangeError(`${api}: ${field} ${parsed.error.issues[0]?.message ?? 'is not a valid id'}, got ${describe(value)}`);
+  if (!parsed.success) throw new RangeError(`${api}: ${field} ${parsed.error.issues[0]?.message ?? 'is not a valid id'}, got ${describeValue(value)}`);
   return value;
 }
 
-/** A fence as the protocol defines it: a positive safe integer. */
+/** A fence: lease-fence's fence rule (a positive safe integer), returning the value. */
 export function checkFence(api: string, field: string, value: unknown): number {
-  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be a positive safe integer, got ${describe(value)}`);
-  if (!FenceSchema.safeParse(value).success) throw new RangeError(`${api}: ${field} must be a positive safe integer, got ${describe(value)}`);
+  requireFence(api, field, value);
   return value;
 }
 
 /** Wall-clock epoch milliseconds: finite, non-negative. */
 export function checkWallMillis(api: string, field: string, value: unknown): number {
-  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be epoch milliseconds, got ${describe(value)}`);
-  if (!MillisSchema.safeParse(value).success) throw new RangeError(`${api}: ${field} must be finite, non-negative epoch milliseconds, got ${describe(value)}`);
+  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be epoch milliseconds, got ${describeValue(value)}`);
+  if (!MillisSchema.safeParse(value).success) throw new RangeError(`${api}: ${field} must be finite, non-negative epoch milliseconds, got ${describeValue(value)}`);
   return value;
 }
 
 function requireInteger(field: string, value: unknown, min: number, max: number, unit: string): number {
   const api = 'DurableCoordinator.open';
-  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describe(value)}`);
+  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`);
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new RangeError(`${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describe(value)}`);
+    throw new RangeError(`${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`);
   }
   return value;
 }
@@ -205,11 +198,11 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
   const api = 'DurableCoordinator.open';
   requireObject(api, 'options', options);
   const { log, clock } = options;
-  if (log === null || typeof log !== 'object' || typeof log.append !== 'function') throw new TypeError(`${api}: log must be an EventLog, got ${describe(log)}`);
-  if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') throw new TypeError(`${api}: clock must be a Clock, got ${describe(clock)}`);
+  if (log === null || typeof log !== 'object' || typeof log.append !== 'function') throw new TypeError(`${api}: log must be an EventLog, got ${describeValue(log)}`);
+  if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') throw new TypeError(`${api}: clock must be a Clock, got ${describeValue(clock)}`);
   checkId(api, 'clock.domain (the boot id)', clock.domain);
   if (options.wallClock !== undefined && typeof options.wallClock !== 'function') {
-    throw new TypeError(`${api}: wallClock must be a function returning epoch milliseconds, got ${describe(options.wallClock)}`);
+    throw new TypeError(`${api}: wallClock must be a function returning epoch milliseconds, got ${describeValue(options.wallClock)}`);
   }
   const minTtlMillis = requireInteger('minTtlMillis', options.minTtlMillis ?? 1, 1, MAX_TTL_MILLIS, 'milliseconds');
   const maxTtlMillis = requireInteger('maxTtlMillis', options.maxTtlMillis ?? MAX_TTL_MILLIS, minTtlMillis, MAX_TTL_MILLIS, 'milliseconds');
@@ -245,8 +238,8 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
 function checkFenceFirst(api: string, fenceFirst: FenceFirstOptions | undefined): FenceFirstOptions | undefined {
   if (fenceFirst === undefined) return undefined;
   requireObject(api, 'fenceFirst', fenceFirst);
-  if (typeof fenceFirst.appliesTo !== 'function') throw new TypeError(`${api}: fenceFirst.appliesTo must be a function (resource) => boolean, got ${describe(fenceFirst.appliesTo)}`);
-  if (typeof fenceFirst.admit !== 'function') throw new TypeError(`${api}: fenceFirst.admit must be a function, got ${describe(fenceFirst.admit)}`);
+  if (typeof fenceFirst.appliesTo !== 'function') throw new TypeError(`${api}: fenceFirst.appliesTo must be a function (resource) => boolean, got ${describeValue(fenceFirst.appliesTo)}`);
+  if (typeof fenceFirst.admit !== 'function') throw new TypeError(`${api}: fenceFirst.admit must be a function, got ${describeValue(fenceFirst.admit)}`);
   requireInteger('fenceFirst.timeoutMillis', fenceFirst.timeoutMillis, 1, MAX_TTL_MILLIS, 'milliseconds');
   return fenceFirst;
 }

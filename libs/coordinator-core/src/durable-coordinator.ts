@@ -17,7 +17,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
-import { MAX_TTL_MILLIS, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
+import { describeValue, MAX_TTL_MILLIS, requireObject, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
 import { checkEvents } from './codec.js';
 import type {
   AdmitFence,
@@ -45,8 +45,6 @@ import {
   checkFence,
   checkId,
   checkWallMillis,
-  describe,
-  requireObject,
   resolveOptions,
   type Config,
   type DurableCoordinatorOptions,
@@ -322,8 +320,8 @@ export class DurableCoordinator {
     if (rejection.kind !== 'stale' && rejection.kind !== 'double-grant') {
       throw new RangeError(`${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(rejection.kind)}`);
     }
-    if (typeof rejection.seq !== 'number') throw new TypeError(`${api}: seq must be a non-negative integer, got ${describe(rejection.seq)}`);
-    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0) throw new RangeError(`${api}: seq must be a non-negative integer, got ${describe(rejection.seq)}`);
+    if (typeof rejection.seq !== 'number') throw new TypeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
+    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0) throw new RangeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
     return this.enqueue({
       type: 'RecordFenceRejection',
       gateId: checkId(api, 'gateId', rejection.gateId),
@@ -573,9 +571,9 @@ export class DurableCoordinator {
   private checkTtl(api: string, ttlMillis: unknown): number {
     const { minTtlMillis, maxTtlMillis } = this.config;
     const what = `an integer number of milliseconds in [${minTtlMillis}, ${maxTtlMillis}]`;
-    if (typeof ttlMillis !== 'number') throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describe(ttlMillis)}`);
+    if (typeof ttlMillis !== 'number') throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
     if (!Number.isInteger(ttlMillis) || ttlMillis < minTtlMillis || ttlMillis > maxTtlMillis) {
-      throw new RangeError(`${api}: ttlMillis must be ${what}, got ${describe(ttlMillis)}`);
+      throw new RangeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
     }
     return ttlMillis;
   }

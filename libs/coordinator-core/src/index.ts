@@ -1,7 +1,7 @@
 /**
  * `@lease-fence/coordinator-core`: the event-sourced lease coordinator. The EventLog port, its
- * typed errors and its in-memory reference implementation (re-exported by
- * `@lease-fence/event-log-memory`), the codec (the one place records are decoded), the decider (pure decide/evolve,
+ * typed errors and its in-memory reference implementation (`createMemoryEventLog`, the one
+ * memory log of the workspace), the codec (the one place records are decoded), the decider (pure decide/evolve,
  * lease rules delegated to `lease-fence`), recovery, the DurableCoordinator shell, and the
  * StandbyCoordinator that follows a log and takes it over when its writer falls silent, and the
  * CoordinatorSupervisor that keeps one coordinator serving (re-open with backoff, fence burning

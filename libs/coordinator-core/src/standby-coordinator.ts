@@ -16,9 +16,9 @@
  *
  * @see docs/design.md § "The event-sourced coordinator" (single writer, Recovery) and § Scale (a standby per shard)
  */
-import { MAX_TTL_MILLIS, type Clock, type Instant } from 'lease-fence';
+import { describeValue, MAX_TTL_MILLIS, type Clock, type Instant } from 'lease-fence';
 import { DurableCoordinator } from './durable-coordinator.js';
-import { callHook, describe, resolveOptions, type DurableCoordinatorOptions } from './durable-coordinator-options.js';
+import { callHook, resolveOptions, type DurableCoordinatorOptions } from './durable-coordinator-options.js';
 import { EventLogUnavailableError, ExpectedVersionConflictError } from './ports/event-log-errors.js';
 import type { Subscription } from './ports/event-log.js';
 
@@ -108,7 +108,7 @@ export class StandbyCoordinator {
     requireMillis('silenceMillis', options.silenceMillis);
     if (options.resubscribeDelayMillis !== undefined) requireMillis('resubscribeDelayMillis', options.resubscribeDelayMillis);
     if (options.onFollowError !== undefined && typeof options.onFollowError !== 'function') {
-      throw new TypeError(`StandbyCoordinator.follow: onFollowError must be a function, got ${describe(options.onFollowError)}`);
+      throw new TypeError(`StandbyCoordinator.follow: onFollowError must be a function, got ${describeValue(options.onFollowError)}`);
     }
     const standby = new StandbyCoordinator(options);
     standby.startFollowing();
@@ -164,7 +164,7 @@ export class StandbyCoordinator {
   takeOverIfSilent(options: TakeOverOptions = {}): Promise<DurableCoordinator | undefined> {
     if (this.closed) return Promise.reject(new TypeError('StandbyCoordinator.takeOverIfSilent: the standby was closed or has taken over'));
     if (options === null || typeof options !== 'object') {
-      return Promise.reject(new TypeError(`StandbyCoordinator.takeOverIfSilent: options must be an object, got ${describe(options)}`));
+      return Promise.reject(new TypeError(`StandbyCoordinator.takeOverIfSilent: options must be an object, got ${describeValue(options)}`));
     }
     this.takingOver ??= this.takeOver(options).finally(() => {
       this.takingOver = undefined;
@@ -259,8 +259,8 @@ export class StandbyCoordinator {
 
 function requireMillis(field: string, value: unknown): void {
   const api = 'StandbyCoordinator.follow';
-  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be a positive integer (milliseconds), got ${describe(value)}`);
+  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be a positive integer (milliseconds), got ${describeValue(value)}`);
   if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TTL_MILLIS) {
-    throw new RangeError(`${api}: ${field} must be a positive integer (milliseconds) ≤ ${MAX_TTL_MILLIS}, got ${describe(value)}`);
+    throw new RangeError(`${api}: ${field} must be a positive integer (milliseconds) ≤ ${MAX_TTL_MILLIS}, got ${describeValue(value)}`);
   }
 }

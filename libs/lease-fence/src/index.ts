@@ -24,7 +24,8 @@ export {
   DoubleGrantError,
 } from './errors.js';
 
-export { MAX_TTL_MILLIS, DEFAULT_REPLAY_CACHE_SIZE } from './validate.js';
+export { MAX_TTL_MILLIS, DEFAULT_REPLAY_CACHE_SIZE, describeValue, requireId, requireFence, requireObject } from './validate.js';
+export { BoundedMap } from './collections/bounded-map.js';
 /** The rule's shapes: tokens, records, grants, outcomes and changes (documented in lease/outcomes.ts). */
 export type {
   FenceToken,
@@ -37,7 +38,9 @@ export type {
   LeaseDecision,
   AcquireCommand,
   RenewCommand,
+  LeaseDenialReason,
 } from './lease/outcomes.js';
+export { LEASE_DENIAL_REASONS } from './lease/outcomes.js';
 export {
   LeaseTable,
   type LeaseTableOptions,

@@ -21,7 +21,11 @@ export const MAX_TTL_MILLIS: number = 2 ** 31 - 1;
  */
 export const DEFAULT_REPLAY_CACHE_SIZE = 1024;
 
-/** Renders a received value for an error message. @internal */
+/**
+ * Renders a received value for an argument error's message: strings quoted, `-0` kept, objects,
+ * arrays and functions named rather than printed. The workspace's packages use it (and the
+ * `require*` checks below) so every argument error reads the same.
+ */
 export const describeValue = (value: unknown): string => {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value);
@@ -32,7 +36,10 @@ export const describeValue = (value: unknown): string => {
   return String(value);
 };
 
-/** Throws TypeError unless `value` is a non-empty string. @internal */
+/**
+ * The id rule of the lease rules: a non-empty string.
+ * @throws TypeError `"<api>: <field> must be a non-empty string, got <value>"` otherwise.
+ */
 export function requireId(api: string, field: string, value: unknown): asserts value is string {
   if (typeof value !== 'string' || value.length === 0) {
     throw new TypeError(`${api}: ${field} must be a non-empty string, got ${describeValue(value)}`);
@@ -58,7 +65,10 @@ export function requireTtlMillis(api: string, field: string, value: unknown, max
   }
 }
 
-/** Throws unless `value` is a positive safe integer (a fence). @internal */
+/**
+ * The fence rule: a positive safe integer.
+ * @throws TypeError (not a number) / RangeError (out of range) `"<api>: <field> must be a positive safe integer, got <value>"`.
+ */
 export function requireFence(api: string, field: string, value: unknown): asserts value is number {
   const what = 'a positive safe integer';
   requireNumber(api, field, value, what);
@@ -95,7 +105,10 @@ export function requireFunction(api: string, field: string, value: unknown): ass
   }
 }
 
-/** Throws TypeError unless `value` is a non-null object. @internal */
+/**
+ * Checks that an options or request argument is a non-null object.
+ * @throws TypeError `"<api>: <field> must be an object, got <value>"` otherwise.
+ */
 export function requireObject<T>(api: string, field: string, value: T): asserts value is T & object {
   if (typeof value !== 'object' || value === null) {
     throw new TypeError(`${api}: ${field} must be an object, got ${describeValue(value)}`);

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { FenceSchema, HolderFenceSchema, IdSchema, MillisSchema, RecordedEventSchema, RecordedRejectionSchema } from './events.js';
+import type { DenialReason } from './denial-reason.js';
 import { SignedTokenSchema } from './signed-grant.js';
 
 /**
@@ -71,19 +72,19 @@ export const GrantReplySchema = z.object({ ok: z.literal(true), grant: WireGrant
 /** The parsed shape of {@link GrantReplySchema}. */
 export type GrantReply = z.infer<typeof GrantReplySchema>;
 /** 409 reply of acquire: another holder has it. */
-export const HeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('held'), heldBy: IdSchema, retryAfterMillis: MillisSchema });
+export const HeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('held' satisfies DenialReason), heldBy: IdSchema, retryAfterMillis: MillisSchema });
 /** 409 reply of acquire: the caller already holds it (never a second fence). */
-export const AlreadyHeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('already-held'), heldBy: IdSchema, fence: FenceSchema, retryAfterMillis: MillisSchema });
+export const AlreadyHeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('already-held' satisfies DenialReason), heldBy: IdSchema, fence: FenceSchema, retryAfterMillis: MillisSchema });
 /**
  * 409 reply of acquire: the resource is in its lock-delay (`LEASE_FENCE_LOCK_DELAY`): its latest
  * holder was lost uncleanly (its lease expired, or a gate refused one of its writes) less than the
  * configured delay ago, so it is not granted to anyone until `retryAfterMillis` have passed.
  */
-export const LockDelayReplySchema = z.object({ ok: z.literal(false), reason: z.literal('lock-delay'), retryAfterMillis: MillisSchema });
+export const LockDelayReplySchema = z.object({ ok: z.literal(false), reason: z.literal('lock-delay' satisfies DenialReason), retryAfterMillis: MillisSchema });
 /** 410 reply: the lease (or the grant a retried requestId was owed) has ended; never resurrected. */
-export const ExpiredReplySchema = z.object({ ok: z.literal(false), reason: z.literal('expired'), fence: FenceSchema.optional() });
+export const ExpiredReplySchema = z.object({ ok: z.literal(false), reason: z.literal('expired' satisfies DenialReason), fence: FenceSchema.optional() });
 /** 409 reply of renew and release: the caller does not hold that fence. */
-export const NotHolderReplySchema = z.object({ ok: z.literal(false), reason: z.literal('not-holder') });
+export const NotHolderReplySchema = z.object({ ok: z.literal(false), reason: z.literal('not-holder' satisfies DenialReason) });
 
 /** Every reply of acquire: 200 grant, 409 `held` / `already-held` / `lock-delay`, 410 `expired`. */
 export const AcquireReplySchema = z.discriminatedUnion('reason', [HeldReplySchema, AlreadyHeldReplySchema, LockDelayReplySchema, ExpiredReplySchema]).or(GrantReplySchema);

@@ -3,6 +3,7 @@
  * WebSocket stream. The one copy of each wire shape (docs/design.md § Layout).
  */
 export * from './events.js';
+export * from './denial-reason.js';
 export * from './http.js';
 export * from './resource-pattern.js';
 export * from './stream.js';

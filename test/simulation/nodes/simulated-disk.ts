@@ -14,8 +14,21 @@
  * anyway (the outcome the coordinator cannot know); reads, `version()` and snapshots fail too.
  */
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
-import { createMemoryEventLog, createMemoryEventLogStorage, type MemoryEventLogStorage } from '@lease-fence/event-log-memory';
-import { EventLogUnavailableError, readPagesOf, type AppendOptions, type AppendResult, type CoordinatorEvent, type EventLog, type ReadRange, type RecordedEvent, type Snapshot, type Subscription } from '@lease-fence/coordinator-core';
+import {
+  createMemoryEventLog,
+  createMemoryEventLogStorage,
+  EventLogUnavailableError,
+  readPagesOf,
+  type AppendOptions,
+  type AppendResult,
+  type CoordinatorEvent,
+  type EventLog,
+  type MemoryEventLogStorage,
+  type ReadRange,
+  type RecordedEvent,
+  type Snapshot,
+  type Subscription,
+} from '@lease-fence/coordinator-core';
 import type { ChoiceStream } from '../world/choices.js';
 import type { VirtualScheduler } from '../world/scheduler.js';
 

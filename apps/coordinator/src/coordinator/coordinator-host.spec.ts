@@ -2,8 +2,7 @@
 // libs/coordinator-core/src/supervisor/coordinator-supervisor.spec.ts. This spec covers the
 // provider's wiring: configuration in, outcome counters, log lines and readiness out.
 import { Writable } from 'node:stream';
-import { EventLogUnavailableError, type EventLog } from '@lease-fence/coordinator-core';
-import { createMemoryEventLog, type MemoryEventLog } from '@lease-fence/event-log-memory';
+import { createMemoryEventLog, EventLogUnavailableError, type EventLog, type MemoryEventLog } from '@lease-fence/coordinator-core';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Config, parseConfig } from '../config/config.js';

@@ -4,8 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EventLog } from '@lease-fence/coordinator-core';
-import { createMemoryEventLog } from '@lease-fence/event-log-memory';
+import { createMemoryEventLog, type EventLog } from '@lease-fence/coordinator-core';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import type { Config } from '../config/config.js';
 

@@ -9,7 +9,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import { CoordinatorNotServingError, CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
-import type { ErrorReply } from '@lease-fence/protocol';
+import type { DenialReason, ErrorReply } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { AuthFailureLog } from '../auth/auth-failure-log.js';
@@ -32,8 +32,9 @@ export interface DecidedReply {
  * Status of each denial reason. `expired` is 410 Gone: that generation can never come back.
  * `seq-conflict` (a gate's rejection seq already recorded with other content) is 409.
  * `fence-unavailable` (fence-first: no gate admitted the new fence in time; it was burned) is 503, retryable.
+ * Keyed by every {@link DenialReason}: a new reason does not compile until it has a status here.
  */
-const DENIAL_STATUS: Readonly<Record<string, number>> = { held: 409, 'already-held': 409, 'lock-delay': 409, 'not-holder': 409, expired: 410, 'seq-conflict': 409, 'fence-unavailable': 503 };
+const DENIAL_STATUS: Readonly<Record<DenialReason, number>> = { held: 409, 'already-held': 409, 'lock-delay': 409, 'not-holder': 409, expired: 410, 'seq-conflict': 409, 'fence-unavailable': 503 };
 
 /** Lower-kebab name of an HTTP status, for the `error` field of framework-raised 4xx replies. */
 const ERROR_OF_STATUS: Readonly<Record<number, string>> = {
@@ -53,7 +54,7 @@ export interface DecideReplyOptions {
  */
 export function decideReply(exception: unknown, options: DecideReplyOptions): DecidedReply {
   if (exception instanceof DeniedOutcome) {
-    return { status: DENIAL_STATUS[exception.denial.reason] ?? 409, body: exception.denial };
+    return { status: DENIAL_STATUS[exception.denial.reason], body: exception.denial };
   }
   if (exception instanceof InvalidRequestError) {
     return { status: 400, body: { error: exception.code, message: exception.message, issues: [...exception.issues] } };

@@ -4,11 +4,13 @@
  * that a single place maps outcome reasons to HTTP statuses (409 / 410).
  * Status codes are decided in one file (this one, with ./api-exception.filter.ts for errors).
  */
+import type { DenialReason } from '@lease-fence/protocol';
 
 /** A denied outcome as it goes on the wire: `{ ok: false, reason, ... }`. */
 export interface WireDenial {
   readonly ok: false;
-  readonly reason: string;
+  /** One of the protocol's `DENIAL_REASONS`: the status table in ./api-exception.filter.ts has a status for each. */
+  readonly reason: DenialReason;
   readonly [field: string]: unknown;
 }
 

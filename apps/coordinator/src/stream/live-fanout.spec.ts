@@ -1,5 +1,4 @@
-import type { CoordinatorEvent, RecordedEvent, Subscription } from '@lease-fence/coordinator-core';
-import { createMemoryEventLog, type MemoryEventLog } from '@lease-fence/event-log-memory';
+import { createMemoryEventLog, type CoordinatorEvent, type MemoryEventLog, type RecordedEvent, type Subscription } from '@lease-fence/coordinator-core';
 import type { StreamFrame } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeEventFrame } from './event-frame.js';

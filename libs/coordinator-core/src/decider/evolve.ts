@@ -16,7 +16,7 @@
 import type { CoordinatorEvent, CoordinatorStarted, EventOf } from '@lease-fence/protocol';
 import { Instant, type LeaseChange } from 'lease-fence';
 import { EventLogCorruptError } from '../ports/event-log-errors.js';
-import { REJECTIONS_KEPT, REJECTION_KEYS_KEPT, gateResourceKey, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
+import { REJECTIONS_KEPT, gateResourceKey, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
 /**
  * Folds `event` into `state` (in place) and returns it.
@@ -94,7 +94,7 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
     }
     case 'FenceRejected': {
       const { data } = event;
-      remember(state.rejectionKeys, rejectionKey(data.gateId, data.resource, data.seq), rejectionContent(data), REJECTION_KEYS_KEPT);
+      state.rejectionKeys.set(rejectionKey(data.gateId, data.resource, data.seq), rejectionContent(data));
       raiseRejectionSeq(state, data.gateId, data.resource, data.seq);
       state.rejections.push({ ...data, rejected: { ...data.rejected }, current: { ...data.current }, position });
       if (state.rejections.length > REJECTIONS_KEPT) state.rejections.splice(0, state.rejections.length - REJECTIONS_KEPT);
@@ -240,15 +240,4 @@ function raiseRejectionSeq(state: CoordinatorState, gateId: string, resource: st
   const seqs = state.rejectionSeqs.get(key);
   if (seqs === undefined) state.rejectionSeqs.set(key, { gateId, resource, highestSeq: seq });
   else seqs.highestSeq = Math.max(seqs.highestSeq, seq);
-}
-
-/** Sets `key` as the newest entry of an insertion-ordered map, evicting the oldest beyond `capacity`. */
-function remember(keys: Map<string, string>, key: string, content: string, capacity: number): void {
-  keys.delete(key);
-  keys.set(key, content);
-  if (keys.size > capacity) {
-    // Evict by the oldest *key*: deleting by a value (the content) would delete nothing.
-    const oldest = keys.keys().next();
-    if (oldest.done !== true) keys.delete(oldest.value);
-  }
 }

@@ -15,7 +15,7 @@ import {
   type CoordinatorSnapshotState,
   type RecordedRejection,
 } from '@lease-fence/protocol';
-import { LeaseTable, type LeaseRecord, type LeaseTableSnapshot } from 'lease-fence';
+import { BoundedMap, LeaseTable, type LeaseRecord, type LeaseTableSnapshot } from 'lease-fence';
 import { EventLogCorruptError } from '../ports/event-log-errors.js';
 import type { Snapshot } from '../ports/event-log.js';
 
@@ -57,7 +57,7 @@ export interface CoordinatorState {
    * with what was recorded under it ({@link rejectionContent}), oldest first, at most
    * {@link REJECTION_KEYS_KEPT}.
    */
-  readonly rejectionKeys: Map<string, string>;
+  readonly rejectionKeys: BoundedMap<string, string>;
   /** Recorded rejections with their positions, oldest first, at most {@link REJECTIONS_KEPT}. */
   readonly rejections: RecordedRejection[];
   /**
@@ -133,7 +133,7 @@ export function createInitialState(options: InitialStateOptions = {}): Coordinat
     namespace: undefined,
     boot: undefined,
     carried: new Map(),
-    rejectionKeys: new Map(),
+    rejectionKeys: new BoundedMap(REJECTION_KEYS_KEPT),
     rejections: [],
     rejectionSeqs: new Map(),
     lastSnapshotPosition: 0,
@@ -188,7 +188,7 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     namespace: state.namespace,
     boot: state.boot === undefined ? undefined : { ...state.boot },
     carried: new Map(state.carried),
-    rejectionKeys: new Map(state.rejectionKeys),
+    rejectionKeys: state.rejectionKeys.clone(),
     rejections: state.rejections.map((r) => ({ ...r })),
     rejectionSeqs: new Map([...state.rejectionSeqs].map(([key, seqs]) => [key, { ...seqs }])),
     lastSnapshotPosition: state.lastSnapshotPosition,
@@ -248,7 +248,7 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
   } catch (error) {
     throw corrupt('table', error instanceof Error ? error.message : String(error), error);
   }
-  const rejectionKeys = new Map<string, string>();
+  const rejectionKeys = new BoundedMap<string, string>(REJECTION_KEYS_KEPT);
   const tableJson = json.table as LeaseTableSnapshot;
   let exact = tableJson.highestFences !== undefined && tableJson.renewalReplayCache !== undefined;
   for (const [index, entry] of json.rejectionKeys.entries()) {

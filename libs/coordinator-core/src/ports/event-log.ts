@@ -1,7 +1,7 @@
 /**
  * The EventLog port: the coordinator's durable, ordered log, one per coordinator namespace.
  * Adapters (`event-log-sqlite`, `event-log-eventstoredb`, and the in-memory reference in
- * `./memory-event-log.ts`, published as `event-log-memory`) implement it and pass
+ * `./memory-event-log.ts`, exported as `createMemoryEventLog`) implement it and pass
  * {@link describeEventLogContract}; vendor types and errors never cross it.
  *
  * Positions are 1-based: the first event of a log is at position 1, and a log's *version* is the

@@ -1,6 +1,6 @@
 /**
  * The in-memory EventLog: the reference semantics of the port, and its only in-memory
- * implementation. Applications get it as `@lease-fence/event-log-memory` (which re-exports it);
+ * implementation. Applications get it as `createMemoryEventLog` from `@lease-fence/coordinator-core`;
  * coordinator-core's own specs use it through the test double in `../testing/test-event-log.ts`.
  * It lives here, beside the port, because coordinator-core cannot depend on an adapter package.
  *

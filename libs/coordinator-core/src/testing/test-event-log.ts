@@ -4,7 +4,7 @@
  * persist-before-ack: it can hold appends, count them, and see the stored records. Everything
  * else is the memory log itself, which passes the EventLog contract
  * (`../ports/memory-event-log.spec.ts`); `recordedAtMillis` is always 0 here, so runs are
- * deterministic. Applications use `@lease-fence/event-log-memory`.
+ * deterministic. Applications use `createMemoryEventLog` from `@lease-fence/coordinator-core`.
  */
 import {
   createMemoryEventLog,

@@ -67,6 +67,17 @@ export interface Grant {
 }
 
 /**
+ * Every reason the lease rules deny a request with: the `reason` of every `ok: false`
+ * {@link AcquireOutcome}, {@link RenewOutcome} and {@link ReleaseOutcome}, and nothing else (the
+ * type tests in `outcomes.types.spec.ts` hold the two together). The coordinator's wire adds its
+ * own reasons to this list (`DENIAL_REASONS` in `@lease-fence/protocol`); it never restates these.
+ */
+export const LEASE_DENIAL_REASONS = ['held', 'already-held', 'expired', 'not-holder'] as const;
+
+/** One of {@link LEASE_DENIAL_REASONS}: why the lease rules denied an acquire, renewal or release. */
+export type LeaseDenialReason = (typeof LEASE_DENIAL_REASONS)[number];
+
+/**
  * Result of an acquire.
  * - `ok: true` — the grant (a new generation, or the existing one for a repeated requestId).
  * - `'held'` — another holder's lease is current; try again after `retryAfterMillis` (ms, rounded up).

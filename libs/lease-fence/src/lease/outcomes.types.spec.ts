@@ -17,6 +17,8 @@ import {
   type ReleaseOutcome,
   type RenewOutcome,
   type RejectionRecord,
+  type LeaseDenialReason,
+  LEASE_DENIAL_REASONS,
 } from '../index.js';
 
 describe('outcome types', () => {
@@ -41,6 +43,12 @@ describe('outcome types', () => {
   it('lists exactly the renewal and release denial reasons', () => {
     expectTypeOf<Extract<RenewOutcome, { ok: false }>['reason']>().toEqualTypeOf<'expired' | 'not-holder'>();
     expectTypeOf<Extract<ReleaseOutcome, { ok: false }>['reason']>().toEqualTypeOf<'expired' | 'not-holder'>();
+  });
+
+  it('lists in LEASE_DENIAL_REASONS exactly the reasons the rules deny with', () => {
+    type RuleDenials = Extract<AcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: false }>;
+    expectTypeOf<RuleDenials['reason']>().toEqualTypeOf<LeaseDenialReason>();
+    expectTypeOf(LEASE_DENIAL_REASONS).toEqualTypeOf<readonly ['held', 'already-held', 'expired', 'not-holder']>();
   });
 
   it('refuses to read a denial field before narrowing', () => {

@@ -1,3 +1,5 @@
+import { BoundedMap } from '../collections/bounded-map.js';
+
 /**
  * One remembered grant: who asked, with which requestId, and the lease it answered (resource and
  * fence). An acquire's entry is the grant it minted; a renewal's, the lease it renewed. @internal
@@ -15,16 +17,18 @@ const keyOf = (holderId: string, requestId: string): string => `${holderId.lengt
 /**
  * Remembers the last `capacity` grants of one kind (acquisitions, or renewals) by (holderId,
  * requestId), so a retried request is answered with the grant it already has instead of a
- * second fence or a second renewal. Insertion-ordered (a Map): the oldest entry is evicted
- * first. O(1) per operation.
+ * second fence or a second renewal. A {@link BoundedMap}: the oldest entry is evicted first.
+ * O(1) per operation.
  *
  * @see docs/design.md § "The library's rules" (Retries are idempotent)
  * @internal
  */
 export class ReplayCache {
-  private readonly entries = new Map<string, ReplayEntry>();
+  private readonly entries: BoundedMap<string, ReplayEntry>;
 
-  constructor(readonly capacity: number) {}
+  constructor(readonly capacity: number) {
+    this.entries = new BoundedMap(capacity);
+  }
 
   get size(): number {
     return this.entries.size;
@@ -36,14 +40,7 @@ export class ReplayCache {
 
   /** Remembers `entry` as the newest; evicts the oldest beyond capacity. */
   remember(entry: ReplayEntry): void {
-    const key = keyOf(entry.holderId, entry.requestId);
-    this.entries.delete(key);
-    if (this.capacity === 0) return;
-    this.entries.set(key, Object.freeze({ ...entry }));
-    if (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
-    }
+    this.entries.set(keyOf(entry.holderId, entry.requestId), Object.freeze({ ...entry }));
   }
 
   /** Oldest first. */
