@@ -39,6 +39,7 @@ COPY libs/dashboard-model/package.json libs/dashboard-model/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/demo/package.json apps/demo/
+COPY apps/gate/package.json apps/gate/
 COPY test/package.json test/
 RUN npm ci --no-audit --no-fund
 

@@ -4,7 +4,7 @@
 // scripts of this folder (test/bench/tsconfig.bench.json → test/dist/bench-build, ignored by
 // git), then runs the compiled script with the remaining arguments.
 //
-//   node test/bench/run-bench.mjs service|recovery|lib|stream|dashboard [-- --option value ...]
+//   node test/bench/run-bench.mjs service|recovery|lib|stream|dashboard|gate [-- --option value ...]
 //
 // Benchmarks print figures; none asserts anything, and none is part of `npm test`.
 import { spawn } from 'node:child_process';
@@ -23,6 +23,7 @@ const NEEDS = {
   lib: ['lease-fence', '@lease-fence/coordinator'],
   stream: ['@lease-fence/coordinator'],
   dashboard: ['@lease-fence/coordinator', '@lease-fence/dashboard'],
+  gate: ['@lease-fence/coordinator', '@lease-fence/gate', '@lease-fence/dashboard-model'], // dashboard-model: bench-dashboard.ts is compiled too
 };
 
 const [name, ...rest] = process.argv.slice(2);

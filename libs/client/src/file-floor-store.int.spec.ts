@@ -89,6 +89,26 @@ describe('FileFloorStore', () => {
     expect((await readdir(directory)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('writes nothing for a save that adds nothing to the durable state, and writes again once it does', async () => {
+    // Arrange: fence 7 is durable; every write is counted at its rename.
+    let writes = 0;
+    const store = await openFileFloorStore({ path, resource: RESOURCE, beforeRename: () => void (writes += 1) });
+    await store.load();
+    const gate = new FenceGate(RESOURCE);
+    await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence: 7 }, async () => undefined);
+
+    // Act: the same holder writes again at its fence, twice; then a newer fence arrives.
+    await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence: 7 }, async () => undefined);
+    await store.save({ resource: RESOURCE, floor: { fence: 5, holderId: 'agent-0' }, nextSeq: 1, reportedThroughSeq: 0 });
+    const afterRepeats = writes;
+    await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-2', fence: 8 }, async () => undefined);
+
+    // Assert
+    expect(afterRepeats).toBe(1);
+    expect(writes).toBe(2);
+    expect((await (await openFileFloorStore({ path, resource: RESOURCE })).load())?.floor).toEqual({ fence: 8, holderId: 'agent-2' });
+  });
+
   it('never writes a floor below one saved before, whatever order saves are called in', async () => {
     // Arrange
     const store = await openFileFloorStore({ path, resource: RESOURCE });

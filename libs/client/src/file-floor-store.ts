@@ -114,7 +114,8 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
   /**
    * Makes `state` (merged with everything saved before, and with the file if it was not loaded
    * yet) durable in one atomic write. Concurrent saves share one write when they can; each
-   * resolves after a write that includes it.
+   * resolves after a write that includes it. A state that adds nothing to what is already
+   * durable (same floor, seqs and outbox, or lower ones) resolves at once and writes nothing.
    * @throws TypeError when `state.resource` is another resource; {@link FloorStoreCorruptError}
    *   when the file was never loaded and is corrupt; what the file system throws.
    */
@@ -123,6 +124,10 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
       throw new TypeError(`FileFloorStore.save: state.resource must be ${JSON.stringify(this.resource)}, got ${JSON.stringify(state.resource)}`);
     }
     this.#latest = mergeGateStates(this.#latest, state);
+    // Nothing to write when `state` adds nothing to what is already on disk (a writer admitted
+    // again at the floor's own fence): it is durable now. Each admitted write would otherwise
+    // cost a file rewrite and two fsyncs.
+    if (this.#durable !== undefined && sameGateState(mergeGateStates(this.#durable, state), this.#durable)) return Promise.resolve();
     if (this.#queued === undefined) {
       const write = this.#tail.then(async () => {
         // A save before any load must not overwrite a floor or refusals already on disk.
@@ -277,3 +282,11 @@ const safely = (listener: () => void): void => {
     // a listener's failure never fails the save that made the refusals durable
   }
 };
+
+/** Whether two merged states of one gate are the same (the outbox compared by seq: a seq's record never changes). */
+const sameGateState = (a: GateState, b: GateState): boolean =>
+  a.floor?.fence === b.floor?.fence
+  && a.floor?.holderId === b.floor?.holderId
+  && a.nextSeq === b.nextSeq
+  && a.reportedThroughSeq === b.reportedThroughSeq
+  && (a.outbox ?? []).map((entry) => entry.seq).join() === (b.outbox ?? []).map((entry) => entry.seq).join();

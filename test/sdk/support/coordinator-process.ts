@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { followUntilListening } from '../../support/listening-child.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -52,22 +52,9 @@ export const startCoordinator = async (options: { readonly env?: Readonly<Record
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LEASE_FENCE_DATA_DIR: dataDir, LEASE_FENCE_TOKENS_FILE: tokensFile, LOG_LEVEL: 'info', ...options.env },
   });
-  const logLines: string[] = [];
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      logLines.push(line);
-      try {
-        const record = JSON.parse(line) as { msg?: string; url?: string };
-        if (record.msg === 'listening' && typeof record.url === 'string') resolve(record.url);
-      } catch {
-        // not a JSON line
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the coordinator exited with ${String(code)} before listening: ${stderr}${logLines.join('\n')}`)));
-  });
+  const { url: listening, logLines } = followUntilListening(child, 'the coordinator');
+  const url = await listening;
   return {
     url,
     pid: child.pid as number,

@@ -1,0 +1,205 @@
+/**
+ * The sidecar's configuration: every environment variable it reads, parsed once with zod into a
+ * typed {@link GateConfig} with units in the names. Pure (the environment and the working
+ * directory are parameters); `main.ts` is the one place that reads `process.env`.
+ *
+ * Same conventions as the coordinator's (`apps/coordinator/src/config/config.ts`): an unset or
+ * blank variable takes its default, a bad one is never replaced by it, and {@link GateConfigError}
+ * names every offending variable.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { IdSchema, MAX_ID_LENGTH } from '@lease-fence/protocol';
+import { z } from 'zod';
+
+/** pino log levels accepted in `LOG_LEVEL`. */
+export const GATE_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * The parsed configuration. Durations are milliseconds, paths absolute.
+ * @see {@link GATE_CONFIG_HELP} for each variable, its default and what it guarantees.
+ */
+export interface GateConfig {
+  /** The resource this gate guards (the lease's resource name). `LEASE_FENCE_GATE_RESOURCE`, required. */
+  readonly resource: string;
+  /** The guarded service's origin, e.g. `http://127.0.0.1:8080` (no path). `LEASE_FENCE_GATE_UPSTREAM`, required. */
+  readonly upstream: URL;
+  /** TCP port to listen on; 0 picks a free one (logged as `listening`). `PORT`, default 3100. */
+  readonly port: number;
+  /** Interface to bind. `HOST`, default `127.0.0.1`. */
+  readonly host: string;
+  /** The coordinator's base URL (keys, reports, gate link). `LEASE_FENCE_COORDINATOR_URL`, required. */
+  readonly coordinatorUrl: URL;
+  /** A gate token of the coordinator's tokens file covering {@link resource}. `LEASE_FENCE_GATE_TOKEN`, required; never logged. */
+  readonly gateToken: string;
+  /** Directory of the floor file and its outbox. `LEASE_FENCE_DATA_DIR`, default `./data`. */
+  readonly dataDir: string;
+  /** The coordinator namespace whose grants are accepted. `LEASE_FENCE_NAMESPACE`, default `default`. */
+  readonly namespace: string;
+  /** Methods forwarded without a token (upper case); every other method needs one. `LEASE_FENCE_GATE_OPEN_METHODS`, default `GET,HEAD,OPTIONS`. */
+  readonly openMethods: ReadonlySet<string>;
+  /** An upstream that sends no reply headers, or stalls its body, this long gets 504 (milliseconds). `LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS`, default 30 000. */
+  readonly upstreamTimeoutMillis: number;
+  /** Interval of the floor reports to the coordinator (milliseconds). `LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS`, default 5 000. */
+  readonly floorReportMillis: number;
+  /** pino level. `LOG_LEVEL`, default `info`. */
+  readonly logLevel: (typeof GATE_LOG_LEVELS)[number];
+}
+
+/**
+ * Thrown by {@link parseGateConfig} when a variable is missing, malformed or out of range.
+ * `issues` names every offending variable; `main.ts` prints the message and exits 1.
+ */
+export class GateConfigError extends Error {
+  /** Stable error code. */
+  readonly code = 'invalid-config';
+
+  /** @param issues - One entry per offending variable: its name and what is wrong. */
+  constructor(readonly issues: readonly { readonly variable: string; readonly message: string }[]) {
+    super(`invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
+    this.name = 'GateConfigError';
+  }
+}
+
+const blank = (raw: string | undefined): raw is undefined => raw === undefined || raw.trim() === '';
+
+const required = (what: string) =>
+  z
+    .string({ error: `is required: ${what}` })
+    .transform((raw, ctx) => {
+      if (blank(raw)) {
+        ctx.addIssue({ code: 'custom', message: `is required: ${what}` });
+        return z.NEVER;
+      }
+      return raw.trim();
+    });
+
+const withDefault = (fallback: string) =>
+  z
+    .string()
+    .optional()
+    .transform((raw) => (blank(raw) ? fallback : raw.trim()));
+
+const integer = (min: number, max: number, unit: string, fallback: number) =>
+  withDefault(String(fallback)).transform((text, ctx) => {
+    const value = /^\+?\d+$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      ctx.addIssue({ code: 'custom', message: `must be an integer ${unit} in [${min}, ${max}], got ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+/** An http(s) URL; `originOnly` refuses a path, query or fragment (the upstream's requests keep their own path). */
+const httpUrl = (what: string, originOnly: boolean) =>
+  required(what).transform((text, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `must be an http(s) URL (${what}), got ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      ctx.addIssue({ code: 'custom', message: `must be an http(s) URL, got protocol ${JSON.stringify(url.protocol)}` });
+      return z.NEVER;
+    }
+    if (url.username !== '' || url.password !== '') {
+      ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
+      return z.NEVER;
+    }
+    if (originOnly && (url.pathname !== '/' || url.search !== '' || url.hash !== '')) {
+      ctx.addIssue({ code: 'custom', message: `must be an origin without a path, e.g. http://127.0.0.1:8080 (requests keep their own path), got ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    return url;
+  });
+
+/** An HTTP method token (RFC 9110 §9.1: a `tchar` sequence), compared upper-case as Node reports methods. */
+const METHOD_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+const EnvSchema = z.object({
+  LEASE_FENCE_GATE_RESOURCE: required('the resource this gate guards').pipe(IdSchema),
+  LEASE_FENCE_GATE_UPSTREAM: httpUrl('the guarded service, e.g. http://127.0.0.1:8080', true),
+  PORT: integer(0, 65_535, '(TCP port)', 3100),
+  HOST: withDefault('127.0.0.1'),
+  LEASE_FENCE_COORDINATOR_URL: httpUrl('the coordinator, e.g. http://127.0.0.1:3000', false),
+  LEASE_FENCE_GATE_TOKEN: required("a gate token of the coordinator's tokens file covering the resource"),
+  LEASE_FENCE_DATA_DIR: withDefault('./data'),
+  LEASE_FENCE_NAMESPACE: withDefault('default').pipe(
+    z.string().max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`).regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
+  ),
+  LEASE_FENCE_GATE_OPEN_METHODS: z
+    .string()
+    .optional()
+    .transform((raw, ctx): ReadonlySet<string> => {
+      if (raw === undefined) return new Set(['GET', 'HEAD', 'OPTIONS']);
+      const methods = raw.split(',').map((method) => method.trim()).filter((method) => method !== '');
+      const bad = methods.find((method) => !METHOD_PATTERN.test(method));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be comma-separated HTTP methods (e.g. GET,HEAD,OPTIONS; empty = every method needs a token), got ${JSON.stringify(bad)}` });
+        return z.NEVER;
+      }
+      return new Set(methods.map((method) => method.toUpperCase()));
+    }),
+  LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 30_000),
+  LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 5_000),
+  LOG_LEVEL: withDefault('info').transform((raw, ctx) => {
+    const level = GATE_LOG_LEVELS.find((l) => l === raw.toLowerCase());
+    if (level !== undefined) return level;
+    ctx.addIssue({ code: 'custom', message: `must be one of ${GATE_LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }),
+});
+
+/** The name of every environment variable the sidecar reads, in the order of its schema (and of `--help`). */
+export const GATE_CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
+/** What `lease-fence-gate --help` prints: each variable, its default, what it means. */
+export const GATE_CONFIG_HELP = `lease-fence-gate: a fencing reverse proxy. Writes (every method not in LEASE_FENCE_GATE_OPEN_METHODS)
+must carry their lease's signed token in the Lease-Fence-Token header; the gate verifies it against the
+coordinator's /v1/keys, raises its durable floor, then forwards the request (minus that header) upstream.
+Stale or double-granted fences get 409, invalid tokens 401; neither reaches the upstream.
+Health, readiness and metrics: /.well-known/lease-fence-gate/{healthz,readyz,metrics} (never forwarded).
+
+Environment:
+  LEASE_FENCE_GATE_RESOURCE      required  the resource this gate guards (the lease's resource name)
+  LEASE_FENCE_GATE_UPSTREAM      required  the guarded service's origin, e.g. http://127.0.0.1:8080 (no path)
+  PORT                           3100      port to listen on (0 = any free port)
+  HOST                           127.0.0.1 interface to bind
+  LEASE_FENCE_COORDINATOR_URL    required  the coordinator's base URL, e.g. http://127.0.0.1:3000
+  LEASE_FENCE_GATE_TOKEN         required  a gate token of the coordinator's tokens file covering the resource
+  LEASE_FENCE_DATA_DIR           ./data    directory of the floor file and its refusal outbox
+  LEASE_FENCE_NAMESPACE          default   the coordinator namespace whose grants are accepted
+  LEASE_FENCE_GATE_OPEN_METHODS  GET,HEAD,OPTIONS  methods forwarded without a token (empty = none)
+  LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS  30000  no reply headers (or a stalled body) this long: 504
+  LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS      5000   interval of floor reports to the coordinator
+  LOG_LEVEL                      info      ${GATE_LOG_LEVELS.join(', ')}
+`;
+
+/**
+ * Parses the sidecar's environment into a {@link GateConfig}. Unknown variables are ignored.
+ * @param env - The environment (`process.env` in production).
+ * @param cwd - Directory a relative `LEASE_FENCE_DATA_DIR` is resolved against.
+ * @throws {@link GateConfigError} naming every offending variable.
+ */
+export function parseGateConfig(env: Readonly<Record<string, string | undefined>>, cwd: string): GateConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new GateConfigError(parsed.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? 'environment'), message: issue.message })));
+  }
+  const e = parsed.data;
+  return {
+    resource: e.LEASE_FENCE_GATE_RESOURCE,
+    upstream: e.LEASE_FENCE_GATE_UPSTREAM,
+    port: e.PORT,
+    host: e.HOST,
+    coordinatorUrl: e.LEASE_FENCE_COORDINATOR_URL,
+    gateToken: e.LEASE_FENCE_GATE_TOKEN,
+    dataDir: isAbsolute(e.LEASE_FENCE_DATA_DIR) ? e.LEASE_FENCE_DATA_DIR : resolve(cwd, e.LEASE_FENCE_DATA_DIR),
+    namespace: e.LEASE_FENCE_NAMESPACE,
+    openMethods: e.LEASE_FENCE_GATE_OPEN_METHODS,
+    upstreamTimeoutMillis: e.LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS,
+    floorReportMillis: e.LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

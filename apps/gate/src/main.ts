@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+/**
+ * `lease-fence-gate`: the composition root of the fencing reverse proxy. Reads the environment
+ * once (the one reader of `process.env` here), restores the gate from its floor file, and runs:
+ * the HTTP proxy (`gate-server.ts`), the refusal reporter draining the outbox
+ * (`reportRejections`), the floor reporter (`reportFloors`) and the gate link of fence-first
+ * handover (`openGateLink`), all from `@lease-fence/client`. SIGTERM / SIGINT stop it cleanly;
+ * a kill -9 loses nothing acknowledged (every floor and refusal was durable before its answer).
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FenceGateClient, FenceTokenVerifier, gateOptionsFrom, openFileFloorStore, openGateLink, reportFloors, reportRejections } from '@lease-fence/client';
+import { KeysReplySchema } from '@lease-fence/protocol';
+import { FenceGate } from 'lease-fence';
+import { pino } from 'pino';
+import { GATE_CONFIG_HELP, GateConfigError, parseGateConfig, type GateConfig } from './config.js';
+import { createGateServer, GATE_PATH_PREFIX } from './gate-server.js';
+import { createGateMetrics } from './metrics.js';
+
+/** Fetches the coordinator's `/v1/keys` until it answers a JWKS (readiness: a gate that never saw the keys cannot admit). */
+async function fetchKeysOnce(keysUrl: string, stopped: AbortSignal, onFailure: (error: unknown) => void): Promise<void> {
+  while (!stopped.aborted) {
+    try {
+      const response = await fetch(keysUrl, { signal: AbortSignal.any([stopped, AbortSignal.timeout(5_000)]) });
+      if (!response.ok) throw new Error(`GET ${keysUrl} answered ${response.status}`);
+      KeysReplySchema.parse(await response.json());
+      return;
+    } catch (error) {
+      if (stopped.aborted) return;
+      onFailure(error);
+      await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+    }
+  }
+}
+
+async function run(config: GateConfig): Promise<void> {
+  const logger = pino({ level: config.logLevel, base: { service: 'lease-fence-gate', resource: config.resource } });
+  await mkdir(config.dataDir, { recursive: true });
+  const store = await openFileFloorStore({ path: join(config.dataDir, `${encodeURIComponent(config.resource)}.floor.json`), resource: config.resource });
+  const saved = await store.load();
+  const gate = new FenceGate(config.resource, gateOptionsFrom(saved));
+  logger.info({ floor: gate.floor ?? null, nextSeq: gate.nextSeq, outbox: store.pendingRejections().length }, 'floor restored');
+
+  const keysUrl = new URL('v1/keys', `${config.coordinatorUrl.href.replace(/\/+$/, '')}/`).href;
+  const verifier = new FenceTokenVerifier({
+    namespace: config.namespace,
+    keys: { url: keysUrl },
+    onInvalidToken: (error) => logger.warn({ reason: error.reason }, 'invalid token refused'),
+  });
+  const coordinator = new FenceGateClient({ baseUrl: config.coordinatorUrl, token: config.gateToken });
+  const rejections = reportRejections(store, coordinator, {
+    onError: (error, rejection) => logger.warn({ err: error, seq: rejection.seq }, 'refusal not reported yet'),
+    onReported: (rejection) => logger.info({ seq: rejection.seq }, 'refusal reported'),
+  });
+  const floors = reportFloors([gate], coordinator, {
+    everyMillis: config.floorReportMillis,
+    onError: (error) => logger.debug({ err: error }, 'floor not reported this round'),
+  });
+  const link = openGateLink({
+    baseUrl: config.coordinatorUrl,
+    token: config.gateToken,
+    guards: [{ gate, store }],
+    onEvent: (event) => {
+      if (event.type === 'disconnected') logger.debug({ err: event.error, retryInMillis: event.retryInMillis }, 'gate link down');
+      else if (event.type === 'refused' || event.type === 'admit-failed') logger.warn({ event }, `gate link: ${event.type}`);
+      else logger.info(event, `gate link: ${event.type}`);
+    },
+  });
+
+  const stopping = new AbortController();
+  let keysFetched = false;
+  void fetchKeysOnce(keysUrl, stopping.signal, (error) => logger.warn({ err: error }, 'cannot fetch the coordinator\'s keys yet')).then(() => {
+    keysFetched = !stopping.signal.aborted;
+  });
+  const metrics = createGateMetrics(config.resource, store);
+  const app = await createGateServer({
+    gate,
+    store,
+    verifier,
+    upstream: config.upstream,
+    openMethods: config.openMethods,
+    upstreamTimeoutMillis: config.upstreamTimeoutMillis,
+    isReady: () => keysFetched,
+    metrics,
+    logger,
+  });
+  const address = await app.listen({ port: config.port, host: config.host });
+  logger.info({ url: address, upstream: config.upstream.origin, ownPaths: `${GATE_PATH_PREFIX}/{healthz,readyz,metrics}` }, 'listening');
+
+  let stopped = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    logger.info({ signal }, 'stopping');
+    stopping.abort();
+    await app.close();
+    await Promise.allSettled([link.close(), rejections.close(), floors.stop()]);
+    logger.info('stopped');
+    logger.flush();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+const main = async (): Promise<void> => {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(GATE_CONFIG_HELP);
+    return;
+  }
+  let config: GateConfig;
+  try {
+    config = parseGateConfig(process.env, process.cwd());
+  } catch (error) {
+    if (!(error instanceof GateConfigError)) throw error;
+    process.stderr.write(`lease-fence-gate: ${error.message}\n(run with --help for every variable)\n`);
+    process.exit(1);
+  }
+  await run(config);
+};
+
+main().catch((error: unknown) => {
+  process.stderr.write(`lease-fence-gate: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,188 @@
+/**
+ * `npm run bench:gate`: what the gate sidecar (`apps/gate`, built) costs in front of an HTTP
+ * service, against calling that service directly, in the same run on the same machine. The
+ * upstream is a minimal node:http server in a process of its own (reads the body, answers 200);
+ * the coordinator (built, SQLite) grants one lease whose signed token every write carries.
+ *
+ * Two loads, each measured direct and through the gate in alternating rounds (medians reported):
+ * - latency: one request at a time, so p50/p99 show the time the gate adds to a request
+ *   (verify the token, make the floor durable — a write only when the floor moves — forward);
+ * - throughput: `--concurrency` requests in flight on keep-alive connections, requests/s.
+ * Both for admitted writes (POST with `Lease-Fence-Token`) and for open reads (GET, forwarded
+ * without a check: the proxy alone).
+ *
+ * Targets (issue 13): ≤ 1 ms added at p50 on loopback, ≥ 0.7× the direct throughput. Printed as
+ * met or not; figures, not a test: nothing here asserts.
+ * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { stopByPid } from '../support/stop-by-pid.js';
+import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { writeTokensFile } from '../support/test-tokens.js';
+import { machineLine, repoRoot } from './support/bench-env.js';
+import { createBenchTokens } from './support/bench-tokens.js';
+import { startBenchCoordinator } from './support/coordinator-child.js';
+import { fixed, markdownTable, median, quantile } from './support/stats.js';
+
+const { values: options } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '16' },
+    'body-bytes': { type: 'string', default: '256' },
+  },
+});
+const SECONDS = Number(options.seconds);
+const ROUNDS = Number(options.rounds);
+const CONCURRENCY = Number(options.concurrency);
+const BODY = 'x'.repeat(Number(options['body-bytes']));
+const RESOURCE = 'res-gate-bench';
+const TARGET_ADDED_P50_MILLIS = 1;
+const TARGET_THROUGHPUT_RATIO = 0.7;
+
+/** The upstream: a node:http server that reads each body and answers 200 with a short text. */
+const UPSTREAM_SOURCE = `
+const http = require('node:http');
+const server = http.createServer((req, res) => { req.resume(); req.on('end', () => res.end('ok')); });
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening', url: 'http://127.0.0.1:' + server.address().port })));
+`;
+
+/** Spawns `args` and resolves with the child and the `url` of its `listening` log line. */
+function spawnListening(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const record = JSON.parse(line) as { msg?: string; url?: string };
+        if (record.msg === 'listening' && typeof record.url === 'string') resolve({ child, url: record.url });
+      } catch {
+        // not a JSON line
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ').slice(0, 60)} exited with ${String(code)} before listening`)));
+  });
+}
+
+interface Sample {
+  readonly requestsPerSecond: number;
+  readonly p50Millis: number;
+  readonly p99Millis: number;
+  readonly failures: number;
+}
+
+/** `concurrency` closed loops of requests for `seconds` on keep-alive connections; latencies in ms. */
+async function load(url: string, method: 'POST' | 'GET', token: string, concurrency: number, seconds: number): Promise<Sample> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const target = new URL('/bench/write', url);
+  const latencies: number[] = [];
+  let failures = 0;
+  const one = (): Promise<void> =>
+    new Promise((resolve) => {
+      const startedAt = performance.now();
+      const outgoing = request(target, { method, agent, headers: method === 'POST' ? { 'lease-fence-token': token, 'content-type': 'text/plain', 'content-length': String(BODY.length) } : {} }, (response) => {
+        response.resume();
+        response.on('end', () => {
+          if (response.statusCode === 200) latencies.push(performance.now() - startedAt);
+          else failures += 1;
+          resolve();
+        });
+      });
+      outgoing.on('error', () => {
+        failures += 1;
+        resolve();
+      });
+      outgoing.end(method === 'POST' ? BODY : undefined);
+    });
+  const endAt = performance.now() + seconds * 1000;
+  const startedAt = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < endAt) await one();
+  }));
+  const elapsedSeconds = (performance.now() - startedAt) / 1000;
+  agent.destroy();
+  return { requestsPerSecond: latencies.length / elapsedSeconds, p50Millis: quantile(latencies, 0.5), p99Millis: quantile(latencies, 0.99), failures };
+}
+
+async function main(): Promise<void> {
+  const root = repoRoot();
+  const dir = await createTempDir('bench-gate-');
+  const tokens = createBenchTokens(1);
+  const children: ChildProcess[] = [];
+  const coordinator = await startBenchCoordinator({ dataDir: join(dir, 'coordinator'), tokensFile: await writeTokensFile(dir, tokens.entries) });
+  try {
+    const upstream = await spawnListening(['-e', UPSTREAM_SOURCE], { PATH: process.env.PATH });
+    children.push(upstream.child);
+    const gate = await spawnListening([join(root, 'apps', 'gate', 'dist', 'main.js')], {
+      PATH: process.env.PATH,
+      PORT: '0',
+      LOG_LEVEL: 'info', // 'listening' is an info line; the gate logs nothing per request
+      LEASE_FENCE_GATE_RESOURCE: RESOURCE,
+      LEASE_FENCE_GATE_UPSTREAM: upstream.url,
+      LEASE_FENCE_COORDINATOR_URL: coordinator.url,
+      LEASE_FENCE_GATE_TOKEN: tokens.gate,
+      LEASE_FENCE_DATA_DIR: join(dir, 'gate'),
+    }).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message} (is apps/gate built? \`npx nx run @lease-fence/gate:build\`)`);
+    });
+    children.push(gate.child);
+    const acquired = await fetch(`${coordinator.url}/v1/leases/${RESOURCE}/acquire`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.agents[0]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ requestId: 'bench-gate', ttlMillis: 3_600_000 }),
+    });
+    const { grant } = (await acquired.json()) as { grant: { signedToken: string } };
+
+    console.log(`bench:gate | ${machineLine()}`);
+    console.log(`upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate, medians\n`);
+    // Warm-up: the gate fetches the keys and makes the floor durable once; connections open.
+    await load(gate.url, 'POST', grant.signedToken, CONCURRENCY, 1);
+    await load(upstream.url, 'POST', grant.signedToken, CONCURRENCY, 1);
+
+    const rows: string[][] = [];
+    const verdicts: string[] = [];
+    for (const method of ['POST', 'GET'] as const) {
+      const what = method === 'POST' ? 'admitted write (POST + token)' : 'open read (GET)';
+      const runs: Record<'direct' | 'gate', { latency: Sample[]; throughput: Sample[] }> = { direct: { latency: [], throughput: [] }, gate: { latency: [], throughput: [] } };
+      for (let round = 0; round < ROUNDS; round += 1) {
+        for (const [path, url] of [['direct', upstream.url], ['gate', gate.url]] as const) {
+          runs[path].latency.push(await load(url, method, grant.signedToken, 1, SECONDS));
+          runs[path].throughput.push(await load(url, method, grant.signedToken, CONCURRENCY, SECONDS));
+        }
+      }
+      const figure = (path: 'direct' | 'gate') => ({
+        p50: median(runs[path].latency.map((s) => s.p50Millis)),
+        p99: median(runs[path].latency.map((s) => s.p99Millis)),
+        rps: median(runs[path].throughput.map((s) => s.requestsPerSecond)),
+        failures: [...runs[path].latency, ...runs[path].throughput].reduce((sum, s) => sum + s.failures, 0),
+      });
+      const direct = figure('direct');
+      const gated = figure('gate');
+      const addedP50 = gated.p50 - direct.p50;
+      const ratio = gated.rps / direct.rps;
+      rows.push(
+        [`${what}, direct`, fixed(direct.p50, 3), fixed(direct.p99, 3), fixed(direct.rps, 0), '', String(direct.failures)],
+        [`${what}, through the gate`, fixed(gated.p50, 3), fixed(gated.p99, 3), fixed(gated.rps, 0), `+${fixed(addedP50, 3)} ms p50, ${fixed(ratio, 2)}× req/s`, String(gated.failures)],
+      );
+      verdicts.push(
+        `${what}: added p50 ${fixed(addedP50, 3)} ms (target ≤ ${TARGET_ADDED_P50_MILLIS} ms: ${addedP50 <= TARGET_ADDED_P50_MILLIS ? 'met' : 'NOT met'}); ` +
+          `throughput ${fixed(ratio, 2)}× direct (target ≥ ${TARGET_THROUGHPUT_RATIO}×: ${ratio >= TARGET_THROUGHPUT_RATIO ? 'met' : 'NOT met'})`,
+      );
+    }
+    console.log(markdownTable(['path', 'p50 ms (1 in flight)', 'p99 ms (1 in flight)', `req/s (${CONCURRENCY} in flight)`, 'gate vs direct', 'failures'], rows));
+    console.log(`\n${verdicts.join('\n')}`);
+  } finally {
+    for (const child of children.reverse()) await stopByPid(child, 'SIGTERM');
+    await coordinator.stop();
+    await removeTempDir(dir);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,60 @@
+/**
+ * Starts the BUILT sidecar (`apps/gate/dist/main.js`) as a child process, configured only by
+ * its environment as an operator would, on 127.0.0.1 port 0; stops it by PID (SIGTERM, or
+ * SIGKILL for a crash).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { followUntilListening } from '../../support/listening-child.js';
+import { stopByPid, waitForExit } from '../../support/stop-by-pid.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The built sidecar's entry point. */
+export const GATE_MAIN = join(ROOT, 'apps/gate/dist/main.js');
+
+/** True when the sidecar has been built. */
+export const gateBuilt = (): boolean => existsSync(GATE_MAIN);
+
+/** A running sidecar. */
+export interface GateProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything it logged on stdout, one JSON line each. */
+  readonly logLines: readonly string[];
+  /** Its stderr so far. */
+  readonly stderr: () => string;
+  /** SIGTERM (or `signal`) by PID and wait for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Spawns the sidecar with `env` (on top of PATH only) and resolves once it logged `listening`. */
+export async function startGate(env: Readonly<Record<string, string>>): Promise<GateProcess> {
+  const child = spawn(process.execPath, [GATE_MAIN], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+  });
+  const { url: listening, logLines, stderr } = followUntilListening(child, 'the gate');
+  const url = await listening;
+  return {
+    url,
+    child,
+    logLines,
+    stderr,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      await stopByPid(child, signal);
+      await waitForExit(child);
+    },
+  };
+}
+
+/** Waits until `probe` is true, polling; throws with `what` after `timeoutMillis` (a deadline, not an assertion on timing). */
+export async function eventually(what: string, probe: () => Promise<boolean> | boolean, timeoutMillis = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMillis;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
