@@ -5,7 +5,9 @@
  *   database, before the acquire is answered (FenceReserved → FenceAdmitted → LeaseGranted);
  * - the slot reports its floor, so a coordinator restarted on an empty log (its whole data
  *   directory lost) raises its fence counter above it (FenceFloorReported) and the next grant of
- *   the slot is above every fence the slot has seen, and admitted.
+ *   the slot is above every fence the slot has seen, and admitted;
+ * - the demo (built `apps/demo/dist/main.js`) restarts a slot killed from outside (`kill -9` by
+ *   hand) at once, not at its next timed crash.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDemo } from '../esdb/support/demo-process.js';
 import { coordinatorHttp } from '../support/coordinator-http.js';
 import { REPO_ROOT, type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
 import { stopByPid } from '../support/stop-by-pid.js';
@@ -140,5 +143,50 @@ describe('the demo deploy slot, fence-first', () => {
     expect(reported.data).toMatchObject({ fence: floorBefore.fence, holderId: 'agent-a', gateId: TEST_TOKENS.gate.gateId });
     expect(grant.fence).toBeGreaterThan(floorBefore.fence);
     expect(slotFloor()).toEqual({ fence: grant.fence, holderId: 'agent-b' });
+  });
+});
+
+describe('the demo, when its deploy slot is killed from outside', () => {
+  /** The slot processes the demo started so far, in its log order: `{ url, pid }`. */
+  const slotsListening = (output: readonly string[]): { url: string; pid: number }[] =>
+    output.flatMap((line) => {
+      const match = /the deploy slot listens on (\S+) \(pid (\d+)\)/.exec(line);
+      return match === null ? [] : [{ url: match[1]!, pid: Number(match[2]) }];
+    });
+
+  /** Resolves once `count` slot processes have listened; throws with the demo's output after `timeoutMillis`. */
+  async function slotsListened(output: readonly string[], count: number, timeoutMillis = 30_000): Promise<{ url: string; pid: number }[]> {
+    for (const startedAt = performance.now(); slotsListening(output).length < count; await delay(50)) {
+      if (performance.now() - startedAt > timeoutMillis) throw new Error(`the demo did not start slot #${count} within ${timeoutMillis} ms:\n${output.join('\n')}`);
+    }
+    return slotsListening(output);
+  }
+
+  it('restarts it at once, without waiting for its timed crash', async () => {
+    // Arrange: no timed crash at all, so only the exit watcher can restart the slot
+    const coordinator = await startFenceFirstCoordinator();
+    const dataDir = await createTempDir('lease-fence-demo-outside-kill-');
+    const demo = startDemo({
+      coordinatorUrl: coordinator.url,
+      tokensFile: join(tokensDir, 'tokens.json'),
+      dataDir,
+      env: { DEMO_RESOURCES: SLOT, DEMO_RESOURCE_RESTART_EVERY_MILLIS: '0', DEMO_SEED: '7' },
+    });
+    try {
+      const [first] = await slotsListened(demo.output, 1);
+
+      // Act: kill -9 from outside the demo
+      process.kill(first!.pid, 'SIGKILL');
+      const [, second] = await slotsListened(demo.output, 2);
+
+      // Assert: a new slot process on the same URL, which answers, and the log says why
+      expect(demo.output.some((line) => line.includes('the deploy slot exited (signal SIGKILL) unexpectedly; restarting it'))).toBe(true);
+      expect(second!.pid).not.toBe(first!.pid);
+      expect(second!.url).toBe(first!.url);
+      await expect(fetch(second!.url)).resolves.toBeDefined();
+    } finally {
+      await demo.stop();
+      await removeTempDir(dataDir);
+    }
   });
 });

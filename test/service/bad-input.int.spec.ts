@@ -134,12 +134,33 @@ describe('bad input', () => {
     expect(reply.body.message).not.toContain(misleading);
   });
 
+  it.each([
+    ['a body that is not gzip sent as gzip', 'gzip', 400, 'content-encoding: the body is not valid gzip (incorrect header check)'],
+    ['a body that is not deflate sent as deflate', 'deflate', 400, 'content-encoding: the body is not valid deflate (incorrect header check)'],
+    ['an unsupported content-encoding', 'x', 415, 'content-encoding: x is not supported'],
+  ] as const)('names content-encoding for %s, with issues', async (_name, encoding, status, expected) => {
+    const reply = await call<{ error: string; message: string; issues?: { path: string }[] }>(app.url, 'POST', '/v1/leases/encoded/acquire', {
+      token: agent,
+      raw: '{"requestId":"zz1"}',
+      headers: { 'content-encoding': encoding },
+    });
+    expect(reply.status).toBe(status);
+    expect(reply.body.message).toContain(expected);
+    expect(reply.body.issues?.map((i) => i.path)).toEqual(['content-encoding']);
+  });
+
   it('words a repeated or malformed query parameter naming it, and an unknown one by name', async () => {
     const get = async (query: string): Promise<string> => (await call<{ message: string }>(app.url, 'GET', `/v1/events?${query}`, { token: viewer })).body.message;
     expect(await get('after=0x10')).toBe('after: must be a whole number in decimal digits only (a log position, 0 to 9007199254740991)');
     expect(await get('after=1&after=2')).toBe('after: must be given once');
     expect(await get('after=')).toBe('after: must not be empty: give a log position or leave the parameter out');
     expect(await get('after=1&from=2&to=3')).toBe('from: is not a known query parameter; to: is not a known query parameter');
+  });
+
+  it.each(['/v1/events', '/v1/leases', '/v1/rejections'])('refuses an unknown query parameter on %s with 400 naming it, as every viewer GET does', async (path) => {
+    const reply = await call<{ error: string; message: string; issues: { path: string }[] }>(app.url, 'GET', `${path}?foo=1`, { token: viewer });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ error: 'invalid-request', message: 'foo: is not a known query parameter', issues: [{ path: 'foo' }] });
   });
 
   it('refuses a requestId reused for another resource in the API\'s words, naming requestId and no internal function', async () => {

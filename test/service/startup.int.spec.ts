@@ -4,6 +4,7 @@
  * SPA fallback when there is one.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCoordinator, spawnCoordinator, startCoordinator } from '../support/coordinator-process.js';
@@ -42,6 +43,31 @@ describe('start-up', () => {
     const { code, output } = await runToExit({ [variable]: value });
     expect(code).toBe(1);
     expect(output).toContain(variable);
+  });
+
+  it('exits 1 naming HOST, in one clean message, when the host does not resolve', async () => {
+    const { code, output } = await runToExit({ HOST: '0.0.0.0x', LEASE_FENCE_TOKENS_FILE: await writeTokensFile(dir) });
+    expect(code).toBe(1);
+    expect(output).toMatch(/lease-fence coordinator: invalid configuration:\n {2}HOST: cannot listen on "0\.0\.0\.0x" \(getaddrinfo (ENOTFOUND|EAI_AGAIN)\)\n/);
+    expect(output).not.toContain('"stack"');
+    expect(output).not.toMatch(/Error:|^\s+at /m);
+  });
+
+  it('exits 1 naming PORT, in one clean message, when the port is taken', async () => {
+    // Arrange
+    const blocker = createServer();
+    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as AddressInfo).port)));
+    try {
+      // Act
+      const { code, output } = await runToExit({ PORT: String(port), LEASE_FENCE_TOKENS_FILE: await writeTokensFile(dir) });
+
+      // Assert
+      expect(code).toBe(1);
+      expect(output).toContain(`invalid configuration:\n  PORT: cannot listen on port ${port} of "127.0.0.1" (listen EADDRINUSE)\n`);
+      expect(output).not.toMatch(/Error:|^\s+at /m);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 
   it('exits 1 naming the entry and the field of a bad tokens file', async () => {

@@ -5,7 +5,8 @@
  * the SQLite log's lock (exit 1 if another coordinator holds it: nothing of the log is touched),
  * create the Nest application, listen, log `listening` with the bound URL, and only then recover
  * (`/readyz` answers 503 `recovering` meanwhile) and log `ready`. A process that cannot listen
- * exits without having appended to the log.
+ * exits without having appended to the log; a host that does not resolve or is not this machine's,
+ * and a port in use or privileged, are refused like any bad setting, naming `HOST` or `PORT`.
  * SIGTERM / SIGINT: stop accepting, finish in-flight appends, close the log, exit 0; connections
  * still open at half of `LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS` are closed, and a shutdown still
  * unfinished at the deadline (a hung log, a WebSocket peer that never completes the close) logs
@@ -58,8 +59,31 @@ async function exit(logger: Logger, code: number): Promise<never> {
 
 /** Refuses to start: one clean message on stderr (no log line, no stack), exit 1. */
 function refuseStart(message: string): never {
-  process.stderr.write(`lease-fence coordinator: ${message}\n`);
+  writeRefusal(message);
   process.exit(1);
+}
+
+/** Writes why the coordinator does not start to stderr, prefixed with its name. */
+function writeRefusal(message: string): void {
+  process.stderr.write(`lease-fence coordinator: ${message}\n`);
+}
+
+/** Listen errors that come from the host (`HOST`): it does not resolve, or is not an address of this machine. */
+const HOST_LISTEN_ERRORS: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
+/** Listen errors that come from the port (`PORT`): taken by another process, or privileged. */
+const PORT_LISTEN_ERRORS: ReadonlySet<string> = new Set(['EADDRINUSE', 'EACCES']);
+
+/**
+ * A listen error that a setting explains, as the {@link ConfigError} naming `HOST` or `PORT`
+ * (e.g. `HOST: cannot listen on "0.0.0.0x" (getaddrinfo ENOTFOUND)`); `undefined` for any other.
+ */
+function listenRefusal(error: unknown, config: Pick<Config, 'host' | 'port'>): ConfigError | undefined {
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  if (typeof code !== 'string') return undefined;
+  const cause = `(${typeof syscall === 'string' ? `${syscall} ` : ''}${code})`;
+  if (HOST_LISTEN_ERRORS.has(code)) return new ConfigError([{ variable: 'HOST', message: `cannot listen on ${JSON.stringify(config.host)} ${cause}` }]);
+  if (PORT_LISTEN_ERRORS.has(code)) return new ConfigError([{ variable: 'PORT', message: `cannot listen on port ${config.port} of ${JSON.stringify(config.host)} ${cause}` }]);
+  return undefined;
 }
 
 function configOrExit(): Config {
@@ -156,10 +180,11 @@ async function main(): Promise<void> {
   const signer = await signerOrExit(config, logger);
   const authFailures = new AuthFailureLog(logger);
 
+  const nestLogger = new NestPinoLogger(logger);
   let app: NestFastifyApplication;
   try {
     app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, tokens, logger, authFailures, signer }), createHttpAdapter({ maxBodyBytes: config.maxBodyBytes }), {
-      logger: new NestPinoLogger(logger),
+      logger: nestLogger,
       bodyParser: false,
       abortOnError: false,
     });
@@ -208,12 +233,20 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
   stopWhenLauncherGone(stop);
 
+  // Nest logs a failed listen itself, as a bare `Error: …` line; the refusal below says it once.
+  app.useLogger(false);
   try {
     await app.listen(config.port, config.host);
   } catch (error) {
+    const refused = listenRefusal(error, config);
+    if (refused !== undefined) {
+      writeRefusal(refused.message);
+      return exit(logger, 1); // the log lines before it are drained first
+    }
     logger.fatal({ err: error, host: config.host, port: config.port }, `cannot listen: ${(error as Error).message}`);
     return exit(logger, 1);
   }
+  app.useLogger(nestLogger);
   const server = app.getHttpServer() as import('node:http').Server;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MILLIS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MILLIS + 1_000;

@@ -42,6 +42,9 @@ const proxy = await openLossyProxy({
   log: createLogger('proxy'),
 });
 
+/** How long after an exit the demo did not cause it restarts the deploy slot, in milliseconds. */
+const UNEXPECTED_EXIT_RESTART_DELAY_MILLIS = 1000;
+
 // The fenced resource: a child process, so it can crash (kill -9) and restart with its floors.
 let slot: ChildProcess | undefined;
 let slotPort = 0;
@@ -62,6 +65,15 @@ const startSlot = (): Promise<string> =>
     child.once('message', (message: { type?: string; url?: string }) => {
       if (message.type === 'listening' && message.url !== undefined) {
         slotPort = Number(new URL(message.url).port);
+        log(undefined, `the deploy slot listens on ${message.url} (pid ${String(child.pid)})`);
+        child.removeAllListeners('exit');
+        // An exit the demo did not cause (its timed crash and its stop remove this listener first):
+        // restart at once, so agents do not meet a closed port until the next timed crash.
+        child.once('exit', (code, signal) => {
+          if (stopping) return;
+          log(undefined, `the deploy slot exited (${signal === null ? `code ${String(code)}` : `signal ${signal}`}) unexpectedly; restarting it`);
+          setTimeout(() => void restartSlot(), UNEXPECTED_EXIT_RESTART_DELAY_MILLIS);
+        });
         resolve(message.url);
       }
     });
@@ -97,13 +109,11 @@ const workers = agents.map((agent, index) => {
 const restartTimer =
   config.resourceRestartEveryMillis > 0
     ? setInterval(() => {
-        log(undefined, 'the deploy slot CRASHES (kill -9); restarting it: its floors come back from its database');
         const crashed = slot;
-        // Killed from outside since the last restart: it has exited already, and no 'exit' will come.
-        if (crashed === undefined || crashed.exitCode !== null || crashed.signalCode !== null) {
-          void restartSlot();
-          return;
-        }
+        // Exited already (killed from outside, or a restart still under way): its 'exit' listener
+        // restarts it, and a second restart would start a second slot.
+        if (crashed === undefined || crashed.exitCode !== null || crashed.signalCode !== null) return;
+        log(undefined, 'the deploy slot CRASHES (kill -9); restarting it: its floors come back from its database');
         crashed.removeAllListeners('exit');
         crashed.once('exit', () => void restartSlot());
         crashed.kill('SIGKILL');

@@ -203,6 +203,12 @@ export const EventsQuerySchema = z.strictObject({
   limit: wholeNumberParam({ min: 1, max: 10_000, meaning: 'events per page' }).default(1000),
 });
 
+/**
+ * The query of a viewer GET that takes no parameters (`GET /v1/leases`, `GET /v1/rejections`):
+ * every parameter is unknown and refused naming it, as on `GET /v1/events`.
+ */
+export const NoQuerySchema = z.strictObject({});
+
 /** One current holder in `GET /v1/leases`. Instants are in the coordinator's current boot domain. */
 export const WireLeaseSchema = z.object({
   resource: IdSchema,

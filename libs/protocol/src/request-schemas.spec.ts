@@ -22,6 +22,7 @@ const validInputs: Readonly<Record<string, unknown>> = {
   FloorReportBodySchema: { holderId: 'agent-a', fence: 57 },
   HolderFenceBodySchema: { holderId: 'agent-a', fence: 3 },
   EventsQuerySchema: { after: '0', limit: '10' },
+  NoQuerySchema: {},
   StreamQuerySchema: { after: '0', token: 't' },
 };
 

@@ -6,6 +6,7 @@ import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
 import { decideReply } from './api-exception.filter.js';
 import { DeniedOutcome } from './denied-outcome.js';
 import { InvalidRequestError, parseInput } from './invalid-request.error.js';
+import { InvalidContentEncodingError } from './json-body-parser.js';
 
 const options = { maxBodyBytes: 16_384 };
 
@@ -89,6 +90,44 @@ describe('decideReply', () => {
     it('answers an oversize body with 413 naming the body and the limit', () => {
       const reply = decideReply(new PayloadTooLargeException('request entity too large'), options);
       expect(reply).toMatchObject({ status: 413, body: { error: 'payload-too-large', message: 'body: must be at most 16384 bytes' } });
+    });
+
+    it('answers a body that does not decompress with 400 naming content-encoding and the encoding', () => {
+      // Arrange: what the JSON body parser makes of zlib's error for `content-encoding: gzip`
+      const exception = new HttpException('content-encoding: the body is not valid gzip (incorrect header check)', 400, { cause: new InvalidContentEncodingError('gzip', 'incorrect header check') });
+
+      // Act
+      const reply = decideReply(exception, options);
+
+      // Assert
+      expect(reply).toEqual({
+        status: 400,
+        body: {
+          error: 'invalid-request',
+          message: 'content-encoding: the body is not valid gzip (incorrect header check)',
+          issues: [{ path: 'content-encoding', message: 'the body is not valid gzip (incorrect header check)' }],
+        },
+      });
+    });
+
+    it('answers an unsupported content-encoding with 415 naming content-encoding, not content-type', () => {
+      // Arrange: body-parser's error for `content-encoding: x`
+      const unsupported = Object.assign(new Error('unsupported content encoding "x"'), { status: 415, encoding: 'x', type: 'encoding.unsupported' });
+
+      // Act
+      const reply = decideReply(new HttpException(unsupported.message, 415, { cause: unsupported }), options);
+
+      // Assert
+      expect(reply.status).toBe(415);
+      expect(reply.body).toMatchObject({ error: 'unsupported-media-type', message: expect.stringMatching(/^content-encoding: x is not supported/), issues: [{ path: 'content-encoding' }] });
+    });
+
+    it('gives any other framework 400 issues naming the body, so every 400 has the documented shape', () => {
+      const reply = decideReply(new BadRequestException('something the framework refused'), options);
+      expect(reply).toEqual({
+        status: 400,
+        body: { error: 'invalid-request', message: 'body: something the framework refused', issues: [{ path: 'body', message: 'something the framework refused' }] },
+      });
     });
 
     it('answers an unknown route with 404', () => {

@@ -16,6 +16,7 @@ import type { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
 import { DeniedOutcome, type WireDenial } from './denied-outcome.js';
 import { InvalidRequestError, toInputIssues } from './invalid-request.error.js';
+import { InvalidContentEncodingError } from './json-body-parser.js';
 import { requestIdOf, type WithRequestId } from './request-id.js';
 
 /** A reply the filter decided: status, body, and extra headers. */
@@ -114,9 +115,17 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
     const message = 'malformed percent-encoding in the path';
     return { status, body: { error, message: `path: ${message}`, issues: [{ path: 'path', message }] } };
   }
+  if (status === 400 && cause instanceof InvalidContentEncodingError) {
+    const message = `the body is not valid ${cause.encoding} (${cause.detail})`;
+    return { status, body: { error, message: `content-encoding: ${message}`, issues: [{ path: 'content-encoding', message }] } };
+  }
   if (status === 413) {
     const message = `must be at most ${options.maxBodyBytes} bytes`;
     return { status, body: { error, message: `body: ${message}`, issues: [{ path: 'body', message }] } };
+  }
+  if (status === 415 && typeOf(cause) === 'encoding.unsupported') {
+    const message = `${String((cause as { encoding?: unknown }).encoding)} is not supported; send the body uncompressed (identity), or as gzip, deflate or br`;
+    return { status, body: { error, message: `content-encoding: ${message}`, issues: [{ path: 'content-encoding', message }] } };
   }
   if (status === 415) {
     // body-parser's unsupported charset, or a Content-Type header the router cannot parse.
@@ -127,8 +136,16 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
     // RFC 9110 § 15.5.22: a 426 names the protocol to upgrade to.
     return { status, body: { error, message: exception.message }, headers: { upgrade: 'websocket', connection: 'Upgrade' } };
   }
+  if (status === 400) {
+    // Every 400 has the documented shape: issues naming what was wrong (here, the request's body).
+    return { status, body: { error, message: `body: ${exception.message}`, issues: [{ path: 'body', message: exception.message }] } };
+  }
   return { status, body: { error, message: exception.message } };
 };
+
+/** The `type` body-parser gives its errors (`encoding.unsupported`, `charset.unsupported`, …), if `error` has one. */
+const typeOf = (error: unknown): string | undefined =>
+  typeof error === 'object' && error !== null && typeof (error as { type?: unknown }).type === 'string' ? (error as { type: string }).type : undefined;
 
 /** The `code` of a Fastify error (`FST_ERR_…`), if `error` is one. */
 const codeOf = (error: unknown): string | undefined =>

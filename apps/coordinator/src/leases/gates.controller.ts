@@ -4,7 +4,7 @@
  * log has lost fences); anyone with a token may list recorded rejections.
  * A gate reports only for resources its token's patterns cover; `gateId` comes from the token.
  */
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import type { ImplausibleReport } from '@lease-fence/coordinator-core';
 import {
   AdmitBodySchema,
@@ -12,6 +12,7 @@ import {
   FloorReportBodySchema,
   type FloorReportReply,
   FloorReportReplySchema,
+  NoQuerySchema,
   type OkReply,
   OkReplySchema,
   type RejectionAcceptedReply,
@@ -23,7 +24,7 @@ import {
 import type { GatePrincipal } from '../auth/principal.js';
 import { CurrentPrincipal, GateGuard, ViewerGuard } from '../auth/role.guards.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
-import { ApiDoc, READ_REPLIES, WRITE_REPLIES } from '../docs/api-doc.js';
+import { ApiDoc, READ_REPLIES, REPLIES, WRITE_REPLIES } from '../docs/api-doc.js';
 import { DeniedOutcome } from '../http/denied-outcome.js';
 import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
 import { parseResource } from './lease-input.js';
@@ -136,9 +137,11 @@ export class GatesController {
   @ApiDoc({
     operationId: 'listRejections',
     summary: 'Recorded fence rejections, oldest first (the most recent ones).',
-    replies: { 200: { description: 'Rejections.', schemas: [RejectionsReplySchema] }, ...READ_REPLIES },
+    query: NoQuerySchema,
+    replies: { 200: { description: 'Rejections.', schemas: [RejectionsReplySchema] }, 400: REPLIES.badInput, ...READ_REPLIES },
   })
-  rejections(): RejectionsReply {
+  rejections(@Query() query: unknown): RejectionsReply {
+    parseInput(NoQuerySchema, query, 'query');
     return { rejections: [...this.host.current().rejections()] };
   }
 }

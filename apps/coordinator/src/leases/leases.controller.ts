@@ -4,7 +4,7 @@
  * a grant is the reply body, signed (`signedToken`); a denial goes to the exception filter, which picks 409 / 410.
  * The holder is always the authenticated agent.
  */
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import {
   AcquireBodySchema,
   AlreadyHeldReplySchema,
@@ -16,6 +16,7 @@ import {
   LeasesReplySchema,
   LockDelayReplySchema,
   NotHolderReplySchema,
+  NoQuerySchema,
   type OkReply,
   OkReplySchema,
   ReleaseBodySchema,
@@ -140,9 +141,11 @@ export class LeasesController {
   @ApiDoc({
     operationId: 'listLeases',
     summary: 'Current holders, including leases carried across a restart (in their grace period).',
-    replies: { 200: { description: 'Current holders.', schemas: [LeasesReplySchema] }, ...READ_REPLIES },
+    query: NoQuerySchema,
+    replies: { 200: { description: 'Current holders.', schemas: [LeasesReplySchema] }, 400: REPLIES.badInput, ...READ_REPLIES },
   })
-  list(): LeasesReply {
+  list(@Query() query: unknown): LeasesReply {
+    parseInput(NoQuerySchema, query, 'query');
     return { leases: this.host.current().leases().map(toWireLease) };
   }
 }
