@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, copyFileSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 
@@ -49,8 +50,11 @@ function cruise(root: string): { status: number | null; violations: Violation[];
     cwd: root,
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
+    // Nx runs tasks with FORCE_COLOR set; a coloured report would hide every violation line from
+    // the parser below, so colour is switched off here and stripped in case it comes anyway.
+    env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
   });
-  const output = `${run.stdout}${run.stderr}`;
+  const output = stripVTControlCharacters(`${run.stdout}${run.stderr}`);
   const violations = output.split('\n').flatMap((line) => {
     const match = VIOLATION_LINE.exec(line);
     return match === null ? [] : [{ rule: match[1] ?? '', from: match[2] ?? '', to: match[3] ?? '' }];
