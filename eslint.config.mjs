@@ -2,6 +2,8 @@
 // dependency-cruiser (.dependency-cruiser.cjs), run by `npm test`.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+// Last in the list: switches off the stylistic rules that would fight Prettier's output (`npm run format`).
+import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', '**/coverage/**', '**/*.d.ts'] },
@@ -27,4 +29,5 @@ export default tseslint.config(
         { object: 'performance', property: 'now', message: 'Pure code: take time as a parameter.' }],
     },
   },
+  prettier,
 );
