@@ -35,7 +35,8 @@ const env = (name) => (process.env[name] === undefined || process.env[name] === 
 const dataDir = resolve(env('LEASE_FENCE_DATA_DIR') ?? join(root, 'data'));
 const tokensFile = resolve(env('LEASE_FENCE_TOKENS_FILE') ?? join(dataDir, 'tokens.json'));
 const agentCount = Number(env('DEMO_AGENTS') ?? '4');
-if (!Number.isSafeInteger(agentCount) || agentCount < 1) fail(`DEMO_AGENTS must be a positive integer, got ${JSON.stringify(env('DEMO_AGENTS'))}`);
+if (!Number.isSafeInteger(agentCount) || agentCount < 1)
+  fail(`DEMO_AGENTS must be a positive integer, got ${JSON.stringify(env('DEMO_AGENTS'))}`);
 const coordinatorMain = join(root, 'apps/coordinator/dist/main.js');
 const demoMain = join(root, 'apps/demo/dist/main.js');
 
@@ -45,10 +46,13 @@ if (!args.has('--skip-build')) {
   say(`building ${required.join(', ')} …`);
   if (!build(required)) fail('the build failed (see above)');
   say('building @lease-fence/dashboard …');
-  if (!build(['@lease-fence/dashboard'])) say('warning: the dashboard did not build; the coordinator runs without it (the API and /docs still work)');
+  if (!build(['@lease-fence/dashboard']))
+    say('warning: the dashboard did not build; the coordinator runs without it (the API and /docs still work)');
 }
 if (!existsSync(coordinatorMain)) {
-  fail(`${relative(coordinatorMain)} is missing after the build: apps/coordinator has not been built (or does not exist yet). Build it with \`npx nx run @lease-fence/coordinator:build\`.`);
+  fail(
+    `${relative(coordinatorMain)} is missing after the build: apps/coordinator has not been built (or does not exist yet). Build it with \`npx nx run @lease-fence/coordinator:build\`.`,
+  );
 }
 if (!coordinatorOnly && !existsSync(demoMain)) fail(`${relative(demoMain)} is missing after the build`);
 
@@ -73,7 +77,9 @@ const coordinator = spawn(process.execPath, [coordinatorMain], {
     LEASE_FENCE_TOKENS_FILE: tokensFile,
     // The demo's slots are fenced first (handover: pending → admitted → active on the dashboard).
     // Empty (set but blank) keeps it off.
-    ...(coordinatorOnly || process.env.LEASE_FENCE_FENCE_FIRST !== undefined ? {} : { LEASE_FENCE_FENCE_FIRST: env('DEMO_RESOURCES') ?? 'deploy-slot-*' }),
+    ...(coordinatorOnly || process.env.LEASE_FENCE_FENCE_FIRST !== undefined
+      ? {}
+      : { LEASE_FENCE_FENCE_FIRST: env('DEMO_RESOURCES') ?? 'deploy-slot-*' }),
   },
 });
 children.set('coordinator', coordinator);
@@ -85,7 +91,9 @@ const listening = new Promise((resolveUrl, rejectUrl) => {
     process.stdout.write(`${formatCoordinatorLine(line, record)}\n`);
   });
   createInterface({ input: coordinator.stderr }).on('line', (line) => process.stderr.write(`coordinator: ${line}\n`));
-  coordinator.once('exit', (code, signal) => rejectUrl(new Error(`the coordinator exited before listening (code ${code}, signal ${signal})`)));
+  coordinator.once('exit', (code, signal) =>
+    rejectUrl(new Error(`the coordinator exited before listening (code ${code}, signal ${signal})`)),
+  );
 });
 coordinator.on('exit', (code, signal) => {
   children.delete('coordinator');
@@ -108,7 +116,10 @@ process.on('exit', () => {
 
 let url;
 try {
-  url = await Promise.race([listening, delay(60_000).then(() => Promise.reject(new Error('the coordinator did not log "listening" within 60 s')))]);
+  url = await Promise.race([
+    listening,
+    delay(60_000).then(() => Promise.reject(new Error('the coordinator did not log "listening" within 60 s'))),
+  ]);
 } catch (error) {
   say(error.message);
   await shutdown(1);
@@ -120,12 +131,19 @@ if (!coordinatorOnly) {
     cwd: root,
     detached: true,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, LEASE_FENCE_URL: url, LEASE_FENCE_TOKENS_FILE: tokensFile, LEASE_FENCE_DEMO_DIR: join(dataDir, 'demo'), DEMO_AGENTS: String(agentCount) },
+    env: {
+      ...process.env,
+      LEASE_FENCE_URL: url,
+      LEASE_FENCE_TOKENS_FILE: tokensFile,
+      LEASE_FENCE_DEMO_DIR: join(dataDir, 'demo'),
+      DEMO_AGENTS: String(agentCount),
+    },
   });
   children.set('demo', demo);
   demo.on('exit', (code, signal) => {
     children.delete('demo');
-    if (!stopping) say(`the demo exited (code ${code}, signal ${signal}); the coordinator keeps running — Ctrl-C to stop`);
+    if (!stopping)
+      say(`the demo exited (code ${code}, signal ${signal}); the coordinator keeps running — Ctrl-C to stop`);
   });
 }
 
@@ -133,7 +151,9 @@ if (!coordinatorOnly) {
 const bar = '─'.repeat(78);
 const lines = [
   bar,
-  viewer === undefined ? `dashboard: ${url}/  (no viewer token in ${relative(tokensFile)})` : `dashboard: ${url}/?token=${encodeURIComponent(viewer.token)}`,
+  viewer === undefined
+    ? `dashboard: ${url}/  (no viewer token in ${relative(tokensFile)})`
+    : `dashboard: ${url}/?token=${encodeURIComponent(viewer.token)}`,
   ...(viewer === undefined
     ? []
     : [
@@ -152,7 +172,10 @@ async function shutdown(code) {
   if (stopping) return;
   stopping = true;
   say('stopping: demo first (agents release their leases), then the coordinator');
-  for (const [name, graceMillis] of [['demo', 20_000], ['coordinator', 15_000]]) {
+  for (const [name, graceMillis] of [
+    ['demo', 20_000],
+    ['coordinator', 15_000],
+  ]) {
     const child = children.get(name);
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) continue;
     const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
@@ -170,11 +193,15 @@ async function shutdown(code) {
 
 /** Runs one Nx build; true when it succeeded. */
 function build(projects) {
-  const result = spawnSync('npx', ['nx', 'run-many', '-t', 'build', `--projects=${projects.join(',')}`, '--outputStyle=stream'], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false' },
-  });
+  const result = spawnSync(
+    'npx',
+    ['nx', 'run-many', '-t', 'build', `--projects=${projects.join(',')}`, '--outputStyle=stream'],
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false' },
+    },
+  );
   return result.status === 0;
 }
 
@@ -189,7 +216,11 @@ function readOrCreateTokens() {
   const token = () => randomBytes(24).toString('base64url');
   const entries = [
     { token: token(), role: 'viewer' },
-    ...Array.from({ length: agentCount }, (_, index) => ({ token: token(), role: 'agent', holderId: `agent-${index + 1}` })),
+    ...Array.from({ length: agentCount }, (_, index) => ({
+      token: token(),
+      role: 'agent',
+      holderId: `agent-${index + 1}`,
+    })),
     { token: token(), role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] },
   ];
   mkdirSync(dirname(tokensFile), { recursive: true });
@@ -204,7 +235,12 @@ function formatCoordinatorLine(line, record) {
   const { level, time, pid: _pid, hostname: _hostname, msg, ...fields } = record;
   const when = typeof time === 'number' ? new Date(time) : new Date();
   const clock = `${[when.getHours(), when.getMinutes(), when.getSeconds()].map((part) => String(part).padStart(2, '0')).join(':')}.${String(when.getMilliseconds()).padStart(3, '0')}`;
-  const label = typeof level === 'number' ? ({ 40: 'WARN ', 50: 'ERROR ', 60: 'FATAL ' })[level] ?? '' : typeof level === 'string' && level !== 'info' ? `${level.toUpperCase()} ` : '';
+  const label =
+    typeof level === 'number'
+      ? ({ 40: 'WARN ', 50: 'ERROR ', 60: 'FATAL ' }[level] ?? '')
+      : typeof level === 'string' && level !== 'info'
+        ? `${level.toUpperCase()} `
+        : '';
   const rest = Object.keys(fields).length === 0 ? '' : ` ${JSON.stringify(fields)}`;
   return `${clock}  ${'coordinator'.padEnd(14)} ${'-'.padEnd(14)} ${label}${msg}${rest}`;
 }

@@ -1,5 +1,11 @@
-import { defineConfig } from "vitest/config";
+import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  test: { environment: "node", include: ["**/*.spec.ts"], exclude: ["node_modules/**"], testTimeout: 60_000, hookTimeout: 60_000 },
+  test: {
+    environment: 'node',
+    include: ['**/*.spec.ts'],
+    exclude: ['node_modules/**'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
 });

@@ -26,7 +26,13 @@ import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { writeTokensFile } from '../support/test-tokens.js';
 import { createBenchTokens } from './support/bench-tokens.js';
-import { DASHBOARD_PROBE_SCRIPT, quantile, readProbe, resetProbeScript, stopRecordingEventsScript } from './support/dashboard-probe.js';
+import {
+  DASHBOARD_PROBE_SCRIPT,
+  quantile,
+  readProbe,
+  resetProbeScript,
+  stopRecordingEventsScript,
+} from './support/dashboard-probe.js';
 import { machineLine, repoRoot } from './support/bench-env.js';
 import { startBenchCoordinator } from './support/coordinator-child.js';
 import { cpuSecondsOf } from './support/proc-usage.js';
@@ -56,7 +62,11 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Part 1: fold EVENTS events with the dashboard's model; median of 3. */
 async function measureFold(work: string): Promise<string[][]> {
   const file = join(work, 'dashboard-fold.sqlite');
-  const written = await writeBenchLog(file, { events: EVENTS, resources: LANES, snapshotEvery: Number.MAX_SAFE_INTEGER });
+  const written = await writeBenchLog(file, {
+    events: EVENTS,
+    resources: LANES,
+    snapshotEvery: Number.MAX_SAFE_INTEGER,
+  });
   const log = await openSqliteEventLog({ file, durability: 'normal' });
   const events: RecordedEvent[] = [];
   for await (const recorded of log.read({ from: 1 })) events.push(recorded);
@@ -71,7 +81,15 @@ async function measureFold(work: string): Promise<string[][]> {
     lanes = state.lanes.size;
   }
   const millis = median(runs);
-  return [[fixed(written, 0), String(lanes), fixed(millis, 0), fixed((events.length / millis) * 1000, 0), fixed((millis * 1e6) / events.length, 0)]];
+  return [
+    [
+      fixed(written, 0),
+      String(lanes),
+      fixed(millis, 0),
+      fixed((events.length / millis) * 1000, 0),
+      fixed((millis * 1e6) / events.length, 0),
+    ],
+  ];
 }
 
 /** What part 2 measured. */
@@ -97,24 +115,43 @@ async function heapAfterGc(cdp: CDPSession): Promise<number> {
  * panning, event to pixel, first paint after the first event frame, then heap growth while paused.
  */
 async function measureLive(work: string): Promise<LiveFigures> {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   // LEASE_FENCE_BENCH_DASHBOARD_DIR: another build to measure (e.g. an older one, for a before/after).
   const dashboardDir = process.env.LEASE_FENCE_BENCH_DASHBOARD_DIR ?? join(repoRoot(), 'apps', 'dashboard', 'dist');
   const tokens = createBenchTokens(LOAD_AGENTS);
   const dataDir = join(work, 'live');
-  const coordinator = await startBenchCoordinator({ dataDir, tokensFile: await writeTokensFile(work, tokens.entries), env: { LEASE_FENCE_DASHBOARD_DIR: dashboardDir } });
+  const coordinator = await startBenchCoordinator({
+    dataDir,
+    tokensFile: await writeTokensFile(work, tokens.entries),
+    env: { LEASE_FENCE_DASHBOARD_DIR: dashboardDir },
+  });
   const profile = await createTempDir('lease-fence-bench-chromium-');
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
     viewport: { width: 1600, height: 1000 },
   });
   let load: Worker | undefined;
   try {
     // The log has PRELOAD seconds of load before the page opens, so the first paint folds a catch-up.
     load = new Worker(new URL('./support/stream-load.worker.js', import.meta.url), {
-      workerData: { url: coordinator.url, agentTokens: tokens.agents, eventsPerSecond: RATE, resources: LANES } satisfies StreamLoadOptions,
+      workerData: {
+        url: coordinator.url,
+        agentTokens: tokens.agents,
+        eventsPerSecond: RATE,
+        resources: LANES,
+      } satisfies StreamLoadOptions,
     });
     let pairs = 0;
     load.on('message', (progress: StreamLoadProgress) => {
@@ -127,10 +164,15 @@ async function measureLive(work: string): Promise<LiveFigures> {
     await cdp.send('Performance.enable');
     const evaluate = (script: string): Promise<unknown> => page.evaluate(script);
     await page.goto(`${coordinator.url}/?token=${encodeURIComponent(tokens.viewer)}`);
-    await page.waitForFunction(() => {
-      const probe = (globalThis as unknown as { __leaseFenceBenchProbe?: { firstPaintAtMillis: number | null } }).__leaseFenceBenchProbe;
-      return probe?.firstPaintAtMillis !== null && probe?.firstPaintAtMillis !== undefined;
-    }, undefined, { timeout: 120_000 });
+    await page.waitForFunction(
+      () => {
+        const probe = (globalThis as unknown as { __leaseFenceBenchProbe?: { firstPaintAtMillis: number | null } })
+          .__leaseFenceBenchProbe;
+        return probe?.firstPaintAtMillis !== null && probe?.firstPaintAtMillis !== undefined;
+      },
+      undefined,
+      { timeout: 120_000 },
+    );
     const positionAtPaint = Number(await page.locator('[data-testid="lanes-canvas"]').getAttribute('data-position'));
     const opened = await readProbe(evaluate);
     const firstPaintMillis = (opened.firstPaintAtMillis ?? Number.NaN) - (opened.firstEventAtMillis ?? Number.NaN);
@@ -148,7 +190,9 @@ async function measureLive(work: string): Promise<LiveFigures> {
     const live = await readProbe(evaluate);
     const eventsPerSecond = ((pairs - pairs0) * 2) / seconds;
     const serverCpu = ((cpuSecondsOf(coordinator.pid) ?? Number.NaN) - cpu0) / seconds;
-    const busy = ((m1['TaskDuration'] ?? Number.NaN) - (m0['TaskDuration'] ?? Number.NaN)) / ((m1['Timestamp'] ?? Number.NaN) - (m0['Timestamp'] ?? Number.NaN));
+    const busy =
+      ((m1['TaskDuration'] ?? Number.NaN) - (m0['TaskDuration'] ?? Number.NaN)) /
+      ((m1['Timestamp'] ?? Number.NaN) - (m0['Timestamp'] ?? Number.NaN));
     const screenshot = process.env.LEASE_FENCE_BENCH_SCREENSHOT;
     if (screenshot !== undefined && screenshot !== '') await page.screenshot({ path: screenshot }); // to see what was drawn
 
@@ -160,33 +204,48 @@ async function measureLive(work: string): Promise<LiveFigures> {
     await page.mouse.move(x0, y);
     await page.mouse.down();
     await evaluate(resetProbeScript);
-    for (let k = 0, until = performance.now() + SECONDS * 1000; performance.now() < until; k += 1) await page.mouse.move(x0 + Math.sin(k / 10) * 300, y);
+    for (let k = 0, until = performance.now() + SECONDS * 1000; performance.now() < until; k += 1)
+      await page.mouse.move(x0 + Math.sin(k / 10) * 300, y);
     const panning = await readProbe(evaluate);
     await page.mouse.up();
 
     // Paused (space): the view holds its position while the log grows; the heap should not.
     await evaluate(stopRecordingEventsScript);
     await page.keyboard.press(' ');
-    await page.waitForFunction(() => (globalThis as unknown as { __leaseFence: { summary(): { live: boolean } } }).__leaseFence.summary().live === false);
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as { __leaseFence: { summary(): { live: boolean } } }).__leaseFence.summary().live ===
+        false,
+    );
     const heap0 = await heapAfterGc(cdp);
     await page.waitForTimeout(PAUSE * 1000);
     const heap1 = await heapAfterGc(cdp);
     const mib = (bytes: number): number => bytes / (1024 * 1024);
     return {
-      live: [[
-        String(LANES),
-        fixed(eventsPerSecond, 0),
-        fixed(live.frameGapsMillis.length / seconds, 1),
-        `${fixed(quantile(live.frameGapsMillis, 0.95), 1)} / ${fixed(quantile(live.frameGapsMillis, 0.99), 1)}`,
-        `${live.longTasks} / ${fixed(live.longestTaskMillis, 0)}`,
-        fixed(quantile(panning.frameGapsMillis, 0.95), 1),
-        `${fixed(quantile(live.eventToPixelMillis, 0.5), 0)} / ${fixed(quantile(live.eventToPixelMillis, 0.95), 0)}`,
-        `${fixed(firstPaintMillis, 0)} (${positionAtPaint})`,
-        fixed(busy, 2),
-        fixed(mib((m1['JSHeapUsedSize'] ?? Number.NaN)), 0),
-        fixed(serverCpu, 2),
-      ]],
-      pause: [[String(PAUSE), fixed(mib(heap0), 1), fixed(mib(heap1), 1), fixed(mib(heap1 - heap0), 1), fixed(mib(heap1 - heap0) * (600 / PAUSE), 1)]],
+      live: [
+        [
+          String(LANES),
+          fixed(eventsPerSecond, 0),
+          fixed(live.frameGapsMillis.length / seconds, 1),
+          `${fixed(quantile(live.frameGapsMillis, 0.95), 1)} / ${fixed(quantile(live.frameGapsMillis, 0.99), 1)}`,
+          `${live.longTasks} / ${fixed(live.longestTaskMillis, 0)}`,
+          fixed(quantile(panning.frameGapsMillis, 0.95), 1),
+          `${fixed(quantile(live.eventToPixelMillis, 0.5), 0)} / ${fixed(quantile(live.eventToPixelMillis, 0.95), 0)}`,
+          `${fixed(firstPaintMillis, 0)} (${positionAtPaint})`,
+          fixed(busy, 2),
+          fixed(mib(m1['JSHeapUsedSize'] ?? Number.NaN), 0),
+          fixed(serverCpu, 2),
+        ],
+      ],
+      pause: [
+        [
+          String(PAUSE),
+          fixed(mib(heap0), 1),
+          fixed(mib(heap1), 1),
+          fixed(mib(heap1 - heap0), 1),
+          fixed(mib(heap1 - heap0) * (600 / PAUSE), 1),
+        ],
+      ],
     };
   } finally {
     if (load !== undefined) {
@@ -207,10 +266,34 @@ try {
   console.log(`\n## bench:dashboard: ${machineLine()}\n`);
   console.log(markdownTable(['events folded', 'lanes', 'fold ms (median of 3)', 'events / s', 'ns / event'], fold));
   console.log('');
-  console.log(markdownTable(['lanes', 'events/s appended', 'frames / s', 'frame gap p95 / p99 ms', 'long tasks / longest ms', 'panning: frame gap p95 ms', 'event → pixel p50 / p95 ms', 'first paint ms (position)', 'main thread busy', 'JS heap MiB', 'server CPU cores'], live.live));
+  console.log(
+    markdownTable(
+      [
+        'lanes',
+        'events/s appended',
+        'frames / s',
+        'frame gap p95 / p99 ms',
+        'long tasks / longest ms',
+        'panning: frame gap p95 ms',
+        'event → pixel p50 / p95 ms',
+        'first paint ms (position)',
+        'main thread busy',
+        'JS heap MiB',
+        'server CPU cores',
+      ],
+      live.live,
+    ),
+  );
   console.log('');
-  console.log(markdownTable(['paused s', 'heap after GC at pause MiB', 'after MiB', 'growth MiB', 'growth per 10 min MiB (linear)'], live.pause));
-  console.log(`\nChromium ${CHROMIUM} headless (--disable-gpu), 1600×1000, the built dashboard (apps/dashboard/dist) served by the coordinator; ${PRELOAD} s of load before the page opens, ${SECONDS} s following now and ${SECONDS} s of dragging after 3 s, then ${PAUSE} s paused, all under load. First paint: first event frame → first drawn frame. Event → pixel: the event's recordedAtMillis → the first animation frame that finds it drawn.`);
+  console.log(
+    markdownTable(
+      ['paused s', 'heap after GC at pause MiB', 'after MiB', 'growth MiB', 'growth per 10 min MiB (linear)'],
+      live.pause,
+    ),
+  );
+  console.log(
+    `\nChromium ${CHROMIUM} headless (--disable-gpu), 1600×1000, the built dashboard (apps/dashboard/dist) served by the coordinator; ${PRELOAD} s of load before the page opens, ${SECONDS} s following now and ${SECONDS} s of dragging after 3 s, then ${PAUSE} s paused, all under load. First paint: first event frame → first drawn frame. Event → pixel: the event's recordedAtMillis → the first animation frame that finds it drawn.`,
+  );
 } finally {
   await removeTempDir(work);
 }

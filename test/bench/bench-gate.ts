@@ -53,7 +53,10 @@ server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening
 `;
 
 /** Spawns `args` and resolves with the child and the `url` of its `listening` log line. */
-function spawnListening(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+function spawnListening(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -64,7 +67,9 @@ function spawnListening(args: readonly string[], env: NodeJS.ProcessEnv): Promis
         // not a JSON line
       }
     });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ').slice(0, 60)} exited with ${String(code)} before listening`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${args.join(' ').slice(0, 60)} exited with ${String(code)} before listening`)),
+    );
   });
 }
 
@@ -76,7 +81,13 @@ interface Sample {
 }
 
 /** `concurrency` closed loops of requests for `seconds` on keep-alive connections; latencies in ms. */
-async function load(url: string, method: 'POST' | 'GET', token: string, concurrency: number, seconds: number): Promise<Sample> {
+async function load(
+  url: string,
+  method: 'POST' | 'GET',
+  token: string,
+  concurrency: number,
+  seconds: number,
+): Promise<Sample> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const target = new URL('/bench/write', url);
   const latencies: number[] = [];
@@ -84,14 +95,25 @@ async function load(url: string, method: 'POST' | 'GET', token: string, concurre
   const one = (): Promise<void> =>
     new Promise((resolve) => {
       const startedAt = performance.now();
-      const outgoing = request(target, { method, agent, headers: method === 'POST' ? { 'lease-fence-token': token, 'content-type': 'text/plain', 'content-length': String(BODY.length) } : {} }, (response) => {
-        response.resume();
-        response.on('end', () => {
-          if (response.statusCode === 200) latencies.push(performance.now() - startedAt);
-          else failures += 1;
-          resolve();
-        });
-      });
+      const outgoing = request(
+        target,
+        {
+          method,
+          agent,
+          headers:
+            method === 'POST'
+              ? { 'lease-fence-token': token, 'content-type': 'text/plain', 'content-length': String(BODY.length) }
+              : {},
+        },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            if (response.statusCode === 200) latencies.push(performance.now() - startedAt);
+            else failures += 1;
+            resolve();
+          });
+        },
+      );
       outgoing.on('error', () => {
         failures += 1;
         resolve();
@@ -100,12 +122,19 @@ async function load(url: string, method: 'POST' | 'GET', token: string, concurre
     });
   const endAt = performance.now() + seconds * 1000;
   const startedAt = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < endAt) await one();
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < endAt) await one();
+    }),
+  );
   const elapsedSeconds = (performance.now() - startedAt) / 1000;
   agent.destroy();
-  return { requestsPerSecond: latencies.length / elapsedSeconds, p50Millis: quantile(latencies, 0.5), p99Millis: quantile(latencies, 0.99), failures };
+  return {
+    requestsPerSecond: latencies.length / elapsedSeconds,
+    p50Millis: quantile(latencies, 0.5),
+    p99Millis: quantile(latencies, 0.99),
+    failures,
+  };
 }
 
 async function main(): Promise<void> {
@@ -113,7 +142,10 @@ async function main(): Promise<void> {
   const dir = await createTempDir('bench-gate-');
   const tokens = createBenchTokens(1);
   const children: ChildProcess[] = [];
-  const coordinator = await startBenchCoordinator({ dataDir: join(dir, 'coordinator'), tokensFile: await writeTokensFile(dir, tokens.entries) });
+  const coordinator = await startBenchCoordinator({
+    dataDir: join(dir, 'coordinator'),
+    tokensFile: await writeTokensFile(dir, tokens.entries),
+  });
   try {
     const upstream = await spawnListening(['-e', UPSTREAM_SOURCE], { PATH: process.env.PATH });
     children.push(upstream.child);
@@ -138,7 +170,9 @@ async function main(): Promise<void> {
     const { grant } = (await acquired.json()) as { grant: { signedToken: string } };
 
     console.log(`bench:gate | ${machineLine()}`);
-    console.log(`upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate, medians\n`);
+    console.log(
+      `upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate, medians\n`,
+    );
     // Warm-up: the gate fetches the keys and makes the floor durable once; connections open.
     await load(gate.url, 'POST', grant.signedToken, CONCURRENCY, 1);
     await load(upstream.url, 'POST', grant.signedToken, CONCURRENCY, 1);
@@ -147,9 +181,15 @@ async function main(): Promise<void> {
     const verdicts: string[] = [];
     for (const method of ['POST', 'GET'] as const) {
       const what = method === 'POST' ? 'admitted write (POST + token)' : 'open read (GET)';
-      const runs: Record<'direct' | 'gate', { latency: Sample[]; throughput: Sample[] }> = { direct: { latency: [], throughput: [] }, gate: { latency: [], throughput: [] } };
+      const runs: Record<'direct' | 'gate', { latency: Sample[]; throughput: Sample[] }> = {
+        direct: { latency: [], throughput: [] },
+        gate: { latency: [], throughput: [] },
+      };
       for (let round = 0; round < ROUNDS; round += 1) {
-        for (const [path, url] of [['direct', upstream.url], ['gate', gate.url]] as const) {
+        for (const [path, url] of [
+          ['direct', upstream.url],
+          ['gate', gate.url],
+        ] as const) {
           runs[path].latency.push(await load(url, method, grant.signedToken, 1, SECONDS));
           runs[path].throughput.push(await load(url, method, grant.signedToken, CONCURRENCY, SECONDS));
         }
@@ -165,15 +205,41 @@ async function main(): Promise<void> {
       const addedP50 = gated.p50 - direct.p50;
       const ratio = gated.rps / direct.rps;
       rows.push(
-        [`${what}, direct`, fixed(direct.p50, 3), fixed(direct.p99, 3), fixed(direct.rps, 0), '', String(direct.failures)],
-        [`${what}, through the gate`, fixed(gated.p50, 3), fixed(gated.p99, 3), fixed(gated.rps, 0), `+${fixed(addedP50, 3)} ms p50, ${fixed(ratio, 2)}× req/s`, String(gated.failures)],
+        [
+          `${what}, direct`,
+          fixed(direct.p50, 3),
+          fixed(direct.p99, 3),
+          fixed(direct.rps, 0),
+          '',
+          String(direct.failures),
+        ],
+        [
+          `${what}, through the gate`,
+          fixed(gated.p50, 3),
+          fixed(gated.p99, 3),
+          fixed(gated.rps, 0),
+          `+${fixed(addedP50, 3)} ms p50, ${fixed(ratio, 2)}× req/s`,
+          String(gated.failures),
+        ],
       );
       verdicts.push(
         `${what}: added p50 ${fixed(addedP50, 3)} ms (target ≤ ${TARGET_ADDED_P50_MILLIS} ms: ${addedP50 <= TARGET_ADDED_P50_MILLIS ? 'met' : 'NOT met'}); ` +
           `throughput ${fixed(ratio, 2)}× direct (target ≥ ${TARGET_THROUGHPUT_RATIO}×: ${ratio >= TARGET_THROUGHPUT_RATIO ? 'met' : 'NOT met'})`,
       );
     }
-    console.log(markdownTable(['path', 'p50 ms (1 in flight)', 'p99 ms (1 in flight)', `req/s (${CONCURRENCY} in flight)`, 'gate vs direct', 'failures'], rows));
+    console.log(
+      markdownTable(
+        [
+          'path',
+          'p50 ms (1 in flight)',
+          'p99 ms (1 in flight)',
+          `req/s (${CONCURRENCY} in flight)`,
+          'gate vs direct',
+          'failures',
+        ],
+        rows,
+      ),
+    );
     console.log(`\n${verdicts.join('\n')}`);
   } finally {
     for (const child of children.reverse()) await stopByPid(child, 'SIGTERM');

@@ -35,7 +35,12 @@ const coordinator = new LeaseCoordinator({ clock: createManualClock('coordinator
 let requestCounter = 0;
 
 // The client: beginAcquire then completeAcquire with a grant made for that request.
-const client = new LeaseClient({ clock: createManualClock('agent-a'), holderId: 'agent-a', clockSkewMillis: 100, newRequestId: () => `q-${++requestCounter}` });
+const client = new LeaseClient({
+  clock: createManualClock('agent-a'),
+  holderId: 'agent-a',
+  clockSkewMillis: 100,
+  newRequestId: () => `q-${++requestCounter}`,
+});
 const expiresAt = Instant.of(30_000, 'coordinator');
 
 const bench = new Bench({ time: 1_000, warmupTime: 200 });
@@ -55,7 +60,11 @@ bench
   })
   .add('LeaseCoordinator acquire + release', () => {
     for (let i = 0; i < CALLS; i += 1) {
-      const outcome = coordinator.acquire({ resource: 'deploy-slot', holderId: 'agent-a', requestId: `c-${++requestCounter}` });
+      const outcome = coordinator.acquire({
+        resource: 'deploy-slot',
+        holderId: 'agent-a',
+        requestId: `c-${++requestCounter}`,
+      });
       if (!outcome.ok) throw new Error(`unexpected denial: ${outcome.reason}`);
       coordinator.release({ resource: 'deploy-slot', holderId: 'agent-a', fence: outcome.grant.fence });
     }
@@ -63,7 +72,14 @@ bench
   .add('LeaseClient beginAcquire + completeAcquire', () => {
     for (let i = 0; i < CALLS; i += 1) {
       const request = client.beginAcquire('deploy-slot');
-      const grant: Grant = { resource: 'deploy-slot', holderId: 'agent-a', fence: i + 1, ttlMillis: 30_000, requestId: request.requestId, coordinatorExpiresAt: expiresAt };
+      const grant: Grant = {
+        resource: 'deploy-slot',
+        holderId: 'agent-a',
+        fence: i + 1,
+        ttlMillis: 30_000,
+        requestId: request.requestId,
+        coordinatorExpiresAt: expiresAt,
+      };
       sink += client.completeAcquire(request, grant).fence;
     }
   });
@@ -84,13 +100,23 @@ const marginOf = (name: string): number => {
 const direct = nanosPerCall('write() directly');
 console.log(`\n## bench:lib: ${machineLine()}`);
 console.log(`tinybench, 1 s per task after 0.2 s warm-up, ${CALLS} calls per iteration; figures per call\n`);
-console.log(markdownTable(
-  ['task', 'ns / call', 'calls / s', '± (rme %)', 'overhead vs write() ns'],
-  bench.tasks.map((task) => {
-    const ns = nanosPerCall(task.name);
-    const isGate = task.name.startsWith('gate.commit');
-    return [task.name, fixed(ns, 1), fixed(1e9 / ns, 0), fixed(marginOf(task.name), 1), isGate ? fixed(ns - direct, 1) : ''];
-  }),
-));
-console.log(`\nFenceGate.commit overhead: same token ${fixed(nanosPerCall('gate.commit(same token, write)') - direct, 1)} ns, ` +
-  `rising fence ${fixed(nanosPerCall('gate.commit(rising fence, write)') - direct, 1)} ns per call (target: under 50 ns). sink ${sink > 0 ? 'ok' : 'empty'}`);
+console.log(
+  markdownTable(
+    ['task', 'ns / call', 'calls / s', '± (rme %)', 'overhead vs write() ns'],
+    bench.tasks.map((task) => {
+      const ns = nanosPerCall(task.name);
+      const isGate = task.name.startsWith('gate.commit');
+      return [
+        task.name,
+        fixed(ns, 1),
+        fixed(1e9 / ns, 0),
+        fixed(marginOf(task.name), 1),
+        isGate ? fixed(ns - direct, 1) : '',
+      ];
+    }),
+  ),
+);
+console.log(
+  `\nFenceGate.commit overhead: same token ${fixed(nanosPerCall('gate.commit(same token, write)') - direct, 1)} ns, ` +
+    `rising fence ${fixed(nanosPerCall('gate.commit(rising fence, write)') - direct, 1)} ns per call (target: under 50 ns). sink ${sink > 0 ? 'ok' : 'empty'}`,
+);

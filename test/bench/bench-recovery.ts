@@ -27,7 +27,9 @@ import { startBenchCoordinator } from './support/coordinator-child.js';
 import { BENCH_NAMESPACE, writeBenchLog } from './support/write-bench-log.js';
 import { fixed, markdownTable, median } from './support/stats.js';
 
-const { values: options } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000,1000000' }, repeat: { type: 'string', default: '3' } } });
+const { values: options } = parseArgs({
+  options: { sizes: { type: 'string', default: '10000,100000,1000000' }, repeat: { type: 'string', default: '3' } },
+});
 const sizes = options.sizes.split(',').map(Number);
 const repeat = Number(options.repeat);
 const SNAPSHOT_EVERY = 10_000; // the service's default (LEASE_FENCE_SNAPSHOT_EVERY)
@@ -42,7 +44,10 @@ function readEveryRow(file: string): { millis: number; rows: number } {
   const started = performance.now();
   const db = new Database(file, { readonly: true });
   let rows = 0;
-  for (const row of db.prepare('SELECT position, type, version, data, recorded_at FROM events ORDER BY position').raw().iterate()) {
+  for (const row of db
+    .prepare('SELECT position, type, version, data, recorded_at FROM events ORDER BY position')
+    .raw()
+    .iterate()) {
     if (row !== undefined) rows += 1;
   }
   db.close();
@@ -50,10 +55,19 @@ function readEveryRow(file: string): { millis: number; rows: number } {
 }
 
 /** Recovery in this process: open the log, recover, ready to grant. */
-async function recoverInProcess(file: string): Promise<{ millis: number; eventsReplayed: number; fromSnapshot: boolean }> {
+async function recoverInProcess(
+  file: string,
+): Promise<{ millis: number; eventsReplayed: number; fromSnapshot: boolean }> {
   const started = performance.now();
   const log = await openSqliteEventLog({ file, durability: 'full' });
-  const coordinator = await DurableCoordinator.open({ log, namespace: NAMESPACE, clock: createManualClock(`reader-${++boots}`), defaultTtlMillis: 600_000, snapshotEvery: Number.MAX_SAFE_INTEGER, runTimers: false });
+  const coordinator = await DurableCoordinator.open({
+    log,
+    namespace: NAMESPACE,
+    clock: createManualClock(`reader-${++boots}`),
+    defaultTtlMillis: 600_000,
+    snapshotEvery: Number.MAX_SAFE_INTEGER,
+    runTimers: false,
+  });
   const millis = performance.now() - started;
   const { eventsReplayed, fromSnapshot } = coordinator.recovery;
   await coordinator.close();
@@ -62,17 +76,25 @@ async function recoverInProcess(file: string): Promise<{ millis: number; eventsR
 }
 
 /** The service from spawn to its `ready` line, on a data dir holding `file` (or nothing). */
-async function serviceStartToReady(dataDir: string, tokensFile: string): Promise<{ millis: number; replayMillis: number }> {
+async function serviceStartToReady(
+  dataDir: string,
+  tokensFile: string,
+): Promise<{ millis: number; replayMillis: number }> {
   const coordinator = await startBenchCoordinator({ dataDir, tokensFile, env: { LOG_LEVEL: 'info' } });
   await coordinator.stop();
   const recovery = coordinator.ready.recovery as { replayMillis?: number } | undefined;
-  return { millis: coordinator.readyAtMillis - coordinator.spawnedAtMillis, replayMillis: recovery?.replayMillis ?? Number.NaN };
+  return {
+    millis: coordinator.readyAtMillis - coordinator.spawnedAtMillis,
+    replayMillis: recovery?.replayMillis ?? Number.NaN,
+  };
 }
 
 const work = await createTempDir('lease-fence-bench-recovery-');
 try {
   const tokensFile = await writeTokensFile(work, createBenchTokens(1).entries);
-  console.error(`bench:recovery: measuring the service's start-up on an empty log (${repeat}×, after one unmeasured start)`);
+  console.error(
+    `bench:recovery: measuring the service's start-up on an empty log (${repeat}×, after one unmeasured start)`,
+  );
   const warmUp = join(work, 'warm-up');
   mkdirSync(warmUp);
   await serviceStartToReady(warmUp, tokensFile); // the first start reads the code from disk: not counted
@@ -91,17 +113,26 @@ try {
   for (const size of sizes) {
     const pristine = join(work, `log-${size}.sqlite`);
     const writeStarted = performance.now();
-    const written = await writeBenchLog(pristine, { events: size, resources: RESOURCES, snapshotEvery: SNAPSHOT_EVERY });
+    const written = await writeBenchLog(pristine, {
+      events: size,
+      resources: RESOURCES,
+      snapshotEvery: SNAPSHOT_EVERY,
+    });
     const noSnapshot = join(work, `log-${size}-no-snapshot.sqlite`);
     copyFileSync(pristine, noSnapshot);
     const db = new Database(noSnapshot);
     db.prepare('DELETE FROM snapshots').run();
     db.close();
     const megabytes = statSync(pristine).size / (1024 * 1024);
-    console.error(`bench:recovery: wrote ${written} events (${megabytes.toFixed(0)} MiB) in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s; measuring (${repeat}× each)`);
+    console.error(
+      `bench:recovery: wrote ${written} events (${megabytes.toFixed(0)} MiB) in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s; measuring (${repeat}× each)`,
+    );
 
     const floor = median(Array.from({ length: repeat }, () => readEveryRow(pristine).millis));
-    for (const [label, source] of [['with snapshot', pristine], ['without snapshot', noSnapshot]] as const) {
+    for (const [label, source] of [
+      ['with snapshot', pristine],
+      ['without snapshot', noSnapshot],
+    ] as const) {
       const inProcess: number[] = [];
       const service: number[] = [];
       const serviceReplay: number[] = [];
@@ -123,8 +154,10 @@ try {
       }
       const recovery = median(inProcess);
       if (label === 'without snapshot') {
-        perEvent.push(`${written.toLocaleString('en-US')} events: in process ${fixed((recovery * 1000) / replayed, 2)} µs per event replayed, `
-          + `service replayMillis ${fixed((median(serviceReplay) * 1000) / replayed, 2)} µs per event; floor ${fixed((floor * 1000) / written, 2)} µs per row`);
+        perEvent.push(
+          `${written.toLocaleString('en-US')} events: in process ${fixed((recovery * 1000) / replayed, 2)} µs per event replayed, ` +
+            `service replayMillis ${fixed((median(serviceReplay) * 1000) / replayed, 2)} µs per event; floor ${fixed((floor * 1000) / written, 2)} µs per row`,
+        );
       }
       rows.push([
         `${written.toLocaleString('en-US')}`,
@@ -142,15 +175,31 @@ try {
     await removeTempDir(noSnapshot);
   }
   console.log(`\n## bench:recovery: ${machineLine()}`);
-  console.log(`SQLite log (WAL), snapshots every ${SNAPSHOT_EVERY} events; medians of ${repeat}; milliseconds. Service start-up on an empty log: ${fixed(emptyBoot, 0)} ms.\n`);
-  console.log(markdownTable(
-    ['events in log', 'recovery', 'events replayed', 'floor: read every row', 'in process: open → ready', 'ratio to floor', 'service: spawn → ready', 'service: recovery (replayMillis)', 'ratio to floor'],
-    rows,
-  ));
+  console.log(
+    `SQLite log (WAL), snapshots every ${SNAPSHOT_EVERY} events; medians of ${repeat}; milliseconds. Service start-up on an empty log: ${fixed(emptyBoot, 0)} ms.\n`,
+  );
+  console.log(
+    markdownTable(
+      [
+        'events in log',
+        'recovery',
+        'events replayed',
+        'floor: read every row',
+        'in process: open → ready',
+        'ratio to floor',
+        'service: spawn → ready',
+        'service: recovery (replayMillis)',
+        'ratio to floor',
+      ],
+      rows,
+    ),
+  );
   console.log(`\nWithout a snapshot, per event:\n${perEvent.map((line) => `- ${line}`).join('\n')}`);
-  console.log('\nfloor = open the file read-only and iterate every row of `events` (no decoding, no fold). in process = openSqliteEventLog + DurableCoordinator.open: ' +
-    'integrity check, latest snapshot, replay, CoordinatorStarted appended (fsync). service replayMillis = the recovery time the service reports in its `ready` line ' +
-    '(snapshot, replay and CoordinatorStarted, after its log file is opened and checked); spawn → ready adds Node and Nest start-up and the file check.');
+  console.log(
+    '\nfloor = open the file read-only and iterate every row of `events` (no decoding, no fold). in process = openSqliteEventLog + DurableCoordinator.open: ' +
+      'integrity check, latest snapshot, replay, CoordinatorStarted appended (fsync). service replayMillis = the recovery time the service reports in its `ready` line ' +
+      '(snapshot, replay and CoordinatorStarted, after its log file is opened and checked); spawn → ready adds Node and Nest start-up and the file check.',
+  );
 } finally {
   await removeTempDir(work);
 }

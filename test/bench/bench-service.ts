@@ -27,7 +27,16 @@
  * a change against the build before it in one run.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
@@ -64,7 +73,8 @@ const MODES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   baseline: {},
 };
 /** The coordinator's entry point of a mode, relative to the repository root: `--baseline`'s build for `baseline`, else this checkout's. */
-const mainOf = (mode: string): string => (mode === 'baseline' ? join(options.baseline!, 'main.js') : 'apps/coordinator/dist/main.js');
+const mainOf = (mode: string): string =>
+  mode === 'baseline' ? join(options.baseline!, 'main.js') : 'apps/coordinator/dist/main.js';
 /**
  * What each mode needs of the harness's client process: in `fence-first`, the adapter opens the
  * gate link for the workload's resources (`LEASE_FENCE_BENCH_GATE_LINK`, see
@@ -76,7 +86,9 @@ const HARNESS_ENV: Readonly<Record<string, Readonly<Record<string, string>>>> = 
 const modes = options.modes.split(',').map((mode) => mode.trim());
 for (const mode of modes) {
   if (MODES[mode] === undefined) {
-    console.error(`bench:service: --modes: unknown mode ${JSON.stringify(mode)}; known: ${Object.keys(MODES).join(', ')}`);
+    console.error(
+      `bench:service: --modes: unknown mode ${JSON.stringify(mode)}; known: ${Object.keys(MODES).join(', ')}`,
+    );
     process.exit(2);
   }
   if (mode === 'baseline' && options.baseline === undefined) {
@@ -101,7 +113,10 @@ interface WorkloadResult {
   readonly acquire_attempts_per_s: number;
   readonly acquires_ok_per_s: number;
   readonly releases_per_s: number;
-  readonly latency: Record<'acquire' | 'renew' | 'release', { readonly p50_ms: number | null; readonly p99_ms: number | null }>;
+  readonly latency: Record<
+    'acquire' | 'renew' | 'release',
+    { readonly p50_ms: number | null; readonly p99_ms: number | null }
+  >;
   readonly errors: { readonly acquire: number; readonly renew: number; readonly release: number };
   readonly fence_violations: number;
   readonly overlap_violations: number;
@@ -118,7 +133,12 @@ interface MemoryRecord {
 }
 
 /** Runs a command with inherited stderr; its stdout goes to our stderr (progress), so our stdout is only the report. */
-function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
     child.stdout.pipe(process.stderr, { end: false });
@@ -149,14 +169,22 @@ const readJsonLines = <T>(file: string): T[] => {
   } catch {
     return [];
   }
-  return text.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => JSON.parse(l) as T);
+  return text
+    .split('\n')
+    .filter((l) => l.trim().startsWith('{'))
+    .map((l) => JSON.parse(l) as T);
 };
 
 /** Prints the report: per system medians over rounds, then our ratios to each peer. */
-function report(results: readonly WorkloadResult[], memory: readonly MemoryRecord[], probes: readonly ProbeLine[]): void {
+function report(
+  results: readonly WorkloadResult[],
+  memory: readonly MemoryRecord[],
+  probes: readonly ProbeLine[],
+): void {
   const systems = [...new Set(results.map((r) => r.system))];
   const per = new Map(systems.map((s) => [s, results.filter((r) => r.system === s)]));
-  const m = (system: string, pick: (r: WorkloadResult) => number | null | undefined): number => median((per.get(system) ?? []).map(pick));
+  const m = (system: string, pick: (r: WorkloadResult) => number | null | undefined): number =>
+    median((per.get(system) ?? []).map(pick));
   const ours = (pick: (r: WorkloadResult) => number | null | undefined): number => m(PRODUCT_LABEL, pick);
   const rows = systems.map((s) => {
     const rs = per.get(s)!;
@@ -165,54 +193,120 @@ function report(results: readonly WorkloadResult[], memory: readonly MemoryRecor
     return [
       isOurs(s) ? `**${s}**` : s,
       String(rs.length),
-      fixed(m(s, (r) => r.releases_per_s), 0),
-      fixed(m(s, (r) => r.acquires_ok_per_s), 0),
+      fixed(
+        m(s, (r) => r.releases_per_s),
+        0,
+      ),
+      fixed(
+        m(s, (r) => r.acquires_ok_per_s),
+        0,
+      ),
       `${fixed(Math.min(...ok), 0)}..${fixed(Math.max(...ok), 0)}`,
-      fixed(m(s, (r) => r.acquire_attempts_per_s), 0),
-      `${fixed(m(s, (r) => r.latency.acquire.p50_ms), 2)} / ${fixed(m(s, (r) => r.latency.acquire.p99_ms), 1)}`,
-      `${fixed(m(s, (r) => r.latency.renew.p50_ms), 2)} / ${fixed(m(s, (r) => r.latency.renew.p99_ms), 1)}`,
-      `${fixed(m(s, (r) => r.latency.release.p50_ms), 2)} / ${fixed(m(s, (r) => r.latency.release.p99_ms), 1)}`,
-      `${fixed(m(s, (r) => r.server_cpu_cores), 2)} / ${fixed(m(s, (r) => r.client_cpu_cores), 2)}`,
-      isOurs(s) ? `${fixed(median(ourMemory.map((x) => x.server_rss_mean_mib)), 0)} / ${fixed(median(ourMemory.map((x) => x.server_rss_peak_mib)), 0)}` : '',
+      fixed(
+        m(s, (r) => r.acquire_attempts_per_s),
+        0,
+      ),
+      `${fixed(
+        m(s, (r) => r.latency.acquire.p50_ms),
+        2,
+      )} / ${fixed(
+        m(s, (r) => r.latency.acquire.p99_ms),
+        1,
+      )}`,
+      `${fixed(
+        m(s, (r) => r.latency.renew.p50_ms),
+        2,
+      )} / ${fixed(
+        m(s, (r) => r.latency.renew.p99_ms),
+        1,
+      )}`,
+      `${fixed(
+        m(s, (r) => r.latency.release.p50_ms),
+        2,
+      )} / ${fixed(
+        m(s, (r) => r.latency.release.p99_ms),
+        1,
+      )}`,
+      `${fixed(
+        m(s, (r) => r.server_cpu_cores),
+        2,
+      )} / ${fixed(
+        m(s, (r) => r.client_cpu_cores),
+        2,
+      )}`,
+      isOurs(s)
+        ? `${fixed(median(ourMemory.map((x) => x.server_rss_mean_mib)), 0)} / ${fixed(median(ourMemory.map((x) => x.server_rss_peak_mib)), 0)}`
+        : '',
       String(rs.reduce((n, r) => n + r.errors.acquire + r.errors.renew + r.errors.release, 0)),
       String(rs.reduce((n, r) => n + r.fence_violations + r.overlap_violations, 0)),
     ];
   });
   console.log(`\n## bench:service: ${machineLine()}`);
-  console.log(`workload: C=${options.concurrency} agents, R=${options.resources} resources, ${options.seconds} s measured after 1 s warm-up, ${options.rounds} round(s), TTL 10 000 ms; medians over rounds\n`);
-  console.log(markdownTable(
-    ['system', 'rounds', 'cycles/s', 'acquires ok/s', 'ok/s range', 'acquire attempts/s', 'acquire p50 / p99 ms', 'renew p50 / p99 ms', 'release p50 / p99 ms', 'CPU server / client (cores)', 'RSS mean / peak MiB', 'errors', 'violations'],
-    rows,
-  ));
-  console.log('\ncycles/s = completed acquire → renew → release cycles per second; a busy acquire is a counted attempt, not a cycle.');
+  console.log(
+    `workload: C=${options.concurrency} agents, R=${options.resources} resources, ${options.seconds} s measured after 1 s warm-up, ${options.rounds} round(s), TTL 10 000 ms; medians over rounds\n`,
+  );
+  console.log(
+    markdownTable(
+      [
+        'system',
+        'rounds',
+        'cycles/s',
+        'acquires ok/s',
+        'ok/s range',
+        'acquire attempts/s',
+        'acquire p50 / p99 ms',
+        'renew p50 / p99 ms',
+        'release p50 / p99 ms',
+        'CPU server / client (cores)',
+        'RSS mean / peak MiB',
+        'errors',
+        'violations',
+      ],
+      rows,
+    ),
+  );
+  console.log(
+    '\ncycles/s = completed acquire → renew → release cycles per second; a busy acquire is a counted attempt, not a cycle.',
+  );
   if (!per.has(PRODUCT_LABEL)) return;
   console.log('\nratios, lease-fence / peer (throughput > 1: we do more; p99 < 1: we are faster):\n');
-  const ratioRows = systems.filter((s) => !isOurs(s)).map((peer) => [
-    `lease-fence / ${peer}`,
-    `× ${fixed(ours((r) => r.acquires_ok_per_s) / m(peer, (r) => r.acquires_ok_per_s), 2)}`,
-    `× ${fixed(ours((r) => r.releases_per_s) / m(peer, (r) => r.releases_per_s), 2)}`,
-    `× ${fixed(ours((r) => r.latency.acquire.p99_ms) / m(peer, (r) => r.latency.acquire.p99_ms), 2)}`,
-    `× ${fixed(ours((r) => r.latency.renew.p99_ms) / m(peer, (r) => r.latency.renew.p99_ms), 2)}`,
-    `× ${fixed(ours((r) => r.latency.release.p99_ms) / m(peer, (r) => r.latency.release.p99_ms), 2)}`,
-  ]);
-  if (ratioRows.length > 0) console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows));
-  const modeRows = systems.filter((s) => isOurs(s) && s !== PRODUCT_LABEL).map((mode) => [
-    `${mode} / ${PRODUCT_LABEL}`,
-    `× ${fixed(m(mode, (r) => r.acquires_ok_per_s) / ours((r) => r.acquires_ok_per_s), 2)}`,
-    `× ${fixed(m(mode, (r) => r.releases_per_s) / ours((r) => r.releases_per_s), 2)}`,
-    `× ${fixed(m(mode, (r) => r.latency.acquire.p99_ms) / ours((r) => r.latency.acquire.p99_ms), 2)}`,
-  ]);
+  const ratioRows = systems
+    .filter((s) => !isOurs(s))
+    .map((peer) => [
+      `lease-fence / ${peer}`,
+      `× ${fixed(ours((r) => r.acquires_ok_per_s) / m(peer, (r) => r.acquires_ok_per_s), 2)}`,
+      `× ${fixed(ours((r) => r.releases_per_s) / m(peer, (r) => r.releases_per_s), 2)}`,
+      `× ${fixed(ours((r) => r.latency.acquire.p99_ms) / m(peer, (r) => r.latency.acquire.p99_ms), 2)}`,
+      `× ${fixed(ours((r) => r.latency.renew.p99_ms) / m(peer, (r) => r.latency.renew.p99_ms), 2)}`,
+      `× ${fixed(ours((r) => r.latency.release.p99_ms) / m(peer, (r) => r.latency.release.p99_ms), 2)}`,
+    ]);
+  if (ratioRows.length > 0)
+    console.log(
+      markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows),
+    );
+  const modeRows = systems
+    .filter((s) => isOurs(s) && s !== PRODUCT_LABEL)
+    .map((mode) => [
+      `${mode} / ${PRODUCT_LABEL}`,
+      `× ${fixed(m(mode, (r) => r.acquires_ok_per_s) / ours((r) => r.acquires_ok_per_s), 2)}`,
+      `× ${fixed(m(mode, (r) => r.releases_per_s) / ours((r) => r.releases_per_s), 2)}`,
+      `× ${fixed(m(mode, (r) => r.latency.acquire.p99_ms) / ours((r) => r.latency.acquire.p99_ms), 2)}`,
+    ]);
   if (modeRows.length > 0) {
     console.log('\nmodes against the default (the cost of each mode; throughput < 1 and p99 > 1: it costs):\n');
     console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99'], modeRows));
   }
   for (const [index, probe] of probes.entries()) {
-    console.log(`\ndisk, ${index === 0 ? 'before the rounds' : index === probes.length - 1 ? 'after the rounds' : `probe ${index + 1}`}: ${probe.probe}: ${JSON.stringify(probe.result)}`);
+    console.log(
+      `\ndisk, ${index === 0 ? 'before the rounds' : index === probes.length - 1 ? 'after the rounds' : `probe ${index + 1}`}: ${probe.probe}: ${JSON.stringify(probe.result)}`,
+    );
   }
   if (probes.length === 2) {
     const p50 = probes.map((probe) => Number(probe.result?.p50_ms));
     if (p50.every(Number.isFinite) && Math.max(...p50) > 2 * Math.min(...p50)) {
-      console.log(`\nwarning: the fsync probe's p50 moved from ${p50[0]} ms to ${p50[1]} ms during the run: the machine or its disk was busy, so compare rounds with care`);
+      console.log(
+        `\nwarning: the fsync probe's p50 moved from ${p50[0]} ms to ${p50[1]} ms during the run: the machine or its disk was busy, so compare rounds with care`,
+      );
     }
   }
 }
@@ -231,7 +325,8 @@ try {
   const harness = join(work, 'bench-peers');
   cpSync(source, harness, { recursive: true, filter: (path) => !path.includes(`${source}/node_modules`) });
   makeWritable(harness);
-  if ((await run('bash', ['./setup.sh'], harness)) !== 0) throw new Error('bench-peers setup.sh failed (it needs apt-get as root and the npm registry)');
+  if ((await run('bash', ['./setup.sh'], harness)) !== 0)
+    throw new Error('bench-peers setup.sh failed (it needs apt-get as root and the npm registry)');
 
   const tokens = createBenchTokens(concurrency);
   const tokensFile = join(work, 'tokens.json');
@@ -240,17 +335,43 @@ try {
   const memoryFile = join(work, 'memory.jsonl');
   // The product command runs from the repository root; `env … node` execs node, so run.sh's PID is the server's.
   const productCommand = (mode: string): string => {
-    const modeEnv = Object.entries(MODES[mode] ?? {}).map(([name, value]) => `${name}='${value}'`).join(' ');
+    const modeEnv = Object.entries(MODES[mode] ?? {})
+      .map(([name, value]) => `${name}='${value}'`)
+      .join(' ');
     return `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} ${modeEnv} node ${cpuProfileArgs().join(' ')} ${mainOf(mode)}`;
   };
-  const runHarness = (mode: string, rounds: string): Promise<number> => run('bash', [
-    join(harness, 'run.sh'),
-    '--seconds', options.seconds, '--concurrency', options.concurrency, '--resources', options.resources,
-    '--rounds', rounds, '--systems', options.systems, '--out', resultsFile,
-    '--product-cmd', productCommand(mode),
-    '--product-adapter', join(root, 'test', 'bench', 'adapters', 'lease-fence-coordinator.mjs'),
-    '--product-label', labelOf(mode),
-  ], root, { ...process.env, LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile, LEASE_FENCE_BENCH_SIDE_FILE: memoryFile, ...HARNESS_ENV[mode] });
+  const runHarness = (mode: string, rounds: string): Promise<number> =>
+    run(
+      'bash',
+      [
+        join(harness, 'run.sh'),
+        '--seconds',
+        options.seconds,
+        '--concurrency',
+        options.concurrency,
+        '--resources',
+        options.resources,
+        '--rounds',
+        rounds,
+        '--systems',
+        options.systems,
+        '--out',
+        resultsFile,
+        '--product-cmd',
+        productCommand(mode),
+        '--product-adapter',
+        join(root, 'test', 'bench', 'adapters', 'lease-fence-coordinator.mjs'),
+        '--product-label',
+        labelOf(mode),
+      ],
+      root,
+      {
+        ...process.env,
+        LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile,
+        LEASE_FENCE_BENCH_SIDE_FILE: memoryFile,
+        ...HARNESS_ENV[mode],
+      },
+    );
   let code = 0;
   if (modes.length === 1) {
     code = await runHarness(modes[0]!, options.rounds);
@@ -262,7 +383,13 @@ try {
   }
   const lines = readJsonLines<WorkloadResult & Partial<ProbeLine>>(resultsFile);
   // run.sh named its results file, which lives in this run's temp dir: keep a copy (test/dist is not in git).
-  const kept = join(root, 'test', 'dist', 'bench-results', `service-${new Date().toISOString().replaceAll(':', '-')}.jsonl`);
+  const kept = join(
+    root,
+    'test',
+    'dist',
+    'bench-results',
+    `service-${new Date().toISOString().replaceAll(':', '-')}.jsonl`,
+  );
   mkdirSync(dirname(kept), { recursive: true });
   copyFileSync(resultsFile, kept);
   console.error(`bench:service: raw results (one JSON line per system and round) kept at ${relative(root, kept)}`);

@@ -87,11 +87,21 @@ class ViewerThread {
 /** The log's head (`GET /v1/events?limit=1`). */
 function logHead(baseUrl: URL, viewerToken: string): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    http.get({ host: baseUrl.hostname, port: baseUrl.port, path: '/v1/events?limit=1', headers: { authorization: `Bearer ${viewerToken}` } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (c: Buffer) => chunks.push(c));
-      response.once('end', () => resolve((JSON.parse(Buffer.concat(chunks).toString()) as { head: number }).head));
-    }).once('error', reject);
+    http
+      .get(
+        {
+          host: baseUrl.hostname,
+          port: baseUrl.port,
+          path: '/v1/events?limit=1',
+          headers: { authorization: `Bearer ${viewerToken}` },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (c: Buffer) => chunks.push(c));
+          response.once('end', () => resolve((JSON.parse(Buffer.concat(chunks).toString()) as { head: number }).head));
+        },
+      )
+      .once('error', reject);
   });
 }
 
@@ -112,17 +122,35 @@ const tokensFile = await writeTokensFile(work, tokens.entries);
 const coordinator = await startBenchCoordinator({ dataDir: work, tokensFile });
 try {
   const url = new URL(coordinator.url);
-  const threads = Array.from({ length: VIEWER_THREADS }, (_, i) => new ViewerThread({
-    wsUrl: coordinator.wsUrl,
-    token: tokens.viewer,
-    viewers: Math.floor(VIEWERS / VIEWER_THREADS) + (i < VIEWERS % VIEWER_THREADS ? 1 : 0),
-  }));
+  const threads = Array.from(
+    { length: VIEWER_THREADS },
+    (_, i) =>
+      new ViewerThread({
+        wsUrl: coordinator.wsUrl,
+        token: tokens.viewer,
+        viewers: Math.floor(VIEWERS / VIEWER_THREADS) + (i < VIEWERS % VIEWER_THREADS ? 1 : 0),
+      }),
+  );
   await Promise.all(threads.map((thread) => thread.ready));
-  console.error(`bench:stream: ${VIEWERS} viewers in ${VIEWER_THREADS} threads caught up; offering ${EVENTS_PER_SECOND} events/s for ${WARM_UP_SECONDS} + ${SECONDS} s`);
+  console.error(
+    `bench:stream: ${VIEWERS} viewers in ${VIEWER_THREADS} threads caught up; offering ${EVENTS_PER_SECOND} events/s for ${WARM_UP_SECONDS} + ${SECONDS} s`,
+  );
 
-  let load: StreamLoadProgress = { offeredPairs: 0, completedPairs: 0, errors: 0, errorSamples: [], inFlight: 0, maxIssueDelayMillis: 0, done: false };
+  let load: StreamLoadProgress = {
+    offeredPairs: 0,
+    completedPairs: 0,
+    errors: 0,
+    errorSamples: [],
+    inFlight: 0,
+    maxIssueDelayMillis: 0,
+    done: false,
+  };
   const loadWorker = new Worker(new URL('./support/stream-load.worker.js', import.meta.url), {
-    workerData: { url: coordinator.url, agentTokens: tokens.agents, eventsPerSecond: EVENTS_PER_SECOND } satisfies StreamLoadOptions,
+    workerData: {
+      url: coordinator.url,
+      agentTokens: tokens.agents,
+      eventsPerSecond: EVENTS_PER_SECOND,
+    } satisfies StreamLoadOptions,
   });
   const loadDone = new Promise<void>((resolve, reject) => {
     loadWorker.on('message', (progress: StreamLoadProgress) => {
@@ -163,7 +191,9 @@ try {
   const head = await logHead(url, tokens.viewer);
   const drainStarted = performance.now();
   let reports = await Promise.all(threads.map((thread) => thread.report()));
-  const pending = (): boolean => reports.some((r) => r.lastPositions.some((position) => position < head)) && performance.now() - drainStarted < DRAIN_TIMEOUT_MILLIS;
+  const pending = (): boolean =>
+    reports.some((r) => r.lastPositions.some((position) => position < head)) &&
+    performance.now() - drainStarted < DRAIN_TIMEOUT_MILLIS;
   while (pending()) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     reports = await Promise.all(threads.map((thread) => thread.report()));
@@ -174,47 +204,82 @@ try {
   await Promise.all(threads.map((thread) => thread.worker.terminate()));
 
   const lagCounts = new Uint32Array(reports[0]!.lagCounts.length);
-  for (const report of reports) report.lagCounts.forEach((count, millis) => { lagCounts[millis]! += count; });
+  for (const report of reports)
+    report.lagCounts.forEach((count, millis) => {
+      lagCounts[millis]! += count;
+    });
   const lagSamples = lagCounts.reduce((a, b) => a + b, 0);
   const closed = reports.flatMap((r) => r.closed);
   const slowConsumers = closed.filter((reason) => reason.includes('slow-consumer')).length;
-  const behind = reports.reduce((n, r) => n + r.lastPositions.filter((position) => position < head).length, 0) - closed.length;
+  const behind =
+    reports.reduce((n, r) => n + r.lastPositions.filter((position) => position < head).length, 0) - closed.length;
   const offeredPerSecond = (offeredInWindow * 2) / windowSeconds;
   const appendedPerSecond = (head1 - head0) / windowSeconds;
   const reached = appendedPerSecond >= REACHED_FRACTION * EVENTS_PER_SECOND;
 
   console.log(`\n## bench:stream: ${machineLine()}`);
-  console.log(`${VIEWERS} viewers in ${VIEWER_THREADS} worker threads, open-loop load offering ${EVENTS_PER_SECOND} events/s (acquire + release pairs over HTTP), SQLite log synchronous=FULL, ${SECONDS} s measured after ${WARM_UP_SECONDS} s; viewers, load and server on this machine\n`);
+  console.log(
+    `${VIEWERS} viewers in ${VIEWER_THREADS} worker threads, open-loop load offering ${EVENTS_PER_SECOND} events/s (acquire + release pairs over HTTP), SQLite log synchronous=FULL, ${SECONDS} s measured after ${WARM_UP_SECONDS} s; viewers, load and server on this machine\n`,
+  );
   const rssFinite = rss.filter(Number.isFinite);
-  console.log(markdownTable(
-    ['viewers', 'target events/s', 'offered events/s', 'appended events/s', 'target reached', 'frames/s delivered (all viewers)', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'drain after load ms', 'server CPU cores', 'bench CPU cores (viewers + load)', 'machine busy cores (other processes + kernel)', 'server RSS mean / max / peak MiB', 'slow-consumer disconnects', 'gaps / duplicates', 'behind at end', 'load errors'],
-    [[
-      String(VIEWERS),
-      String(EVENTS_PER_SECOND),
-      fixed(offeredPerSecond, 0),
-      fixed(appendedPerSecond, 0),
-      reached ? 'yes' : 'no',
-      fixed(reports.reduce((n, r) => n + r.framesInWindow, 0) / windowSeconds, 0),
-      fixed(histogramQuantile(lagCounts, lagSamples, 0.5), 0),
-      fixed(histogramQuantile(lagCounts, lagSamples, 0.99), 0),
-      fixed(Math.max(...reports.map((r) => r.lagMaxMillis)), 0),
-      fixed(drainMillis, 0),
-      fixed(serverCpu, 2),
-      fixed(benchCpu, 2),
-      `${fixed(machineBusyCores, 2)} (${fixed(machineBusyCores - serverCpu - benchCpu, 2)})`,
-      `${fixed(toMebibytes(rssFinite.reduce((a, b) => a + b, 0) / rssFinite.length), 0)} / ${fixed(toMebibytes(Math.max(...rssFinite)), 0)} / ${fixed(toMebibytes(peak), 0)}`,
-      String(slowConsumers),
-      `${reports.reduce((n, r) => n + r.gaps, 0)} / ${reports.reduce((n, r) => n + r.duplicates, 0)}`,
-      String(behind),
-      String(load.errors),
-    ]],
-  ));
-  console.log(`\noffered = pairs the open-loop generator issued in the window × 2; appended = the log's head moved (GET /v1/events) / window; ` +
-    `target reached = appended ≥ ${REACHED_FRACTION * 100} % of the target. The generator issued its pairs at most ${fixed(load.maxIssueDelayMillis, 1)} ms late.`);
-  console.log(`machine busy = non-idle time of all ${availableParallelism()} cores (/proc/stat); the part in brackets is neither the server nor this process: ` +
-    'other processes on the machine and kernel work not charged to either (e.g. loopback softirq).');
-  console.log(`lag = viewer receipt (Date.now()) − the event's recordedAtMillis (wall clock at append, before fsync), for EVERY event after position ${head0} at every viewer ` +
-    `(${lagSamples} samples, through the drain). Expected frames/s if every viewer kept up: ${fixed(appendedPerSecond * VIEWERS, 0)}.`);
+  console.log(
+    markdownTable(
+      [
+        'viewers',
+        'target events/s',
+        'offered events/s',
+        'appended events/s',
+        'target reached',
+        'frames/s delivered (all viewers)',
+        'lag p50 ms',
+        'lag p99 ms',
+        'lag max ms',
+        'drain after load ms',
+        'server CPU cores',
+        'bench CPU cores (viewers + load)',
+        'machine busy cores (other processes + kernel)',
+        'server RSS mean / max / peak MiB',
+        'slow-consumer disconnects',
+        'gaps / duplicates',
+        'behind at end',
+        'load errors',
+      ],
+      [
+        [
+          String(VIEWERS),
+          String(EVENTS_PER_SECOND),
+          fixed(offeredPerSecond, 0),
+          fixed(appendedPerSecond, 0),
+          reached ? 'yes' : 'no',
+          fixed(reports.reduce((n, r) => n + r.framesInWindow, 0) / windowSeconds, 0),
+          fixed(histogramQuantile(lagCounts, lagSamples, 0.5), 0),
+          fixed(histogramQuantile(lagCounts, lagSamples, 0.99), 0),
+          fixed(Math.max(...reports.map((r) => r.lagMaxMillis)), 0),
+          fixed(drainMillis, 0),
+          fixed(serverCpu, 2),
+          fixed(benchCpu, 2),
+          `${fixed(machineBusyCores, 2)} (${fixed(machineBusyCores - serverCpu - benchCpu, 2)})`,
+          `${fixed(toMebibytes(rssFinite.reduce((a, b) => a + b, 0) / rssFinite.length), 0)} / ${fixed(toMebibytes(Math.max(...rssFinite)), 0)} / ${fixed(toMebibytes(peak), 0)}`,
+          String(slowConsumers),
+          `${reports.reduce((n, r) => n + r.gaps, 0)} / ${reports.reduce((n, r) => n + r.duplicates, 0)}`,
+          String(behind),
+          String(load.errors),
+        ],
+      ],
+    ),
+  );
+  console.log(
+    `\noffered = pairs the open-loop generator issued in the window × 2; appended = the log's head moved (GET /v1/events) / window; ` +
+      `target reached = appended ≥ ${REACHED_FRACTION * 100} % of the target. The generator issued its pairs at most ${fixed(load.maxIssueDelayMillis, 1)} ms late.`,
+  );
+  console.log(
+    `machine busy = non-idle time of all ${availableParallelism()} cores (/proc/stat); the part in brackets is neither the server nor this process: ` +
+      'other processes on the machine and kernel work not charged to either (e.g. loopback softirq).',
+  );
+  console.log(
+    `lag = viewer receipt (Date.now()) − the event's recordedAtMillis (wall clock at append, before fsync), for EVERY event after position ${head0} at every viewer ` +
+      `(${lagSamples} samples, through the drain). Expected frames/s if every viewer kept up: ${fixed(appendedPerSecond * VIEWERS, 0)}.`,
+  );
   if (closed.length > 0) console.log(`viewers closed: ${closed.length}; first: ${closed[0]}`);
   if (load.errors > 0) {
     console.log(`load errors: ${load.errors} pairs failed; first reasons: ${load.errorSamples.join('; ')}`);

@@ -49,7 +49,11 @@ async function measure(run: Run): Promise<Result> {
     Array.from({ length: run.concurrency }, async () => {
       while (next < run.grants) {
         const index = next++;
-        const outcome = await coordinator.acquire({ resource: `r-${index}`, holderId: `h-${index % 97}`, requestId: `q-${index}` });
+        const outcome = await coordinator.acquire({
+          resource: `r-${index}`,
+          holderId: `h-${index % 97}`,
+          requestId: `q-${index}`,
+        });
         if (!outcome.ok) throw new Error(`unexpected denial ${JSON.stringify(outcome)}`);
       }
     }),
@@ -72,17 +76,21 @@ try {
   console.log(`DurableCoordinator on SQLite (WAL, synchronous=FULL), ${process.version}, files in ${directory}`);
   const results: Result[] = [];
   for (const run of plan) results.push(await measure(run));
-  console.table(results.map((r) => ({
-    'maxBatch': r.maxBatch,
-    'in flight': r.concurrency,
-    'grants': r.grants,
-    'grants/s': Math.round(r.grantsPerSecond),
-    'appends (fsyncs)': r.appends,
-    'commands/append': Number(r.meanBatchCommands.toFixed(1)),
-  })));
+  console.table(
+    results.map((r) => ({
+      maxBatch: r.maxBatch,
+      'in flight': r.concurrency,
+      grants: r.grants,
+      'grants/s': Math.round(r.grantsPerSecond),
+      'appends (fsyncs)': r.appends,
+      'commands/append': Number(r.meanBatchCommands.toFixed(1)),
+    })),
+  );
   const baseline = results.find((r) => r.maxBatch === 1 && r.concurrency === 64)!;
   const grouped = results.find((r) => r.maxBatch === 256 && r.concurrency === 64)!;
-  console.log(`group commit vs maxBatch 1 at 64 in flight: ${(grouped.grantsPerSecond / baseline.grantsPerSecond).toFixed(1)}x`);
+  console.log(
+    `group commit vs maxBatch 1 at 64 in flight: ${(grouped.grantsPerSecond / baseline.grantsPerSecond).toFixed(1)}x`,
+  );
 } finally {
   rmSync(directory, { recursive: true, force: true });
 }

@@ -22,13 +22,42 @@ let boots = 0;
 async function writeLog(file: string, snapshotEvery: number): Promise<number> {
   const log = await openSqliteEventLog({ file, durability: 'normal' });
   const clock = createManualClock(`writer-${++boots}`);
-  const coordinator = await DurableCoordinator.open({ log, namespace: 'bench', clock, defaultTtlMillis: 600_000, maxBatch: 1024, snapshotEvery, runTimers: false });
+  const coordinator = await DurableCoordinator.open({
+    log,
+    namespace: 'bench',
+    clock,
+    defaultTtlMillis: 600_000,
+    maxBatch: 1024,
+    snapshotEvery,
+    runTimers: false,
+  });
   let round = 0;
   while (coordinator.position < EVENTS) {
     const resources = Array.from({ length: 500 }, (_, i) => `r-${i}`);
-    const grants = await Promise.all(resources.map((resource) => coordinator.acquire({ resource, holderId: `h-${round % 13}`, requestId: `q-${round}-${resource}` })));
-    await Promise.all(grants.map((g) => (g.ok ? coordinator.renew({ resource: g.grant.resource, holderId: g.grant.holderId, fence: g.grant.fence, requestId: `renew-${round}-${g.grant.resource}` }) : undefined)));
-    await Promise.all(grants.map((g) => (g.ok ? coordinator.release({ resource: g.grant.resource, holderId: g.grant.holderId, fence: g.grant.fence }) : undefined)));
+    const grants = await Promise.all(
+      resources.map((resource) =>
+        coordinator.acquire({ resource, holderId: `h-${round % 13}`, requestId: `q-${round}-${resource}` }),
+      ),
+    );
+    await Promise.all(
+      grants.map((g) =>
+        g.ok
+          ? coordinator.renew({
+              resource: g.grant.resource,
+              holderId: g.grant.holderId,
+              fence: g.grant.fence,
+              requestId: `renew-${round}-${g.grant.resource}`,
+            })
+          : undefined,
+      ),
+    );
+    await Promise.all(
+      grants.map((g) =>
+        g.ok
+          ? coordinator.release({ resource: g.grant.resource, holderId: g.grant.holderId, fence: g.grant.fence })
+          : undefined,
+      ),
+    );
     clock.advance(10);
     round += 1;
   }
@@ -42,7 +71,14 @@ async function writeLog(file: string, snapshotEvery: number): Promise<number> {
 async function recover(file: string): Promise<{ millis: number; eventsReplayed: number; fromSnapshot: boolean }> {
   const started = performance.now();
   const log = await openSqliteEventLog({ file, durability: 'full' });
-  const coordinator = await DurableCoordinator.open({ log, namespace: 'bench', clock: createManualClock(`reader-${++boots}`), defaultTtlMillis: 600_000, snapshotEvery: 1_000_000_000, runTimers: false });
+  const coordinator = await DurableCoordinator.open({
+    log,
+    namespace: 'bench',
+    clock: createManualClock(`reader-${++boots}`),
+    defaultTtlMillis: 600_000,
+    snapshotEvery: 1_000_000_000,
+    runTimers: false,
+  });
   const millis = performance.now() - started;
   const { eventsReplayed, fromSnapshot } = coordinator.recovery;
   await coordinator.close();
@@ -61,10 +97,18 @@ try {
   console.log(`wrote ${sizes.join(' and ')} events in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s`);
 
   const rows = [];
-  for (const [label, file] of [['with snapshot (every 10 000)', withSnapshots], ['without snapshot', withoutSnapshots]] as const) {
+  for (const [label, file] of [
+    ['with snapshot (every 10 000)', withSnapshots],
+    ['without snapshot', withoutSnapshots],
+  ] as const) {
     const samples = [];
     for (let i = 0; i < 3; i += 1) samples.push(await recover(file));
-    rows.push({ log: label, 'open → ready (median ms)': Math.round(median(samples.map((s) => s.millis))), 'events replayed': samples[0]!.eventsReplayed, 'from snapshot': samples[0]!.fromSnapshot });
+    rows.push({
+      log: label,
+      'open → ready (median ms)': Math.round(median(samples.map((s) => s.millis))),
+      'events replayed': samples[0]!.eventsReplayed,
+      'from snapshot': samples[0]!.fromSnapshot,
+    });
   }
   console.table(rows);
 
@@ -72,7 +116,9 @@ try {
   const started = performance.now();
   const full = await replayLog(log, { ignoreSnapshot: true });
   const replayMillis = performance.now() - started;
-  console.log(`replayLog alone, ignoring the snapshot: ${full.eventsReplayed} events in ${Math.round(replayMillis)} ms (${((replayMillis * 1000) / full.eventsReplayed).toFixed(2)} µs per event)`);
+  console.log(
+    `replayLog alone, ignoring the snapshot: ${full.eventsReplayed} events in ${Math.round(replayMillis)} ms (${((replayMillis * 1000) / full.eventsReplayed).toFixed(2)} µs per event)`,
+  );
   await log.close();
 } finally {
   rmSync(directory, { recursive: true, force: true });

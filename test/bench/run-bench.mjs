@@ -32,7 +32,13 @@ if (!(name in NEEDS)) {
   process.exit(2);
 }
 const args = rest[0] === '--' ? rest.slice(1) : rest;
-const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false', LEASE_FENCE_BENCH_REPO_ROOT: root };
+const env = {
+  ...process.env,
+  NX_DAEMON: 'false',
+  NX_NO_CLOUD: 'true',
+  NX_TUI: 'false',
+  LEASE_FENCE_BENCH_REPO_ROOT: root,
+};
 
 let current;
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -55,9 +61,17 @@ function step(label, command, commandArgs, stdio = 'inherit') {
 
 const bin = (tool) => join(root, 'node_modules', '.bin', tool);
 try {
-  await step(`building ${NEEDS[name].join(', ')}`, bin('nx'), ['run-many', '-t', 'build', '-p', ...NEEDS[name], '--outputStyle=static'], ['ignore', 'ignore', 'inherit']);
+  await step(
+    `building ${NEEDS[name].join(', ')}`,
+    bin('nx'),
+    ['run-many', '-t', 'build', '-p', ...NEEDS[name], '--outputStyle=static'],
+    ['ignore', 'ignore', 'inherit'],
+  );
   await step('compiling test/bench', bin('tsc'), ['-p', join(root, 'test', 'bench', 'tsconfig.bench.json')]);
-  await step(`running bench-${name}`, process.execPath, [join(root, 'test', 'dist', 'bench-build', 'bench', `bench-${name}.js`), ...args]);
+  await step(`running bench-${name}`, process.execPath, [
+    join(root, 'test', 'dist', 'bench-build', 'bench', `bench-${name}.js`),
+    ...args,
+  ]);
 } catch (error) {
   console.error(`bench:${name}: ${error.message}`);
   process.exit(1);

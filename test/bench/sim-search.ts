@@ -17,8 +17,20 @@
  */
 import { performance } from 'node:perf_hooks';
 import { DEFECTS, type DefectName } from '../simulation/defects.js';
-import { falsificationSeriesTable, falsificationTable, livenessTable, type DefectSeries } from '../simulation/report.js';
-import { SCENARIOS, inDefaultMode, onDeciderShell, onSqlite, type Scenario, type ScenarioName } from '../simulation/scenarios.js';
+import {
+  falsificationSeriesTable,
+  falsificationTable,
+  livenessTable,
+  type DefectSeries,
+} from '../simulation/report.js';
+import {
+  SCENARIOS,
+  inDefaultMode,
+  onDeciderShell,
+  onSqlite,
+  type Scenario,
+  type ScenarioName,
+} from '../simulation/scenarios.js';
 import { describeSearch, search, type SearchResult } from '../simulation/search.js';
 
 interface Options {
@@ -46,16 +58,23 @@ function parseArguments(argv: readonly string[]): Options {
     const text = value(name);
     if (text === undefined) return fallback;
     const parsed = Number(text);
-    if (!Number.isSafeInteger(parsed) || parsed < 0) throw new RangeError(`--${name} must be a non-negative integer, got ${JSON.stringify(text)}`);
+    if (!Number.isSafeInteger(parsed) || parsed < 0)
+      throw new RangeError(`--${name} must be a non-negative integer, got ${JSON.stringify(text)}`);
     return parsed;
   };
   const names = value('scenario')?.split(',') ?? Object.keys(SCENARIOS);
   for (const name of names) {
-    if (!(name in SCENARIOS)) throw new RangeError(`--scenario: unknown scenario ${JSON.stringify(name)}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+    if (!(name in SCENARIOS))
+      throw new RangeError(
+        `--scenario: unknown scenario ${JSON.stringify(name)}; known: ${Object.keys(SCENARIOS).join(', ')}`,
+      );
   }
   const defectNames = value('defect')?.split(',') ?? Object.keys(DEFECTS);
   for (const name of defectNames) {
-    if (!(name in DEFECTS)) throw new RangeError(`--defect: unknown defect ${JSON.stringify(name)}; known: ${Object.keys(DEFECTS).join(', ')}`);
+    if (!(name in DEFECTS))
+      throw new RangeError(
+        `--defect: unknown defect ${JSON.stringify(name)}; known: ${Object.keys(DEFECTS).join(', ')}`,
+      );
   }
   return {
     runs: count('runs', 1000),
@@ -77,8 +96,10 @@ async function timed(label: string, run: () => Promise<SearchResult>): Promise<S
   const startedAt = performance.now();
   const result = await run();
   const seconds = (performance.now() - startedAt) / 1000;
-  process.stderr.write(`${label}: ${result.runs} runs, ${(result.virtualMillis / 3_600_000).toFixed(1)} virtual hours, `
-    + `${result.firstViolation === undefined ? 'no violation' : result.firstViolation.invariant} (${seconds.toFixed(1)} s)\n`);
+  process.stderr.write(
+    `${label}: ${result.runs} runs, ${(result.virtualMillis / 3_600_000).toFixed(1)} virtual hours, ` +
+      `${result.firstViolation === undefined ? 'no violation' : result.firstViolation.invariant} (${seconds.toFixed(1)} s)\n`,
+  );
   return result;
 }
 
@@ -94,13 +115,19 @@ async function main(): Promise<number> {
     }
     const results: SearchResult[] = [];
     for (const { scenario, runs } of plans) {
-      results.push(await timed(scenario.name, () => search({ scenario, seed: options.seed, numRuns: runs, shrinkBudget: options.shrink })));
+      results.push(
+        await timed(scenario.name, () =>
+          search({ scenario, seed: options.seed, numRuns: runs, shrinkBudget: options.shrink }),
+        ),
+      );
     }
     const runs = results.reduce((sum, result) => sum + result.runs, 0);
     const virtualHours = results.reduce((sum, result) => sum + result.virtualMillis, 0) / 3_600_000;
     const violations = results.filter((result) => result.firstViolation !== undefined);
-    console.log(`## Real code (seed ${options.seed})\n\n${livenessTable(results)}\n\n`
-      + `Total: ${runs} runs, ${virtualHours.toFixed(1)} virtual hours, ${violations.length} violations.\n`);
+    console.log(
+      `## Real code (seed ${options.seed})\n\n${livenessTable(results)}\n\n` +
+        `Total: ${runs} runs, ${virtualHours.toFixed(1)} virtual hours, ${violations.length} violations.\n`,
+    );
     for (const result of violations) console.log(`${describeSearch(result)}\n`);
     failed ||= violations.length > 0;
   }
@@ -112,8 +139,17 @@ async function main(): Promise<number> {
       const perSeed: SearchResult[] = [];
       for (let offset = 0; offset < options.defectSeeds; offset += 1) {
         const seed = options.seed + offset;
-        perSeed.push(await timed(`defect ${name} (seed ${seed})`, () =>
-          search({ scenario: SCENARIOS[defect.scenario], defect, seed, numRuns: options.defectRuns, shrinkBudget: offset === 0 ? options.shrink : 0 })));
+        perSeed.push(
+          await timed(`defect ${name} (seed ${seed})`, () =>
+            search({
+              scenario: SCENARIOS[defect.scenario],
+              defect,
+              seed,
+              numRuns: options.defectRuns,
+              shrinkBudget: offset === 0 ? options.shrink : 0,
+            }),
+          ),
+        );
       }
       results.push(perSeed[0]!);
       series.push({ defect: name, scenario: defect.scenario, results: perSeed });
@@ -124,13 +160,26 @@ async function main(): Promise<number> {
     const perSeed: SearchResult[] = [];
     for (let offset = 0; offset < options.defectSeeds; offset += 1) {
       const seed = options.seed + offset;
-      perSeed.push(await timed(`default mode vs I10 (seed ${seed})`, () => search({ scenario: defaultMode, seed, numRuns: options.defectRuns, shrinkBudget: offset === 0 ? options.shrink : 0 })));
+      perSeed.push(
+        await timed(`default mode vs I10 (seed ${seed})`, () =>
+          search({
+            scenario: defaultMode,
+            seed,
+            numRuns: options.defectRuns,
+            shrinkBudget: offset === 0 ? options.shrink : 0,
+          }),
+        ),
+      );
     }
     results.push(perSeed[0]!);
     series.push({ defect: '(none: fence-first off)', scenario: defaultMode.name, results: perSeed });
-    console.log(`## Falsification (seed ${options.seed}, budget ${options.defectRuns} runs per defect)\n\n${falsificationTable(results)}\n`);
+    console.log(
+      `## Falsification (seed ${options.seed}, budget ${options.defectRuns} runs per defect)\n\n${falsificationTable(results)}\n`,
+    );
     if (options.defectSeeds > 1) {
-      console.log(`## Falsification over ${options.defectSeeds} seeds (${options.seed} … ${options.seed + options.defectSeeds - 1})\n\n${falsificationSeriesTable(series)}\n`);
+      console.log(
+        `## Falsification over ${options.defectSeeds} seeds (${options.seed} … ${options.seed + options.defectSeeds - 1})\n\n${falsificationSeriesTable(series)}\n`,
+      );
       failed ||= series.some(({ results: perSeed }) => perSeed.some((result) => result.firstViolation === undefined));
     }
     for (const result of results) {

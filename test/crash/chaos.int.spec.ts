@@ -11,24 +11,35 @@ import { DEPLOY_SLOT_MAIN, runChaos } from './chaos.js';
 const cycles = Number(process.env['CHAOS_CYCLES'] ?? '2');
 const seed = Number(process.env['CHAOS_SEED'] ?? '2026');
 
-describe.skipIf(!existsSync(COORDINATOR_MAIN) || !existsSync(DEPLOY_SLOT_MAIN))('chaos: coordinator and gate killed with SIGKILL under the demo workload', () => {
-  it(`loses no refusal and no acknowledged grant over ${cycles} kill cycles in both orders (seed ${seed})`, async () => {
-    // Arrange / Act
-    const report = await runChaos({ cycles, seed, log: process.env['CHAOS_VERBOSE'] === '1' ? (line) => console.log(line) : undefined });
-    console.log(`chaos figures: ${JSON.stringify(report)}`);
+describe.skipIf(!existsSync(COORDINATOR_MAIN) || !existsSync(DEPLOY_SLOT_MAIN))(
+  'chaos: coordinator and gate killed with SIGKILL under the demo workload',
+  () => {
+    it(
+      `loses no refusal and no acknowledged grant over ${cycles} kill cycles in both orders (seed ${seed})`,
+      async () => {
+        // Arrange / Act
+        const report = await runChaos({
+          cycles,
+          seed,
+          log: process.env['CHAOS_VERBOSE'] === '1' ? (line) => console.log(line) : undefined,
+        });
+        console.log(`chaos figures: ${JSON.stringify(report)}`);
 
-    // Assert
-    expect(report.refusalsDurable).toBeGreaterThan(0);
-    expect(report.refusalsAnswered).toBeGreaterThan(0);
-    expect(report.coordinatorFirst + report.gateFirst).toBe(cycles);
-    expect(report).toMatchObject({
-      refusalsMissingFromLog: 0,
-      refusalsLoggedTwice: 0,
-      refusalsWithOtherContent: 0,
-      seqGaps: 0,
-      rejectionsMissingEvents: 0,
-      grantsLost: 0,
-    });
-    expect(report.refusalsLogged).toBe(report.refusalsDurable);
-  }, 300_000 + cycles * 60_000);
-});
+        // Assert
+        expect(report.refusalsDurable).toBeGreaterThan(0);
+        expect(report.refusalsAnswered).toBeGreaterThan(0);
+        expect(report.coordinatorFirst + report.gateFirst).toBe(cycles);
+        expect(report).toMatchObject({
+          refusalsMissingFromLog: 0,
+          refusalsLoggedTwice: 0,
+          refusalsWithOtherContent: 0,
+          seqGaps: 0,
+          rejectionsMissingEvents: 0,
+          grantsLost: 0,
+        });
+        expect(report.refusalsLogged).toBe(report.refusalsDurable);
+      },
+      300_000 + cycles * 60_000,
+    );
+  },
+);

@@ -111,21 +111,42 @@ const startGate = async (options: { coordinatorUrl: string; dataDir: string; por
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = waitForExit(child);
-  const listening = new Promise<string>((resolve) => child.on('message', (message: { type?: string; url?: string }) => {
-    if (message.type === 'listening' && message.url !== undefined) resolve(message.url);
-  }));
+  const listening = new Promise<string>((resolve) =>
+    child.on('message', (message: { type?: string; url?: string }) => {
+      if (message.type === 'listening' && message.url !== undefined) resolve(message.url);
+    }),
+  );
   const url = await Promise.race([
     listening,
-    exited.then((exit) => Promise.reject(new Error(`deploy slot exited (code ${exit.code}, signal ${exit.signal}) before listening: ${stderr.slice(-2000)}`))),
+    exited.then((exit) =>
+      Promise.reject(
+        new Error(
+          `deploy slot exited (code ${exit.code}, signal ${exit.signal}) before listening: ${stderr.slice(-2000)}`,
+        ),
+      ),
+    ),
   ]);
   return { child, url };
 };
 
 /** A writer's view of one write to the slot. */
-type WriteOutcome = { readonly kind: 'written' } | { readonly kind: 'refused'; readonly seq: number; readonly content: string } | { readonly kind: 'unanswered' };
+type WriteOutcome =
+  | { readonly kind: 'written' }
+  | { readonly kind: 'refused'; readonly seq: number; readonly content: string }
+  | { readonly kind: 'unanswered' };
 
-const contentOf = (rejection: { kind: string; rejected: { holderId: string; fence: number }; current: { holderId: string; fence: number } }): string =>
-  JSON.stringify([rejection.kind, rejection.rejected.holderId, rejection.rejected.fence, rejection.current.holderId, rejection.current.fence]);
+const contentOf = (rejection: {
+  kind: string;
+  rejected: { holderId: string; fence: number };
+  current: { holderId: string; fence: number };
+}): string =>
+  JSON.stringify([
+    rejection.kind,
+    rejection.rejected.holderId,
+    rejection.rejected.fence,
+    rejection.current.holderId,
+    rejection.current.fence,
+  ]);
 
 /** Sends `step` under `lease`: its `signedToken`, which the slot verifies before its gate compares the fence. */
 const writeToSlot = async (slotUrl: string, lease: Lease, step: string): Promise<WriteOutcome> => {
@@ -136,9 +157,17 @@ const writeToSlot = async (slotUrl: string, lease: Lease, step: string): Promise
       body: JSON.stringify({ signedToken: lease.signedToken, step }),
       signal: AbortSignal.timeout(3000),
     });
-    const body = (await response.json()) as { rejection?: { seq: number; kind: string; rejected: { holderId: string; fence: number }; current: { holderId: string; fence: number } } };
+    const body = (await response.json()) as {
+      rejection?: {
+        seq: number;
+        kind: string;
+        rejected: { holderId: string; fence: number };
+        current: { holderId: string; fence: number };
+      };
+    };
     if (response.status === 200) return { kind: 'written' };
-    if (response.status === 409 && body.rejection !== undefined) return { kind: 'refused', seq: body.rejection.seq, content: contentOf(body.rejection) };
+    if (response.status === 409 && body.rejection !== undefined)
+      return { kind: 'refused', seq: body.rejection.seq, content: contentOf(body.rejection) };
     return { kind: 'unanswered' };
   } catch {
     return { kind: 'unanswered' };
@@ -149,7 +178,9 @@ const writeToSlot = async (slotUrl: string, lease: Lease, step: string): Promise
 const readLog = async (coordinatorUrl: string): Promise<CoordinatorEvent[]> => {
   const events: CoordinatorEvent[] = [];
   for (let after = 0; ;) {
-    const response = await fetch(`${coordinatorUrl}/v1/events?after=${after}&limit=1000`, { headers: { authorization: `Bearer ${TEST_TOKENS.viewer.token}` } });
+    const response = await fetch(`${coordinatorUrl}/v1/events?after=${after}&limit=1000`, {
+      headers: { authorization: `Bearer ${TEST_TOKENS.viewer.token}` },
+    });
     const page = EventsReplySchema.parse(await response.json());
     events.push(...page.events.map((recorded) => recorded.event));
     const last = page.events.at(-1);
@@ -162,7 +193,10 @@ const readLog = async (coordinatorUrl: string): Promise<CoordinatorEvent[]> => {
 const readGateSeqs = (slotDataDir: string): Map<string, number> => {
   const db = new Database(join(slotDataDir, 'deploy-slot.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare('SELECT resource, next_seq FROM gate_state').all() as { resource: string; next_seq: number }[];
+    const rows = db.prepare('SELECT resource, next_seq FROM gate_state').all() as {
+      resource: string;
+      next_seq: number;
+    }[];
     return new Map(rows.map((row) => [row.resource, row.next_seq]));
   } finally {
     db.close();
@@ -175,7 +209,8 @@ const readGateSeqs = (slotDataDir: string): Map<string, number> => {
  * @throws if a process cannot be (re)started; the invariants are reported, not thrown.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
-  if (!existsSync(DEPLOY_SLOT_MAIN)) throw new Error(`${DEPLOY_SLOT_MAIN} is missing: build it first with \`npx nx run @lease-fence/demo:build\``);
+  if (!existsSync(DEPLOY_SLOT_MAIN))
+    throw new Error(`${DEPLOY_SLOT_MAIN} is missing: build it first with \`npx nx run @lease-fence/demo:build\``);
   const startedAt = performance.now();
   const random = createRandom(options.seed ?? 1);
   const between = ([low, high]: readonly [number, number]): number => low + Math.floor(random() * (high - low + 1));
@@ -199,166 +234,196 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 
   async function chaosCycles(): Promise<ChaosReport> {
-  let coordinator = (started.coordinator = await startCoordinator({ dataDir: coordinatorDir, env: coordinatorEnv, startTimeoutMillis }));
-  const coordinatorPort = new URL(coordinator.url).port;
-  let gate = (started.gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: 0 }));
-  const slotUrl = gate.url;
-  const slotPort = Number(new URL(slotUrl).port);
+    let coordinator = (started.coordinator = await startCoordinator({
+      dataDir: coordinatorDir,
+      env: coordinatorEnv,
+      startTimeoutMillis,
+    }));
+    const coordinatorPort = new URL(coordinator.url).port;
+    let gate = (started.gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: 0 }));
+    const slotUrl = gate.url;
+    const slotPort = Number(new URL(slotUrl).port);
 
-  const acknowledgedGrants: { resource: string; holderId: string; fence: number }[] = [];
-  const answeredRefusals: { resource: string; seq: number; content: string }[] = [];
-  let stopping = false;
+    const acknowledgedGrants: { resource: string; holderId: string; fence: number }[] = [];
+    const answeredRefusals: { resource: string; seq: number; content: string }[] = [];
+    let stopping = false;
 
-  const clients = AGENTS.map((agent) =>
-    new LeaseFenceClient({
-      baseUrl: coordinator.url,
-      token: agent.token,
-      holderId: agent.holderId,
-      clockSkewMillis: 50,
-      timeoutMillis: 1000,
-      retry: { maxAttempts: 3, initialDelayMillis: 20, maxDelayMillis: 200 },
-    }),
-  );
-  const acquire = async (client: LeaseFenceClient, resource: string): Promise<Lease | undefined> => {
-    let result: AcquireResult;
+    const clients = AGENTS.map(
+      (agent) =>
+        new LeaseFenceClient({
+          baseUrl: coordinator.url,
+          token: agent.token,
+          holderId: agent.holderId,
+          clockSkewMillis: 50,
+          timeoutMillis: 1000,
+          retry: { maxAttempts: 3, initialDelayMillis: 20, maxDelayMillis: 200 },
+        }),
+    );
+    const acquire = async (client: LeaseFenceClient, resource: string): Promise<Lease | undefined> => {
+      let result: AcquireResult;
+      try {
+        result = await client.acquire(resource, { ttlMillis: 600 });
+      } catch {
+        return undefined; // the coordinator is down or recovering: nothing was acknowledged
+      }
+      if (!result.ok) return undefined;
+      acknowledgedGrants.push({ resource, holderId: result.lease.holderId, fence: result.lease.fence });
+      return result.lease;
+    };
+    const release = async (client: LeaseFenceClient, lease: Lease): Promise<void> => {
+      await client.release(lease).catch(() => undefined); // best effort: a lease not released expires
+    };
+    const outcomes = { written: 0, refused: 0, unanswered: 0 };
+    const note = async (resource: string, outcome: WriteOutcome): Promise<void> => {
+      outcomes[outcome.kind] += 1;
+      if (outcome.kind === 'refused') answeredRefusals.push({ resource, seq: outcome.seq, content: outcome.content });
+      if (outcome.kind === 'unanswered') await sleep(100); // the slot is down: do not spin
+    };
+
+    // The workload: per resource, first takes the lease and writes, second takes it over and
+    // writes, first writes again under its old fence (refused once second's write landed).
+    const workload = async (resource: string, offset: number): Promise<void> => {
+      for (let round = 0; !stopping; round += 1) {
+        const [first, second] = round % 2 === offset ? [clients[0]!, clients[1]!] : [clients[1]!, clients[0]!];
+        const older = await acquire(first, resource);
+        if (older === undefined) {
+          await sleep(50);
+          continue;
+        }
+        await note(resource, await writeToSlot(slotUrl, older, `round ${round} claim`));
+        await release(first, older);
+        let newer: Lease | undefined;
+        for (let attempt = 0; newer === undefined && attempt < 40 && !stopping; attempt += 1) {
+          newer = await acquire(second, resource);
+          if (newer === undefined) await sleep(50);
+        }
+        if (newer === undefined) continue;
+        await note(resource, await writeToSlot(slotUrl, newer, `round ${round} take-over`));
+        await note(resource, await writeToSlot(slotUrl, older, `round ${round} stale`));
+        await release(second, newer);
+      }
+    };
+
+    let coordinatorFirst = 0;
+    let gateFirst = 0;
+    const restartCoordinator = async (): Promise<void> => {
+      const t = performance.now();
+      coordinator = started.coordinator = await startCoordinator({
+        dataDir: coordinatorDir,
+        env: { ...coordinatorEnv, PORT: coordinatorPort },
+        startTimeoutMillis,
+      });
+      log(`coordinator up again in ${Math.round(performance.now() - t)} ms`);
+    };
+    const restartGate = async (): Promise<void> => {
+      const t = performance.now();
+      gate = started.gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: slotPort });
+      log(`gate up again in ${Math.round(performance.now() - t)} ms`);
+    };
+
+    const running = RESOURCES.map((resource, index) => workload(resource, index % 2));
     try {
-      result = await client.acquire(resource, { ttlMillis: 600 });
-    } catch {
-      return undefined; // the coordinator is down or recovering: nothing was acknowledged
-    }
-    if (!result.ok) return undefined;
-    acknowledgedGrants.push({ resource, holderId: result.lease.holderId, fence: result.lease.fence });
-    return result.lease;
-  };
-  const release = async (client: LeaseFenceClient, lease: Lease): Promise<void> => {
-    await client.release(lease).catch(() => undefined); // best effort: a lease not released expires
-  };
-  const outcomes = { written: 0, refused: 0, unanswered: 0 };
-  const note = async (resource: string, outcome: WriteOutcome): Promise<void> => {
-    outcomes[outcome.kind] += 1;
-    if (outcome.kind === 'refused') answeredRefusals.push({ resource, seq: outcome.seq, content: outcome.content });
-    if (outcome.kind === 'unanswered') await sleep(100); // the slot is down: do not spin
-  };
-
-  // The workload: per resource, first takes the lease and writes, second takes it over and
-  // writes, first writes again under its old fence (refused once second's write landed).
-  const workload = async (resource: string, offset: number): Promise<void> => {
-    for (let round = 0; !stopping; round += 1) {
-      const [first, second] = round % 2 === offset ? [clients[0]!, clients[1]!] : [clients[1]!, clients[0]!];
-      const older = await acquire(first, resource);
-      if (older === undefined) {
-        await sleep(50);
-        continue;
+      for (let cycle = 1; cycle <= options.cycles; cycle += 1) {
+        const refusedBefore = outcomes.refused;
+        const progressDeadline = Date.now() + 30_000;
+        while (outcomes.refused === refusedBefore && Date.now() < progressDeadline) await sleep(50);
+        await sleep(between(options.runMillis ?? [0, 800]));
+        const order = random() < 0.5 ? 'coordinator-first' : 'gate-first';
+        if (order === 'coordinator-first') coordinatorFirst += 1;
+        else gateFirst += 1;
+        const kills =
+          order === 'coordinator-first'
+            ? [() => coordinator.kill(), () => stopByPid(gate.child, 'SIGKILL')]
+            : [() => stopByPid(gate.child, 'SIGKILL'), () => coordinator.kill()];
+        await kills[0]!();
+        await sleep(between([0, 300]));
+        await kills[1]!();
+        await sleep(between([0, 200]));
+        const restartedAt = performance.now();
+        if (random() < 0.5) {
+          await restartCoordinator();
+          await restartGate();
+        } else {
+          await restartGate();
+          await restartCoordinator();
+        }
+        log(
+          `cycle ${cycle}/${options.cycles}: killed ${order === 'coordinator-first' ? 'coordinator, then gate' : 'gate, then coordinator'}; both up again in ${Math.round(performance.now() - restartedAt)} ms; writes so far ${JSON.stringify(outcomes)}`,
+        );
       }
-      await note(resource, await writeToSlot(slotUrl, older, `round ${round} claim`));
-      await release(first, older);
-      let newer: Lease | undefined;
-      for (let attempt = 0; newer === undefined && attempt < 40 && !stopping; attempt += 1) {
-        newer = await acquire(second, resource);
-        if (newer === undefined) await sleep(50);
-      }
-      if (newer === undefined) continue;
-      await note(resource, await writeToSlot(slotUrl, newer, `round ${round} take-over`));
-      await note(resource, await writeToSlot(slotUrl, older, `round ${round} stale`));
-      await release(second, newer);
+    } finally {
+      stopping = true;
+      await Promise.all(running);
     }
-  };
 
-  let coordinatorFirst = 0;
-  let gateFirst = 0;
-  const restartCoordinator = async (): Promise<void> => {
-    const t = performance.now();
-    coordinator = started.coordinator = await startCoordinator({ dataDir: coordinatorDir, env: { ...coordinatorEnv, PORT: coordinatorPort }, startTimeoutMillis });
-    log(`coordinator up again in ${Math.round(performance.now() - t)} ms`);
-  };
-  const restartGate = async (): Promise<void> => {
-    const t = performance.now();
-    gate = started.gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: slotPort });
-    log(`gate up again in ${Math.round(performance.now() - t)} ms`);
-  };
-
-  const running = RESOURCES.map((resource, index) => workload(resource, index % 2));
-  try {
-    for (let cycle = 1; cycle <= options.cycles; cycle += 1) {
-      const refusedBefore = outcomes.refused;
-      const progressDeadline = Date.now() + 30_000;
-      while (outcomes.refused === refusedBefore && Date.now() < progressDeadline) await sleep(50);
-      await sleep(between(options.runMillis ?? [0, 800]));
-      const order = random() < 0.5 ? 'coordinator-first' : 'gate-first';
-      if (order === 'coordinator-first') coordinatorFirst += 1;
-      else gateFirst += 1;
-      const kills = order === 'coordinator-first' ? [() => coordinator.kill(), () => stopByPid(gate.child, 'SIGKILL')] : [() => stopByPid(gate.child, 'SIGKILL'), () => coordinator.kill()];
-      await kills[0]!();
-      await sleep(between([0, 300]));
-      await kills[1]!();
-      await sleep(between([0, 200]));
-      const restartedAt = performance.now();
-      if (random() < 0.5) {
-        await restartCoordinator();
-        await restartGate();
-      } else {
-        await restartGate();
-        await restartCoordinator();
-      }
-      log(`cycle ${cycle}/${options.cycles}: killed ${order === 'coordinator-first' ? 'coordinator, then gate' : 'gate, then coordinator'}; both up again in ${Math.round(performance.now() - restartedAt)} ms; writes so far ${JSON.stringify(outcomes)}`);
+    // Let the gate drain its outbox: every durable refusal must reach the log.
+    const durable = readGateSeqs(slotDir);
+    const deadline = Date.now() + 60_000;
+    let events = await readLog(coordinator.url);
+    const loggedSeqs = (resource: string): number[] =>
+      events.flatMap((event) =>
+        event.type === 'FenceRejected' && event.data.gateId === GATE_ID && event.data.resource === resource
+          ? [event.data.seq]
+          : [],
+      );
+    while (
+      Date.now() < deadline &&
+      RESOURCES.some((resource) => new Set(loggedSeqs(resource)).size < (durable.get(resource) ?? 1) - 1)
+    ) {
+      await sleep(200);
+      events = await readLog(coordinator.url);
     }
-  } finally {
-    stopping = true;
-    await Promise.all(running);
-  }
+    await stopByPid(gate.child, 'SIGTERM');
+    await coordinator.stop();
 
-  // Let the gate drain its outbox: every durable refusal must reach the log.
-  const durable = readGateSeqs(slotDir);
-  const deadline = Date.now() + 60_000;
-  let events = await readLog(coordinator.url);
-  const loggedSeqs = (resource: string): number[] =>
-    events.flatMap((event) => (event.type === 'FenceRejected' && event.data.gateId === GATE_ID && event.data.resource === resource ? [event.data.seq] : []));
-  while (Date.now() < deadline && RESOURCES.some((resource) => new Set(loggedSeqs(resource)).size < (durable.get(resource) ?? 1) - 1)) {
-    await sleep(200);
-    events = await readLog(coordinator.url);
+    let refusalsDurable = 0;
+    let refusalsMissingFromLog = 0;
+    let refusalsLoggedTwice = 0;
+    let seqGaps = 0;
+    const loggedContent = new Map<string, string>();
+    for (const event of events) {
+      if (event.type === 'FenceRejected' && event.data.gateId === GATE_ID)
+        loggedContent.set(`${event.data.resource}#${event.data.seq}`, contentOf(event.data));
+    }
+    for (const resource of RESOURCES) {
+      const made = (durable.get(resource) ?? 1) - 1;
+      refusalsDurable += made;
+      const seqs = loggedSeqs(resource);
+      const distinct = new Set(seqs);
+      refusalsLoggedTwice += seqs.length - distinct.size;
+      for (let seq = 1; seq <= made; seq += 1) if (!distinct.has(seq)) refusalsMissingFromLog += 1;
+      const sorted = [...distinct].sort((a, b) => a - b);
+      sorted.forEach((seq, index) => {
+        if (seq !== index + 1) seqGaps += 1;
+      });
+    }
+    const refusalsWithOtherContent = answeredRefusals.filter(
+      (refusal) => loggedContent.get(`${refusal.resource}#${refusal.seq}`) !== refusal.content,
+    ).length;
+    const granted = new Set(
+      events.flatMap((event) =>
+        event.type === 'LeaseGranted' ? [`${event.data.resource}|${event.data.holderId}|${event.data.fence}`] : [],
+      ),
+    );
+    const grantsLost = acknowledgedGrants.filter(
+      (grant) => !granted.has(`${grant.resource}|${grant.holderId}|${grant.fence}`),
+    ).length;
+    return {
+      cycles: options.cycles,
+      coordinatorFirst,
+      gateFirst,
+      refusalsDurable,
+      writesAccepted: outcomes.written,
+      refusalsAnswered: answeredRefusals.length,
+      refusalsLogged: events.filter((event) => event.type === 'FenceRejected' && event.data.gateId === GATE_ID).length,
+      refusalsMissingFromLog,
+      refusalsLoggedTwice,
+      refusalsWithOtherContent,
+      seqGaps,
+      rejectionsMissingEvents: events.filter((event) => event.type === 'RejectionsMissing').length,
+      grantsAcknowledged: acknowledgedGrants.length,
+      grantsLost,
+      wallMillis: Math.round(performance.now() - startedAt),
+    };
   }
-  await stopByPid(gate.child, 'SIGTERM');
-  await coordinator.stop();
-
-  let refusalsDurable = 0;
-  let refusalsMissingFromLog = 0;
-  let refusalsLoggedTwice = 0;
-  let seqGaps = 0;
-  const loggedContent = new Map<string, string>();
-  for (const event of events) {
-    if (event.type === 'FenceRejected' && event.data.gateId === GATE_ID) loggedContent.set(`${event.data.resource}#${event.data.seq}`, contentOf(event.data));
-  }
-  for (const resource of RESOURCES) {
-    const made = (durable.get(resource) ?? 1) - 1;
-    refusalsDurable += made;
-    const seqs = loggedSeqs(resource);
-    const distinct = new Set(seqs);
-    refusalsLoggedTwice += seqs.length - distinct.size;
-    for (let seq = 1; seq <= made; seq += 1) if (!distinct.has(seq)) refusalsMissingFromLog += 1;
-    const sorted = [...distinct].sort((a, b) => a - b);
-    sorted.forEach((seq, index) => {
-      if (seq !== index + 1) seqGaps += 1;
-    });
-  }
-  const refusalsWithOtherContent = answeredRefusals.filter((refusal) => loggedContent.get(`${refusal.resource}#${refusal.seq}`) !== refusal.content).length;
-  const granted = new Set(events.flatMap((event) => (event.type === 'LeaseGranted' ? [`${event.data.resource}|${event.data.holderId}|${event.data.fence}`] : [])));
-  const grantsLost = acknowledgedGrants.filter((grant) => !granted.has(`${grant.resource}|${grant.holderId}|${grant.fence}`)).length;
-  return {
-    cycles: options.cycles,
-    coordinatorFirst,
-    gateFirst,
-    refusalsDurable,
-    writesAccepted: outcomes.written,
-    refusalsAnswered: answeredRefusals.length,
-    refusalsLogged: events.filter((event) => event.type === 'FenceRejected' && event.data.gateId === GATE_ID).length,
-    refusalsMissingFromLog,
-    refusalsLoggedTwice,
-    refusalsWithOtherContent,
-    seqGaps,
-    rejectionsMissingEvents: events.filter((event) => event.type === 'RejectionsMissing').length,
-    grantsAcknowledged: acknowledgedGrants.length,
-    grantsLost,
-    wallMillis: Math.round(performance.now() - startedAt),
-  };
-}
 }

@@ -25,8 +25,14 @@ import { TEST_TOKENS, writeTokensFile } from '../support/test-tokens.js';
 const SLOT = 'deploy-slot-a';
 const SLOT_MAIN = join(REPO_ROOT, 'apps/demo/dist/deploy-slot-main.js');
 
-interface LoggedEvent { readonly position: number; readonly event: { readonly type: string; readonly data: Record<string, unknown> } }
-interface Grant { readonly holderId: string; readonly fence: number }
+interface LoggedEvent {
+  readonly position: number;
+  readonly event: { readonly type: string; readonly data: Record<string, unknown> };
+}
+interface Grant {
+  readonly holderId: string;
+  readonly fence: number;
+}
 
 let tokensDir: string;
 let slotDir: string;
@@ -47,13 +53,22 @@ async function startFenceFirstCoordinator(port = 0): Promise<RunningCoordinator>
 async function startSlot(coordinatorUrl: string): Promise<ChildProcess> {
   const child = fork(SLOT_MAIN, [], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { ...process.env, LEASE_FENCE_URL: coordinatorUrl, DEMO_GATE_TOKEN: TEST_TOKENS.gate.token, DEMO_RESOURCES: SLOT, DEMO_SLOT_PORT: '0', LEASE_FENCE_DEMO_DIR: slotDir },
+    env: {
+      ...process.env,
+      LEASE_FENCE_URL: coordinatorUrl,
+      DEMO_GATE_TOKEN: TEST_TOKENS.gate.token,
+      DEMO_RESOURCES: SLOT,
+      DEMO_SLOT_PORT: '0',
+      LEASE_FENCE_DEMO_DIR: slotDir,
+    },
   });
   createInterface({ input: child.stdout! }).on('line', (line) => slotLines.push(line));
   createInterface({ input: child.stderr! }).on('line', (line) => slotLines.push(`stderr: ${line}`));
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`the deploy slot exited (${String(code)}) before listening:\n${slotLines.join('\n')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the deploy slot exited (${String(code)}) before listening:\n${slotLines.join('\n')}`)),
+    );
   });
   return child;
 }
@@ -61,29 +76,41 @@ async function startSlot(coordinatorUrl: string): Promise<ChildProcess> {
 /** Resolves once the slot has logged a line containing `text`. */
 async function slotLogged(text: string, timeoutMillis = 30_000): Promise<void> {
   for (const startedAt = performance.now(); !slotLines.some((line) => line.includes(text)); await delay(50)) {
-    if (performance.now() - startedAt > timeoutMillis) throw new Error(`the deploy slot did not log "${text}" within ${timeoutMillis} ms:\n${slotLines.join('\n')}`);
+    if (performance.now() - startedAt > timeoutMillis)
+      throw new Error(`the deploy slot did not log "${text}" within ${timeoutMillis} ms:\n${slotLines.join('\n')}`);
   }
 }
 
 /** Every event of the coordinator's log about the slot. */
 async function slotEvents(app: RunningCoordinator): Promise<LoggedEvent['event'][]> {
-  const reply = await coordinatorHttp(app.url, TEST_TOKENS.viewer.token).get<{ events: LoggedEvent[] }>('/v1/events?after=0&limit=10000');
+  const reply = await coordinatorHttp(app.url, TEST_TOKENS.viewer.token).get<{ events: LoggedEvent[] }>(
+    '/v1/events?after=0&limit=10000',
+  );
   return reply.body.events.map(({ event }) => event).filter((event) => event.data['resource'] === SLOT);
 }
 
 /** The first event of type `type` about the slot, waiting for it up to `timeoutMillis`. */
-async function firstSlotEvent(app: RunningCoordinator, type: string, timeoutMillis = 30_000): Promise<LoggedEvent['event']> {
+async function firstSlotEvent(
+  app: RunningCoordinator,
+  type: string,
+  timeoutMillis = 30_000,
+): Promise<LoggedEvent['event']> {
   for (const startedAt = performance.now(); ; await delay(100)) {
     const found = (await slotEvents(app)).find((event) => event.type === type);
     if (found !== undefined) return found;
-    if (performance.now() - startedAt > timeoutMillis) throw new Error(`no ${type} of ${SLOT} within ${timeoutMillis} ms:\n${slotLines.join('\n')}`);
+    if (performance.now() - startedAt > timeoutMillis)
+      throw new Error(`no ${type} of ${SLOT} within ${timeoutMillis} ms:\n${slotLines.join('\n')}`);
   }
 }
 
 /** Acquires the slot for `agent` through the coordinator's HTTP API; the grant, or throws with the reply. */
 async function acquire(app: RunningCoordinator, agent: { readonly token: string }): Promise<Grant> {
-  const reply = await coordinatorHttp(app.url, agent.token).post<{ grant?: Grant }>(`/v1/leases/${SLOT}/acquire`, { requestId: crypto.randomUUID(), ttlMillis: 60_000 });
-  if (reply.status !== 200 || reply.body.grant === undefined) throw new Error(`acquire answered ${reply.status}: ${reply.text}\n--- slot ---\n${slotLines.join('\n')}`);
+  const reply = await coordinatorHttp(app.url, agent.token).post<{ grant?: Grant }>(`/v1/leases/${SLOT}/acquire`, {
+    requestId: crypto.randomUUID(),
+    ttlMillis: 60_000,
+  });
+  if (reply.status !== 200 || reply.body.grant === undefined)
+    throw new Error(`acquire answered ${reply.status}: ${reply.text}\n--- slot ---\n${slotLines.join('\n')}`);
   return reply.body.grant;
 }
 
@@ -91,7 +118,9 @@ async function acquire(app: RunningCoordinator, agent: { readonly token: string 
 function slotFloor(): Grant | undefined {
   const db = new Database(join(slotDir, 'deploy-slot.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    const row = db.prepare('SELECT floor_fence AS fence, floor_holder_id AS holderId FROM gate_state WHERE resource = ?').get(SLOT) as { fence: number | null; holderId: string | null } | undefined;
+    const row = db
+      .prepare('SELECT floor_fence AS fence, floor_holder_id AS holderId FROM gate_state WHERE resource = ?')
+      .get(SLOT) as { fence: number | null; holderId: string | null } | undefined;
     return row?.fence == null || row.holderId === null ? undefined : { fence: row.fence, holderId: row.holderId };
   } finally {
     db.close();
@@ -140,7 +169,11 @@ describe('the demo deploy slot, fence-first', () => {
     const grant = await acquire(after, TEST_TOKENS.agentB);
 
     // Assert
-    expect(reported.data).toMatchObject({ fence: floorBefore.fence, holderId: 'agent-a', gateId: TEST_TOKENS.gate.gateId });
+    expect(reported.data).toMatchObject({
+      fence: floorBefore.fence,
+      holderId: 'agent-a',
+      gateId: TEST_TOKENS.gate.gateId,
+    });
     expect(grant.fence).toBeGreaterThan(floorBefore.fence);
     expect(slotFloor()).toEqual({ fence: grant.fence, holderId: 'agent-b' });
   });
@@ -155,9 +188,14 @@ describe('the demo, when its deploy slot is killed from outside', () => {
     });
 
   /** Resolves once `count` slot processes have listened; throws with the demo's output after `timeoutMillis`. */
-  async function slotsListened(output: readonly string[], count: number, timeoutMillis = 30_000): Promise<{ url: string; pid: number }[]> {
+  async function slotsListened(
+    output: readonly string[],
+    count: number,
+    timeoutMillis = 30_000,
+  ): Promise<{ url: string; pid: number }[]> {
     for (const startedAt = performance.now(); slotsListening(output).length < count; await delay(50)) {
-      if (performance.now() - startedAt > timeoutMillis) throw new Error(`the demo did not start slot #${count} within ${timeoutMillis} ms:\n${output.join('\n')}`);
+      if (performance.now() - startedAt > timeoutMillis)
+        throw new Error(`the demo did not start slot #${count} within ${timeoutMillis} ms:\n${output.join('\n')}`);
     }
     return slotsListening(output);
   }
@@ -180,7 +218,11 @@ describe('the demo, when its deploy slot is killed from outside', () => {
       const [, second] = await slotsListened(demo.output, 2);
 
       // Assert: a new slot process on the same URL, which answers, and the log says why
-      expect(demo.output.some((line) => line.includes('the deploy slot exited (signal SIGKILL) unexpectedly; restarting it'))).toBe(true);
+      expect(
+        demo.output.some((line) =>
+          line.includes('the deploy slot exited (signal SIGKILL) unexpectedly; restarting it'),
+        ),
+      ).toBe(true);
       expect(second!.pid).not.toBe(first!.pid);
       expect(second!.url).toBe(first!.url);
       await expect(fetch(second!.url)).resolves.toBeDefined();

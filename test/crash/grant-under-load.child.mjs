@@ -19,7 +19,12 @@ const concurrency = Number(concurrencyArgument);
 
 const log = await openSqliteEventLog({ file, durability: 'full' });
 const bootId = `crash-child-${process.pid}-${randomUUID()}`;
-const coordinator = await DurableCoordinator.open({ log, namespace: 'crash', clock: createMonotonicClock(bootId), defaultTtlMillis: 60_000 });
+const coordinator = await DurableCoordinator.open({
+  log,
+  namespace: 'crash',
+  clock: createMonotonicClock(bootId),
+  defaultTtlMillis: 60_000,
+});
 process.stdout.write(`ready ${bootId}\n`);
 
 let next = 0;

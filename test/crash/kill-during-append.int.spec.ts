@@ -29,7 +29,9 @@ interface AcknowledgedGrant {
  * acknowledged grant (0: as soon as it is ready). Returns every grant it printed (complete lines only).
  */
 async function grantUntilKilled(file: string, killAfter: number, concurrency: number): Promise<AcknowledgedGrant[]> {
-  const child: ChildProcess = spawn(process.execPath, [CHILD, file, String(concurrency)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [CHILD, file, String(concurrency)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const grants: AcknowledgedGrant[] = [];
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -41,13 +43,16 @@ async function grantUntilKilled(file: string, killAfter: number, concurrency: nu
     buffered = lines.pop() ?? '';
     for (const line of lines) {
       const [kind, resource, holderId, fence, requestId] = line.split(' ');
-      if (kind === 'grant') grants.push({ resource: resource!, holderId: holderId!, fence: Number(fence), requestId: requestId! });
-      if ((kind === 'grant' || kind === 'ready') && grants.length >= killAfter && killed === undefined) killed = stopByPid(child, 'SIGKILL');
+      if (kind === 'grant')
+        grants.push({ resource: resource!, holderId: holderId!, fence: Number(fence), requestId: requestId! });
+      if ((kind === 'grant' || kind === 'ready') && grants.length >= killAfter && killed === undefined)
+        killed = stopByPid(child, 'SIGKILL');
     }
   });
   const exit = await waitForExit(child);
   await killed;
-  if (exit.signal !== 'SIGKILL') throw new Error(`child exited with ${JSON.stringify(exit)} before the kill: ${stderr}`);
+  if (exit.signal !== 'SIGKILL')
+    throw new Error(`child exited with ${JSON.stringify(exit)} before the kill: ${stderr}`);
   return grants;
 }
 
@@ -70,35 +75,54 @@ const KILL_POINTS = [
 ];
 
 describe('DurableCoordinator on SQLite, killed with SIGKILL during appends', () => {
-  it.each(KILL_POINTS)('keeps every acknowledged grant and mints above them (seed $seed: kill after $killAfter grants, $concurrency in flight)', async ({ seed, killAfter, concurrency }) => {
-    // Given a child that granted under load until it was killed
-    const file = join(directory, `seed-${seed}.db`);
-    const acknowledged = await grantUntilKilled(file, killAfter, concurrency);
-    expect(acknowledged.length).toBeGreaterThanOrEqual(killAfter);
+  it.each(KILL_POINTS)(
+    'keeps every acknowledged grant and mints above them (seed $seed: kill after $killAfter grants, $concurrency in flight)',
+    async ({ seed, killAfter, concurrency }) => {
+      // Given a child that granted under load until it was killed
+      const file = join(directory, `seed-${seed}.db`);
+      const acknowledged = await grantUntilKilled(file, killAfter, concurrency);
+      expect(acknowledged.length).toBeGreaterThanOrEqual(killAfter);
 
-    // When the log is reopened and a new coordinator recovers from it
-    const log = await openSqliteEventLog({ file, durability: 'full' });
-    try {
-      const recorded: RecordedEvent[] = await readAll(log.read({ from: 1 }));
-      const coordinator = await DurableCoordinator.open({ log, namespace: 'crash', clock: createManualClock(`recovered-${seed}`), defaultTtlMillis: 60_000, runTimers: false });
+      // When the log is reopened and a new coordinator recovers from it
+      const log = await openSqliteEventLog({ file, durability: 'full' });
+      try {
+        const recorded: RecordedEvent[] = await readAll(log.read({ from: 1 }));
+        const coordinator = await DurableCoordinator.open({
+          log,
+          namespace: 'crash',
+          clock: createManualClock(`recovered-${seed}`),
+          defaultTtlMillis: 60_000,
+          runTimers: false,
+        });
 
-      // Then every acknowledged grant is in the log with its fence
-      const granted = new Map(recorded.flatMap((r) => (r.event.type === 'LeaseGranted' ? [[r.event.data.resource, r.event.data.fence] as const] : [])));
-      for (const grant of acknowledged) expect(granted.get(grant.resource), grant.resource).toBe(grant.fence);
-      // and no fence was issued twice
-      expect(new Set(granted.values()).size).toBe(granted.size);
-      // and the next fence is above every acknowledged one
-      const highest = Math.max(0, ...acknowledged.map((g) => g.fence));
-      const next = await coordinator.acquire({ resource: 'after-the-crash', holderId: 'survivor', requestId: 'after-1' });
-      expect(next.ok && next.grant.fence).toBeGreaterThan(highest);
-      // and a retry of the last acknowledged grant gets the same fence (the replay cache survived)
-      const last = acknowledged.at(-1);
-      if (last !== undefined) {
-        expect(await coordinator.acquire({ resource: last.resource, holderId: last.holderId, requestId: last.requestId })).toMatchObject({ ok: true, grant: { fence: last.fence } });
+        // Then every acknowledged grant is in the log with its fence
+        const granted = new Map(
+          recorded.flatMap((r) =>
+            r.event.type === 'LeaseGranted' ? [[r.event.data.resource, r.event.data.fence] as const] : [],
+          ),
+        );
+        for (const grant of acknowledged) expect(granted.get(grant.resource), grant.resource).toBe(grant.fence);
+        // and no fence was issued twice
+        expect(new Set(granted.values()).size).toBe(granted.size);
+        // and the next fence is above every acknowledged one
+        const highest = Math.max(0, ...acknowledged.map((g) => g.fence));
+        const next = await coordinator.acquire({
+          resource: 'after-the-crash',
+          holderId: 'survivor',
+          requestId: 'after-1',
+        });
+        expect(next.ok && next.grant.fence).toBeGreaterThan(highest);
+        // and a retry of the last acknowledged grant gets the same fence (the replay cache survived)
+        const last = acknowledged.at(-1);
+        if (last !== undefined) {
+          expect(
+            await coordinator.acquire({ resource: last.resource, holderId: last.holderId, requestId: last.requestId }),
+          ).toMatchObject({ ok: true, grant: { fence: last.fence } });
+        }
+        await coordinator.close();
+      } finally {
+        await log.close();
       }
-      await coordinator.close();
-    } finally {
-      await log.close();
-    }
-  });
+    },
+  );
 });

@@ -13,7 +13,10 @@ import { runReadmeExample } from './readme-example.js';
 const readme = readFileSync(fileURLToPath(new URL('../../libs/coordinator-core/README.md', import.meta.url)), 'utf8');
 const source = readFileSync(fileURLToPath(new URL('./readme-example.ts', import.meta.url)), 'utf8');
 
-const section = readme.slice(readme.indexOf('<!-- section:coordinator-core:start -->'), readme.indexOf('<!-- section:coordinator-core:end -->'));
+const section = readme.slice(
+  readme.indexOf('<!-- section:coordinator-core:start -->'),
+  readme.indexOf('<!-- section:coordinator-core:end -->'),
+);
 /** The first fenced block of `language` in the section, without its fences. */
 const block = (language: string): string => {
   const open = section.indexOf(`\`\`\`${language}\n`);
@@ -25,7 +28,10 @@ const block = (language: string): string => {
 const imports = (): string => (source.match(/^import .*;$/gm) ?? []).join('\n');
 /** The region between `// #region readme` and `// #endregion`, dedented. */
 const region = (): string => {
-  const lines = source.slice(source.indexOf('// #region readme\n') + '// #region readme\n'.length, source.indexOf('  // #endregion')).trimEnd().split('\n');
+  const lines = source
+    .slice(source.indexOf('// #region readme\n') + '// #region readme\n'.length, source.indexOf('  // #endregion'))
+    .trimEnd()
+    .split('\n');
   return lines.map((line) => line.replace(/^ {2}/, '')).join('\n');
 };
 

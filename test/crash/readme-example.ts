@@ -15,14 +15,26 @@ export async function runReadmeExample(file: string): Promise<void> {
   // Boot 1: open the log, then the coordinator (it replays the log and appends CoordinatorStarted).
   // Every boot gets a fresh boot id: the clock domain of every instant it hands out.
   const log = await openSqliteEventLog({ file, durability: 'full' });
-  const first = await DurableCoordinator.open({ log, namespace: 'default', clock: createMonotonicClock(randomUUID()), defaultTtlMillis: 30_000 });
+  const first = await DurableCoordinator.open({
+    log,
+    namespace: 'default',
+    clock: createMonotonicClock(randomUUID()),
+    defaultTtlMillis: 30_000,
+  });
   const grant = await first.acquire({ resource: 'deploy-slot', holderId: 'agent-a', requestId: 'r-1' });
   console.log(grant.ok && `granted fence ${grant.grant.fence}`); // resolved only once durable
 
   // The process dies here, without closing anything. Boot 2 recovers from the same file:
   const reopened = await openSqliteEventLog({ file, durability: 'full' });
-  const second = await DurableCoordinator.open({ log: reopened, namespace: 'default', clock: createMonotonicClock(randomUUID()), defaultTtlMillis: 30_000 });
-  console.log(`recovered fence ${second.recovery.recoveredFence}, ${second.recovery.carriedLeases} lease carried in grace`);
+  const second = await DurableCoordinator.open({
+    log: reopened,
+    namespace: 'default',
+    clock: createMonotonicClock(randomUUID()),
+    defaultTtlMillis: 30_000,
+  });
+  console.log(
+    `recovered fence ${second.recovery.recoveredFence}, ${second.recovery.carriedLeases} lease carried in grace`,
+  );
 
   const retry = await second.acquire({ resource: 'deploy-slot', holderId: 'agent-a', requestId: 'r-1' });
   console.log(retry.ok && `retry of r-1 answered with fence ${retry.grant.fence}`); // the replay cache survived

@@ -12,8 +12,16 @@ import { type RunningCoordinator, startCoordinator } from '../support/coordinato
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
-interface EventsBody { events: { position: number; event: { type: string; data: Record<string, unknown> } }[]; head: number }
-interface CarriedLease { resource: string; holderId: string; fence: number; expiresAtMillis: number }
+interface EventsBody {
+  events: { position: number; event: { type: string; data: Record<string, unknown> } }[];
+  head: number;
+}
+interface CarriedLease {
+  resource: string;
+  holderId: string;
+  fence: number;
+  expiresAtMillis: number;
+}
 
 const TTL_MILLIS = 3000;
 const BOOTS = 10;
@@ -41,10 +49,13 @@ const boot = async (): Promise<RunningCoordinator> => {
 };
 
 describe('a crash loop of 10 boots × 600 ms', () => {
-  it('hands a silent holder\'s 3 000 ms lease to another holder, each boot giving less grace than the one before', async () => {
+  it("hands a silent holder's 3 000 ms lease to another holder, each boot giving less grace than the one before", async () => {
     // Given agent A holds deploy-slot for 3 000 ms and never speaks again; its boot dies 600 ms later
     const first = await boot();
-    const held = await coordinatorHttp(first.url, TEST_TOKENS.agentA.token).post<{ grant: { fence: number } }>('/v1/leases/deploy-slot/acquire', { requestId: 'silent', ttlMillis: TTL_MILLIS });
+    const held = await coordinatorHttp(first.url, TEST_TOKENS.agentA.token).post<{ grant: { fence: number } }>(
+      '/v1/leases/deploy-slot/acquire',
+      { requestId: 'silent', ttlMillis: TTL_MILLIS },
+    );
     expect(held.status).toBe(200);
     await sleep(UPTIME_MILLIS);
     await first.kill();
@@ -57,7 +68,10 @@ describe('a crash loop of 10 boots × 600 ms', () => {
       const app = await boot();
       last = app;
       await sleep(TRY_AT_MILLIS);
-      const attempt = await coordinatorHttp(app.url, TEST_TOKENS.agentB.token).post<{ grant: { fence: number } }>('/v1/leases/deploy-slot/acquire', { requestId: `b-${index}`, ttlMillis: TTL_MILLIS });
+      const attempt = await coordinatorHttp(app.url, TEST_TOKENS.agentB.token).post<{ grant: { fence: number } }>(
+        '/v1/leases/deploy-slot/acquire',
+        { requestId: `b-${index}`, ttlMillis: TTL_MILLIS },
+      );
       if (attempt.status === 200) {
         grantedAtBoot = index;
         grantedFence = attempt.body.grant.fence;
@@ -70,13 +84,22 @@ describe('a crash loop of 10 boots × 600 ms', () => {
 
     console.log(`restart loop: agent B got deploy-slot at boot ${grantedAtBoot} of ${BOOTS}`);
     // Then agent B got the resource, with a higher fence, within the ten boots
-    expect(grantedAtBoot, 'agent B never got the resource: every boot gave the silent holder its grace again').toBeDefined();
+    expect(
+      grantedAtBoot,
+      'agent B never got the resource: every boot gave the silent holder its grace again',
+    ).toBeDefined();
     expect(grantedFence).toBeGreaterThan(held.body.grant.fence);
     // And the grace each boot gave A's lease (from its CoordinatorStarted) never grew, and shrank overall
-    const events = await coordinatorHttp(last!.url, TEST_TOKENS.viewer.token).get<EventsBody>('/v1/events?after=0&limit=1000');
+    const events = await coordinatorHttp(last!.url, TEST_TOKENS.viewer.token).get<EventsBody>(
+      '/v1/events?after=0&limit=1000',
+    );
     const graces = events.body.events
       .filter((e) => e.event.type === 'CoordinatorStarted')
-      .flatMap((e) => (e.event.data['carriedLeases'] as CarriedLease[]).filter((l) => l.holderId === 'agent-a').map((l) => l.expiresAtMillis - (e.event.data['atMillis'] as number)));
+      .flatMap((e) =>
+        (e.event.data['carriedLeases'] as CarriedLease[])
+          .filter((l) => l.holderId === 'agent-a')
+          .map((l) => l.expiresAtMillis - (e.event.data['atMillis'] as number)),
+      );
     expect(graces.length).toBeGreaterThanOrEqual(2);
     for (let i = 1; i < graces.length; i += 1) expect(graces[i]).toBeLessThanOrEqual(graces[i - 1]!);
     expect(graces.at(-1)).toBeLessThan(graces[0]!);

@@ -22,11 +22,22 @@ afterAll(async () => {
 
 let boots = 0;
 /** A new "process": its own log handle on `file` and a coordinator with a fresh boot id, starting at `startMillis` on its clock. */
-async function boot(file: string, startMillis = 0, options: { snapshotEvery?: number } = {}): Promise<{ coordinator: DurableCoordinator; clock: ManualClock; log: SqliteEventLog }> {
+async function boot(
+  file: string,
+  startMillis = 0,
+  options: { snapshotEvery?: number } = {},
+): Promise<{ coordinator: DurableCoordinator; clock: ManualClock; log: SqliteEventLog }> {
   const log = await openSqliteEventLog({ file, durability: 'full' });
   handles.push(log);
   const clock = createManualClock(`boot-${++boots}`, { start: startMillis });
-  const coordinator = await DurableCoordinator.open({ log, namespace: 'restart', clock, defaultTtlMillis: 10_000, runTimers: false, ...options });
+  const coordinator = await DurableCoordinator.open({
+    log,
+    namespace: 'restart',
+    clock,
+    defaultTtlMillis: 10_000,
+    runTimers: false,
+    ...options,
+  });
   return { coordinator, clock, log };
 }
 
@@ -39,7 +50,13 @@ describe('DurableCoordinator restarting on a SQLite file without a clean shutdow
     const other = await first.coordinator.acquire({ resource: 'other', holderId: 'agent-b', requestId: 'b-1' });
     await first.coordinator.release({ resource: 'other', holderId: 'agent-b', fence: 2 });
     first.clock.advance(2000);
-    await first.coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'a-2', ttlMillis: 8000 });
+    await first.coordinator.renew({
+      resource: 'slot',
+      holderId: 'agent-a',
+      fence: 1,
+      requestId: 'a-2',
+      ttlMillis: 8000,
+    });
     first.clock.advance(1000);
     await first.coordinator.checkpoint();
 
@@ -47,18 +64,45 @@ describe('DurableCoordinator restarting on a SQLite file without a clean shutdow
     const second = await boot(file, 300);
 
     // Then: fence counter, holder, grace (8000 - 1000 ms observed since the renewal), replay cache
-    expect([slot, other]).toMatchObject([{ ok: true, grant: { fence: 1 } }, { ok: true, grant: { fence: 2 } }]);
-    expect(second.coordinator.recovery).toMatchObject({ recoveredFence: 2, carriedLeases: 1, fromSnapshot: false, graceDeadline: Instant.of(7300, second.clock.domain) });
-    expect(second.coordinator.leases()).toEqual([expect.objectContaining({ resource: 'slot', holderId: 'agent-a', fence: 1, inGrace: true })]);
-    expect(await second.coordinator.acquire({ resource: 'slot', holderId: 'agent-c', requestId: 'c-1' })).toEqual({ ok: false, reason: 'held', heldBy: 'agent-a', retryAfterMillis: 7000 });
-    expect(await second.coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'a-1' })).toMatchObject({ ok: true, grant: { fence: 1 } });
-    expect(await second.coordinator.acquire({ resource: 'other', holderId: 'agent-b', requestId: 'b-1' })).toEqual({ ok: false, reason: 'expired', fence: 2 });
-    expect(await second.coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'a-3' })).toMatchObject({ ok: true, grant: { fence: 1 } });
-    expect(await second.coordinator.acquire({ resource: 'other', holderId: 'agent-c', requestId: 'c-2' })).toMatchObject({ ok: true, grant: { fence: 3 } });
+    expect([slot, other]).toMatchObject([
+      { ok: true, grant: { fence: 1 } },
+      { ok: true, grant: { fence: 2 } },
+    ]);
+    expect(second.coordinator.recovery).toMatchObject({
+      recoveredFence: 2,
+      carriedLeases: 1,
+      fromSnapshot: false,
+      graceDeadline: Instant.of(7300, second.clock.domain),
+    });
+    expect(second.coordinator.leases()).toEqual([
+      expect.objectContaining({ resource: 'slot', holderId: 'agent-a', fence: 1, inGrace: true }),
+    ]);
+    expect(await second.coordinator.acquire({ resource: 'slot', holderId: 'agent-c', requestId: 'c-1' })).toEqual({
+      ok: false,
+      reason: 'held',
+      heldBy: 'agent-a',
+      retryAfterMillis: 7000,
+    });
+    expect(await second.coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'a-1' })).toMatchObject(
+      { ok: true, grant: { fence: 1 } },
+    );
+    expect(await second.coordinator.acquire({ resource: 'other', holderId: 'agent-b', requestId: 'b-1' })).toEqual({
+      ok: false,
+      reason: 'expired',
+      fence: 2,
+    });
+    expect(
+      await second.coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'a-3' }),
+    ).toMatchObject({ ok: true, grant: { fence: 1 } });
+    expect(
+      await second.coordinator.acquire({ resource: 'other', holderId: 'agent-c', requestId: 'c-2' }),
+    ).toMatchObject({ ok: true, grant: { fence: 3 } });
 
     // And after the grace deadline, another holder gets a higher fence
     second.clock.advance(9000);
-    expect(await second.coordinator.acquire({ resource: 'slot', holderId: 'agent-c', requestId: 'c-3' })).toMatchObject({ ok: true, grant: { fence: 4 } });
+    expect(await second.coordinator.acquire({ resource: 'slot', holderId: 'agent-c', requestId: 'c-3' })).toMatchObject(
+      { ok: true, grant: { fence: 4 } },
+    );
   });
 
   it('never issues a fence twice and never lets it go backwards across many restarts', async () => {
@@ -68,7 +112,12 @@ describe('DurableCoordinator restarting on a SQLite file without a clean shutdow
       const { coordinator, clock } = await boot(file);
       expect(coordinator.recovery.recoveredFence).toBe(fences.length);
       for (let i = 0; i < 5; i += 1) {
-        const outcome = await coordinator.acquire({ resource: `r-${restart}-${i % 2}`, holderId: `h-${i}`, requestId: `q-${restart}-${i}`, ttlMillis: 10 });
+        const outcome = await coordinator.acquire({
+          resource: `r-${restart}-${i % 2}`,
+          holderId: `h-${i}`,
+          requestId: `q-${restart}-${i}`,
+          ttlMillis: 10,
+        });
         if (outcome.ok) fences.push(outcome.grant.fence);
         clock.advance(10);
       }
@@ -81,7 +130,11 @@ describe('DurableCoordinator restarting on a SQLite file without a clean shutdow
     // Given 120 grants with a snapshot every 50 events
     const file = join(directory, 'snapshot.db');
     const first = await boot(file, 0, { snapshotEvery: 50 });
-    await Promise.all(Array.from({ length: 120 }, (_, i) => first.coordinator.acquire({ resource: `r-${i}`, holderId: 'agent-a', requestId: `q-${i}` })));
+    await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        first.coordinator.acquire({ resource: `r-${i}`, holderId: 'agent-a', requestId: `q-${i}` }),
+      ),
+    );
     await first.coordinator.close();
     // When recovering from the snapshot
     const fromSnapshot = await boot(file, 0, { snapshotEvery: 50 });
@@ -91,6 +144,8 @@ describe('DurableCoordinator restarting on a SQLite file without a clean shutdow
     const full = await replayLog(fromSnapshot.log, { ignoreSnapshot: true });
     expect(fromSnapshot.coordinator.issuedFence).toBe(full.state.table.issuedFence);
     expect(fromSnapshot.coordinator.leases()).toEqual(leasesOf(full.state));
-    expect(fromSnapshot.coordinator.leases().map((l) => [l.resource, l.fence])).toEqual(Array.from({ length: 120 }, (_, i) => [`r-${i}`, i + 1]));
+    expect(fromSnapshot.coordinator.leases().map((l) => [l.resource, l.fence])).toEqual(
+      Array.from({ length: 120 }, (_, i) => [`r-${i}`, i + 1]),
+    );
   });
 });

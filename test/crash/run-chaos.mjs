@@ -10,7 +10,9 @@ import { parseArgs } from 'node:util';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 let values;
 try {
-  ({ values } = parseArgs({ options: { cycles: { type: 'string', default: '50' }, seed: { type: 'string', default: '2026' } } }));
+  ({ values } = parseArgs({
+    options: { cycles: { type: 'string', default: '50' }, seed: { type: 'string', default: '2026' } },
+  }));
 } catch (error) {
   console.error(`chaos: ${error.message}\nusage: npm run chaos -- [--cycles N] [--seed S]`);
   process.exit(2);
@@ -21,17 +23,31 @@ for (const name of ['cycles', 'seed']) {
     process.exit(2);
   }
 }
-const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false', CHAOS_CYCLES: values.cycles, CHAOS_SEED: values.seed, CHAOS_VERBOSE: '1' };
+const env = {
+  ...process.env,
+  NX_DAEMON: 'false',
+  NX_NO_CLOUD: 'true',
+  NX_TUI: 'false',
+  CHAOS_CYCLES: values.cycles,
+  CHAOS_SEED: values.seed,
+  CHAOS_VERBOSE: '1',
+};
 const run = (command, args, cwd) =>
   new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: 'inherit' });
     child.once('error', reject);
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit ${code}`})`))));
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit ${code}`})`)),
+    );
   });
 const bin = (tool) => join(root, 'node_modules', '.bin', tool);
 try {
   console.error('chaos: building the coordinator and the demo');
-  await run(bin('nx'), ['run-many', '-t', 'build', '-p', '@lease-fence/coordinator', '@lease-fence/demo', '--outputStyle=static'], root);
+  await run(
+    bin('nx'),
+    ['run-many', '-t', 'build', '-p', '@lease-fence/coordinator', '@lease-fence/demo', '--outputStyle=static'],
+    root,
+  );
   console.error(`chaos: ${values.cycles} cycles, seed ${values.seed}`);
   await run(bin('vitest'), ['run', 'crash/chaos.int.spec.ts'], join(root, 'test'));
 } catch (error) {

@@ -16,8 +16,15 @@ import { type RunningCoordinator, startCoordinator } from '../support/coordinato
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS, writeTokensFile } from '../support/test-tokens.js';
 
-interface Grant { readonly resource: string; readonly holderId: string; readonly fence: number }
-interface EventsBody { events: { position: number; event: { type: string; data: Record<string, unknown> } }[]; head: number }
+interface Grant {
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+}
+interface EventsBody {
+  events: { position: number; event: { type: string; data: Record<string, unknown> } }[];
+  head: number;
+}
 
 const RESOURCE = 'deploy-slot';
 const WRITES_AFTER_LOSS = 5;
@@ -49,7 +56,11 @@ describe('surviving the loss of the whole log', () => {
     };
     let current = await boot();
     const gate = new FenceGate(RESOURCE);
-    const floors = reportFloors([gate], new FenceGateClient({ baseUrl: current.url, token: TEST_TOKENS.gate.token, retry: { maxAttempts: 1 } }), { everyMillis: 200 });
+    const floors = reportFloors(
+      [gate],
+      new FenceGateClient({ baseUrl: current.url, token: TEST_TOKENS.gate.token, retry: { maxAttempts: 1 } }),
+      { everyMillis: 200 },
+    );
     // The reporter's client is bound to one URL: a second reporter follows the new coordinator below.
 
     const grantsBefore: Grant[] = [];
@@ -61,7 +72,12 @@ describe('surviving the loss of the whole log', () => {
       for (let turn = 0; !stop; turn += 1) {
         const app = current;
         const http = coordinatorHttp(app.url, holder.token);
-        const reply = await http.post<{ grant: Grant }>(`/v1/leases/${RESOURCE}/acquire`, { requestId: `${holder.holderId}-${app.pid}-${turn}`, ttlMillis: 2000 }).catch(() => undefined);
+        const reply = await http
+          .post<{ grant: Grant }>(`/v1/leases/${RESOURCE}/acquire`, {
+            requestId: `${holder.holderId}-${app.pid}-${turn}`,
+            ttlMillis: 2000,
+          })
+          .catch(() => undefined);
         if (reply?.status !== 200) {
           await sleep(50); // held, 503 while waiting for floors, or the coordinator is down
           continue;
@@ -81,7 +97,10 @@ describe('surviving the loss of the whole log', () => {
     const agents = Promise.all([agent(TEST_TOKENS.agentA), agent(TEST_TOKENS.agentB)]);
     while (writes.length < 5) await sleep(50);
     // And a holder that took a lease elsewhere and never wrote: the highest fence before the loss
-    const quiet = await coordinatorHttp(current.url, TEST_TOKENS.agentA.token).post<{ grant: Grant }>('/v1/leases/deploy-quiet/acquire', { requestId: 'quiet' });
+    const quiet = await coordinatorHttp(current.url, TEST_TOKENS.agentA.token).post<{ grant: Grant }>(
+      '/v1/leases/deploy-quiet/acquire',
+      { requestId: 'quiet' },
+    );
     expect(quiet.status).toBe(200);
     grantsBefore.push(quiet.body.grant);
 
@@ -89,7 +108,11 @@ describe('surviving the loss of the whole log', () => {
     await rm(dataDir, { recursive: true, force: true });
     await current.kill();
     current = await boot();
-    const floorsAfter = reportFloors([gate], new FenceGateClient({ baseUrl: current.url, token: TEST_TOKENS.gate.token }), { everyMillis: 200 });
+    const floorsAfter = reportFloors(
+      [gate],
+      new FenceGateClient({ baseUrl: current.url, token: TEST_TOKENS.gate.token }),
+      { everyMillis: 200 },
+    );
     while (writes.filter((w) => w.after).length < WRITES_AFTER_LOSS) await sleep(50);
     stop = true;
     await agents;
@@ -104,7 +127,9 @@ describe('surviving the loss of the whole log', () => {
     expect(refusedAfter).toEqual([]);
     expect(writes.filter((w) => w.after).every((w) => w.fence > highestBefore)).toBe(true);
     // And the new log says why its counter jumped
-    const events = await coordinatorHttp(current.url, TEST_TOKENS.viewer.token).get<EventsBody>('/v1/events?after=0&limit=1000');
+    const events = await coordinatorHttp(current.url, TEST_TOKENS.viewer.token).get<EventsBody>(
+      '/v1/events?after=0&limit=1000',
+    );
     expect(events.body.events.map((e) => e.event.type)).toContain('FenceFloorReported');
   }, 120_000);
 });

@@ -70,35 +70,74 @@ interface Plant {
 }
 
 const PLANTS: readonly Plant[] = [
-  { file: 'libs/lease-fence/src/planted-zod.ts', source: "import { z } from 'zod';\nexport const planted = z.string();\n", rule: 'lease-fence-depends-on-nothing' },
   {
-    file: 'libs/lease-fence/src/planted-protocol.ts',
-    source: "import { RecordedEventSchema } from '@lease-fence/protocol';\nexport const planted = RecordedEventSchema;\n",
+    file: 'libs/lease-fence/src/planted-zod.ts',
+    source: "import { z } from 'zod';\nexport const planted = z.string();\n",
     rule: 'lease-fence-depends-on-nothing',
   },
-  { file: 'libs/lease-fence/src/planted-fs.ts', source: "import { readFileSync } from 'node:fs';\nexport const planted = readFileSync;\n", rule: 'lease-fence-no-io' },
-  { file: 'libs/protocol/src/planted-ws.ts', source: "import { WebSocket } from 'ws';\nexport const planted = WebSocket;\n", rule: 'protocol-depends-on-zod-only' },
-  { file: 'libs/client/src/planted-nest.ts', source: "import { Injectable } from '@nestjs/common';\nexport const planted = Injectable;\n", rule: 'client-sdk' },
   {
-    file: 'libs/client/src/planted-core.ts',
-    source: "import { DurableCoordinator } from '@lease-fence/coordinator-core';\nexport const planted = DurableCoordinator;\n",
+    file: 'libs/lease-fence/src/planted-protocol.ts',
+    source:
+      "import { RecordedEventSchema } from '@lease-fence/protocol';\nexport const planted = RecordedEventSchema;\n",
+    rule: 'lease-fence-depends-on-nothing',
+  },
+  {
+    file: 'libs/lease-fence/src/planted-fs.ts',
+    source: "import { readFileSync } from 'node:fs';\nexport const planted = readFileSync;\n",
+    rule: 'lease-fence-no-io',
+  },
+  {
+    file: 'libs/protocol/src/planted-ws.ts',
+    source: "import { WebSocket } from 'ws';\nexport const planted = WebSocket;\n",
+    rule: 'protocol-depends-on-zod-only',
+  },
+  {
+    file: 'libs/client/src/planted-nest.ts',
+    source: "import { Injectable } from '@nestjs/common';\nexport const planted = Injectable;\n",
     rule: 'client-sdk',
   },
-  { file: 'libs/coordinator-core/src/planted-sqlite.ts', source: "import Database from 'better-sqlite3';\nexport const planted = Database;\n", rule: 'core-no-drivers' },
+  {
+    file: 'libs/client/src/planted-core.ts',
+    source:
+      "import { DurableCoordinator } from '@lease-fence/coordinator-core';\nexport const planted = DurableCoordinator;\n",
+    rule: 'client-sdk',
+  },
+  {
+    file: 'libs/coordinator-core/src/planted-sqlite.ts',
+    source: "import Database from 'better-sqlite3';\nexport const planted = Database;\n",
+    rule: 'core-no-drivers',
+  },
   {
     file: 'libs/event-log-sqlite/src/planted-eventstoredb.ts',
     source: "export * from '@lease-fence/event-log-eventstoredb';\n",
     rule: 'adapters-independent',
   },
-  { file: 'libs/dashboard-model/src/planted-react.ts', source: "import { useState } from 'react';\nexport const planted = useState;\n", rule: 'dashboard-model-pure' },
+  {
+    file: 'libs/dashboard-model/src/planted-react.ts',
+    source: "import { useState } from 'react';\nexport const planted = useState;\n",
+    rule: 'dashboard-model-pure',
+  },
   {
     file: 'apps/dashboard/src/planted-core.ts',
-    source: "import { DurableCoordinator } from '@lease-fence/coordinator-core';\nexport const planted = DurableCoordinator;\n",
+    source:
+      "import { DurableCoordinator } from '@lease-fence/coordinator-core';\nexport const planted = DurableCoordinator;\n",
     rule: 'dashboard-protocol-and-model-only',
   },
-  { file: 'apps/demo/src/planted-app.ts', source: "export * from '../../dashboard/src/main.js';\n", rule: 'apps-independent' },
-  { file: 'test/planted-relative.ts', source: "export * from '../libs/protocol/src/index.js';\n", rule: 'tests-import-packages' },
-  { file: 'libs/protocol/src/planted-missing.ts', source: "export * from './no-such-module.js';\n", rule: 'not-to-unresolvable' },
+  {
+    file: 'apps/demo/src/planted-app.ts',
+    source: "export * from '../../dashboard/src/main.js';\n",
+    rule: 'apps-independent',
+  },
+  {
+    file: 'test/planted-relative.ts',
+    source: "export * from '../libs/protocol/src/index.js';\n",
+    rule: 'tests-import-packages',
+  },
+  {
+    file: 'libs/protocol/src/planted-missing.ts',
+    source: "export * from './no-such-module.js';\n",
+    rule: 'not-to-unresolvable',
+  },
 ];
 
 describe('npm run depcruise on a scratch copy of the workspace', () => {
@@ -118,27 +157,35 @@ describe('npm run depcruise on a scratch copy of the workspace', () => {
     if (scratch !== '') await removeTempDir(scratch);
   });
 
-  it('passes on the clean copy', () => {
-    const result = cruise(scratch);
-    expect(result.violations).toEqual([]);
-    expect(result.status, result.output).toBe(0);
-  }, CRUISE_TIMEOUT_MILLIS);
-
-  it('fails with every planted forbidden import reported under its rule', () => {
-    for (const plant of PLANTS) {
-      mkdirSync(dirname(join(scratch, plant.file)), { recursive: true });
-      writeFileSync(join(scratch, plant.file), plant.source);
-    }
-    try {
+  it(
+    'passes on the clean copy',
+    () => {
       const result = cruise(scratch);
-      expect(result.status, result.output).not.toBe(0);
-      const reported = new Set(result.violations.map((violation) => `${violation.from} ${violation.rule}`));
-      const missing = PLANTS.filter((plant) => !reported.has(`${plant.file} ${plant.rule}`));
-      expect(missing).toEqual([]);
-      const planted = new Set(PLANTS.map((plant) => plant.file));
-      expect(result.violations.filter((violation) => !planted.has(violation.from))).toEqual([]);
-    } finally {
-      for (const plant of PLANTS) rmSync(join(scratch, plant.file), { force: true });
-    }
-  }, CRUISE_TIMEOUT_MILLIS);
+      expect(result.violations).toEqual([]);
+      expect(result.status, result.output).toBe(0);
+    },
+    CRUISE_TIMEOUT_MILLIS,
+  );
+
+  it(
+    'fails with every planted forbidden import reported under its rule',
+    () => {
+      for (const plant of PLANTS) {
+        mkdirSync(dirname(join(scratch, plant.file)), { recursive: true });
+        writeFileSync(join(scratch, plant.file), plant.source);
+      }
+      try {
+        const result = cruise(scratch);
+        expect(result.status, result.output).not.toBe(0);
+        const reported = new Set(result.violations.map((violation) => `${violation.from} ${violation.rule}`));
+        const missing = PLANTS.filter((plant) => !reported.has(`${plant.file} ${plant.rule}`));
+        expect(missing).toEqual([]);
+        const planted = new Set(PLANTS.map((plant) => plant.file));
+        expect(result.violations.filter((violation) => !planted.has(violation.from))).toEqual([]);
+      } finally {
+        for (const plant of PLANTS) rmSync(join(scratch, plant.file), { force: true });
+      }
+    },
+    CRUISE_TIMEOUT_MILLIS,
+  );
 });

@@ -55,7 +55,7 @@ const workspaceFolders = ['libs', 'apps']
   .concat('test');
 
 describe('docker/coordinator.Dockerfile', () => {
-  it('copies every workspace\'s package.json before `npm ci`, so the lockfile matches the workspaces it installs', () => {
+  it("copies every workspace's package.json before `npm ci`, so the lockfile matches the workspaces it installs", () => {
     const firstCi = instructions.findIndex((line) => /^RUN npm ci\b/.test(line.trim()));
     expect(firstCi).toBeGreaterThan(0);
     const copied = new Set(
@@ -77,14 +77,18 @@ describe('docker/coordinator.Dockerfile', () => {
   it('builds on a maintained Node line (22 or later; Node 20 is past its end of life)', () => {
     const base = /^ARG NODE_IMAGE=node:(\d+)/m.exec(instructions.join('\n'));
     expect(Number(base?.[1])).toBeGreaterThanOrEqual(22);
-    expect(instructions.filter((line) => line.startsWith('FROM')).every((line) => line.includes('${NODE_IMAGE}'))).toBe(true);
+    expect(instructions.filter((line) => line.startsWith('FROM')).every((line) => line.includes('${NODE_IMAGE}'))).toBe(
+      true,
+    );
   });
 
-  it('keeps only the addon of better-sqlite3\'s build for the runtime stage', () => {
+  it("keeps only the addon of better-sqlite3's build for the runtime stage", () => {
     const prune = instructions.find((line) => line.includes('/app/node_modules/better-sqlite3'));
     expect(prune).toMatch(/rm -rf build deps src/);
     expect(prune).toContain('build/Release/better_sqlite3.node');
-    expect(instructions.filter((line) => line.startsWith('COPY --from=build'))).toEqual(['COPY --from=build /app /app']);
+    expect(instructions.filter((line) => line.startsWith('COPY --from=build'))).toEqual([
+      'COPY --from=build /app /app',
+    ]);
   });
 });
 

@@ -15,7 +15,21 @@ const repository = fileURLToPath(new URL('../../', import.meta.url));
 /** Folders that hold generated, installed or runtime files, not the repository's own text. */
 const SKIPPED_FOLDERS = new Set(['node_modules', 'dist', '.nx', '.git', 'data', 'coverage', 'test-results']);
 /** Files whose text is read for mentions of Markdown paths. */
-const SOURCE_EXTENSIONS = new Set(['.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs', '.json', '.yml', '.yaml', '.sh', '.html', '.css']);
+const SOURCE_EXTENSIONS = new Set([
+  '.ts',
+  '.tsx',
+  '.mts',
+  '.cts',
+  '.js',
+  '.mjs',
+  '.cjs',
+  '.json',
+  '.yml',
+  '.yaml',
+  '.sh',
+  '.html',
+  '.css',
+]);
 
 /** Every file under `folder`, as paths relative to the repository, skipping {@link SKIPPED_FOLDERS}. */
 function filesUnder(folder: string): string[] {
@@ -27,7 +41,8 @@ function filesUnder(folder: string): string[] {
 }
 
 const files = filesUnder('');
-const isSource = (path: string): boolean => SOURCE_EXTENSIONS.has(extname(path)) || /(^|\/)Dockerfile|\.Dockerfile$|^\.ci\//.test(path);
+const isSource = (path: string): boolean =>
+  SOURCE_EXTENSIONS.has(extname(path)) || /(^|\/)Dockerfile|\.Dockerfile$|^\.ci\//.test(path);
 const markdownFiles = files.filter((path) => path.endsWith('.md'));
 const sourceFiles = files.filter((path) => isSource(path) && !path.endsWith('package-lock.json'));
 
@@ -35,7 +50,10 @@ const sourceFiles = files.filter((path) => isSource(path) && !path.endsWith('pac
  * The `*.md` paths mentioned in `text`: a run of path characters ending in `.md`, not preceded by
  * a path character, `:` (a URL's tail) or `$` / `*` / `<` (a template or a glob).
  */
-const mentionsOf = (text: string): string[] => [...text.matchAll(/(?<![\w/.:${}*<>-])((?:\.{1,2}\/)*(?:[\w-]+\/)*[\w.-]*\w\.md)(?![\w/])/g)].map((match) => match[1]!);
+const mentionsOf = (text: string): string[] =>
+  [...text.matchAll(/(?<![\w/.:${}*<>-])((?:\.{1,2}\/)*(?:[\w-]+\/)*[\w.-]*\w\.md)(?![\w/])/g)].map(
+    (match) => match[1]!,
+  );
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 const slugOf = (heading: string): string =>
@@ -71,7 +89,10 @@ describe('Markdown paths', () => {
     // Act
     const missing = sourceFiles.flatMap((file) =>
       mentionsOf(readFileSync(join(repository, file), 'utf8'))
-        .filter((mention) => !existsSync(join(repository, mention)) && !existsSync(resolve(repository, dirname(file), mention)))
+        .filter(
+          (mention) =>
+            !existsSync(join(repository, mention)) && !existsSync(resolve(repository, dirname(file), mention)),
+        )
         .map((mention) => `${file}: ${mention}`),
     );
     // Assert
@@ -99,11 +120,12 @@ describe('Markdown paths', () => {
   });
 
   it('reads a mention and an anchor the way the checks above rely on', () => {
-    expect(mentionsOf('see docs/design.md § "Layout", ../../README.md and https://x.org/y/README.md, not ${name}.md')).toEqual([
-      'docs/design.md',
-      '../../README.md',
-    ]);
-    expect(anchorsOf('# A\n## Running: `npm start` and the demo\n## A\n')).toEqual(new Set(['a', 'running-npm-start-and-the-demo', 'a-1']));
+    expect(
+      mentionsOf('see docs/design.md § "Layout", ../../README.md and https://x.org/y/README.md, not ${name}.md'),
+    ).toEqual(['docs/design.md', '../../README.md']);
+    expect(anchorsOf('# A\n## Running: `npm start` and the demo\n## A\n')).toEqual(
+      new Set(['a', 'running-npm-start-and-the-demo', 'a-1']),
+    );
     expect(relative(repository, join(repository, 'docs'))).toBe('docs');
   });
 });

@@ -41,7 +41,8 @@ function fencedBlock(text: string, language: string, from = 0): { code: string; 
 }
 
 /** The bare package specifiers `code` imports (`node:` builtins excluded). */
-const packagesOf = (code: string): string[] => [...code.matchAll(/from '([^']+)';/g)].map((match) => match[1]!).filter((name) => !name.startsWith('node:'));
+const packagesOf = (code: string): string[] =>
+  [...code.matchAll(/from '([^']+)';/g)].map((match) => match[1]!).filter((name) => !name.startsWith('node:'));
 
 describe.each(READMES)('$readmePath example', ({ readmePath, heading }) => {
   const readme = readFileSync(join(repository, readmePath), 'utf8');
@@ -53,14 +54,18 @@ describe.each(READMES)('$readmePath example', ({ readmePath, heading }) => {
 
   it('imports from published package names only', () => {
     expect(packagesOf(example.code).length).toBeGreaterThan(0);
-    expect(packagesOf(example.code).every((specifier) => !specifier.startsWith('.') && !specifier.includes('/src/'))).toBe(true);
+    expect(
+      packagesOf(example.code).every((specifier) => !specifier.startsWith('.') && !specifier.includes('/src/')),
+    ).toBe(true);
   });
 
   it('typechecks as written against the built packages', () => {
     // Arrange
     const file = join(workDir, `${name}.mts`);
     writeFileSync(file, example.code);
-    const paths = Object.fromEntries(packagesOf(example.code).map((specifier) => [specifier, [require.resolve(specifier).replace(/\.js$/, '.d.ts')]]));
+    const paths = Object.fromEntries(
+      packagesOf(example.code).map((specifier) => [specifier, [require.resolve(specifier).replace(/\.js$/, '.d.ts')]]),
+    );
     // Act
     const program = ts.createProgram([file], {
       target: ts.ScriptTarget.ES2023,
@@ -75,7 +80,9 @@ describe.each(READMES)('$readmePath example', ({ readmePath, heading }) => {
       skipLibCheck: true,
       paths,
     });
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     // Assert
     expect(diagnostics).toEqual([]);
   }, 60_000);

@@ -21,8 +21,21 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { holderColor } from '@lease-fence/dashboard-model';
 import { REPO_ROOT } from '../support/coordinator-process.js';
 import { launchChromium } from './support/chromium.js';
-import { dashboardUrl, expectPageMatchesFold, openDashboard, readCanvasInk, readSummary, waitForSummary } from './support/dashboard-page.js';
-import { isType, SKIP_BROWSER_SUITES, UI_TIMEOUT_MILLIS, useDemoBrowser, type RecordedOf } from './support/demo-browser-suite.js';
+import {
+  dashboardUrl,
+  expectPageMatchesFold,
+  openDashboard,
+  readCanvasInk,
+  readSummary,
+  waitForSummary,
+} from './support/dashboard-page.js';
+import {
+  isType,
+  SKIP_BROWSER_SUITES,
+  UI_TIMEOUT_MILLIS,
+  useDemoBrowser,
+  type RecordedOf,
+} from './support/demo-browser-suite.js';
 import type { DemoStack } from './support/demo-stack.js';
 import type { EventLogReader } from './support/event-log-reader.js';
 
@@ -30,7 +43,8 @@ const ARTIFACTS_DIR = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
 
 /** Console errors a crashed coordinator causes in a page that is connected to it (the stream retries). */
-const CONNECTION_LOST = /ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|WebSocket connection to .* failed/;
+const CONNECTION_LOST =
+  /ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|WebSocket connection to .* failed/;
 
 describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinator and the demo', () => {
   const suite = useDemoBrowser(() => mkdir(ARTIFACTS_DIR, { recursive: true }).then(() => undefined));
@@ -46,31 +60,54 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
 
   const screenshot = async (target: Page, name: string, docsName?: string): Promise<void> => {
     await target.screenshot({ path: join(ARTIFACTS_DIR, name) });
-    if (UPDATE_SCREENSHOTS && docsName !== undefined) await target.screenshot({ path: join(REPO_ROOT, 'docs', docsName) });
+    if (UPDATE_SCREENSHOTS && docsName !== undefined)
+      await target.screenshot({ path: join(REPO_ROOT, 'docs', docsName) });
   };
 
   /** Opens the live dashboard and waits until it has caught up with the log as read just before. */
   const openLive = async (target: Page): Promise<void> => {
     await openDashboard(target, dashboardUrl(stack.url, {}, stack.viewerToken));
     const head = await log.refresh();
-    await waitForSummary(target, (s) => s.connection === 'live' && s.live && s.position >= head, `live at position ${head} or later`);
+    await waitForSummary(
+      target,
+      (s) => s.connection === 'live' && s.live && s.position >= head,
+      `live at position ${head} or later`,
+    );
   };
 
   it('draws one lane per deploy slot with the demo leases, in the lane mirror and on the canvas', async () => {
     // Given: the demo has been granted each of its three slots at least once.
     const resources = ['deploy-slot-a', 'deploy-slot-b', 'deploy-slot-c'];
-    await log.waitUntil(() => (resources.every((resource) => log.events.some((e) => isType('LeaseGranted')(e) && e.event.data.resource === resource)) ? true : undefined), {
-      description: 'a LeaseGranted on each deploy slot',
-    });
+    await log.waitUntil(
+      () =>
+        resources.every((resource) =>
+          log.events.some((e) => isType('LeaseGranted')(e) && e.event.data.resource === resource),
+        )
+          ? true
+          : undefined,
+      {
+        description: 'a LeaseGranted on each deploy slot',
+      },
+    );
 
     // When
     await openLive(page);
 
     // Then: the mirror lists each lane with bars, the header counts them, the canvas has bars in the holders' colours.
     for (const resource of resources) {
-      await expect.poll(async () => Number(await page.locator(`[data-testid="lane-row"][data-resource="${resource}"]`).getAttribute('data-bars')), { timeout: UI_TIMEOUT_MILLIS }).toBeGreaterThan(0);
+      await expect
+        .poll(
+          async () =>
+            Number(
+              await page.locator(`[data-testid="lane-row"][data-resource="${resource}"]`).getAttribute('data-bars'),
+            ),
+          { timeout: UI_TIMEOUT_MILLIS },
+        )
+        .toBeGreaterThan(0);
     }
-    await expect.poll(() => page.getByTestId('lane-count').getAttribute('data-total'), { timeout: UI_TIMEOUT_MILLIS }).toBe('3');
+    await expect
+      .poll(() => page.getByTestId('lane-count').getAttribute('data-total'), { timeout: UI_TIMEOUT_MILLIS })
+      .toBe('3');
     const summary = await readSummary(page);
     expect(summary).toMatchObject({ connection: 'live', live: true, lanes: 3, anomalies: 0 });
     expect(summary.generations).toBeGreaterThanOrEqual(3);
@@ -78,7 +115,10 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     const holders = [...new Set(log.events.filter(isType('LeaseGranted')).map((e) => e.event.data.holderId))];
     const ink = await readCanvasInk(page, holders.map(holderColor));
     expect(ink.inkPixels).toBeGreaterThan(1_000);
-    expect(ink.pixelsOf.reduce((sum, pixels) => sum + pixels, 0), `pixels in the colours of ${holders.join(', ')}`).toBeGreaterThan(100);
+    expect(
+      ink.pixelsOf.reduce((sum, pixels) => sum + pixels, 0),
+      `pixels in the colours of ${holders.join(', ')}`,
+    ).toBeGreaterThan(100);
     await screenshot(page, 'live-lanes.png');
   }, 90_000);
 
@@ -94,7 +134,13 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     const row = page.locator(`[data-testid="rejection-row"][data-position="${rejection.position}"]`);
     await expect.poll(() => row.count(), { timeout: UI_TIMEOUT_MILLIS }).toBe(1);
     const cells = await row.locator('td').allInnerTexts();
-    expect(cells.slice(0, 5)).toEqual([String(rejection.position), String(rejection.event.data.seq), resource, `${rejected.holderId} · ${rejected.fence}`, `${current.holderId} · ${current.fence}`]);
+    expect(cells.slice(0, 5)).toEqual([
+      String(rejection.position),
+      String(rejection.event.data.seq),
+      resource,
+      `${rejected.holderId} · ${rejected.fence}`,
+      `${current.holderId} · ${current.fence}`,
+    ]);
     expect(rejected.fence).toBeLessThan(current.fence);
     await screenshot(page, 'rejections.png');
   }, 150_000);
@@ -105,7 +151,9 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     const { rejected, current, resource } = rejection.event.data;
     await openLive(page);
     await page.locator(`[data-testid="rejection-row"][data-position="${rejection.position}"]`).click();
-    await expect.poll(() => page.getByTestId('investigation').getAttribute('data-state'), { timeout: UI_TIMEOUT_MILLIS }).toBe('ready');
+    await expect
+      .poll(() => page.getByTestId('investigation').getAttribute('data-state'), { timeout: UI_TIMEOUT_MILLIS })
+      .toBe('ready');
     const permalink = await page.getByTestId('permalink').getAttribute('href');
     const explanation = await page.getByTestId('explanation').innerText();
     expect(permalink).toBe(`${stack.url}/?inv=${rejection.position}`);
@@ -127,9 +175,14 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
       expect(sentence).toContain(`${rejected.holderId} wrote to ${resource} with fence ${rejected.fence}`);
       expect(sentence).toContain(`${current.holderId} had held fence ${current.fence}`);
       expect(sentence).toMatch(/so the stale write was refused/);
-      await expect.poll(() => investigation.locator('h4').allInnerTexts(), { timeout: UI_TIMEOUT_MILLIS }).toEqual(
-        expect.arrayContaining([`Refused: ${rejected.holderId}, fence ${rejected.fence}`, `Gate floor: ${current.holderId}, fence ${current.fence}`]),
-      );
+      await expect
+        .poll(() => investigation.locator('h4').allInnerTexts(), { timeout: UI_TIMEOUT_MILLIS })
+        .toEqual(
+          expect.arrayContaining([
+            `Refused: ${rejected.holderId}, fence ${rejected.fence}`,
+            `Gate floor: ${current.holderId}, fence ${current.fence}`,
+          ]),
+        );
       expect(other.url()).toBe(permalink);
       await screenshot(other, 'permalink-fresh-browser.png');
       expect(fresh.problems).toEqual([]);
@@ -145,8 +198,12 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     // When / Then: an investigation link.
     await openDashboard(page, dashboardUrl(stack.url, { inv: missing }, stack.viewerToken));
     const investigation = page.getByTestId('investigation');
-    await expect.poll(() => investigation.getAttribute('data-state'), { timeout: UI_TIMEOUT_MILLIS }).toBe('not-in-log');
-    expect(await investigation.getByTestId('not-in-log').innerText()).toContain(`Position ${missing} is not in the log`);
+    await expect
+      .poll(() => investigation.getAttribute('data-state'), { timeout: UI_TIMEOUT_MILLIS })
+      .toBe('not-in-log');
+    expect(await investigation.getByTestId('not-in-log').innerText()).toContain(
+      `Position ${missing} is not in the log`,
+    );
 
     // When / Then: a time-travel link.
     await openDashboard(page, dashboardUrl(stack.url, { at: missing }, stack.viewerToken));
@@ -158,18 +215,26 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
   it('travels back with ?at=<position>: lanes, holders, rejections and restarts are the fold of /v1/events up to it', async () => {
     // Given: positions around the first refusal, and the log read up to them.
     const rejection = await aRejection();
-    await log.waitUntil(() => (log.head > rejection.position ? true : undefined), { description: `an event after position ${rejection.position}` });
+    await log.waitUntil(() => (log.head > rejection.position ? true : undefined), {
+      description: `an event after position ${rejection.position}`,
+    });
     const positions = [Math.max(1, Math.floor(rejection.position / 2)), rejection.position - 1, rejection.position];
 
     for (const position of positions) {
       // When
       await openDashboard(page, dashboardUrl(stack.url, { at: position }, stack.viewerToken));
       // (Loaded beyond it: the view is a rebuilt state that no longer changes.)
-      await waitForSummary(page, (s) => s.connection === 'live' && !s.live && s.position === position && s.loadedPosition > position, `as of position ${position}`);
+      await waitForSummary(
+        page,
+        (s) => s.connection === 'live' && !s.live && s.position === position && s.loadedPosition > position,
+        `as of position ${position}`,
+      );
 
       // Then
       await expectPageMatchesFold(page, log.upTo(position));
-      expect(await page.locator(`[data-testid="rejection-row"][data-position="${rejection.position}"]`).count()).toBe(position >= rejection.position ? 1 : 0);
+      expect(await page.locator(`[data-testid="rejection-row"][data-position="${rejection.position}"]`).count()).toBe(
+        position >= rejection.position ? 1 : 0,
+      );
     }
     await screenshot(page, 'time-travel.png');
   }, 150_000);
@@ -183,15 +248,25 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     const paused = await waitForSummary(page, (s) => !s.live, 'paused');
     const pausedAt = paused.position;
     const arrived = 10;
-    await log.waitUntil(() => (log.head >= pausedAt + arrived ? true : undefined), { description: `${arrived} events after position ${pausedAt}` });
+    await log.waitUntil(() => (log.head >= pausedAt + arrived ? true : undefined), {
+      description: `${arrived} events after position ${pausedAt}`,
+    });
 
     // Then: the view stays at that position and loading stops; the page counts what arrived since.
     const newSince = page.getByTestId('new-since');
     await expect
-      .poll(async () => Number(await newSince.getAttribute('data-count')), { timeout: UI_TIMEOUT_MILLIS, message: `"N new since position ${pausedAt}" counts the ${arrived}+ events logged since the pause` })
+      .poll(async () => Number(await newSince.getAttribute('data-count')), {
+        timeout: UI_TIMEOUT_MILLIS,
+        message: `"N new since position ${pausedAt}" counts the ${arrived}+ events logged since the pause`,
+      })
       .toBeGreaterThanOrEqual(arrived);
-    const shown = await newSince.evaluate((element) => ({ count: element.getAttribute('data-count'), text: element.textContent }));
-    expect(shown.text).toBe(`${Number(shown.count).toLocaleString('en-US')} new since position ${pausedAt.toLocaleString('en-US')}`);
+    const shown = await newSince.evaluate((element) => ({
+      count: element.getAttribute('data-count'),
+      text: element.textContent,
+    }));
+    expect(shown.text).toBe(
+      `${Number(shown.count).toLocaleString('en-US')} new since position ${pausedAt.toLocaleString('en-US')}`,
+    );
     const whilePaused = await readSummary(page);
     expect(whilePaused).toMatchObject({ live: false, position: pausedAt });
     expect(whilePaused.newSince).toBeGreaterThanOrEqual(arrived);
@@ -204,10 +279,18 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     const head = await log.refresh();
 
     // Then: it reaches the head read after resuming, and what it loaded is exactly the log.
-    await waitForSummary(page, (s) => s.live && s.connection === 'live' && s.position >= head, `live again at position ${head} or later`);
+    await waitForSummary(
+      page,
+      (s) => s.live && s.connection === 'live' && s.position >= head,
+      `live again at position ${head} or later`,
+    );
     await page.getByTestId('pause').click();
     // (Once the page has dropped an event, the hold is in effect: the view no longer changes.)
-    const checked = await waitForSummary(page, (s) => !s.live && s.headPosition > s.loadedPosition, 'paused again, holding');
+    const checked = await waitForSummary(
+      page,
+      (s) => !s.live && s.headPosition > s.loadedPosition,
+      'paused again, holding',
+    );
     await log.refresh();
     await expectPageMatchesFold(page, log.upTo(checked.position));
     expect(await page.getByTestId('problems').count()).toBe(0);
@@ -217,7 +300,9 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     // Given: the investigation of the first refusal as the coordinator serves it before the crash, and the live page.
     const rejection = await aRejection();
     await openDashboard(page, dashboardUrl(stack.url, { inv: rejection.position }, stack.viewerToken));
-    await expect.poll(() => page.getByTestId('investigation').getAttribute('data-state'), { timeout: UI_TIMEOUT_MILLIS }).toBe('ready');
+    await expect
+      .poll(() => page.getByTestId('investigation').getAttribute('data-state'), { timeout: UI_TIMEOUT_MILLIS })
+      .toBe('ready');
     const explanationBefore = await page.getByTestId('explanation').innerText();
     await openLive(page);
     const headBefore = await log.refresh();
@@ -227,10 +312,18 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     await stack.crashAndRestartCoordinator();
 
     // Then: the log has the new boot, and the next grant is above every fence granted before it.
-    const restart = await log.waitFor((e): e is RecordedOf<'CoordinatorStarted'> => isType('CoordinatorStarted')(e) && e.position > headBefore, { description: 'the CoordinatorStarted of the restart' });
-    const nextGrant = await log.waitFor((e): e is RecordedOf<'LeaseGranted'> => isType('LeaseGranted')(e) && e.position > restart.position, { description: 'a grant after the restart' });
+    const restart = await log.waitFor(
+      (e): e is RecordedOf<'CoordinatorStarted'> => isType('CoordinatorStarted')(e) && e.position > headBefore,
+      { description: 'the CoordinatorStarted of the restart' },
+    );
+    const nextGrant = await log.waitFor(
+      (e): e is RecordedOf<'LeaseGranted'> => isType('LeaseGranted')(e) && e.position > restart.position,
+      { description: 'a grant after the restart' },
+    );
     const grants = log.events.filter(isType('LeaseGranted'));
-    const highestBefore = Math.max(...grants.filter((e) => e.position < restart.position).map((e) => e.event.data.fence));
+    const highestBefore = Math.max(
+      ...grants.filter((e) => e.position < restart.position).map((e) => e.event.data.fence),
+    );
     expect(restart.event.data.previousBootId).toBeDefined();
     expect(restart.event.data.recoveredFence).toBeGreaterThanOrEqual(highestBefore);
     expect(nextGrant.event.data.fence).toBeGreaterThan(highestBefore);
@@ -241,7 +334,16 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     // Then: the page (connected before the crash) reconnects, shows the restart and the new fences.
     const marker = page.locator(`[data-testid="restart-marker"][data-position="${restart.position}"]`);
     await expect.poll(() => marker.count(), { timeout: UI_TIMEOUT_MILLIS }).toBe(1);
-    await waitForSummary(page, (s) => s.connection === 'live' && s.live && s.position >= nextGrant.position && s.restarts === 2 && s.fenceCounter >= nextGrant.event.data.fence, 'live after the restart, with the new grant');
+    await waitForSummary(
+      page,
+      (s) =>
+        s.connection === 'live' &&
+        s.live &&
+        s.position >= nextGrant.position &&
+        s.restarts === 2 &&
+        s.fenceCounter >= nextGrant.event.data.fence,
+      'live after the restart, with the new grant',
+    );
     expect(await marker.innerText()).toContain(`recovered fence ${restart.event.data.recoveredFence}`);
     await screenshot(page, 'after-restart.png');
 
@@ -250,7 +352,9 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     try {
       const other = await fresh.firstPage();
       await openDashboard(other, dashboardUrl(stack.url, { inv: rejection.position }, stack.viewerToken));
-      await expect.poll(() => other.getByTestId('investigation').getAttribute('data-state'), { timeout: UI_TIMEOUT_MILLIS }).toBe('ready');
+      await expect
+        .poll(() => other.getByTestId('investigation').getAttribute('data-state'), { timeout: UI_TIMEOUT_MILLIS })
+        .toBe('ready');
       expect(await other.getByTestId('explanation').innerText()).toBe(explanationBefore);
       expect(fresh.problems).toEqual([]);
     } finally {
@@ -261,7 +365,11 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     // once the page has followed the log live for a few more events (rates filled in).
     await openDashboard(page, dashboardUrl(stack.url, { span: 45_000 }, stack.viewerToken));
     const headNow = await log.refresh();
-    await waitForSummary(page, (s) => s.connection === 'live' && s.live && s.position >= headNow + 5 && s.shownLanes === 3, `live past position ${headNow + 5}`);
+    await waitForSummary(
+      page,
+      (s) => s.connection === 'live' && s.live && s.position >= headNow + 5 && s.shownLanes === 3,
+      `live past position ${headNow + 5}`,
+    );
     await screenshot(page, 'readme-lanes.png', 'dashboard.png');
   }, 180_000);
 });

@@ -5,7 +5,12 @@
  * back never issues a fence twice — also when an append landed but its reply was lost.
  */
 import { KurrentDBClient } from '@kurrent/kurrentdb-client';
-import { CoordinatorUnavailableError, DurableCoordinator, type EventLog, type RecordedEvent } from '@lease-fence/coordinator-core';
+import {
+  CoordinatorUnavailableError,
+  DurableCoordinator,
+  type EventLog,
+  type RecordedEvent,
+} from '@lease-fence/coordinator-core';
 import { readAll } from '@lease-fence/coordinator-core/testing';
 import { createEventStoreDbEventLog } from '@lease-fence/event-log-eventstoredb';
 import { createManualClock } from 'lease-fence';
@@ -38,7 +43,14 @@ afterEach(async () => {
 
 /** Opens a coordinator on `log`; `burnFencesThrough` as a supervisor passes it after a failed append. */
 async function openCoordinator(log: EventLog, bootId: string, burnFencesThrough = 0): Promise<DurableCoordinator> {
-  const coordinator = await DurableCoordinator.open({ log, namespace: NAMESPACE, clock: createManualClock(bootId, { start: 1_000 }), defaultTtlMillis: TTL_MILLIS, runTimers: false, burnFencesThrough });
+  const coordinator = await DurableCoordinator.open({
+    log,
+    namespace: NAMESPACE,
+    clock: createManualClock(bootId, { start: 1_000 }),
+    defaultTtlMillis: TTL_MILLIS,
+    runTimers: false,
+    burnFencesThrough,
+  });
   cleanups.push(() => coordinator.close());
   return coordinator;
 }
@@ -62,7 +74,9 @@ describe('DurableCoordinator on EventStoreDB when the connection is lost', () =>
 
     // When the connection is lost during the next grant
     emulator.suspend();
-    const refused = await first.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' }).catch((e: unknown) => e);
+    const refused = await first
+      .acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' })
+      .catch((e: unknown) => e);
 
     // Then nothing is acknowledged and the coordinator says why (the service answers 503 with the reason)
     expect(refused).toBeInstanceOf(CoordinatorUnavailableError);
@@ -76,8 +90,13 @@ describe('DurableCoordinator on EventStoreDB when the connection is lost', () =>
     // Then the acknowledged lease is still held, and the fence minted for the unacknowledged grant is burned
     expect(second.recovery).toMatchObject({ carriedLeases: 1 });
     expect(second.recovery.recoveredFence).toBeGreaterThanOrEqual(2);
-    expect(await second.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' })).toMatchObject({ ok: true });
-    expect(await second.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({ ok: true, grant: { fence: 3 } });
+    expect(await second.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' })).toMatchObject({
+      ok: true,
+    });
+    expect(await second.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({
+      ok: true,
+      grant: { fence: 3 },
+    });
     expect(grantedFences(await readAll(log.read({ from: 1 })))).toEqual([1, 3]);
   });
 
@@ -87,7 +106,9 @@ describe('DurableCoordinator on EventStoreDB when the connection is lost', () =>
     const first = await openCoordinator(openLog(client, namespace), 'boot-1');
     await first.acquire({ resource: 'slot-1', holderId: 'agent-a', requestId: 'a-1' });
     emulator.loseNextAppendReply();
-    await expect(first.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' })).rejects.toMatchObject({ reason: 'unhealthy' });
+    await expect(first.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' })).rejects.toMatchObject({
+      reason: 'unhealthy',
+    });
     emulator.resume();
 
     // When a restarted process (its own connection) recovers from the log
@@ -96,9 +117,19 @@ describe('DurableCoordinator on EventStoreDB when the connection is lost', () =>
 
     // Then the grant found in the log is carried, its retry gets it, and no one else gets fence 2
     expect(second.recovery).toMatchObject({ recoveredFence: 2, carriedLeases: 2 });
-    expect(await second.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({ ok: true, grant: { fence: 2 } });
-    expect(await second.acquire({ resource: 'slot-2', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({ ok: false, reason: 'held', heldBy: 'agent-b' });
-    expect(await second.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-2' })).toMatchObject({ ok: true, grant: { fence: 3 } });
+    expect(await second.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({
+      ok: true,
+      grant: { fence: 2 },
+    });
+    expect(await second.acquire({ resource: 'slot-2', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({
+      ok: false,
+      reason: 'held',
+      heldBy: 'agent-b',
+    });
+    expect(await second.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-2' })).toMatchObject({
+      ok: true,
+      grant: { fence: 3 },
+    });
     expect(grantedFences(await readAll(log.read({ from: 1 })))).toEqual([1, 2, 3]);
   });
 });

@@ -13,9 +13,22 @@
  * Every wait is on a log line or a stream frame; nothing sleeps.
  */
 import type { EventFrame, StreamFrame } from '@lease-fence/protocol';
-import { createMonotonicClock, FenceGate, LeaseClient, StaleFenceError, type Grant, type RejectionRecord } from 'lease-fence';
+import {
+  createMonotonicClock,
+  FenceGate,
+  LeaseClient,
+  StaleFenceError,
+  type Grant,
+  type RejectionRecord,
+} from 'lease-fence';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type LogLine, type RunningCoordinator, spawnCoordinator, startCoordinator, type StartCoordinatorOptions } from '../support/coordinator-process.js';
+import {
+  type LogLine,
+  type RunningCoordinator,
+  spawnCoordinator,
+  startCoordinator,
+  type StartCoordinatorOptions,
+} from '../support/coordinator-process.js';
 import { coordinatorHttp, type HttpReply } from '../support/coordinator-http.js';
 import { startEsdbWireEmulator, type EsdbWireEmulator } from '../support/esdb-wire-emulator/index.js';
 import { createSigningKeysFile } from '../support/signing-keys.js';
@@ -24,10 +37,28 @@ import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { openStream, type StreamClient } from '../support/stream-client.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
-interface GrantBody { readonly ok: true; readonly grant: Grant & { readonly fence: number } }
-interface ErrorBody { readonly error: string; readonly reason?: string; readonly retryable?: boolean }
-interface ReadinessBody { readonly ready: boolean; readonly status: string; readonly reason?: string; readonly bootId?: string }
-interface EventsBody { readonly events: readonly { readonly position: number; readonly event: { readonly type: string; readonly data: Record<string, unknown> } }[]; readonly head: number }
+interface GrantBody {
+  readonly ok: true;
+  readonly grant: Grant & { readonly fence: number };
+}
+interface ErrorBody {
+  readonly error: string;
+  readonly reason?: string;
+  readonly retryable?: boolean;
+}
+interface ReadinessBody {
+  readonly ready: boolean;
+  readonly status: string;
+  readonly reason?: string;
+  readonly bootId?: string;
+}
+interface EventsBody {
+  readonly events: readonly {
+    readonly position: number;
+    readonly event: { readonly type: string; readonly data: Record<string, unknown> };
+  }[];
+  readonly head: number;
+}
 
 let emulator: EsdbWireEmulator;
 let namespaces = 0;
@@ -68,18 +99,31 @@ async function start(options: StartCoordinatorOptions): Promise<RunningCoordinat
   return app;
 }
 
-const message = (text: string) => (line: LogLine): boolean => line.msg === text;
-const messageStarting = (prefix: string) => (line: LogLine): boolean => typeof line.msg === 'string' && line.msg.startsWith(prefix);
-const isEvent = (type: string, resource?: string) => (frame: StreamFrame): frame is EventFrame =>
-  frame.type === 'event' && frame.event.type === type && (resource === undefined || (frame.event.data as { resource?: string }).resource === resource);
-const grantedFences = (body: EventsBody): number[] => body.events.flatMap((e) => (e.event.type === 'LeaseGranted' ? [e.event.data.fence as number] : []));
+const message =
+  (text: string) =>
+  (line: LogLine): boolean =>
+    line.msg === text;
+const messageStarting =
+  (prefix: string) =>
+  (line: LogLine): boolean =>
+    typeof line.msg === 'string' && line.msg.startsWith(prefix);
+const isEvent =
+  (type: string, resource?: string) =>
+  (frame: StreamFrame): frame is EventFrame =>
+    frame.type === 'event' &&
+    frame.event.type === type &&
+    (resource === undefined || (frame.event.data as { resource?: string }).resource === resource);
+const grantedFences = (body: EventsBody): number[] =>
+  body.events.flatMap((e) => (e.event.type === 'LeaseGranted' ? [e.event.data.fence as number] : []));
 
 describe('the coordinator service on EventStoreDB', () => {
   it('exits 1 naming EVENTSTORE_CONNECTION_STRING when the eventstoredb log is selected without it', async () => {
     // Act
     const child = spawnCoordinator({ PORT: '0', HOST: '127.0.0.1', LEASE_FENCE_EVENT_LOG: 'eventstoredb' });
     let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
     const exit = await waitForExit(child);
 
     // Assert
@@ -103,16 +147,30 @@ describe('the coordinator service on EventStoreDB', () => {
     const refused = await agentB.post<ErrorBody>('/v1/leases/deploy-2/acquire', { requestId: 'b-1' });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
-    expect(refused.body).toMatchObject({ retryable: true, reason: expect.stringMatching(/^(unhealthy|event-log-unavailable)$/) });
+    expect(refused.body).toMatchObject({
+      retryable: true,
+      reason: expect.stringMatching(/^(unhealthy|event-log-unavailable)$/),
+    });
 
     // And once the coordinator has noticed, every command and /readyz say the log is unavailable; the process stays up
     await app.waitForLog(messageStarting('event log unavailable: next attempt in'));
-    const renewWhileDown = await agentA.post<ErrorBody>('/v1/leases/deploy-1/renew', { requestId: 'a-2', fence: held.body.grant.fence });
+    const renewWhileDown = await agentA.post<ErrorBody>('/v1/leases/deploy-1/renew', {
+      requestId: 'a-2',
+      fence: held.body.grant.fence,
+    });
     expect(renewWhileDown.status).toBe(503);
-    expect(renewWhileDown.body).toMatchObject({ error: 'event-log-unavailable', reason: 'event-log-unavailable', retryable: true });
+    expect(renewWhileDown.body).toMatchObject({
+      error: 'event-log-unavailable',
+      reason: 'event-log-unavailable',
+      retryable: true,
+    });
     const notReady = await coordinatorHttp(app.url).get<ReadinessBody>('/readyz');
     expect(notReady.status).toBe(503);
-    expect(notReady.body).toMatchObject({ ready: false, status: 'unhealthy', reason: expect.stringMatching(/^event-log-unavailable: /) });
+    expect(notReady.body).toMatchObject({
+      ready: false,
+      status: 'unhealthy',
+      reason: expect.stringMatching(/^event-log-unavailable: /),
+    });
 
     // When the server answers again
     emulator.resume();
@@ -125,7 +183,10 @@ describe('the coordinator service on EventStoreDB', () => {
     expect(app.child.exitCode).toBeNull();
 
     // And agent-a renews its lease with the same fence, while agent-b is still refused it
-    const renewed = await agentA.post<GrantBody>('/v1/leases/deploy-1/renew', { requestId: 'a-3', fence: held.body.grant.fence });
+    const renewed = await agentA.post<GrantBody>('/v1/leases/deploy-1/renew', {
+      requestId: 'a-3',
+      fence: held.body.grant.fence,
+    });
     expect(renewed.status).toBe(200);
     expect(renewed.body.grant.fence).toBe(held.body.grant.fence);
     expect((await agentB.post('/v1/leases/deploy-1/acquire', { requestId: 'b-2' })).status).toBe(409);
@@ -151,8 +212,14 @@ describe('the coordinator service on EventStoreDB', () => {
     // Then it listens, and answers 503 event-log-unavailable
     const notReady = await coordinatorHttp(app.url).get<ReadinessBody>('/readyz');
     expect(notReady.status).toBe(503);
-    expect(notReady.body).toMatchObject({ status: 'unhealthy', reason: expect.stringMatching(/^event-log-unavailable: /) });
-    const refused = await coordinatorHttp(app.url, TEST_TOKENS.agentA.token).post<ErrorBody>('/v1/leases/deploy-1/acquire', { requestId: 'a-1' });
+    expect(notReady.body).toMatchObject({
+      status: 'unhealthy',
+      reason: expect.stringMatching(/^event-log-unavailable: /),
+    });
+    const refused = await coordinatorHttp(app.url, TEST_TOKENS.agentA.token).post<ErrorBody>(
+      '/v1/leases/deploy-1/acquire',
+      { requestId: 'a-1' },
+    );
     expect(refused).toMatchObject({ status: 503, body: { reason: 'event-log-unavailable' } });
 
     // When the server answers
@@ -160,7 +227,10 @@ describe('the coordinator service on EventStoreDB', () => {
     await app.waitForLog(message('ready'));
 
     // Then it grants
-    const granted = await coordinatorHttp(app.url, TEST_TOKENS.agentA.token).post<GrantBody>('/v1/leases/deploy-1/acquire', { requestId: 'a-1' });
+    const granted = await coordinatorHttp(app.url, TEST_TOKENS.agentA.token).post<GrantBody>(
+      '/v1/leases/deploy-1/acquire',
+      { requestId: 'a-1' },
+    );
     expect(granted).toMatchObject({ status: 200, body: { ok: true, grant: { fence: 1 } } });
   });
 
@@ -175,16 +245,35 @@ describe('the coordinator service on EventStoreDB', () => {
     const reports: Promise<HttpReply>[] = [];
     const gate = new FenceGate('deploy-slot', {
       onRejection: (r: RejectionRecord) => {
-        reports.push(gateHttp.post('/v1/resources/deploy-slot/rejections', { seq: r.seq, resource: r.resource, kind: r.kind, rejected: r.rejected, current: r.current }));
+        reports.push(
+          gateHttp.post('/v1/resources/deploy-slot/rejections', {
+            seq: r.seq,
+            resource: r.resource,
+            kind: r.kind,
+            rejected: r.rejected,
+            current: r.current,
+          }),
+        );
       },
     });
     const writes: string[] = [];
-    const clientA = new LeaseClient({ clock: createMonotonicClock('agent-a'), holderId: 'agent-a', clockSkewMillis: 50 });
-    const clientB = new LeaseClient({ clock: createMonotonicClock('agent-b'), holderId: 'agent-b', clockSkewMillis: 50 });
+    const clientA = new LeaseClient({
+      clock: createMonotonicClock('agent-a'),
+      holderId: 'agent-a',
+      clockSkewMillis: 50,
+    });
+    const clientB = new LeaseClient({
+      clock: createMonotonicClock('agent-b'),
+      holderId: 'agent-b',
+      clockSkewMillis: 50,
+    });
 
     // When agent-a takes the slot for 1 s and deploys through the gate
     const requestA = clientA.beginAcquire('deploy-slot', { ttlMillis: 1_000 });
-    const grantA = await agentA.post<GrantBody>('/v1/leases/deploy-slot/acquire', { requestId: requestA.requestId, ttlMillis: 1_000 });
+    const grantA = await agentA.post<GrantBody>('/v1/leases/deploy-slot/acquire', {
+      requestId: requestA.requestId,
+      ttlMillis: 1_000,
+    });
     const leaseA = clientA.completeAcquire(requestA, grantA.body.grant);
     gate.commit(leaseA.token, () => writes.push('a: deploy v1'));
 
@@ -208,21 +297,34 @@ describe('the coordinator service on EventStoreDB', () => {
     const [report] = await Promise.all(reports);
     expect(report).toMatchObject({ status: 202, body: { ok: true, duplicate: false } });
     const rejected = await stream.waitFor(isEvent('FenceRejected', 'deploy-slot'));
-    expect(rejected.event.data).toMatchObject({ gateId: 'gate-1', rejected: { holderId: 'agent-a', fence: leaseA.fence }, current: { holderId: 'agent-b', fence: leaseB.fence } });
+    expect(rejected.event.data).toMatchObject({
+      gateId: 'gate-1',
+      rejected: { holderId: 'agent-a', fence: leaseA.fence },
+      current: { holderId: 'agent-b', fence: leaseB.fence },
+    });
     expect(writes).toEqual(['a: deploy v1', 'b: deploy v2']);
 
     // And agent-a's lease is gone for good, while agent-b releases the slot
-    expect((await agentA.post('/v1/leases/deploy-slot/renew', { requestId: 'a-renew', fence: leaseA.fence })).status).toBe(410);
+    expect(
+      (await agentA.post('/v1/leases/deploy-slot/renew', { requestId: 'a-renew', fence: leaseA.fence })).status,
+    ).toBe(410);
     expect((await agentB.post('/v1/leases/deploy-slot/release', { fence: leaseB.fence })).status).toBe(200);
     await stream.waitFor(isEvent('LeaseReleased', 'deploy-slot'));
 
     // And the stream told the story in log order
     const story = stream.frames
-      .filter((f): f is EventFrame => f.type === 'event' && (f.event.data as { resource?: string }).resource === 'deploy-slot')
+      .filter(
+        (f): f is EventFrame =>
+          f.type === 'event' && (f.event.data as { resource?: string }).resource === 'deploy-slot',
+      )
       .map((f) => f.event.type);
     expect(story).toEqual(['LeaseGranted', 'LeaseExpired', 'LeaseGranted', 'FenceRejected', 'LeaseReleased']);
-    const recorded = await coordinatorHttp(app.url, TEST_TOKENS.viewer.token).get<{ rejections: unknown[] }>('/v1/rejections');
-    expect(recorded.body.rejections).toEqual([expect.objectContaining({ resource: 'deploy-slot', rejected: { holderId: 'agent-a', fence: leaseA.fence } })]);
+    const recorded = await coordinatorHttp(app.url, TEST_TOKENS.viewer.token).get<{ rejections: unknown[] }>(
+      '/v1/rejections',
+    );
+    expect(recorded.body.rejections).toEqual([
+      expect.objectContaining({ resource: 'deploy-slot', rejected: { holderId: 'agent-a', fence: leaseA.fence } }),
+    ]);
   });
 
   it('as LEASE_FENCE_ROLE=standby, follows the log refusing commands, then takes over when the active coordinator dies: the lease is carried and fences continue', async () => {
@@ -234,16 +336,25 @@ describe('the coordinator service on EventStoreDB', () => {
       LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '2000',
     });
     const active = await start({ env });
-    const held = await coordinatorHttp(active.url, TEST_TOKENS.agentA.token).post<GrantBody>('/v1/leases/deploy-1/acquire', { requestId: 'a-1' });
+    const held = await coordinatorHttp(active.url, TEST_TOKENS.agentA.token).post<GrantBody>(
+      '/v1/leases/deploy-1/acquire',
+      { requestId: 'a-1' },
+    );
     expect(held.status).toBe(200);
     const standby = await start({ env: { ...env, LEASE_FENCE_ROLE: 'standby' }, waitForReady: false });
     await standby.waitForLog(messageStarting('standby: following the log'));
 
     // Then the standby refuses commands and is not ready, saying why
-    const refused = await coordinatorHttp(standby.url, TEST_TOKENS.agentA.token).post<ErrorBody>('/v1/leases/deploy-1/renew', { requestId: 'a-2', fence: held.body.grant.fence });
+    const refused = await coordinatorHttp(standby.url, TEST_TOKENS.agentA.token).post<ErrorBody>(
+      '/v1/leases/deploy-1/renew',
+      { requestId: 'a-2', fence: held.body.grant.fence },
+    );
     expect(refused).toMatchObject({ status: 503, body: { reason: 'standby', retryable: true } });
     const notReady = await coordinatorHttp(standby.url).get<ReadinessBody>('/readyz');
-    expect(notReady).toMatchObject({ status: 503, body: { ready: false, status: 'standby', reason: expect.stringMatching(/^standby: /) } });
+    expect(notReady).toMatchObject({
+      status: 503,
+      body: { ready: false, status: 'standby', reason: expect.stringMatching(/^standby: /) },
+    });
 
     // When the active coordinator dies (kill -9)
     await active.kill();
@@ -256,7 +367,9 @@ describe('the coordinator service on EventStoreDB', () => {
     // And agent-a renews its lease with the same fence, agent-b is refused it, and a new grant gets a higher fence
     const agentA = coordinatorHttp(standby.url, TEST_TOKENS.agentA.token);
     const agentB = coordinatorHttp(standby.url, TEST_TOKENS.agentB.token);
-    expect(await agentA.post('/v1/leases/deploy-1/renew', { requestId: 'a-3', fence: held.body.grant.fence })).toMatchObject({ status: 200, body: { grant: { fence: held.body.grant.fence } } });
+    expect(
+      await agentA.post('/v1/leases/deploy-1/renew', { requestId: 'a-3', fence: held.body.grant.fence }),
+    ).toMatchObject({ status: 200, body: { grant: { fence: held.body.grant.fence } } });
     expect((await agentB.post('/v1/leases/deploy-1/acquire', { requestId: 'b-1' })).status).toBe(409);
     const next = await agentB.post<GrantBody>('/v1/leases/deploy-2/acquire', { requestId: 'b-2' });
     expect(next.status).toBe(200);

@@ -46,18 +46,27 @@ async function readServedLog(url: string): Promise<LoggedEvent[]> {
   const served: RecordedEvent[] = [];
   for (;;) {
     const after = served.at(-1)?.position ?? 0;
-    const response = await fetch(`${url}/v1/events?after=${after}&limit=1000`, { headers: { authorization: `Bearer ${VIEWER_TOKEN}` } });
+    const response = await fetch(`${url}/v1/events?after=${after}&limit=1000`, {
+      headers: { authorization: `Bearer ${VIEWER_TOKEN}` },
+    });
     expect(response.status).toBe(200);
     const page = EventsReplySchema.parse(await response.json());
     served.push(...page.events);
     if (page.events.length === 0 || (served.at(-1)?.position ?? 0) >= page.head) break;
   }
-  return served.map(({ position, event, recordedAtMillis }) => ({ position, type: event.type, data: event.data, recordedAtMillis }));
+  return served.map(({ position, event, recordedAtMillis }) => ({
+    position,
+    type: event.type,
+    data: event.data,
+    recordedAtMillis,
+  }));
 }
 
 /** Every event in the emulator's stream of {@link NAMESPACE}, decoded from the bytes the client sent. */
 function readStoredLog(emulator: EsdbWireEmulator): LoggedEvent[] {
-  const stored: readonly StoredEvent[] = emulator.store.read(`leaseFence-${NAMESPACE}`, { direction: 'forwards', from: 'start', maxCount: 1_000_000n }) ?? [];
+  const stored: readonly StoredEvent[] =
+    emulator.store.read(`leaseFence-${NAMESPACE}`, { direction: 'forwards', from: 'start', maxCount: 1_000_000n }) ??
+    [];
   const decode = (bytes: Uint8Array): unknown => JSON.parse(Buffer.from(bytes).toString('utf8'));
   return stored.map((event) => ({
     position: Number(event.revision) + 1,
@@ -96,40 +105,54 @@ describe('the demo on EventStoreDB', () => {
     if (dir !== undefined) await removeTempDir(dir);
   });
 
-  it(
-    'serves the demo end to end: grants, renewals, expiries and refused stale writes are logged, every event served is in the EventStoreDB stream at its position, and the demo stops cleanly',
-    async () => {
-      // Given the built coordinator on the emulator, and the built demo started against it
-      // (the deploy slot accepts signed grants of this namespace only)
-      const running = startDemo({ coordinatorUrl: coordinator!.url, tokensFile, dataDir: join(dir!, 'demo'), env: { ...DEMO_SETTINGS, LEASE_FENCE_NAMESPACE: NAMESPACE } });
-      demo = running;
+  it('serves the demo end to end: grants, renewals, expiries and refused stale writes are logged, every event served is in the EventStoreDB stream at its position, and the demo stops cleanly', async () => {
+    // Given the built coordinator on the emulator, and the built demo started against it
+    // (the deploy slot accepts signed grants of this namespace only)
+    const running = startDemo({
+      coordinatorUrl: coordinator!.url,
+      tokensFile,
+      dataDir: join(dir!, 'demo'),
+      env: { ...DEMO_SETTINGS, LEASE_FENCE_NAMESPACE: NAMESPACE },
+    });
+    demo = running;
 
-      // When its agents contend until the log shows a grant, a renewal, an expiry and a stale write refused at the slot
-      const seen = await waitForEventTypes(coordinator!.url, VIEWER_TOKEN, ['LeaseGranted', 'LeaseRenewed', 'LeaseExpired', 'FenceRejected'], 90_000).catch((error: unknown) => {
-        throw new Error(`${String(error)}\n--- demo output ---\n${running.output.slice(-60).join('\n')}`);
-      });
-      // And the demo is stopped (SIGTERM): its agents release their leases
-      const exit = await running.stop();
+    // When its agents contend until the log shows a grant, a renewal, an expiry and a stale write refused at the slot
+    const seen = await waitForEventTypes(
+      coordinator!.url,
+      VIEWER_TOKEN,
+      ['LeaseGranted', 'LeaseRenewed', 'LeaseExpired', 'FenceRejected'],
+      90_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n--- demo output ---\n${running.output.slice(-60).join('\n')}`);
+    });
+    // And the demo is stopped (SIGTERM): its agents release their leases
+    const exit = await running.stop();
 
-      // Then the demo exited cleanly, having seen its stale write refused by the slot
-      expect(seen).toMatchObject({ LeaseGranted: expect.any(Number), LeaseRenewed: expect.any(Number), LeaseExpired: expect.any(Number), FenceRejected: expect.any(Number) });
-      expect(exit).toEqual({ code: 0, signal: null });
-      expect(running.output.some((line) => /deploy-slot-[ab] +REFUSED/.test(line))).toBe(true);
+    // Then the demo exited cleanly, having seen its stale write refused by the slot
+    expect(seen).toMatchObject({
+      LeaseGranted: expect.any(Number),
+      LeaseRenewed: expect.any(Number),
+      LeaseExpired: expect.any(Number),
+      FenceRejected: expect.any(Number),
+    });
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(running.output.some((line) => /deploy-slot-[ab] +REFUSED/.test(line))).toBe(true);
 
-      // And the coordinator's log holds the demo's story: its agents' grants and its gate's refusals
-      const served = await readServedLog(coordinator!.url);
-      const holders = new Set(served.flatMap((event) => (event.type === 'LeaseGranted' ? [(event.data as { holderId: string }).holderId] : [])));
-      expect(holders.size).toBeGreaterThan(0);
-      expect([...holders].every((holderId) => /^agent-[1-4]$/.test(holderId))).toBe(true);
-      const refusals = served.filter((event) => event.type === 'FenceRejected');
-      expect(refusals.length).toBeGreaterThan(0);
-      for (const refusal of refusals) expect(refusal.data).toMatchObject({ gateId: GATE_ID, resource: expect.stringMatching(/^deploy-slot-[ab]$/) });
+    // And the coordinator's log holds the demo's story: its agents' grants and its gate's refusals
+    const served = await readServedLog(coordinator!.url);
+    const holders = new Set(
+      served.flatMap((event) => (event.type === 'LeaseGranted' ? [(event.data as { holderId: string }).holderId] : [])),
+    );
+    expect(holders.size).toBeGreaterThan(0);
+    expect([...holders].every((holderId) => /^agent-[1-4]$/.test(holderId))).toBe(true);
+    const refusals = served.filter((event) => event.type === 'FenceRejected');
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const refusal of refusals)
+      expect(refusal.data).toMatchObject({ gateId: GATE_ID, resource: expect.stringMatching(/^deploy-slot-[ab]$/) });
 
-      // And nothing it acknowledged is missing from EventStoreDB: the stream holds every served event at revision position − 1, with the same type, data and wall time
-      const stored = readStoredLog(emulator!);
-      expect(stored.length).toBeGreaterThanOrEqual(served.length);
-      expect(stored.slice(0, served.length)).toEqual(served);
-    },
-    150_000,
-  );
+    // And nothing it acknowledged is missing from EventStoreDB: the stream holds every served event at revision position − 1, with the same type, data and wall time
+    const stored = readStoredLog(emulator!);
+    expect(stored.length).toBeGreaterThanOrEqual(served.length);
+    expect(stored.slice(0, served.length)).toEqual(served);
+  }, 150_000);
 });

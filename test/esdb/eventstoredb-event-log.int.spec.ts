@@ -11,12 +11,18 @@ import {
   type RecordedEvent,
 } from '@lease-fence/coordinator-core';
 import { leaseGranted, readAll } from '@lease-fence/coordinator-core/testing';
-import { connectEventStoreDbEventLog, createEventStoreDbEventLog, type EventStoreDbEventLog } from '@lease-fence/event-log-eventstoredb';
+import {
+  connectEventStoreDbEventLog,
+  createEventStoreDbEventLog,
+  type EventStoreDbEventLog,
+} from '@lease-fence/event-log-eventstoredb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startEsdbWireEmulator, type EsdbWireEmulator } from '../support/esdb-wire-emulator/index.js';
 
 const grants = (n: number, firstFence = 1) =>
-  Array.from({ length: n }, (_, i) => leaseGranted(`resource-${firstFence + i}`, 'agent-a', firstFence + i, { atMillis: firstFence + i }));
+  Array.from({ length: n }, (_, i) =>
+    leaseGranted(`resource-${firstFence + i}`, 'agent-a', firstFence + i, { atMillis: firstFence + i }),
+  );
 
 let emulator: EsdbWireEmulator;
 let client: KurrentDBClient;
@@ -42,7 +48,9 @@ afterEach(async () => {
 });
 
 /** The first event of a subscription, then the subscription is closed. */
-async function* takeFirst(subscription: AsyncIterable<RecordedEvent> & { close(): Promise<void> }): AsyncGenerator<RecordedEvent> {
+async function* takeFirst(
+  subscription: AsyncIterable<RecordedEvent> & { close(): Promise<void> },
+): AsyncGenerator<RecordedEvent> {
   try {
     for await (const recorded of subscription) {
       yield recorded;
@@ -67,7 +75,13 @@ describe('EventStoreDB EventLog adapter', () => {
       const [first, second] = await rawEvents(log.streams.events);
 
       expect(log.streams.events).toBe(`leaseFence-adapter-${namespaces}`);
-      expect(first?.event).toMatchObject({ revision: 0n, type: 'LeaseGranted', isJson: true, data: grants(1)[0]!.data, metadata: { schemaVersion: 1 } });
+      expect(first?.event).toMatchObject({
+        revision: 0n,
+        type: 'LeaseGranted',
+        isJson: true,
+        data: grants(1)[0]!.data,
+        metadata: { schemaVersion: 1 },
+      });
       expect(second?.event?.revision).toBe(1n);
     });
   });
@@ -132,7 +146,10 @@ describe('EventStoreDB EventLog adapter', () => {
   describe('a server that stops answering', () => {
     it('fails an append with EventLogUnavailableError after operationTimeoutMillis; the append may still land (outcome unknown)', async () => {
       // Given a log with a short operation timeout, and a server that stops answering
-      const impatient = createEventStoreDbEventLog(client, { namespace: `stalled-${namespaces}`, operationTimeoutMillis: 200 });
+      const impatient = createEventStoreDbEventLog(client, {
+        namespace: `stalled-${namespaces}`,
+        operationTimeoutMillis: 200,
+      });
       opened.push(impatient);
       await impatient.append(grants(1), { expectedVersion: 0 });
       emulator.stall();
@@ -150,7 +167,10 @@ describe('EventStoreDB EventLog adapter', () => {
     });
 
     it('fails a read with EventLogUnavailableError after operationTimeoutMillis', async () => {
-      const impatient = createEventStoreDbEventLog(client, { namespace: `stalled-read-${namespaces}`, operationTimeoutMillis: 200 });
+      const impatient = createEventStoreDbEventLog(client, {
+        namespace: `stalled-read-${namespaces}`,
+        operationTimeoutMillis: 200,
+      });
       opened.push(impatient);
       await impatient.append(grants(2), { expectedVersion: 0 });
       emulator.stall();
@@ -163,7 +183,9 @@ describe('EventStoreDB EventLog adapter', () => {
     });
 
     it('refuses operationTimeoutMillis that is not a positive integer with RangeError naming it', () => {
-      expect(() => createEventStoreDbEventLog(client, { namespace: 'x', operationTimeoutMillis: 0 })).toThrow(/operationTimeoutMillis/);
+      expect(() => createEventStoreDbEventLog(client, { namespace: 'x', operationTimeoutMillis: 0 })).toThrow(
+        /operationTimeoutMillis/,
+      );
     });
   });
 
@@ -178,9 +200,13 @@ describe('EventStoreDB EventLog adapter', () => {
       expect(error).toMatchObject({ code: 'event-log-corrupt', position: 1 });
     });
 
-    it('refuses an event another writer put in the stream without this adapter\'s metadata', async () => {
+    it("refuses an event another writer put in the stream without this adapter's metadata", async () => {
       await log.append(grants(1), { expectedVersion: 0 });
-      await client.appendToStream(log.streams.events, jsonEvent({ type: 'LeaseGranted', data: grants(1, 2)[0]!.data }), { streamState: ANY });
+      await client.appendToStream(
+        log.streams.events,
+        jsonEvent({ type: 'LeaseGranted', data: grants(1, 2)[0]!.data }),
+        { streamState: ANY },
+      );
 
       const error = await readAll(log.read({ from: 1 })).catch((e: unknown) => e);
 
@@ -189,7 +215,11 @@ describe('EventStoreDB EventLog adapter', () => {
     });
 
     it('ends a subscription with EventLogCorruptError at an event that does not decode', async () => {
-      await client.appendToStream(log.streams.events, jsonEvent({ type: 'Unknown', data: {}, metadata: { schemaVersion: 1, recordedAtMillis: 0 } }), { streamState: ANY });
+      await client.appendToStream(
+        log.streams.events,
+        jsonEvent({ type: 'Unknown', data: {}, metadata: { schemaVersion: 1, recordedAtMillis: 0 } }),
+        { streamState: ANY },
+      );
 
       const error = await readAll(log.subscribe({ after: 0 })).catch((e: unknown) => e);
 
@@ -204,10 +234,13 @@ describe('EventStoreDB EventLog adapter', () => {
       opened.push(capped);
       await capped.append(grants(5), { expectedVersion: 0 });
 
-      for (let position = 1; position <= 5; position += 1) await capped.saveSnapshot({ position, state: { position }, schemaVersion: 1 });
+      for (let position = 1; position <= 5; position += 1)
+        await capped.saveSnapshot({ position, state: { position }, schemaVersion: 1 });
 
       expect((await client.getStreamMetadata(capped.streams.snapshots)).metadata).toMatchObject({ maxCount: 2 });
-      expect((await rawEvents(capped.streams.snapshots)).map((e) => (e.event?.data as { position: number }).position)).toEqual([4, 5]);
+      expect(
+        (await rawEvents(capped.streams.snapshots)).map((e) => (e.event?.data as { position: number }).position),
+      ).toEqual([4, 5]);
       expect(await capped.latestSnapshot()).toEqual({ position: 5, state: { position: 5 }, schemaVersion: 1 });
     });
 
@@ -217,7 +250,7 @@ describe('EventStoreDB EventLog adapter', () => {
   });
 
   describe('connectEventStoreDbEventLog', () => {
-    it('accepts an esdb:// connection string without the client\'s deprecation warning', async () => {
+    it("accepts an esdb:// connection string without the client's deprecation warning", async () => {
       const warn = vi.spyOn(console, 'warn');
       try {
         const connected = await connectEventStoreDbEventLog({

@@ -36,7 +36,10 @@ afterAll(async () => {
 
 describeStandbyScenarios('eventstoredb (wire emulator)', async (): Promise<SharedLog> => {
   const namespace = `standby-${++logs}`;
-  return { active: createEventStoreDbEventLog(activeClient, { namespace }), standby: createEventStoreDbEventLog(standbyClient, { namespace }) };
+  return {
+    active: createEventStoreDbEventLog(activeClient, { namespace }),
+    standby: createEventStoreDbEventLog(standbyClient, { namespace }),
+  };
 });
 
 describeStandbyScenarios('sqlite', async (): Promise<SharedLog> => {
@@ -44,4 +47,3 @@ describeStandbyScenarios('sqlite', async (): Promise<SharedLog> => {
   const active = await openSqliteEventLog({ file });
   return { active, standby: await openSqliteEventLog({ file, pollIntervalMillis: 5 }) };
 });
-

@@ -28,7 +28,9 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
   const gates: GateProcess[] = [];
 
   beforeAll(async () => {
-    coordinator = await startCoordinator({ env: { LEASE_FENCE_FENCE_FIRST: 'deploy-ff-*', LEASE_FENCE_MIN_TTL_MILLIS: '100' } });
+    coordinator = await startCoordinator({
+      env: { LEASE_FENCE_FENCE_FIRST: 'deploy-ff-*', LEASE_FENCE_MIN_TTL_MILLIS: '100' },
+    });
     upstream = await startRecordingUpstream();
     dataRoot = await mkdtemp(join(tmpdir(), 'gate-sidecar-'));
   });
@@ -41,7 +43,11 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
   });
 
   /** Starts a sidecar for `resource` as an operator would, and waits until it is ready. */
-  const gateFor = async (resource: string, env: Readonly<Record<string, string>> = {}, waitReady = true): Promise<GateProcess> => {
+  const gateFor = async (
+    resource: string,
+    env: Readonly<Record<string, string>> = {},
+    waitReady = true,
+  ): Promise<GateProcess> => {
     const gate = await startGate({
       LEASE_FENCE_GATE_RESOURCE: resource,
       LEASE_FENCE_GATE_UPSTREAM: upstream.url,
@@ -51,10 +57,15 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
       ...env,
     });
     gates.push(gate);
-    if (waitReady) await eventually(`${resource}'s gate to be ready`, async () => (await fetch(`${gate.url}${OWN}/readyz`)).status === 200);
+    if (waitReady)
+      await eventually(
+        `${resource}'s gate to be ready`,
+        async () => (await fetch(`${gate.url}${OWN}/readyz`)).status === 200,
+      );
     return gate;
   };
-  const guarding = (gate: GateProcess): Promise<void> => eventually('the gate link', () => gate.logLines.some((line) => line.includes('"gate link: guarding"')));
+  const guarding = (gate: GateProcess): Promise<void> =>
+    eventually('the gate link', () => gate.logLines.some((line) => line.includes('"gate link: guarding"')));
 
   const acquire = async (agent: number, resource: string): Promise<{ fence: number; signedToken: string }> => {
     const response = await fetch(`${coordinator.url}/v1/leases/${encodeURIComponent(resource)}/acquire`, {
@@ -63,7 +74,8 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
       body: JSON.stringify({ requestId: `${resource}-${agent}-${Math.random()}`, ttlMillis: 60_000 }),
     });
     const body = (await response.json()) as { grant?: { fence: number; signedToken: string } };
-    if (response.status !== 200 || body.grant === undefined) throw new Error(`acquire of ${resource} by agent-${agent} answered ${response.status}: ${JSON.stringify(body)}`);
+    if (response.status !== 200 || body.grant === undefined)
+      throw new Error(`acquire of ${resource} by agent-${agent} answered ${response.status}: ${JSON.stringify(body)}`);
     return body.grant;
   };
   const release = async (agent: number, resource: string, fence: number): Promise<void> => {
@@ -75,18 +87,33 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     expect(response.status).toBe(200);
   };
   const events = async (resource: string): Promise<CoordinatorEvent[]> => {
-    const response = await fetch(`${coordinator.url}/v1/events?after=0&limit=10000`, { headers: { authorization: 'Bearer viewer-token' } });
-    return EventsReplySchema.parse(await response.json()).events.map((recorded) => recorded.event).filter((event) => 'resource' in event.data && event.data.resource === resource);
+    const response = await fetch(`${coordinator.url}/v1/events?after=0&limit=10000`, {
+      headers: { authorization: 'Bearer viewer-token' },
+    });
+    return EventsReplySchema.parse(await response.json())
+      .events.map((recorded) => recorded.event)
+      .filter((event) => 'resource' in event.data && event.data.resource === resource);
   };
   const rejectedSeqs = async (resource: string): Promise<number[]> =>
-    (await events(resource)).filter((event) => event.type === 'FenceRejected').map((event) => (event.data as { seq: number }).seq);
-  const floorOf = async (gate: GateProcess): Promise<unknown> => ((await (await fetch(`${gate.url}${OWN}/readyz`)).json()) as { floor: unknown }).floor;
-  const write = async (gate: GateProcess, path: string, token: string | undefined, init: RequestInit = {}): Promise<{ status: number; body: string; headers: Headers }> => {
+    (await events(resource))
+      .filter((event) => event.type === 'FenceRejected')
+      .map((event) => (event.data as { seq: number }).seq);
+  const floorOf = async (gate: GateProcess): Promise<unknown> =>
+    ((await (await fetch(`${gate.url}${OWN}/readyz`)).json()) as { floor: unknown }).floor;
+  const write = async (
+    gate: GateProcess,
+    path: string,
+    token: string | undefined,
+    init: RequestInit = {},
+  ): Promise<{ status: number; body: string; headers: Headers }> => {
     const response = await fetch(`${gate.url}${path}`, {
       method: 'POST',
       body: `write to ${path}`,
       ...init,
-      headers: { ...(token === undefined ? {} : { 'lease-fence-token': token }), ...(init.headers as Record<string, string> | undefined) },
+      headers: {
+        ...(token === undefined ? {} : { 'lease-fence-token': token }),
+        ...(init.headers as Record<string, string> | undefined),
+      },
     });
     return { status: response.status, body: await response.text(), headers: response.headers };
   };
@@ -98,13 +125,19 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     await guarding(gate);
     const lease = await acquire(1, resource);
 
-    const written = await httpSend(gate.url, 'PUT', '/orders/7?dry=0', {
-      'lease-fence-token': lease.signedToken,
-      'content-type': 'application/json',
-      'x-request-tag': 'abc',
-      connection: 'keep-alive, x-hop',
-      'x-hop': 'drop me',
-    }, '{"qty":3}');
+    const written = await httpSend(
+      gate.url,
+      'PUT',
+      '/orders/7?dry=0',
+      {
+        'lease-fence-token': lease.signedToken,
+        'content-type': 'application/json',
+        'x-request-tag': 'abc',
+        connection: 'keep-alive, x-hop',
+        'x-hop': 'drop me',
+      },
+      '{"qty":3}',
+    );
     const read = await fetch(`${gate.url}/orders/7`);
 
     expect(written).toMatchObject({ status: 200, body: 'PUT /orders/7?dry=0 9' });
@@ -112,14 +145,19 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     expect(written.headers['keep-alive']).not.toBe('timeout=5');
     expect(read.status).toBe(200);
     const [put, get] = upstream.received.filter((request) => request.url.startsWith('/orders/7'));
-    expect(put).toMatchObject({ method: 'PUT', url: '/orders/7?dry=0', body: '{"qty":3}', headers: { 'content-type': 'application/json', 'x-request-tag': 'abc' } });
+    expect(put).toMatchObject({
+      method: 'PUT',
+      url: '/orders/7?dry=0',
+      body: '{"qty":3}',
+      headers: { 'content-type': 'application/json', 'x-request-tag': 'abc' },
+    });
     expect(put?.headers).not.toHaveProperty('lease-fence-token');
     expect(put?.headers).not.toHaveProperty('x-hop');
     expect(get).toMatchObject({ method: 'GET', url: '/orders/7' });
     expect(await floorOf(gate)).toEqual({ holderId: 'agent-1', fence: lease.fence });
   });
 
-  it('after a fence-first handover, the old holder\'s write gets 409 and never reaches the upstream, although the new holder never wrote', async () => {
+  it("after a fence-first handover, the old holder's write gets 409 and never reaches the upstream, although the new holder never wrote", async () => {
     const resource = 'deploy-ff-handover';
     const gate = await gateFor(resource);
     await guarding(gate);
@@ -131,9 +169,16 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     const late = await write(gate, '/deploy/late', old.signedToken);
 
     expect(late.status).toBe(409);
-    expect(JSON.parse(late.body)).toEqual({ ok: false, reason: 'stale-fence', resource, seq: 1, rejected: { holderId: 'agent-1', fence: old.fence }, current: { holderId: 'agent-2', fence: current.fence } });
+    expect(JSON.parse(late.body)).toEqual({
+      ok: false,
+      reason: 'stale-fence',
+      resource,
+      seq: 1,
+      rejected: { holderId: 'agent-1', fence: old.fence },
+      current: { holderId: 'agent-2', fence: current.fence },
+    });
     expect(reached('/deploy/late')).toBe(0);
-    await eventually('the refusal in the coordinator\'s log', async () => (await rejectedSeqs(resource)).length === 1);
+    await eventually("the refusal in the coordinator's log", async () => (await rejectedSeqs(resource)).length === 1);
     expect(await rejectedSeqs(resource)).toEqual([1]);
   });
 
@@ -151,7 +196,9 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     expect((await write(gate, '/forged/genuine', lease.signedToken)).status).toBe(200);
     const floor = await floorOf(gate);
     const [header, payload, signature] = lease.signedToken.split('.') as [string, string, string];
-    const raised = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), fence: lease.fence + 1000 })).toString('base64url');
+    const raised = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), fence: lease.fence + 1000 }),
+    ).toString('base64url');
     const attacker = await createTestSigningKey();
     const kid = (JSON.parse(Buffer.from(header, 'base64url').toString()) as { kid: string }).kid;
     const other = await acquire(2, 'deploy-elsewhere');
@@ -168,14 +215,20 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     for (const [index, token] of forged.entries()) {
       const answer = await write(gate, `/forged/${index}`, token);
       expect(answer.status, `token ${index}`).toBe(401);
-      expect(JSON.parse(answer.body)).toMatchObject({ ok: false, reason: 'invalid-token', message: expect.any(String) });
+      expect(JSON.parse(answer.body)).toMatchObject({
+        ok: false,
+        reason: 'invalid-token',
+        message: expect.any(String),
+      });
     }
 
-    expect(upstream.received.filter((request) => request.url.startsWith('/forged/') && request.url !== '/forged/genuine')).toEqual([]);
+    expect(
+      upstream.received.filter((request) => request.url.startsWith('/forged/') && request.url !== '/forged/genuine'),
+    ).toEqual([]);
     expect(await floorOf(gate)).toEqual(floor);
   });
 
-  it('kill -9 and restart: the floor is remembered and the refusal outbox is drained, seqs contiguous in the coordinator\'s log', async () => {
+  it("kill -9 and restart: the floor is remembered and the refusal outbox is drained, seqs contiguous in the coordinator's log", async () => {
     const resource = 'deploy-crash';
     // The first life reports through a proxy that never acknowledges a refusal: they stay in the outbox.
     const holding = await startHoldingProxy(coordinator.url, /\/rejections$/);
@@ -186,7 +239,8 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
       await release(1, resource, old.fence);
       const current = await acquire(2, resource);
       expect((await write(first, '/crash/current', current.signedToken)).status).toBe(200);
-      for (const attempt of [1, 2, 3]) expect((await write(first, `/crash/stale-${attempt}`, old.signedToken)).status).toBe(409);
+      for (const attempt of [1, 2, 3])
+        expect((await write(first, `/crash/stale-${attempt}`, old.signedToken)).status).toBe(409);
       await eventually('a report to be held', () => holding.held > 0);
 
       await first.stop('SIGKILL');
@@ -195,7 +249,10 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
       const afterRestart = await write(second, '/crash/stale-4', old.signedToken);
 
       expect(afterRestart.status).toBe(409);
-      expect(JSON.parse(afterRestart.body)).toMatchObject({ seq: 4, current: { holderId: 'agent-2', fence: current.fence } });
+      expect(JSON.parse(afterRestart.body)).toMatchObject({
+        seq: 4,
+        current: { holderId: 'agent-2', fence: current.fence },
+      });
       expect(await floorOf(second)).toEqual({ holderId: 'agent-2', fence: current.fence });
       await eventually('the outbox to drain', async () => (await rejectedSeqs(resource)).length === 4);
       expect(await rejectedSeqs(resource)).toEqual([1, 2, 3, 4]);
@@ -211,7 +268,10 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     const lease = await acquire(1, resource);
     const status = async (path: string): Promise<number> => (await write(gate, path, lease.signedToken)).status;
 
-    const huge = await rawStatus(new URL(gate.url), `POST /huge HTTP/1.1\r\nHost: x\r\nLease-Fence-Token: ${'a'.repeat(10 * 1024 * 1024)}\r\nContent-Length: 0\r\n\r\n`);
+    const huge = await rawStatus(
+      new URL(gate.url),
+      `POST /huge HTTP/1.1\r\nHost: x\r\nLease-Fence-Token: ${'a'.repeat(10 * 1024 * 1024)}\r\nContent-Length: 0\r\n\r\n`,
+    );
     const hung = await write(gate, '/hang/1', lease.signedToken);
     const reset = await write(gate, '/reset/1', lease.signedToken);
 
@@ -263,7 +323,9 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
       fc.constant(genuine),
       fc.constant(older.signedToken),
       fc.string({ maxLength: 300 }).map((text) => text.replace(/[^\x20-\x7e]/g, '')),
-      fc.tuple(fc.nat(genuine.length - 1), fc.constantFrom('A', 'b', '.', '-', '_')).map(([at, char]) => `${genuine.slice(0, at)}${char}${genuine.slice(at + 1)}`),
+      fc
+        .tuple(fc.nat(genuine.length - 1), fc.constantFrom('A', 'b', '.', '-', '_'))
+        .map(([at, char]) => `${genuine.slice(0, at)}${char}${genuine.slice(at + 1)}`),
       fc.nat(genuine.length).map((cut) => genuine.slice(0, cut)),
     );
     const request = fc.record({
@@ -271,30 +333,49 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
       path: fc.webPath().map((path) => `/fuzz${path.startsWith('/') ? path : `/${path}`}`),
       token,
       body: fc.option(fc.string({ maxLength: 200 }), { nil: undefined }),
-      header: fc.option(fc.tuple(fc.constantFrom('x-a', 'content-type', 'expect', 'te', 'transfer-encoding', 'upgrade'), fc.string({ maxLength: 40 }).map((text) => text.replace(/[^\x20-\x7e]/g, ''))), { nil: undefined }),
+      header: fc.option(
+        fc.tuple(
+          fc.constantFrom('x-a', 'content-type', 'expect', 'te', 'transfer-encoding', 'upgrade'),
+          fc.string({ maxLength: 40 }).map((text) => text.replace(/[^\x20-\x7e]/g, '')),
+        ),
+        { nil: undefined },
+      ),
     });
     const outcomes: { method: string; path: string; status: number; admittedWrite: boolean }[] = [];
     await fc.assert(
       fc.asyncProperty(request, async (input) => {
         const path = input.path.slice(0, 2000);
-        const status = await rawStatus(new URL(gate.url), [
-          `${input.method} ${encodeURI(decodeURIComponentSafe(path))} HTTP/1.1`,
-          'Host: fuzz',
-          ...(input.token === undefined ? [] : [`Lease-Fence-Token: ${input.token}`]),
-          ...(input.header === undefined ? [] : [`${input.header[0]}: ${input.header[1]}`]),
-          `Content-Length: ${Buffer.byteLength(input.body ?? '')}`,
-          'Connection: close',
-          '',
-          input.body ?? '',
-        ].join('\r\n'));
+        const status = await rawStatus(
+          new URL(gate.url),
+          [
+            `${input.method} ${encodeURI(decodeURIComponentSafe(path))} HTTP/1.1`,
+            'Host: fuzz',
+            ...(input.token === undefined ? [] : [`Lease-Fence-Token: ${input.token}`]),
+            ...(input.header === undefined ? [] : [`${input.header[0]}: ${input.header[1]}`]),
+            `Content-Length: ${Buffer.byteLength(input.body ?? '')}`,
+            'Connection: close',
+            '',
+            input.body ?? '',
+          ].join('\r\n'),
+        );
         expect(status, `${input.method} ${path}`).toBeGreaterThan(0);
         expect(status).toBeLessThan(500);
-        outcomes.push({ method: input.method, path, status, admittedWrite: !['GET', 'HEAD', 'OPTIONS'].includes(input.method) && status === 200 });
+        outcomes.push({
+          method: input.method,
+          path,
+          status,
+          admittedWrite: !['GET', 'HEAD', 'OPTIONS'].includes(input.method) && status === 200,
+        });
       }),
       { numRuns: 300, seed: 13 },
     );
 
-    const writesThatReached = upstream.received.filter((received) => received.url.startsWith('/fuzz') && received.url !== '/fuzz/seed' && !['GET', 'HEAD', 'OPTIONS'].includes(received.method));
+    const writesThatReached = upstream.received.filter(
+      (received) =>
+        received.url.startsWith('/fuzz') &&
+        received.url !== '/fuzz/seed' &&
+        !['GET', 'HEAD', 'OPTIONS'].includes(received.method),
+    );
     expect(writesThatReached.length).toBe(outcomes.filter((outcome) => outcome.admittedWrite).length);
     expect(await floorOf(gate)).toEqual(floor);
     expect((await fetch(`${gate.url}${OWN}/healthz`)).status).toBe(200);
@@ -330,14 +411,24 @@ function rawStatus(url: URL, raw: string): Promise<number> {
 }
 
 /** One request with node:http (which, unlike fetch, sends any Connection header as given). */
-function httpSend(url: string, method: string, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function httpSend(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest(new URL(path, url), { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: false }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text, headers: response.headers }));
-    });
+    const outgoing = httpRequest(
+      new URL(path, url),
+      { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: false },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text, headers: response.headers }));
+      },
+    );
     outgoing.on('error', reject);
     outgoing.end(body);
   });

@@ -23,7 +23,15 @@ const CALLERS: Readonly<Record<Caller, string | undefined>> = {
   viewer: PROBE_TOKENS.viewer,
 };
 /** Callers in the order they call each endpoint: agent A last, so its renewal and release come after every refusal. */
-const ORDER: readonly Caller[] = ['no token', 'garbage', 'gate out of scope', 'viewer', 'gate in scope', 'agent B', 'agent A'];
+const ORDER: readonly Caller[] = [
+  'no token',
+  'garbage',
+  'gate out of scope',
+  'viewer',
+  'gate in scope',
+  'agent B',
+  'agent A',
+];
 
 /** The lease under test, held by agent A; gates in scope cover `deploy-*`. */
 const RESOURCE = 'deploy-auth';
@@ -33,14 +41,24 @@ let heldFence: number;
 let earlierFence: number;
 
 beforeAll(async () => {
-  app = await startCoordinator({ tokens: PROBE_TOKEN_ENTRIES, env: { LEASE_FENCE_TTL_MILLIS: '600000' }, startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS });
+  app = await startCoordinator({
+    tokens: PROBE_TOKEN_ENTRIES,
+    env: { LEASE_FENCE_TTL_MILLIS: '600000' },
+    startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS,
+  });
   // Agent A held the resource once (earlierFence), released it, and holds it again (heldFence):
   // so a gate can truthfully report a stale write of the earlier generation.
   const agentA = CALLERS['agent A']!;
-  const first = await call<{ grant: { fence: number } }>(app.url, 'POST', `/v1/leases/${RESOURCE}/acquire`, { token: agentA, json: { requestId: 'setup-1' } });
+  const first = await call<{ grant: { fence: number } }>(app.url, 'POST', `/v1/leases/${RESOURCE}/acquire`, {
+    token: agentA,
+    json: { requestId: 'setup-1' },
+  });
   earlierFence = first.body.grant.fence;
   await call(app.url, 'POST', `/v1/leases/${RESOURCE}/release`, { token: agentA, json: { fence: earlierFence } });
-  const second = await call<{ grant: { fence: number } }>(app.url, 'POST', `/v1/leases/${RESOURCE}/acquire`, { token: agentA, json: { requestId: 'setup-2' } });
+  const second = await call<{ grant: { fence: number } }>(app.url, 'POST', `/v1/leases/${RESOURCE}/acquire`, {
+    token: agentA,
+    json: { requestId: 'setup-2' },
+  });
   heldFence = second.body.grant.fence;
 }, PROBE_START_TIMEOUT_MILLIS + 10_000);
 
@@ -52,8 +70,10 @@ afterAll(async () => {
 type Expect = (caller: Caller) => readonly number[];
 const UNAUTHENTICATED: readonly Caller[] = ['no token', 'garbage'];
 /** 401 without a valid token, 403 for a role that may not, else `allowed(caller)`. */
-const rule = (roles: readonly Caller[], allowed: (caller: Caller) => readonly number[]): Expect => (caller) =>
-  (UNAUTHENTICATED.includes(caller) ? [401] : roles.includes(caller) ? allowed(caller) : [403]);
+const rule =
+  (roles: readonly Caller[], allowed: (caller: Caller) => readonly number[]): Expect =>
+  (caller) =>
+    UNAUTHENTICATED.includes(caller) ? [401] : roles.includes(caller) ? allowed(caller) : [403];
 const EVERY_TOKEN: readonly Caller[] = ['agent A', 'agent B', 'gate in scope', 'gate out of scope', 'viewer'];
 
 interface Endpoint {
@@ -65,11 +85,37 @@ interface Endpoint {
 
 const ENDPOINTS = (): readonly Endpoint[] => [
   // held by A: A is told already-held, B held; never a second fence
-  { method: 'POST', path: `/v1/leases/${RESOURCE}/acquire`, body: (_c, i) => ({ requestId: `matrix-acquire-${i}` }), expect: rule(['agent A', 'agent B'], () => [409]) },
+  {
+    method: 'POST',
+    path: `/v1/leases/${RESOURCE}/acquire`,
+    body: (_c, i) => ({ requestId: `matrix-acquire-${i}` }),
+    expect: rule(['agent A', 'agent B'], () => [409]),
+  },
   // B presenting A's fence is not the holder; A renews
-  { method: 'POST', path: `/v1/leases/${RESOURCE}/renew`, body: (_c, i) => ({ requestId: `matrix-renew-${i}`, fence: heldFence }), expect: rule(['agent A', 'agent B'], (c) => (c === 'agent A' ? [200] : [409])) },
-  { method: 'POST', path: `/v1/resources/${RESOURCE}/rejections`, body: (_c, i) => ({ seq: i, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'agent-0', fence: earlierFence }, current: { holderId: 'agent-0', fence: heldFence } }), expect: rule(['gate in scope'], () => [202]) },
-  { method: 'POST', path: `/v1/resources/${RESOURCE}/admit`, body: () => ({ holderId: 'agent-0', fence: heldFence }), expect: rule(['gate in scope'], () => [202]) },
+  {
+    method: 'POST',
+    path: `/v1/leases/${RESOURCE}/renew`,
+    body: (_c, i) => ({ requestId: `matrix-renew-${i}`, fence: heldFence }),
+    expect: rule(['agent A', 'agent B'], (c) => (c === 'agent A' ? [200] : [409])),
+  },
+  {
+    method: 'POST',
+    path: `/v1/resources/${RESOURCE}/rejections`,
+    body: (_c, i) => ({
+      seq: i,
+      resource: RESOURCE,
+      kind: 'stale',
+      rejected: { holderId: 'agent-0', fence: earlierFence },
+      current: { holderId: 'agent-0', fence: heldFence },
+    }),
+    expect: rule(['gate in scope'], () => [202]),
+  },
+  {
+    method: 'POST',
+    path: `/v1/resources/${RESOURCE}/admit`,
+    body: () => ({ holderId: 'agent-0', fence: heldFence }),
+    expect: rule(['gate in scope'], () => [202]),
+  },
   { method: 'GET', path: '/v1/leases', expect: rule(EVERY_TOKEN, () => [200]) },
   { method: 'GET', path: '/v1/events?after=0&limit=5', expect: rule(EVERY_TOKEN, () => [200]) },
   { method: 'GET', path: '/v1/rejections', expect: rule(EVERY_TOKEN, () => [200]) },
@@ -79,18 +125,29 @@ const ENDPOINTS = (): readonly Endpoint[] => [
   { method: 'GET', path: '/docs', expect: () => [200] },
   { method: 'GET', path: '/docs/openapi.json', expect: () => [200] },
   // B releasing A's lease is refused; A's release goes last of all
-  { method: 'POST', path: `/v1/leases/${RESOURCE}/release`, body: () => ({ fence: heldFence }), expect: rule(['agent A', 'agent B'], (c) => (c === 'agent A' ? [200] : [409])) },
+  {
+    method: 'POST',
+    path: `/v1/leases/${RESOURCE}/release`,
+    body: () => ({ fence: heldFence }),
+    expect: rule(['agent A', 'agent B'], (c) => (c === 'agent A' ? [200] : [409])),
+  },
 ];
 
 describe('probe: auth matrix', () => {
   it('answers every endpoint × caller over HTTP as the route table says, and a refused write changes nothing', async () => {
     const violations: string[] = [];
     let cells = 0;
-    const head = async (): Promise<number> => (await call<{ head: number }>(app.url, 'GET', '/v1/events?limit=1', { token: PROBE_TOKENS.viewer })).body.head;
+    const head = async (): Promise<number> =>
+      (await call<{ head: number }>(app.url, 'GET', '/v1/events?limit=1', { token: PROBE_TOKENS.viewer })).body.head;
     /** Types of the events appended after `position`, but the uptime checkpoints the coordinator appends on its own while a lease is live. */
     const appendedSince = async (position: number): Promise<string[]> =>
-      (await call<{ events: { event: { type: string } }[] }>(app.url, 'GET', `/v1/events?after=${position}`, { token: PROBE_TOKENS.viewer })).body.events
-        .map((e) => e.event.type).filter((type) => type !== 'CoordinatorCheckpointed');
+      (
+        await call<{ events: { event: { type: string } }[] }>(app.url, 'GET', `/v1/events?after=${position}`, {
+          token: PROBE_TOKENS.viewer,
+        })
+      ).body.events
+        .map((e) => e.event.type)
+        .filter((type) => type !== 'CoordinatorCheckpointed');
     for (const endpoint of ENDPOINTS()) {
       for (const [index, caller] of ORDER.entries()) {
         const token = CALLERS[caller];
@@ -101,16 +158,28 @@ describe('probe: auth matrix', () => {
         });
         cells += 1;
         const allowed = endpoint.expect(caller);
-        if (!allowed.includes(reply.status)) violations.push(`${endpoint.method} ${endpoint.path} as ${caller}: ${reply.status} (allowed ${allowed.join('/')}) ${reply.text.slice(0, 160)}`);
+        if (!allowed.includes(reply.status))
+          violations.push(
+            `${endpoint.method} ${endpoint.path} as ${caller}: ${reply.status} (allowed ${allowed.join('/')}) ${reply.text.slice(0, 160)}`,
+          );
         if (endpoint.method === 'POST' && reply.status >= 400) {
           const appended = await appendedSince(before);
-          if (appended.length > 0) violations.push(`${endpoint.method} ${endpoint.path} as ${caller}: refused with ${reply.status} but the log grew by ${appended.join(', ')}`);
+          if (appended.length > 0)
+            violations.push(
+              `${endpoint.method} ${endpoint.path} as ${caller}: refused with ${reply.status} but the log grew by ${appended.join(', ')}`,
+            );
         }
       }
     }
     // Agent A's lease survived every other caller until A released it itself.
-    const released = (await call<{ events: { event: { type: string; data: Record<string, unknown> } }[] }>(app.url, 'GET', '/v1/events?after=0&limit=10000', { token: PROBE_TOKENS.viewer })).body.events
-      .filter((e) => e.event.type === 'LeaseReleased' && e.event.data['fence'] === heldFence);
+    const released = (
+      await call<{ events: { event: { type: string; data: Record<string, unknown> } }[] }>(
+        app.url,
+        'GET',
+        '/v1/events?after=0&limit=10000',
+        { token: PROBE_TOKENS.viewer },
+      )
+    ).body.events.filter((e) => e.event.type === 'LeaseReleased' && e.event.data['fence'] === heldFence);
     expect(released.map((e) => e.event.data['holderId'])).toEqual(['agent-0']);
     reportFigures('auth-matrix-http', { cells, violations: violations.length });
     expect(violations).toEqual([]);
@@ -131,7 +200,10 @@ describe('probe: auth matrix', () => {
           if (UNAUTHENTICATED.includes(caller)) violations.push(`stream as ${caller} by ${how}: opened`);
         } catch (error) {
           const status = (error as { status?: number }).status;
-          if (!UNAUTHENTICATED.includes(caller) || status !== 401) violations.push(`stream as ${caller} by ${how}: ${String(status)} ${(error as Error).message.slice(0, 160)}`);
+          if (!UNAUTHENTICATED.includes(caller) || status !== 401)
+            violations.push(
+              `stream as ${caller} by ${how}: ${String(status)} ${(error as Error).message.slice(0, 160)}`,
+            );
         }
       }
     }

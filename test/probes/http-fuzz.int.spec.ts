@@ -29,7 +29,11 @@ type Result = { readonly status: number } | { readonly closed: string } | { read
 let app: RunningCoordinator;
 
 beforeAll(async () => {
-  app = await startCoordinator({ tokens: PROBE_TOKEN_ENTRIES, env: { LEASE_FENCE_MAX_BODY_BYTES: '16384' }, startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS });
+  app = await startCoordinator({
+    tokens: PROBE_TOKEN_ENTRIES,
+    env: { LEASE_FENCE_MAX_BODY_BYTES: '16384' },
+    startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS,
+  });
 }, PROBE_START_TIMEOUT_MILLIS + 10_000);
 
 afterAll(async () => {
@@ -52,8 +56,18 @@ function send(url: URL, input: FuzzRequest): Promise<Result> {
     }, HANG_MILLIS);
     // Content-Length is set here: node:http sends a GET/DELETE/OPTIONS/TRACE body unframed, which
     // the server rightly reads as the start of a next request: the client's defect, not the server's.
-    const headers = { ...input.headers, ...(input.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(input.body)) }) } as Record<string, string | string[]>;
-    const outgoing = httpRequest({ host: url.hostname, port: url.port, method: input.method, path: input.path, headers, agent: false });
+    const headers = {
+      ...input.headers,
+      ...(input.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(input.body)) }),
+    } as Record<string, string | string[]>;
+    const outgoing = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      method: input.method,
+      path: input.path,
+      headers,
+      agent: false,
+    });
     outgoing.on('response', (response) => {
       response.resume();
       response.on('end', () => settle({ status: response.statusCode ?? 0 }));
@@ -69,11 +83,18 @@ function sendRaw(url: URL, bytes: string): Promise<Result> {
   return new Promise((resolve) => {
     let received = '';
     const socket = connect(Number(url.port), url.hostname);
-    const timer = setTimeout(() => { socket.destroy(); resolve({ hang: true }); }, HANG_MILLIS);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ hang: true });
+    }, HANG_MILLIS);
     const done = (): void => {
       clearTimeout(timer);
       const status = /^HTTP\/1\.[01] (\d{3})/.exec(received);
-      resolve(status === null ? { closed: received === '' ? 'no answer' : received.slice(0, 40) } : { status: Number(status[1]) });
+      resolve(
+        status === null
+          ? { closed: received === '' ? 'no answer' : received.slice(0, 40) }
+          : { status: Number(status[1]) },
+      );
     };
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => {
@@ -104,57 +125,91 @@ const RAW_REQUESTS: Readonly<Record<string, string>> = {
   'a 20 KiB path': `GET /${'a'.repeat(20_480)} HTTP/1.1\r\nHost: x\r\n\r\n`,
   'an Upgrade to websocket without a key': `GET /v1/stream?token=${PROBE_TOKENS.viewer} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
   'an Upgrade to websocket with a bad version': `GET /v1/stream?token=${PROBE_TOKENS.viewer} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: x\r\nSec-WebSocket-Version: 99\r\n\r\n`,
-  'an Upgrade with a garbage token and after=-1': 'GET /v1/stream?after=-1&token=nope HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+  'an Upgrade with a garbage token and after=-1':
+    'GET /v1/stream?after=-1&token=nope HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
   'an Upgrade to another protocol on a lease route': `POST /v1/leases/r/acquire HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\nAuthorization: Bearer ${PROBE_AGENT_TOKENS[0]!}\r\nContent-Length: 0\r\n\r\n`,
 };
 
 describe('probe: HTTP fuzz', () => {
-  it(`answers ${REQUESTS} generated malformed requests below 500 without a hang, refuses every defective write, and leaves the log head unchanged`, async () => {
-    // Arrange: the generated batch, writes and reads interleaved
-    const url = new URL(app.url);
-    const viewer = coordinatorHttp(app.url, PROBE_TOKENS.viewer);
-    const batch = fc.sample(fc.oneof({ arbitrary: invalidWrite, weight: 3 }, { arbitrary: anyRead, weight: 2 }), { seed: PROBE_SEED, numRuns: REQUESTS });
-    const headBefore = await viewer.head();
+  it(
+    `answers ${REQUESTS} generated malformed requests below 500 without a hang, refuses every defective write, and leaves the log head unchanged`,
+    async () => {
+      // Arrange: the generated batch, writes and reads interleaved
+      const url = new URL(app.url);
+      const viewer = coordinatorHttp(app.url, PROBE_TOKENS.viewer);
+      const batch = fc.sample(fc.oneof({ arbitrary: invalidWrite, weight: 3 }, { arbitrary: anyRead, weight: 2 }), {
+        seed: PROBE_SEED,
+        numRuns: REQUESTS,
+      });
+      const headBefore = await viewer.head();
 
-    // Act
-    const results: Result[] = new Array<Result>(batch.length);
-    let next = 0;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      for (let index = next++; index < batch.length; index = next++) results[index] = await send(url, batch[index]!);
-    }));
-    const raw = await Promise.all(Object.entries(RAW_REQUESTS).map(async ([name, bytes]) => [name, await sendRaw(url, bytes)] as const));
+      // Act
+      const results: Result[] = new Array<Result>(batch.length);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          for (let index = next++; index < batch.length; index = next++)
+            results[index] = await send(url, batch[index]!);
+        }),
+      );
+      const raw = await Promise.all(
+        Object.entries(RAW_REQUESTS).map(async ([name, bytes]) => [name, await sendRaw(url, bytes)] as const),
+      );
 
-    // Assert
-    const described = (input: FuzzRequest, result: Result): string => `${input.method} ${input.path.slice(0, 80)} [${input.defect ?? 'read'}] → ${JSON.stringify(result)}`;
-    const serverErrors = batch.flatMap((input, i) => ('status' in results[i]! && results[i].status >= 500 ? [described(input, results[i])] : []));
-    const hangs = batch.flatMap((input, i) => ('hang' in results[i]! ? [described(input, results[i])] : []));
-    const acceptedDefects = batch.flatMap((input, i) => (input.defect !== null && 'status' in results[i]! && results[i].status < 300 ? [described(input, results[i])] : []));
-    const rawServerErrors = raw.filter(([, result]) => ('status' in result && result.status >= 500) || 'hang' in result);
-    const headAfter = await viewer.head();
-    const statusCounts = new Map<string, number>();
-    for (const result of results) {
-      const key = 'status' in result ? String(result.status) : 'closed' in result ? 'closed' : 'hang';
-      statusCounts.set(key, (statusCounts.get(key) ?? 0) + 1);
-    }
-    reportFigures('http-fuzz', {
-      requests: batch.length,
-      rawRequests: raw.length,
-      writes: batch.filter((r) => r.defect !== null).length,
-      answersAbove499: serverErrors.length + rawServerErrors.length,
-      hangs: hangs.length,
-      acceptedDefects: acceptedDefects.length,
-      closedWithoutAnswer: results.filter((r) => 'closed' in r).length,
-      headMoved: headAfter - headBefore,
-      statuses: [...statusCounts].sort().map(([status, count]) => `${status}:${count}`).join(','),
-    });
-    expect(serverErrors.slice(0, 20)).toEqual([]);
-    expect(hangs.slice(0, 20)).toEqual([]);
-    expect(batch.flatMap((input, i) => ('closed' in results[i]! ? [described(input, results[i])] : [])).slice(0, 20)).toEqual([]);
-    expect(rawServerErrors).toEqual([]);
-    expect(acceptedDefects.slice(0, 20)).toEqual([]);
-    expect(headAfter).toBe(headBefore);
-    // And it still serves: ready, and an agent can take a lease.
-    expect((await call(app.url, 'GET', '/readyz')).status).toBe(200);
-    expect((await call(app.url, 'POST', '/v1/leases/deploy-after-fuzz/acquire', { token: PROBE_AGENT_TOKENS[1]!, json: { requestId: 'after-fuzz' } })).status).toBe(200);
-  }, bySize(300_000, 1_800_000));
+      // Assert
+      const described = (input: FuzzRequest, result: Result): string =>
+        `${input.method} ${input.path.slice(0, 80)} [${input.defect ?? 'read'}] → ${JSON.stringify(result)}`;
+      const serverErrors = batch.flatMap((input, i) =>
+        'status' in results[i]! && results[i].status >= 500 ? [described(input, results[i])] : [],
+      );
+      const hangs = batch.flatMap((input, i) => ('hang' in results[i]! ? [described(input, results[i])] : []));
+      const acceptedDefects = batch.flatMap((input, i) =>
+        input.defect !== null && 'status' in results[i]! && results[i].status < 300
+          ? [described(input, results[i])]
+          : [],
+      );
+      const rawServerErrors = raw.filter(
+        ([, result]) => ('status' in result && result.status >= 500) || 'hang' in result,
+      );
+      const headAfter = await viewer.head();
+      const statusCounts = new Map<string, number>();
+      for (const result of results) {
+        const key = 'status' in result ? String(result.status) : 'closed' in result ? 'closed' : 'hang';
+        statusCounts.set(key, (statusCounts.get(key) ?? 0) + 1);
+      }
+      reportFigures('http-fuzz', {
+        requests: batch.length,
+        rawRequests: raw.length,
+        writes: batch.filter((r) => r.defect !== null).length,
+        answersAbove499: serverErrors.length + rawServerErrors.length,
+        hangs: hangs.length,
+        acceptedDefects: acceptedDefects.length,
+        closedWithoutAnswer: results.filter((r) => 'closed' in r).length,
+        headMoved: headAfter - headBefore,
+        statuses: [...statusCounts]
+          .sort()
+          .map(([status, count]) => `${status}:${count}`)
+          .join(','),
+      });
+      expect(serverErrors.slice(0, 20)).toEqual([]);
+      expect(hangs.slice(0, 20)).toEqual([]);
+      expect(
+        batch.flatMap((input, i) => ('closed' in results[i]! ? [described(input, results[i])] : [])).slice(0, 20),
+      ).toEqual([]);
+      expect(rawServerErrors).toEqual([]);
+      expect(acceptedDefects.slice(0, 20)).toEqual([]);
+      expect(headAfter).toBe(headBefore);
+      // And it still serves: ready, and an agent can take a lease.
+      expect((await call(app.url, 'GET', '/readyz')).status).toBe(200);
+      expect(
+        (
+          await call(app.url, 'POST', '/v1/leases/deploy-after-fuzz/acquire', {
+            token: PROBE_AGENT_TOKENS[1]!,
+            json: { requestId: 'after-fuzz' },
+          })
+        ).status,
+      ).toBe(200);
+    },
+    bySize(300_000, 1_800_000),
+  );
 });

@@ -33,47 +33,58 @@ afterAll(async () => {
 });
 
 describe('probe: restart loop with a silent holder', () => {
-  it(`gives the resource to another holder within ${BOUND_BOOTS} boots of ${LIFETIME_MILLIS} ms when the holder of a ${TTL_MILLIS} ms lease goes silent`, async () => {
-    dataDir = await createTempDir('lease-fence-probe-loop-');
-    const start = async (): Promise<RunningCoordinator> => startCoordinator({ dataDir, tokens: PROBE_TOKEN_ENTRIES, startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS });
-    current = await start();
-
-    // Given agent A holds the resource and then says nothing more
-    const granted = await call(current.url, 'POST', '/v1/leases/deploy-loop/acquire', { token: PROBE_AGENT_TOKENS[0]!, json: { requestId: 'silent-holder', ttlMillis: TTL_MILLIS } });
-    expect(granted.status).toBe(200);
-
-    // When the coordinator is killed LIFETIME_MILLIS after every ready while B keeps asking
-    let attempts = 0;
-    let grantedInBoot: number | undefined;
-    let boot = 1;
-    const startedAt = performance.now();
-    for (; boot <= MAX_BOOTS && grantedInBoot === undefined; boot += 1) {
-      const readyAt = performance.now();
-      while (performance.now() - readyAt < LIFETIME_MILLIS) {
-        attempts += 1;
-        const reply = await call(current.url, 'POST', '/v1/leases/deploy-loop/acquire', { token: PROBE_AGENT_TOKENS[1]!, json: { requestId: `b-${attempts}` } });
-        if (reply.status === 200) {
-          grantedInBoot = boot;
-          break;
-        }
-        expect(reply.status, reply.text).toBe(409);
-        await pause(100);
-      }
-      if (grantedInBoot !== undefined) break;
-      await current.kill();
+  it(
+    `gives the resource to another holder within ${BOUND_BOOTS} boots of ${LIFETIME_MILLIS} ms when the holder of a ${TTL_MILLIS} ms lease goes silent`,
+    async () => {
+      dataDir = await createTempDir('lease-fence-probe-loop-');
+      const start = async (): Promise<RunningCoordinator> =>
+        startCoordinator({ dataDir, tokens: PROBE_TOKEN_ENTRIES, startTimeoutMillis: PROBE_START_TIMEOUT_MILLIS });
       current = await start();
-    }
 
-    // Then B got it within the bound
-    reportFigures('restart-loop', {
-      ttlMillis: TTL_MILLIS,
-      lifetimeMillis: LIFETIME_MILLIS,
-      boundBoots: BOUND_BOOTS,
-      grantedInBoot: grantedInBoot ?? `none in ${MAX_BOOTS}`,
-      wallMillis: Math.round(performance.now() - startedAt),
-      attempts,
-    });
-    expect(grantedInBoot).toBeDefined();
-    expect(grantedInBoot!).toBeLessThanOrEqual(BOUND_BOOTS);
-  }, bySize(240_000, 900_000));
+      // Given agent A holds the resource and then says nothing more
+      const granted = await call(current.url, 'POST', '/v1/leases/deploy-loop/acquire', {
+        token: PROBE_AGENT_TOKENS[0]!,
+        json: { requestId: 'silent-holder', ttlMillis: TTL_MILLIS },
+      });
+      expect(granted.status).toBe(200);
+
+      // When the coordinator is killed LIFETIME_MILLIS after every ready while B keeps asking
+      let attempts = 0;
+      let grantedInBoot: number | undefined;
+      let boot = 1;
+      const startedAt = performance.now();
+      for (; boot <= MAX_BOOTS && grantedInBoot === undefined; boot += 1) {
+        const readyAt = performance.now();
+        while (performance.now() - readyAt < LIFETIME_MILLIS) {
+          attempts += 1;
+          const reply = await call(current.url, 'POST', '/v1/leases/deploy-loop/acquire', {
+            token: PROBE_AGENT_TOKENS[1]!,
+            json: { requestId: `b-${attempts}` },
+          });
+          if (reply.status === 200) {
+            grantedInBoot = boot;
+            break;
+          }
+          expect(reply.status, reply.text).toBe(409);
+          await pause(100);
+        }
+        if (grantedInBoot !== undefined) break;
+        await current.kill();
+        current = await start();
+      }
+
+      // Then B got it within the bound
+      reportFigures('restart-loop', {
+        ttlMillis: TTL_MILLIS,
+        lifetimeMillis: LIFETIME_MILLIS,
+        boundBoots: BOUND_BOOTS,
+        grantedInBoot: grantedInBoot ?? `none in ${MAX_BOOTS}`,
+        wallMillis: Math.round(performance.now() - startedAt),
+        attempts,
+      });
+      expect(grantedInBoot).toBeDefined();
+      expect(grantedInBoot!).toBeLessThanOrEqual(BOUND_BOOTS);
+    },
+    bySize(240_000, 900_000),
+  );
 });

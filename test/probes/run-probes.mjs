@@ -42,15 +42,27 @@ function step(label, command, commandArgs, cwd) {
   return new Promise((resolve, reject) => {
     current = spawn(command, commandArgs, { cwd, env, stdio: 'inherit' });
     current.once('error', reject);
-    current.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${label} failed (${signal ?? `exit ${code}`})`))));
+    current.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${label} failed (${signal ?? `exit ${code}`})`)),
+    );
   });
 }
 
 const bin = (tool) => join(root, 'node_modules', '.bin', tool);
 try {
-  await step('building the coordinator', bin('nx'), ['run', '@lease-fence/coordinator:build', '--outputStyle=static'], root);
+  await step(
+    'building the coordinator',
+    bin('nx'),
+    ['run', '@lease-fence/coordinator:build', '--outputStyle=static'],
+    root,
+  );
   const files = filters.length === 0 ? ['probes/'] : filters.map((filter) => `probes/.*${filter}`);
-  await step(`running the ${long ? 'long' : 'short'} probes`, bin('vitest'), ['run', '--no-file-parallelism', ...files], join(root, 'test'));
+  await step(
+    `running the ${long ? 'long' : 'short'} probes`,
+    bin('vitest'),
+    ['run', '--no-file-parallelism', ...files],
+    join(root, 'test'),
+  );
 } catch (error) {
   console.error(`probes: ${error.message}`);
   process.exit(1);

@@ -7,7 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openFileFloorStore, openGateLink, type FileFloorStore, type GateLink } from '@lease-fence/client';
-import { EventsReplySchema, GATE_LINK_PATH, type CoordinatorEvent, type CoordinatorToGateFrame } from '@lease-fence/protocol';
+import {
+  EventsReplySchema,
+  GATE_LINK_PATH,
+  type CoordinatorEvent,
+  type CoordinatorToGateFrame,
+} from '@lease-fence/protocol';
 import { FenceGate, StaleFenceError } from 'lease-fence';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -20,7 +25,13 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
   let floorDir: string;
 
   beforeAll(async () => {
-    coordinator = await startCoordinator({ env: { LEASE_FENCE_FENCE_FIRST: 'deploy-*', LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: '700', LEASE_FENCE_MIN_TTL_MILLIS: '100' } });
+    coordinator = await startCoordinator({
+      env: {
+        LEASE_FENCE_FENCE_FIRST: 'deploy-*',
+        LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: '700',
+        LEASE_FENCE_MIN_TTL_MILLIS: '100',
+      },
+    });
     floorDir = await mkdtemp(join(tmpdir(), 'fence-first-floor-'));
   });
 
@@ -30,7 +41,11 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
   });
 
   /** POST acquire as agent `index`: the raw status and body (no SDK retries, so a 503 is seen as is). */
-  const acquire = async (index: number, resource: string, requestId: string): Promise<{ status: number; body: Record<string, unknown> }> => {
+  const acquire = async (
+    index: number,
+    resource: string,
+    requestId: string,
+  ): Promise<{ status: number; body: Record<string, unknown> }> => {
     const response = await fetch(`${coordinator.url}/v1/leases/${encodeURIComponent(resource)}/acquire`, {
       method: 'POST',
       headers: { authorization: `Bearer agent-${index}-token`, 'content-type': 'application/json' },
@@ -43,7 +58,9 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
     return (reply.body.grant as { fence: number }).fence;
   };
   const events = async (): Promise<CoordinatorEvent[]> => {
-    const response = await fetch(`${coordinator.url}/v1/events?after=0&limit=10000`, { headers: { authorization: 'Bearer viewer-token' } });
+    const response = await fetch(`${coordinator.url}/v1/events?after=0&limit=10000`, {
+      headers: { authorization: 'Bearer viewer-token' },
+    });
     return EventsReplySchema.parse(await response.json()).events.map((recorded) => recorded.event);
   };
   /** Waits past a lease's TTL so the next acquire may take the resource (not an assertion on timing). */
@@ -51,12 +68,17 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
   const openGate = async (resource: string): Promise<{ gate: FenceGate; store: FileFloorStore; link: GateLink }> => {
     const store = await openFileFloorStore({ path: join(floorDir, `${resource}.json`), resource });
     const gate = new FenceGate(resource);
-    const link = openGateLink({ baseUrl: coordinator.url, token: 'gate-token', guards: [{ gate, store }], reconnect: { initialDelayMillis: 10, maxDelayMillis: 50 } });
+    const link = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [{ gate, store }],
+      reconnect: { initialDelayMillis: 10, maxDelayMillis: 50 },
+    });
     await link.whenGuarding();
     return { gate, store, link };
   };
 
-  it('right after B\'s acquire returns, A\'s older token is refused at the gate although B never wrote', async () => {
+  it("right after B's acquire returns, A's older token is refused at the gate although B never wrote", async () => {
     const resource = 'deploy-handover';
     const { gate, store, link } = await openGate(resource);
     try {
@@ -67,9 +89,13 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
       const fenceB = grantedFence(await acquire(2, resource, 'b-1'));
 
       expect(fenceB).toBeGreaterThan(fenceA);
-      expect(() => gate.commit({ resource, holderId: 'agent-1', fence: fenceA }, () => 'A is late')).toThrow(StaleFenceError);
+      expect(() => gate.commit({ resource, holderId: 'agent-1', fence: fenceA }, () => 'A is late')).toThrow(
+        StaleFenceError,
+      );
       expect((await store.load())?.floor).toEqual({ holderId: 'agent-2', fence: fenceB });
-      const types = (await events()).filter((event) => 'resource' in event.data && event.data.resource === resource).map((event) => event.type);
+      const types = (await events())
+        .filter((event) => 'resource' in event.data && event.data.resource === resource)
+        .map((event) => event.type);
       expect(types.slice(-4)).toEqual(['LeaseExpired', 'FenceReserved', 'FenceAdmitted', 'LeaseGranted']);
     } finally {
       await link.close();
@@ -82,7 +108,10 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
     expect(refused.status).toBe(503);
     expect(refused.body).toMatchObject({ ok: false, reason: 'fence-unavailable', retryable: true });
     const burned = refused.body.fence as number;
-    expect((await events()).at(-1)).toMatchObject({ type: 'FenceBurned', data: { resource, fence: burned, reason: 'fence-unavailable' } });
+    expect((await events()).at(-1)).toMatchObject({
+      type: 'FenceBurned',
+      data: { resource, fence: burned, reason: 'fence-unavailable' },
+    });
 
     const { link } = await openGate(resource);
     try {
@@ -93,11 +122,19 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
     }
   });
 
-  it('answers a gate\'s bad frames with an error naming the field, and grants nothing on them', async () => {
-    const ws = new WebSocket(`${coordinator.url.replace(/^http/, 'ws')}${GATE_LINK_PATH}`, { headers: { authorization: 'Bearer gate-token' } });
+  it("answers a gate's bad frames with an error naming the field, and grants nothing on them", async () => {
+    const ws = new WebSocket(`${coordinator.url.replace(/^http/, 'ws')}${GATE_LINK_PATH}`, {
+      headers: { authorization: 'Bearer gate-token' },
+    });
     const frames: CoordinatorToGateFrame[] = [];
-    const next = (): Promise<CoordinatorToGateFrame> => new Promise((resolve) => ws.once('message', (data) => resolve(JSON.parse(data.toString()) as CoordinatorToGateFrame)));
-    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    const next = (): Promise<CoordinatorToGateFrame> =>
+      new Promise((resolve) =>
+        ws.once('message', (data) => resolve(JSON.parse(data.toString()) as CoordinatorToGateFrame)),
+      );
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
     try {
       ws.send(JSON.stringify({ type: 'guard', resources: ['db-primary'] }));
       frames.push(await next());
@@ -116,13 +153,20 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
       { type: 'error', field: 'resource' },
       { type: 'error', field: 'id' },
     ]);
-    expect((await events()).filter((event) => 'resource' in event.data && event.data.resource === 'deploy-bad-input')).toEqual([]);
+    expect(
+      (await events()).filter((event) => 'resource' in event.data && event.data.resource === 'deploy-bad-input'),
+    ).toEqual([]);
   });
 
   it('refuses the gate link to an agent token with 403 before the upgrade', async () => {
-    const ws = new WebSocket(`${coordinator.url.replace(/^http/, 'ws')}${GATE_LINK_PATH}`, { headers: { authorization: 'Bearer agent-1-token' } });
+    const ws = new WebSocket(`${coordinator.url.replace(/^http/, 'ws')}${GATE_LINK_PATH}`, {
+      headers: { authorization: 'Bearer agent-1-token' },
+    });
     const status = await new Promise<number | undefined>((resolve) => {
-      ws.once('unexpected-response', (_request, response) => { resolve(response.statusCode); response.resume(); });
+      ws.once('unexpected-response', (_request, response) => {
+        resolve(response.statusCode);
+        response.resume();
+      });
       ws.once('open', () => resolve(undefined));
       ws.once('error', () => undefined);
     });

@@ -35,7 +35,9 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
       retry: { maxAttempts: 4, initialDelayMillis: 10, maxDelayMillis: 50 },
     });
   const events = async (): Promise<CoordinatorEvent[]> => {
-    const response = await fetch(`${coordinator.url}/v1/events?after=0&limit=10000`, { headers: { authorization: 'Bearer viewer-token' } });
+    const response = await fetch(`${coordinator.url}/v1/events?after=0&limit=10000`, {
+      headers: { authorization: 'Bearer viewer-token' },
+    });
     return EventsReplySchema.parse(await response.json()).events.map((recorded) => recorded.event);
   };
   const eventsFor = async (resource: string): Promise<CoordinatorEvent[]> =>
@@ -70,7 +72,12 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
     expect(renewed.ok && renewed.lease.fence).toBe(acquired.lease.fence);
     expect(released).toEqual({ ok: true });
     expect(next.ok && next.lease.fence).toBeGreaterThan(acquired.lease.fence);
-    expect((await eventsFor(resource)).map((event) => event.type)).toEqual(['LeaseGranted', 'LeaseRenewed', 'LeaseReleased', 'LeaseGranted']);
+    expect((await eventsFor(resource)).map((event) => event.type)).toEqual([
+      'LeaseGranted',
+      'LeaseRenewed',
+      'LeaseReleased',
+      'LeaseGranted',
+    ]);
   });
 
   it('retries a lost acquire reply with the same requestId and the coordinator grants once', async () => {
@@ -112,7 +119,9 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
     if (!acquired.ok) throw new Error('expected a grant');
     let taken = await agent(2).acquire(resource, { ttlMillis: 5000 });
     while (!taken.ok && taken.reason === 'held') {
-      await new Promise((resolve) => setTimeout(resolve, taken.ok === false && taken.reason === 'held' ? taken.retryAfterMillis : 0));
+      await new Promise((resolve) =>
+        setTimeout(resolve, taken.ok === false && taken.reason === 'held' ? taken.retryAfterMillis : 0),
+      );
       taken = await agent(2).acquire(resource, { ttlMillis: 5000 });
     }
 
@@ -121,7 +130,11 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
 
     // Assert
     expect(renewed).toEqual({ ok: false, reason: 'expired' });
-    expect((await eventsFor(resource)).map((event) => event.type)).toEqual(['LeaseGranted', 'LeaseExpired', 'LeaseGranted']);
+    expect((await eventsFor(resource)).map((event) => event.type)).toEqual([
+      'LeaseGranted',
+      'LeaseExpired',
+      'LeaseGranted',
+    ]);
   });
 
   it('keeps a short lease alive with background renewals through withLease', async () => {
@@ -138,7 +151,10 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
     const result = await agent(3).withLease(
       'deploy-with-lease',
       async (lease, signal) => {
-        await Promise.race([renewedThrice, new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)))]);
+        await Promise.race([
+          renewedThrice,
+          new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+        ]);
         return lease.fence;
       },
       { ttlMillis: 400, onRenewed, onLost: (error) => (lost = error) },
@@ -148,7 +164,9 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
     expect(lost).toBeUndefined();
     expect(result).toMatchObject({ ok: true, release: { ok: true } });
     expect(new Set(renewals).size).toBe(1);
-    expect((await eventsFor('deploy-with-lease')).filter((event) => event.type === 'LeaseRenewed').length).toBeGreaterThanOrEqual(3);
+    expect(
+      (await eventsFor('deploy-with-lease')).filter((event) => event.type === 'LeaseRenewed').length,
+    ).toBeGreaterThanOrEqual(3);
   });
 
   it('records a refused write as FenceRejected once, even when the report is resent after a lost reply', async () => {
@@ -163,7 +181,10 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
     const gate = new FenceGate(resource, gateOptionsFrom(await store.load()));
     await commitDurably(gate, store, second.lease.token, async () => 'write');
     proxy.dropNext(/\/v1\/resources\/deploy-gate-reports\/rejections$/);
-    const reporter = reportRejections(store, new FenceGateClient({ baseUrl: proxy.url, token: 'gate-token', retry: { initialDelayMillis: 10 } }));
+    const reporter = reportRejections(
+      store,
+      new FenceGateClient({ baseUrl: proxy.url, token: 'gate-token', retry: { initialDelayMillis: 10 } }),
+    );
 
     // Act: agent-1's late write under its old fence
     await expect(commitDurably(gate, store, first.lease.token, async () => 'write')).rejects.toThrow(StaleFenceError);
@@ -175,13 +196,21 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
     const rejected = (await eventsFor(resource)).filter((event) => event.type === 'FenceRejected');
     expect(rejected).toHaveLength(1);
     expect(rejected[0]?.data).toMatchObject({
-      gateId: 'deploy-gate', seq: 1, rejected: { holderId: 'agent-1', fence: first.lease.fence }, current: { holderId: 'agent-2', fence: second.lease.fence },
+      gateId: 'deploy-gate',
+      seq: 1,
+      rejected: { holderId: 'agent-1', fence: first.lease.fence },
+      current: { holderId: 'agent-2', fence: second.lease.fence },
     });
   });
 
   it('throws CoordinatorHttpError with the status for an unknown token, without retrying', async () => {
     // Arrange
-    const stranger = new LeaseFenceClient({ baseUrl: coordinator.url, token: 'nobody', holderId: 'nobody', clockSkewMillis: 50 });
+    const stranger = new LeaseFenceClient({
+      baseUrl: coordinator.url,
+      token: 'nobody',
+      holderId: 'nobody',
+      clockSkewMillis: 50,
+    });
 
     // Act / Assert
     await expect(stranger.acquire('deploy-anything')).rejects.toBeInstanceOf(CoordinatorHttpError);

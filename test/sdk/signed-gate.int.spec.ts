@@ -5,7 +5,13 @@
  * and other-namespace tokens: 0 admitted, 0 floors raised, none recorded as a stale-fence
  * refusal, every one counted; a genuine but stale token is still a real stale-fence refusal.
  */
-import { commitVerified, FenceTokenVerifier, InvalidFenceTokenError, LeaseFenceClient, type Lease } from '@lease-fence/client';
+import {
+  commitVerified,
+  FenceTokenVerifier,
+  InvalidFenceTokenError,
+  LeaseFenceClient,
+  type Lease,
+} from '@lease-fence/client';
 import { createTestSigningKey } from '@lease-fence/client/testing';
 import fc from 'fast-check';
 import { FenceGate, StaleFenceError } from 'lease-fence';
@@ -16,7 +22,13 @@ import { coordinatorBuilt, startCoordinator, type CoordinatorProcess } from './s
 const RESOURCE = 'deploy-signed-gate';
 
 const agent = (coordinator: CoordinatorProcess, index: number): LeaseFenceClient =>
-  new LeaseFenceClient({ baseUrl: coordinator.url, token: `agent-${index}-token`, holderId: `agent-${index}`, clockSkewMillis: 50, retry: { maxAttempts: 20, initialDelayMillis: 50, maxDelayMillis: 200 } });
+  new LeaseFenceClient({
+    baseUrl: coordinator.url,
+    token: `agent-${index}-token`,
+    holderId: `agent-${index}`,
+    clockSkewMillis: 50,
+    retry: { maxAttempts: 20, initialDelayMillis: 50, maxDelayMillis: 200 },
+  });
 
 const leaseOf = async (client: LeaseFenceClient, resource: string, ttlMillis: number): Promise<Lease> => {
   const result = await client.acquire(resource, { ttlMillis });
@@ -51,7 +63,10 @@ describe.skipIf(!coordinatorBuilt())('a resource gate verifying signed grants fr
   beforeAll(async () => {
     coordinator = await startCoordinator();
     otherNamespace = await startCoordinator({
-      env: { LEASE_FENCE_NAMESPACE: 'other', LEASE_FENCE_SIGNING_KEYS_FILE: join(coordinator.dataDir, 'signing-keys.json') },
+      env: {
+        LEASE_FENCE_NAMESPACE: 'other',
+        LEASE_FENCE_SIGNING_KEYS_FILE: join(coordinator.dataDir, 'signing-keys.json'),
+      },
     });
   });
 
@@ -68,14 +83,25 @@ describe.skipIf(!coordinatorBuilt())('a resource gate verifying signed grants fr
     await commitVerified(gate, verifier, lease.signedToken, () => undefined);
     const floor = gate.floor;
     const attacker = await createTestSigningKey();
-    const payload = JSON.parse(Buffer.from(lease.signedToken.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    const payload = JSON.parse(Buffer.from(lease.signedToken.split('.')[1]!, 'base64url').toString()) as Record<
+      string,
+      unknown
+    >;
     const foreignKid = await attacker.sign({ ...payload, fence: lease.fence + 1 });
-    const foreignUnderOurKid = await attacker.sign({ ...payload, fence: lease.fence + 1 }, { kid: JSON.parse(Buffer.from(lease.signedToken.split('.')[0]!, 'base64url').toString()).kid });
+    const foreignUnderOurKid = await attacker.sign(
+      { ...payload, fence: lease.fence + 1 },
+      { kid: JSON.parse(Buffer.from(lease.signedToken.split('.')[0]!, 'base64url').toString()).kid },
+    );
     const otherNamespaceLease = await leaseOf(agent(otherNamespace, 2), RESOURCE, 60_000);
     const refused: string[] = [];
     const attempt = async (token: string): Promise<void> => {
       let wrote = false;
-      const error = await commitVerified(gate, verifier, token, () => { wrote = true; }).then(() => undefined, (e: unknown) => e);
+      const error = await commitVerified(gate, verifier, token, () => {
+        wrote = true;
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(InvalidFenceTokenError);
       expect(wrote).toBe(false);
       refused.push((error as InvalidFenceTokenError).reason);
@@ -110,11 +136,20 @@ describe.skipIf(!coordinatorBuilt())('a resource gate verifying signed grants fr
     await commitVerified(gate, verifier, fresh.signedToken, () => undefined);
 
     // Act
-    const error = await commitVerified(gate, verifier, stale.signedToken, () => undefined).then(() => undefined, (e: unknown) => e);
+    const error = await commitVerified(gate, verifier, stale.signedToken, () => undefined).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
 
     // Assert
     expect(error).toBeInstanceOf(StaleFenceError);
-    expect(gate.rejections).toEqual([expect.objectContaining({ kind: 'stale', rejected: { holderId: 'agent-1', fence: stale.fence }, current: { holderId: 'agent-2', fence: fresh.fence } })]);
+    expect(gate.rejections).toEqual([
+      expect.objectContaining({
+        kind: 'stale',
+        rejected: { holderId: 'agent-1', fence: stale.fence },
+        current: { holderId: 'agent-2', fence: fresh.fence },
+      }),
+    ]);
     expect(verifier.stats).toMatchObject({ verified: 2, invalid: 0 });
   });
 });

@@ -13,7 +13,13 @@ import { TEST_TOKENS } from '../support/test-tokens.js';
 let app: RunningCoordinator;
 
 beforeAll(async () => {
-  app = await startCoordinator({ env: { LEASE_FENCE_EVENT_LOG: 'memory', LEASE_FENCE_STREAM_PING_MILLIS: '200', LEASE_FENCE_STREAM_STATS_MILLIS: '60000' } });
+  app = await startCoordinator({
+    env: {
+      LEASE_FENCE_EVENT_LOG: 'memory',
+      LEASE_FENCE_STREAM_PING_MILLIS: '200',
+      LEASE_FENCE_STREAM_STATS_MILLIS: '60000',
+    },
+  });
 });
 
 afterAll(async () => {
@@ -21,26 +27,45 @@ afterAll(async () => {
 });
 
 /** Opens a gate link with the gate token; `autoPong: false` makes a gate that never answers pings. */
-const openLink = (autoPong: boolean): Promise<WebSocket> => new Promise((resolve, reject) => {
-  const socket = new WebSocket(`${app.wsUrl}${GATE_LINK_PATH}`, { headers: { authorization: `Bearer ${TEST_TOKENS.gate.token}` }, autoPong });
-  socket.once('open', () => { socket.off('error', reject); resolve(socket); });
-  socket.once('error', reject);
-});
+const openLink = (autoPong: boolean): Promise<WebSocket> =>
+  new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${app.wsUrl}${GATE_LINK_PATH}`, {
+      headers: { authorization: `Bearer ${TEST_TOKENS.gate.token}` },
+      autoPong,
+    });
+    socket.once('open', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
 
 /** The HTTP status an upgrade to `path` with `token` was refused with (rejects if it upgraded). */
-const refusedUpgrade = (path: string, token: string | undefined): Promise<number> => new Promise((resolve, reject) => {
-  const socket = new WebSocket(`${app.wsUrl}${path}`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
-  socket.once('unexpected-response', (_request, response) => { resolve(response.statusCode ?? 0); socket.terminate(); });
-  socket.once('open', () => { socket.close(); reject(new Error(`${path} upgraded`)); });
-  socket.once('error', () => undefined);
-});
+const refusedUpgrade = (path: string, token: string | undefined): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${app.wsUrl}${path}`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    });
+    socket.once('unexpected-response', (_request, response) => {
+      resolve(response.statusCode ?? 0);
+      socket.terminate();
+    });
+    socket.once('open', () => {
+      socket.close();
+      reject(new Error(`${path} upgraded`));
+    });
+    socket.once('error', () => undefined);
+  });
 
 describe('GET /v1/gates/link', () => {
   it('answers a plain GET (no WebSocket upgrade) with 426 Upgrade Required saying how to connect', async () => {
     const reply = await call(app.url, 'GET', GATE_LINK_PATH, { token: TEST_TOKENS.gate.token });
     expect(reply.status).toBe(426);
     expect(reply.headers.get('upgrade')).toBe('websocket');
-    expect(reply.body).toMatchObject({ error: 'upgrade-required', message: expect.stringContaining('connect with a WebSocket client') });
+    expect(reply.body).toMatchObject({
+      error: 'upgrade-required',
+      message: expect.stringContaining('connect with a WebSocket client'),
+    });
   });
 
   it('refuses an upgrade before it happens: 401 without a token, 403 for a viewer, 404 on a path that is no WebSocket', async () => {
@@ -55,13 +80,21 @@ describe('GET /v1/gates/link', () => {
     const silent = await openLink(false);
     const silentClosed = new Promise<number>((resolve) => silent.once('close', (code) => resolve(code)));
     let answeringPings = 0;
-    answering.on('ping', () => { answeringPings += 1; });
+    answering.on('ping', () => {
+      answeringPings += 1;
+    });
 
     // When the pings come
     const closeCode = await silentClosed;
     const logged = await app.waitForLog((l) => l.msg === 'gate link: unresponsive gate terminated (no pong)');
     const pingsBefore = answeringPings;
-    await new Promise<void>((resolve) => { const check = (): void => { if (answeringPings >= pingsBefore + 3) resolve(); else setTimeout(check, 50); }; check(); });
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (answeringPings >= pingsBefore + 3) resolve();
+        else setTimeout(check, 50);
+      };
+      check();
+    });
 
     // Then the silent one was terminated (no close handshake) and logged once; the other is still linked
     expect(closeCode).toBe(1006);

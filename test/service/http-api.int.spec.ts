@@ -7,8 +7,21 @@ import { type RunningCoordinator, startCoordinator } from '../support/coordinato
 import { call, type CoordinatorHttp, coordinatorHttp } from '../support/coordinator-http.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
-interface GrantBody { ok: true; grant: { resource: string; holderId: string; fence: number; ttlMillis: number; requestId: string; coordinatorExpiresAt: { millis: number; domain: string } } }
-interface EventsBody { events: { position: number; event: { type: string; data: Record<string, unknown> } }[]; head: number }
+interface GrantBody {
+  ok: true;
+  grant: {
+    resource: string;
+    holderId: string;
+    fence: number;
+    ttlMillis: number;
+    requestId: string;
+    coordinatorExpiresAt: { millis: number; domain: string };
+  };
+}
+interface EventsBody {
+  events: { position: number; event: { type: string; data: Record<string, unknown> } }[];
+  head: number;
+}
 
 let app: RunningCoordinator;
 let agentA: CoordinatorHttp;
@@ -32,13 +45,17 @@ afterAll(async () => {
 });
 
 const acquire = (client: CoordinatorHttp, resource: string, requestId = `req-${++counter}`, ttlMillis?: number) =>
-  client.post<GrantBody>(`/v1/leases/${encodeURIComponent(resource)}/acquire`, { requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }) });
+  client.post<GrantBody>(`/v1/leases/${encodeURIComponent(resource)}/acquire`, {
+    requestId,
+    ...(ttlMillis === undefined ? {} : { ttlMillis }),
+  });
 
 /** Resolves once the log holds a `LeaseExpired` for `resource` after position `after` (the expiry sweep ran). */
 async function expiredInLog(resource: string, after: number): Promise<void> {
   for (;;) {
     const events = await viewer.get<EventsBody>(`/v1/events?after=${after}`);
-    if (events.body.events.some((e) => e.event.type === 'LeaseExpired' && e.event.data['resource'] === resource)) return;
+    if (events.body.events.some((e) => e.event.type === 'LeaseExpired' && e.event.data['resource'] === resource))
+      return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -94,7 +111,12 @@ describe('POST /v1/leases/:resource/acquire', () => {
     const first = await acquire(agentA, resource);
     const reply = await acquire(agentA, resource);
     expect(reply.status).toBe(409);
-    expect(reply.body).toMatchObject({ ok: false, reason: 'already-held', heldBy: 'agent-a', fence: first.body.grant.fence });
+    expect(reply.body).toMatchObject({
+      ok: false,
+      reason: 'already-held',
+      heldBy: 'agent-a',
+      fence: first.body.grant.fence,
+    });
   });
 
   it('mints a strictly higher fence for the next holder after a release', async () => {
@@ -129,24 +151,37 @@ describe('POST /v1/leases/:resource/acquire', () => {
 });
 
 describe('POST /v1/leases/:resource/renew', () => {
-  it('extends the holder\'s lease and keeps the fence', async () => {
+  it("extends the holder's lease and keeps the fence", async () => {
     // Arrange
     const resource = fresh();
     const granted = await acquire(agentA, resource, undefined, 5_000);
 
     // Act
-    const renewed = await agentA.post<GrantBody>(`/v1/leases/${resource}/renew`, { requestId: 'renew-1', fence: granted.body.grant.fence, ttlMillis: 20_000 });
+    const renewed = await agentA.post<GrantBody>(`/v1/leases/${resource}/renew`, {
+      requestId: 'renew-1',
+      fence: granted.body.grant.fence,
+      ttlMillis: 20_000,
+    });
 
     // Assert
     expect(renewed.status).toBe(200);
-    expect(renewed.body.grant).toMatchObject({ fence: granted.body.grant.fence, holderId: 'agent-a', ttlMillis: 20_000 });
-    expect(renewed.body.grant.coordinatorExpiresAt.millis).toBeGreaterThan(granted.body.grant.coordinatorExpiresAt.millis);
+    expect(renewed.body.grant).toMatchObject({
+      fence: granted.body.grant.fence,
+      holderId: 'agent-a',
+      ttlMillis: 20_000,
+    });
+    expect(renewed.body.grant.coordinatorExpiresAt.millis).toBeGreaterThan(
+      granted.body.grant.coordinatorExpiresAt.millis,
+    );
   });
 
-  it('refuses an agent renewing another holder\'s lease with 409 not-holder', async () => {
+  it("refuses an agent renewing another holder's lease with 409 not-holder", async () => {
     const resource = fresh();
     const granted = await acquire(agentA, resource);
-    const reply = await agentB.post(`/v1/leases/${resource}/renew`, { requestId: 'steal', fence: granted.body.grant.fence });
+    const reply = await agentB.post(`/v1/leases/${resource}/renew`, {
+      requestId: 'steal',
+      fence: granted.body.grant.fence,
+    });
     expect(reply.status).toBe(409);
     expect(reply.body).toEqual({ ok: false, reason: 'not-holder' });
   });
@@ -155,7 +190,10 @@ describe('POST /v1/leases/:resource/renew', () => {
     const resource = fresh();
     const granted = await acquire(agentA, resource);
     await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
-    const reply = await agentA.post(`/v1/leases/${resource}/renew`, { requestId: 'late', fence: granted.body.grant.fence });
+    const reply = await agentA.post(`/v1/leases/${resource}/renew`, {
+      requestId: 'late',
+      fence: granted.body.grant.fence,
+    });
     expect(reply.status).toBe(410);
     expect(reply.body).toMatchObject({ ok: false, reason: 'expired' });
   });
@@ -170,7 +208,10 @@ describe('renew and release judge a fence by one rule', () => {
     await expiredInLog(resource, headBefore);
 
     // When its holder renews and releases it late
-    const renewed = await agentA.post(`/v1/leases/${resource}/renew`, { requestId: 'late', fence: granted.body.grant.fence });
+    const renewed = await agentA.post(`/v1/leases/${resource}/renew`, {
+      requestId: 'late',
+      fence: granted.body.grant.fence,
+    });
     const released = await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
 
     // Then both say that generation has ended
@@ -205,7 +246,7 @@ describe('renew and release judge a fence by one rule', () => {
 });
 
 describe('POST /v1/leases/:resource/release', () => {
-  it('releases the holder\'s lease', async () => {
+  it("releases the holder's lease", async () => {
     const resource = fresh();
     const granted = await acquire(agentA, resource);
     const reply = await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
@@ -213,7 +254,7 @@ describe('POST /v1/leases/:resource/release', () => {
     expect(reply.body).toEqual({ ok: true });
   });
 
-  it('refuses an agent releasing another holder\'s lease with 409, and the lease stays held', async () => {
+  it("refuses an agent releasing another holder's lease with 409, and the lease stays held", async () => {
     // Arrange
     const resource = fresh();
     const granted = await acquire(agentA, resource);
@@ -239,7 +280,12 @@ describe('gate reports', () => {
   };
   /** agent-b's late write under the older fence, refused at agent-a's newer floor. */
   const rejection = (resource: string, seq: number, fences = { older: 3, newer: 4 }) => ({
-    seq, resource, kind: 'stale', rejected: { holderId: 'agent-b', fence: fences.older }, current: { holderId: 'agent-a', fence: fences.newer }, wallMillis: 1_700_000_000_000,
+    seq,
+    resource,
+    kind: 'stale',
+    rejected: { holderId: 'agent-b', fence: fences.older },
+    current: { holderId: 'agent-a', fence: fences.newer },
+    wallMillis: 1_700_000_000_000,
   });
 
   it('records a rejection as FenceRejected with 202, and a repeated seq as a duplicate that appends nothing', async () => {
@@ -262,7 +308,16 @@ describe('gate reports', () => {
     expect(await viewer.head()).toBe(headAfterFirst);
     const events = await viewer.get<EventsBody>(`/v1/events?after=${headBefore}`);
     expect(events.body.events.map((e) => e.event)).toEqual([
-      expect.objectContaining({ type: 'FenceRejected', data: expect.objectContaining({ resource, gateId: 'gate-1', seq: 1, kind: 'stale', gateWallMillis: 1_700_000_000_000 }) }),
+      expect.objectContaining({
+        type: 'FenceRejected',
+        data: expect.objectContaining({
+          resource,
+          gateId: 'gate-1',
+          seq: 1,
+          kind: 'stale',
+          gateWallMillis: 1_700_000_000_000,
+        }),
+      }),
     ]);
   });
 
@@ -289,7 +344,11 @@ describe('gate reports', () => {
     await agentA.post(`/v1/leases/${resource}/release`, { fence: older.body.grant.fence });
     const newer = await acquire(agentA, resource);
     const reply = await gate.post(`/v1/resources/${resource}/rejections`, {
-      seq: 1, resource, kind: 'stale', rejected: { holderId: 'agent-a', fence: older.body.grant.fence }, current: { holderId: 'agent-a', fence: newer.body.grant.fence },
+      seq: 1,
+      resource,
+      kind: 'stale',
+      rejected: { holderId: 'agent-a', fence: older.body.grant.fence },
+      current: { holderId: 'agent-a', fence: newer.body.grant.fence },
     });
     expect(reply.status).toBe(202);
     expect(reply.body).toEqual({ ok: true, duplicate: false });
@@ -300,7 +359,8 @@ describe('gate reports', () => {
     const resource = fresh('deploy');
     const fences = await twoGenerations(resource);
     await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1, fences));
-    const missingTotal = async (): Promise<number> => Number(/^lease_fence_rejections_missing_total (\d+)/m.exec((await viewer.get('/metrics')).text)?.[1]);
+    const missingTotal = async (): Promise<number> =>
+      Number(/^lease_fence_rejections_missing_total (\d+)/m.exec((await viewer.get('/metrics')).text)?.[1]);
     const missingBefore = await missingTotal();
     const headBefore = await viewer.head();
 
@@ -313,21 +373,30 @@ describe('gate reports', () => {
     expect(next.body).toEqual({ ok: true, duplicate: false });
     const events = await viewer.get<EventsBody>(`/v1/events?after=${headBefore}`);
     expect(events.body.events.map((e) => e.event)).toEqual([
-      expect.objectContaining({ type: 'RejectionsMissing', data: expect.objectContaining({ resource, gateId: 'gate-1', fromSeq: 2, throughSeq: 3, reportedSeq: 4 }) }),
+      expect.objectContaining({
+        type: 'RejectionsMissing',
+        data: expect.objectContaining({ resource, gateId: 'gate-1', fromSeq: 2, throughSeq: 3, reportedSeq: 4 }),
+      }),
       expect.objectContaining({ type: 'FenceRejected', data: expect.objectContaining({ resource, seq: 4 }) }),
       expect.objectContaining({ type: 'FenceRejected', data: expect.objectContaining({ resource, seq: 5 }) }),
     ]);
     expect(await missingTotal()).toBe(missingBefore + 2);
-    await app.waitForLog((line) => line.msg?.startsWith(`refusals missing: gate gate-1 on ${resource} reported #4, but #2..#3`) === true);
+    await app.waitForLog(
+      (line) => line.msg?.startsWith(`refusals missing: gate gate-1 on ${resource} reported #4, but #2..#3`) === true,
+    );
   });
 
   it('lists recorded rejections at GET /v1/rejections for any token', async () => {
     const resource = fresh('deploy');
     await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 7, await twoGenerations(resource)));
     for (const reader of [viewer, agentA, gate]) {
-      const reply = await reader.get<{ rejections: { resource: string; seq: number; position: number }[] }>('/v1/rejections');
+      const reply = await reader.get<{ rejections: { resource: string; seq: number; position: number }[] }>(
+        '/v1/rejections',
+      );
       expect(reply.status).toBe(200);
-      expect(reply.body.rejections).toContainEqual(expect.objectContaining({ resource, seq: 7, position: expect.any(Number) }));
+      expect(reply.body.rejections).toContainEqual(
+        expect.objectContaining({ resource, seq: 7, position: expect.any(Number) }),
+      );
     }
   });
 
@@ -339,7 +408,10 @@ describe('gate reports', () => {
     expect(reply.body).toEqual({ ok: true });
     const events = await viewer.get<EventsBody>(`/v1/events?after=${headBefore}`);
     expect(events.body.events.map((e) => e.event)).toEqual([
-      expect.objectContaining({ type: 'FenceAdmitted', data: expect.objectContaining({ resource: 'db', gateId: 'gate-1', holderId: 'agent-a', fence }) }),
+      expect.objectContaining({
+        type: 'FenceAdmitted',
+        data: expect.objectContaining({ resource: 'db', gateId: 'gate-1', holderId: 'agent-a', fence }),
+      }),
     ]);
   });
 
@@ -349,8 +421,14 @@ describe('gate reports', () => {
     expect(reply.body).toMatchObject({ error: 'forbidden', message: expect.stringContaining('payments') });
   });
 
-  it.each([['an agent', TEST_TOKENS.agentA.token], ['a viewer', TEST_TOKENS.viewer.token]])('refuses %s reporting a rejection with 403', async (_who, token) => {
-    const reply = await call(app.url, 'POST', '/v1/resources/deploy-x/rejections', { token, json: rejection('deploy-x', 1) });
+  it.each([
+    ['an agent', TEST_TOKENS.agentA.token],
+    ['a viewer', TEST_TOKENS.viewer.token],
+  ])('refuses %s reporting a rejection with 403', async (_who, token) => {
+    const reply = await call(app.url, 'POST', '/v1/resources/deploy-x/rejections', {
+      token,
+      json: rejection('deploy-x', 1),
+    });
     expect(reply.status).toBe(403);
   });
 });
@@ -369,11 +447,16 @@ describe('auth', () => {
   });
 
   it('answers a non-Bearer Authorization header with 401', async () => {
-    const reply = await call(app.url, 'GET', '/v1/leases', { headers: { authorization: `Basic ${TEST_TOKENS.viewer.token}` } });
+    const reply = await call(app.url, 'GET', '/v1/leases', {
+      headers: { authorization: `Basic ${TEST_TOKENS.viewer.token}` },
+    });
     expect(reply.status).toBe(401);
   });
 
-  it.each([['a viewer', TEST_TOKENS.viewer.token], ['a gate', TEST_TOKENS.gate.token]])('refuses %s acquiring a lease with 403', async (_who, token) => {
+  it.each([
+    ['a viewer', TEST_TOKENS.viewer.token],
+    ['a gate', TEST_TOKENS.gate.token],
+  ])('refuses %s acquiring a lease with 403', async (_who, token) => {
     const reply = await call(app.url, 'POST', `/v1/leases/${fresh()}/acquire`, { token, json: { requestId: 'x' } });
     expect(reply.status).toBe(403);
     expect(reply.body).toMatchObject({ error: 'forbidden', message: expect.stringContaining('agent') });
@@ -383,20 +466,29 @@ describe('auth', () => {
     ['malformed JSON', '{"requestId": '],
     ['a JSON null', 'null'],
     ['a body over the size limit', JSON.stringify({ requestId: 'r', pad: 'p'.repeat(20_000) })],
-  ])('answers a bad token with %s with 401 before reading the body, so validation cannot be probed without a token', async (_name, raw) => {
-    for (const token of ['not-a-token', undefined]) {
-      const reply = await call(app.url, 'POST', `/v1/leases/${fresh()}/acquire`, { raw, ...(token === undefined ? {} : { token }) });
-      expect(reply.status, reply.text).toBe(401);
-      expect(reply.body).toMatchObject({ error: 'unauthenticated' });
-    }
-  });
+  ])(
+    'answers a bad token with %s with 401 before reading the body, so validation cannot be probed without a token',
+    async (_name, raw) => {
+      for (const token of ['not-a-token', undefined]) {
+        const reply = await call(app.url, 'POST', `/v1/leases/${fresh()}/acquire`, {
+          raw,
+          ...(token === undefined ? {} : { token }),
+        });
+        expect(reply.status, reply.text).toBe(401);
+        expect(reply.body).toMatchObject({ error: 'unauthenticated' });
+      }
+    },
+  );
 
-  it.each(['/v1/leases', '/v1/events', '/v1/rejections', '/metrics'])('lets every role read %s and refuses no token', async (path) => {
-    for (const token of [TEST_TOKENS.viewer.token, TEST_TOKENS.agentA.token, TEST_TOKENS.gate.token]) {
-      expect((await call(app.url, 'GET', path, { token })).status).toBe(200);
-    }
-    expect((await call(app.url, 'GET', path)).status).toBe(401);
-  });
+  it.each(['/v1/leases', '/v1/events', '/v1/rejections', '/metrics'])(
+    'lets every role read %s and refuses no token',
+    async (path) => {
+      for (const token of [TEST_TOKENS.viewer.token, TEST_TOKENS.agentA.token, TEST_TOKENS.gate.token]) {
+        expect((await call(app.url, 'GET', path, { token })).status).toBe(200);
+      }
+      expect((await call(app.url, 'GET', path)).status).toBe(401);
+    },
+  );
 });
 
 describe('reads', () => {
@@ -406,8 +498,13 @@ describe('reads', () => {
     const reply = await viewer.get<{ leases: unknown[] }>('/v1/leases');
     expect(reply.status).toBe(200);
     expect(reply.body.leases).toContainEqual({
-      resource, holderId: 'agent-b', fence: granted.body.grant.fence, ttlMillis: 30_000, requestId: granted.body.grant.requestId,
-      coordinatorExpiresAt: granted.body.grant.coordinatorExpiresAt, inGrace: false,
+      resource,
+      holderId: 'agent-b',
+      fence: granted.body.grant.fence,
+      ttlMillis: 30_000,
+      requestId: granted.body.grant.requestId,
+      coordinatorExpiresAt: granted.body.grant.coordinatorExpiresAt,
+      inGrace: false,
     });
   });
 
@@ -457,7 +554,8 @@ describe('health, metrics and docs', () => {
       /^lease_fence_append_duration_seconds_bucket\{le="0.001"\} \d/m,
       /^lease_fence_append_batch_commands_count [1-9]/m,
       /^lease_fence_recovery_duration_seconds \d/m,
-    ]) expect(reply.text).toMatch(series);
+    ])
+      expect(reply.text).toMatch(series);
   });
 
   it('counts a rejection recorded by a gate in lease_fence_rejections_total', async () => {
@@ -466,12 +564,17 @@ describe('health, metrics and docs', () => {
     const first = await acquire(agentA, resource);
     await agentA.post(`/v1/leases/${resource}/release`, { fence: first.body.grant.fence });
     const second = await acquire(agentB, resource);
-    const rejectionsTotal = async (): Promise<number> => Number(/^lease_fence_rejections_total (\d+)/m.exec((await viewer.get('/metrics')).text)?.[1]);
+    const rejectionsTotal = async (): Promise<number> =>
+      Number(/^lease_fence_rejections_total (\d+)/m.exec((await viewer.get('/metrics')).text)?.[1]);
     const before = await rejectionsTotal();
 
     // Act: the gate refused agent-a's stale write
     const reported = await gate.post(`/v1/resources/${resource}/rejections`, {
-      seq: 1, resource, kind: 'stale', rejected: { holderId: 'agent-a', fence: first.body.grant.fence }, current: { holderId: 'agent-b', fence: second.body.grant.fence },
+      seq: 1,
+      resource,
+      kind: 'stale',
+      rejected: { holderId: 'agent-a', fence: first.body.grant.fence },
+      current: { holderId: 'agent-b', fence: second.body.grant.fence },
     });
 
     // Assert
@@ -484,23 +587,45 @@ describe('health, metrics and docs', () => {
     ['GET', '/v1/leases/deploy-slot/acquire', TEST_TOKENS.agentA.token, 'POST'],
     ['PUT', '/v1/resources/deploy-1/rejections', TEST_TOKENS.gate.token, 'POST'],
     ['POST', '/healthz', undefined, 'GET, HEAD'],
-  ])('answers %s %s (a known route, the wrong method) with 405 and an Allow header', async (method, path, token, allow) => {
-    const reply = await call(app.url, method, path, token === undefined ? {} : { token });
-    expect(reply.status).toBe(405);
-    expect(reply.headers.get('allow')).toBe(allow);
-    expect(reply.body).toMatchObject({ error: 'method-not-allowed', message: expect.stringContaining(allow) });
-  });
+  ])(
+    'answers %s %s (a known route, the wrong method) with 405 and an Allow header',
+    async (method, path, token, allow) => {
+      const reply = await call(app.url, method, path, token === undefined ? {} : { token });
+      expect(reply.status).toBe(405);
+      expect(reply.headers.get('allow')).toBe(allow);
+      expect(reply.body).toMatchObject({ error: 'method-not-allowed', message: expect.stringContaining(allow) });
+    },
+  );
 
   it('serves an OpenAPI 3.1 document listing every route, and an HTML page, at /docs without a token', async () => {
-    const document = await call<{ openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } }>(app.url, 'GET', '/docs/openapi.json');
+    const document = await call<{
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, unknown> };
+    }>(app.url, 'GET', '/docs/openapi.json');
     expect(document.status).toBe(200);
     expect(document.body.openapi).toBe('3.1.0');
-    expect(Object.keys(document.body.paths)).toEqual(expect.arrayContaining([
-      '/v1/leases/{resource}/acquire', '/v1/leases/{resource}/renew', '/v1/leases/{resource}/release',
-      '/v1/resources/{resource}/rejections', '/v1/resources/{resource}/admit', '/v1/leases', '/v1/events', '/v1/rejections',
-      '/v1/stream', '/healthz', '/readyz', '/metrics',
-    ]));
-    expect(document.body.components.schemas.AcquireBody).toMatchObject({ type: 'object', required: ['requestId'], additionalProperties: false });
+    expect(Object.keys(document.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/leases/{resource}/acquire',
+        '/v1/leases/{resource}/renew',
+        '/v1/leases/{resource}/release',
+        '/v1/resources/{resource}/rejections',
+        '/v1/resources/{resource}/admit',
+        '/v1/leases',
+        '/v1/events',
+        '/v1/rejections',
+        '/v1/stream',
+        '/healthz',
+        '/readyz',
+        '/metrics',
+      ]),
+    );
+    expect(document.body.components.schemas.AcquireBody).toMatchObject({
+      type: 'object',
+      required: ['requestId'],
+      additionalProperties: false,
+    });
     const page = await call(app.url, 'GET', '/docs');
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(page.text).toContain('/v1/leases/{resource}/acquire');

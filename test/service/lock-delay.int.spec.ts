@@ -11,8 +11,15 @@ import { coordinatorHttp } from '../support/coordinator-http.js';
 import { coordinatorsOnOneDataDir } from '../support/one-data-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
-interface GrantBody { ok: true; grant: { fence: number; holderId: string } }
-interface DenialBody { ok: false; reason: string; retryAfterMillis: number }
+interface GrantBody {
+  ok: true;
+  grant: { fence: number; holderId: string };
+}
+interface DenialBody {
+  ok: false;
+  reason: string;
+  retryAfterMillis: number;
+}
 
 /** The delay: long enough that a restart under load happens inside it (downtime does not count anyway). */
 const DELAY_MILLIS = 8000;
@@ -22,7 +29,10 @@ const { start } = coordinatorsOnOneDataDir('lease-fence-lock-delay-', {
 });
 
 const expectLockDelay = (reply: { status: number; body: unknown }): number => {
-  expect(reply).toMatchObject({ status: 409, body: { ok: false, reason: 'lock-delay', retryAfterMillis: expect.any(Number) } });
+  expect(reply).toMatchObject({
+    status: 409,
+    body: { ok: false, reason: 'lock-delay', retryAfterMillis: expect.any(Number) },
+  });
   const { retryAfterMillis } = reply.body as DenialBody;
   expect(retryAfterMillis).toBeGreaterThan(0);
   expect(retryAfterMillis).toBeLessThanOrEqual(DELAY_MILLIS);
@@ -37,7 +47,9 @@ describe('lock-delay', () => {
     const b1 = coordinatorHttp(first.url, TEST_TOKENS.agentB.token);
     const gate1 = coordinatorHttp(first.url, TEST_TOKENS.gate.token);
     const viewer1 = coordinatorHttp(first.url, TEST_TOKENS.viewer.token);
-    expect((await a1.post('/v1/leases/deploy-web/acquire', { requestId: 'a-deploy', ttlMillis: 100 })).status).toBe(200);
+    expect((await a1.post('/v1/leases/deploy-web/acquire', { requestId: 'a-deploy', ttlMillis: 100 })).status).toBe(
+      200,
+    );
     expect((await a1.post('/v1/leases/cache/acquire', { requestId: 'a-cache', ttlMillis: 100 })).status).toBe(200);
     for (let leases = 2; leases > 0; await sleep(50)) {
       leases = (await viewer1.get<{ leases: unknown[] }>('/v1/leases')).body.leases.length; // the expiry sweep ends both
@@ -49,7 +61,11 @@ describe('lock-delay', () => {
     const bDb = await b1.post<GrantBody>('/v1/leases/db/acquire', { requestId: 'b-db' });
     expect(bDb.status).toBe(200); // a release starts no delay
     const refusal = await gate1.post('/v1/resources/db/rejections', {
-      seq: 1, resource: 'db', kind: 'stale', rejected: { holderId: 'agent-a', fence: aDb.body.grant.fence }, current: { holderId: 'agent-b', fence: bDb.body.grant.fence },
+      seq: 1,
+      resource: 'db',
+      kind: 'stale',
+      rejected: { holderId: 'agent-a', fence: aDb.body.grant.fence },
+      current: { holderId: 'agent-b', fence: bDb.body.grant.fence },
     });
     expect(refusal.status).toBe(202);
     await b1.post('/v1/leases/db/release', { fence: bDb.body.grant.fence });
@@ -64,12 +80,23 @@ describe('lock-delay', () => {
     expect((await first.kill()).signal).toBe('SIGKILL');
     const second = await start();
     const b2 = coordinatorHttp(second.url, TEST_TOKENS.agentB.token);
-    const sdk = new LeaseFenceClient({ baseUrl: second.url, token: TEST_TOKENS.agentB.token, holderId: 'agent-b', clockSkewMillis: 50 });
+    const sdk = new LeaseFenceClient({
+      baseUrl: second.url,
+      token: TEST_TOKENS.agentB.token,
+      holderId: 'agent-b',
+      clockSkewMillis: 50,
+    });
 
     // Then the delays still hold, rebuilt from the log: over HTTP and as the SDK's denial
-    const retryAfterMillis = expectLockDelay(await b2.post('/v1/leases/deploy-web/acquire', { requestId: 'b-deploy-2' }));
+    const retryAfterMillis = expectLockDelay(
+      await b2.post('/v1/leases/deploy-web/acquire', { requestId: 'b-deploy-2' }),
+    );
     expectLockDelay(await b2.post('/v1/leases/db/acquire', { requestId: 'b-db-2' }));
-    expect(await sdk.acquire('deploy-web')).toEqual({ ok: false, reason: 'lock-delay', retryAfterMillis: expect.any(Number) });
+    expect(await sdk.acquire('deploy-web')).toEqual({
+      ok: false,
+      reason: 'lock-delay',
+      retryAfterMillis: expect.any(Number),
+    });
     const ran = await sdk.withLease('deploy-web', () => Promise.resolve('ran'));
     expect(ran).toMatchObject({ ok: false, reason: 'lock-delay' });
 

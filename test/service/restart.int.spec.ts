@@ -8,8 +8,14 @@ import { coordinatorHttp, type HttpReply } from '../support/coordinator-http.js'
 import { coordinatorsOnOneDataDir } from '../support/one-data-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
-interface GrantBody { ok: true; grant: { fence: number; holderId: string } }
-interface EventsBody { events: { position: number; event: { type: string; data: Record<string, unknown> } }[]; head: number }
+interface GrantBody {
+  ok: true;
+  grant: { fence: number; holderId: string };
+}
+interface EventsBody {
+  events: { position: number; event: { type: string; data: Record<string, unknown> } }[];
+  head: number;
+}
 
 /** TTL long enough that the grace period cannot run out during the test; nothing here waits for it. */
 const { start } = coordinatorsOnOneDataDir('lease-fence-restart-', { LEASE_FENCE_TTL_MILLIS: '60000' });
@@ -36,14 +42,26 @@ describe('restart with recovery', () => {
     // Then it is ready and lists the carried lease as in grace
     const ready = await viewer.get<{ ready: boolean }>('/readyz');
     expect(ready.status).toBe(200);
-    const leases = await viewer.get<{ leases: { resource: string; holderId: string; fence: number; inGrace: boolean }[] }>('/v1/leases');
-    expect(leases.body.leases).toContainEqual(expect.objectContaining({ resource: 'deploy-slot', holderId: 'agent-a', fence: held.body.grant.fence, inGrace: true }));
+    const leases = await viewer.get<{
+      leases: { resource: string; holderId: string; fence: number; inGrace: boolean }[];
+    }>('/v1/leases');
+    expect(leases.body.leases).toContainEqual(
+      expect.objectContaining({
+        resource: 'deploy-slot',
+        holderId: 'agent-a',
+        fence: held.body.grant.fence,
+        inGrace: true,
+      }),
+    );
 
     // And another holder is refused while the pre-crash holder renews with the same fence
     const refused = await b2.post('/v1/leases/deploy-slot/acquire', { requestId: 'b-after-crash' });
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ ok: false, reason: 'held', heldBy: 'agent-a' });
-    const renewed = await a2.post<GrantBody>('/v1/leases/deploy-slot/renew', { requestId: 'renew-after-crash', fence: held.body.grant.fence });
+    const renewed = await a2.post<GrantBody>('/v1/leases/deploy-slot/renew', {
+      requestId: 'renew-after-crash',
+      fence: held.body.grant.fence,
+    });
     expect(renewed.status).toBe(200);
     expect(renewed.body.grant.fence).toBe(held.body.grant.fence);
 
@@ -54,7 +72,10 @@ describe('restart with recovery', () => {
     const events = await viewer.get<EventsBody>('/v1/events');
     const starts = events.body.events.filter((e) => e.event.type === 'CoordinatorStarted');
     expect(starts).toHaveLength(2);
-    expect(starts[1]?.event.data).toMatchObject({ recoveredFence: highestBefore, carriedLeases: [expect.objectContaining({ resource: 'deploy-slot', holderId: 'agent-a' })] });
+    expect(starts[1]?.event.data).toMatchObject({
+      recoveredFence: highestBefore,
+      carriedLeases: [expect.objectContaining({ resource: 'deploy-slot', holderId: 'agent-a' })],
+    });
     await second.stop(); // frees the data dir's lock for the next test
   });
 
@@ -64,10 +85,14 @@ describe('restart with recovery', () => {
     const agent = coordinatorHttp(app.url, TEST_TOKENS.agentA.token);
     const replies: (HttpReply<GrantBody> | undefined)[] = [];
     let enoughReplies: () => void = () => undefined;
-    const loaded = new Promise<void>((resolve) => { enoughReplies = resolve; });
+    const loaded = new Promise<void>((resolve) => {
+      enoughReplies = resolve;
+    });
     const worker = async (w: number): Promise<void> => {
       for (let i = 0; ; i += 1) {
-        const reply = await agent.post<GrantBody>(`/v1/leases/drain-${w}-${i}/acquire`, { requestId: `drain-${w}-${i}` }).catch(() => undefined);
+        const reply = await agent
+          .post<GrantBody>(`/v1/leases/drain-${w}-${i}/acquire`, { requestId: `drain-${w}-${i}` })
+          .catch(() => undefined);
         replies.push(reply);
         if (replies.length >= 40) enoughReplies();
         if (reply?.status !== 200) return;
@@ -87,14 +112,15 @@ describe('restart with recovery', () => {
     const granted = replies.filter((r) => r?.status === 200).map((r) => r!.body.grant.fence);
     const next = await start();
     const events = await coordinatorHttp(next.url, TEST_TOKENS.viewer.token).get<EventsBody>('/v1/events?limit=10000');
-    const logged = new Set(events.body.events.filter((e) => e.event.type === 'LeaseGranted').map((e) => e.event.data.fence));
+    const logged = new Set(
+      events.body.events.filter((e) => e.event.type === 'LeaseGranted').map((e) => e.event.data.fence),
+    );
     expect(granted.length).toBeGreaterThanOrEqual(40 - 8);
     for (const fence of granted) expect(logged.has(fence)).toBe(true);
     // A request that reached it while it was stopping was refused as retryable, never half-done.
     for (const reply of replies) if (reply !== undefined && reply.status !== 200) expect(reply.status).toBe(503);
     await next.stop(); // frees the data dir's lock for the next test
   });
-
 });
 
 describe('takeover by a standby', () => {
@@ -109,7 +135,11 @@ describe('takeover by a standby', () => {
     expect((await oldAgent.post('/v1/leases/takeover-1/acquire', { requestId: 'takeover-1' })).status).toBe(200);
 
     // When a standby on the same log takes over in a silence between the old one's checkpoints (1 s apart)
-    const successor = await takeover.start({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '300' });
+    const successor = await takeover.start({
+      LEASE_FENCE_ROLE: 'standby',
+      LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100',
+      LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '300',
+    });
 
     // Then the old one's next append conflicts: it stops granting and says why
     const refused = await oldAgent.post('/v1/leases/takeover-2/acquire', { requestId: 'takeover-2' });
@@ -117,9 +147,16 @@ describe('takeover by a standby', () => {
     expect(refused.body).toMatchObject({ error: 'coordinator-unavailable', reason: 'superseded', retryable: true });
     const readiness = await oldAgent.get('/readyz');
     expect(readiness.status).toBe(503);
-    expect(readiness.body).toMatchObject({ ready: false, status: 'superseded', reason: expect.stringContaining('another coordinator') });
+    expect(readiness.body).toMatchObject({
+      ready: false,
+      status: 'superseded',
+      reason: expect.stringContaining('another coordinator'),
+    });
     // And the successor grants
-    const granted = await coordinatorHttp(successor.url, TEST_TOKENS.agentA.token).post('/v1/leases/takeover-2/acquire', { requestId: 'takeover-2b' });
+    const granted = await coordinatorHttp(successor.url, TEST_TOKENS.agentA.token).post(
+      '/v1/leases/takeover-2/acquire',
+      { requestId: 'takeover-2b' },
+    );
     expect(granted.status).toBe(200);
   });
 });

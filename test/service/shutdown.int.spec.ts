@@ -59,13 +59,21 @@ const exitWithin = (child: ChildProcess, timeoutMillis: number): Promise<ChildEx
 
 /** Starts `scripts/start.mjs --coordinator-only` in a process group of its own; resolves once it printed the dashboard URL. */
 async function startLauncher(dataDir: string): Promise<{ launcher: ChildProcess; url: string }> {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LEASE_FENCE_') && !['PORT', 'HOST', 'LOG_LEVEL'].includes(name)));
-  const launcher = spawn(process.execPath, [join(REPO_ROOT, 'scripts/start.mjs'), '--skip-build', '--coordinator-only'], {
-    cwd: REPO_ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LEASE_FENCE_DATA_DIR: dataDir },
-  });
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !name.startsWith('LEASE_FENCE_') && !['PORT', 'HOST', 'LOG_LEVEL'].includes(name),
+    ),
+  );
+  const launcher = spawn(
+    process.execPath,
+    [join(REPO_ROOT, 'scripts/start.mjs'), '--skip-build', '--coordinator-only'],
+    {
+      cwd: REPO_ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LEASE_FENCE_DATA_DIR: dataDir },
+    },
+  );
   leftovers.pids.push(launcher.pid!);
   const output: string[] = [];
   launcher.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
@@ -75,18 +83,26 @@ async function startLauncher(dataDir: string): Promise<{ launcher: ChildProcess;
       const match = /^dashboard: (https?:\/\/[^/\s]+)/.exec(line);
       if (match?.[1] !== undefined) resolve(match[1]);
     });
-    void waitForExit(launcher).then((exit) => reject(new Error(`start.mjs exited (${JSON.stringify(exit)}) before printing the dashboard URL:\n${output.join('\n')}`)));
+    void waitForExit(launcher).then((exit) =>
+      reject(
+        new Error(
+          `start.mjs exited (${JSON.stringify(exit)}) before printing the dashboard URL:\n${output.join('\n')}`,
+        ),
+      ),
+    );
   });
   return { launcher, url };
 }
 
 describe('a coordinator started by scripts/start.mjs', () => {
-  it('stops when the launcher\'s process group is killed with SIGKILL, freeing the port and the data directory', async () => {
+  it("stops when the launcher's process group is killed with SIGKILL, freeing the port and the data directory", async () => {
     // Arrange
     const dataDir = await createTempDir('lease-fence-launcher-');
     leftovers.dirs.push(dataDir);
     const { launcher, url } = await startLauncher(dataDir);
-    const coordinatorPid = (JSON.parse(readFileSync(join(dataDir, 'default.events.sqlite.lock'), 'utf8')) as { pid: number }).pid;
+    const coordinatorPid = (
+      JSON.parse(readFileSync(join(dataDir, 'default.events.sqlite.lock'), 'utf8')) as { pid: number }
+    ).pid;
     leftovers.pids.push(coordinatorPid);
     expect(coordinatorPid).not.toBe(launcher.pid);
 
@@ -129,17 +145,19 @@ async function openFrozenGateLink(url: string): Promise<Socket> {
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);
     socket.once('connect', () => {
-      socket.write([
-        'GET /v1/gates/link HTTP/1.1',
-        `Host: ${hostname}:${port}`,
-        'Upgrade: websocket',
-        'Connection: Upgrade',
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-        'Sec-WebSocket-Version: 13',
-        `Authorization: Bearer ${TEST_TOKENS.gate.token}`,
-        '',
-        '',
-      ].join('\r\n'));
+      socket.write(
+        [
+          'GET /v1/gates/link HTTP/1.1',
+          `Host: ${hostname}:${port}`,
+          'Upgrade: websocket',
+          'Connection: Upgrade',
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Version: 13',
+          `Authorization: Bearer ${TEST_TOKENS.gate.token}`,
+          '',
+          '',
+        ].join('\r\n'),
+      );
     });
     socket.once('data', (chunk: Buffer) => {
       const status = chunk.toString('latin1').split('\r\n')[0];
@@ -171,7 +189,10 @@ describe('the shutdown deadline (LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS)', () => {
     // Assert
     expect(await exitWithin(app.child, EXIT_BOUND_MILLIS)).toEqual({ code: 1, signal: null });
     const report = await app.waitForLog((line) => line.msg?.startsWith('shutdown did not finish in time') === true);
-    expect(report).toMatchObject({ afterMillis: 2000, stillOpen: expect.objectContaining({ TCPSocketWrap: expect.any(Number) }) });
+    expect(report).toMatchObject({
+      afterMillis: 2000,
+      stillOpen: expect.objectContaining({ TCPSocketWrap: expect.any(Number) }),
+    });
     expect(app.logs.some((line) => line.msg === 'stopped')).toBe(false);
     await app.cleanup();
   });

@@ -9,14 +9,24 @@ import { join } from 'node:path';
 import { FenceTokenVerifier } from '@lease-fence/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { coordinatorHttp } from '../support/coordinator-http.js';
-import { spawnCoordinator, startCoordinator, type RunningCoordinator, type StartCoordinatorOptions } from '../support/coordinator-process.js';
+import {
+  spawnCoordinator,
+  startCoordinator,
+  type RunningCoordinator,
+  type StartCoordinatorOptions,
+} from '../support/coordinator-process.js';
 import { createSigningKeysFile, rotateSigningKeysFile } from '../support/signing-keys.js';
 import { waitForExit } from '../support/stop-by-pid.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
-interface Jwks { readonly keys: readonly { readonly kid: string; readonly kty: string; readonly crv: string; readonly d?: string }[] }
-interface GrantBody { readonly ok: true; readonly grant: { readonly fence: number; readonly signedToken: string } }
+interface Jwks {
+  readonly keys: readonly { readonly kid: string; readonly kty: string; readonly crv: string; readonly d?: string }[];
+}
+interface GrantBody {
+  readonly ok: true;
+  readonly grant: { readonly fence: number; readonly signedToken: string };
+}
 
 const running: RunningCoordinator[] = [];
 const dirs: string[] = [];
@@ -37,10 +47,14 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-const keysOf = async (app: RunningCoordinator): Promise<Jwks> => (await coordinatorHttp(app.url).get<Jwks>('/v1/keys')).body;
+const keysOf = async (app: RunningCoordinator): Promise<Jwks> =>
+  (await coordinatorHttp(app.url).get<Jwks>('/v1/keys')).body;
 
 const acquire = async (app: RunningCoordinator, resource: string, requestId: string): Promise<GrantBody['grant']> => {
-  const reply = await coordinatorHttp(app.url, TEST_TOKENS.agentA.token).post<GrantBody>(`/v1/leases/${resource}/acquire`, { requestId, ttlMillis: 60_000 });
+  const reply = await coordinatorHttp(app.url, TEST_TOKENS.agentA.token).post<GrantBody>(
+    `/v1/leases/${resource}/acquire`,
+    { requestId, ttlMillis: 60_000 },
+  );
   expect(reply.status).toBe(200);
   return reply.body.grant;
 };
@@ -49,7 +63,9 @@ const acquire = async (app: RunningCoordinator, resource: string, requestId: str
 async function refusedStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const child = spawnCoordinator({ PORT: '0', HOST: '127.0.0.1', ...env });
   let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   const exit = await waitForExit(child);
   return { code: exit.code, stderr };
 }
@@ -64,7 +80,10 @@ describe('signed grants', () => {
     const keys = await coordinatorHttp(app.url).get<Jwks>('/v1/keys');
     const granted = await acquire(app, 'deploy-signed', 'r-1');
     const retried = await acquire(app, 'deploy-signed', 'r-1');
-    const renewed = await agent.post<GrantBody>('/v1/leases/deploy-signed/renew', { requestId: 'r-2', fence: granted.fence });
+    const renewed = await agent.post<GrantBody>('/v1/leases/deploy-signed/renew', {
+      requestId: 'r-2',
+      fence: granted.fence,
+    });
     const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: `${app.url}/v1/keys` } });
 
     // Assert
@@ -73,7 +92,11 @@ describe('signed grants', () => {
     expect(keys.body.keys[0]).not.toHaveProperty('d');
     expect(retried.signedToken).toBe(granted.signedToken);
     expect(renewed.body.grant.signedToken).toBe(granted.signedToken);
-    expect(await verifier.verify(granted.signedToken, 'deploy-signed')).toEqual({ resource: 'deploy-signed', holderId: 'agent-a', fence: granted.fence });
+    expect(await verifier.verify(granted.signedToken, 'deploy-signed')).toEqual({
+      resource: 'deploy-signed',
+      holderId: 'agent-a',
+      fence: granted.fence,
+    });
     expect((await stat(join(app.dataDir, 'signing-keys.json'))).mode & 0o777).toBe(0o600);
   });
 
@@ -116,36 +139,75 @@ describe('signed grants', () => {
     expect(await verifier.verify(oldToken, 'deploy-rotate')).toMatchObject({ holderId: 'agent-a' });
     expect(await verifier.verify(newToken, 'deploy-rotated')).toMatchObject({ holderId: 'agent-a' });
     expect(JSON.parse(Buffer.from(newToken.split('.')[0]!, 'base64url').toString()).kid).toBe(kids[0]);
-    expect(after.logs.some((line) => line.msg === 'signing grants with the first key of the key set file' && line.kid === kids[0])).toBe(true);
+    expect(
+      after.logs.some(
+        (line) => line.msg === 'signing grants with the first key of the key set file' && line.kid === kids[0],
+      ),
+    ).toBe(true);
   });
 
   it.each([
-    ['a file that does not exist', async (dir: string) => join(dir, 'missing.json'), /missing\.json: does not exist \(create one with `node apps\/coordinator\/dist\/signing\/signing-keys-cli\.js/],
-    ['a PEM key', async (dir: string) => writeKeyFile(dir, '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA\n-----END PRIVATE KEY-----\n'), /is not a JSON key set/],
-    ['an RSA key', async (dir: string) => writeKeyFile(dir, JSON.stringify({ keys: [{ kty: 'RSA', n: 'AQAB', e: 'AQAB' }] })), /key 0 field kty: must be "OKP" \(an Ed25519 key\), got "RSA"/],
-    ['a directory', async (dir: string) => { const path = join(dir, 'keys.d'); await mkdir(path); return path; }, /keys\.d: is a directory/],
-  ])('refuses to start on %s, naming LEASE_FENCE_SIGNING_KEYS_FILE and what is wrong, having appended nothing', async (_name, makeFile, expected) => {
-    // Arrange
-    const dir = await tempDir();
-    const file = await makeFile(dir);
-    const tokensFile = join(dir, 'tokens.json');
-    await writeFile(tokensFile, JSON.stringify(Object.values(TEST_TOKENS)));
+    [
+      'a file that does not exist',
+      async (dir: string) => join(dir, 'missing.json'),
+      /missing\.json: does not exist \(create one with `node apps\/coordinator\/dist\/signing\/signing-keys-cli\.js/,
+    ],
+    [
+      'a PEM key',
+      async (dir: string) =>
+        writeKeyFile(dir, '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA\n-----END PRIVATE KEY-----\n'),
+      /is not a JSON key set/,
+    ],
+    [
+      'an RSA key',
+      async (dir: string) => writeKeyFile(dir, JSON.stringify({ keys: [{ kty: 'RSA', n: 'AQAB', e: 'AQAB' }] })),
+      /key 0 field kty: must be "OKP" \(an Ed25519 key\), got "RSA"/,
+    ],
+    [
+      'a directory',
+      async (dir: string) => {
+        const path = join(dir, 'keys.d');
+        await mkdir(path);
+        return path;
+      },
+      /keys\.d: is a directory/,
+    ],
+  ])(
+    'refuses to start on %s, naming LEASE_FENCE_SIGNING_KEYS_FILE and what is wrong, having appended nothing',
+    async (_name, makeFile, expected) => {
+      // Arrange
+      const dir = await tempDir();
+      const file = await makeFile(dir);
+      const tokensFile = join(dir, 'tokens.json');
+      await writeFile(tokensFile, JSON.stringify(Object.values(TEST_TOKENS)));
 
-    // Act
-    const { code, stderr } = await refusedStart({ LEASE_FENCE_DATA_DIR: join(dir, 'data'), LEASE_FENCE_TOKENS_FILE: tokensFile, LEASE_FENCE_SIGNING_KEYS_FILE: file });
+      // Act
+      const { code, stderr } = await refusedStart({
+        LEASE_FENCE_DATA_DIR: join(dir, 'data'),
+        LEASE_FENCE_TOKENS_FILE: tokensFile,
+        LEASE_FENCE_SIGNING_KEYS_FILE: file,
+      });
 
-    // Assert
-    expect(code).toBe(1);
-    expect(stderr).toMatch(/^lease-fence coordinator: invalid configuration:\n {2}LEASE_FENCE_SIGNING_KEYS_FILE: signing keys file /);
-    expect(stderr).toMatch(expected);
-    expect(stderr).not.toMatch(/^\s+at /m);
-    await expect(stat(join(dir, 'data', 'default.events.sqlite'))).rejects.toThrow(/ENOENT/);
-  });
+      // Assert
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /^lease-fence coordinator: invalid configuration:\n {2}LEASE_FENCE_SIGNING_KEYS_FILE: signing keys file /,
+      );
+      expect(stderr).toMatch(expected);
+      expect(stderr).not.toMatch(/^\s+at /m);
+      await expect(stat(join(dir, 'data', 'default.events.sqlite'))).rejects.toThrow(/ENOENT/);
+    },
+  );
 
   it('refuses to start on the EventStoreDB log without LEASE_FENCE_SIGNING_KEYS_FILE, saying why', async () => {
-    const { code, stderr } = await refusedStart({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'kurrentdb://127.0.0.1:1?tls=false' });
+    const { code, stderr } = await refusedStart({
+      LEASE_FENCE_EVENT_LOG: 'eventstoredb',
+      EVENTSTORE_CONNECTION_STRING: 'kurrentdb://127.0.0.1:1?tls=false',
+    });
     expect(code).toBe(1);
-    expect(stderr).toContain('LEASE_FENCE_SIGNING_KEYS_FILE: is required when LEASE_FENCE_EVENT_LOG=eventstoredb, so that a primary and its standby sign grants with the same key');
+    expect(stderr).toContain(
+      'LEASE_FENCE_SIGNING_KEYS_FILE: is required when LEASE_FENCE_EVENT_LOG=eventstoredb, so that a primary and its standby sign grants with the same key',
+    );
   });
 });
 

@@ -13,7 +13,10 @@ import { stopByPid, waitForExit } from '../support/stop-by-pid.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS, writeTokensFile } from '../support/test-tokens.js';
 
-interface EventsBody { events: { position: number; event: { type: string } }[]; head: number }
+interface EventsBody {
+  events: { position: number; event: { type: string } }[];
+  head: number;
+}
 
 const running: RunningCoordinator[] = [];
 const dirs: string[] = [];
@@ -27,11 +30,18 @@ afterAll(async () => {
  * Runs a coordinator until it exits; returns its exit code and all its output. One that is still
  * running after `deadlineMillis` (it started when it should not have) is killed: code `null`.
  */
-async function runToExit(env: Record<string, string>, deadlineMillis = 20_000): Promise<{ code: number | null; output: string }> {
+async function runToExit(
+  env: Record<string, string>,
+  deadlineMillis = 20_000,
+): Promise<{ code: number | null; output: string }> {
   const child = spawnCoordinator({ HOST: '127.0.0.1', ...env });
   let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
   const deadline = setTimeout(() => void stopByPid(child, 'SIGKILL'), deadlineMillis);
   const exit = await waitForExit(child);
   clearTimeout(deadline);
@@ -39,7 +49,7 @@ async function runToExit(env: Record<string, string>, deadlineMillis = 20_000): 
 }
 
 describe('a second coordinator on the same data dir and namespace', () => {
-  it('exits non-zero naming the running one\'s pid, appends nothing, and the running one keeps granting', async () => {
+  it("exits non-zero naming the running one's pid, appends nothing, and the running one keeps granting", async () => {
     // Given a running coordinator that granted a lease (no uptime checkpoint during the test, so
     // its log moves only if something appends to it)
     const first = await startCoordinator({ env: { LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '3600000' } });
@@ -50,7 +60,11 @@ describe('a second coordinator on the same data dir and namespace', () => {
     const headBefore = await viewer.head();
 
     // When a second one is started on the same data dir (on a free port: only the lock can stop it)
-    const second = await runToExit({ PORT: '0', LEASE_FENCE_DATA_DIR: first.dataDir, LEASE_FENCE_TOKENS_FILE: join(first.dataDir, 'tokens.json') });
+    const second = await runToExit({
+      PORT: '0',
+      LEASE_FENCE_DATA_DIR: first.dataDir,
+      LEASE_FENCE_TOKENS_FILE: join(first.dataDir, 'tokens.json'),
+    });
 
     // Then it refused to start, saying who holds the log and what to do
     expect(second.code, second.output).toBe(1);
@@ -71,7 +85,10 @@ describe('a second coordinator on the same data dir and namespace', () => {
     running.push(first);
 
     // When
-    const other = await startCoordinator({ dataDir: first.dataDir, env: { LEASE_FENCE_NAMESPACE: 'other', LEASE_FENCE_TOKENS_FILE: join(first.dataDir, 'tokens.json') } });
+    const other = await startCoordinator({
+      dataDir: first.dataDir,
+      env: { LEASE_FENCE_NAMESPACE: 'other', LEASE_FENCE_TOKENS_FILE: join(first.dataDir, 'tokens.json') },
+    });
     running.push(other);
 
     // Then both serve
@@ -86,12 +103,17 @@ describe('a second coordinator on the same data dir and namespace', () => {
     await first.kill();
 
     // When another starts on the same data dir
-    const second = await startCoordinator({ dataDir: first.dataDir, env: { LEASE_FENCE_TOKENS_FILE: join(first.dataDir, 'tokens.json') } });
+    const second = await startCoordinator({
+      dataDir: first.dataDir,
+      env: { LEASE_FENCE_TOKENS_FILE: join(first.dataDir, 'tokens.json') },
+    });
     running.push(second);
 
     // Then it serves, and says it replaced the dead one's lock
     expect((await coordinatorHttp(second.url).get('/readyz')).status).toBe(200);
-    expect(second.logs).toContainEqual(expect.objectContaining({ previousPid: first.pid, msg: expect.stringContaining('which is gone') }));
+    expect(second.logs).toContainEqual(
+      expect.objectContaining({ previousPid: first.pid, msg: expect.stringContaining('which is gone') }),
+    );
   });
 });
 
@@ -105,13 +127,19 @@ describe('a coordinator that cannot bind its port', () => {
   it('exits without having appended to its log: recovery starts only once the port is bound', async () => {
     // Given a port that is taken, and a fresh data dir
     blocker = createServer();
-    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)),
+    );
     const dataDir = await createTempDir('lease-fence-no-port-');
     dirs.push(dataDir);
     const tokensFile = await writeTokensFile(dataDir);
 
     // When a coordinator is started on that port
-    const refused = await runToExit({ PORT: String(port), LEASE_FENCE_DATA_DIR: dataDir, LEASE_FENCE_TOKENS_FILE: tokensFile });
+    const refused = await runToExit({
+      PORT: String(port),
+      LEASE_FENCE_DATA_DIR: dataDir,
+      LEASE_FENCE_TOKENS_FILE: tokensFile,
+    });
 
     // Then it exits 1 for the port
     expect(refused.code, refused.output).toBe(1);

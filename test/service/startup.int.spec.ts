@@ -27,8 +27,12 @@ afterAll(async () => {
 async function runToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const child = spawnCoordinator({ PORT: '0', HOST: '127.0.0.1', LEASE_FENCE_DATA_DIR: dir, ...env });
   let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { output += chunk; });
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
   const exit = await waitForExit(child);
   return { code: exit.code, output };
 }
@@ -48,7 +52,9 @@ describe('start-up', () => {
   it('exits 1 naming HOST, in one clean message, when the host does not resolve', async () => {
     const { code, output } = await runToExit({ HOST: '0.0.0.0x', LEASE_FENCE_TOKENS_FILE: await writeTokensFile(dir) });
     expect(code).toBe(1);
-    expect(output).toMatch(/lease-fence coordinator: invalid configuration:\n {2}HOST: cannot listen on "0\.0\.0\.0x" \(getaddrinfo (ENOTFOUND|EAI_AGAIN)\)\n/);
+    expect(output).toMatch(
+      /lease-fence coordinator: invalid configuration:\n {2}HOST: cannot listen on "0\.0\.0\.0x" \(getaddrinfo (ENOTFOUND|EAI_AGAIN)\)\n/,
+    );
     expect(output).not.toContain('"stack"');
     expect(output).not.toMatch(/Error:|^\s+at /m);
   });
@@ -56,14 +62,21 @@ describe('start-up', () => {
   it('exits 1 naming PORT, in one clean message, when the port is taken', async () => {
     // Arrange
     const blocker = createServer();
-    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as AddressInfo).port)));
+    const port = await new Promise<number>((resolve) =>
+      blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as AddressInfo).port)),
+    );
     try {
       // Act
-      const { code, output } = await runToExit({ PORT: String(port), LEASE_FENCE_TOKENS_FILE: await writeTokensFile(dir) });
+      const { code, output } = await runToExit({
+        PORT: String(port),
+        LEASE_FENCE_TOKENS_FILE: await writeTokensFile(dir),
+      });
 
       // Assert
       expect(code).toBe(1);
-      expect(output).toContain(`invalid configuration:\n  PORT: cannot listen on port ${port} of "127.0.0.1" (listen EADDRINUSE)\n`);
+      expect(output).toContain(
+        `invalid configuration:\n  PORT: cannot listen on port ${port} of "127.0.0.1" (listen EADDRINUSE)\n`,
+      );
       expect(output).not.toMatch(/Error:|^\s+at /m);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
@@ -87,7 +100,9 @@ describe('start-up', () => {
   it('exits 1 naming the tokens file when it does not exist, as a clean configuration error saying how to create one', async () => {
     const { code, output } = await runToExit({ LEASE_FENCE_TOKENS_FILE: join(dir, 'missing.json') });
     expect(code).toBe(1);
-    expect(output).toMatch(/^lease-fence coordinator: invalid configuration:\n {2}LEASE_FENCE_TOKENS_FILE: .*missing\.json: does not exist; `npm start`/);
+    expect(output).toMatch(
+      /^lease-fence coordinator: invalid configuration:\n {2}LEASE_FENCE_TOKENS_FILE: .*missing\.json: does not exist; `npm start`/,
+    );
     expect(output).toContain('"role":"agent","holderId":"agent-a"');
     expect(output).not.toContain('"stack"');
     expect(output).not.toMatch(/^\s+at /m);
@@ -104,7 +119,10 @@ describe('dashboard build', () => {
     await writeFile(join(dashboard, 'assets', 'app-1234.js'), 'console.log("dashboard")');
     const dataDir = join(dir, 'data');
     await mkdir(dataDir);
-    app = await startCoordinator({ dataDir, env: { LEASE_FENCE_DASHBOARD_DIR: dashboard, LEASE_FENCE_TOKENS_FILE: await writeTokensFile(dataDir) } });
+    app = await startCoordinator({
+      dataDir,
+      env: { LEASE_FENCE_DASHBOARD_DIR: dashboard, LEASE_FENCE_TOKENS_FILE: await writeTokensFile(dataDir) },
+    });
   });
 
   afterAll(async () => {
@@ -112,7 +130,9 @@ describe('dashboard build', () => {
   });
 
   it('says in the start-up log that the dashboard is served, with its URL', () => {
-    expect(app.logs).toContainEqual(expect.objectContaining({ url: `${app.url}/`, msg: expect.stringContaining('dashboard') }));
+    expect(app.logs).toContainEqual(
+      expect.objectContaining({ url: `${app.url}/`, msg: expect.stringContaining('dashboard') }),
+    );
   });
 
   it('serves index.html at / and the static assets', async () => {
@@ -134,13 +154,20 @@ describe('dashboard build', () => {
     expect(traversal.text).not.toContain('root:');
   });
 
-  it.each(['/health', '/livez', '/v2/leases', '/v2', '/healthz/extra', '/readyz/extra', '/metrics/extra', '/docs/missing', '/v1/missing'])(
-    'answers %s, an API-looking path that does not exist, with 404 JSON instead of the dashboard',
-    async (path) => {
-      const reply = await call<{ error?: string }>(app.url, 'GET', path, { token: TEST_TOKENS.viewer.token });
-      expect(reply.status, reply.text).toBe(404);
-      expect(reply.headers.get('content-type')).toContain('application/json');
-      expect(reply.body.error).toBe('not-found');
-    },
-  );
+  it.each([
+    '/health',
+    '/livez',
+    '/v2/leases',
+    '/v2',
+    '/healthz/extra',
+    '/readyz/extra',
+    '/metrics/extra',
+    '/docs/missing',
+    '/v1/missing',
+  ])('answers %s, an API-looking path that does not exist, with 404 JSON instead of the dashboard', async (path) => {
+    const reply = await call<{ error?: string }>(app.url, 'GET', path, { token: TEST_TOKENS.viewer.token });
+    expect(reply.status, reply.text).toBe(404);
+    expect(reply.headers.get('content-type')).toContain('application/json');
+    expect(reply.body.error).toBe('not-found');
+  });
 });

@@ -18,17 +18,27 @@ import { TEST_TOKENS } from '../support/test-tokens.js';
 const isEvent = (frame: StreamFrame): frame is EventFrame => frame.type === 'event';
 
 /** Attempts a WebSocket upgrade at `url` that the server refuses; resolves with the HTTP status and body. */
-const refusedUpgrade = (url: string): Promise<{ status: number; body: string }> => new Promise((resolve, reject) => {
-  const socket = new WebSocket(url);
-  socket.once('open', () => { socket.close(); reject(new Error(`the upgrade at ${url} was accepted`)); });
-  socket.once('error', () => undefined);
-  socket.once('unexpected-response', (_request, response) => {
-    let body = '';
-    response.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+const refusedUpgrade = (url: string): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const socket = new WebSocket(url);
+    socket.once('open', () => {
+      socket.close();
+      reject(new Error(`the upgrade at ${url} was accepted`));
+    });
+    socket.once('error', () => undefined);
+    socket.once('unexpected-response', (_request, response) => {
+      let body = '';
+      response
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => {
+          body += chunk;
+        })
+        .on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
   });
-});
 const positionsOf = (frames: readonly StreamFrame[]): number[] => frames.filter(isEvent).map((f) => f.position);
-const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 describe('GET /v1/stream', () => {
   let app: RunningCoordinator;
@@ -38,12 +48,15 @@ describe('GET /v1/stream', () => {
   let counter = 0;
 
   beforeAll(async () => {
-    app = await startCoordinator({ env: { LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: '100', LEASE_FENCE_STREAM_STATS_MILLIS: '100' } });
+    app = await startCoordinator({
+      env: { LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: '100', LEASE_FENCE_STREAM_STATS_MILLIS: '100' },
+    });
     agentA = coordinatorHttp(app.url, TEST_TOKENS.agentA.token);
     agentB = coordinatorHttp(app.url, TEST_TOKENS.agentB.token);
     viewer = coordinatorHttp(app.url, TEST_TOKENS.viewer.token);
     // Some history: three grants and a release.
-    for (const resource of ['s-1', 's-2', 's-3']) await agentA.post(`/v1/leases/${resource}/acquire`, { requestId: `setup-${resource}` });
+    for (const resource of ['s-1', 's-2', 's-3'])
+      await agentA.post(`/v1/leases/${resource}/acquire`, { requestId: `setup-${resource}` });
     const held = await viewer.get<{ leases: { resource: string; fence: number }[] }>('/v1/leases');
     const s1 = held.body.leases.find((l) => l.resource === 's-1');
     await agentA.post('/v1/leases/s-1/release', { fence: s1?.fence });
@@ -126,21 +139,28 @@ describe('GET /v1/stream', () => {
     await expect(openStream(app.wsUrl, options)).rejects.toMatchObject({ status });
   });
 
-  it.each(['after=0x10', 'after=1e3', 'after=', 'after=1&after=2'])('refuses %s at the upgrade with 400 and the same words as GET /v1/events', async (query) => {
-    // Act
-    const refused = await refusedUpgrade(`${app.wsUrl}/v1/stream?${query}&token=${TEST_TOKENS.viewer.token}`);
-    const history = await viewer.get<{ message: string }>(`/v1/events?${query}`);
+  it.each(['after=0x10', 'after=1e3', 'after=', 'after=1&after=2'])(
+    'refuses %s at the upgrade with 400 and the same words as GET /v1/events',
+    async (query) => {
+      // Act
+      const refused = await refusedUpgrade(`${app.wsUrl}/v1/stream?${query}&token=${TEST_TOKENS.viewer.token}`);
+      const history = await viewer.get<{ message: string }>(`/v1/events?${query}`);
 
-    // Assert
-    expect(refused.status).toBe(400);
-    expect(history.status).toBe(400);
-    expect(JSON.parse(refused.body)).toMatchObject({ error: 'invalid-request', message: history.body.message });
-    expect(history.body.message).toMatch(/^after: /);
-  });
+      // Assert
+      expect(refused.status).toBe(400);
+      expect(history.status).toBe(400);
+      expect(JSON.parse(refused.body)).toMatchObject({ error: 'invalid-request', message: history.body.message });
+      expect(history.body.message).toMatch(/^after: /);
+    },
+  );
 
   it('logs a refused stream token at warn without the token (it travels in the query string)', async () => {
     await expect(openStream(app.wsUrl, { token: 'stream-secret-token' })).rejects.toMatchObject({ status: 401 });
-    expect(await app.waitForLog((l) => l.path === '/v1/stream' && l.reason === 'unknown bearer token')).toMatchObject({ level: 40, method: 'GET', status: 401 });
+    expect(await app.waitForLog((l) => l.path === '/v1/stream' && l.reason === 'unknown bearer token')).toMatchObject({
+      level: 40,
+      method: 'GET',
+      status: 401,
+    });
     expect(JSON.stringify(app.logs)).not.toContain('stream-secret-token');
   });
 
@@ -148,7 +168,10 @@ describe('GET /v1/stream', () => {
     const reply = await viewer.get<{ error: string; message: string }>('/v1/stream');
     expect(reply.status).toBe(426);
     expect(reply.headers.get('upgrade')).toBe('websocket');
-    expect(reply.body).toMatchObject({ error: 'upgrade-required', message: expect.stringContaining('connect with a WebSocket client') });
+    expect(reply.body).toMatchObject({
+      error: 'upgrade-required',
+      message: expect.stringContaining('connect with a WebSocket client'),
+    });
   });
 
   it('closes a client whose position is beyond the head with closing at the head', async () => {
@@ -163,7 +186,13 @@ describe('GET /v1/stream with a slow consumer', () => {
   let app: RunningCoordinator;
 
   beforeAll(async () => {
-    app = await startCoordinator({ env: { LEASE_FENCE_EVENT_LOG: 'memory', LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES: '8192', LEASE_FENCE_STREAM_STATS_MILLIS: '60000' } });
+    app = await startCoordinator({
+      env: {
+        LEASE_FENCE_EVENT_LOG: 'memory',
+        LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES: '8192',
+        LEASE_FENCE_STREAM_STATS_MILLIS: '60000',
+      },
+    });
   });
 
   afterAll(async () => {
@@ -180,16 +209,20 @@ describe('GET /v1/stream with a slow consumer', () => {
 
     // When writers keep appending until the server gives up on it
     let disconnected = false;
-    const slow = app.waitForLog((l) => l.msg === 'stream: slow consumer disconnected', 45_000).then((line) => {
-      disconnected = true;
-      return line;
-    });
+    const slow = app
+      .waitForLog((l) => l.msg === 'stream: slow consumer disconnected', 45_000)
+      .then((line) => {
+        disconnected = true;
+        return line;
+      });
     let n = 0;
     while (!disconnected) {
-      await Promise.all(Array.from({ length: 32 }, () => {
-        const resource = `slow-${n++}`;
-        return agent.post(`/v1/leases/${resource}/acquire`, { requestId: resource, ttlMillis: 60_000 });
-      }));
+      await Promise.all(
+        Array.from({ length: 32 }, () => {
+          const resource = `slow-${n++}`;
+          return agent.post(`/v1/leases/${resource}/acquire`, { requestId: resource, ttlMillis: 60_000 });
+        }),
+      );
     }
     const logged = await slow;
     stream.resume();
@@ -218,36 +251,54 @@ describe('GET /v1/stream with a slow consumer', () => {
  * Opens a stream; `caughtUp` and `firstPing` are watched from the start, since the first frames
  * and a ping can arrive in the same read as the upgrade reply, before the code awaiting `open` runs.
  */
-const openBareStream = (wsUrl: string, autoPong: boolean): Promise<{ socket: WebSocket; caughtUp: Promise<void>; firstPing: Promise<void> }> => new Promise((resolve, reject) => {
-  const socket = new WebSocket(`${wsUrl}/v1/stream?token=${TEST_TOKENS.viewer.token}`, { autoPong });
-  const caughtUp = new Promise<void>((caught) => socket.on('message', (data) => { if ((JSON.parse(String(data)) as StreamFrame).type === 'caught-up') caught(); }));
-  const firstPing = new Promise<void>((pinged) => socket.once('ping', () => pinged()));
-  socket.once('open', () => { socket.off('error', reject); resolve({ socket, caughtUp, firstPing }); });
-  socket.once('error', reject);
-});
+const openBareStream = (
+  wsUrl: string,
+  autoPong: boolean,
+): Promise<{ socket: WebSocket; caughtUp: Promise<void>; firstPing: Promise<void> }> =>
+  new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${wsUrl}/v1/stream?token=${TEST_TOKENS.viewer.token}`, { autoPong });
+    const caughtUp = new Promise<void>((caught) =>
+      socket.on('message', (data) => {
+        if ((JSON.parse(String(data)) as StreamFrame).type === 'caught-up') caught();
+      }),
+    );
+    const firstPing = new Promise<void>((pinged) => socket.once('ping', () => pinged()));
+    socket.once('open', () => {
+      socket.off('error', reject);
+      resolve({ socket, caughtUp, firstPing });
+    });
+    socket.once('error', reject);
+  });
 /** Resolves once `socket` has received `count` more pings; rejects if it closes first. */
-const pingsReceived = (socket: WebSocket, count: number): Promise<void> => new Promise((resolve, reject) => {
-  let seen = 0;
-  const onPing = (): void => {
-    seen += 1;
-    if (seen < count) return;
-    socket.off('close', onClose);
-    socket.off('ping', onPing);
-    resolve();
-  };
-  const onClose = (code: number): void => {
-    socket.off('ping', onPing);
-    reject(new Error(`closed (${code}) after ${seen} of ${count} pings`));
-  };
-  socket.on('ping', onPing);
-  socket.once('close', onClose);
-});
+const pingsReceived = (socket: WebSocket, count: number): Promise<void> =>
+  new Promise((resolve, reject) => {
+    let seen = 0;
+    const onPing = (): void => {
+      seen += 1;
+      if (seen < count) return;
+      socket.off('close', onClose);
+      socket.off('ping', onPing);
+      resolve();
+    };
+    const onClose = (code: number): void => {
+      socket.off('ping', onPing);
+      reject(new Error(`closed (${code}) after ${seen} of ${count} pings`));
+    };
+    socket.on('ping', onPing);
+    socket.once('close', onClose);
+  });
 
 describe('GET /v1/stream keepalive', () => {
   let app: RunningCoordinator;
 
   beforeAll(async () => {
-    app = await startCoordinator({ env: { LEASE_FENCE_EVENT_LOG: 'memory', LEASE_FENCE_STREAM_PING_MILLIS: '200', LEASE_FENCE_STREAM_STATS_MILLIS: '60000' } });
+    app = await startCoordinator({
+      env: {
+        LEASE_FENCE_EVENT_LOG: 'memory',
+        LEASE_FENCE_STREAM_PING_MILLIS: '200',
+        LEASE_FENCE_STREAM_STATS_MILLIS: '60000',
+      },
+    });
   });
 
   afterAll(async () => {
@@ -259,7 +310,11 @@ describe('GET /v1/stream keepalive', () => {
     const viewer = coordinatorHttp(app.url, TEST_TOKENS.viewer.token);
     const head = await viewer.head();
     const { socket: answering } = await openBareStream(app.wsUrl, true);
-    const { socket: silent, caughtUp: silentCaughtUp, firstPing: silentPinged } = await openBareStream(app.wsUrl, false);
+    const {
+      socket: silent,
+      caughtUp: silentCaughtUp,
+      firstPing: silentPinged,
+    } = await openBareStream(app.wsUrl, false);
     const silentClosed = new Promise<number>((resolve) => silent.once('close', (code) => resolve(code)));
 
     // When the pings come
@@ -282,7 +337,7 @@ describe('GET /v1/stream keepalive', () => {
 });
 
 describe('GET /v1/stream when the coordinator stops', () => {
-  it('sends closing (shutdown) with the client\'s last position, closes with 1001, and the process exits 0', async () => {
+  it("sends closing (shutdown) with the client's last position, closes with 1001, and the process exits 0", async () => {
     // Given a caught-up client
     const app = await startCoordinator({ env: { LEASE_FENCE_EVENT_LOG: 'memory' } });
     try {
@@ -294,7 +349,11 @@ describe('GET /v1/stream when the coordinator stops', () => {
       const closed = await stream.closed;
 
       // Then the client was told where to resume, and the process ended cleanly
-      expect(stream.frames.at(-1)).toEqual({ type: 'closing', reason: 'shutdown', position: caughtUp.type === 'caught-up' ? caughtUp.position : -1 });
+      expect(stream.frames.at(-1)).toEqual({
+        type: 'closing',
+        reason: 'shutdown',
+        position: caughtUp.type === 'caught-up' ? caughtUp.position : -1,
+      });
       expect(closed.code).toBe(1001);
       expect(exit).toEqual({ code: 0, signal: null });
     } finally {
@@ -312,7 +371,9 @@ describe('GET /v1/stream when the log stops decoding', () => {
 
   it('sends each live client closing (error) at its last position and closes it with 1011, instead of going silent', async () => {
     // Given a live client (on the shared live subscription once it has caught up) and one event after it connected
-    app = await startCoordinator({ env: { LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: '100', LEASE_FENCE_STREAM_STATS_MILLIS: '100' } });
+    app = await startCoordinator({
+      env: { LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: '100', LEASE_FENCE_STREAM_STATS_MILLIS: '100' },
+    });
     const agent = coordinatorHttp(app.url, TEST_TOKENS.agentA.token);
     const head = await coordinatorHttp(app.url, TEST_TOKENS.viewer.token).head();
     const stream = await openStream(app.wsUrl, { after: head, token: TEST_TOKENS.viewer.token });
@@ -322,7 +383,13 @@ describe('GET /v1/stream when the log stops decoding', () => {
 
     // When a record that does not decode appears in the log file (damage, or a foreign writer)
     const db = new Database(join(app.dataDir, 'default.events.sqlite'));
-    db.prepare('INSERT INTO events (position, type, version, data, recorded_at) VALUES (?, ?, ?, ?, ?)').run(head + 2, 'LeaseGranted', 1, '{not json', Date.now());
+    db.prepare('INSERT INTO events (position, type, version, data, recorded_at) VALUES (?, ?, ?, ?, ?)').run(
+      head + 2,
+      'LeaseGranted',
+      1,
+      '{not json',
+      Date.now(),
+    );
     db.close();
 
     // Then the client is told where to resume and the socket is closed

@@ -20,14 +20,28 @@ afterAll(async () => {
 });
 
 /** What curl --http2 adds to a request over plain http://. */
-const H2C_OFFER = { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAAQCAAAAAAIAAAAA' };
+const H2C_OFFER = {
+  connection: 'Upgrade, HTTP2-Settings',
+  upgrade: 'h2c',
+  'http2-settings': 'AAMAAABkAAQCAAAAAAIAAAAA',
+};
 
 /** One request with node:http (fetch refuses an Upgrade header); resolves with the status and the body text. */
-function send(method: string, path: string, headers: Readonly<Record<string, string>>, body?: string): Promise<{ status: number; text: string }> {
+function send(
+  method: string,
+  path: string,
+  headers: Readonly<Record<string, string>>,
+  body?: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(`${app.url}${path}`, { method, headers, agent: false }, (response) => {
       let text = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => { text += chunk; }).on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      response
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => {
+          text += chunk;
+        })
+        .on('end', () => resolve({ status: response.statusCode ?? 0, text }));
     });
     outgoing.on('upgrade', () => reject(new Error(`${method} ${path}: the server switched protocols`)));
     outgoing.on('error', reject);
@@ -41,7 +55,13 @@ function sendRaw(text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(text));
     let received = '';
-    socket.setEncoding('latin1').on('data', (chunk: string) => { received += chunk; }).on('end', () => resolve(received)).on('error', reject);
+    socket
+      .setEncoding('latin1')
+      .on('data', (chunk: string) => {
+        received += chunk;
+      })
+      .on('end', () => resolve(received))
+      .on('error', reject);
   });
 }
 
@@ -53,26 +73,47 @@ describe('a request offering Upgrade: h2c', () => {
   });
 
   it('GET /v1/leases is answered as HTTP/1.1', async () => {
-    const reply = await send('GET', '/v1/leases', { ...H2C_OFFER, authorization: `Bearer ${TEST_TOKENS.viewer.token}` });
+    const reply = await send('GET', '/v1/leases', {
+      ...H2C_OFFER,
+      authorization: `Bearer ${TEST_TOKENS.viewer.token}`,
+    });
     expect(reply.status, reply.text).toBe(200);
     expect(JSON.parse(reply.text)).toHaveProperty('leases');
   });
 
   it('POST acquire is answered as HTTP/1.1, its JSON body read whole', async () => {
     const body = JSON.stringify({ requestId: 'h2c-offer-1', ttlMillis: 5000 });
-    const reply = await send('POST', '/v1/leases/h2c-slot/acquire', { ...H2C_OFFER, authorization: `Bearer ${TEST_TOKENS.agentA.token}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body);
+    const reply = await send(
+      'POST',
+      '/v1/leases/h2c-slot/acquire',
+      {
+        ...H2C_OFFER,
+        authorization: `Bearer ${TEST_TOKENS.agentA.token}`,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      },
+      body,
+    );
     expect(reply.status, reply.text).toBe(200);
-    expect(JSON.parse(reply.text)).toMatchObject({ ok: true, grant: { resource: 'h2c-slot', holderId: TEST_TOKENS.agentA.holderId, requestId: 'h2c-offer-1' } });
+    expect(JSON.parse(reply.text)).toMatchObject({
+      ok: true,
+      grant: { resource: 'h2c-slot', holderId: TEST_TOKENS.agentA.holderId, requestId: 'h2c-offer-1' },
+    });
   });
 
   it('GET /v1/stream gets 426 Upgrade Required: only a WebSocket upgrade upgrades', async () => {
-    const reply = await send('GET', '/v1/stream', { ...H2C_OFFER, authorization: `Bearer ${TEST_TOKENS.viewer.token}` });
+    const reply = await send('GET', '/v1/stream', {
+      ...H2C_OFFER,
+      authorization: `Bearer ${TEST_TOKENS.viewer.token}`,
+    });
     expect(reply.status, reply.text).toBe(426);
   });
 
   it('keeps the connection usable for the next request', async () => {
     const healthz = (extra: string): string => `GET /healthz HTTP/1.1\r\nHost: x\r\n${extra}\r\n`;
-    const received = await sendRaw(`${healthz('Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n')}${healthz('Connection: close\r\n')}`);
+    const received = await sendRaw(
+      `${healthz('Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n')}${healthz('Connection: close\r\n')}`,
+    );
     expect(received.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
   });
 });
@@ -80,7 +121,9 @@ describe('a request offering Upgrade: h2c', () => {
 describe('a HEAD request offering an upgrade', () => {
   it('gets a head without a body', async () => {
     // Act: a WebSocket offer on a path that has none, which used to be refused with a JSON body
-    const received = await sendRaw('HEAD /v1/nowhere HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    const received = await sendRaw(
+      'HEAD /v1/nowhere HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    );
 
     // Assert
     const [head, body] = received.split('\r\n\r\n', 2);

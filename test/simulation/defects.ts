@@ -164,7 +164,8 @@ class StrictGreaterGate implements SimGate {
       this.floorHolder = token.holderId;
       return;
     }
-    const kind: RejectionKind = token.fence === this.floorFence && token.holderId !== this.floorHolder ? 'double-grant' : 'stale';
+    const kind: RejectionKind =
+      token.fence === this.floorFence && token.holderId !== this.floorHolder ? 'double-grant' : 'stale';
     const rejection: RejectionRecord = Object.freeze({
       seq: this.seq++,
       resource: this.resource,
@@ -197,9 +198,22 @@ const renewExpiredDecide: DecideFunction = (command, state, now) => {
   const event: CoordinatorEvent = {
     type: 'LeaseRenewed',
     version: 1,
-    data: { bootId: now.instant.domain, atMillis: now.instant.millis, wallMillis: now.wallMillis, resource, holderId, fence, requestId, ttlMillis, expiresAtMillis: expiresAt.millis },
+    data: {
+      bootId: now.instant.domain,
+      atMillis: now.instant.millis,
+      wallMillis: now.wallMillis,
+      resource,
+      holderId,
+      fence,
+      requestId,
+      ttlMillis,
+      expiresAtMillis: expiresAt.millis,
+    },
   };
-  return { events: [event], outcome: { ok: true, grant: { resource, holderId, fence, ttlMillis, requestId, coordinatorExpiresAt: expiresAt } } } as unknown as typeof decision;
+  return {
+    events: [event],
+    outcome: { ok: true, grant: { resource, holderId, fence, ttlMillis, requestId, coordinatorExpiresAt: expiresAt } },
+  } as unknown as typeof decision;
 };
 
 /**
@@ -210,14 +224,21 @@ const renewExpiredDecide: DecideFunction = (command, state, now) => {
 const graceSkippedDecide: DecideFunction = (command, state, now) => {
   const decision = realDecide(command, state, now);
   if (command.type !== 'StartCoordinator') return decision;
-  const events = decision.events.map((event): CoordinatorEvent => event.type !== 'CoordinatorStarted' ? event : {
-    ...event,
-    data: {
-      ...event.data,
-      graceDeadlineMillis: event.data.atMillis,
-      carriedLeases: event.data.carriedLeases.map((lease) => ({ ...lease, expiresAtMillis: event.data.atMillis })),
-    },
-  });
+  const events = decision.events.map((event): CoordinatorEvent =>
+    event.type !== 'CoordinatorStarted'
+      ? event
+      : {
+          ...event,
+          data: {
+            ...event.data,
+            graceDeadlineMillis: event.data.atMillis,
+            carriedLeases: event.data.carriedLeases.map((lease) => ({
+              ...lease,
+              expiresAtMillis: event.data.atMillis,
+            })),
+          },
+        },
+  );
   return { ...decision, events };
 };
 
@@ -244,7 +265,11 @@ class LogIgnoringBootLog extends BootLog {
 
   override read(range: ReadRange): AsyncIterable<RecordedEvent> {
     const base = this.base;
-    const inner = this.handle.read({ ...range, from: range.from + base, ...(range.to === undefined ? {} : { to: range.to + base }) });
+    const inner = this.handle.read({
+      ...range,
+      from: range.from + base,
+      ...(range.to === undefined ? {} : { to: range.to + base }),
+    });
     return {
       async *[Symbol.asyncIterator]() {
         for await (const recorded of inner) yield { ...recorded, position: recorded.position - base };
@@ -309,10 +334,12 @@ export const DEFECTS = {
   'reply-time-anchoring': {
     name: 'reply-time-anchoring',
     bug: 'The holder anchors its deadline at the instant the reply arrived (receivedAt + ttl - skew) instead of the instant the request was sent.',
-    seam: 'client: the agent replaces LeaseClient\'s send-anchored deadline with its own',
+    seam: "client: the agent replaces LeaseClient's send-anchored deadline with its own",
     scenario: 'lossy-network',
     caughtBy: ['I4-holder-window'],
-    hooks: { anchorDeadline: (lease, receivedAt, clockSkewMillis) => receivedAt.plus(lease.ttlMillis - clockSkewMillis) },
+    hooks: {
+      anchorDeadline: (lease, receivedAt, clockSkewMillis) => receivedAt.plus(lease.ttlMillis - clockSkewMillis),
+    },
   },
   'advisory-expiry-check': {
     name: 'advisory-expiry-check',
@@ -324,7 +351,7 @@ export const DEFECTS = {
   },
   'floor-after-callback': {
     name: 'floor-after-callback',
-    bug: 'The gate raises its floor after the write\'s callback finished instead of before it runs, so a stale write that arrives during a newer one passes.',
+    bug: "The gate raises its floor after the write's callback finished instead of before it runs, so a stale write that arrives during a newer one passes.",
     seam: 'resource: FenceGate wrapped as check → callback → raise',
     scenario: 'stalls',
     caughtBy: ['I1-no-stale-write'],
@@ -332,7 +359,7 @@ export const DEFECTS = {
   },
   'gate-strict-greater': {
     name: 'gate-strict-greater',
-    bug: 'The gate compares `fence > floor` where the rule is `fence >= floor` for the floor\'s own holder: the current holder\'s next write is refused.',
+    bug: "The gate compares `fence > floor` where the rule is `fence >= floor` for the floor's own holder: the current holder's next write is refused.",
     seam: 'resource: a gate with the comparison flipped',
     scenario: 'calm',
     caughtBy: ['I8-refusal-justified'],
@@ -365,7 +392,7 @@ export const DEFECTS = {
   'grace-skipped': {
     name: 'grace-skipped',
     bug: 'Recovery skips the grace period: leases live at the crash are treated as expired by the new boot.',
-    seam: 'coordinator: StartCoordinator\'s decision re-anchors carried leases at the start instant (DeciderShell)',
+    seam: "coordinator: StartCoordinator's decision re-anchors carried leases at the start instant (DeciderShell)",
     scenario: 'crash-recovery',
     caughtBy: ['I4-holder-window'],
     hooks: { shell: 'decider', decide: graceSkippedDecide },
@@ -380,15 +407,15 @@ export const DEFECTS = {
   },
   'skew-ignored': {
     name: 'skew-ignored',
-    bug: 'The holder anchors at send time but assumes perfect clocks (no skew margin): drift alone lets its deadline outlast the coordinator\'s expiry.',
-    seam: 'client: the agent\'s deadline is sentAt + ttl',
+    bug: "The holder anchors at send time but assumes perfect clocks (no skew margin): drift alone lets its deadline outlast the coordinator's expiry.",
+    seam: "client: the agent's deadline is sentAt + ttl",
     scenario: 'calm',
     caughtBy: ['I4-holder-window'],
     hooks: { anchorDeadline: (lease) => lease.sentAt.plus(lease.ttlMillis) },
   },
   'floor-not-persisted': {
     name: 'floor-not-persisted',
-    bug: 'A durable resource forgets its gate\'s floor across its own restart (no initialFloor).',
+    bug: "A durable resource forgets its gate's floor across its own restart (no initialFloor).",
     seam: 'resource: the gate is rebuilt without the persisted floor',
     scenario: 'resource-restarts',
     caughtBy: ['I1-no-stale-write'],

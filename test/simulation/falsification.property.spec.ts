@@ -34,28 +34,53 @@ describe('falsification: the search catches each defect', () => {
   describe.each(defects.map((name) => [name, DEFECTS[name]] as const))('%s', (_name, defect) => {
     it(`is caught by ${defect.caughtBy.join(' or ')} within ${FIND_BUDGET} runs of ${defect.scenario}, shrunk to a timeline`, async () => {
       // Act
-      const result = await search({ scenario: SCENARIOS[defect.scenario], defect, seed: SEED, numRuns: FIND_BUDGET, shrinkBudget: SHRINK_BUDGET });
+      const result = await search({
+        scenario: SCENARIOS[defect.scenario],
+        defect,
+        seed: SEED,
+        numRuns: FIND_BUDGET,
+        shrinkBudget: SHRINK_BUDGET,
+      });
       results.push(result);
       // Assert
-      expect(result.firstViolation, `${defect.name} was not caught in ${FIND_BUDGET} runs (seed ${SEED})`).toBeDefined();
+      expect(
+        result.firstViolation,
+        `${defect.name} was not caught in ${FIND_BUDGET} runs (seed ${SEED})`,
+      ).toBeDefined();
       expect(defect.caughtBy).toContain(result.firstViolation!.invariant);
       expect(result.shrunk?.violation.invariant).toBe(result.firstViolation!.invariant);
-      expect(result.shrunk!.trace.some((line) => line.includes(`VIOLATION ${result.firstViolation!.invariant}`))).toBe(true);
+      expect(result.shrunk!.trace.some((line) => line.includes(`VIOLATION ${result.firstViolation!.invariant}`))).toBe(
+        true,
+      );
     });
   });
 
   it('shows I10 is not kept in the default mode: the real code, fence-first off, lets an older fence write after a newer grant was acknowledged', async () => {
     // Act: the fence-first world with grants active at once, no defect injected
-    const result = await search({ scenario: inDefaultMode(SCENARIOS['fence-first']), seed: SEED, numRuns: FIND_BUDGET, shrinkBudget: SHRINK_BUDGET });
+    const result = await search({
+      scenario: inDefaultMode(SCENARIOS['fence-first']),
+      seed: SEED,
+      numRuns: FIND_BUDGET,
+      shrinkBudget: SHRINK_BUDGET,
+    });
     results.push(result);
     // Assert
-    expect(result.firstViolation?.invariant, 'the default mode kept I10 in every run: the simulation cannot tell the modes apart').toBe('I10-fenced-before-active');
+    expect(
+      result.firstViolation?.invariant,
+      'the default mode kept I10 in every run: the simulation cannot tell the modes apart',
+    ).toBe('I10-fenced-before-active');
   });
 
   it('finds the same counterexample, with the same trace, for the same seed', async () => {
     // Arrange
     const defect = DEFECTS['gate-strict-greater'];
-    const options = { scenario: SCENARIOS[defect.scenario], defect, seed: SEED, numRuns: FIND_BUDGET, shrinkBudget: 60 };
+    const options = {
+      scenario: SCENARIOS[defect.scenario],
+      defect,
+      seed: SEED,
+      numRuns: FIND_BUDGET,
+      shrinkBudget: 60,
+    };
     // Act
     const first = await search(options);
     const second = await search(options);

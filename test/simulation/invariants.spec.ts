@@ -1,15 +1,39 @@
-import { coordinatorStarted, fenceRejected, leaseExpired, leaseGranted, leaseRenewed, rejectionsMissing } from '@lease-fence/coordinator-core/testing';
+import {
+  coordinatorStarted,
+  fenceRejected,
+  leaseExpired,
+  leaseGranted,
+  leaseRenewed,
+  rejectionsMissing,
+} from '@lease-fence/coordinator-core/testing';
 import { FenceGate, Instant, StaleFenceError, type FenceToken } from 'lease-fence';
 import { describe, expect, it } from 'vitest';
-import { InvariantChecker, type ClockBook, type CompletedLease, type InvariantId, type Violation } from './invariants.js';
+import {
+  InvariantChecker,
+  type ClockBook,
+  type CompletedLease,
+  type InvariantId,
+  type Violation,
+} from './invariants.js';
 
 /** Readings of each domain are true time plus an offset (boot-2 and agent-a run on other origins). */
-const OFFSETS: Record<string, number> = { 'boot-1': 0, 'boot-2': 10_000, 'boot-3': 20_000, 'agent-a': 500, 'agent-b': 700 };
+const OFFSETS: Record<string, number> = {
+  'boot-1': 0,
+  'boot-2': 10_000,
+  'boot-3': 20_000,
+  'agent-a': 500,
+  'agent-b': 700,
+};
 const clocks: ClockBook = { trueTimeOf: (domain, millis) => millis - OFFSETS[domain]! };
 
 function setup(): { checker: InvariantChecker; violations: Violation[] } {
   const violations: Violation[] = [];
-  const checker = new InvariantChecker(clocks, () => 0, (violation) => violations.push(violation), 1024);
+  const checker = new InvariantChecker(
+    clocks,
+    () => 0,
+    (violation) => violations.push(violation),
+    1024,
+  );
   return { checker, violations };
 }
 
@@ -57,7 +81,9 @@ describe('InvariantChecker', () => {
       checker.eventLanded(leaseGranted('slot', 'agent-a', 1));
       checker.eventLanded(leaseExpired('slot', 'agent-a', 1, { atMillis: 10_000 }));
       checker.eventLanded(coordinatorStarted({ bootId: 'boot-2', atMillis: 20_000 }));
-      checker.eventLanded(leaseGranted('other', 'agent-b', 1, { bootId: 'boot-2', atMillis: 20_000, requestId: 'req-b' }));
+      checker.eventLanded(
+        leaseGranted('other', 'agent-b', 1, { bootId: 'boot-2', atMillis: 20_000, requestId: 'req-b' }),
+      );
       expect(firstInvariant(violations)).toBe('I2-fence-unique');
     });
 
@@ -100,10 +126,15 @@ describe('InvariantChecker', () => {
       checker.eventLanded(coordinatorStarted());
       checker.eventLanded(leaseGranted('slot', 'agent-a', 1, { ttlMillis: 1000 }));
       checker.leaseCompleted(completed({ deadlineAt: 990, expiresAt: 1000 }));
-      checker.eventLanded(coordinatorStarted({
-        bootId: 'boot-2', atMillis: 10_300, previousBootId: 'boot-1', recoveredFence: 1,
-        carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis: 10_300 }],
-      }));
+      checker.eventLanded(
+        coordinatorStarted({
+          bootId: 'boot-2',
+          atMillis: 10_300,
+          previousBootId: 'boot-1',
+          recoveredFence: 1,
+          carriedLeases: [{ resource: 'slot', holderId: 'agent-a', fence: 1, expiresAtMillis: 10_300 }],
+        }),
+      );
       expect(firstInvariant(violations)).toBe('I4-holder-window');
     });
 
@@ -127,7 +158,9 @@ describe('InvariantChecker', () => {
 
     it('checks at each recovery, skipping what the recovering boot answered itself', () => {
       const { checker, violations } = setup();
-      checker.leaseCompleted(completed({ deadlineAt: 100, expiresAt: 1000, coordinatorExpiresAt: Instant.of(11_000, 'boot-2') }));
+      checker.leaseCompleted(
+        completed({ deadlineAt: 100, expiresAt: 1000, coordinatorExpiresAt: Instant.of(11_000, 'boot-2') }),
+      );
       checker.eventLanded(coordinatorStarted({ bootId: 'boot-2' }));
       expect(violations).toEqual([]);
       checker.eventLanded(coordinatorStarted({ bootId: 'boot-3', previousBootId: 'boot-2' }));
@@ -151,33 +184,77 @@ describe('InvariantChecker', () => {
       const newer = { resource: 'slot', holderId: 'agent-b', fence: 2 };
       gate.commit(newer, () => checker.writeApplied('slot#1', newer));
       const stale = { resource: 'slot', holderId: 'agent-a', fence: 1 };
-      checker.refused({ incarnation: 'slot#1', gateId: 'gate-slot', token: stale, error: refuse(gate, stale), gateRejections: gate.rejections }, true);
+      checker.refused(
+        {
+          incarnation: 'slot#1',
+          gateId: 'gate-slot',
+          token: stale,
+          error: refuse(gate, stale),
+          gateRejections: gate.rejections,
+        },
+        true,
+      );
       expect(violations).toEqual([]);
       checker.checkReportsRecorded();
       expect(firstInvariant(violations)).toBe('I6-refusal-recorded');
 
       const reported = setup();
       reported.checker.admitted('slot#1', newer);
-      reported.checker.refused({ incarnation: 'slot#1', gateId: 'gate-slot', token: stale, error: refuse(gate, stale), gateRejections: gate.rejections }, true);
+      reported.checker.refused(
+        {
+          incarnation: 'slot#1',
+          gateId: 'gate-slot',
+          token: stale,
+          error: refuse(gate, stale),
+          gateRejections: gate.rejections,
+        },
+        true,
+      );
       reported.checker.eventLanded(coordinatorStarted());
-      reported.checker.eventLanded(fenceRejected({ gateId: 'gate-slot', resource: 'slot', seq: 2, rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 } }));
+      reported.checker.eventLanded(
+        fenceRejected({
+          gateId: 'gate-slot',
+          resource: 'slot',
+          seq: 2,
+          rejected: { holderId: 'agent-a', fence: 1 },
+          current: { holderId: 'agent-b', fence: 2 },
+        }),
+      );
       reported.checker.checkReportsRecorded();
       expect(reported.violations).toEqual([]);
     });
 
-    it('flags a refusal that is not a StaleFenceError with the gate\'s record', () => {
+    it("flags a refusal that is not a StaleFenceError with the gate's record", () => {
       const { checker, violations } = setup();
       const token = { resource: 'slot', holderId: 'agent-a', fence: 1 };
-      checker.refused({ incarnation: 'slot#1', gateId: 'gate-slot', token, error: new Error('nope'), gateRejections: [] }, false);
+      checker.refused(
+        { incarnation: 'slot#1', gateId: 'gate-slot', token, error: new Error('nope'), gateRejections: [] },
+        false,
+      );
       expect(firstInvariant(violations)).toBe('I6-refusal-recorded');
     });
 
-    it('flags a refusal of the floor holder\'s own fence', () => {
+    it("flags a refusal of the floor holder's own fence", () => {
       const { checker, violations } = setup();
       const token = { resource: 'slot', holderId: 'agent-a', fence: 3 };
       checker.admitted('slot#1', token);
-      const record = { seq: 1, resource: 'slot', kind: 'stale' as const, rejected: { holderId: 'agent-a', fence: 3 }, current: { holderId: 'agent-a', fence: 3 } };
-      checker.refused({ incarnation: 'slot#1', gateId: 'gate-slot', token, error: new StaleFenceError(record), gateRejections: [record] }, false);
+      const record = {
+        seq: 1,
+        resource: 'slot',
+        kind: 'stale' as const,
+        rejected: { holderId: 'agent-a', fence: 3 },
+        current: { holderId: 'agent-a', fence: 3 },
+      };
+      checker.refused(
+        {
+          incarnation: 'slot#1',
+          gateId: 'gate-slot',
+          token,
+          error: new StaleFenceError(record),
+          gateRejections: [record],
+        },
+        false,
+      );
       expect(firstInvariant(violations)).toBe('I8-refusal-justified');
     });
   });

@@ -15,17 +15,26 @@ import { DoubleGrantError, StaleFenceError, type FenceToken, type Instant, type 
 
 /** The invariants, by id: what each one promises. */
 export const INVARIANTS = {
-  'I1-no-stale-write': 'No stale write admitted after a newer one: a resource never applies a write whose fence is below one it already applied (nor an equal fence from another holder).',
-  'I2-fence-unique': 'Fences never reused: no two generations of ownership carry the same fence, across any number of coordinator restarts.',
+  'I1-no-stale-write':
+    'No stale write admitted after a newer one: a resource never applies a write whose fence is below one it already applied (nor an equal fence from another holder).',
+  'I2-fence-unique':
+    'Fences never reused: no two generations of ownership carry the same fence, across any number of coordinator restarts.',
   'I3-fence-order': 'Fences strictly increase per resource in grant order.',
-  'I4-holder-window': "Holder's window within coordinator's: every lease deadline a client computes lies at or before the coordinator's expiry for that generation, and the coordinator never lets go of a generation before a holder's deadline.",
-  'I5-ack-durable': 'Acknowledged means durable: every grant or renewal a client received is in the log after recovery, and the log recovers.',
-  'I6-refusal-recorded': "Every refusal is recorded: each StaleFenceError at a gate carries the gate's rejection record with both holders and fences, and with reporting on it reaches the coordinator's log.",
-  'I7-no-resurrection': 'No resurrection: a renewal is only ever decided for the current generation, before its expiry.',
-  'I8-refusal-justified': 'Every refusal is justified: a gate refuses only a fence below a floor it admitted, or an equal fence from another holder.',
+  'I4-holder-window':
+    "Holder's window within coordinator's: every lease deadline a client computes lies at or before the coordinator's expiry for that generation, and the coordinator never lets go of a generation before a holder's deadline.",
+  'I5-ack-durable':
+    'Acknowledged means durable: every grant or renewal a client received is in the log after recovery, and the log recovers.',
+  'I6-refusal-recorded':
+    "Every refusal is recorded: each StaleFenceError at a gate carries the gate's rejection record with both holders and fences, and with reporting on it reaches the coordinator's log.",
+  'I7-no-resurrection':
+    'No resurrection: a renewal is only ever decided for the current generation, before its expiry.',
+  'I8-refusal-justified':
+    'Every refusal is justified: a gate refuses only a fence below a floor it admitted, or an equal fence from another holder.',
   'I9-retry-idempotent': 'Retries are idempotent: one (holder, requestId) gets at most one generation.',
-  'I10-fenced-before-active': 'Fence-first: once a grant has been acknowledged to its holder, its resource admits no write under an older fence, even before the new holder wrote.',
-  'I11-gap-justified': 'A gap is recorded only for refusals that never reach the log: no seq named by a RejectionsMissing is ever recorded as a FenceRejected of that gate and resource.',
+  'I10-fenced-before-active':
+    'Fence-first: once a grant has been acknowledged to its holder, its resource admits no write under an older fence, even before the new holder wrote.',
+  'I11-gap-justified':
+    'A gap is recorded only for refusals that never reach the log: no seq named by a RejectionsMissing is ever recorded as a FenceRejected of that gate and resource.',
 } as const;
 
 /** An invariant's id. */
@@ -86,7 +95,8 @@ interface Generation {
   released: boolean;
 }
 
-const genKey = (resource: string, fence: number, holderId: string): string => `${resource}\u0000${fence}\u0000${holderId}`;
+const genKey = (resource: string, fence: number, holderId: string): string =>
+  `${resource}\u0000${fence}\u0000${holderId}`;
 const reportKey = (gateId: string, resource: string, seq: number): string => `${gateId}\u0000${resource}\u0000${seq}`;
 const sameParty = (a: { holderId: string; fence: number }, b: { holderId: string; fence: number }): boolean =>
   a.holderId === b.holderId && a.fence === b.fence;
@@ -107,15 +117,26 @@ export class InvariantChecker {
   private readonly grantedRequests = new Set<string>();
   private readonly landedGrants = new Set<string>();
   private readonly landedRenewals = new Set<string>();
-  private readonly landedRejections = new Map<string, { rejected: { holderId: string; fence: number }; current: { holderId: string; fence: number } }>();
+  private readonly landedRejections = new Map<
+    string,
+    { rejected: { holderId: string; fence: number }; current: { holderId: string; fence: number } }
+  >();
   private readonly completed: CompletedLease[] = [];
   private readonly appliedFloor = new Map<string, { holderId: string; fence: number }>();
   private readonly admittedByIncarnation = new Map<string, Set<string>>();
   private readonly reports = new Map<string, RejectionRecord & { gateId: string }>();
   private landedGrantCount = 0;
   private readonly counts: Record<InvariantId, number> = {
-    'I1-no-stale-write': 0, 'I2-fence-unique': 0, 'I3-fence-order': 0, 'I4-holder-window': 0, 'I5-ack-durable': 0,
-    'I6-refusal-recorded': 0, 'I7-no-resurrection': 0, 'I8-refusal-justified': 0, 'I9-retry-idempotent': 0, 'I10-fenced-before-active': 0,
+    'I1-no-stale-write': 0,
+    'I2-fence-unique': 0,
+    'I3-fence-order': 0,
+    'I4-holder-window': 0,
+    'I5-ack-durable': 0,
+    'I6-refusal-recorded': 0,
+    'I7-no-resurrection': 0,
+    'I8-refusal-justified': 0,
+    'I9-retry-idempotent': 0,
+    'I10-fenced-before-active': 0,
     'I11-gap-justified': 0,
   };
   /** Seqs the log declared lost (RejectionsMissing), by report key (I11). */
@@ -161,13 +182,20 @@ export class InvariantChecker {
           const graceEnd = at(lease.expiresAtMillis);
           this.counts['I4-holder-window'] += 1;
           if (!generation.released && generation.maxDeadlineMillis > graceEnd + EPSILON_MILLIS) {
-            this.fail('I4-holder-window', `recovery re-anchored ${lease.resource} fence ${lease.fence} (${lease.holderId}) to expire at t=${round(graceEnd)}ms, before the holder's deadline t=${round(generation.maxDeadlineMillis)}ms`);
+            this.fail(
+              'I4-holder-window',
+              `recovery re-anchored ${lease.resource} fence ${lease.fence} (${lease.holderId}) to expire at t=${round(graceEnd)}ms, before the holder's deadline t=${round(generation.maxDeadlineMillis)}ms`,
+            );
           }
           this.current.set(lease.resource, generation);
         }
         for (const [resource, generation] of [...this.current]) {
           if (!carried.has(genKey(resource, generation.fence, generation.holderId))) {
-            this.end(generation, startedAt, `recovery forgot ${resource} fence ${generation.fence} (${generation.holderId})`);
+            this.end(
+              generation,
+              startedAt,
+              `recovery forgot ${resource} fence ${generation.fence} (${generation.holderId})`,
+            );
             this.current.delete(resource);
           }
         }
@@ -182,7 +210,10 @@ export class InvariantChecker {
         this.counts['I3-fence-order'] += 1;
         this.counts['I9-retry-idempotent'] += 1;
         if (owner !== undefined && (owner !== key || this.generations.get(key)?.expiresAt !== undefined)) {
-          this.fail('I2-fence-unique', `fence ${fence} granted to ${holderId} on ${resource} was already issued (${describeKey(owner)})`);
+          this.fail(
+            'I2-fence-unique',
+            `fence ${fence} granted to ${holderId} on ${resource} was already issued (${describeKey(owner)})`,
+          );
         }
         this.fenceOwner.set(fence, key);
         const last = this.lastGrantedFence.get(resource);
@@ -193,12 +224,16 @@ export class InvariantChecker {
         this.landedGrantCount += 1;
         const request = `${holderId}\u0000${requestId}`;
         if (this.grantedRequests.has(request) && this.landedGrantCount <= this.replayCacheSize) {
-          this.fail('I9-retry-idempotent', `${holderId}'s request ${requestId} was granted a second generation (fence ${fence})`);
+          this.fail(
+            'I9-retry-idempotent',
+            `${holderId}'s request ${requestId} was granted a second generation (fence ${fence})`,
+          );
         }
         this.grantedRequests.add(request);
         this.landedGrants.add(request);
         const previous = this.current.get(resource);
-        if (previous !== undefined) this.end(previous, decidedAt, `${resource} fence ${previous.fence} superseded by fence ${fence}`);
+        if (previous !== undefined)
+          this.end(previous, decidedAt, `${resource} fence ${previous.fence} superseded by fence ${fence}`);
         const generation = this.generation(resource, fence, holderId);
         generation.expiresAt = { domain: event.data.bootId, millis: event.data.expiresAtMillis };
         this.current.set(resource, generation);
@@ -210,13 +245,21 @@ export class InvariantChecker {
         this.counts['I7-no-resurrection'] += 1;
         const generation = this.current.get(resource);
         if (generation === undefined || generation.fence !== fence || generation.holderId !== holderId) {
-          this.fail('I7-no-resurrection', `renewal of ${resource} fence ${fence} (${holderId}) decided but that generation is not current`);
+          this.fail(
+            'I7-no-resurrection',
+            `renewal of ${resource} fence ${fence} (${holderId}) decided but that generation is not current`,
+          );
         } else if (generation.expiresAt !== undefined) {
-          const expired = generation.expiresAt.domain === event.data.bootId
-            ? event.data.atMillis >= generation.expiresAt.millis
-            : at(event.data.atMillis) >= this.clocks.trueTimeOf(generation.expiresAt.domain, generation.expiresAt.millis);
+          const expired =
+            generation.expiresAt.domain === event.data.bootId
+              ? event.data.atMillis >= generation.expiresAt.millis
+              : at(event.data.atMillis) >=
+                this.clocks.trueTimeOf(generation.expiresAt.domain, generation.expiresAt.millis);
           if (expired) {
-            this.fail('I7-no-resurrection', `renewal of ${resource} fence ${fence} (${holderId}) decided at ${round(event.data.atMillis)}ms@${event.data.bootId}, at or after its expiry ${round(generation.expiresAt.millis)}ms@${generation.expiresAt.domain}`);
+            this.fail(
+              'I7-no-resurrection',
+              `renewal of ${resource} fence ${fence} (${holderId}) decided at ${round(event.data.atMillis)}ms@${event.data.bootId}, at or after its expiry ${round(generation.expiresAt.millis)}ms@${generation.expiresAt.domain}`,
+            );
           }
         }
         const target = generation ?? this.generation(resource, fence, holderId);
@@ -243,7 +286,10 @@ export class InvariantChecker {
         this.landedRejections.set(key, { rejected, current });
         this.counts['I11-gap-justified'] += 1;
         if (this.declaredMissing.has(key)) {
-          this.fail('I11-gap-justified', `${gateId}'s refusal #${seq} of ${resource} reached the log after the log had recorded it as missing (RejectionsMissing): a report overtook an earlier one`);
+          this.fail(
+            'I11-gap-justified',
+            `${gateId}'s refusal #${seq} of ${resource} reached the log after the log had recorded it as missing (RejectionsMissing): a report overtook an earlier one`,
+          );
         }
         return;
       }
@@ -253,7 +299,10 @@ export class InvariantChecker {
         for (let seq = fromSeq; seq <= throughSeq; seq += 1) {
           const key = reportKey(gateId, resource, seq);
           if (this.landedRejections.has(key)) {
-            this.fail('I11-gap-justified', `the log recorded ${gateId}'s refusal #${seq} of ${resource} as missing, but it is already in the log`);
+            this.fail(
+              'I11-gap-justified',
+              `the log recorded ${gateId}'s refusal #${seq} of ${resource} as missing, but it is already in the log`,
+            );
             return;
           }
           this.declaredMissing.add(key);
@@ -278,23 +327,37 @@ export class InvariantChecker {
     this.counts['I4-holder-window'] += 1;
     this.counts['I2-fence-unique'] += 1;
     if (deadlineAt > expiresAt + EPSILON_MILLIS) {
-      this.fail('I4-holder-window', `${lease.holderId}'s ${lease.kind} of ${lease.resource} fence ${lease.fence}: deadline t=${round(deadlineAt)}ms is ${by(deadlineAt, expiresAt)} after the coordinator's expiry t=${round(expiresAt)}ms`);
+      this.fail(
+        'I4-holder-window',
+        `${lease.holderId}'s ${lease.kind} of ${lease.resource} fence ${lease.fence}: deadline t=${round(deadlineAt)}ms is ${by(deadlineAt, expiresAt)} after the coordinator's expiry t=${round(expiresAt)}ms`,
+      );
     }
     const key = genKey(lease.resource, lease.fence, lease.holderId);
     const owner = this.fenceOwner.get(lease.fence);
     if (owner !== undefined && owner !== key) {
-      this.fail('I2-fence-unique', `${lease.holderId} holds fence ${lease.fence} on ${lease.resource}, but that fence belongs to ${describeKey(owner)}`);
+      this.fail(
+        'I2-fence-unique',
+        `${lease.holderId} holds fence ${lease.fence} on ${lease.resource}, but that fence belongs to ${describeKey(owner)}`,
+      );
     }
     if (owner === undefined) this.fenceOwner.set(lease.fence, key);
     const generation = this.generation(lease.resource, lease.fence, lease.holderId);
     generation.maxDeadlineMillis = Math.max(generation.maxDeadlineMillis, deadlineAt);
-    if (!generation.released && generation.endedAtMillis !== undefined && deadlineAt > generation.endedAtMillis + EPSILON_MILLIS) {
-      this.fail('I4-holder-window', `${lease.holderId}'s deadline t=${round(deadlineAt)}ms for ${lease.resource} fence ${lease.fence} is after the coordinator let go of it at t=${round(generation.endedAtMillis)}ms`);
+    if (
+      !generation.released &&
+      generation.endedAtMillis !== undefined &&
+      deadlineAt > generation.endedAtMillis + EPSILON_MILLIS
+    ) {
+      this.fail(
+        'I4-holder-window',
+        `${lease.holderId}'s deadline t=${round(deadlineAt)}ms for ${lease.resource} fence ${lease.fence} is after the coordinator let go of it at t=${round(generation.endedAtMillis)}ms`,
+      );
     }
     this.completed.push(lease);
     if (lease.kind === 'acquire') {
       const acknowledged = this.acknowledgedFence.get(lease.resource);
-      if (acknowledged === undefined || lease.fence > acknowledged.fence) this.acknowledgedFence.set(lease.resource, { holderId: lease.holderId, fence: lease.fence });
+      if (acknowledged === undefined || lease.fence > acknowledged.fence)
+        this.acknowledgedFence.set(lease.resource, { holderId: lease.holderId, fence: lease.fence });
     }
   }
 
@@ -310,7 +373,10 @@ export class InvariantChecker {
       const request = `${lease.holderId}\u0000${lease.requestId}`;
       const durable = lease.kind === 'acquire' ? this.landedGrants.has(request) : this.landedRenewals.has(request);
       if (!durable) {
-        this.fail('I5-ack-durable', `${when}: ${lease.holderId} received a ${lease.kind} of ${lease.resource} fence ${lease.fence} (req ${lease.requestId}) that is not in the log`);
+        this.fail(
+          'I5-ack-durable',
+          `${when}: ${lease.holderId} received a ${lease.kind} of ${lease.resource} fence ${lease.fence} (req ${lease.requestId}) that is not in the log`,
+        );
         return;
       }
     }
@@ -334,19 +400,29 @@ export class InvariantChecker {
       this.counts['I10-fenced-before-active'] += 1;
       const acknowledged = this.acknowledgedFence.get(token.resource);
       if (acknowledged !== undefined && token.fence < acknowledged.fence) {
-        this.fail('I10-fenced-before-active', `${token.resource} applied a write with fence ${token.fence} (${token.holderId}) after fence ${acknowledged.fence} was granted to ${acknowledged.holderId}`);
+        this.fail(
+          'I10-fenced-before-active',
+          `${token.resource} applied a write with fence ${token.fence} (${token.holderId}) after fence ${acknowledged.fence} was granted to ${acknowledged.holderId}`,
+        );
       }
     }
     const floor = this.appliedFloor.get(incarnation);
     this.counts['I1-no-stale-write'] += 1;
     if (floor !== undefined) {
       if (token.fence < floor.fence) {
-        this.fail('I1-no-stale-write', `${token.resource} applied a write with fence ${token.fence} (${token.holderId}) after one with fence ${floor.fence} (${floor.holderId})`);
+        this.fail(
+          'I1-no-stale-write',
+          `${token.resource} applied a write with fence ${token.fence} (${token.holderId}) after one with fence ${floor.fence} (${floor.holderId})`,
+        );
       } else if (token.fence === floor.fence && token.holderId !== floor.holderId) {
-        this.fail('I1-no-stale-write', `${token.resource} applied writes with the same fence ${token.fence} from ${floor.holderId} and ${token.holderId}`);
+        this.fail(
+          'I1-no-stale-write',
+          `${token.resource} applied writes with the same fence ${token.fence} from ${floor.holderId} and ${token.holderId}`,
+        );
       }
     }
-    if (floor === undefined || token.fence > floor.fence) this.appliedFloor.set(incarnation, { holderId: token.holderId, fence: token.fence });
+    if (floor === undefined || token.fence > floor.fence)
+      this.appliedFloor.set(incarnation, { holderId: token.holderId, fence: token.fence });
     this.admitted(incarnation, token);
   }
 
@@ -361,31 +437,55 @@ export class InvariantChecker {
   refused(refusal: ObservedRefusal, reporting: boolean): void {
     const { token, error, gateRejections } = refusal;
     this.counts['I6-refusal-recorded'] += 1;
-    const isRefusal = (error instanceof StaleFenceError && error.code === 'stale-fence') || (error instanceof DoubleGrantError && error.code === 'double-grant');
+    const isRefusal =
+      (error instanceof StaleFenceError && error.code === 'stale-fence') ||
+      (error instanceof DoubleGrantError && error.code === 'double-grant');
     if (!isRefusal) {
-      this.fail('I6-refusal-recorded', `${token.resource} refused fence ${token.fence} (${token.holderId}) with ${describeError(error)}, not a StaleFenceError/DoubleGrantError`);
+      this.fail(
+        'I6-refusal-recorded',
+        `${token.resource} refused fence ${token.fence} (${token.holderId}) with ${describeError(error)}, not a StaleFenceError/DoubleGrantError`,
+      );
       return;
     }
     const record = error.rejection;
     const logged = gateRejections[gateRejections.length - 1];
-    if (logged === undefined || logged.seq !== record.seq || !sameParty(logged.rejected, record.rejected) || !sameParty(logged.current, record.current)) {
-      this.fail('I6-refusal-recorded', `${token.resource}'s refusal of fence ${token.fence} (${token.holderId}) is not the last entry of the gate's rejection log`);
+    if (
+      logged === undefined ||
+      logged.seq !== record.seq ||
+      !sameParty(logged.rejected, record.rejected) ||
+      !sameParty(logged.current, record.current)
+    ) {
+      this.fail(
+        'I6-refusal-recorded',
+        `${token.resource}'s refusal of fence ${token.fence} (${token.holderId}) is not the last entry of the gate's rejection log`,
+      );
       return;
     }
     if (!sameParty(record.rejected, token) || record.resource !== token.resource) {
-      this.fail('I6-refusal-recorded', `${token.resource}'s rejection record names ${record.rejected.holderId} fence ${record.rejected.fence}, not the refused ${token.holderId} fence ${token.fence}`);
+      this.fail(
+        'I6-refusal-recorded',
+        `${token.resource}'s rejection record names ${record.rejected.holderId} fence ${record.rejected.fence}, not the refused ${token.holderId} fence ${token.fence}`,
+      );
       return;
     }
     this.counts['I8-refusal-justified'] += 1;
-    const justified = record.rejected.fence < record.current.fence
-      || (record.rejected.fence === record.current.fence && record.rejected.holderId !== record.current.holderId);
-    const admitted = this.admittedByIncarnation.get(refusal.incarnation)?.has(`${record.current.holderId}\u0000${record.current.fence}`) === true;
+    const justified =
+      record.rejected.fence < record.current.fence ||
+      (record.rejected.fence === record.current.fence && record.rejected.holderId !== record.current.holderId);
+    const admitted =
+      this.admittedByIncarnation
+        .get(refusal.incarnation)
+        ?.has(`${record.current.holderId}\u0000${record.current.fence}`) === true;
     if (!justified || !admitted) {
-      this.fail('I8-refusal-justified', `${token.resource} refused fence ${token.fence} (${token.holderId}) against floor ${record.current.fence} (${record.current.holderId})`
-        + (admitted ? '' : ', a floor it never admitted'));
+      this.fail(
+        'I8-refusal-justified',
+        `${token.resource} refused fence ${token.fence} (${token.holderId}) against floor ${record.current.fence} (${record.current.holderId})` +
+          (admitted ? '' : ', a floor it never admitted'),
+      );
       return;
     }
-    if (reporting) this.reports.set(reportKey(refusal.gateId, record.resource, record.seq), { ...record, gateId: refusal.gateId });
+    if (reporting)
+      this.reports.set(reportKey(refusal.gateId, record.resource, record.seq), { ...record, gateId: refusal.gateId });
   }
 
   /** A volatile resource restarted before these reports were acknowledged: they died with it. */
@@ -399,11 +499,17 @@ export class InvariantChecker {
       this.counts['I6-refusal-recorded'] += 1;
       const landed = this.landedRejections.get(key);
       if (landed === undefined) {
-        this.fail('I6-refusal-recorded', `${record.gateId}'s refusal #${record.seq} of ${record.resource} fence ${record.rejected.fence} (${record.rejected.holderId}) never reached the coordinator's log`);
+        this.fail(
+          'I6-refusal-recorded',
+          `${record.gateId}'s refusal #${record.seq} of ${record.resource} fence ${record.rejected.fence} (${record.rejected.holderId}) never reached the coordinator's log`,
+        );
         return;
       }
       if (!sameParty(landed.rejected, record.rejected) || !sameParty(landed.current, record.current)) {
-        this.fail('I6-refusal-recorded', `${record.gateId}'s refusal #${record.seq} was logged with other holders or fences`);
+        this.fail(
+          'I6-refusal-recorded',
+          `${record.gateId}'s refusal #${record.seq} was logged with other holders or fences`,
+        );
         return;
       }
     }
@@ -415,7 +521,15 @@ export class InvariantChecker {
     const key = genKey(resource, fence, holderId);
     let generation = this.generations.get(key);
     if (generation === undefined) {
-      generation = { resource, holderId, fence, expiresAt: undefined, maxDeadlineMillis: Number.NEGATIVE_INFINITY, endedAtMillis: undefined, released: false };
+      generation = {
+        resource,
+        holderId,
+        fence,
+        expiresAt: undefined,
+        maxDeadlineMillis: Number.NEGATIVE_INFINITY,
+        endedAtMillis: undefined,
+        released: false,
+      };
       this.generations.set(key, generation);
     }
     return generation;
@@ -425,7 +539,10 @@ export class InvariantChecker {
     generation.endedAtMillis = atMillis;
     if (generation.maxDeadlineMillis > Number.NEGATIVE_INFINITY) this.counts['I4-holder-window'] += 1;
     if (!generation.released && generation.maxDeadlineMillis > atMillis + EPSILON_MILLIS) {
-      this.fail('I4-holder-window', `${what} at t=${round(atMillis)}ms while ${generation.holderId}'s deadline is t=${round(generation.maxDeadlineMillis)}ms`);
+      this.fail(
+        'I4-holder-window',
+        `${what} at t=${round(atMillis)}ms while ${generation.holderId}'s deadline is t=${round(generation.maxDeadlineMillis)}ms`,
+      );
     }
   }
 
@@ -446,4 +563,5 @@ const describeKey = (key: string): string => {
   return `${holderId} on ${resource} as fence ${fence}`;
 };
 
-const describeError = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+const describeError = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);

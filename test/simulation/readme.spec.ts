@@ -34,18 +34,30 @@ describe('the simulation guide', () => {
     expect(blocks.length).toBeGreaterThan(0);
   });
 
-  it.each(blocks.map((block) => [block.defect, block] as const))('%s: its trace is what the search prints for seed 2026', async (name, block) => {
-    // Arrange: the long search's parameters (seed 2026, 2000 runs to find, 1500 to shrink)
-    const defect = DEFECTS[name];
-    // Act
-    const result = await search({ scenario: SCENARIOS[defect.scenario], defect, seed: 2026, numRuns: 2000, shrinkBudget: 1500 });
-    // Assert: every quoted line appears, in order, in the shrunk trace
-    const trace = result.shrunk?.trace ?? [];
-    let from = 0;
-    for (const line of block.lines) {
-      const index = trace.indexOf(line, from);
-      expect(index, `guide line not in the trace of ${name}:\n${line}\n--- trace ---\n${trace.join('\n')}`).toBeGreaterThanOrEqual(from);
-      from = index + 1;
-    }
-  });
+  it.each(blocks.map((block) => [block.defect, block] as const))(
+    '%s: its trace is what the search prints for seed 2026',
+    async (name, block) => {
+      // Arrange: the long search's parameters (seed 2026, 2000 runs to find, 1500 to shrink)
+      const defect = DEFECTS[name];
+      // Act
+      const result = await search({
+        scenario: SCENARIOS[defect.scenario],
+        defect,
+        seed: 2026,
+        numRuns: 2000,
+        shrinkBudget: 1500,
+      });
+      // Assert: every quoted line appears, in order, in the shrunk trace
+      const trace = result.shrunk?.trace ?? [];
+      let from = 0;
+      for (const line of block.lines) {
+        const index = trace.indexOf(line, from);
+        expect(
+          index,
+          `guide line not in the trace of ${name}:\n${line}\n--- trace ---\n${trace.join('\n')}`,
+        ).toBeGreaterThanOrEqual(from);
+        from = index + 1;
+      }
+    },
+  );
 });

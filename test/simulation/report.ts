@@ -22,8 +22,10 @@ export function livenessTable(rows: readonly SearchResult[]): string {
   ];
   for (const row of rows) {
     const per = (value: number): string => (row.runs === 0 ? '–' : (value / row.runs).toFixed(2));
-    lines.push(`| ${row.scenario} | ${row.runs} | ${hours(row.virtualMillis)} | ${row.firstViolation === undefined ? 0 : 1} | `
-      + `${row.runs === 0 ? '–' : ((100 * row.totals.heldFractionSum) / row.runs).toFixed(1)} % | ${per(row.totals.refusedWrites)} | ${per(row.totals.grants)} | ${per(row.totals.coordinatorCrashes)} |`);
+    lines.push(
+      `| ${row.scenario} | ${row.runs} | ${hours(row.virtualMillis)} | ${row.firstViolation === undefined ? 0 : 1} | ` +
+        `${row.runs === 0 ? '–' : ((100 * row.totals.heldFractionSum) / row.runs).toFixed(1)} % | ${per(row.totals.refusedWrites)} | ${per(row.totals.grants)} | ${per(row.totals.coordinatorCrashes)} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -36,8 +38,10 @@ export function falsificationTable(rows: readonly SearchResult[]): string {
   ];
   for (const row of rows) {
     const found = row.firstViolation !== undefined;
-    lines.push(`| ${row.defect ?? 'none'} | ${row.scenario} | ${found ? row.firstViolation!.invariant : '**not caught**'} | ${found ? row.runs : `> ${row.runs}`} | `
-      + `${formatVirtual(row.virtualMillis)} | ${row.shrunk?.trace.length ?? '–'} |`);
+    lines.push(
+      `| ${row.defect ?? 'none'} | ${row.scenario} | ${found ? row.firstViolation!.invariant : '**not caught**'} | ${found ? row.runs : `> ${row.runs}`} | ` +
+        `${formatVirtual(row.virtualMillis)} | ${row.shrunk?.trace.length ?? '–'} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -71,8 +75,10 @@ export function falsificationSeriesTable(series: readonly DefectSeries[]): strin
     const runs = found.map((result) => result.runs);
     const virtual = found.map((result) => result.virtualMillis);
     const shrunk = results[0]?.shrunk?.trace.length;
-    lines.push(`| ${defect} | ${scenario} | ${invariants === '' ? '**not caught**' : invariants} | ${found.length} / ${results.length} seeds | `
-      + `${found.length === 0 ? '–' : `${median(runs)} / ${Math.max(...runs)}`} | ${found.length === 0 ? '–' : `${formatVirtual(median(virtual))} / ${formatVirtual(Math.max(...virtual))}`} | ${shrunk ?? '–'} |`);
+    lines.push(
+      `| ${defect} | ${scenario} | ${invariants === '' ? '**not caught**' : invariants} | ${found.length} / ${results.length} seeds | ` +
+        `${found.length === 0 ? '–' : `${median(runs)} / ${Math.max(...runs)}`} | ${found.length === 0 ? '–' : `${formatVirtual(median(virtual))} / ${formatVirtual(Math.max(...virtual))}`} | ${shrunk ?? '–'} |`,
+    );
   }
   return lines.join('\n');
 }

@@ -11,8 +11,16 @@ import type { NetworkProfile } from './world/network.js';
 
 /** The agent options a scenario sets (the rest — identity, clock, resources — come from the world). */
 type AgentBehaviourKnob =
-  | 'requestTimeoutMillis' | 'maxRetries' | 'minThinkMillis' | 'maxThinkMillis' | 'minStallMillis' | 'maxStallMillis'
-  | 'longStallProbability' | 'longStallMaxMillis' | 'maxWritesPerLease' | 'admitProbability';
+  | 'requestTimeoutMillis'
+  | 'maxRetries'
+  | 'minThinkMillis'
+  | 'maxThinkMillis'
+  | 'minStallMillis'
+  | 'maxStallMillis'
+  | 'longStallProbability'
+  | 'longStallMaxMillis'
+  | 'maxWritesPerLease'
+  | 'admitProbability';
 
 /** Which faults a scenario may inject, and how many of each at most per run. */
 export interface FaultBudget {
@@ -89,7 +97,14 @@ const base: Scenario = {
   ttlMillis: TTL_MILLIS,
   horizonMillis: [4_000, 12_000],
   maxDrift: 0.01,
-  network: { minDelayMillis: 1, maxDelayMillis: 60, dropProbability: 0, duplicateProbability: 0, slowProbability: 0, slowMaxDelayMillis: 60 },
+  network: {
+    minDelayMillis: 1,
+    maxDelayMillis: 60,
+    dropProbability: 0,
+    duplicateProbability: 0,
+    slowProbability: 0,
+    slowMaxDelayMillis: 60,
+  },
   agent: {
     requestTimeoutMillis: 250,
     maxRetries: 3,
@@ -103,7 +118,15 @@ const base: Scenario = {
     admitProbability: 0.3,
     renewBelowFraction: 0.5,
   },
-  faults: { coordinatorCrashes: 0, resourceRestarts: 0, partitions: 0, driftChanges: 3, logOutages: 0, minDownMillis: 1, maxDownMillis: 1_500 },
+  faults: {
+    coordinatorCrashes: 0,
+    resourceRestarts: 0,
+    partitions: 0,
+    driftChanges: 3,
+    logOutages: 0,
+    minDownMillis: 1,
+    maxDownMillis: 1_500,
+  },
   log: 'memory',
   shell: 'durable',
   snapshotEvery: 10_000,
@@ -129,22 +152,38 @@ export const SCENARIOS = {
   stalls: {
     ...base,
     name: 'stalls',
-    description: 'Holders stall between their check and their write, often longer than the TTL (GC pauses, slow model calls).',
+    description:
+      'Holders stall between their check and their write, often longer than the TTL (GC pauses, slow model calls).',
     agent: { ...base.agent, longStallProbability: 0.35, longStallMaxMillis: 3_000, maxStallMillis: 600 },
     writeMillis: [0, 300],
   },
   'lossy-network': {
     ...base,
     name: 'lossy-network',
-    description: 'Drops, duplicates and slow paths that reorder messages far behind later ones; requests retried with the same requestId.',
-    network: { minDelayMillis: 1, maxDelayMillis: 150, dropProbability: 0.15, duplicateProbability: 0.15, slowProbability: 0.08, slowMaxDelayMillis: 3_500 },
+    description:
+      'Drops, duplicates and slow paths that reorder messages far behind later ones; requests retried with the same requestId.',
+    network: {
+      minDelayMillis: 1,
+      maxDelayMillis: 150,
+      dropProbability: 0.15,
+      duplicateProbability: 0.15,
+      slowProbability: 0.08,
+      slowMaxDelayMillis: 3_500,
+    },
     faults: { ...base.faults, partitions: 3 },
   },
   'crash-recovery': {
     ...base,
     name: 'crash-recovery',
-    description: 'Coordinator crashes (in-flight appends land or are lost) and recovers from the log; snapshots every 12 events; partitions.',
-    network: { ...base.network, dropProbability: 0.05, duplicateProbability: 0.05, slowProbability: 0.03, slowMaxDelayMillis: 2_000 },
+    description:
+      'Coordinator crashes (in-flight appends land or are lost) and recovers from the log; snapshots every 12 events; partitions.',
+    network: {
+      ...base.network,
+      dropProbability: 0.05,
+      duplicateProbability: 0.05,
+      slowProbability: 0.03,
+      slowMaxDelayMillis: 2_000,
+    },
     faults: { ...base.faults, coordinatorCrashes: 4, partitions: 2 },
     snapshotEvery: 12,
     appendMillis: [0, 40],
@@ -153,7 +192,8 @@ export const SCENARIOS = {
   'resource-restarts': {
     ...base,
     name: 'resource-restarts',
-    description: 'Resources restart: slot-a and slot-c keep data, floor and report outbox (durable), slot-b comes back empty (volatile).',
+    description:
+      'Resources restart: slot-a and slot-c keep data, floor and report outbox (durable), slot-b comes back empty (volatile).',
     resources: [1, 3],
     agent: { ...base.agent, longStallProbability: 0.35 },
     network: { ...base.network, dropProbability: 0.05, slowProbability: 0.12, slowMaxDelayMillis: 2_500 },
@@ -163,10 +203,26 @@ export const SCENARIOS = {
   everything: {
     ...base,
     name: 'everything',
-    description: 'All of the above at once, and event log outages (the coordinator re-opens on the log, burning the fences of a failed append).',
+    description:
+      'All of the above at once, and event log outages (the coordinator re-opens on the log, burning the fences of a failed append).',
     agent: { ...base.agent, longStallProbability: 0.2 },
-    network: { minDelayMillis: 1, maxDelayMillis: 120, dropProbability: 0.1, duplicateProbability: 0.1, slowProbability: 0.05, slowMaxDelayMillis: 3_000 },
-    faults: { coordinatorCrashes: 3, resourceRestarts: 2, partitions: 2, driftChanges: 4, logOutages: 2, minDownMillis: 1, maxDownMillis: 1_500 },
+    network: {
+      minDelayMillis: 1,
+      maxDelayMillis: 120,
+      dropProbability: 0.1,
+      duplicateProbability: 0.1,
+      slowProbability: 0.05,
+      slowMaxDelayMillis: 3_000,
+    },
+    faults: {
+      coordinatorCrashes: 3,
+      resourceRestarts: 2,
+      partitions: 2,
+      driftChanges: 4,
+      logOutages: 2,
+      minDownMillis: 1,
+      maxDownMillis: 1_500,
+    },
     snapshotEvery: 16,
     appendMillis: [0, 30],
     writeMillis: [0, 200],
@@ -176,9 +232,17 @@ export const SCENARIOS = {
   'fence-first': {
     ...base,
     name: 'fence-first',
-    description: 'Fence-first handover: a grant is acknowledged only after the gate durably admitted its fence (burned after 200 ms without); stalls, loss, partitions, coordinator crashes and resource restarts (durable stores). Checks I10.',
+    description:
+      'Fence-first handover: a grant is acknowledged only after the gate durably admitted its fence (burned after 200 ms without); stalls, loss, partitions, coordinator crashes and resource restarts (durable stores). Checks I10.',
     agent: { ...base.agent, longStallProbability: 0.3, longStallMaxMillis: 3_000, maxStallMillis: 600 },
-    network: { minDelayMillis: 1, maxDelayMillis: 80, dropProbability: 0.05, duplicateProbability: 0.05, slowProbability: 0.03, slowMaxDelayMillis: 2_000 },
+    network: {
+      minDelayMillis: 1,
+      maxDelayMillis: 80,
+      dropProbability: 0.05,
+      duplicateProbability: 0.05,
+      slowProbability: 0.03,
+      slowMaxDelayMillis: 2_000,
+    },
     faults: { ...base.faults, coordinatorCrashes: 2, resourceRestarts: 2, partitions: 2, maxDownMillis: 1_000 },
     appendMillis: [0, 30],
     writeMillis: [0, 200],
@@ -188,8 +252,15 @@ export const SCENARIOS = {
   'standby-takeover': {
     ...base,
     name: 'standby-takeover',
-    description: 'An active coordinator and a standby on one log: crashes and log outages make the standby take over (heartbeats every 250 ms, takeover after 750 ms of silence); a crashed process returns as a standby; partitions, loss.',
-    network: { ...base.network, dropProbability: 0.05, duplicateProbability: 0.05, slowProbability: 0.03, slowMaxDelayMillis: 2_000 },
+    description:
+      'An active coordinator and a standby on one log: crashes and log outages make the standby take over (heartbeats every 250 ms, takeover after 750 ms of silence); a crashed process returns as a standby; partitions, loss.',
+    network: {
+      ...base.network,
+      dropProbability: 0.05,
+      duplicateProbability: 0.05,
+      slowProbability: 0.03,
+      slowMaxDelayMillis: 2_000,
+    },
     faults: { ...base.faults, coordinatorCrashes: 3, logOutages: 2, partitions: 2 },
     snapshotEvery: 16,
     appendMillis: [0, 30],
@@ -202,13 +273,26 @@ export const SCENARIOS = {
 export type ScenarioName = keyof typeof SCENARIOS;
 
 /** The same world driven through the DeciderShell (the shell the coordinator-side defects need). */
-export const onDeciderShell = (scenario: Scenario): Scenario => ({ ...scenario, name: `${scenario.name}/decider-shell`, shell: 'decider' });
+export const onDeciderShell = (scenario: Scenario): Scenario => ({
+  ...scenario,
+  name: `${scenario.name}/decider-shell`,
+  shell: 'decider',
+});
 
 /** The same world on the SQLite log (a temp file per run). */
-export const onSqlite = (scenario: Scenario): Scenario => ({ ...scenario, name: `${scenario.name}/sqlite`, log: 'sqlite' });
+export const onSqlite = (scenario: Scenario): Scenario => ({
+  ...scenario,
+  name: `${scenario.name}/sqlite`,
+  log: 'sqlite',
+});
 
 /**
  * The same world in the default mode (grants active at once), still checking I10: what the
  * fence-first invariant looks like when nothing keeps it.
  */
-export const inDefaultMode = (scenario: Scenario): Scenario => ({ ...scenario, name: `${scenario.name}/default-mode`, fenceFirst: undefined, checkFencedBeforeActive: true });
+export const inDefaultMode = (scenario: Scenario): Scenario => ({
+  ...scenario,
+  name: `${scenario.name}/default-mode`,
+  fenceFirst: undefined,
+  checkFencedBeforeActive: true,
+});

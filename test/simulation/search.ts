@@ -14,7 +14,15 @@ import type { Defect } from './defects.js';
 import { INVARIANTS, type InvariantId, type Violation } from './invariants.js';
 import type { Scenario } from './scenarios.js';
 import { CHOICE_RANGE } from './world/choices.js';
-import { HarnessError, runWorld, type FaultInput, type FaultKind, type RunResult, type RunStats, type WorldInput } from './world.js';
+import {
+  HarnessError,
+  runWorld,
+  type FaultInput,
+  type FaultKind,
+  type RunResult,
+  type RunStats,
+  type WorldInput,
+} from './world.js';
 
 /**
  * The seed of a suite: `FC_SEED` from the environment when given (to replay or explore), else
@@ -40,7 +48,12 @@ export function worldInputArbitrary(scenario: Scenario): fc.Arbitrary<WorldInput
   if (scenario.faults.partitions > 0) kinds.push('partition');
   if (scenario.faults.driftChanges > 0) kinds.push('clock-drift');
   if (scenario.faults.logOutages > 0) kinds.push('log-outage');
-  const budget = scenario.faults.coordinatorCrashes + scenario.faults.resourceRestarts + scenario.faults.partitions + scenario.faults.driftChanges + scenario.faults.logOutages;
+  const budget =
+    scenario.faults.coordinatorCrashes +
+    scenario.faults.resourceRestarts +
+    scenario.faults.partitions +
+    scenario.faults.driftChanges +
+    scenario.faults.logOutages;
   const fault: fc.Arbitrary<FaultInput> = fc.record({
     atMillis: fc.integer({ min: 0, max: scenario.horizonMillis[1] }),
     kind: kinds.length === 0 ? fc.constant<FaultKind>('clock-drift') : fc.constantFrom(...kinds),
@@ -57,7 +70,10 @@ export function worldInputArbitrary(scenario: Scenario): fc.Arbitrary<WorldInput
     faults: fc.array(fault, { maxLength: budget === 0 ? 0 : budget + 2 }),
     agents: fc.integer({ min: scenario.agents[0], max: scenario.agents[1] }),
     resources: fc.integer({ min: scenario.resources[0], max: scenario.resources[1] }),
-    driftsPermille: fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: MAX_MACHINES, maxLength: MAX_MACHINES }),
+    driftsPermille: fc.array(fc.integer({ min: -1000, max: 1000 }), {
+      minLength: MAX_MACHINES,
+      maxLength: MAX_MACHINES,
+    }),
     network: fc.array(choice, { maxLength: 400 }),
     behaviour: fc.array(choice, { maxLength: 200 }),
     timing: fc.array(choice, { maxLength: 100 }),
@@ -89,7 +105,8 @@ export interface SearchResult {
   /** The first violation's invariant and message, as found before shrinking. */
   readonly firstViolation: Violation | undefined;
   /** The shrunk counterexample's violation and its trace (a timeline). */
-  readonly shrunk: { readonly violation: Violation; readonly trace: readonly string[]; readonly input: WorldInput } | undefined;
+  readonly shrunk:
+    { readonly violation: Violation; readonly trace: readonly string[]; readonly input: WorldInput } | undefined;
   /** fast-check's path of the counterexample, for replay with the same seed. */
   readonly path: string | undefined;
   readonly shrinkRuns: number;
@@ -102,7 +119,9 @@ export interface SearchResult {
 /** A violation, as thrown inside the property (fast-check prints its message with the seed). */
 export class SimulationViolationError extends Error {
   constructor(readonly result: RunResult & { readonly violation: Violation }) {
-    super(`${result.violation.invariant}: ${result.violation.message}\n${INVARIANTS[result.violation.invariant]}\n--- trace ---\n${result.trace.join('\n')}`);
+    super(
+      `${result.violation.invariant}: ${result.violation.message}\n${INVARIANTS[result.violation.invariant]}\n--- trace ---\n${result.trace.join('\n')}`,
+    );
     this.name = 'SimulationViolationError';
   }
 }
@@ -122,7 +141,18 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
   let firstViolation: Violation | undefined;
   let lastFailing: { result: RunResult & { violation: Violation }; input: WorldInput } | undefined;
   const checks = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, 0])) as Record<InvariantId, number>;
-  const totals = { grants: 0, renewals: 0, writesApplied: 0, refusedWrites: 0, heldFractionSum: 0, coordinatorCrashes: 0, coordinatorReopens: 0, takeovers: 0, messages: 0, messagesLost: 0 };
+  const totals = {
+    grants: 0,
+    renewals: 0,
+    writesApplied: 0,
+    refusedWrites: 0,
+    heldFractionSum: 0,
+    coordinatorCrashes: 0,
+    coordinatorReopens: 0,
+    takeovers: 0,
+    messages: 0,
+    messagesLost: 0,
+  };
 
   const property = fc.asyncProperty(worldInputArbitrary(scenario), async (input) => {
     if (firstViolation !== undefined) {
@@ -133,9 +163,13 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
     const sqliteFile = sqliteDir === undefined ? undefined : join(sqliteDir, `run-${executions}.db`);
     let result: RunResult;
     try {
-      result = await runWorld(scenario, input, { ...(defect === undefined ? {} : { defect: defect.hooks }), ...(sqliteFile === undefined ? {} : { sqliteFile }) });
+      result = await runWorld(scenario, input, {
+        ...(defect === undefined ? {} : { defect: defect.hooks }),
+        ...(sqliteFile === undefined ? {} : { sqliteFile }),
+      });
     } finally {
-      if (sqliteFile !== undefined) for (const suffix of ['', '-wal', '-shm']) rmSync(sqliteFile + suffix, { force: true });
+      if (sqliteFile !== undefined)
+        for (const suffix of ['', '-wal', '-shm']) rmSync(sqliteFile + suffix, { force: true });
     }
     if (firstViolation === undefined) {
       runs += 1;
@@ -154,7 +188,10 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
     }
     // While shrinking, only the first violation's invariant counts as a failure: the
     // counterexample must not slip to another bug on the way down.
-    if (result.violation !== undefined && (firstViolation === undefined || result.violation.invariant === firstViolation.invariant)) {
+    if (
+      result.violation !== undefined &&
+      (firstViolation === undefined || result.violation.invariant === firstViolation.invariant)
+    ) {
       const failing = { ...result, violation: result.violation };
       firstViolation ??= result.violation;
       lastFailing = { result: failing, input };
@@ -177,7 +214,10 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
       runs,
       virtualMillis,
       firstViolation,
-      shrunk: lastFailing === undefined ? undefined : { violation: lastFailing.result.violation, trace: lastFailing.result.trace, input: lastFailing.input },
+      shrunk:
+        lastFailing === undefined
+          ? undefined
+          : { violation: lastFailing.result.violation, trace: lastFailing.result.trace, input: lastFailing.input },
       path: details.counterexamplePath ?? undefined,
       shrinkRuns: Math.min(shrinkRuns, shrinkBudget),
       totals,
@@ -190,9 +230,12 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
 
 /** A search result as text: the summary line, then the shrunk trace when there is one. */
 export function describeSearch(result: SearchResult): string {
-  const head = `${result.defect === undefined ? 'real code' : `defect ${result.defect}`} in ${result.scenario}: seed ${result.seed}, ${result.runs} runs, `
-    + `${(result.virtualMillis / 3_600_000).toFixed(2)} virtual hours`;
+  const head =
+    `${result.defect === undefined ? 'real code' : `defect ${result.defect}`} in ${result.scenario}: seed ${result.seed}, ${result.runs} runs, ` +
+    `${(result.virtualMillis / 3_600_000).toFixed(2)} virtual hours`;
   if (result.shrunk === undefined) return `${head}, no violation`;
-  return `${head}, found ${result.firstViolation?.invariant}; shrunk in ${result.shrinkRuns} runs (path ${result.path}) to:\n`
-    + `${result.shrunk.violation.invariant}: ${result.shrunk.violation.message}\n${result.shrunk.trace.join('\n')}`;
+  return (
+    `${head}, found ${result.firstViolation?.invariant}; shrunk in ${result.shrinkRuns} runs (path ${result.path}) to:\n` +
+    `${result.shrunk.violation.invariant}: ${result.shrunk.violation.message}\n${result.shrunk.trace.join('\n')}`
+  );
 }

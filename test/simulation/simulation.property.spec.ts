@@ -27,7 +27,15 @@ const RUNS: Record<ScenarioName, number> = {
 };
 
 /** Invariants every scenario must exercise; the others only where their facts occur. */
-const ALWAYS_CHECKED: readonly InvariantId[] = ['I1-no-stale-write', 'I2-fence-unique', 'I3-fence-order', 'I4-holder-window', 'I5-ack-durable', 'I7-no-resurrection', 'I9-retry-idempotent'];
+const ALWAYS_CHECKED: readonly InvariantId[] = [
+  'I1-no-stale-write',
+  'I2-fence-unique',
+  'I3-fence-order',
+  'I4-holder-window',
+  'I5-ack-durable',
+  'I7-no-resurrection',
+  'I9-retry-idempotent',
+];
 
 const results: SearchResult[] = [];
 
@@ -38,7 +46,8 @@ async function expectNoViolation(scenario: Scenario, numRuns: number): Promise<S
   // Assert
   expect(result.firstViolation, describeSearch(result)).toBeUndefined();
   expect(result.runs).toBe(numRuns);
-  for (const invariant of ALWAYS_CHECKED) expect(result.checks[invariant], `${invariant} was never checked`).toBeGreaterThan(0);
+  for (const invariant of ALWAYS_CHECKED)
+    expect(result.checks[invariant], `${invariant} was never checked`).toBeGreaterThan(0);
   if (result.totals.refusedWrites > 0) {
     expect(result.checks['I6-refusal-recorded']).toBeGreaterThan(0);
     expect(result.checks['I8-refusal-justified']).toBeGreaterThan(0);
@@ -51,11 +60,14 @@ describe('simulation of the real system', () => {
     if (results.length > 0) console.log(`simulation (seed ${SEED}):\n${livenessTable(results)}`);
   });
 
-  describe.each(Object.values(SCENARIOS).map((scenario) => [scenario.name, scenario] as const))('%s', (_name, scenario) => {
-    it(`finds no invariant violation in ${RUNS[scenario.name as ScenarioName]} generated worlds`, async () => {
-      await expectNoViolation(scenario, RUNS[scenario.name as ScenarioName]);
-    });
-  });
+  describe.each(Object.values(SCENARIOS).map((scenario) => [scenario.name, scenario] as const))(
+    '%s',
+    (_name, scenario) => {
+      it(`finds no invariant violation in ${RUNS[scenario.name as ScenarioName]} generated worlds`, async () => {
+        await expectNoViolation(scenario, RUNS[scenario.name as ScenarioName]);
+      });
+    },
+  );
 
   it('finds no violation with the DeciderShell (the shell the coordinator-side defects use) either', async () => {
     await expectNoViolation(onDeciderShell(SCENARIOS['crash-recovery']), 200);

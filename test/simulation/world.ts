@@ -159,7 +159,8 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   const resourceCount = clamp(input.resources, scenario.resources);
   const horizonMillis = clamp(input.horizonMillis, scenario.horizonMillis);
   const faults = selectFaults(input.faults, scenario, horizonMillis, hooks.shell ?? scenario.shell);
-  const rate = (thousandths: number): number => 1 + (Math.max(-1000, Math.min(1000, thousandths)) / 1000) * scenario.maxDrift;
+  const rate = (thousandths: number): number =>
+    1 + (Math.max(-1000, Math.min(1000, thousandths)) / 1000) * scenario.maxDrift;
   const oscillators: Oscillator[] = [];
   for (let machine = 0; machine <= agentCount; machine += 1) {
     const changes: RateChange[] = faults
@@ -209,7 +210,12 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
     ...(hooks.bootLog === undefined ? {} : { bootLog: hooks.bootLog }),
     ...(scenario.fenceFirst === undefined
       ? {}
-      : { fenceFirst: { timeoutMillis: scenario.fenceFirst.timeoutMillis, admit: (hooks.wrapFenceAdmit ?? ((admit) => admit))((request) => askGate(request)) } }),
+      : {
+          fenceFirst: {
+            timeoutMillis: scenario.fenceFirst.timeoutMillis,
+            admit: (hooks.wrapFenceAdmit ?? ((admit) => admit))((request) => askGate(request)),
+          },
+        }),
   });
   /** Fence-first: the coordinator asks the resource's gate over the network to admit the fence, and waits for its answer or the timeout. */
   const askGate = (request: FenceAdmitRequest): Promise<{ readonly gateId: string } | undefined> =>
@@ -218,10 +224,20 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
       if (resource === undefined) return resolve(undefined);
       scheduler.after(request.timeoutMillis, () => resolve(undefined));
       const token = { resource: request.resource, holderId: request.holderId, fence: request.fence };
-      network.send('coordinator', request.resource, `admit fence ${request.fence} (${request.holderId}) before granting`, () =>
-        resource.receive('coordinator', { type: 'admit', token }, (response) =>
-          network.send(request.resource, 'coordinator', response.type === 'admitted' ? `admitted fence ${request.fence}` : `refused fence ${request.fence}`, () =>
-            resolve(response.type === 'admitted' ? { gateId: resource.gateName } : undefined))));
+      network.send(
+        'coordinator',
+        request.resource,
+        `admit fence ${request.fence} (${request.holderId}) before granting`,
+        () =>
+          resource.receive('coordinator', { type: 'admit', token }, (response) =>
+            network.send(
+              request.resource,
+              'coordinator',
+              response.type === 'admitted' ? `admitted fence ${request.fence}` : `refused fence ${request.fence}`,
+              () => resolve(response.type === 'admitted' ? { gateId: resource.gateName } : undefined),
+            ),
+          ),
+      );
     });
 
   // ---- resources ---------------------------------------------------------------------------
@@ -229,17 +245,20 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   const resources = new Map<string, ResourceNode>();
   for (const [index, name] of resourceNames.entries()) {
     const durable = scenario.resourceStore === 'durable' || (scenario.resourceStore === 'mixed' && index !== 1);
-    resources.set(name, new ResourceNode(world, timing, host, {
+    resources.set(
       name,
-      durable,
-      restoreFloor: hooks.skipFloorRestore !== true,
-      reporting: scenario.reporting,
-      minWriteMillis: scenario.writeMillis[0],
-      maxWriteMillis: scenario.writeMillis[1],
-      reportRetryMillis: 300,
-      ...(hooks.gate === undefined ? {} : { gate: hooks.gate }),
-      ...(hooks.reportConcurrently === true ? { reportConcurrently: true } : {}),
-    }));
+      new ResourceNode(world, timing, host, {
+        name,
+        durable,
+        restoreFloor: hooks.skipFloorRestore !== true,
+        reporting: scenario.reporting,
+        minWriteMillis: scenario.writeMillis[0],
+        maxWriteMillis: scenario.writeMillis[1],
+        reportRetryMillis: 300,
+        ...(hooks.gate === undefined ? {} : { gate: hooks.gate }),
+        ...(hooks.reportConcurrently === true ? { reportConcurrently: true } : {}),
+      }),
+    );
   }
 
   // ---- agents ------------------------------------------------------------------------------
@@ -251,15 +270,17 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
     const holderId = `agent-${index}`;
     const clock = new SimClock(holderId, oscillators[index]!, scheduler, 0, 5_000 + 1_111 * index);
     registerClock(clock);
-    agents.push(new Agent(world, behaviour, host, resources as ReadonlyMap<string, ResourceEndpoint>, {
-      holderId,
-      clock,
-      clockSkewMillis,
-      resources: resourceNames,
-      ...agentKnobs,
-      renewBelowMillis: renewBelowFraction * scenario.ttlMillis,
-      ...(hooks.anchorDeadline === undefined ? {} : { anchorDeadline: hooks.anchorDeadline }),
-    }));
+    agents.push(
+      new Agent(world, behaviour, host, resources as ReadonlyMap<string, ResourceEndpoint>, {
+        holderId,
+        clock,
+        clockSkewMillis,
+        resources: resourceNames,
+        ...agentKnobs,
+        renewBelowMillis: renewBelowFraction * scenario.ttlMillis,
+        ...(hooks.anchorDeadline === undefined ? {} : { anchorDeadline: hooks.anchorDeadline }),
+      }),
+    );
   }
 
   // ---- faults and the horizon --------------------------------------------------------------
@@ -280,10 +301,16 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
           return;
         }
         case 'clock-drift':
-          trace.step(`machine-${fault.target % (agentCount + 1)}`, `clock rate now ${rate(fault.driftPermille).toFixed(4)}`);
+          trace.step(
+            `machine-${fault.target % (agentCount + 1)}`,
+            `clock rate now ${rate(fault.driftPermille).toFixed(4)}`,
+          );
           return;
         case 'log-outage':
-          trace.step('log', `✗ unavailable for ${fault.durationMillis}ms (appends due meanwhile are ${fault.landInFlight ? 'written, but reported failed' : 'lost'})`);
+          trace.step(
+            'log',
+            `✗ unavailable for ${fault.durationMillis}ms (appends due meanwhile are ${fault.landInFlight ? 'written, but reported failed' : 'lost'})`,
+          );
           disk.outage(fault.durationMillis, fault.landInFlight);
           return;
       }
@@ -298,7 +325,9 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   });
   const endMillis = horizonMillis + scenario.faults.maxDownMillis + 6 * scenario.ttlMillis;
 
-  trace.note(`world: ${agentCount} agents, ${resourceCount} resources, ttl ${scenario.ttlMillis}ms, skew bound ${clockSkewMillis}ms, horizon ${horizonMillis}ms, ${faults.length} faults, ${scenario.log} log, ${hooks.shell ?? scenario.shell} shell${scenario.fenceFirst === undefined ? '' : ', fence-first'}${scenario.standby === undefined ? '' : ', a standby'}`);
+  trace.note(
+    `world: ${agentCount} agents, ${resourceCount} resources, ttl ${scenario.ttlMillis}ms, skew bound ${clockSkewMillis}ms, horizon ${horizonMillis}ms, ${faults.length} faults, ${scenario.log} log, ${hooks.shell ?? scenario.shell} shell${scenario.fenceFirst === undefined ? '' : ', fence-first'}${scenario.standby === undefined ? '' : ', a standby'}`,
+  );
   host.start();
   for (const agent of agents) agent.start();
 
@@ -364,10 +393,16 @@ export async function runWorld(scenario: Scenario, input: WorldInput, options: R
   };
 }
 
-const clamp = (value: number, [min, max]: readonly [number, number]): number => Math.min(Math.max(Math.trunc(value), min), max);
+const clamp = (value: number, [min, max]: readonly [number, number]): number =>
+  Math.min(Math.max(Math.trunc(value), min), max);
 
 /** The faults a scenario allows, at most its budget of each kind, before the horizon, in time order. */
-function selectFaults(faults: readonly FaultInput[], scenario: Scenario, horizonMillis: number, shell: CoordinatorShell): FaultInput[] {
+function selectFaults(
+  faults: readonly FaultInput[],
+  scenario: Scenario,
+  horizonMillis: number,
+  shell: CoordinatorShell,
+): FaultInput[] {
   const budget: Record<FaultKind, number> = {
     'coordinator-crash': scenario.faults.coordinatorCrashes,
     'resource-restart': scenario.faults.resourceRestarts,
@@ -381,7 +416,10 @@ function selectFaults(faults: readonly FaultInput[], scenario: Scenario, horizon
   for (const fault of faults) {
     if (fault.atMillis >= horizonMillis || budget[fault.kind] <= 0) continue;
     budget[fault.kind] -= 1;
-    const durationMillis = Math.min(Math.max(fault.durationMillis, scenario.faults.minDownMillis), scenario.faults.maxDownMillis);
+    const durationMillis = Math.min(
+      Math.max(fault.durationMillis, scenario.faults.minDownMillis),
+      scenario.faults.maxDownMillis,
+    );
     selected.push({ ...fault, durationMillis });
   }
   return selected.sort((a, b) => a.atMillis - b.atMillis);
@@ -392,31 +430,51 @@ function traceLanded(trace: Trace, event: CoordinatorEvent): void {
   const at = (millis: number): string => formatReading(millis, event.data.bootId);
   switch (event.type) {
     case 'CoordinatorStarted': {
-      const carried = event.data.carriedLeases.map((lease) => `${lease.resource} fence ${lease.fence} (${lease.holderId}) until ${at(lease.expiresAtMillis)}`);
-      trace.step('log', `← CoordinatorStarted ${event.data.bootId}: fence counter ${event.data.recoveredFence}${carried.length > 0 ? `, grace for ${carried.join('; ')}` : ''}`);
+      const carried = event.data.carriedLeases.map(
+        (lease) => `${lease.resource} fence ${lease.fence} (${lease.holderId}) until ${at(lease.expiresAtMillis)}`,
+      );
+      trace.step(
+        'log',
+        `← CoordinatorStarted ${event.data.bootId}: fence counter ${event.data.recoveredFence}${carried.length > 0 ? `, grace for ${carried.join('; ')}` : ''}`,
+      );
       return;
     }
     case 'LeaseGranted':
-      trace.step('log', `← LeaseGranted ${event.data.resource} fence ${event.data.fence} to ${event.data.holderId} (req ${event.data.requestId}) until ${at(event.data.expiresAtMillis)}`);
+      trace.step(
+        'log',
+        `← LeaseGranted ${event.data.resource} fence ${event.data.fence} to ${event.data.holderId} (req ${event.data.requestId}) until ${at(event.data.expiresAtMillis)}`,
+      );
       return;
     case 'LeaseRenewed':
-      trace.step('log', `← LeaseRenewed ${event.data.resource} fence ${event.data.fence} (req ${event.data.requestId}) until ${at(event.data.expiresAtMillis)}`);
+      trace.step(
+        'log',
+        `← LeaseRenewed ${event.data.resource} fence ${event.data.fence} (req ${event.data.requestId}) until ${at(event.data.expiresAtMillis)}`,
+      );
       return;
     case 'LeaseReleased':
     case 'LeaseExpired':
       trace.step('log', `← ${event.type} ${event.data.resource} fence ${event.data.fence} (${event.data.holderId})`);
       return;
     case 'FenceReserved':
-      trace.step('log', `← FenceReserved ${event.data.resource} fence ${event.data.fence} for ${event.data.holderId} (req ${event.data.requestId}): waiting for the gate`);
+      trace.step(
+        'log',
+        `← FenceReserved ${event.data.resource} fence ${event.data.fence} for ${event.data.holderId} (req ${event.data.requestId}): waiting for the gate`,
+      );
       return;
     case 'FenceBurned':
       trace.step('log', `← FenceBurned ${event.data.resource} fence ${event.data.fence} (${event.data.reason})`);
       return;
     case 'FenceRejected':
-      trace.step('log', `← FenceRejected ${event.data.gateId} #${event.data.seq}: fence ${event.data.rejected.fence} (${event.data.rejected.holderId}) vs floor ${event.data.current.fence}`);
+      trace.step(
+        'log',
+        `← FenceRejected ${event.data.gateId} #${event.data.seq}: fence ${event.data.rejected.fence} (${event.data.rejected.holderId}) vs floor ${event.data.current.fence}`,
+      );
       return;
     case 'RejectionsMissing':
-      trace.step('log', `← RejectionsMissing ${event.data.gateId} ${event.data.resource} #${event.data.fromSeq}..#${event.data.throughSeq} (revealed by #${event.data.reportedSeq})`);
+      trace.step(
+        'log',
+        `← RejectionsMissing ${event.data.gateId} ${event.data.resource} #${event.data.fromSeq}..#${event.data.throughSeq} (revealed by #${event.data.reportedSeq})`,
+      );
       return;
     default:
       return;
@@ -435,7 +493,10 @@ class LivenessMeter {
     switch (event.type) {
       case 'LeaseGranted':
         this.close(event.data.resource, at(event.data.atMillis));
-        this.open.set(event.data.resource, { startMillis: at(event.data.atMillis), expiresMillis: at(event.data.expiresAtMillis) });
+        this.open.set(event.data.resource, {
+          startMillis: at(event.data.atMillis),
+          expiresMillis: at(event.data.expiresAtMillis),
+        });
         return;
       case 'LeaseRenewed': {
         const current = this.open.get(event.data.resource);
@@ -463,7 +524,8 @@ class LivenessMeter {
   heldFraction(horizonMillis: number, resources: readonly string[]): number {
     for (const resource of [...this.open.keys()]) this.close(resource, horizonMillis);
     let held = 0;
-    for (const interval of this.intervals) held += Math.max(0, Math.min(interval.endMillis, horizonMillis) - Math.min(interval.startMillis, horizonMillis));
+    for (const interval of this.intervals)
+      held += Math.max(0, Math.min(interval.endMillis, horizonMillis) - Math.min(interval.startMillis, horizonMillis));
     return resources.length === 0 ? 0 : held / (horizonMillis * resources.length);
   }
 
@@ -471,6 +533,10 @@ class LivenessMeter {
     const current = this.open.get(resource);
     if (current === undefined) return;
     this.open.delete(resource);
-    this.intervals.push({ resource, startMillis: current.startMillis, endMillis: Math.min(atMillis, current.expiresMillis) });
+    this.intervals.push({
+      resource,
+      startMillis: current.startMillis,
+      endMillis: Math.min(atMillis, current.expiresMillis),
+    });
   }
 }

@@ -23,7 +23,12 @@ export interface CallOptions {
 }
 
 /** Calls `baseUrl + path` and returns the reply (never throws on an HTTP status). */
-export async function call<T = unknown>(baseUrl: string, method: string, path: string, options: CallOptions = {}): Promise<HttpReply<T>> {
+export async function call<T = unknown>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<HttpReply<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined;
@@ -55,10 +60,14 @@ export interface CoordinatorHttp {
 
 /** Binds {@link call} to `baseUrl` with a default `token`. */
 export function coordinatorHttp(baseUrl: string, token?: string): CoordinatorHttp {
-  const withToken = (options: CallOptions = {}): CallOptions => ({ ...(token === undefined ? {} : { token }), ...options });
+  const withToken = (options: CallOptions = {}): CallOptions => ({
+    ...(token === undefined ? {} : { token }),
+    ...options,
+  });
   return {
     get: (path, options) => call(baseUrl, 'GET', path, withToken(options)),
-    post: (path, json, options) => call(baseUrl, 'POST', path, withToken({ ...(json === undefined ? {} : { json }), ...options })),
+    post: (path, json, options) =>
+      call(baseUrl, 'POST', path, withToken({ ...(json === undefined ? {} : { json }), ...options })),
     async head() {
       const reply = await call<{ head: number }>(baseUrl, 'GET', '/v1/events?limit=1', withToken());
       if (reply.status !== 200) throw new Error(`GET /v1/events answered ${reply.status}: ${reply.text}`);

@@ -66,21 +66,33 @@ export interface RunningCoordinator {
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
-  for (const child of running) if (child.pid !== undefined) {
-    try { process.kill(child.pid, 'SIGKILL'); } catch { /* already gone */ }
-  }
+  for (const child of running)
+    if (child.pid !== undefined) {
+      try {
+        process.kill(child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
 });
 
 /** Environment variables of the parent that must not leak into the child's configuration. */
-const isCoordinatorVariable = (name: string): boolean => name.startsWith('LEASE_FENCE_') || ['PORT', 'HOST', 'LOG_LEVEL'].includes(name);
+const isCoordinatorVariable = (name: string): boolean =>
+  name.startsWith('LEASE_FENCE_') || ['PORT', 'HOST', 'LOG_LEVEL'].includes(name);
 
 /** Spawns the coordinator without waiting for anything; for start-up failure tests. */
 export function spawnCoordinator(env: Readonly<Record<string, string>>): ChildProcess {
   if (!existsSync(COORDINATOR_MAIN)) {
-    throw new Error(`${COORDINATOR_MAIN} is missing: build it first with \`npx nx run @lease-fence/coordinator:build\``);
+    throw new Error(
+      `${COORDINATOR_MAIN} is missing: build it first with \`npx nx run @lease-fence/coordinator:build\``,
+    );
   }
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !isCoordinatorVariable(name)));
-  const child = spawn(process.execPath, [COORDINATOR_MAIN], { cwd: REPO_ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [COORDINATOR_MAIN], {
+    cwd: REPO_ROOT,
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;
@@ -105,7 +117,9 @@ export async function startCoordinator(options: StartCoordinatorOptions = {}): P
   const logs: LogLine[] = [];
   let stderr = '';
   const watchers = new Set<(line: LogLine) => void>();
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   createInterface({ input: child.stdout! }).on('line', (text) => {
     let line: LogLine;
     try {
@@ -127,16 +141,26 @@ export async function startCoordinator(options: StartCoordinatorOptions = {}): P
         clearTimeout(timer);
       };
       const watcher = (line: LogLine): void => {
-        if (predicate(line)) { done(); resolve(line); }
+        if (predicate(line)) {
+          done();
+          resolve(line);
+        }
       };
-      const timer = setTimeout(() => { done(); reject(new Error(`no matching log line within ${timeoutMillis} ms; output:\n${tail()}`)); }, timeoutMillis);
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`no matching log line within ${timeoutMillis} ms; output:\n${tail()}`));
+      }, timeoutMillis);
       watchers.add(watcher);
       void exited.then((exit) => {
         // Let the last stdout lines be parsed before giving up.
         setImmediate(() => {
           if (!watchers.has(watcher)) return;
           done();
-          reject(new Error(`coordinator exited (code ${exit.code}, signal ${exit.signal}) before the expected log line; output:\n${tail()}`));
+          reject(
+            new Error(
+              `coordinator exited (code ${exit.code}, signal ${exit.signal}) before the expected log line; output:\n${tail()}`,
+            ),
+          );
         });
       });
     });

@@ -31,7 +31,9 @@ export function followUntilListening(child: ChildProcess, name: string): Listeni
         // not a JSON line
       }
     });
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${String(code)} before listening: ${stderr}${logLines.join('\n')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${name} exited with ${String(code)} before listening: ${stderr}${logLines.join('\n')}`)),
+    );
   });
   return { url, logLines, stderr: () => stderr };
 }

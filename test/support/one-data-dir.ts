@@ -32,7 +32,8 @@ export function coordinatorsOnOneDataDir(prefix: string, env: Readonly<Record<st
     if (dataDir !== undefined) await removeTempDir(dataDir);
   });
   const dir = (): string => {
-    if (dataDir === undefined) throw new Error('coordinatorsOnOneDataDir: the data dir exists only once the file\'s beforeAll ran');
+    if (dataDir === undefined)
+      throw new Error("coordinatorsOnOneDataDir: the data dir exists only once the file's beforeAll ran");
     return dataDir;
   };
   return {

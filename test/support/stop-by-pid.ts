@@ -25,7 +25,11 @@ export function waitForExit(child: ChildProcess): Promise<ChildExit> {
  * @param signal - `SIGTERM` for a graceful stop, `SIGKILL` for a crash (`kill -9`).
  * @param timeoutMillis - Grace before SIGKILL. @defaultValue 10 000
  */
-export async function stopByPid(child: ChildProcess, signal: NodeJS.Signals, timeoutMillis = 10_000): Promise<ChildExit> {
+export async function stopByPid(
+  child: ChildProcess,
+  signal: NodeJS.Signals,
+  timeoutMillis = 10_000,
+): Promise<ChildExit> {
   const exited = waitForExit(child);
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return exited;
   try {

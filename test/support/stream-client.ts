@@ -48,7 +48,9 @@ export function openStream(wsUrl: string, options: OpenStreamOptions = {}): Prom
   const socket = new WebSocket(`${wsUrl}/v1/stream${query.size > 0 ? `?${query}` : ''}`, { headers });
   const frames: StreamFrame[] = [];
   const watchers = new Set<(frame: StreamFrame) => void>();
-  const closed = new Promise<StreamClose>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<StreamClose>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   socket.on('message', (data) => {
     const frame = StreamFrameSchema.parse(JSON.parse(String(data)));
     frames.push(frame);
@@ -58,23 +60,47 @@ export function openStream(wsUrl: string, options: OpenStreamOptions = {}): Prom
     const seen = frames.find(predicate);
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const done = (): void => { watchers.delete(watcher); clearTimeout(timer); };
-      const watcher = (frame: StreamFrame): void => { if (predicate(frame)) { done(); resolve(frame); } };
-      const timer = setTimeout(() => { done(); reject(new Error(`no matching frame within ${timeoutMillis} ms; last frames: ${JSON.stringify(frames.slice(-3))}`)); }, timeoutMillis);
+      const done = (): void => {
+        watchers.delete(watcher);
+        clearTimeout(timer);
+      };
+      const watcher = (frame: StreamFrame): void => {
+        if (predicate(frame)) {
+          done();
+          resolve(frame);
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(
+          new Error(`no matching frame within ${timeoutMillis} ms; last frames: ${JSON.stringify(frames.slice(-3))}`),
+        );
+      }, timeoutMillis);
       watchers.add(watcher);
       void closed.then((close) => {
         if (!watchers.has(watcher)) return;
         done();
-        reject(new Error(`stream closed (${close.code} ${close.reason}) before a matching frame; last frames: ${JSON.stringify(frames.slice(-3))}`));
+        reject(
+          new Error(
+            `stream closed (${close.code} ${close.reason}) before a matching frame; last frames: ${JSON.stringify(frames.slice(-3))}`,
+          ),
+        );
       });
     });
   };
   return new Promise((resolve, reject) => {
     socket.once('unexpected-response', (_request, response) => {
       let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => {
-        reject(Object.assign(new Error(`${response.statusCode ?? 0} ${body}`), { status: response.statusCode, body }));
-      });
+      response
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => {
+          body += chunk;
+        })
+        .on('end', () => {
+          reject(
+            Object.assign(new Error(`${response.statusCode ?? 0} ${body}`), { status: response.statusCode, body }),
+          );
+        });
     });
     socket.once('error', reject);
     socket.once('open', () => {

@@ -20,7 +20,10 @@ export const TEST_TOKENS = {
 } as const satisfies Record<string, TokenEntry>;
 
 /** Writes `entries` (default: {@link TEST_TOKENS}) as `tokens.json` in `dir` and returns its path. */
-export async function writeTokensFile(dir: string, entries: readonly TokenEntry[] = Object.values(TEST_TOKENS)): Promise<string> {
+export async function writeTokensFile(
+  dir: string,
+  entries: readonly TokenEntry[] = Object.values(TEST_TOKENS),
+): Promise<string> {
   const file = join(dir, 'tokens.json');
   await writeFile(file, JSON.stringify(entries, null, 2));
   return file;

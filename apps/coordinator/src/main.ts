@@ -81,8 +81,12 @@ function listenRefusal(error: unknown, config: Pick<Config, 'host' | 'port'>): C
   const { code, syscall } = error as { code?: unknown; syscall?: unknown };
   if (typeof code !== 'string') return undefined;
   const cause = `(${typeof syscall === 'string' ? `${syscall} ` : ''}${code})`;
-  if (HOST_LISTEN_ERRORS.has(code)) return new ConfigError([{ variable: 'HOST', message: `cannot listen on ${JSON.stringify(config.host)} ${cause}` }]);
-  if (PORT_LISTEN_ERRORS.has(code)) return new ConfigError([{ variable: 'PORT', message: `cannot listen on port ${config.port} of ${JSON.stringify(config.host)} ${cause}` }]);
+  if (HOST_LISTEN_ERRORS.has(code))
+    return new ConfigError([{ variable: 'HOST', message: `cannot listen on ${JSON.stringify(config.host)} ${cause}` }]);
+  if (PORT_LISTEN_ERRORS.has(code))
+    return new ConfigError([
+      { variable: 'PORT', message: `cannot listen on port ${config.port} of ${JSON.stringify(config.host)} ${cause}` },
+    ]);
   return undefined;
 }
 
@@ -108,11 +112,18 @@ function lockLogOrExit(config: Config, logger: Logger): LogLock | undefined {
     mkdirSync(config.dataDir, { recursive: true });
     lock = acquireLogLock(logFile);
   } catch (error) {
-    refuseStart(error instanceof LogLockedError ? error.message : `cannot lock the event log ${logFile}: ${(error as Error).message}`);
+    refuseStart(
+      error instanceof LogLockedError
+        ? error.message
+        : `cannot lock the event log ${logFile}: ${(error as Error).message}`,
+    );
   }
   process.on('exit', () => lock.release());
   if (lock.replacedStale !== undefined) {
-    logger.warn({ lockFile: lock.lockFile, previousPid: lock.replacedStale.pid }, `replaced the lock of coordinator pid ${lock.replacedStale.pid}, which is gone`);
+    logger.warn(
+      { lockFile: lock.lockFile, previousPid: lock.replacedStale.pid },
+      `replaced the lock of coordinator pid ${lock.replacedStale.pid}, which is gone`,
+    );
   }
   return lock;
 }
@@ -146,7 +157,8 @@ async function signerOrExit(config: Config, logger: Logger): Promise<GrantSigner
     const fields = { file: keys.file, kid: keys.active.kid, publishedKeys: keys.published.length };
     if (keys.generated) logger.info(fields, 'generated a signing key (mode 0600): grants are signed with it');
     else logger.info(fields, 'signing grants with the first key of the key set file');
-    if (keys.readableByOthers) logger.warn({ file: keys.file }, 'the signing keys file is readable by group or others: chmod 600 it');
+    if (keys.readableByOthers)
+      logger.warn({ file: keys.file }, 'the signing keys file is readable by group or others: chmod 600 it');
     return new GrantSigner(keys, config.namespace);
   } catch (error) {
     if (!(error instanceof SigningKeysError)) throw error;
@@ -174,7 +186,10 @@ async function main(): Promise<void> {
   } catch (error) {
     if (!(error instanceof TokensFileError)) throw error;
     await drainLogger(logger, LOG_DRAIN_MILLIS);
-    refuseStart(new ConfigError([{ variable: 'LEASE_FENCE_TOKENS_FILE', message: `${error.file}: ${error.problems.join('; ')}` }]).message);
+    refuseStart(
+      new ConfigError([{ variable: 'LEASE_FENCE_TOKENS_FILE', message: `${error.file}: ${error.problems.join('; ')}` }])
+        .message,
+    );
   }
   lockLogOrExit(config, logger);
   const signer = await signerOrExit(config, logger);
@@ -183,11 +198,15 @@ async function main(): Promise<void> {
   const nestLogger = new NestPinoLogger(logger);
   let app: NestFastifyApplication;
   try {
-    app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ config, tokens, logger, authFailures, signer }), createHttpAdapter({ maxBodyBytes: config.maxBodyBytes }), {
-      logger: nestLogger,
-      bodyParser: false,
-      abortOnError: false,
-    });
+    app = await NestFactory.create<NestFastifyApplication>(
+      AppModule.forRoot({ config, tokens, logger, authFailures, signer }),
+      createHttpAdapter({ maxBodyBytes: config.maxBodyBytes }),
+      {
+        logger: nestLogger,
+        bodyParser: false,
+        abortOnError: false,
+      },
+    );
   } catch (error) {
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
     return exit(logger, 1);
@@ -214,7 +233,11 @@ async function main(): Promise<void> {
     setTimeout(() => {
       server.getConnections((_error, openConnections) => {
         logger.error(
-          { afterMillis: config.shutdownDeadlineMillis, openConnections, stillOpen: countOf(process.getActiveResourcesInfo()) },
+          {
+            afterMillis: config.shutdownDeadlineMillis,
+            openConnections,
+            stillOpen: countOf(process.getActiveResourcesInfo()),
+          },
           'shutdown did not finish in time (an append, the event log or a hook still pending); exiting',
         );
         void exit(logger, 1);
@@ -252,8 +275,12 @@ async function main(): Promise<void> {
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MILLIS + 1_000;
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info({ url, port, eventLog: config.eventLog, namespace: config.namespace, dataDir: config.dataDir }, 'listening');
-  if (config.dashboardDir !== undefined) logger.info({ url: `${url}/`, dir: config.dashboardDir }, `dashboard at ${url}/`);
+  logger.info(
+    { url, port, eventLog: config.eventLog, namespace: config.namespace, dataDir: config.dataDir },
+    'listening',
+  );
+  if (config.dashboardDir !== undefined)
+    logger.info({ url: `${url}/`, dir: config.dashboardDir }, `dashboard at ${url}/`);
   else logger.info('no dashboard build found: set LEASE_FENCE_DASHBOARD_DIR or build apps/dashboard to serve it at /');
 
   // Recovery starts only now that the port is bound (see CoordinatorHost.recovered).
@@ -264,7 +291,16 @@ async function main(): Promise<void> {
     return exit(logger, 1);
   }
   const { coordinator } = recovered;
-  logger.info({ url, bootId: coordinator.bootId, position: coordinator.position, issuedFence: coordinator.issuedFence, recovery: coordinator.recovery }, 'ready');
+  logger.info(
+    {
+      url,
+      bootId: coordinator.bootId,
+      position: coordinator.position,
+      issuedFence: coordinator.issuedFence,
+      recovery: coordinator.recovery,
+    },
+    'ready',
+  );
 }
 
 await main();

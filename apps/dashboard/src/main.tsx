@@ -20,7 +20,12 @@ async function environment() {
     const { demoEnvironment } = await import('./dev/demo-environment.js');
     const search = new URLSearchParams(window.location.search);
     const history = Number(search.get('history'));
-    return demoEnvironment(env, Number(demo) || 1, Number(search.get('rate')) || undefined, history > 0 && history <= 1 ? history : undefined);
+    return demoEnvironment(
+      env,
+      Number(demo) || 1,
+      Number(search.get('rate')) || undefined,
+      history > 0 && history <= 1 ? history : undefined,
+    );
   }
   return env;
 }

@@ -40,7 +40,10 @@ const client = new LeaseFenceClient({
   retry: { maxAttempts: 6, initialDelayMillis: 100, maxDelayMillis: 800 },
   onRetry: (event) => {
     const [operation, resource] = event.operation.split(' ');
-    log(resource, `${operation ?? 'request'}: attempt ${event.attempt} ${whatFailed(event.error)}; retrying in ${seconds(event.delayMillis)} with the same request`);
+    log(
+      resource,
+      `${operation ?? 'request'}: attempt ${event.attempt} ${whatFailed(event.error)}; retrying in ${seconds(event.delayMillis)} with the same request`,
+    );
   },
 });
 

@@ -67,10 +67,17 @@ export const readDemoConfig = (env: Readonly<Record<string, string | undefined>>
   const range = /^(\d+)-(\d+)$/.exec(env['DEMO_MODEL_CALL_MILLIS'] ?? '500-6000');
   const modelCallMillis = range === null ? undefined : { min: Number(range[1]), max: Number(range[2]) };
   if (modelCallMillis === undefined || modelCallMillis.min > modelCallMillis.max) {
-    throw new Error(`DEMO_MODEL_CALL_MILLIS must be min-max in milliseconds (min ≤ max), got ${JSON.stringify(env['DEMO_MODEL_CALL_MILLIS'])}`);
+    throw new Error(
+      `DEMO_MODEL_CALL_MILLIS must be min-max in milliseconds (min ≤ max), got ${JSON.stringify(env['DEMO_MODEL_CALL_MILLIS'])}`,
+    );
   }
   const ttlMillis = number('DEMO_TTL_MILLIS', 3000, integerAtLeast(1), 'a positive integer (milliseconds)');
-  const clockSkewMillis = number('DEMO_CLOCK_SKEW_MILLIS', 100, (value) => integerAtLeast(0)(value) && value < ttlMillis, `an integer in [0, ttl ${ttlMillis}) (milliseconds)`);
+  const clockSkewMillis = number(
+    'DEMO_CLOCK_SKEW_MILLIS',
+    100,
+    (value) => integerAtLeast(0)(value) && value < ttlMillis,
+    `an integer in [0, ttl ${ttlMillis}) (milliseconds)`,
+  );
   return {
     coordinatorUrl,
     tokensFile: required('LEASE_FENCE_TOKENS_FILE'),
@@ -82,8 +89,18 @@ export const readDemoConfig = (env: Readonly<Record<string, string | undefined>>
     modelCallMillis,
     stallProbability: number('DEMO_STALL_PROBABILITY', 0.3, probability, 'a probability in [0, 1]'),
     lostReplyRate: number('DEMO_LOST_REPLY_RATE', 0.1, probability, 'a probability in [0, 1]'),
-    resourceRestartEveryMillis: number('DEMO_RESOURCE_RESTART_EVERY_MILLIS', 25_000, integerAtLeast(0), 'an integer ≥ 0 (milliseconds; 0 = never)'),
-    durationMillis: number('DEMO_DURATION_MILLIS', 0, integerAtLeast(0), 'an integer ≥ 0 (milliseconds; 0 = until stopped)'),
+    resourceRestartEveryMillis: number(
+      'DEMO_RESOURCE_RESTART_EVERY_MILLIS',
+      25_000,
+      integerAtLeast(0),
+      'an integer ≥ 0 (milliseconds; 0 = never)',
+    ),
+    durationMillis: number(
+      'DEMO_DURATION_MILLIS',
+      0,
+      integerAtLeast(0),
+      'an integer ≥ 0 (milliseconds; 0 = until stopped)',
+    ),
     seed: number('DEMO_SEED', Math.floor(Math.random() * 2 ** 31), integerAtLeast(0), 'a non-negative integer'),
   };
 };

@@ -17,9 +17,16 @@ const RESOURCE_WIDTH = 14;
  * Formats one log line: wall-clock time (local, display only), actor, resource (or `-`), message.
  * @param wallMillis - Epoch milliseconds of the step.
  */
-export const formatLine = (wallMillis: number, actor: string, resource: string | undefined, message: string): string => {
+export const formatLine = (
+  wallMillis: number,
+  actor: string,
+  resource: string | undefined,
+  message: string,
+): string => {
   const time = new Date(wallMillis);
-  const clock = [time.getHours(), time.getMinutes(), time.getSeconds()].map((part) => String(part).padStart(2, '0')).join(':');
+  const clock = [time.getHours(), time.getMinutes(), time.getSeconds()]
+    .map((part) => String(part).padStart(2, '0'))
+    .join(':');
   return `${clock}.${String(time.getMilliseconds()).padStart(3, '0')}  ${actor.padEnd(ACTOR_WIDTH)} ${(resource ?? '-').padEnd(RESOURCE_WIDTH)} ${message}`;
 };
 

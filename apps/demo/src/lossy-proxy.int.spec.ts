@@ -8,7 +8,9 @@ describe('lossy proxy', () => {
   let proxy: LossyProxy;
 
   beforeEach(async () => {
-    double = await openCoordinatorTestDouble({ tokens: [{ token: 'token-agent-1', role: 'agent', holderId: 'agent-1' }] });
+    double = await openCoordinatorTestDouble({
+      tokens: [{ token: 'token-agent-1', role: 'agent', holderId: 'agent-1' }],
+    });
   });
 
   afterEach(async () => {
@@ -20,8 +22,18 @@ describe('lossy proxy', () => {
     // Arrange: drop the first lease reply only.
     let drops = 1;
     const logged: string[] = [];
-    proxy = await openLossyProxy({ upstreamUrl: double.url, shouldDrop: () => drops-- > 0, log: (_resource, message) => logged.push(message) });
-    const client = new LeaseFenceClient({ baseUrl: proxy.url, token: 'token-agent-1', holderId: 'agent-1', clockSkewMillis: 100, retry: { initialDelayMillis: 0 } });
+    proxy = await openLossyProxy({
+      upstreamUrl: double.url,
+      shouldDrop: () => drops-- > 0,
+      log: (_resource, message) => logged.push(message),
+    });
+    const client = new LeaseFenceClient({
+      baseUrl: proxy.url,
+      token: 'token-agent-1',
+      holderId: 'agent-1',
+      clockSkewMillis: 100,
+      retry: { initialDelayMillis: 0 },
+    });
 
     // Act
     const result = await client.acquire('deploy-slot-a');
@@ -32,6 +44,8 @@ describe('lossy proxy', () => {
     expect(new Set(requestIds).size).toBe(1);
     expect(result.ok && result.lease.fence).toBe(1);
     expect(proxy.dropped).toBe(1);
-    expect(logged).toEqual(["proxy dropped the coordinator's 200 reply to the acquire request (it was processed; the agent will retry)"]);
+    expect(logged).toEqual([
+      "proxy dropped the coordinator's 200 reply to the acquire request (it was processed; the agent will retry)",
+    ]);
   });
 });

@@ -44,18 +44,25 @@ export const openLossyProxy = async (options: LossyProxyOptions): Promise<LossyP
           ...(body.length > 0 ? { body } : {}),
         });
       } catch (error) {
-        response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'bad-gateway', message: String(error) }));
+        response
+          .writeHead(502, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'bad-gateway', message: String(error) }));
         return;
       }
       const text = await reply.text();
       const lease = LEASE_PATH.exec(path.split('?')[0] ?? '');
       if (lease !== null && options.shouldDrop({ method: request.method ?? 'GET', path })) {
         dropped += 1;
-        options.log(decodeURIComponent(lease[1] as string), `proxy dropped the coordinator's ${reply.status} reply to the ${lease[2]} request (it was processed; the agent will retry)`);
+        options.log(
+          decodeURIComponent(lease[1] as string),
+          `proxy dropped the coordinator's ${reply.status} reply to the ${lease[2]} request (it was processed; the agent will retry)`,
+        );
         request.socket.destroy();
         return;
       }
-      response.writeHead(reply.status, { 'content-type': reply.headers.get('content-type') ?? 'application/json' }).end(text);
+      response
+        .writeHead(reply.status, { 'content-type': reply.headers.get('content-type') ?? 'application/json' })
+        .end(text);
     })().catch(() => {
       if (!response.headersSent) response.writeHead(502).end();
     });

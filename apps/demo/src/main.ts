@@ -29,8 +29,8 @@ const agents = tokens.agents.slice(0, config.agents);
 mkdirSync(config.dataDir, { recursive: true });
 log(
   undefined,
-  `${agents.length} agents on ${config.resources.join(', ')}; ttl ${seconds(config.ttlMillis)}, model calls ${seconds(config.modelCallMillis.min)}–${seconds(config.modelCallMillis.max)}, `
-    + `stall probability ${config.stallProbability}, lost replies ${config.lostReplyRate}, seed ${config.seed}`,
+  `${agents.length} agents on ${config.resources.join(', ')}; ttl ${seconds(config.ttlMillis)}, model calls ${seconds(config.modelCallMillis.min)}–${seconds(config.modelCallMillis.max)}, ` +
+    `stall probability ${config.stallProbability}, lost replies ${config.lostReplyRate}, seed ${config.seed}`,
 );
 
 await waitForCoordinator(config.coordinatorUrl);
@@ -71,18 +71,26 @@ const startSlot = (): Promise<string> =>
         // restart at once, so agents do not meet a closed port until the next timed crash.
         child.once('exit', (code, signal) => {
           if (stopping) return;
-          log(undefined, `the deploy slot exited (${signal === null ? `code ${String(code)}` : `signal ${signal}`}) unexpectedly; restarting it`);
+          log(
+            undefined,
+            `the deploy slot exited (${signal === null ? `code ${String(code)}` : `signal ${signal}`}) unexpectedly; restarting it`,
+          );
           setTimeout(() => void restartSlot(), UNEXPECTED_EXIT_RESTART_DELAY_MILLIS);
         });
         resolve(message.url);
       }
     });
-    child.once('exit', (code, signal) => reject(new Error(`deploy slot exited before listening (code ${String(code)}, signal ${String(signal)})`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`deploy slot exited before listening (code ${String(code)}, signal ${String(signal)})`)),
+    );
   });
 const slotUrl = await startSlot();
 
-const uncovered = config.resources.filter((resource) => !tokens.gate.resources.some((pattern) => resourceMatches(pattern, resource)));
-if (uncovered.length > 0) log(undefined, `warning: the gate token does not cover ${uncovered.join(', ')}; refusals there will not be reported`);
+const uncovered = config.resources.filter(
+  (resource) => !tokens.gate.resources.some((pattern) => resourceMatches(pattern, resource)),
+);
+if (uncovered.length > 0)
+  log(undefined, `warning: the gate token does not cover ${uncovered.join(', ')}; refusals there will not be reported`);
 
 const stats: AgentStats[] = [];
 const workers = agents.map((agent, index) => {
@@ -127,7 +135,10 @@ async function restartSlot(): Promise<void> {
       await startSlot();
       return;
     } catch (error) {
-      log(undefined, `the deploy slot did not restart (${error instanceof Error ? error.message : String(error)}); trying again in 2 s`);
+      log(
+        undefined,
+        `the deploy slot did not restart (${error instanceof Error ? error.message : String(error)}); trying again in 2 s`,
+      );
       await delay(2000);
     }
   }
@@ -174,7 +185,8 @@ if (process.channel !== undefined) {
   process.channel.unref();
   process.once('disconnect', () => void stop('launcher gone'));
 }
-if (config.durationMillis > 0) setTimeout(() => void stop(`ran for ${seconds(config.durationMillis)}`), config.durationMillis);
+if (config.durationMillis > 0)
+  setTimeout(() => void stop(`ran for ${seconds(config.durationMillis)}`), config.durationMillis);
 
 /** Waits until the coordinator answers `GET /readyz` with 200 (up to 60 s). */
 async function waitForCoordinator(url: string): Promise<void> {

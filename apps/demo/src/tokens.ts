@@ -34,8 +34,14 @@ export const readDemoTokens = async (path: string): Promise<DemoTokens> => {
   let gate: GateToken | undefined;
   for (const entry of entries as Record<string, unknown>[]) {
     if (typeof entry?.['token'] !== 'string') continue;
-    if (entry['role'] === 'agent' && typeof entry['holderId'] === 'string') agents.push({ token: entry['token'], holderId: entry['holderId'] });
-    if (entry['role'] === 'gate' && typeof entry['gateId'] === 'string' && Array.isArray(entry['resources']) && gate === undefined) {
+    if (entry['role'] === 'agent' && typeof entry['holderId'] === 'string')
+      agents.push({ token: entry['token'], holderId: entry['holderId'] });
+    if (
+      entry['role'] === 'gate' &&
+      typeof entry['gateId'] === 'string' &&
+      Array.isArray(entry['resources']) &&
+      gate === undefined
+    ) {
       gate = { token: entry['token'], gateId: entry['gateId'], resources: entry['resources'].map(String) };
     }
   }

@@ -23,7 +23,14 @@ describe('parseGateConfig', () => {
   it('applies the defaults the help text documents', () => {
     const config = parseGateConfig(REQUIRED, '/srv');
 
-    expect(config).toMatchObject({ resource: 'deploy-slot', port: 3100, host: '127.0.0.1', dataDir: '/srv/data', namespace: 'default', upstreamTimeoutMillis: 30_000 });
+    expect(config).toMatchObject({
+      resource: 'deploy-slot',
+      port: 3100,
+      host: '127.0.0.1',
+      dataDir: '/srv/data',
+      namespace: 'default',
+      upstreamTimeoutMillis: 30_000,
+    });
     expect(config.upstream.origin).toBe('http://127.0.0.1:8080');
     expect([...config.openMethods]).toEqual(['GET', 'HEAD', 'OPTIONS']);
   });
@@ -33,7 +40,12 @@ describe('parseGateConfig', () => {
   });
 
   it('names every missing required variable at once', () => {
-    expect(issuesOf({}).map((issue) => issue.variable)).toEqual(['LEASE_FENCE_GATE_RESOURCE', 'LEASE_FENCE_GATE_UPSTREAM', 'LEASE_FENCE_COORDINATOR_URL', 'LEASE_FENCE_GATE_TOKEN']);
+    expect(issuesOf({}).map((issue) => issue.variable)).toEqual([
+      'LEASE_FENCE_GATE_RESOURCE',
+      'LEASE_FENCE_GATE_UPSTREAM',
+      'LEASE_FENCE_COORDINATOR_URL',
+      'LEASE_FENCE_GATE_TOKEN',
+    ]);
   });
 
   it.each([
@@ -56,7 +68,9 @@ describe('parseGateConfig', () => {
 
   it('takes an empty LEASE_FENCE_GATE_OPEN_METHODS as "every method needs a token", and upper-cases methods', () => {
     expect([...parseGateConfig({ ...REQUIRED, LEASE_FENCE_GATE_OPEN_METHODS: '' }, '/srv').openMethods]).toEqual([]);
-    expect([...parseGateConfig({ ...REQUIRED, LEASE_FENCE_GATE_OPEN_METHODS: 'get, propfind' }, '/srv').openMethods]).toEqual(['GET', 'PROPFIND']);
+    expect([
+      ...parseGateConfig({ ...REQUIRED, LEASE_FENCE_GATE_OPEN_METHODS: 'get, propfind' }, '/srv').openMethods,
+    ]).toEqual(['GET', 'PROPFIND']);
   });
 });
 

@@ -63,15 +63,13 @@ export class GateConfigError extends Error {
 const blank = (raw: string | undefined): raw is undefined => raw === undefined || raw.trim() === '';
 
 const required = (what: string) =>
-  z
-    .string({ error: `is required: ${what}` })
-    .transform((raw, ctx) => {
-      if (blank(raw)) {
-        ctx.addIssue({ code: 'custom', message: `is required: ${what}` });
-        return z.NEVER;
-      }
-      return raw.trim();
-    });
+  z.string({ error: `is required: ${what}` }).transform((raw, ctx) => {
+    if (blank(raw)) {
+      ctx.addIssue({ code: 'custom', message: `is required: ${what}` });
+      return z.NEVER;
+    }
+    return raw.trim();
+  });
 
 const withDefault = (fallback: string) =>
   z
@@ -83,7 +81,10 @@ const integer = (min: number, max: number, unit: string, fallback: number) =>
   withDefault(String(fallback)).transform((text, ctx) => {
     const value = /^\+?\d+$/.test(text) ? Number(text) : Number.NaN;
     if (!Number.isSafeInteger(value) || value < min || value > max) {
-      ctx.addIssue({ code: 'custom', message: `must be an integer ${unit} in [${min}, ${max}], got ${JSON.stringify(text)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be an integer ${unit} in [${min}, ${max}], got ${JSON.stringify(text)}`,
+      });
       return z.NEVER;
     }
     return value;
@@ -108,7 +109,10 @@ const httpUrl = (what: string, originOnly: boolean) =>
       return z.NEVER;
     }
     if (originOnly && (url.pathname !== '/' || url.search !== '' || url.hash !== '')) {
-      ctx.addIssue({ code: 'custom', message: `must be an origin without a path, e.g. http://127.0.0.1:8080 (requests keep their own path), got ${JSON.stringify(text)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be an origin without a path, e.g. http://127.0.0.1:8080 (requests keep their own path), got ${JSON.stringify(text)}`,
+      });
       return z.NEVER;
     }
     return url;
@@ -126,17 +130,26 @@ const EnvSchema = z.object({
   LEASE_FENCE_GATE_TOKEN: required("a gate token of the coordinator's tokens file covering the resource"),
   LEASE_FENCE_DATA_DIR: withDefault('./data'),
   LEASE_FENCE_NAMESPACE: withDefault('default').pipe(
-    z.string().max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`).regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
+    z
+      .string()
+      .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
+      .regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
   ),
   LEASE_FENCE_GATE_OPEN_METHODS: z
     .string()
     .optional()
     .transform((raw, ctx): ReadonlySet<string> => {
       if (raw === undefined) return new Set(['GET', 'HEAD', 'OPTIONS']);
-      const methods = raw.split(',').map((method) => method.trim()).filter((method) => method !== '');
+      const methods = raw
+        .split(',')
+        .map((method) => method.trim())
+        .filter((method) => method !== '');
       const bad = methods.find((method) => !METHOD_PATTERN.test(method));
       if (bad !== undefined) {
-        ctx.addIssue({ code: 'custom', message: `must be comma-separated HTTP methods (e.g. GET,HEAD,OPTIONS; empty = every method needs a token), got ${JSON.stringify(bad)}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be comma-separated HTTP methods (e.g. GET,HEAD,OPTIONS; empty = every method needs a token), got ${JSON.stringify(bad)}`,
+        });
         return z.NEVER;
       }
       return new Set(methods.map((method) => method.toUpperCase()));
@@ -146,7 +159,10 @@ const EnvSchema = z.object({
   LOG_LEVEL: withDefault('info').transform((raw, ctx) => {
     const level = GATE_LOG_LEVELS.find((l) => l === raw.toLowerCase());
     if (level !== undefined) return level;
-    ctx.addIssue({ code: 'custom', message: `must be one of ${GATE_LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be one of ${GATE_LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`,
+    });
     return z.NEVER;
   }),
 });
@@ -185,7 +201,12 @@ Environment:
 export function parseGateConfig(env: Readonly<Record<string, string | undefined>>, cwd: string): GateConfig {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new GateConfigError(parsed.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? 'environment'), message: issue.message })));
+    throw new GateConfigError(
+      parsed.error.issues.map((issue) => ({
+        variable: String(issue.path[0] ?? 'environment'),
+        message: issue.message,
+      })),
+    );
   }
   const e = parsed.data;
   return {

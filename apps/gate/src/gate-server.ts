@@ -13,8 +13,20 @@
  * outcomes to HTTP answers and nothing else.
  */
 import replyFrom from '@fastify/reply-from';
-import { commitDurably, InvalidFenceTokenError, SigningKeysUnavailableError, type FenceTokenVerifier, type FileFloorStore } from '@lease-fence/client';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import {
+  commitDurably,
+  InvalidFenceTokenError,
+  SigningKeysUnavailableError,
+  type FenceTokenVerifier,
+  type FileFloorStore,
+} from '@lease-fence/client';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { DoubleGrantError, StaleFenceError, type FenceGate } from 'lease-fence';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -36,7 +48,15 @@ export const GATE_PATH_PREFIX = '/.well-known/lease-fence-gate';
  * the request's `Connection` and the headers it names, and undici sets its own framing; the rest
  * of the list is ours to remove.
  */
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'] as const;
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+] as const;
 
 const withoutHopByHop = <H extends Record<string, unknown>>(headers: H): H => {
   const copy: Record<string, unknown> = { ...headers };
@@ -69,14 +89,22 @@ const CLIENT_ERROR_DRAIN_MILLIS = 5_000;
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? '431 Request Header Fields Too Large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+  const status = tooLarge
+    ? '431 Request Header Fields Too Large'
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? '408 Request Timeout'
+      : '400 Bad Request';
   const body = JSON.stringify({
     ok: false,
     reason: 'bad-request',
-    message: tooLarge ? 'the request headers exceed 16 KiB (Lease-Fence-Token is about 400 bytes)' : `malformed HTTP request (${error.code ?? 'parse error'})`,
+    message: tooLarge
+      ? 'the request headers exceed 16 KiB (Lease-Fence-Token is about 400 bytes)'
+      : `malformed HTTP request (${error.code ?? 'parse error'})`,
   });
   if (socket.writable) {
-    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.resume();
   setTimeout(() => socket.destroy(), CLIENT_ERROR_DRAIN_MILLIS).unref();
@@ -104,7 +132,14 @@ export interface GateServerOptions {
 
 /** The body of every answer the gate gives itself (not the upstream's). */
 type GateAnswer =
-  | { ok: false; reason: 'stale-fence' | 'double-grant'; resource: string; seq: number; rejected: { holderId: string; fence: number }; current: { holderId: string; fence: number } }
+  | {
+      ok: false;
+      reason: 'stale-fence' | 'double-grant';
+      resource: string;
+      seq: number;
+      rejected: { holderId: string; fence: number };
+      current: { holderId: string; fence: number };
+    }
   | { ok: false; reason: GateRefusalReason; message: string };
 
 /**
@@ -133,7 +168,12 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
   await app.register(replyFrom, {
     base: options.upstream.origin,
     disableRequestLogging: true,
-    undici: { headersTimeout: options.upstreamTimeoutMillis, bodyTimeout: options.upstreamTimeoutMillis, connections: 128, pipelining: 1 },
+    undici: {
+      headersTimeout: options.upstreamTimeoutMillis,
+      bodyTimeout: options.upstreamTimeoutMillis,
+      connections: 128,
+      pipelining: 1,
+    },
   });
 
   const answer = (reply: FastifyReply, status: number, body: GateAnswer): FastifyReply => {
@@ -143,9 +183,19 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
 
   app.get(`${GATE_PATH_PREFIX}/healthz`, async () => ({ ok: true }));
   app.get(`${GATE_PATH_PREFIX}/readyz`, async (_request, reply) =>
-    options.isReady() ? { ok: true, resource: gate.resource, floor: gate.floor ?? null } : reply.code(503).send({ ok: false, reason: 'not-ready', message: 'the floor store is opening or the coordinator\'s keys were never fetched' }),
+    options.isReady()
+      ? { ok: true, resource: gate.resource, floor: gate.floor ?? null }
+      : reply
+          .code(503)
+          .send({
+            ok: false,
+            reason: 'not-ready',
+            message: "the floor store is opening or the coordinator's keys were never fetched",
+          }),
   );
-  app.get(`${GATE_PATH_PREFIX}/metrics`, async (_request, reply) => reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()));
+  app.get(`${GATE_PATH_PREFIX}/metrics`, async (_request, reply) =>
+    reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
 
   const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const startedAt = process.hrtime.bigint();
@@ -167,9 +217,17 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         if (reply.sent) return; // the reply is the same object as `_failed`, typed for this server
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
         if (timedOut) {
-          answer(reply, 504, { ok: false, reason: 'upstream-timeout', message: `the upstream sent no reply within ${options.upstreamTimeoutMillis} ms` });
+          answer(reply, 504, {
+            ok: false,
+            reason: 'upstream-timeout',
+            message: `the upstream sent no reply within ${options.upstreamTimeoutMillis} ms`,
+          });
         } else {
-          answer(reply, 502, { ok: false, reason: 'upstream-unreachable', message: `the upstream failed: ${cause?.code ?? code ?? 'error'}${cause?.message === undefined ? '' : ` (${cause.message})`}` });
+          answer(reply, 502, {
+            ok: false,
+            reason: 'upstream-unreachable',
+            message: `the upstream failed: ${cause?.code ?? code ?? 'error'}${cause?.message === undefined ? '' : ` (${cause.message})`}`,
+          });
         }
       },
     });
@@ -177,31 +235,59 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
 
   app.all('/*', async (request, reply) => {
     if (!request.url.startsWith('/')) {
-      return answer(reply, 400, { ok: false, reason: 'bad-request', message: 'the request target must be a path (origin-form), not an absolute URL' });
+      return answer(reply, 400, {
+        ok: false,
+        reason: 'bad-request',
+        message: 'the request target must be a path (origin-form), not an absolute URL',
+      });
     }
     if (request.headers.upgrade !== undefined) {
-      return answer(reply, 400, { ok: false, reason: 'bad-request', message: 'protocol upgrades (WebSocket) are not proxied by the gate' });
+      return answer(reply, 400, {
+        ok: false,
+        reason: 'bad-request',
+        message: 'protocol upgrades (WebSocket) are not proxied by the gate',
+      });
     }
     if (options.openMethods.has(request.method)) return forward(request, reply);
     const signedToken = request.headers[FENCE_TOKEN_HEADER];
     if (signedToken === undefined) {
-      return answer(reply, 401, { ok: false, reason: 'invalid-token', message: `a ${request.method} needs its lease's signed token in the Lease-Fence-Token header` });
+      return answer(reply, 401, {
+        ok: false,
+        reason: 'invalid-token',
+        message: `a ${request.method} needs its lease's signed token in the Lease-Fence-Token header`,
+      });
     }
     try {
       const token = await verifier.verify(signedToken, gate.resource);
       // The floor (or the refusal) is durable once this resolves (or rejects); nothing else runs under it.
       await commitDurably(gate, store, token, async () => undefined);
     } catch (error) {
-      if (error instanceof InvalidFenceTokenError) return answer(reply, 401, { ok: false, reason: 'invalid-token', message: error.message });
+      if (error instanceof InvalidFenceTokenError)
+        return answer(reply, 401, { ok: false, reason: 'invalid-token', message: error.message });
       if (error instanceof SigningKeysUnavailableError) {
-        return answer(reply.header('retry-after', '1'), 503, { ok: false, reason: 'keys-unavailable', message: error.message });
+        return answer(reply.header('retry-after', '1'), 503, {
+          ok: false,
+          reason: 'keys-unavailable',
+          message: error.message,
+        });
       }
       if (error instanceof StaleFenceError || error instanceof DoubleGrantError) {
         const { seq, resource, rejected, current } = error.rejection;
-        return answer(reply, 409, { ok: false, reason: error instanceof StaleFenceError ? 'stale-fence' : 'double-grant', resource, seq, rejected, current });
+        return answer(reply, 409, {
+          ok: false,
+          reason: error instanceof StaleFenceError ? 'stale-fence' : 'double-grant',
+          resource,
+          seq,
+          rejected,
+          current,
+        });
       }
       logger.error({ err: error }, 'cannot save the floor: the write is refused');
-      return answer(reply.header('retry-after', '1'), 503, { ok: false, reason: 'floor-store-unavailable', message: `the gate cannot make its floor durable: ${(error as Error).message}` });
+      return answer(reply.header('retry-after', '1'), 503, {
+        ok: false,
+        reason: 'floor-store-unavailable',
+        message: `the gate cannot make its floor durable: ${(error as Error).message}`,
+      });
     }
     metrics.admitted.inc();
     return forward(request, reply);

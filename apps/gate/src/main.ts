@@ -9,7 +9,15 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FenceGateClient, FenceTokenVerifier, gateOptionsFrom, openFileFloorStore, openGateLink, reportFloors, reportRejections } from '@lease-fence/client';
+import {
+  FenceGateClient,
+  FenceTokenVerifier,
+  gateOptionsFrom,
+  openFileFloorStore,
+  openGateLink,
+  reportFloors,
+  reportRejections,
+} from '@lease-fence/client';
 import { KeysReplySchema } from '@lease-fence/protocol';
 import { FenceGate } from 'lease-fence';
 import { pino } from 'pino';
@@ -18,7 +26,11 @@ import { createGateServer, GATE_PATH_PREFIX } from './gate-server.js';
 import { createGateMetrics } from './metrics.js';
 
 /** Fetches the coordinator's `/v1/keys` until it answers a JWKS (readiness: a gate that never saw the keys cannot admit). */
-async function fetchKeysOnce(keysUrl: string, stopped: AbortSignal, onFailure: (error: unknown) => void): Promise<void> {
+async function fetchKeysOnce(
+  keysUrl: string,
+  stopped: AbortSignal,
+  onFailure: (error: unknown) => void,
+): Promise<void> {
   while (!stopped.aborted) {
     try {
       const response = await fetch(keysUrl, { signal: AbortSignal.any([stopped, AbortSignal.timeout(5_000)]) });
@@ -36,10 +48,16 @@ async function fetchKeysOnce(keysUrl: string, stopped: AbortSignal, onFailure: (
 async function run(config: GateConfig): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'lease-fence-gate', resource: config.resource } });
   await mkdir(config.dataDir, { recursive: true });
-  const store = await openFileFloorStore({ path: join(config.dataDir, `${encodeURIComponent(config.resource)}.floor.json`), resource: config.resource });
+  const store = await openFileFloorStore({
+    path: join(config.dataDir, `${encodeURIComponent(config.resource)}.floor.json`),
+    resource: config.resource,
+  });
   const saved = await store.load();
   const gate = new FenceGate(config.resource, gateOptionsFrom(saved));
-  logger.info({ floor: gate.floor ?? null, nextSeq: gate.nextSeq, outbox: store.pendingRejections().length }, 'floor restored');
+  logger.info(
+    { floor: gate.floor ?? null, nextSeq: gate.nextSeq, outbox: store.pendingRejections().length },
+    'floor restored',
+  );
 
   const keysUrl = new URL('v1/keys', `${config.coordinatorUrl.href.replace(/\/+$/, '')}/`).href;
   const verifier = new FenceTokenVerifier({
@@ -61,15 +79,19 @@ async function run(config: GateConfig): Promise<void> {
     token: config.gateToken,
     guards: [{ gate, store }],
     onEvent: (event) => {
-      if (event.type === 'disconnected') logger.debug({ err: event.error, retryInMillis: event.retryInMillis }, 'gate link down');
-      else if (event.type === 'refused' || event.type === 'admit-failed') logger.warn({ event }, `gate link: ${event.type}`);
+      if (event.type === 'disconnected')
+        logger.debug({ err: event.error, retryInMillis: event.retryInMillis }, 'gate link down');
+      else if (event.type === 'refused' || event.type === 'admit-failed')
+        logger.warn({ event }, `gate link: ${event.type}`);
       else logger.info(event, `gate link: ${event.type}`);
     },
   });
 
   const stopping = new AbortController();
   let keysFetched = false;
-  void fetchKeysOnce(keysUrl, stopping.signal, (error) => logger.warn({ err: error }, 'cannot fetch the coordinator\'s keys yet')).then(() => {
+  void fetchKeysOnce(keysUrl, stopping.signal, (error) =>
+    logger.warn({ err: error }, "cannot fetch the coordinator's keys yet"),
+  ).then(() => {
     keysFetched = !stopping.signal.aborted;
   });
   const metrics = createGateMetrics(config.resource, store);
@@ -85,7 +107,10 @@ async function run(config: GateConfig): Promise<void> {
     logger,
   });
   const address = await app.listen({ port: config.port, host: config.host });
-  logger.info({ url: address, upstream: config.upstream.origin, ownPaths: `${GATE_PATH_PREFIX}/{healthz,readyz,metrics}` }, 'listening');
+  logger.info(
+    { url: address, upstream: config.upstream.origin, ownPaths: `${GATE_PATH_PREFIX}/{healthz,readyz,metrics}` },
+    'listening',
+  );
 
   let stopped = false;
   const stop = async (signal: string): Promise<void> => {

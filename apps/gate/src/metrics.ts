@@ -23,7 +23,11 @@ export function createGateMetrics(resource: string, outbox: RejectionOutbox): Ga
   const registry = new Registry();
   registry.setDefaultLabels({ resource });
   collectDefaultMetrics({ register: registry });
-  const admitted = new Counter({ name: 'lease_fence_gate_admitted_total', help: 'Writes admitted (floor durable) and forwarded upstream.', registers: [registry] });
+  const admitted = new Counter({
+    name: 'lease_fence_gate_admitted_total',
+    help: 'Writes admitted (floor durable) and forwarded upstream.',
+    registers: [registry],
+  });
   const refused = new Counter({
     name: 'lease_fence_gate_refused_total',
     help: 'Requests answered by the gate itself, by reason (stale-fence, double-grant, invalid-token, keys-unavailable, floor-store-unavailable, upstream-unreachable, upstream-timeout, bad-request).',

@@ -9,7 +9,12 @@
  *
  * @see docs/design.md § Layout (libs/client: HTTP transport with timeouts and idempotent retries)
  */
-import { CoordinatorHttpError, CoordinatorReplyError, CoordinatorUnavailableError, CoordinatorUnreachableError } from './errors.js';
+import {
+  CoordinatorHttpError,
+  CoordinatorReplyError,
+  CoordinatorUnavailableError,
+  CoordinatorUnreachableError,
+} from './errors.js';
 import { linkSignals } from './linked-signal.js';
 import { backoffDelayMillis, createRetryPolicy, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 import { systemTimers, type Timers } from './timers.js';
@@ -19,9 +24,16 @@ import { systemTimers, type Timers } from './timers.js';
  * `safeParse` of the protocol's reply schemas.
  */
 export interface ReplySchema<T> {
-  safeParse(data: unknown):
+  safeParse(
+    data: unknown,
+  ):
     | { readonly success: true; readonly data: T }
-    | { readonly success: false; readonly error: { readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[] } };
+    | {
+        readonly success: false;
+        readonly error: {
+          readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[];
+        };
+      };
 }
 
 /** Which schema parses the reply of each expected status; any other status is an error. */
@@ -87,11 +99,15 @@ export class CoordinatorHttp {
   constructor(api: string, options: CoordinatorHttpOptions) {
     const url = parseBaseUrl(api, options.baseUrl);
     if (typeof options.token !== 'string' || options.token.length === 0) {
-      throw new TypeError(`${api}: token must be a non-empty string, got ${options.token === '' ? 'an empty string' : typeof options.token}`);
+      throw new TypeError(
+        `${api}: token must be a non-empty string, got ${options.token === '' ? 'an empty string' : typeof options.token}`,
+      );
     }
     const timeoutMillis = options.timeoutMillis ?? 5000;
     if (!Number.isSafeInteger(timeoutMillis) || timeoutMillis < 1) {
-      throw new RangeError(`${api}: timeoutMillis must be a positive integer (milliseconds), got ${String(timeoutMillis)}`);
+      throw new RangeError(
+        `${api}: timeoutMillis must be a positive integer (milliseconds), got ${String(timeoutMillis)}`,
+      );
     }
     this.#baseUrl = url.href.replace(/\/+$/, '');
     this.#authorization = `Bearer ${options.token}`;
@@ -119,7 +135,13 @@ export class CoordinatorHttp {
    * @throws {@link CoordinatorHttpError} a status not in `replies` (other than 503), not retried.
    * @throws {@link CoordinatorReplyError} an expected status whose body does not match its schema.
    */
-  async post<T>(operation: string, path: string, body: unknown, replies: ReplySchemas<T>, signal?: AbortSignal): Promise<ParsedReply<T>> {
+  async post<T>(
+    operation: string,
+    path: string,
+    body: unknown,
+    replies: ReplySchemas<T>,
+    signal?: AbortSignal,
+  ): Promise<ParsedReply<T>> {
     const payload = JSON.stringify(body);
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
@@ -151,7 +173,11 @@ export class CoordinatorHttp {
     }
   }
 
-  async #attempt(path: string, payload: string, signal: AbortSignal | undefined): Promise<{ status: number; text: string }> {
+  async #attempt(
+    path: string,
+    payload: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ status: number; text: string }> {
     const linked = linkSignals(signal, AbortSignal.timeout(this.#timeoutMillis));
     try {
       const response = await fetch(`${this.#baseUrl}${path}`, {
@@ -169,9 +195,13 @@ export class CoordinatorHttp {
 
 /** Failures of the exchange itself (as opposed to a reply): fetch's TypeError, timeouts, aborts, socket errors. */
 const isTransportFailure = (error: unknown): boolean =>
-  error instanceof TypeError
-  || (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
-  || (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' && /^(E[A-Z]+|UND_ERR)/.test(error.code));
+  error instanceof TypeError ||
+  (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) ||
+  (typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    typeof error.code === 'string' &&
+    /^(E[A-Z]+|UND_ERR)/.test(error.code));
 
 /** `baseUrl` as an absolute http(s) URL. @throws TypeError naming `api` otherwise. @internal */
 export const parseBaseUrl = (api: string, baseUrl: string | URL): URL => {
@@ -179,7 +209,9 @@ export const parseBaseUrl = (api: string, baseUrl: string | URL): URL => {
   try {
     url = new URL(String(baseUrl));
   } catch (cause) {
-    throw new TypeError(`${api}: baseUrl must be an absolute http(s) URL, got ${JSON.stringify(String(baseUrl))}`, { cause });
+    throw new TypeError(`${api}: baseUrl must be an absolute http(s) URL, got ${JSON.stringify(String(baseUrl))}`, {
+      cause,
+    });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new TypeError(`${api}: baseUrl must use http: or https:, got ${JSON.stringify(url.protocol)}`);
@@ -202,7 +234,9 @@ const parseReply = <T>(operation: string, status: number, text: string, replies:
   if (schema === undefined) throw new CoordinatorHttpError(status, body, operation);
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
-    const problem = parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || '(body)'}: ${issue.message}`).join('; ');
+    const problem = parsed.error.issues
+      .map((issue) => `${issue.path.map(String).join('.') || '(body)'}: ${issue.message}`)
+      .join('; ');
     throw new CoordinatorReplyError(status, body, operation, problem);
   }
   return { status, value: parsed.data };

@@ -61,7 +61,9 @@ export class CoordinatorUnreachableError extends LeaseFenceError {
     readonly attempts: number,
     cause: unknown,
   ) {
-    super(`${operation}: coordinator unreachable after ${describeAttempts(attempts)}: ${describeCause(cause)}`, { cause });
+    super(`${operation}: coordinator unreachable after ${describeAttempts(attempts)}: ${describeCause(cause)}`, {
+      cause,
+    });
     this.name = 'CoordinatorUnreachableError';
   }
 }
@@ -95,7 +97,10 @@ export class CoordinatorUnavailableError extends LeaseFenceError {
     cause: CoordinatorHttpError,
   ) {
     const reason = reasonOf(cause.body);
-    super(`${operation}: coordinator unavailable (HTTP 503${reason === undefined ? '' : `, reason ${reason}`}) after ${describeAttempts(attempts)}${describeBody(cause.body)}`, { cause });
+    super(
+      `${operation}: coordinator unavailable (HTTP 503${reason === undefined ? '' : `, reason ${reason}`}) after ${describeAttempts(attempts)}${describeBody(cause.body)}`,
+      { cause },
+    );
     this.name = 'CoordinatorUnavailableError';
     this.reason = reason;
   }
@@ -159,7 +164,10 @@ export class LeaseLostError extends LeaseFenceError {
     readonly reason: LeaseLostReason,
     options?: { cause?: unknown },
   ) {
-    super(`${resource}: lease fence ${fence} of holder ${JSON.stringify(holderId)} can no longer be trusted (${reason})`, options);
+    super(
+      `${resource}: lease fence ${fence} of holder ${JSON.stringify(holderId)} can no longer be trusted (${reason})`,
+      options,
+    );
     this.name = 'LeaseLostError';
   }
 }
@@ -201,7 +209,9 @@ const describeAttempts = (attempts: number): string => `${attempts} attempt${att
 
 /** The `reason` of a coordinator's error reply (`{ error, message, reason? }`), when it has one. */
 const reasonOf = (body: unknown): string | undefined =>
-  typeof body === 'object' && body !== null && 'reason' in body && typeof body.reason === 'string' ? body.reason : undefined;
+  typeof body === 'object' && body !== null && 'reason' in body && typeof body.reason === 'string'
+    ? body.reason
+    : undefined;
 
 const describeCause = (cause: unknown): string => {
   if (cause instanceof Error) {

@@ -4,13 +4,22 @@
  *
  * @see docs/design.md § "The library's rules" (FenceGate)
  */
-import { FloorReportReplySchema, OkReplySchema, RejectionAcceptedReplySchema, type AdmitBody, type FloorReportBody, type RejectionBody } from '@lease-fence/protocol';
+import {
+  FloorReportReplySchema,
+  OkReplySchema,
+  RejectionAcceptedReplySchema,
+  type AdmitBody,
+  type FloorReportBody,
+  type RejectionBody,
+} from '@lease-fence/protocol';
 import type { FenceToken, GateFloor, RejectionRecord } from 'lease-fence';
 import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
 
 const REJECTION_REPLIES: ReplySchemas<{ ok: true; duplicate: boolean }> = { 202: RejectionAcceptedReplySchema };
 const ADMIT_REPLIES: ReplySchemas<{ ok: true }> = { 200: OkReplySchema, 202: OkReplySchema };
-const FLOOR_REPLIES: ReplySchemas<{ ok: true; raised: boolean; fenceCounter: number }> = { 202: FloorReportReplySchema };
+const FLOOR_REPLIES: ReplySchemas<{ ok: true; raised: boolean; fenceCounter: number }> = {
+  202: FloorReportReplySchema,
+};
 
 /** Options of {@link FenceGateClient}: connection settings with a gate token. */
 export type FenceGateClientOptions = CoordinatorHttpOptions;
@@ -65,7 +74,13 @@ export class FenceGateClient {
    */
   async reportAdmitted(token: FenceToken, options: { readonly signal?: AbortSignal } = {}): Promise<void> {
     const body: AdmitBody = { holderId: token.holderId, fence: token.fence };
-    await this.#http.post(`report admit ${token.resource}`, `/v1/resources/${encodeURIComponent(token.resource)}/admit`, body, ADMIT_REPLIES, options.signal);
+    await this.#http.post(
+      `report admit ${token.resource}`,
+      `/v1/resources/${encodeURIComponent(token.resource)}/admit`,
+      body,
+      ADMIT_REPLIES,
+      options.signal,
+    );
   }
 
   /**
@@ -77,9 +92,19 @@ export class FenceGateClient {
    * @returns `raised`: whether the coordinator learned of fences from it; `fenceCounter`: its fence counter after the report.
    * @throws like {@link FenceGateClient.reportRejection}.
    */
-  async reportFloor(resource: string, floor: GateFloor, options: { readonly signal?: AbortSignal } = {}): Promise<{ readonly raised: boolean; readonly fenceCounter: number }> {
+  async reportFloor(
+    resource: string,
+    floor: GateFloor,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<{ readonly raised: boolean; readonly fenceCounter: number }> {
     const body: FloorReportBody = { holderId: floor.holderId, fence: floor.fence };
-    const { value } = await this.#http.post(`report floor ${resource}`, `/v1/resources/${encodeURIComponent(resource)}/floor`, body, FLOOR_REPLIES, options.signal);
+    const { value } = await this.#http.post(
+      `report floor ${resource}`,
+      `/v1/resources/${encodeURIComponent(resource)}/floor`,
+      body,
+      FLOOR_REPLIES,
+      options.signal,
+    );
     return { raised: value.raised, fenceCounter: value.fenceCounter };
   }
 }

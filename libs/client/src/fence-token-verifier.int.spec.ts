@@ -6,7 +6,13 @@ import type { AddressInfo } from 'node:net';
 import type { KeysReply } from '@lease-fence/protocol';
 import { FenceGate, StaleFenceError } from 'lease-fence';
 import { afterEach, describe, expect, it } from 'vitest';
-import { commitDurablyVerified, commitVerified, FenceTokenVerifier, type InvalidFenceTokenError, SigningKeysUnavailableError } from './fence-token-verifier.js';
+import {
+  commitDurablyVerified,
+  commitVerified,
+  FenceTokenVerifier,
+  type InvalidFenceTokenError,
+  SigningKeysUnavailableError,
+} from './fence-token-verifier.js';
 import { openFileFloorStore } from './file-floor-store.js';
 import { gateOptionsFrom } from './floor-store.js';
 import { LeaseFenceClient } from './lease-fence-client.js';
@@ -18,7 +24,14 @@ const newKey = createTestSigningKey;
 const sign = (key: TestSigningKey, payload: unknown): Promise<string> => key.sign(payload);
 
 /** A `/v1/keys` server whose JWKS the test changes (a rotation), counting fetches; or answering 500. */
-async function openKeysServer(initial: KeysReply): Promise<{ url: string; fetches: () => number; publish: (jwks: KeysReply | 'error') => void; close: () => Promise<void> }> {
+async function openKeysServer(
+  initial: KeysReply,
+): Promise<{
+  url: string;
+  fetches: () => number;
+  publish: (jwks: KeysReply | 'error') => void;
+  close: () => Promise<void>;
+}> {
   let jwks: KeysReply | 'error' = initial;
   let fetches = 0;
   const server: Server = createServer((_request, response) => {
@@ -30,8 +43,14 @@ async function openKeysServer(initial: KeysReply): Promise<{ url: string; fetche
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/keys`,
     fetches: () => fetches,
-    publish: (next) => { jwks = next; },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    publish: (next) => {
+      jwks = next;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -40,21 +59,37 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-const refusal = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (error: unknown) => error);
+const refusal = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 
 describe('FenceTokenVerifier', () => {
   it('refuses each kind of bad token with its own reason and counts it; a stale but genuine token goes on to the gate', async () => {
     // Arrange
     const key = await newKey();
     const seen: string[] = [];
-    const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { jwks: jwksOf(key) }, onInvalidToken: (error) => seen.push(error.reason) });
+    const verifier = new FenceTokenVerifier({
+      namespace: 'default',
+      keys: { jwks: jwksOf(key) },
+      onInvalidToken: (error) => seen.push(error.reason),
+    });
     const gate = new FenceGate('slot', { initialFloor: { holderId: 'agent-b', fence: 5 } });
     const grant = { resource: 'slot', holderId: 'agent-a', fence: 3, namespace: 'default' };
 
     // Act
     const reasons = [];
-    for (const token of [42, 'not.a.jws!', await sign(key, { ...grant, fence: 'three' }), await sign(key, { ...grant, resource: 'other' }), await sign(key, { ...grant, namespace: 'tenant-b' })]) {
-      reasons.push(((await refusal(commitVerified(gate, verifier, token, () => 'written'))) as InvalidFenceTokenError).reason);
+    for (const token of [
+      42,
+      'not.a.jws!',
+      await sign(key, { ...grant, fence: 'three' }),
+      await sign(key, { ...grant, resource: 'other' }),
+      await sign(key, { ...grant, namespace: 'tenant-b' }),
+    ]) {
+      reasons.push(
+        ((await refusal(commitVerified(gate, verifier, token, () => 'written'))) as InvalidFenceTokenError).reason,
+      );
     }
     const stale = await refusal(commitVerified(gate, verifier, await sign(key, grant), () => 'written'));
 
@@ -66,12 +101,21 @@ describe('FenceTokenVerifier', () => {
     expect(verifier.stats).toEqual({
       verified: 1,
       invalid: 5,
-      invalidByReason: { 'malformed': 2, 'unsupported-algorithm': 0, 'wrong-type': 0, 'unknown-key': 0, 'bad-signature': 0, 'bad-payload': 1, 'wrong-resource': 1, 'wrong-namespace': 1 },
+      invalidByReason: {
+        malformed: 2,
+        'unsupported-algorithm': 0,
+        'wrong-type': 0,
+        'unknown-key': 0,
+        'bad-signature': 0,
+        'bad-payload': 1,
+        'wrong-resource': 1,
+        'wrong-namespace': 1,
+      },
       keysUnavailable: 0,
     });
   });
 
-  it('with the durable floor, saves nothing for a forged token and the genuine one\'s floor before its write', async () => {
+  it("with the durable floor, saves nothing for a forged token and the genuine one's floor before its write", async () => {
     // Arrange
     const key = await newKey();
     const dir = await mkdtemp(join(tmpdir(), 'verified-floor-'));
@@ -81,12 +125,19 @@ describe('FenceTokenVerifier', () => {
     const gate = new FenceGate('slot', gateOptionsFrom(await store.load()));
     const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { jwks: jwksOf(key) } });
     const genuine = await sign(key, { resource: 'slot', holderId: 'agent-a', fence: 2, namespace: 'default' });
-    const forged = await sign(await newKey(), { resource: 'slot', holderId: 'agent-z', fence: 9, namespace: 'default' });
+    const forged = await sign(await newKey(), {
+      resource: 'slot',
+      holderId: 'agent-z',
+      fence: 9,
+      namespace: 'default',
+    });
 
     // Act
     const refused = await refusal(commitDurablyVerified(gate, store, verifier, forged, async () => 'written'));
     const floorAfterForged = await (await openFileFloorStore({ path, resource: 'slot' })).load();
-    const savedBeforeWrite = await commitDurablyVerified(gate, store, verifier, genuine, async () => (await openFileFloorStore({ path, resource: 'slot' })).load());
+    const savedBeforeWrite = await commitDurablyVerified(gate, store, verifier, genuine, async () =>
+      (await openFileFloorStore({ path, resource: 'slot' })).load(),
+    );
 
     // Assert
     expect((refused as InvalidFenceTokenError).reason).toBe('unknown-key');
@@ -105,9 +156,23 @@ describe('FenceTokenVerifier', () => {
 
   it('refuses bad options naming the field', () => {
     expect(() => new FenceTokenVerifier({ namespace: '', keys: { jwks: { keys: [] } } })).toThrow(/namespace/);
-    expect(() => new FenceTokenVerifier({ namespace: 'default', keys: { url: 'ftp://coordinator/v1/keys' } })).toThrow(/keys\.url must be http/);
-    expect(() => new FenceTokenVerifier({ namespace: 'default', keys: { jwks: { keys: [{ kty: 'RSA' }] } as unknown as KeysReply } })).toThrow(/keys\.jwks/);
-    expect(() => new FenceTokenVerifier({ namespace: 'default', keys: { url: 'http://127.0.0.1:1/v1/keys', cooldownMillis: -1 } })).toThrow(/keys\.cooldownMillis/);
+    expect(() => new FenceTokenVerifier({ namespace: 'default', keys: { url: 'ftp://coordinator/v1/keys' } })).toThrow(
+      /keys\.url must be http/,
+    );
+    expect(
+      () =>
+        new FenceTokenVerifier({
+          namespace: 'default',
+          keys: { jwks: { keys: [{ kty: 'RSA' }] } as unknown as KeysReply },
+        }),
+    ).toThrow(/keys\.jwks/);
+    expect(
+      () =>
+        new FenceTokenVerifier({
+          namespace: 'default',
+          keys: { url: 'http://127.0.0.1:1/v1/keys', cooldownMillis: -1 },
+        }),
+    ).toThrow(/keys\.cooldownMillis/);
   });
 
   describe('with the keys fetched from the coordinator', () => {
@@ -116,7 +181,10 @@ describe('FenceTokenVerifier', () => {
       const [oldKey, newKeyOfRotation] = [await newKey(), await newKey()];
       const keys = await openKeysServer(jwksOf(oldKey));
       cleanups.push(keys.close);
-      const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: keys.url, cooldownMillis: 60_000 } });
+      const verifier = new FenceTokenVerifier({
+        namespace: 'default',
+        keys: { url: keys.url, cooldownMillis: 60_000 },
+      });
       const grant = { resource: 'slot', holderId: 'agent-a', fence: 1, namespace: 'default' };
 
       // Act: two tokens of the old key, then the coordinator rotates
@@ -137,7 +205,9 @@ describe('FenceTokenVerifier', () => {
       keys.publish(jwksOf(oldKey));
       await eager.verify(await sign(oldKey, grant), 'slot');
       keys.publish(jwksOf(newKeyOfRotation, oldKey));
-      expect(await eager.verify(await sign(newKeyOfRotation, { ...grant, fence: 4 }), 'slot')).toMatchObject({ fence: 4 });
+      expect(await eager.verify(await sign(newKeyOfRotation, { ...grant, fence: 4 }), 'slot')).toMatchObject({
+        fence: 4,
+      });
     });
 
     it('fails closed with a retryable SigningKeysUnavailableError, not counted as invalid, when the keys cannot be fetched', async () => {
@@ -148,7 +218,14 @@ describe('FenceTokenVerifier', () => {
       const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: keys.url } });
       const gate = new FenceGate('slot');
 
-      const error = await refusal(commitVerified(gate, verifier, await sign(key, { resource: 'slot', holderId: 'agent-a', fence: 1, namespace: 'default' }), () => 'written'));
+      const error = await refusal(
+        commitVerified(
+          gate,
+          verifier,
+          await sign(key, { resource: 'slot', holderId: 'agent-a', fence: 1, namespace: 'default' }),
+          () => 'written',
+        ),
+      );
 
       expect(error).toBeInstanceOf(SigningKeysUnavailableError);
       expect((error as SigningKeysUnavailableError).retryable).toBe(true);
@@ -164,10 +241,17 @@ describe('signed leases from the agent SDK (against the coordinator test double)
     await double?.close();
   });
 
-  it('carries the coordinator\'s signedToken on the lease, the same through renewals and on the keeper\'s live view, and the gate admits it', async () => {
+  it("carries the coordinator's signedToken on the lease, the same through renewals and on the keeper's live view, and the gate admits it", async () => {
     // Arrange
-    double = await openCoordinatorTestDouble({ tokens: [{ token: 'agent-token', role: 'agent', holderId: 'agent-a' }] });
-    const client = new LeaseFenceClient({ baseUrl: double.url, token: 'agent-token', holderId: 'agent-a', clockSkewMillis: 10 });
+    double = await openCoordinatorTestDouble({
+      tokens: [{ token: 'agent-token', role: 'agent', holderId: 'agent-a' }],
+    });
+    const client = new LeaseFenceClient({
+      baseUrl: double.url,
+      token: 'agent-token',
+      holderId: 'agent-a',
+      clockSkewMillis: 10,
+    });
     const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: `${double.url}/v1/keys` } });
     const gate = new FenceGate('slot');
 

@@ -52,21 +52,48 @@ const MUTATIONS: fc.Arbitrary<[string, Mutation]> = fc.oneof(
   flipBit(1).map((m) => ['flip a payload bit', m] as [string, Mutation]),
   flipBit(2).map((m) => ['flip a signature bit', m] as [string, Mutation]),
   fc
-    .constantFrom<Partial<SignedGrantPayload>>({ fence: 1_000_001 }, { holderId: 'agent-z' }, { resource: 'other-slot' }, { namespace: 'other' })
-    .map((change): [string, Mutation] => [`swap ${Object.keys(change)[0]} under the original signature`, async (genuine, grant) => {
-      const [header, , signature] = genuine.split('.');
-      return `${header}.${b64(JSON.stringify({ ...grant, ...change }))}.${signature}`;
-    }]),
-  fc.constant<[string, Mutation]>(['re-sign with a foreign key under the coordinator\'s kid', (_, grant) => foreignKey.sign(grant, { kid: coordinatorKey.kid })]),
-  fc.constant<[string, Mutation]>(['re-sign with a foreign key under its own kid', (_, grant) => foreignKey.sign(grant)]),
-  fc.constant<[string, Mutation]>(['alg none', async (_, grant) => `${b64(JSON.stringify({ alg: 'none', kid: coordinatorKey.kid, typ: SIGNED_GRANT_TYPE }))}.${b64(JSON.stringify(grant))}.`]),
-  fc.constant<[string, Mutation]>(['HS256 keyed with the public key', async (_, grant) =>
-    new CompactSign(new TextEncoder().encode(JSON.stringify(grant)))
-      .setProtectedHeader({ alg: 'HS256', kid: coordinatorKey.kid, typ: SIGNED_GRANT_TYPE })
-      .sign(bytesOf(coordinatorKey.x))]),
+    .constantFrom<Partial<SignedGrantPayload>>(
+      { fence: 1_000_001 },
+      { holderId: 'agent-z' },
+      { resource: 'other-slot' },
+      { namespace: 'other' },
+    )
+    .map((change): [string, Mutation] => [
+      `swap ${Object.keys(change)[0]} under the original signature`,
+      async (genuine, grant) => {
+        const [header, , signature] = genuine.split('.');
+        return `${header}.${b64(JSON.stringify({ ...grant, ...change }))}.${signature}`;
+      },
+    ]),
+  fc.constant<[string, Mutation]>([
+    "re-sign with a foreign key under the coordinator's kid",
+    (_, grant) => foreignKey.sign(grant, { kid: coordinatorKey.kid }),
+  ]),
+  fc.constant<[string, Mutation]>([
+    're-sign with a foreign key under its own kid',
+    (_, grant) => foreignKey.sign(grant),
+  ]),
+  fc.constant<[string, Mutation]>([
+    'alg none',
+    async (_, grant) =>
+      `${b64(JSON.stringify({ alg: 'none', kid: coordinatorKey.kid, typ: SIGNED_GRANT_TYPE }))}.${b64(JSON.stringify(grant))}.`,
+  ]),
+  fc.constant<[string, Mutation]>([
+    'HS256 keyed with the public key',
+    async (_, grant) =>
+      new CompactSign(new TextEncoder().encode(JSON.stringify(grant)))
+        .setProtectedHeader({ alg: 'HS256', kid: coordinatorKey.kid, typ: SIGNED_GRANT_TYPE })
+        .sign(bytesOf(coordinatorKey.x)),
+  ]),
   fc.constant<[string, Mutation]>(['signed without typ', (_, grant) => coordinatorKey.sign(grant, { typ: undefined })]),
-  fc.constant<[string, Mutation]>(['signed for another resource', (_, grant) => coordinatorKey.sign({ ...grant, resource: 'other-slot' })]),
-  fc.constant<[string, Mutation]>(['signed in another namespace', (_, grant) => coordinatorKey.sign({ ...grant, namespace: 'other' })]),
+  fc.constant<[string, Mutation]>([
+    'signed for another resource',
+    (_, grant) => coordinatorKey.sign({ ...grant, resource: 'other-slot' }),
+  ]),
+  fc.constant<[string, Mutation]>([
+    'signed in another namespace',
+    (_, grant) => coordinatorKey.sign({ ...grant, namespace: 'other' }),
+  ]),
   fc.nat().map((cut): [string, Mutation] => ['truncate', async (genuine) => genuine.slice(0, cut % genuine.length)]),
 );
 
@@ -85,7 +112,10 @@ describe('FenceTokenVerifier against mutated tokens (property)', () => {
         // Act
         const outcome = await commitVerified(gate, verifier, forged, () => {
           wrote = true;
-        }).then(() => undefined, (error: unknown) => error);
+        }).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
         attempts += 1;
 
         // Assert
@@ -105,7 +135,10 @@ describe('FenceTokenVerifier against mutated tokens (property)', () => {
     await fc.assert(
       fc.asyncProperty(grantArbitrary, async (grantFields) => {
         const grant: SignedGrantPayload = { resource: RESOURCE, namespace: NAMESPACE, ...grantFields };
-        expect(await verifier.verify(await coordinatorKey.sign(grant), RESOURCE)).toEqual({ resource: RESOURCE, ...grantFields });
+        expect(await verifier.verify(await coordinatorKey.sign(grant), RESOURCE)).toEqual({
+          resource: RESOURCE,
+          ...grantFields,
+        });
       }),
       { numRuns: 50 },
     );

@@ -20,7 +20,14 @@ import {
   SignedTokenSchema,
   type KeysReply,
 } from '@lease-fence/protocol';
-import { compactVerify, createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
+import {
+  compactVerify,
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { LeaseFenceError, type FenceGate, type FenceToken } from 'lease-fence';
 import { commitDurably, type FloorStore } from './floor-store.js';
 
@@ -93,7 +100,10 @@ export class SigningKeysUnavailableError extends LeaseFenceError {
   readonly retryable = true;
 
   /** @param url - Where the keys were fetched from. @param cause - The fetch's failure. */
-  constructor(readonly url: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly url: string,
+    options?: { cause?: unknown },
+  ) {
     super(`cannot fetch the coordinator's signing keys from ${url}: ${describeCause(options?.cause)}`, options);
     this.name = 'SigningKeysUnavailableError';
   }
@@ -163,7 +173,9 @@ export class FenceTokenVerifier {
   readonly #onInvalidToken: ((error: InvalidFenceTokenError) => void) | undefined;
   #verified = 0;
   #keysUnavailable = 0;
-  readonly #invalid = new Map<InvalidFenceTokenReason, number>(INVALID_FENCE_TOKEN_REASONS.map((reason) => [reason, 0]));
+  readonly #invalid = new Map<InvalidFenceTokenReason, number>(
+    INVALID_FENCE_TOKEN_REASONS.map((reason) => [reason, 0]),
+  );
 
   /**
    * @throws TypeError when `namespace` is empty, `keys` is neither `{ url }` nor `{ jwks }`, the
@@ -173,15 +185,27 @@ export class FenceTokenVerifier {
   constructor(options: FenceTokenVerifierOptions) {
     const api = 'FenceTokenVerifier';
     if (typeof options?.namespace !== 'string' || options.namespace.length === 0) {
-      throw new TypeError(`${api}: namespace must be a non-empty string (the coordinator's LEASE_FENCE_NAMESPACE), got ${JSON.stringify(options?.namespace)}`);
+      throw new TypeError(
+        `${api}: namespace must be a non-empty string (the coordinator's LEASE_FENCE_NAMESPACE), got ${JSON.stringify(options?.namespace)}`,
+      );
     }
     this.namespace = options.namespace;
     this.#onInvalidToken = options.onInvalidToken;
-    const keys = options.keys as Partial<{ url: string | URL; jwks: unknown; cooldownMillis: number; cacheMaxAgeMillis: number; timeoutMillis: number }> | undefined;
+    const keys = options.keys as
+      | Partial<{
+          url: string | URL;
+          jwks: unknown;
+          cooldownMillis: number;
+          cacheMaxAgeMillis: number;
+          timeoutMillis: number;
+        }>
+      | undefined;
     if (keys?.jwks !== undefined) {
       const parsed = KeysReplySchema.safeParse(keys.jwks);
       if (!parsed.success) {
-        throw new TypeError(`${api}: keys.jwks must be a JWKS of Ed25519 public keys as GET /v1/keys serves it: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        throw new TypeError(
+          `${api}: keys.jwks must be a JWKS of Ed25519 public keys as GET /v1/keys serves it: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        );
       }
       this.#keySet = createLocalJWKSet(parsed.data);
       this.#keysUrl = undefined;
@@ -191,12 +215,16 @@ export class FenceTokenVerifier {
     try {
       url = new URL(keys?.url ?? '');
     } catch {
-      throw new TypeError(`${api}: keys must be { url } (the coordinator's /v1/keys) or { jwks }, got ${JSON.stringify(keys?.url)}`);
+      throw new TypeError(
+        `${api}: keys must be { url } (the coordinator's /v1/keys) or { jwks }, got ${JSON.stringify(keys?.url)}`,
+      );
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`${api}: keys.url must be http(s), got ${JSON.stringify(url.href)}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new TypeError(`${api}: keys.url must be http(s), got ${JSON.stringify(url.href)}`);
     const millis = (field: 'cooldownMillis' | 'cacheMaxAgeMillis' | 'timeoutMillis', fallback: number): number => {
       const value = keys?.[field] ?? fallback;
-      if (!Number.isFinite(value) || value < 0) throw new RangeError(`${api}: keys.${field} must be a finite number ≥ 0 (milliseconds), got ${String(value)}`);
+      if (!Number.isFinite(value) || value < 0)
+        throw new RangeError(`${api}: keys.${field} must be a finite number ≥ 0 (milliseconds), got ${String(value)}`);
       return value;
     };
     const remote = createRemoteJWKSet(url, {
@@ -210,7 +238,8 @@ export class FenceTokenVerifier {
       try {
         return await remote(header, input);
       } catch (error) {
-        if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys) throw error;
+        if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys)
+          throw error;
         throw new KeysFetchFailure(error);
       }
     };
@@ -249,7 +278,13 @@ export class FenceTokenVerifier {
       throw error;
     };
     const shape = SignedTokenSchema.safeParse(signedToken);
-    if (!shape.success) return refuse('malformed', typeof signedToken === 'string' ? shape.error.issues[0]?.message ?? 'not a compact JWS' : `must be a string, got ${typeof signedToken}`);
+    if (!shape.success)
+      return refuse(
+        'malformed',
+        typeof signedToken === 'string'
+          ? (shape.error.issues[0]?.message ?? 'not a compact JWS')
+          : `must be a string, got ${typeof signedToken}`,
+      );
     const token = shape.data;
     let header: ReturnType<typeof decodeProtectedHeader>;
     try {
@@ -257,15 +292,23 @@ export class FenceTokenVerifier {
     } catch (error) {
       return refuse('malformed', 'its header is not base64url JSON', error);
     }
-    if (header.alg !== SIGNED_GRANT_ALGORITHM) return refuse('unsupported-algorithm', `alg must be ${SIGNED_GRANT_ALGORITHM}, got ${JSON.stringify(header.alg)}`);
-    if (header.typ !== SIGNED_GRANT_TYPE) return refuse('wrong-type', `typ must be ${SIGNED_GRANT_TYPE}, got ${JSON.stringify(header.typ)}`);
-    if (typeof header.kid !== 'string' || header.kid.length === 0) return refuse('unknown-key', 'it names no key (kid)');
+    if (header.alg !== SIGNED_GRANT_ALGORITHM)
+      return refuse(
+        'unsupported-algorithm',
+        `alg must be ${SIGNED_GRANT_ALGORITHM}, got ${JSON.stringify(header.alg)}`,
+      );
+    if (header.typ !== SIGNED_GRANT_TYPE)
+      return refuse('wrong-type', `typ must be ${SIGNED_GRANT_TYPE}, got ${JSON.stringify(header.typ)}`);
+    if (typeof header.kid !== 'string' || header.kid.length === 0)
+      return refuse('unknown-key', 'it names no key (kid)');
     let payloadBytes: Uint8Array;
     try {
       ({ payload: payloadBytes } = await compactVerify(token, this.#keySet, { algorithms: [SIGNED_GRANT_ALGORITHM] }));
     } catch (error) {
-      if (error instanceof joseErrors.JWKSNoMatchingKey) return refuse('unknown-key', `the coordinator publishes no key ${JSON.stringify(header.kid)}`, error);
-      if (error instanceof joseErrors.JWSSignatureVerificationFailed) return refuse('bad-signature', 'the signature does not verify with the coordinator\'s key', error);
+      if (error instanceof joseErrors.JWKSNoMatchingKey)
+        return refuse('unknown-key', `the coordinator publishes no key ${JSON.stringify(header.kid)}`, error);
+      if (error instanceof joseErrors.JWSSignatureVerificationFailed)
+        return refuse('bad-signature', "the signature does not verify with the coordinator's key", error);
       if (error instanceof KeysFetchFailure) {
         this.#keysUnavailable += 1;
         throw new SigningKeysUnavailableError(this.#keysUrl ?? '', { cause: error.cause });
@@ -279,10 +322,16 @@ export class FenceTokenVerifier {
       return refuse('bad-payload', 'its payload is not JSON', error);
     }
     const payload = SignedGrantPayloadSchema.safeParse(json);
-    if (!payload.success) return refuse('bad-payload', payload.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    if (!payload.success)
+      return refuse('bad-payload', payload.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     const grant = payload.data;
-    if (grant.resource !== resource) return refuse('wrong-resource', `it was granted on ${JSON.stringify(grant.resource)}`);
-    if (grant.namespace !== this.namespace) return refuse('wrong-namespace', `it was granted in namespace ${JSON.stringify(grant.namespace)}, this gate accepts ${JSON.stringify(this.namespace)}`);
+    if (grant.resource !== resource)
+      return refuse('wrong-resource', `it was granted on ${JSON.stringify(grant.resource)}`);
+    if (grant.namespace !== this.namespace)
+      return refuse(
+        'wrong-namespace',
+        `it was granted in namespace ${JSON.stringify(grant.namespace)}, this gate accepts ${JSON.stringify(this.namespace)}`,
+      );
     this.#verified += 1;
     return Object.freeze({ resource: grant.resource, holderId: grant.holderId, fence: grant.fence });
   }
@@ -303,7 +352,12 @@ class KeysFetchFailure extends Error {
  * @throws {@link InvalidFenceTokenError} / {@link SigningKeysUnavailableError} from the verifier (the gate untouched, `write` not run).
  * @throws `StaleFenceError` / `DoubleGrantError` from the gate (recorded as a refusal, `write` not run); what `write` throws.
  */
-export async function commitVerified<T>(gate: FenceGate, verifier: FenceTokenVerifier, signedToken: unknown, write: () => T): Promise<Awaited<T>> {
+export async function commitVerified<T>(
+  gate: FenceGate,
+  verifier: FenceTokenVerifier,
+  signedToken: unknown,
+  write: () => T,
+): Promise<Awaited<T>> {
   const token = await verifier.verify(signedToken, gate.resource);
   return await gate.commit(token, write);
 }
@@ -317,7 +371,13 @@ export async function commitVerified<T>(gate: FenceGate, verifier: FenceTokenVer
  * @throws {@link InvalidFenceTokenError} / {@link SigningKeysUnavailableError} (nothing saved, `write` not run);
  *   what `commitDurably` throws.
  */
-export async function commitDurablyVerified<T>(gate: FenceGate, store: FloorStore, verifier: FenceTokenVerifier, signedToken: unknown, write: () => Promise<T>): Promise<T> {
+export async function commitDurablyVerified<T>(
+  gate: FenceGate,
+  store: FloorStore,
+  verifier: FenceTokenVerifier,
+  signedToken: unknown,
+  write: () => Promise<T>,
+): Promise<T> {
   const token = await verifier.verify(signedToken, gate.resource);
   return commitDurably(gate, store, token, write);
 }

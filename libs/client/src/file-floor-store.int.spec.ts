@@ -43,7 +43,9 @@ describe('FileFloorStore', () => {
 
     // Assert
     expect(restored.floor).toEqual({ fence: 7, holderId: 'agent-2' });
-    expect(() => restored.commit({ resource: RESOURCE, holderId: 'agent-1', fence: 6 }, () => 'stale write')).toThrow(StaleFenceError);
+    expect(() => restored.commit({ resource: RESOURCE, holderId: 'agent-1', fence: 6 }, () => 'stale write')).toThrow(
+      StaleFenceError,
+    );
   });
 
   it('keeps the rejection seq across a restart, so reports are never mistaken for duplicates', async () => {
@@ -54,7 +56,10 @@ describe('FileFloorStore', () => {
     await store.save(gateStateOf(gate, 1));
 
     // Act
-    const restored = new FenceGate(RESOURCE, gateOptionsFrom(await (await openFileFloorStore({ path, resource: RESOURCE })).load()));
+    const restored = new FenceGate(
+      RESOURCE,
+      gateOptionsFrom(await (await openFileFloorStore({ path, resource: RESOURCE })).load()),
+    );
 
     // Assert
     expect(restored.nextSeq).toBe(2);
@@ -64,7 +69,12 @@ describe('FileFloorStore', () => {
     // Arrange: floor 4 is durable; saving floor 9 "crashes" right before the rename (the
     // process never gets past the hook).
     const first = await openFileFloorStore({ path, resource: RESOURCE });
-    await first.save({ resource: RESOURCE, floor: { fence: 4, holderId: 'agent-1' }, nextSeq: 1, reportedThroughSeq: 0 });
+    await first.save({
+      resource: RESOURCE,
+      floor: { fence: 4, holderId: 'agent-1' },
+      nextSeq: 1,
+      reportedThroughSeq: 0,
+    });
     let crashed!: () => void;
     const reachedRename = new Promise<void>((resolve) => (crashed = resolve));
     const dying = await openFileFloorStore({
@@ -75,7 +85,12 @@ describe('FileFloorStore', () => {
         return new Promise<void>(() => undefined);
       },
     });
-    void dying.save({ resource: RESOURCE, floor: { fence: 9, holderId: 'agent-2' }, nextSeq: 1, reportedThroughSeq: 0 });
+    void dying.save({
+      resource: RESOURCE,
+      floor: { fence: 9, holderId: 'agent-2' },
+      nextSeq: 1,
+      reportedThroughSeq: 0,
+    });
     await reachedRename;
     const leftovers = (await readdir(directory)).filter((name) => name.endsWith('.tmp'));
 
@@ -99,14 +114,22 @@ describe('FileFloorStore', () => {
 
     // Act: the same holder writes again at its fence, twice; then a newer fence arrives.
     await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence: 7 }, async () => undefined);
-    await store.save({ resource: RESOURCE, floor: { fence: 5, holderId: 'agent-0' }, nextSeq: 1, reportedThroughSeq: 0 });
+    await store.save({
+      resource: RESOURCE,
+      floor: { fence: 5, holderId: 'agent-0' },
+      nextSeq: 1,
+      reportedThroughSeq: 0,
+    });
     const afterRepeats = writes;
     await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-2', fence: 8 }, async () => undefined);
 
     // Assert
     expect(afterRepeats).toBe(1);
     expect(writes).toBe(2);
-    expect((await (await openFileFloorStore({ path, resource: RESOURCE })).load())?.floor).toEqual({ fence: 8, holderId: 'agent-2' });
+    expect((await (await openFileFloorStore({ path, resource: RESOURCE })).load())?.floor).toEqual({
+      fence: 8,
+      holderId: 'agent-2',
+    });
   });
 
   it('never writes a floor below one saved before, whatever order saves are called in', async () => {
@@ -118,21 +141,94 @@ describe('FileFloorStore', () => {
       store.save({ resource: RESOURCE, floor: { fence: 8, holderId: 'agent-3' }, nextSeq: 4, reportedThroughSeq: 2 }),
       store.save({ resource: RESOURCE, floor: { fence: 6, holderId: 'agent-1' }, nextSeq: 2, reportedThroughSeq: 3 }),
     ]);
-    await store.save({ resource: RESOURCE, floor: { fence: 5, holderId: 'agent-1' }, nextSeq: 1, reportedThroughSeq: 0 });
+    await store.save({
+      resource: RESOURCE,
+      floor: { fence: 5, holderId: 'agent-1' },
+      nextSeq: 1,
+      reportedThroughSeq: 0,
+    });
 
     // Assert
     const state = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
-    expect(state).toEqual({ resource: RESOURCE, floor: { fence: 8, holderId: 'agent-3' }, nextSeq: 4, reportedThroughSeq: 3, outbox: [] });
+    expect(state).toEqual({
+      resource: RESOURCE,
+      floor: { fence: 8, holderId: 'agent-3' },
+      nextSeq: 4,
+      reportedThroughSeq: 3,
+      outbox: [],
+    });
   });
 
   it.each([
     ['not JSON', '{ floor', /not JSON/],
-    ['another version', JSON.stringify({ version: 3, resource: RESOURCE, floor: null, nextSeq: 1, reportedThroughSeq: 0 }), /unknown version 3/],
-    ['an outbox entry at or above nextSeq', JSON.stringify({ version: 2, resource: RESOURCE, floor: null, nextSeq: 2, reportedThroughSeq: 0, outbox: [{ seq: 2, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 }, wallMillis: 0 }] }), /outbox\[0\]\.seq must be an integer above 0 and below nextSeq 2/],
-    ['an outbox entry without its holders', JSON.stringify({ version: 2, resource: RESOURCE, floor: null, nextSeq: 2, reportedThroughSeq: 0, outbox: [{ seq: 1, resource: RESOURCE, kind: 'stale', rejected: { fence: 1 }, current: { holderId: 'b', fence: 2 }, wallMillis: 0 }] }), /outbox\[0\]\.rejected must be/],
-    ['another resource', JSON.stringify({ version: 1, resource: 'deploy-slot-b', floor: null, nextSeq: 1, reportedThroughSeq: 0 }), /holds resource "deploy-slot-b"/],
-    ['a bad fence', JSON.stringify({ version: 1, resource: RESOURCE, floor: { fence: 0, holderId: 'a' }, nextSeq: 1, reportedThroughSeq: 0 }), /floor.fence must be a positive integer/],
-    ['a bad nextSeq', JSON.stringify({ version: 1, resource: RESOURCE, floor: null, nextSeq: 0, reportedThroughSeq: 0 }), /nextSeq must be an integer ≥ 1/],
+    [
+      'another version',
+      JSON.stringify({ version: 3, resource: RESOURCE, floor: null, nextSeq: 1, reportedThroughSeq: 0 }),
+      /unknown version 3/,
+    ],
+    [
+      'an outbox entry at or above nextSeq',
+      JSON.stringify({
+        version: 2,
+        resource: RESOURCE,
+        floor: null,
+        nextSeq: 2,
+        reportedThroughSeq: 0,
+        outbox: [
+          {
+            seq: 2,
+            resource: RESOURCE,
+            kind: 'stale',
+            rejected: { holderId: 'a', fence: 1 },
+            current: { holderId: 'b', fence: 2 },
+            wallMillis: 0,
+          },
+        ],
+      }),
+      /outbox\[0\]\.seq must be an integer above 0 and below nextSeq 2/,
+    ],
+    [
+      'an outbox entry without its holders',
+      JSON.stringify({
+        version: 2,
+        resource: RESOURCE,
+        floor: null,
+        nextSeq: 2,
+        reportedThroughSeq: 0,
+        outbox: [
+          {
+            seq: 1,
+            resource: RESOURCE,
+            kind: 'stale',
+            rejected: { fence: 1 },
+            current: { holderId: 'b', fence: 2 },
+            wallMillis: 0,
+          },
+        ],
+      }),
+      /outbox\[0\]\.rejected must be/,
+    ],
+    [
+      'another resource',
+      JSON.stringify({ version: 1, resource: 'deploy-slot-b', floor: null, nextSeq: 1, reportedThroughSeq: 0 }),
+      /holds resource "deploy-slot-b"/,
+    ],
+    [
+      'a bad fence',
+      JSON.stringify({
+        version: 1,
+        resource: RESOURCE,
+        floor: { fence: 0, holderId: 'a' },
+        nextSeq: 1,
+        reportedThroughSeq: 0,
+      }),
+      /floor.fence must be a positive integer/,
+    ],
+    [
+      'a bad nextSeq',
+      JSON.stringify({ version: 1, resource: RESOURCE, floor: null, nextSeq: 0, reportedThroughSeq: 0 }),
+      /nextSeq must be an integer ≥ 1/,
+    ],
   ])('refuses to guess a floor from a file with %s', async (_case, content, message) => {
     // Arrange
     await writeFile(path, content);
@@ -143,7 +239,10 @@ describe('FileFloorStore', () => {
 
     // Assert
     await expect(failure).rejects.toBeInstanceOf(FloorStoreCorruptError);
-    await expect(failure).rejects.toMatchObject({ code: 'floor-store-corrupt', message: expect.stringMatching(message) });
+    await expect(failure).rejects.toMatchObject({
+      code: 'floor-store-corrupt',
+      message: expect.stringMatching(message),
+    });
   });
 });
 
@@ -165,10 +264,15 @@ describe('commitDurably', () => {
     const gate = new FenceGate(RESOURCE);
 
     // Act
-    const floorSeenByWrite = await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence: 12 }, async () => {
-      const reader = await openFileFloorStore({ path, resource: RESOURCE });
-      return (await reader.load())?.floor;
-    });
+    const floorSeenByWrite = await commitDurably(
+      gate,
+      store,
+      { resource: RESOURCE, holderId: 'agent-1', fence: 12 },
+      async () => {
+        const reader = await openFileFloorStore({ path, resource: RESOURCE });
+        return (await reader.load())?.floor;
+      },
+    );
 
     // Assert
     expect(floorSeenByWrite).toEqual({ fence: 12, holderId: 'agent-1' });
@@ -182,11 +286,20 @@ describe('commitDurably', () => {
     let wrote = false;
 
     // Act: read the file the moment the refusal reaches the caller.
-    const onDisk = await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence: 4 }, async () => {
-      wrote = true;
-    }, { wallClock: () => 1_700_000_000_000 }).then(
+    const onDisk = await commitDurably(
+      gate,
+      store,
+      { resource: RESOURCE, holderId: 'agent-1', fence: 4 },
+      async () => {
+        wrote = true;
+      },
+      { wallClock: () => 1_700_000_000_000 },
+    ).then(
       () => undefined,
-      async (error: unknown) => ({ error, state: await (await openFileFloorStore({ path, resource: RESOURCE })).load() }),
+      async (error: unknown) => ({
+        error,
+        state: await (await openFileFloorStore({ path, resource: RESOURCE })).load(),
+      }),
     );
 
     // Assert
@@ -197,7 +310,16 @@ describe('commitDurably', () => {
       floor: { fence: 5, holderId: 'agent-2' },
       nextSeq: 2,
       reportedThroughSeq: 0,
-      outbox: [{ seq: 1, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'agent-1', fence: 4 }, current: { holderId: 'agent-2', fence: 5 }, wallMillis: 1_700_000_000_000 }],
+      outbox: [
+        {
+          seq: 1,
+          resource: RESOURCE,
+          kind: 'stale',
+          rejected: { holderId: 'agent-1', fence: 4 },
+          current: { holderId: 'agent-2', fence: 5 },
+          wallMillis: 1_700_000_000_000,
+        },
+      ],
     });
   });
 
@@ -206,7 +328,10 @@ describe('commitDurably', () => {
     const path = join(directory, 'slot.floor.json');
     const store = await openFileFloorStore({ path, resource: RESOURCE });
     const gate = new FenceGate(RESOURCE, { initialFloor: { fence: 9, holderId: 'agent-2' } });
-    const refuse = (fence: number) => commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => undefined).catch((error: unknown) => error);
+    const refuse = (fence: number) =>
+      commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => undefined).catch(
+        (error: unknown) => error,
+      );
 
     // Act
     const refusals = Promise.all([refuse(3), refuse(4), refuse(5)]);
@@ -215,7 +340,11 @@ describe('commitDurably', () => {
 
     // Assert
     expect(pendingBeforeDurable).toBe(0);
-    expect(store.pendingRejections().map((entry) => [entry.seq, entry.rejected.fence])).toEqual([[1, 3], [2, 4], [3, 5]]);
+    expect(store.pendingRejections().map((entry) => [entry.seq, entry.rejected.fence])).toEqual([
+      [1, 3],
+      [2, 4],
+      [3, 5],
+    ]);
     const restored = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
     expect(restored?.outbox?.map((entry) => entry.seq)).toEqual([1, 2, 3]);
     expect(restored?.nextSeq).toBe(4);
@@ -226,7 +355,10 @@ describe('commitDurably', () => {
     const path = join(directory, 'slot.floor.json');
     const store = await openFileFloorStore({ path, resource: RESOURCE });
     const gate = new FenceGate(RESOURCE, { initialFloor: { fence: 9, holderId: 'agent-2' } });
-    for (const fence of [3, 4]) await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => undefined).catch(() => undefined);
+    for (const fence of [3, 4])
+      await commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => undefined).catch(
+        () => undefined,
+      );
 
     // Act
     await store.acknowledgeRejections(1);
@@ -241,24 +373,49 @@ describe('commitDurably', () => {
   it('reads a version-1 file (before the outbox) as a state with an empty outbox', async () => {
     // Arrange
     const path = join(directory, 'slot.floor.json');
-    await writeFile(path, JSON.stringify({ version: 1, resource: RESOURCE, floor: { fence: 3, holderId: 'agent-1' }, nextSeq: 4, reportedThroughSeq: 3 }));
+    await writeFile(
+      path,
+      JSON.stringify({
+        version: 1,
+        resource: RESOURCE,
+        floor: { fence: 3, holderId: 'agent-1' },
+        nextSeq: 4,
+        reportedThroughSeq: 3,
+      }),
+    );
 
     // Act
     const state = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
 
     // Assert
-    expect(state).toEqual({ resource: RESOURCE, floor: { fence: 3, holderId: 'agent-1' }, nextSeq: 4, reportedThroughSeq: 3, outbox: [] });
+    expect(state).toEqual({
+      resource: RESOURCE,
+      floor: { fence: 3, holderId: 'agent-1' },
+      nextSeq: 4,
+      reportedThroughSeq: 3,
+      outbox: [],
+    });
   });
 
   it('merges a save made before any load with what the file holds, so it never drops a saved refusal', async () => {
     // Arrange: a refusal is in the file.
     const path = join(directory, 'slot.floor.json');
     const first = await openFileFloorStore({ path, resource: RESOURCE });
-    await commitDurably(new FenceGate(RESOURCE, { initialFloor: { fence: 9, holderId: 'agent-2' } }), first, { resource: RESOURCE, holderId: 'agent-1', fence: 3 }, async () => undefined).catch(() => undefined);
+    await commitDurably(
+      new FenceGate(RESOURCE, { initialFloor: { fence: 9, holderId: 'agent-2' } }),
+      first,
+      { resource: RESOURCE, holderId: 'agent-1', fence: 3 },
+      async () => undefined,
+    ).catch(() => undefined);
 
     // Act: another store on the same file saves a floor without loading first.
     const second = await openFileFloorStore({ path, resource: RESOURCE });
-    await second.save({ resource: RESOURCE, floor: { fence: 10, holderId: 'agent-3' }, nextSeq: 1, reportedThroughSeq: 0 });
+    await second.save({
+      resource: RESOURCE,
+      floor: { fence: 10, holderId: 'agent-3' },
+      nextSeq: 1,
+      reportedThroughSeq: 0,
+    });
 
     // Assert
     const restored = await (await openFileFloorStore({ path, resource: RESOURCE })).load();

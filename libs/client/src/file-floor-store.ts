@@ -18,7 +18,13 @@ import { randomUUID } from 'node:crypto';
 import { open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FloorStoreCorruptError } from './errors.js';
-import { mergeGateStates, type FloorStore, type GateState, type PendingRejection, type RejectionOutbox } from './floor-store.js';
+import {
+  mergeGateStates,
+  type FloorStore,
+  type GateState,
+  type PendingRejection,
+  type RejectionOutbox,
+} from './floor-store.js';
 
 /** Options of {@link openFileFloorStore}. */
 export interface FileFloorStoreOptions {
@@ -60,7 +66,9 @@ export const openFileFloorStore = async (options: FileFloorStoreOptions): Promis
     throw new TypeError(`openFileFloorStore: path must be a non-empty string, got ${JSON.stringify(options.path)}`);
   }
   if (typeof options.resource !== 'string' || options.resource.length === 0) {
-    throw new TypeError(`openFileFloorStore: resource must be a non-empty string, got ${JSON.stringify(options.resource)}`);
+    throw new TypeError(
+      `openFileFloorStore: resource must be a non-empty string, got ${JSON.stringify(options.resource)}`,
+    );
   }
   const prefix = `${basename(options.path)}.`;
   const directory = dirname(options.path);
@@ -121,13 +129,16 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
    */
   save(state: GateState): Promise<void> {
     if (state.resource !== this.resource) {
-      throw new TypeError(`FileFloorStore.save: state.resource must be ${JSON.stringify(this.resource)}, got ${JSON.stringify(state.resource)}`);
+      throw new TypeError(
+        `FileFloorStore.save: state.resource must be ${JSON.stringify(this.resource)}, got ${JSON.stringify(state.resource)}`,
+      );
     }
     this.#latest = mergeGateStates(this.#latest, state);
     // Nothing to write when `state` adds nothing to what is already on disk (a writer admitted
     // again at the floor's own fence): it is durable now. Each admitted write would otherwise
     // cost a file rewrite and two fsyncs.
-    if (this.#durable !== undefined && sameGateState(mergeGateStates(this.#durable, state), this.#durable)) return Promise.resolve();
+    if (this.#durable !== undefined && sameGateState(mergeGateStates(this.#durable, state), this.#durable))
+      return Promise.resolve();
     if (this.#queued === undefined) {
       const write = this.#tail.then(async () => {
         // A save before any load must not overwrite a floor or refusals already on disk.
@@ -162,11 +173,17 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
    */
   async acknowledgeRejections(throughSeq: number): Promise<void> {
     if (!Number.isSafeInteger(throughSeq) || throughSeq < 0) {
-      throw new RangeError(`FileFloorStore.acknowledgeRejections: throughSeq must be an integer ≥ 0 (a rejection seq), got ${String(throughSeq)}`);
+      throw new RangeError(
+        `FileFloorStore.acknowledgeRejections: throughSeq must be an integer ≥ 0 (a rejection seq), got ${String(throughSeq)}`,
+      );
     }
     const latest = this.#latest;
     if (latest === undefined || throughSeq <= latest.reportedThroughSeq) return;
-    await this.save({ resource: this.resource, nextSeq: Math.max(latest.nextSeq, throughSeq + 1), reportedThroughSeq: throughSeq });
+    await this.save({
+      resource: this.resource,
+      nextSeq: Math.max(latest.nextSeq, throughSeq + 1),
+      reportedThroughSeq: throughSeq,
+    });
   }
 
   /** Calls `listener` after each write that made new refusals durable. @returns a function that stops the calls. */
@@ -230,11 +247,14 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
     }
     if (typeof value !== 'object' || value === null) return corrupt('not an object');
     const content = value as Partial<Record<keyof FileContent, unknown>>;
-    if (content.version !== 1 && content.version !== 2) return corrupt(`unknown version ${JSON.stringify(content.version)}`);
-    if (content.resource !== this.resource) return corrupt(`holds resource ${JSON.stringify(content.resource)}, not ${JSON.stringify(this.resource)}`);
+    if (content.version !== 1 && content.version !== 2)
+      return corrupt(`unknown version ${JSON.stringify(content.version)}`);
+    if (content.resource !== this.resource)
+      return corrupt(`holds resource ${JSON.stringify(content.resource)}, not ${JSON.stringify(this.resource)}`);
     const { nextSeq, reportedThroughSeq } = content;
     if (!isCount(nextSeq, 1)) return corrupt(`nextSeq must be an integer ≥ 1, got ${JSON.stringify(nextSeq)}`);
-    if (!isCount(reportedThroughSeq, 0)) return corrupt(`reportedThroughSeq must be an integer ≥ 0, got ${JSON.stringify(reportedThroughSeq)}`);
+    if (!isCount(reportedThroughSeq, 0))
+      return corrupt(`reportedThroughSeq must be an integer ≥ 0, got ${JSON.stringify(reportedThroughSeq)}`);
     const outbox = content.version === 1 ? [] : this.#parseOutbox(content.outbox, nextSeq, reportedThroughSeq, corrupt);
     const { floor } = content;
     if (floor === null) return { resource: this.resource, nextSeq, reportedThroughSeq, outbox };
@@ -245,33 +265,58 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
     return { resource: this.resource, floor: { fence, holderId }, nextSeq, reportedThroughSeq, outbox };
   }
 
-  #parseOutbox(value: unknown, nextSeq: number, reportedThroughSeq: number, corrupt: (problem: string) => never): PendingRejection[] {
+  #parseOutbox(
+    value: unknown,
+    nextSeq: number,
+    reportedThroughSeq: number,
+    corrupt: (problem: string) => never,
+  ): PendingRejection[] {
     if (!Array.isArray(value)) return corrupt('outbox must be an array');
     let previousSeq = reportedThroughSeq;
     return value.map((entry: unknown, index): PendingRejection => {
       const at = `outbox[${index}]`;
       if (typeof entry !== 'object' || entry === null) return corrupt(`${at} must be an object`);
-      const { seq, resource, kind, rejected, current, wallMillis } = entry as Partial<Record<keyof PendingRejection, unknown>>;
+      const { seq, resource, kind, rejected, current, wallMillis } = entry as Partial<
+        Record<keyof PendingRejection, unknown>
+      >;
       if (!isCount(seq, 1) || seq <= previousSeq || seq >= nextSeq) {
-        return corrupt(`${at}.seq must be an integer above ${previousSeq} and below nextSeq ${nextSeq}, got ${JSON.stringify(seq)}`);
+        return corrupt(
+          `${at}.seq must be an integer above ${previousSeq} and below nextSeq ${nextSeq}, got ${JSON.stringify(seq)}`,
+        );
       }
       previousSeq = seq;
-      if (resource !== this.resource) return corrupt(`${at}.resource must be ${JSON.stringify(this.resource)}, got ${JSON.stringify(resource)}`);
-      if (kind !== 'stale' && kind !== 'double-grant') return corrupt(`${at}.kind must be "stale" or "double-grant", got ${JSON.stringify(kind)}`);
+      if (resource !== this.resource)
+        return corrupt(`${at}.resource must be ${JSON.stringify(this.resource)}, got ${JSON.stringify(resource)}`);
+      if (kind !== 'stale' && kind !== 'double-grant')
+        return corrupt(`${at}.kind must be "stale" or "double-grant", got ${JSON.stringify(kind)}`);
       const side = (name: 'rejected' | 'current', holder: unknown): { holderId: string; fence: number } => {
-        const { holderId, fence } = (typeof holder === 'object' && holder !== null ? holder : {}) as { holderId?: unknown; fence?: unknown };
-        if (!isId(holderId) || !isCount(fence, 1)) return corrupt(`${at}.${name} must be { holderId: non-empty string, fence: positive integer }`);
+        const { holderId, fence } = (typeof holder === 'object' && holder !== null ? holder : {}) as {
+          holderId?: unknown;
+          fence?: unknown;
+        };
+        if (!isId(holderId) || !isCount(fence, 1))
+          return corrupt(`${at}.${name} must be { holderId: non-empty string, fence: positive integer }`);
         return { holderId, fence };
       };
-      if (!Number.isFinite(wallMillis) || (wallMillis as number) < 0) return corrupt(`${at}.wallMillis must be epoch milliseconds ≥ 0, got ${JSON.stringify(wallMillis)}`);
-      return { seq, resource, kind, rejected: side('rejected', rejected), current: side('current', current), wallMillis: wallMillis as number };
+      if (!Number.isFinite(wallMillis) || (wallMillis as number) < 0)
+        return corrupt(`${at}.wallMillis must be epoch milliseconds ≥ 0, got ${JSON.stringify(wallMillis)}`);
+      return {
+        seq,
+        resource,
+        kind,
+        rejected: side('rejected', rejected),
+        current: side('current', current),
+        wallMillis: wallMillis as number,
+      };
     });
   }
 }
 
-const isCount = (value: unknown, minimum: number): value is number => Number.isSafeInteger(value) && (value as number) >= minimum;
+const isCount = (value: unknown, minimum: number): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= minimum;
 
-const isMissing = (error: unknown): boolean => typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+const isMissing = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
 
 const isId = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
@@ -285,8 +330,8 @@ const safely = (listener: () => void): void => {
 
 /** Whether two merged states of one gate are the same (the outbox compared by seq: a seq's record never changes). */
 const sameGateState = (a: GateState, b: GateState): boolean =>
-  a.floor?.fence === b.floor?.fence
-  && a.floor?.holderId === b.floor?.holderId
-  && a.nextSeq === b.nextSeq
-  && a.reportedThroughSeq === b.reportedThroughSeq
-  && (a.outbox ?? []).map((entry) => entry.seq).join() === (b.outbox ?? []).map((entry) => entry.seq).join();
+  a.floor?.fence === b.floor?.fence &&
+  a.floor?.holderId === b.floor?.holderId &&
+  a.nextSeq === b.nextSeq &&
+  a.reportedThroughSeq === b.reportedThroughSeq &&
+  (a.outbox ?? []).map((entry) => entry.seq).join() === (b.outbox ?? []).map((entry) => entry.seq).join();

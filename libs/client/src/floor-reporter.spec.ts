@@ -30,7 +30,11 @@ describe('reportFloors', () => {
     const sink = recordingSink(7);
     const raised: string[] = [];
     // Act
-    const reporter = reportFloors([slotA, slotB], sink, { everyMillis: 1000, timers, onRaised: (resource, counter) => raised.push(`${resource}@${counter}`) });
+    const reporter = reportFloors([slotA, slotB], sink, {
+      everyMillis: 1000,
+      timers,
+      onRaised: (resource, counter) => raised.push(`${resource}@${counter}`),
+    });
     await timers.waitForSleepers(1);
     slotA.admit({ resource: 'slot-a', holderId: 'agent-b', fence: 9 });
     slotB.admit({ resource: 'slot-b', holderId: 'agent-c', fence: 4 });

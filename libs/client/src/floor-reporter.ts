@@ -57,10 +57,16 @@ export interface FloorReporter {
  * await floors.stop();
  * ```
  */
-export function reportFloors(gates: readonly FloorSource[], sink: FloorSink, options: FloorReporterOptions = {}): FloorReporter {
+export function reportFloors(
+  gates: readonly FloorSource[],
+  sink: FloorSink,
+  options: FloorReporterOptions = {},
+): FloorReporter {
   const everyMillis = options.everyMillis ?? 5000;
   if (!Number.isSafeInteger(everyMillis) || everyMillis < 1) {
-    throw new RangeError(`reportFloors: everyMillis must be a positive integer (milliseconds), got ${String(everyMillis)}`);
+    throw new RangeError(
+      `reportFloors: everyMillis must be a positive integer (milliseconds), got ${String(everyMillis)}`,
+    );
   }
   const timers = options.timers ?? systemTimers;
   const stopping = new AbortController();

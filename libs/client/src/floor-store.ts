@@ -10,7 +10,14 @@
  *
  * @see docs/design.md § "The library's rules" (A resource restores its floor after its own restart)
  */
-import { DoubleGrantError, StaleFenceError, type FenceGate, type FenceToken, type GateFloor, type RejectionRecord } from 'lease-fence';
+import {
+  DoubleGrantError,
+  StaleFenceError,
+  type FenceGate,
+  type FenceToken,
+  type GateFloor,
+  type RejectionRecord,
+} from 'lease-fence';
 
 /**
  * A refusal in a gate's outbox: the gate's full record (seq, kind, both holders, both fences)
@@ -97,7 +104,9 @@ export const gateStateOf = (gate: FenceGate, reportedThroughSeq = 0): GateState 
  * `FenceGate` options that restore a saved state (`initialFloor`, `initialSeq`); `{}` for none.
  */
 export const gateOptionsFrom = (state: GateState | undefined): { initialFloor?: GateFloor; initialSeq?: number } =>
-  state === undefined ? {} : { ...(state.floor === undefined ? {} : { initialFloor: state.floor }), initialSeq: state.nextSeq };
+  state === undefined
+    ? {}
+    : { ...(state.floor === undefined ? {} : { initialFloor: state.floor }), initialSeq: state.nextSeq };
 
 /** Options of {@link commitDurably}. */
 export interface CommitDurablyOptions {
@@ -159,7 +168,11 @@ export const commitDurably = async <T>(
 export const mergeGateStates = (older: GateState | undefined, newer: GateState): GateState => {
   if (older === undefined) return { ...newer, outbox: mergeOutboxes([], newer.outbox ?? [], newer.reportedThroughSeq) };
   const floor =
-    older.floor === undefined ? newer.floor : newer.floor === undefined || newer.floor.fence < older.floor.fence ? older.floor : newer.floor;
+    older.floor === undefined
+      ? newer.floor
+      : newer.floor === undefined || newer.floor.fence < older.floor.fence
+        ? older.floor
+        : newer.floor;
   const reportedThroughSeq = Math.max(older.reportedThroughSeq, newer.reportedThroughSeq);
   return {
     resource: newer.resource,
@@ -171,8 +184,13 @@ export const mergeGateStates = (older: GateState | undefined, newer: GateState):
 };
 
 /** The union of two outboxes by seq (a seq's record never changes: the first one stays), above `reportedThroughSeq`, seq ascending. */
-const mergeOutboxes = (older: readonly PendingRejection[], newer: readonly PendingRejection[], reportedThroughSeq: number): PendingRejection[] => {
+const mergeOutboxes = (
+  older: readonly PendingRejection[],
+  newer: readonly PendingRejection[],
+  reportedThroughSeq: number,
+): PendingRejection[] => {
   const bySeq = new Map<number, PendingRejection>();
-  for (const entry of [...older, ...newer]) if (entry.seq > reportedThroughSeq && !bySeq.has(entry.seq)) bySeq.set(entry.seq, entry);
+  for (const entry of [...older, ...newer])
+    if (entry.seq > reportedThroughSeq && !bySeq.has(entry.seq)) bySeq.set(entry.seq, entry);
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 };

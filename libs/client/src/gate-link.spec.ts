@@ -29,7 +29,11 @@ async function fakeCoordinator() {
     });
   });
   const until = async (predicate: () => boolean): Promise<void> => {
-    while (!predicate()) await new Promise<void>((resolve) => { onFrame = resolve; setTimeout(resolve, 20); });
+    while (!predicate())
+      await new Promise<void>((resolve) => {
+        onFrame = resolve;
+        setTimeout(resolve, 20);
+      });
   };
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -37,7 +41,11 @@ async function fakeCoordinator() {
     sockets,
     authorizations,
     until,
-    close: () => new Promise<void>((resolve) => { for (const s of server.clients) s.terminate(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of server.clients) s.terminate();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -47,7 +55,13 @@ function gatedStore() {
   let release = (): void => undefined;
   const store: FloorStore = {
     load: async () => saved.at(-1),
-    save: (state) => new Promise<void>((resolve) => { release = () => { saved.push(state); resolve(); }; }),
+    save: (state) =>
+      new Promise<void>((resolve) => {
+        release = () => {
+          saved.push(state);
+          resolve();
+        };
+      }),
   };
   return { store, saved, release: () => release() };
 }
@@ -64,13 +78,20 @@ describe('openGateLink', () => {
     const gate = new FenceGate('deploy-slot');
     const { store, saved, release } = gatedStore();
     const events: GateLinkEvent[] = [];
-    const link: GateLink = openGateLink({ baseUrl: coordinator.url, token: 'gate-token', guards: [{ gate, store }], onEvent: (e) => events.push(e) });
+    const link: GateLink = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [{ gate, store }],
+      onEvent: (e) => events.push(e),
+    });
     opened.push(link);
     await link.whenGuarding();
     expect(coordinator.received).toEqual([{ type: 'guard', resources: ['deploy-slot'] }]);
     expect(coordinator.authorizations).toEqual(['Bearer gate-token']);
 
-    coordinator.sockets[0]!.send(JSON.stringify({ type: 'admit', id: 5, resource: 'deploy-slot', holderId: 'agent-b', fence: 9 }));
+    coordinator.sockets[0]!.send(
+      JSON.stringify({ type: 'admit', id: 5, resource: 'deploy-slot', holderId: 'agent-b', fence: 9 }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(gate.floor).toEqual({ holderId: 'agent-b', fence: 9 });
     expect(coordinator.received).toHaveLength(1); // not answered while the save is pending
@@ -93,13 +114,18 @@ describe('openGateLink', () => {
 
     // Act
     // #region gate-link
-    const store = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
+    const store = await openFileFloorStore({
+      path: join(dataDir, 'deploy-slot-a.floor.json'),
+      resource: 'deploy-slot-a',
+    });
     const gate = new FenceGate('deploy-slot-a', gateOptionsFrom(await store.load()));
     const link = openGateLink({ baseUrl, token: gateToken, guards: [{ gate, store }] });
     await link.whenGuarding(); // the coordinator now routes admits of deploy-slot-a here
     // #endregion
     opened.push(link);
-    coordinator.sockets[0]!.send(JSON.stringify({ type: 'admit', id: 1, resource: 'deploy-slot-a', holderId: 'agent-b', fence: 4 }));
+    coordinator.sockets[0]!.send(
+      JSON.stringify({ type: 'admit', id: 1, resource: 'deploy-slot-a', holderId: 'agent-b', fence: 4 }),
+    );
     await coordinator.until(() => coordinator.received.length === 2);
 
     // Assert: the admit was answered only once the raised floor was in the file
@@ -107,7 +133,10 @@ describe('openGateLink', () => {
       { type: 'guard', resources: ['deploy-slot-a'] },
       { type: 'admitted', id: 1, resource: 'deploy-slot-a', fence: 4 },
     ]);
-    const reopened = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
+    const reopened = await openFileFloorStore({
+      path: join(dataDir, 'deploy-slot-a.floor.json'),
+      resource: 'deploy-slot-a',
+    });
     expect((await reopened.load())?.floor).toEqual({ holderId: 'agent-b', fence: 4 });
   });
 
@@ -116,10 +145,17 @@ describe('openGateLink', () => {
     opened.push(coordinator);
     const gate = new FenceGate('deploy-slot', { initialFloor: { holderId: 'agent-c', fence: 12 } });
     const events: GateLinkEvent[] = [];
-    const link = openGateLink({ baseUrl: coordinator.url, token: 'gate-token', guards: [{ gate, store: { load: async () => undefined, save: async () => undefined } }], onEvent: (e) => events.push(e) });
+    const link = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [{ gate, store: { load: async () => undefined, save: async () => undefined } }],
+      onEvent: (e) => events.push(e),
+    });
     opened.push(link);
     await link.whenGuarding();
-    coordinator.sockets[0]!.send(JSON.stringify({ type: 'admit', id: 1, resource: 'deploy-slot', holderId: 'agent-b', fence: 9 }));
+    coordinator.sockets[0]!.send(
+      JSON.stringify({ type: 'admit', id: 1, resource: 'deploy-slot', holderId: 'agent-b', fence: 9 }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(coordinator.received).toHaveLength(1);
     expect(events).toContainEqual(expect.objectContaining({ type: 'admit-failed', fence: 9 }));
@@ -130,7 +166,12 @@ describe('openGateLink', () => {
     const coordinator = await fakeCoordinator();
     opened.push(coordinator);
     const gate = new FenceGate('deploy-slot');
-    const link = openGateLink({ baseUrl: coordinator.url, token: 'gate-token', guards: [{ gate, store: { load: async () => undefined, save: async () => undefined } }], reconnect: { initialDelayMillis: 5, maxDelayMillis: 10 } });
+    const link = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [{ gate, store: { load: async () => undefined, save: async () => undefined } }],
+      reconnect: { initialDelayMillis: 5, maxDelayMillis: 10 },
+    });
     opened.push(link);
     await link.whenGuarding();
     coordinator.sockets[0]!.terminate();
@@ -141,9 +182,22 @@ describe('openGateLink', () => {
 
   it.each([
     ['baseUrl', { baseUrl: 'ftp://x', token: 't', guards: [{ gate: new FenceGate('r'), store: {} as FloorStore }] }],
-    ['token', { baseUrl: 'http://127.0.0.1:1', token: '', guards: [{ gate: new FenceGate('r'), store: {} as FloorStore }] }],
+    [
+      'token',
+      { baseUrl: 'http://127.0.0.1:1', token: '', guards: [{ gate: new FenceGate('r'), store: {} as FloorStore }] },
+    ],
     ['guards', { baseUrl: 'http://127.0.0.1:1', token: 't', guards: [] }],
-    ['guards.1', { baseUrl: 'http://127.0.0.1:1', token: 't', guards: [{ gate: new FenceGate('r'), store: {} as FloorStore }, { gate: new FenceGate('r'), store: {} as FloorStore }] }],
+    [
+      'guards.1',
+      {
+        baseUrl: 'http://127.0.0.1:1',
+        token: 't',
+        guards: [
+          { gate: new FenceGate('r'), store: {} as FloorStore },
+          { gate: new FenceGate('r'), store: {} as FloorStore },
+        ],
+      },
+    ],
   ])('refuses a bad %s, naming it', (field, options) => {
     expect(() => openGateLink(options)).toThrow(field);
   });

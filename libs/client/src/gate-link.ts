@@ -77,13 +77,16 @@ export interface GateLink {
 export function openGateLink(options: GateLinkOptions): GateLink {
   const api = 'openGateLink';
   const base = parseBaseUrl(api, options.baseUrl);
-  if (typeof options.token !== 'string' || options.token === '') throw new TypeError(`${api}: token must be a non-empty gate token`);
-  if (!Array.isArray(options.guards) || options.guards.length === 0) throw new TypeError(`${api}: guards must list at least one { gate, store }`);
+  if (typeof options.token !== 'string' || options.token === '')
+    throw new TypeError(`${api}: token must be a non-empty gate token`);
+  if (!Array.isArray(options.guards) || options.guards.length === 0)
+    throw new TypeError(`${api}: guards must list at least one { gate, store }`);
   const guards = new Map<string, GuardedResource>();
   for (const [index, guard] of options.guards.entries()) {
     const resource = guard?.gate?.resource;
     if (typeof resource !== 'string') throw new TypeError(`${api}: guards.${index}.gate must be a FenceGate`);
-    if (guards.has(resource)) throw new TypeError(`${api}: guards.${index} guards ${JSON.stringify(resource)} a second time`);
+    if (guards.has(resource))
+      throw new TypeError(`${api}: guards.${index} guards ${JSON.stringify(resource)} a second time`);
     guards.set(resource, guard);
   }
   const policy = createRetryPolicy(api, { ...options.reconnect, maxAttempts: 1 });
@@ -113,7 +116,12 @@ export function openGateLink(options: GateLinkOptions): GateLink {
   const admit = async (ws: WebSocket, frame: AdmitFrame): Promise<void> => {
     const guard = guards.get(frame.resource);
     if (guard === undefined) {
-      report({ type: 'admit-failed', resource: frame.resource, fence: frame.fence, error: new Error(`this process does not guard ${JSON.stringify(frame.resource)}`) });
+      report({
+        type: 'admit-failed',
+        resource: frame.resource,
+        fence: frame.fence,
+        error: new Error(`this process does not guard ${JSON.stringify(frame.resource)}`),
+      });
       return;
     }
     try {

@@ -43,7 +43,13 @@ export {
 export { createRetryPolicy, backoffDelayMillis, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 export { systemTimers, MAX_TIMER_MILLIS, type Timers } from './timers.js';
 export { FenceGateClient, type FenceGateClientOptions } from './fence-gate-client.js';
-export { reportFloors, type FloorReporter, type FloorReporterOptions, type FloorSink, type FloorSource } from './floor-reporter.js';
+export {
+  reportFloors,
+  type FloorReporter,
+  type FloorReporterOptions,
+  type FloorSink,
+  type FloorSource,
+} from './floor-reporter.js';
 export {
   reportRejections,
   type RejectionReporter,
@@ -62,7 +68,13 @@ export {
   type RejectionOutbox,
 } from './floor-store.js';
 export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';
-export { openGateLink, type GateLink, type GateLinkEvent, type GateLinkOptions, type GuardedResource } from './gate-link.js';
+export {
+  openGateLink,
+  type GateLink,
+  type GateLinkEvent,
+  type GateLinkOptions,
+  type GuardedResource,
+} from './gate-link.js';
 export {
   FenceTokenVerifier,
   commitVerified,

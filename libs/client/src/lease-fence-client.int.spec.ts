@@ -1,7 +1,12 @@
 import { createManualClock, ProtocolMisuseError, type ManualClock } from 'lease-fence';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
-import { CoordinatorHttpError, CoordinatorReplyError, CoordinatorUnavailableError, CoordinatorUnreachableError } from './errors.js';
+import {
+  CoordinatorHttpError,
+  CoordinatorReplyError,
+  CoordinatorUnavailableError,
+  CoordinatorUnreachableError,
+} from './errors.js';
 import { LeaseFenceClient, type LeaseFenceClientOptions } from './lease-fence-client.js';
 import type { RetryEvent } from './coordinator-http.js';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from './testing/index.js';
@@ -78,7 +83,9 @@ describe('LeaseFenceClient', () => {
       // Assert
       const attempts = double.handled.filter((request) => request.route === 'acquire');
       expect(attempts).toHaveLength(2);
-      expect((attempts[0]?.body as { requestId: string }).requestId).toBe((attempts[1]?.body as { requestId: string }).requestId);
+      expect((attempts[0]?.body as { requestId: string }).requestId).toBe(
+        (attempts[1]?.body as { requestId: string }).requestId,
+      );
       expect(double.coordinator.issuedFence).toBe(1);
       expect(retries).toHaveLength(1);
       expect(result.ok && result.lease.fence).toBe(1);
@@ -89,14 +96,20 @@ describe('LeaseFenceClient', () => {
       // Arrange: the first reply is held back until the client has given up on it.
       const client = connect({ timeoutMillis: 150 });
       let releaseHeldReply!: () => void;
-      double.inject({ route: 'acquire', kind: 'delay-reply', until: new Promise<void>((resolve) => (releaseHeldReply = resolve)) });
+      double.inject({
+        route: 'acquire',
+        kind: 'delay-reply',
+        until: new Promise<void>((resolve) => (releaseHeldReply = resolve)),
+      });
 
       // Act
       const result = await client.acquire('deploy-slot-a');
       releaseHeldReply();
 
       // Assert
-      const requestIds = double.handled.filter((request) => request.route === 'acquire').map((request) => (request.body as { requestId: string }).requestId);
+      const requestIds = double.handled
+        .filter((request) => request.route === 'acquire')
+        .map((request) => (request.body as { requestId: string }).requestId);
       expect(new Set(requestIds).size).toBe(1);
       expect(requestIds).toHaveLength(2);
       expect(double.coordinator.issuedFence).toBe(1);
@@ -128,8 +141,16 @@ describe('LeaseFenceClient', () => {
 
       // Assert
       await expect(failure).rejects.toBeInstanceOf(CoordinatorUnavailableError);
-      await expect(failure).rejects.toMatchObject({ code: 'coordinator-unavailable', status: 503, reason: 'recovering', attempts: 3, retryable: true });
-      await expect(failure).rejects.toThrow(/^acquire deploy-slot-a: coordinator unavailable \(HTTP 503, reason recovering\) after 3 attempts: injected fault: unavailable$/);
+      await expect(failure).rejects.toMatchObject({
+        code: 'coordinator-unavailable',
+        status: 503,
+        reason: 'recovering',
+        attempts: 3,
+        retryable: true,
+      });
+      await expect(failure).rejects.toThrow(
+        /^acquire deploy-slot-a: coordinator unavailable \(HTTP 503, reason recovering\) after 3 attempts: injected fault: unavailable$/,
+      );
     });
 
     it('throws CoordinatorUnreachableError when no attempt got an answer (nothing listens)', async () => {
@@ -148,7 +169,9 @@ describe('LeaseFenceClient', () => {
       // Assert
       await expect(failure).rejects.toBeInstanceOf(CoordinatorUnreachableError);
       await expect(failure).rejects.toMatchObject({ code: 'coordinator-unreachable', attempts: 3, retryable: true });
-      await expect(failure).rejects.toThrow(/^acquire deploy-slot-a: coordinator unreachable after 3 attempts: fetch failed/);
+      await expect(failure).rejects.toThrow(
+        /^acquire deploy-slot-a: coordinator unreachable after 3 attempts: fetch failed/,
+      );
     });
 
     it('does not retry a 401 and throws CoordinatorHttpError with the status and body', async () => {
@@ -160,7 +183,11 @@ describe('LeaseFenceClient', () => {
 
       // Assert
       await expect(failure).rejects.toBeInstanceOf(CoordinatorHttpError);
-      await expect(failure).rejects.toMatchObject({ code: 'coordinator-http', status: 401, body: { error: 'unauthorized' } });
+      await expect(failure).rejects.toMatchObject({
+        code: 'coordinator-http',
+        status: 401,
+        body: { error: 'unauthorized' },
+      });
       expect(retries).toHaveLength(0);
     });
 
@@ -224,7 +251,13 @@ describe('LeaseFenceClient', () => {
       const result = await client.acquire('deploy-slot-a');
 
       // Assert
-      expect(result).toEqual({ ok: false, reason: 'dead-on-arrival', fence: 1, lateByMillis: SKEW_MILLIS, released: true });
+      expect(result).toEqual({
+        ok: false,
+        reason: 'dead-on-arrival',
+        fence: 1,
+        lateByMillis: SKEW_MILLIS,
+        released: true,
+      });
       expect(double.coordinator.holder('deploy-slot-a')).toBeUndefined();
     });
 
@@ -240,7 +273,13 @@ describe('LeaseFenceClient', () => {
       const result = await client.acquire('deploy-slot-a');
 
       // Assert: anchored at the first send (t=1000): deadline 3900 < arrival 4200.
-      expect(result).toMatchObject({ ok: false, reason: 'dead-on-arrival', fence: 1, lateByMillis: 300, released: true });
+      expect(result).toMatchObject({
+        ok: false,
+        reason: 'dead-on-arrival',
+        fence: 1,
+        lateByMillis: 300,
+        released: true,
+      });
       expect(double.coordinator.issuedFence).toBe(1);
     });
 
@@ -265,12 +304,16 @@ describe('LeaseFenceClient', () => {
     it('throws CoordinatorReplyError for a 200 reply without a grant', async () => {
       // Arrange: a proxy-like double that answers 200 {} for everything.
       const { createServer } = await import('node:http');
-      const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+      const server = createServer((_request, response) =>
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}'),
+      );
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const { port } = server.address() as { port: number };
       try {
         // Act / Assert
-        await expect(connect({ baseUrl: `http://127.0.0.1:${port}` }).acquire('deploy-slot-a')).rejects.toBeInstanceOf(CoordinatorReplyError);
+        await expect(connect({ baseUrl: `http://127.0.0.1:${port}` }).acquire('deploy-slot-a')).rejects.toBeInstanceOf(
+          CoordinatorReplyError,
+        );
       } finally {
         server.closeAllConnections();
         await new Promise((resolve) => server.close(resolve));

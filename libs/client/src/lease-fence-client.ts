@@ -18,7 +18,14 @@ import {
   type RenewBody,
   type WireGrant,
 } from '@lease-fence/protocol';
-import { Instant, LeaseClient, createMonotonicClock, type Clock, type Grant, type Lease as LibraryLease } from 'lease-fence';
+import {
+  Instant,
+  LeaseClient,
+  createMonotonicClock,
+  type Clock,
+  type Grant,
+  type Lease as LibraryLease,
+} from 'lease-fence';
 import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
 import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.js';
 import { linkSignals } from './linked-signal.js';
@@ -76,7 +83,8 @@ export type WithLeaseResult<T> =
       /** Set when the lease was lost while the callback ran (its signal was aborted with it). */
       readonly lost: LeaseLostError | undefined;
       /** The release at the end, or why it could not be sent. */
-      readonly release: ReleaseResult | { readonly ok: false; readonly reason: 'release-failed'; readonly error: unknown };
+      readonly release:
+        ReleaseResult | { readonly ok: false; readonly reason: 'release-failed'; readonly error: unknown };
     }
   | AcquireDenial;
 
@@ -86,15 +94,23 @@ const ACQUIRE_REPLIES: ReplySchemas<
   | { ok: false; reason: 'already-held'; heldBy: string; fence: number; retryAfterMillis: number }
   | { ok: false; reason: 'expired'; fence?: number | undefined }
   | { ok: false; reason: 'lock-delay'; retryAfterMillis: number }
-> = { 200: GrantReplySchema, 409: HeldReplySchema.or(AlreadyHeldReplySchema).or(LockDelayReplySchema), 410: ExpiredReplySchema };
+> = {
+  200: GrantReplySchema,
+  409: HeldReplySchema.or(AlreadyHeldReplySchema).or(LockDelayReplySchema),
+  410: ExpiredReplySchema,
+};
 
-const RENEW_REPLIES: ReplySchemas<{ ok: true; grant: WireGrant } | { ok: false; reason: 'expired' | 'not-holder'; fence?: number | undefined }> = {
+const RENEW_REPLIES: ReplySchemas<
+  { ok: true; grant: WireGrant } | { ok: false; reason: 'expired' | 'not-holder'; fence?: number | undefined }
+> = {
   200: GrantReplySchema,
   409: NotHolderReplySchema.or(ExpiredReplySchema),
   410: ExpiredReplySchema,
 };
 
-const RELEASE_REPLIES: ReplySchemas<{ ok: true } | { ok: false; reason: 'expired' | 'not-holder'; fence?: number | undefined }> = {
+const RELEASE_REPLIES: ReplySchemas<
+  { ok: true } | { ok: false; reason: 'expired' | 'not-holder'; fence?: number | undefined }
+> = {
   200: ReleaseReplySchema,
   409: NotHolderReplySchema.or(ExpiredReplySchema),
   410: ExpiredReplySchema,
@@ -145,7 +161,8 @@ export class LeaseFenceClient {
   constructor(options: LeaseFenceClientOptions) {
     this.#http = new CoordinatorHttp('LeaseFenceClient', options);
     this.#leases = new LeaseClient({
-      clock: options.clock ?? createMonotonicClock(`client:${String(options.holderId)}:${globalThis.crypto.randomUUID()}`),
+      clock:
+        options.clock ?? createMonotonicClock(`client:${String(options.holderId)}:${globalThis.crypto.randomUUID()}`),
       holderId: options.holderId,
       clockSkewMillis: options.clockSkewMillis,
       ...(options.newRequestId === undefined ? {} : { newRequestId: options.newRequestId }),
@@ -176,8 +193,15 @@ export class LeaseFenceClient {
   async acquire(resource: string, options: LeaseRequestOptions = {}): Promise<AcquireResult> {
     const request = this.#leases.beginAcquire(resource, ttlOption(options));
     const body: AcquireBody = { requestId: request.requestId, ...ttlOption(options) };
-    const { value } = await this.#http.post(`acquire ${resource}`, leasePath(resource, 'acquire'), body, ACQUIRE_REPLIES, options.signal);
-    if (!value.ok) return value.reason === 'expired' && value.fence === undefined ? { ok: false, reason: 'expired' } : value;
+    const { value } = await this.#http.post(
+      `acquire ${resource}`,
+      leasePath(resource, 'acquire'),
+      body,
+      ACQUIRE_REPLIES,
+      options.signal,
+    );
+    if (!value.ok)
+      return value.reason === 'expired' && value.fence === undefined ? { ok: false, reason: 'expired' } : value;
     let lease: LibraryLease;
     try {
       lease = this.#leases.completeAcquire(request, toGrant(value.grant));
@@ -199,9 +223,17 @@ export class LeaseFenceClient {
     const current = this.#keepers.get(lease)?.lease ?? lease;
     const request = this.#leases.beginRenewal(this.#libraryLeases.get(current) ?? current, ttlOption(options));
     const body: RenewBody = { requestId: request.requestId, fence: request.fence, ...ttlOption(options) };
-    const { value } = await this.#http.post(`renew ${current.resource}`, leasePath(current.resource, 'renew'), body, RENEW_REPLIES, options.signal);
+    const { value } = await this.#http.post(
+      `renew ${current.resource}`,
+      leasePath(current.resource, 'renew'),
+      body,
+      RENEW_REPLIES,
+      options.signal,
+    );
     if (!value.ok) return { ok: false, reason: value.reason };
-    return this.#liveOrDead(this.#signed(this.#leases.completeRenewal(request, toGrant(value.grant)), value.grant.signedToken));
+    return this.#liveOrDead(
+      this.#signed(this.#leases.completeRenewal(request, toGrant(value.grant)), value.grant.signedToken),
+    );
   }
 
   /**
@@ -211,7 +243,13 @@ export class LeaseFenceClient {
    */
   async release(lease: Lease, options: { readonly signal?: AbortSignal } = {}): Promise<ReleaseResult> {
     const body: ReleaseBody = { fence: lease.fence };
-    const { value } = await this.#http.post(`release ${lease.resource}`, leasePath(lease.resource, 'release'), body, RELEASE_REPLIES, options.signal);
+    const { value } = await this.#http.post(
+      `release ${lease.resource}`,
+      leasePath(lease.resource, 'release'),
+      body,
+      RELEASE_REPLIES,
+      options.signal,
+    );
     return value.ok ? { ok: true } : { ok: false, reason: value.reason };
   }
 
@@ -242,10 +280,18 @@ export class LeaseFenceClient {
    * @throws what `fn` throws; what {@link LeaseFenceClient.acquire} throws.
    * @see docs/design.md § "The library's rules" (FenceGate)
    */
-  async withLease<T>(resource: string, fn: (lease: Lease, signal: AbortSignal) => Promise<T>, options: WithLeaseOptions = {}): Promise<WithLeaseResult<T>> {
-    if (typeof fn !== 'function') throw new TypeError(`LeaseFenceClient.withLease: fn must be a function, got ${typeof fn}`);
+  async withLease<T>(
+    resource: string,
+    fn: (lease: Lease, signal: AbortSignal) => Promise<T>,
+    options: WithLeaseOptions = {},
+  ): Promise<WithLeaseResult<T>> {
+    if (typeof fn !== 'function')
+      throw new TypeError(`LeaseFenceClient.withLease: fn must be a function, got ${typeof fn}`);
     const { ttlMillis, signal, ...keeperOptions } = options;
-    const acquired = await this.acquire(resource, { ...(ttlMillis === undefined ? {} : { ttlMillis }), ...(signal === undefined ? {} : { signal }) });
+    const acquired = await this.acquire(resource, {
+      ...(ttlMillis === undefined ? {} : { ttlMillis }),
+      ...(signal === undefined ? {} : { signal }),
+    });
     if (!acquired.ok) return acquired;
     const keeper = this.keep(acquired.lease, keeperOptions);
     const fnSignal = linkSignals(keeper.signal, signal);
@@ -281,7 +327,12 @@ export class LeaseFenceClient {
 
   async #releaseQuietly(resource: string, fence: number): Promise<boolean> {
     try {
-      const { value } = await this.#http.post(`release ${resource}`, leasePath(resource, 'release'), { fence } satisfies ReleaseBody, RELEASE_REPLIES);
+      const { value } = await this.#http.post(
+        `release ${resource}`,
+        leasePath(resource, 'release'),
+        { fence } satisfies ReleaseBody,
+        RELEASE_REPLIES,
+      );
       return value.ok;
     } catch {
       return false;

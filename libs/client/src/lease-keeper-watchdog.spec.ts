@@ -23,7 +23,10 @@ describe('LeaseKeeper watchdog after a shortening renewal', () => {
       renew(lease: Lease, options): Promise<RenewResult<Lease>> {
         if (answered > 0) return new Promise((resolve) => pending.push(resolve)); // coordinator unreachable: no answer
         answered += 1;
-        const request = leases.beginRenewal(lease, options.ttlMillis === undefined ? {} : { ttlMillis: options.ttlMillis });
+        const request = leases.beginRenewal(
+          lease,
+          options.ttlMillis === undefined ? {} : { ttlMillis: options.ttlMillis },
+        );
         const outcome = coordinator.renew(request);
         if (!outcome.ok) throw new Error('expected a renewal');
         return Promise.resolve({ ok: true, lease: leases.completeRenewal(request, outcome.grant) });
@@ -33,7 +36,10 @@ describe('LeaseKeeper watchdog after a shortening renewal', () => {
     const request = leases.beginAcquire('slot', { ttlMillis: 10_000 });
     const granted = coordinator.acquire(request);
     if (!granted.ok) throw new Error('expected a grant');
-    const keeper = new LeaseKeeper(renewer, leases.completeAcquire(request, granted.grant), { timers, ttlMillis: 2_000 });
+    const keeper = new LeaseKeeper(renewer, leases.completeAcquire(request, granted.grant), {
+      timers,
+      ttlMillis: 2_000,
+    });
     await timers.waitForSleepers(2);
 
     // When the first renewal (at 4 950) is answered with a 2 s lease (deadline 6 850)
@@ -44,7 +50,11 @@ describe('LeaseKeeper watchdog after a shortening renewal', () => {
     await timers.advance(1_000); // now 6 950 > 6 850, the deadline the keeper holds
 
     // Then the keeper no longer trusts the lease
-    expect({ now: clock.peek().millis, remaining: keeper.view.remainingMillis(), aborted: keeper.signal.aborted, state: keeper.state })
-      .toMatchObject({ aborted: true, state: 'lost' });
+    expect({
+      now: clock.peek().millis,
+      remaining: keeper.view.remainingMillis(),
+      aborted: keeper.signal.aborted,
+      state: keeper.state,
+    }).toMatchObject({ aborted: true, state: 'lost' });
   });
 });

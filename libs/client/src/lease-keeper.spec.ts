@@ -179,6 +179,8 @@ describe('LeaseKeeper (scripted renewer)', () => {
 
   it.each([0, 1, Number.NaN, -0.5])('refuses renewAtFraction %d with a RangeError naming it', (renewAtFraction) => {
     // Act / Assert
-    expect(() => new LeaseKeeper(renewer, acquire(), { timers, renewAtFraction })).toThrow(/renewAtFraction must be strictly between 0 and 1/);
+    expect(() => new LeaseKeeper(renewer, acquire(), { timers, renewAtFraction })).toThrow(
+      /renewAtFraction must be strictly between 0 and 1/,
+    );
   });
 });

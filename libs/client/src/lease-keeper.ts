@@ -99,11 +99,15 @@ export class LeaseKeeper<L extends LibraryLease = Lease> {
   constructor(client: LeaseRenewer<L>, lease: L, options: LeaseKeeperOptions<L> = {}) {
     const renewAtFraction = options.renewAtFraction ?? 0.5;
     if (!(renewAtFraction > 0 && renewAtFraction < 1)) {
-      throw new RangeError(`LeaseKeeper: renewAtFraction must be strictly between 0 and 1 (fraction of the lease window), got ${String(renewAtFraction)}`);
+      throw new RangeError(
+        `LeaseKeeper: renewAtFraction must be strictly between 0 and 1 (fraction of the lease window), got ${String(renewAtFraction)}`,
+      );
     }
     const renewalRetryDelayMillis = options.renewalRetryDelayMillis ?? 100;
     if (!Number.isFinite(renewalRetryDelayMillis) || renewalRetryDelayMillis < 0) {
-      throw new RangeError(`LeaseKeeper: renewalRetryDelayMillis must be a finite number ≥ 0 (milliseconds), got ${String(renewalRetryDelayMillis)}`);
+      throw new RangeError(
+        `LeaseKeeper: renewalRetryDelayMillis must be a finite number ≥ 0 (milliseconds), got ${String(renewalRetryDelayMillis)}`,
+      );
     }
     this.#client = client;
     this.#lease = lease;
@@ -169,7 +173,13 @@ export class LeaseKeeper<L extends LibraryLease = Lease> {
     if (this.#state !== 'held') return;
     this.#state = 'lost';
     const lease = this.#lease;
-    const error = new LeaseLostError(lease.resource, lease.holderId, lease.fence, reason, cause === undefined ? undefined : { cause });
+    const error = new LeaseLostError(
+      lease.resource,
+      lease.holderId,
+      lease.fence,
+      reason,
+      cause === undefined ? undefined : { cause },
+    );
     this.#lost = error;
     this.#stop.abort(error);
     this.#trust.abort(error);
@@ -225,7 +235,10 @@ export class LeaseKeeper<L extends LibraryLease = Lease> {
         if (this.#state !== 'held') return;
         let result: RenewResult<L>;
         try {
-          result = await this.#client.renew(lease, { signal: this.#stop.signal, ...(this.#ttlMillis === undefined ? {} : { ttlMillis: this.#ttlMillis }) });
+          result = await this.#client.renew(lease, {
+            signal: this.#stop.signal,
+            ...(this.#ttlMillis === undefined ? {} : { ttlMillis: this.#ttlMillis }),
+          });
         } catch (error) {
           if (this.#stop.signal.aborted) return;
           notify(this.#options.onRenewalError, error);
@@ -267,7 +280,10 @@ const liveView = <L extends LibraryLease>(current: () => L): L => {
   const latest = (): Record<string, unknown> => current() as unknown as Record<string, unknown>;
   for (const key of Object.keys(latest())) {
     if (typeof latest()[key] === 'function') {
-      Object.defineProperty(view, key, { enumerable: true, value: (...args: unknown[]) => (latest()[key] as (...a: unknown[]) => unknown)(...args) });
+      Object.defineProperty(view, key, {
+        enumerable: true,
+        value: (...args: unknown[]) => (latest()[key] as (...a: unknown[]) => unknown)(...args),
+      });
     } else {
       Object.defineProperty(view, key, { enumerable: true, get: () => latest()[key] });
     }

@@ -31,7 +31,8 @@ describe('linkSignals', () => {
     const longLived = new AbortController();
 
     // Act
-    for (let request = 0; request < 1000; request += 1) linkSignals(longLived.signal, new AbortController().signal).dispose();
+    for (let request = 0; request < 1000; request += 1)
+      linkSignals(longLived.signal, new AbortController().signal).dispose();
 
     // Assert
     expect(getEventListeners(longLived.signal, 'abort')).toHaveLength(0);

@@ -69,7 +69,10 @@ describe('SDK documentation examples', () => {
 
     // Act
     // #region resource
-    const store = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
+    const store = await openFileFloorStore({
+      path: join(dataDir, 'deploy-slot-a.floor.json'),
+      resource: 'deploy-slot-a',
+    });
     const gate = new FenceGate('deploy-slot-a', gateOptionsFrom(await store.load())); // floor + next seq (none on the first start)
 
     // drains the store's outbox of refusals in seq order, until each is acknowledged; resumes after a restart
@@ -87,7 +90,10 @@ describe('SDK documentation examples', () => {
     // Assert
     expect(applied).toEqual([2]);
     expect(double.rejections).toHaveLength(1);
-    const reopened = await openFileFloorStore({ path: join(dataDir, 'deploy-slot-a.floor.json'), resource: 'deploy-slot-a' });
+    const reopened = await openFileFloorStore({
+      path: join(dataDir, 'deploy-slot-a.floor.json'),
+      resource: 'deploy-slot-a',
+    });
     const restored = await reopened.load();
     expect(restored?.floor).toEqual({ fence: 2, holderId: 'agent-2' });
     expect(restored).toMatchObject({ nextSeq: 2, reportedThroughSeq: 1, outbox: [] }); // the acknowledged refusal is remembered across a restart
@@ -106,11 +112,14 @@ describe('SDK documentation examples', () => {
     const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: `${baseUrl}/v1/keys` } });
     const slot = new FenceGate('deploy-slot-b');
     // the agent sends lease.signedToken with its write; the gate takes the fence from it, once verified
-    const deploy = (signedToken: string) => commitVerified(slot, verifier, signedToken, () => applyDeployment(signedToken));
+    const deploy = (signedToken: string) =>
+      commitVerified(slot, verifier, signedToken, () => applyDeployment(signedToken));
     // #endregion
     await deploy(acquired.lease.signedToken);
     const [header, payload, signature] = acquired.lease.signedToken.split('.');
-    const raised = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), fence: 99 })).toString('base64url');
+    const raised = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), fence: 99 }),
+    ).toString('base64url');
     const forged = await deploy(`${header}.${raised}.${signature}`).catch((error: unknown) => error);
 
     // Assert
@@ -122,19 +131,25 @@ describe('SDK documentation examples', () => {
 
   it('is quoted verbatim, imports included, by the SDK guide and this package README', async () => {
     // Arrange
-    const spec = (await readFile(new URL(import.meta.url), 'utf8')) + (await readFile(new URL('./gate-link.spec.ts', import.meta.url), 'utf8'));
+    const spec =
+      (await readFile(new URL(import.meta.url), 'utf8')) +
+      (await readFile(new URL('./gate-link.spec.ts', import.meta.url), 'utf8'));
     const guide = await readFile(new URL('../../../docs/sdk.md', import.meta.url), 'utf8');
     const packageReadme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
     const region = (name: string): string => {
       const match = new RegExp(`// #region ${name}\\n([\\s\\S]*?)\\n\\s*// #endregion`).exec(spec);
       if (match?.[1] === undefined) throw new Error(`no region ${name}`);
       const lines = match[1].split('\n');
-      const indent = Math.min(...lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length));
+      const indent = Math.min(
+        ...lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length),
+      );
       return lines.map((line) => line.slice(indent)).join('\n');
     };
     /** The import lines of the ```ts block of `markdown` that ends with `body` (the rest is `body`, verbatim). */
     const quoted = (markdown: string, body: string): { imports: string[] } => {
-      const block = [...markdown.matchAll(/```ts\n([\s\S]*?)\n```/g)].map((match) => match[1]!).find((code) => code.endsWith(body));
+      const block = [...markdown.matchAll(/```ts\n([\s\S]*?)\n```/g)]
+        .map((match) => match[1]!)
+        .find((code) => code.endsWith(body));
       if (block === undefined) throw new Error(`no \`\`\`ts block ends with:\n${body}`);
       const head = block.slice(0, block.length - body.length);
       return { imports: head.split('\n').filter((line) => line.trim() !== '') };

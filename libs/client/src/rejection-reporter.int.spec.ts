@@ -21,12 +21,22 @@ describe('reportRejections (from a file store outbox, against the coordinator te
   let errors: unknown[];
 
   const refuseStaleWrite = async (fence: number): Promise<void> => {
-    const write = commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => 'write', { wallClock: () => 1_700_000_000_000 + fence });
+    const write = commitDurably(gate, store, { resource: RESOURCE, holderId: 'agent-1', fence }, async () => 'write', {
+      wallClock: () => 1_700_000_000_000 + fence,
+    });
     await expect(write).rejects.toBeInstanceOf(StaleFenceError);
   };
   const start = (options: Parameters<typeof reportRejections>[2] = {}): RejectionReporter => {
-    const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate', retry: { maxAttempts: 2, initialDelayMillis: 0 } });
-    reporter = reportRejections(store, client, { retry: { initialDelayMillis: 0, maxDelayMillis: 0 }, onError: (error) => errors.push(error), ...options });
+    const client = new FenceGateClient({
+      baseUrl: double.url,
+      token: 'token-gate',
+      retry: { maxAttempts: 2, initialDelayMillis: 0 },
+    });
+    reporter = reportRejections(store, client, {
+      retry: { initialDelayMillis: 0, maxDelayMillis: 0 },
+      onError: (error) => errors.push(error),
+      ...options,
+    });
     return reporter;
   };
   /** The gate process restarts: a new store and gate from the same file. */
@@ -38,7 +48,10 @@ describe('reportRejections (from a file store outbox, against the coordinator te
   };
   const reportsOf = (seq: number) =>
     double.handled.filter((request) => request.route === 'rejections' && (request.body as { seq: number }).seq === seq);
-  const sentSeqs = () => double.handled.filter((request) => request.route === 'rejections').map((request) => (request.body as { seq: number }).seq);
+  const sentSeqs = () =>
+    double.handled
+      .filter((request) => request.route === 'rejections')
+      .map((request) => (request.body as { seq: number }).seq);
 
   beforeEach(async () => {
     errors = [];
@@ -69,7 +82,14 @@ describe('reportRejections (from a file store outbox, against the coordinator te
     expect(double.rejections).toEqual([
       {
         gateId: 'deploy-gate',
-        body: { seq: 1, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 5 }, wallMillis: 1_700_000_000_003 },
+        body: {
+          seq: 1,
+          resource: RESOURCE,
+          kind: 'stale',
+          rejected: { holderId: 'agent-1', fence: 3 },
+          current: { holderId: 'agent-2', fence: 5 },
+          wallMillis: 1_700_000_000_003,
+        },
       },
     ]);
     expect(store.pendingRejections()).toEqual([]);
@@ -150,7 +170,13 @@ describe('reportRejections (from a file store outbox, against the coordinator te
     const refusingSeqOne: RejectionSink = {
       reportRejection: (rejection, options) =>
         rejection.seq === 1
-          ? Promise.reject(new CoordinatorHttpError(400, { error: 'invalid-request', message: 'rejected.fence: never issued' }, 'report rejection'))
+          ? Promise.reject(
+              new CoordinatorHttpError(
+                400,
+                { error: 'invalid-request', message: 'rejected.fence: never issued' },
+                'report rejection',
+              ),
+            )
           : client.reportRejection(rejection, options),
     };
     reporter = reportRejections(store, refusingSeqOne, { retry: { initialDelayMillis: 0, maxDelayMillis: 0 } });
@@ -177,7 +203,9 @@ describe('reportRejections (from a file store outbox, against the coordinator te
       acknowledgeRejections: (seq) => store.acknowledgeRejections(seq),
       onPending: () => () => undefined,
     };
-    reporter = reportRejections(silent, new FenceGateClient({ baseUrl: double.url, token: 'token-gate' }), { pollIntervalMillis: 5 });
+    reporter = reportRejections(silent, new FenceGateClient({ baseUrl: double.url, token: 'token-gate' }), {
+      pollIntervalMillis: 5,
+    });
 
     // Act
     await refuseStaleWrite(1);

@@ -16,7 +16,10 @@ import { systemTimers, type Timers } from './timers.js';
 
 /** Where the reporter sends refusals: a {@link FenceGateClient}. */
 export interface RejectionSink {
-  reportRejection(rejection: PendingRejection, options: { readonly wallMillis?: number; readonly signal?: AbortSignal }): Promise<unknown>;
+  reportRejection(
+    rejection: PendingRejection,
+    options: { readonly wallMillis?: number; readonly signal?: AbortSignal },
+  ): Promise<unknown>;
 }
 
 /** Options of {@link reportRejections}. */
@@ -48,10 +51,13 @@ export interface RejectionReporterOptions {
  * timeouts, 503) is transient and retried.
  */
 export const isFinalRefusal = (error: unknown): boolean =>
-  error instanceof CoordinatorHttpError
-  && (error.status === 400 || error.status === 403
-    || (error.status === 409 && typeof error.body === 'object' && error.body !== null
-      && (error.body as { reason?: unknown }).reason === 'seq-conflict'));
+  error instanceof CoordinatorHttpError &&
+  (error.status === 400 ||
+    error.status === 403 ||
+    (error.status === 409 &&
+      typeof error.body === 'object' &&
+      error.body !== null &&
+      (error.body as { reason?: unknown }).reason === 'seq-conflict'));
 
 /** A running reporter: see {@link reportRejections}. */
 export interface RejectionReporter {
@@ -79,11 +85,17 @@ export interface RejectionReporter {
  * const reporter = reportRejections(store, new FenceGateClient({ baseUrl, token: gateToken }));
  * ```
  */
-export const reportRejections = (outbox: RejectionOutbox, client: RejectionSink, options: RejectionReporterOptions = {}): RejectionReporter => {
+export const reportRejections = (
+  outbox: RejectionOutbox,
+  client: RejectionSink,
+  options: RejectionReporterOptions = {},
+): RejectionReporter => {
   const api = 'reportRejections';
   const pollIntervalMillis = options.pollIntervalMillis ?? 1000;
   if (!Number.isSafeInteger(pollIntervalMillis) || pollIntervalMillis < 1) {
-    throw new RangeError(`${api}: pollIntervalMillis must be a positive integer (milliseconds), got ${String(pollIntervalMillis)}`);
+    throw new RangeError(
+      `${api}: pollIntervalMillis must be a positive integer (milliseconds), got ${String(pollIntervalMillis)}`,
+    );
   }
   const backoff = createRetryPolicy(api, { initialDelayMillis: 200, maxDelayMillis: 5000, ...options.retry });
   const timers = options.timers ?? systemTimers;
@@ -92,7 +104,8 @@ export const reportRejections = (outbox: RejectionOutbox, client: RejectionSink,
   let dropped = 0;
   let flushWaiters: { throughSeq: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
-  const pending = (): readonly PendingRejection[] => outbox.pendingRejections().filter((record) => record.seq > outbox.reportedThroughSeq);
+  const pending = (): readonly PendingRejection[] =>
+    outbox.pendingRejections().filter((record) => record.seq > outbox.reportedThroughSeq);
   const settleFlushes = (): void => {
     const waiting = flushWaiters;
     flushWaiters = waiting.filter((waiter) => waiter.throughSeq > outbox.reportedThroughSeq);
@@ -158,7 +171,8 @@ export const reportRejections = (outbox: RejectionOutbox, client: RejectionSink,
     async close() {
       if (!stop.signal.aborted) stop.abort(new Error('reportRejections: closed'));
       unsubscribe();
-      for (const waiter of flushWaiters) waiter.reject(new Error('reportRejections: closed before every rejection was acknowledged'));
+      for (const waiter of flushWaiters)
+        waiter.reject(new Error('reportRejections: closed before every rejection was acknowledged'));
       flushWaiters = [];
       await running;
     },

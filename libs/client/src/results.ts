@@ -43,7 +43,13 @@ export interface DeadOnArrival {
 export type AcquireResult<L extends LibraryLease = Lease> =
   | { readonly ok: true; readonly lease: L }
   | { readonly ok: false; readonly reason: 'held'; readonly heldBy: string; readonly retryAfterMillis: number }
-  | { readonly ok: false; readonly reason: 'already-held'; readonly heldBy: string; readonly fence: number; readonly retryAfterMillis: number }
+  | {
+      readonly ok: false;
+      readonly reason: 'already-held';
+      readonly heldBy: string;
+      readonly fence: number;
+      readonly retryAfterMillis: number;
+    }
   | { readonly ok: false; readonly reason: 'expired'; readonly fence?: number }
   | { readonly ok: false; readonly reason: 'lock-delay'; readonly retryAfterMillis: number }
   | DeadOnArrival;

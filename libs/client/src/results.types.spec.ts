@@ -16,6 +16,8 @@ describe('result types', () => {
   });
 
   it('adds no coordinator reason the protocol does not list', () => {
-    expectTypeOf<Exclude<DenialOf<AcquireResult | RenewResult | ReleaseResult>, 'dead-on-arrival'>>().toExtend<DenialReason>();
+    expectTypeOf<
+      Exclude<DenialOf<AcquireResult | RenewResult | ReleaseResult>, 'dead-on-arrival'>
+    >().toExtend<DenialReason>();
   });
 });

@@ -13,7 +13,10 @@ describe('createRetryPolicy', () => {
   it.each([
     [{ maxAttempts: 1.5 }, /Test: retry.maxAttempts must be an integer ≥ 1 \(attempts\), got 1.5/],
     [{ initialDelayMillis: -1 }, /Test: retry.initialDelayMillis must be a finite number ≥ 0 \(milliseconds\), got -1/],
-    [{ initialDelayMillis: 500, maxDelayMillis: 100 }, /Test: retry.maxDelayMillis must be finite and ≥ initialDelayMillis 500 \(milliseconds\), got 100/],
+    [
+      { initialDelayMillis: 500, maxDelayMillis: 100 },
+      /Test: retry.maxDelayMillis must be finite and ≥ initialDelayMillis 500 \(milliseconds\), got 100/,
+    ],
   ])('refuses %j with a RangeError naming the field, unit and value', (options, message) => {
     // Act / Assert
     expect(() => createRetryPolicy('Test', options)).toThrow(RangeError);

@@ -55,7 +55,9 @@ export const createRetryPolicy = (api: string, options: RetryOptions = {}): Retr
     throw new RangeError(`${api}: retry.maxAttempts must be an integer ≥ 1 (attempts), got ${String(maxAttempts)}`);
   }
   if (!Number.isFinite(initialDelayMillis) || initialDelayMillis < 0) {
-    throw new RangeError(`${api}: retry.initialDelayMillis must be a finite number ≥ 0 (milliseconds), got ${String(initialDelayMillis)}`);
+    throw new RangeError(
+      `${api}: retry.initialDelayMillis must be a finite number ≥ 0 (milliseconds), got ${String(initialDelayMillis)}`,
+    );
   }
   if (!Number.isFinite(maxDelayMillis) || maxDelayMillis < initialDelayMillis) {
     throw new RangeError(
@@ -70,4 +72,6 @@ export const createRetryPolicy = (api: string, options: RetryOptions = {}): Retr
  * milliseconds: uniform in [0, min(maxDelayMillis, initialDelayMillis · 2^(retry-1))).
  */
 export const backoffDelayMillis = (policy: RetryPolicy, retry: number): number =>
-  Math.floor(policy.random() * Math.min(policy.maxDelayMillis, policy.initialDelayMillis * 2 ** Math.max(0, retry - 1)));
+  Math.floor(
+    policy.random() * Math.min(policy.maxDelayMillis, policy.initialDelayMillis * 2 ** Math.max(0, retry - 1)),
+  );

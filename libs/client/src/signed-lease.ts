@@ -20,4 +20,5 @@ export interface Lease extends LibraryLease {
 }
 
 /** @internal The SDK lease for a library lease and the signed token of its grant. */
-export const signedLease = (lease: LibraryLease, signedToken: string): Lease => Object.freeze({ ...lease, signedToken });
+export const signedLease = (lease: LibraryLease, signedToken: string): Lease =>
+  Object.freeze({ ...lease, signedToken });

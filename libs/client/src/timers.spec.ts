@@ -35,7 +35,9 @@ describe('sleepInChunks', () => {
     const totalMillis = 3 * MAX_TIMER_MILLIS + 10;
 
     // Act
-    const sleeping = sleepInChunks(totalMillis, undefined, timers.schedule, timers.cancel, timers.now).then(() => (resolved = true));
+    const sleeping = sleepInChunks(totalMillis, undefined, timers.schedule, timers.cancel, timers.now).then(
+      () => (resolved = true),
+    );
     for (let chunk = 0; chunk < 3; chunk += 1) timers.fireNext();
     await Promise.resolve();
     const resolvedBeforeLastChunk = resolved;

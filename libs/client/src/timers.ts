@@ -44,7 +44,9 @@ export const sleepInChunks = (
   nowMillis: () => number,
 ): Promise<void> => {
   if (Number.isNaN(millis)) {
-    return Promise.reject(new RangeError(`Timers.sleep: millis must be a number of milliseconds, got ${String(millis)}`));
+    return Promise.reject(
+      new RangeError(`Timers.sleep: millis must be a number of milliseconds, got ${String(millis)}`),
+    );
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<void>((resolve, reject) => {

@@ -2,7 +2,12 @@ import { createManualClock, type Lease, type ManualClock } from 'lease-fence';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LeaseLostError } from './errors.js';
 import { LeaseFenceClient } from './lease-fence-client.js';
-import { createManualTimers, openCoordinatorTestDouble, type CoordinatorTestDouble, type ManualTimers } from './testing/index.js';
+import {
+  createManualTimers,
+  openCoordinatorTestDouble,
+  type CoordinatorTestDouble,
+  type ManualTimers,
+} from './testing/index.js';
 
 const TTL_MILLIS = 3000;
 const SKEW_MILLIS = 100;
@@ -78,7 +83,12 @@ describe('LeaseFenceClient.withLease and keep (against the coordinator test doub
     const result = await running;
 
     // Assert
-    expect(result).toMatchObject({ ok: true, value: 'deployed with fence 1, aborted=false', lost: undefined, release: { ok: true } });
+    expect(result).toMatchObject({
+      ok: true,
+      value: 'deployed with fence 1, aborted=false',
+      lost: undefined,
+      release: { ok: true },
+    });
     expect(renewals.map((lease) => lease.fence)).toEqual([1, 1, 1]);
     expect(double.coordinator.holder('deploy-slot-a')).toBeUndefined();
   });
@@ -129,7 +139,11 @@ describe('LeaseFenceClient.withLease and keep (against the coordinator test doub
   it('releases with the same fence while a renewal reply is held back, and stays released when it lands', async () => {
     // Arrange
     let releaseRenewalReply!: () => void;
-    double.inject({ route: 'renew', kind: 'delay-reply', until: new Promise<void>((resolve) => (releaseRenewalReply = resolve)) });
+    double.inject({
+      route: 'renew',
+      kind: 'delay-reply',
+      until: new Promise<void>((resolve) => (releaseRenewalReply = resolve)),
+    });
     const acquired = await client.acquire('deploy-slot-a');
     if (!acquired.ok) throw new Error('expected a grant');
     const keeper = client.keep(acquired.lease);
@@ -152,7 +166,13 @@ describe('LeaseFenceClient.withLease and keep (against the coordinator test doub
 
   it('returns the denial without running the callback when another holder has the resource', async () => {
     // Arrange
-    const other = new LeaseFenceClient({ baseUrl: double.url, token: 'token-agent-2', holderId: 'agent-2', clockSkewMillis: SKEW_MILLIS, timers });
+    const other = new LeaseFenceClient({
+      baseUrl: double.url,
+      token: 'token-agent-2',
+      holderId: 'agent-2',
+      clockSkewMillis: SKEW_MILLIS,
+      timers,
+    });
     await other.acquire('deploy-slot-a');
     let ran = false;
 
@@ -171,7 +191,9 @@ describe('LeaseFenceClient.withLease and keep (against the coordinator test doub
     const boom = new Error('model call failed');
 
     // Act
-    const failure = await client.withLease('deploy-slot-a', () => Promise.reject(boom)).catch((error: unknown) => error);
+    const failure = await client
+      .withLease('deploy-slot-a', () => Promise.reject(boom))
+      .catch((error: unknown) => error);
 
     // Assert
     expect(failure).toBe(boom);
@@ -193,6 +215,7 @@ describe('LeaseFenceClient.withLease and keep (against the coordinator test doub
 
 /** Waits for a condition that depends on a chain of promise callbacks (no timers involved). */
 const waitUntil = async (condition: () => boolean): Promise<void> => {
-  for (let turn = 0; turn < 1000 && !condition(); turn += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+  for (let turn = 0; turn < 1000 && !condition(); turn += 1)
+    await new Promise<void>((resolve) => setImmediate(resolve));
   if (!condition()) throw new Error('condition not reached');
 };

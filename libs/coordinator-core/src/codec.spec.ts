@@ -20,12 +20,22 @@ import {
 
 const granted = leaseGranted('slot', 'agent-a', 3, { atMillis: 10 });
 const stored = (overrides: Partial<Parameters<typeof decodeRecord>[0]> = {}) => ({
-  position: 5, recordedAtMillis: 1_700_000_000_000, type: 'LeaseGranted', version: 1, data: JSON.stringify(granted.data), ...overrides,
+  position: 5,
+  recordedAtMillis: 1_700_000_000_000,
+  type: 'LeaseGranted',
+  version: 1,
+  data: JSON.stringify(granted.data),
+  ...overrides,
 });
 
 /** One event of every type of the protocol, optional fields set. */
 const everyEventType: readonly CoordinatorEvent[] = [
-  coordinatorStarted({ previousBootId: 'boot-0', carriedLeases: [{ resource: 'r', holderId: 'h', fence: 3, expiresAtMillis: 900 }], graceDeadlineMillis: 900, recoveredFence: 3 }),
+  coordinatorStarted({
+    previousBootId: 'boot-0',
+    carriedLeases: [{ resource: 'r', holderId: 'h', fence: 3, expiresAtMillis: 900 }],
+    graceDeadlineMillis: 900,
+    recoveredFence: 3,
+  }),
   granted,
   leaseRenewed('slot', 'agent-a', 3, { atMillis: 20 }),
   leaseReleased('slot', 'agent-a', 3),
@@ -54,12 +64,16 @@ const corruptionOf = (fn: () => unknown): EventLogCorruptError => {
 describe('codec', () => {
   describe('encodeEvents', () => {
     it('stores type and version as columns and the data as JSON text', () => {
-      expect(encodeEvents('test', [granted])).toEqual([{ type: 'LeaseGranted', version: 1, data: JSON.stringify(granted.data) }]);
+      expect(encodeEvents('test', [granted])).toEqual([
+        { type: 'LeaseGranted', version: 1, data: JSON.stringify(granted.data) },
+      ]);
     });
 
     it('refuses a batch with one invalid event, naming its index and field', () => {
       const bad = { ...granted, data: { ...granted.data, ttlMillis: 1.5 } };
-      expect(() => encodeEvents('SqliteEventLog.append', [granted, bad])).toThrow(/SqliteEventLog\.append: events\[1\]\.data\.ttlMillis/);
+      expect(() => encodeEvents('SqliteEventLog.append', [granted, bad])).toThrow(
+        /SqliteEventLog\.append: events\[1\]\.data\.ttlMillis/,
+      );
       expect(() => checkEvents('test', [])).toThrow(TypeError);
     });
   });
@@ -99,16 +113,23 @@ describe('codec', () => {
       expect(decodeRecord(stored({ data: granted.data })).event).toEqual(granted);
     });
 
-    it.each(everyEventType.map((event) => [event.type, event] as const))('decodes a %s record to exactly what the protocol\'s union schema parses', (_type, event) => {
-      // Given a record of this type with a key the schema does not know
-      const data = JSON.stringify({ ...event.data, note: 'not in the schema' });
-      // When it is decoded
-      const decoded = decodeRecord(stored({ type: event.type, version: event.version, data })).event;
-      // Then the result is the union's output (unknown keys stripped), key order included
-      const parsed = CoordinatorEventSchema.parse({ type: event.type, version: event.version, data: JSON.parse(data) as unknown });
-      expect(decoded).toEqual(parsed);
-      expect(JSON.stringify(decoded)).toBe(JSON.stringify(parsed));
-    });
+    it.each(everyEventType.map((event) => [event.type, event] as const))(
+      "decodes a %s record to exactly what the protocol's union schema parses",
+      (_type, event) => {
+        // Given a record of this type with a key the schema does not know
+        const data = JSON.stringify({ ...event.data, note: 'not in the schema' });
+        // When it is decoded
+        const decoded = decodeRecord(stored({ type: event.type, version: event.version, data })).event;
+        // Then the result is the union's output (unknown keys stripped), key order included
+        const parsed = CoordinatorEventSchema.parse({
+          type: event.type,
+          version: event.version,
+          data: JSON.parse(data) as unknown,
+        });
+        expect(decoded).toEqual(parsed);
+        expect(JSON.stringify(decoded)).toBe(JSON.stringify(parsed));
+      },
+    );
 
     it.each([
       ['an unknown type', { type: 'LeaseStolen' }, 'type', /unknown event type "LeaseStolen"/],
@@ -128,7 +149,7 @@ describe('codec', () => {
   });
 
   describe('decodeSnapshot', () => {
-    it('refuses invalid JSON naming the snapshot\'s position', () => {
+    it("refuses invalid JSON naming the snapshot's position", () => {
       expect(corruptionOf(() => decodeSnapshot({ position: 9, schemaVersion: 1, state: '{' })).position).toBe(9);
     });
   });

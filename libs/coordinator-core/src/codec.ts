@@ -79,7 +79,9 @@ const MEMBER_SCHEMAS: ReadonlyMap<string, EventMemberSchema> = new Map(
  */
 export function checkEvents(api: string, events: readonly CoordinatorEvent[]): CoordinatorEvent[] {
   if (!Array.isArray(events) || events.length === 0) {
-    throw new TypeError(`${api}: events must be a non-empty array of coordinator events, got ${Array.isArray(events) ? 'an empty array' : typeof events}`);
+    throw new TypeError(
+      `${api}: events must be a non-empty array of coordinator events, got ${Array.isArray(events) ? 'an empty array' : typeof events}`,
+    );
   }
   return events.map((event, index) => {
     if (checkedEvents.has(event)) return event;
@@ -87,7 +89,9 @@ export function checkEvents(api: string, events: readonly CoordinatorEvent[]): C
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const path = issue === undefined ? '' : issue.path.map(String).join('.');
-      throw new TypeError(`${api}: events[${index}]${path === '' ? '' : `.${path}`} ${issue?.message ?? 'is invalid'}; nothing was appended`);
+      throw new TypeError(
+        `${api}: events[${index}]${path === '' ? '' : `.${path}`} ${issue?.message ?? 'is invalid'}; nothing was appended`,
+      );
     }
     const checked = deepFreeze(parsed.data);
     checkedEvents.add(checked);
@@ -117,7 +121,11 @@ function deepFreeze<T>(value: T): T {
  * @throws `TypeError` as {@link checkEvents} does; nothing is encoded then.
  */
 export function encodeEvents(api: string, events: readonly CoordinatorEvent[]): EncodedEvent[] {
-  return checkEvents(api, events).map((event) => ({ type: event.type, version: event.version, data: JSON.stringify(event.data) }));
+  return checkEvents(api, events).map((event) => ({
+    type: event.type,
+    version: event.version,
+    data: JSON.stringify(event.data),
+  }));
 }
 
 /**
@@ -130,17 +138,27 @@ export function encodeEvents(api: string, events: readonly CoordinatorEvent[]): 
  */
 export function decodeRecord(raw: StoredEventRecord): RecordedEvent {
   const schema = MEMBER_SCHEMAS.get(raw.type);
-  if (schema === undefined) throw corruptAt(raw.position, [{ path: 'type', message: `unknown event type ${JSON.stringify(raw.type)}` }]);
+  if (schema === undefined)
+    throw corruptAt(raw.position, [{ path: 'type', message: `unknown event type ${JSON.stringify(raw.type)}` }]);
   const current = schema.shape.version.value;
   if (!Number.isSafeInteger(raw.version) || raw.version < 1 || raw.version > current) {
-    throw corruptAt(raw.position, [{ path: 'version', message: `unknown version ${String(raw.version)} of ${raw.type} (this reader knows 1..${current})` }]);
+    throw corruptAt(raw.position, [
+      {
+        path: 'version',
+        message: `unknown version ${String(raw.version)} of ${raw.type} (this reader knows 1..${current})`,
+      },
+    ]);
   }
   let data: unknown = raw.data;
   if (typeof data === 'string') {
     try {
       data = JSON.parse(data);
     } catch (error) {
-      throw corruptAt(raw.position, [{ path: 'data', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }], error);
+      throw corruptAt(
+        raw.position,
+        [{ path: 'data', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }],
+        error,
+      );
     }
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
@@ -149,13 +167,18 @@ export function decodeRecord(raw: StoredEventRecord): RecordedEvent {
   let upcast = data as Record<string, unknown>;
   for (let version = raw.version; version < current; version += 1) {
     const upcaster = UPCASTERS[raw.type as CoordinatorEventType]?.[version];
-    if (upcaster === undefined) throw corruptAt(raw.position, [{ path: 'version', message: `no upcaster from version ${version} of ${raw.type}` }]);
+    if (upcaster === undefined)
+      throw corruptAt(raw.position, [
+        { path: 'version', message: `no upcaster from version ${version} of ${raw.type}` },
+      ]);
     upcast = upcaster(upcast);
   }
   const parsed = schema.safeParse({ type: raw.type, version: current, data: upcast });
   if (!parsed.success) throw corruptAt(raw.position, toIssues(parsed.error));
   if (!Number.isFinite(raw.recordedAtMillis)) {
-    throw corruptAt(raw.position, [{ path: 'recordedAtMillis', message: `must be a finite number, got ${String(raw.recordedAtMillis)}` }]);
+    throw corruptAt(raw.position, [
+      { path: 'recordedAtMillis', message: `must be a finite number, got ${String(raw.recordedAtMillis)}` },
+    ]);
   }
   return { position: raw.position, recordedAtMillis: raw.recordedAtMillis, event: parsed.data };
 }
@@ -174,11 +197,15 @@ export function decodeSnapshot(raw: StoredSnapshot): Snapshot {
   } catch (error) {
     throw new EventLogCorruptError({
       position: raw.position,
-      issues: [{ path: 'snapshot.state', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }],
+      issues: [
+        { path: 'snapshot.state', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` },
+      ],
       cause: error,
     });
   }
 }
 
-const toIssues = (error: { readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[] }): EventLogCorruptIssue[] =>
+const toIssues = (error: {
+  readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[];
+}): EventLogCorruptIssue[] =>
   error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));

@@ -117,7 +117,12 @@ export interface DurableCoordinatorOptions {
    * Metrics hook: one call per append, once durable, with its event and command counts, its
    * duration (ms), and the events appended (`appended`, in log order).
    */
-  onAppend?(info: { readonly events: number; readonly commands: number; readonly millis: number; readonly appended: readonly CoordinatorEvent[] }): void;
+  onAppend?(info: {
+    readonly events: number;
+    readonly commands: number;
+    readonly millis: number;
+    readonly appended: readonly CoordinatorEvent[];
+  }): void;
   /** Metrics hook: one call per acknowledged command, denials included (`ok: false` with `reason`). */
   onOutcome?(command: CoordinatorCommand['type'], outcome: { readonly ok: boolean; readonly reason?: string }): void;
   /** Called once when the coordinator stops being ready: superseded, unhealthy (with the cause) or closed. */
@@ -167,7 +172,10 @@ export function callHook(hook: () => void): void {
 export function checkId(api: string, field: string, value: unknown): string {
   requireId(api, field, value);
   const parsed = IdSchema.safeParse(value);
-  if (!parsed.success) throw new RangeError(`${api}: ${field} ${parsed.error.issues[0]?.message ?? 'is not a valid id'}, got ${describeValue(value)}`);
+  if (!parsed.success)
+    throw new RangeError(
+      `${api}: ${field} ${parsed.error.issues[0]?.message ?? 'is not a valid id'}, got ${describeValue(value)}`,
+    );
   return value;
 }
 
@@ -179,16 +187,25 @@ export function checkFence(api: string, field: string, value: unknown): number {
 
 /** Wall-clock epoch milliseconds: finite, non-negative. */
 export function checkWallMillis(api: string, field: string, value: unknown): number {
-  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be epoch milliseconds, got ${describeValue(value)}`);
-  if (!MillisSchema.safeParse(value).success) throw new RangeError(`${api}: ${field} must be finite, non-negative epoch milliseconds, got ${describeValue(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(`${api}: ${field} must be epoch milliseconds, got ${describeValue(value)}`);
+  if (!MillisSchema.safeParse(value).success)
+    throw new RangeError(
+      `${api}: ${field} must be finite, non-negative epoch milliseconds, got ${describeValue(value)}`,
+    );
   return value;
 }
 
 function requireInteger(field: string, value: unknown, min: number, max: number, unit: string): number {
   const api = 'DurableCoordinator.open';
-  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(
+      `${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`,
+    );
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new RangeError(`${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`);
+    throw new RangeError(
+      `${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`,
+    );
   }
   return value;
 }
@@ -198,48 +215,95 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
   const api = 'DurableCoordinator.open';
   requireObject(api, 'options', options);
   const { log, clock } = options;
-  if (log === null || typeof log !== 'object' || typeof log.append !== 'function') throw new TypeError(`${api}: log must be an EventLog, got ${describeValue(log)}`);
-  if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') throw new TypeError(`${api}: clock must be a Clock, got ${describeValue(clock)}`);
+  if (log === null || typeof log !== 'object' || typeof log.append !== 'function')
+    throw new TypeError(`${api}: log must be an EventLog, got ${describeValue(log)}`);
+  if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function')
+    throw new TypeError(`${api}: clock must be a Clock, got ${describeValue(clock)}`);
   checkId(api, 'clock.domain (the boot id)', clock.domain);
   if (options.wallClock !== undefined && typeof options.wallClock !== 'function') {
-    throw new TypeError(`${api}: wallClock must be a function returning epoch milliseconds, got ${describeValue(options.wallClock)}`);
+    throw new TypeError(
+      `${api}: wallClock must be a function returning epoch milliseconds, got ${describeValue(options.wallClock)}`,
+    );
   }
   const minTtlMillis = requireInteger('minTtlMillis', options.minTtlMillis ?? 1, 1, MAX_TTL_MILLIS, 'milliseconds');
-  const maxTtlMillis = requireInteger('maxTtlMillis', options.maxTtlMillis ?? MAX_TTL_MILLIS, minTtlMillis, MAX_TTL_MILLIS, 'milliseconds');
+  const maxTtlMillis = requireInteger(
+    'maxTtlMillis',
+    options.maxTtlMillis ?? MAX_TTL_MILLIS,
+    minTtlMillis,
+    MAX_TTL_MILLIS,
+    'milliseconds',
+  );
   const max = Number.MAX_SAFE_INTEGER;
-  const checkpointIntervalMillis = requireInteger('checkpointIntervalMillis', options.checkpointIntervalMillis ?? 1000, 1, MAX_TTL_MILLIS, 'milliseconds');
+  const checkpointIntervalMillis = requireInteger(
+    'checkpointIntervalMillis',
+    options.checkpointIntervalMillis ?? 1000,
+    1,
+    MAX_TTL_MILLIS,
+    'milliseconds',
+  );
   return {
     log,
     namespace: checkId(api, 'namespace', options.namespace),
     clock,
     wallClock: options.wallClock ?? Date.now,
-    defaultTtlMillis: requireInteger('defaultTtlMillis', options.defaultTtlMillis, minTtlMillis, maxTtlMillis, 'milliseconds'),
+    defaultTtlMillis: requireInteger(
+      'defaultTtlMillis',
+      options.defaultTtlMillis,
+      minTtlMillis,
+      maxTtlMillis,
+      'milliseconds',
+    ),
     minTtlMillis,
     maxTtlMillis,
     snapshotEvery: requireInteger('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),
     checkpointIntervalMillis,
     graceCheckpointIntervalMillis: requireInteger(
-      'graceCheckpointIntervalMillis', options.graceCheckpointIntervalMillis ?? Math.min(100, checkpointIntervalMillis), 1, MAX_TTL_MILLIS, 'milliseconds',
+      'graceCheckpointIntervalMillis',
+      options.graceCheckpointIntervalMillis ?? Math.min(100, checkpointIntervalMillis),
+      1,
+      MAX_TTL_MILLIS,
+      'milliseconds',
     ),
     floorWaitMillis: requireInteger('floorWaitMillis', options.floorWaitMillis ?? 0, 0, MAX_TTL_MILLIS, 'milliseconds'),
-    lostFenceMarginFences: requireInteger('lostFenceMarginFences', options.lostFenceMarginFences ?? 1_000_000, 0, max, 'fences'),
+    lostFenceMarginFences: requireInteger(
+      'lostFenceMarginFences',
+      options.lostFenceMarginFences ?? 1_000_000,
+      0,
+      max,
+      'fences',
+    ),
     maxBatch: requireInteger('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
-    replayCacheSize: options.replayCacheSize === undefined ? undefined : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
+    replayCacheSize:
+      options.replayCacheSize === undefined
+        ? undefined
+        : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
     burnFencesThrough: requireInteger('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),
     lockDelays: checkLockDelayRules(api, options.lockDelays ?? []),
     runTimers: options.runTimers ?? true,
     heartbeat: options.heartbeat ?? false,
-    takeOverAtVersion: options.takeOverAtVersion === undefined ? undefined : requireInteger('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),
+    takeOverAtVersion:
+      options.takeOverAtVersion === undefined
+        ? undefined
+        : requireInteger('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),
     fenceFirst: checkFenceFirst(api, options.fenceFirst),
-    hooks: { onAppend: options.onAppend, onOutcome: options.onOutcome, onStatusChange: options.onStatusChange, onSnapshot: options.onSnapshot },
+    hooks: {
+      onAppend: options.onAppend,
+      onOutcome: options.onOutcome,
+      onStatusChange: options.onStatusChange,
+      onSnapshot: options.onSnapshot,
+    },
   };
 }
 
 function checkFenceFirst(api: string, fenceFirst: FenceFirstOptions | undefined): FenceFirstOptions | undefined {
   if (fenceFirst === undefined) return undefined;
   requireObject(api, 'fenceFirst', fenceFirst);
-  if (typeof fenceFirst.appliesTo !== 'function') throw new TypeError(`${api}: fenceFirst.appliesTo must be a function (resource) => boolean, got ${describeValue(fenceFirst.appliesTo)}`);
-  if (typeof fenceFirst.admit !== 'function') throw new TypeError(`${api}: fenceFirst.admit must be a function, got ${describeValue(fenceFirst.admit)}`);
+  if (typeof fenceFirst.appliesTo !== 'function')
+    throw new TypeError(
+      `${api}: fenceFirst.appliesTo must be a function (resource) => boolean, got ${describeValue(fenceFirst.appliesTo)}`,
+    );
+  if (typeof fenceFirst.admit !== 'function')
+    throw new TypeError(`${api}: fenceFirst.admit must be a function, got ${describeValue(fenceFirst.admit)}`);
   requireInteger('fenceFirst.timeoutMillis', fenceFirst.timeoutMillis, 1, MAX_TTL_MILLIS, 'milliseconds');
   return fenceFirst;
 }

@@ -4,7 +4,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { replayLog } from './recovery.js';
 import { DurableCoordinator, type DurableCoordinatorOptions } from './durable-coordinator.js';
 import { CoordinatorUnavailableError } from './errors.js';
-import { EventLogCorruptError, EventLogUnavailableError, ExpectedVersionConflictError } from './ports/event-log-errors.js';
+import {
+  EventLogCorruptError,
+  EventLogUnavailableError,
+  ExpectedVersionConflictError,
+} from './ports/event-log-errors.js';
 import type { EventLog } from './ports/event-log.js';
 import { readAll, takeUntil } from './testing/event-log-contract.js';
 import { createTestEventLog, createTestEventLogStorage, type TestEventLog } from './testing/test-event-log.js';
@@ -24,15 +28,34 @@ async function openCoordinator(
 ): Promise<{ coordinator: DurableCoordinator; log: TestEventLog; clock: ManualClock }> {
   const log = (options.log ?? createTestEventLog()) as TestEventLog;
   const clock = (options.clock as ManualClock | undefined) ?? bootClock();
-  const coordinator = await DurableCoordinator.open({ namespace: 'default', defaultTtlMillis: 10_000, runTimers: false, wallClock: () => 1_700_000_000_000, ...options, log, clock });
+  const coordinator = await DurableCoordinator.open({
+    namespace: 'default',
+    defaultTtlMillis: 10_000,
+    runTimers: false,
+    wallClock: () => 1_700_000_000_000,
+    ...options,
+    log,
+    clock,
+  });
   opened.push(coordinator);
   return { coordinator, log, clock };
 }
 
-const eventsOf = async (log: EventLog): Promise<CoordinatorEvent[]> => (await readAll(log.read({ from: 1 }))).map((r) => r.event);
+const eventsOf = async (log: EventLog): Promise<CoordinatorEvent[]> =>
+  (await readAll(log.read({ from: 1 }))).map((r) => r.event);
 const typesOf = async (log: EventLog): Promise<string[]> => (await eventsOf(log)).map((e) => e.type);
-const request = (resource: string, holderId: string, requestId = `${resource}/${holderId}`) => ({ resource, holderId, requestId });
-const unavailable = (reason: string) => expect.objectContaining({ name: 'CoordinatorUnavailableError', code: 'coordinator-unavailable', reason, retryable: true });
+const request = (resource: string, holderId: string, requestId = `${resource}/${holderId}`) => ({
+  resource,
+  holderId,
+  requestId,
+});
+const unavailable = (reason: string) =>
+  expect.objectContaining({
+    name: 'CoordinatorUnavailableError',
+    code: 'coordinator-unavailable',
+    reason,
+    retryable: true,
+  });
 
 describe('DurableCoordinator', () => {
   describe('open', () => {
@@ -41,8 +64,24 @@ describe('DurableCoordinator', () => {
       expect(coordinator.status).toBe('ready');
       expect(coordinator.bootId).toBe(clock.domain);
       expect(coordinator.position).toBe(1);
-      expect(coordinator.recovery).toMatchObject({ eventsReplayed: 0, fromSnapshot: false, recoveredFence: 0, carriedLeases: 0, graceDeadline: Instant.of(250, clock.domain) });
-      expect(await eventsOf(log)).toEqual([expect.objectContaining({ type: 'CoordinatorStarted', data: expect.objectContaining({ bootId: clock.domain, namespace: 'default', atMillis: 250, wallMillis: 1_700_000_000_000 }) })]);
+      expect(coordinator.recovery).toMatchObject({
+        eventsReplayed: 0,
+        fromSnapshot: false,
+        recoveredFence: 0,
+        carriedLeases: 0,
+        graceDeadline: Instant.of(250, clock.domain),
+      });
+      expect(await eventsOf(log)).toEqual([
+        expect.objectContaining({
+          type: 'CoordinatorStarted',
+          data: expect.objectContaining({
+            bootId: clock.domain,
+            namespace: 'default',
+            atMillis: 250,
+            wallMillis: 1_700_000_000_000,
+          }),
+        }),
+      ]);
     });
 
     it.each([
@@ -61,13 +100,17 @@ describe('DurableCoordinator', () => {
     it('refuses a clock whose domain an earlier boot of this log used', async () => {
       const storage = createTestEventLogStorage();
       const { clock } = await openCoordinator({ log: createTestEventLog(storage) });
-      await expect(openCoordinator({ log: createTestEventLog(storage), clock })).rejects.toBeInstanceOf(ProtocolMisuseError);
+      await expect(openCoordinator({ log: createTestEventLog(storage), clock })).rejects.toBeInstanceOf(
+        ProtocolMisuseError,
+      );
     });
 
     it('refuses a log of another namespace', async () => {
       const storage = createTestEventLogStorage();
       await openCoordinator({ log: createTestEventLog(storage) });
-      await expect(openCoordinator({ log: createTestEventLog(storage), namespace: 'other' })).rejects.toThrow(/namespace/);
+      await expect(openCoordinator({ log: createTestEventLog(storage), namespace: 'other' })).rejects.toThrow(
+        /namespace/,
+      );
     });
 
     it('takes over only if the log is still at the version the standby expected', async () => {
@@ -75,9 +118,14 @@ describe('DurableCoordinator', () => {
       const { coordinator: active } = await openCoordinator({ log: createTestEventLog(storage) });
       const seen = active.position;
       await active.acquire(request('slot', 'agent-a'));
-      await expect(openCoordinator({ log: createTestEventLog(storage), takeOverAtVersion: seen })).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      await expect(
+        openCoordinator({ log: createTestEventLog(storage), takeOverAtVersion: seen }),
+      ).rejects.toBeInstanceOf(ExpectedVersionConflictError);
       expect(storage.records).toHaveLength(2);
-      const { coordinator: standby } = await openCoordinator({ log: createTestEventLog(storage), takeOverAtVersion: 2 });
+      const { coordinator: standby } = await openCoordinator({
+        log: createTestEventLog(storage),
+        takeOverAtVersion: 2,
+      });
       expect(standby.position).toBe(3);
     });
 
@@ -127,7 +175,13 @@ describe('DurableCoordinator', () => {
         expect.objectContaining({ ok: true, grant: expect.objectContaining({ fence: 3, holderId: 'agent-c' }) }),
       ]);
       expect(log.appendSizes).toEqual([1, 4]);
-      expect(await typesOf(log)).toEqual(['CoordinatorStarted', 'LeaseGranted', 'LeaseGranted', 'LeaseReleased', 'LeaseGranted']);
+      expect(await typesOf(log)).toEqual([
+        'CoordinatorStarted',
+        'LeaseGranted',
+        'LeaseGranted',
+        'LeaseReleased',
+        'LeaseGranted',
+      ]);
     });
 
     it('appends each command on its own with maxBatch 1, in call order', async () => {
@@ -141,7 +195,10 @@ describe('DurableCoordinator', () => {
       const { coordinator, log } = await openCoordinator();
       await coordinator.acquire(request('slot', 'agent-a'));
       const calls = log.appendCalls;
-      expect(await coordinator.renew({ ...request('slot', 'agent-b'), fence: 1 })).toEqual({ ok: false, reason: 'not-holder' });
+      expect(await coordinator.renew({ ...request('slot', 'agent-b'), fence: 1 })).toEqual({
+        ok: false,
+        reason: 'not-holder',
+      });
       expect(log.appendCalls).toBe(calls);
     });
 
@@ -162,15 +219,63 @@ describe('DurableCoordinator', () => {
   describe('input validation', () => {
     it.each([
       ['acquire', 'resource', (c: DurableCoordinator) => c.acquire({ ...request('', 'agent-a') }), TypeError],
-      ['acquire', 'resource', (c: DurableCoordinator) => c.acquire({ ...request('x'.repeat(201), 'agent-a') }), RangeError],
-      ['acquire', 'holderId', (c: DurableCoordinator) => c.acquire({ resource: 'slot', holderId: 7 as unknown as string, requestId: 'r' }), TypeError],
-      ['acquire', 'ttlMillis', (c: DurableCoordinator) => c.acquire({ ...request('slot', 'agent-a'), ttlMillis: 0 }), RangeError],
-      ['acquire', 'ttlMillis', (c: DurableCoordinator) => c.acquire({ ...request('slot', 'agent-a'), ttlMillis: 1.5 }), RangeError],
-      ['acquire', 'ttlMillis', (c: DurableCoordinator) => c.acquire({ ...request('slot', 'agent-a'), ttlMillis: 60_001 }), RangeError],
+      [
+        'acquire',
+        'resource',
+        (c: DurableCoordinator) => c.acquire({ ...request('x'.repeat(201), 'agent-a') }),
+        RangeError,
+      ],
+      [
+        'acquire',
+        'holderId',
+        (c: DurableCoordinator) => c.acquire({ resource: 'slot', holderId: 7 as unknown as string, requestId: 'r' }),
+        TypeError,
+      ],
+      [
+        'acquire',
+        'ttlMillis',
+        (c: DurableCoordinator) => c.acquire({ ...request('slot', 'agent-a'), ttlMillis: 0 }),
+        RangeError,
+      ],
+      [
+        'acquire',
+        'ttlMillis',
+        (c: DurableCoordinator) => c.acquire({ ...request('slot', 'agent-a'), ttlMillis: 1.5 }),
+        RangeError,
+      ],
+      [
+        'acquire',
+        'ttlMillis',
+        (c: DurableCoordinator) => c.acquire({ ...request('slot', 'agent-a'), ttlMillis: 60_001 }),
+        RangeError,
+      ],
       ['renew', 'fence', (c: DurableCoordinator) => c.renew({ ...request('slot', 'agent-a'), fence: 0 }), RangeError],
-      ['release', 'fence', (c: DurableCoordinator) => c.release({ resource: 'slot', holderId: 'agent-a', fence: Number.NaN }), RangeError],
-      ['recordRejection', 'seq', (c: DurableCoordinator) => c.recordRejection({ gateId: 'g', resource: 'slot', seq: -1, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 } }), RangeError],
-      ['admitFence', 'gateId', (c: DurableCoordinator) => c.admitFence({ gateId: ' g', resource: 'slot', holderId: 'a', fence: 1 }), RangeError],
+      [
+        'release',
+        'fence',
+        (c: DurableCoordinator) => c.release({ resource: 'slot', holderId: 'agent-a', fence: Number.NaN }),
+        RangeError,
+      ],
+      [
+        'recordRejection',
+        'seq',
+        (c: DurableCoordinator) =>
+          c.recordRejection({
+            gateId: 'g',
+            resource: 'slot',
+            seq: -1,
+            kind: 'stale',
+            rejected: { holderId: 'a', fence: 1 },
+            current: { holderId: 'b', fence: 2 },
+          }),
+        RangeError,
+      ],
+      [
+        'admitFence',
+        'gateId',
+        (c: DurableCoordinator) => c.admitFence({ gateId: ' g', resource: 'slot', holderId: 'a', fence: 1 }),
+        RangeError,
+      ],
     ])('%s refuses a malformed %s, burns no fence and appends nothing', async (api, field, call, type) => {
       const { coordinator, log } = await openCoordinator({ maxTtlMillis: 60_000 });
       const error = await call(coordinator).catch((e: unknown) => e);
@@ -189,9 +294,15 @@ describe('DurableCoordinator', () => {
       await coordinator.acquire(request('slot', 'agent-a'));
       log.failNextAppend(new EventLogUnavailableError('test', { message: 'disk full' }));
       // When two commands share the failing batch
-      const results = await Promise.allSettled([coordinator.acquire(request('b', 'agent-a')), coordinator.acquire(request('slot', 'agent-b'))]);
+      const results = await Promise.allSettled([
+        coordinator.acquire(request('b', 'agent-a')),
+        coordinator.acquire(request('slot', 'agent-b')),
+      ]);
       // Then neither is acknowledged (not even the denial), and it stops
-      expect(results).toEqual([{ status: 'rejected', reason: unavailable('unhealthy') }, { status: 'rejected', reason: unavailable('unhealthy') }]);
+      expect(results).toEqual([
+        { status: 'rejected', reason: unavailable('unhealthy') },
+        { status: 'rejected', reason: unavailable('unhealthy') },
+      ]);
       expect(coordinator.status).toBe('unhealthy');
       expect(statuses).toEqual(['unhealthy']);
       await expect(coordinator.acquire(request('c', 'agent-a'))).rejects.toEqual(unavailable('unhealthy'));
@@ -219,10 +330,16 @@ describe('DurableCoordinator', () => {
       await expect(coordinator.acquire(request('other', 'agent-b'))).rejects.toEqual(unavailable('unhealthy'));
       expect(coordinator.highestMintedFence).toBe(2);
       // When a new coordinator recovers from the same log, burning through the failed one's fences (as the supervisor does)
-      const { coordinator: recovered } = await openCoordinator({ log, burnFencesThrough: coordinator.highestMintedFence });
+      const { coordinator: recovered } = await openCoordinator({
+        log,
+        burnFencesThrough: coordinator.highestMintedFence,
+      });
       // Then fence 2 is never handed out
       expect(recovered.recovery.recoveredFence).toBe(2);
-      expect(await recovered.acquire(request('other', 'agent-b', 'again'))).toMatchObject({ ok: true, grant: { fence: 3 } });
+      expect(await recovered.acquire(request('other', 'agent-b', 'again'))).toMatchObject({
+        ok: true,
+        grant: { fence: 3 },
+      });
     });
 
     it('finds the grant in the log when the failed append had in fact landed', async () => {
@@ -230,8 +347,13 @@ describe('DurableCoordinator', () => {
       log.failNextAppend(new EventLogUnavailableError('test', { message: 'timeout after write' }), { persist: true });
       await expect(coordinator.acquire(request('slot', 'agent-a', 'r-1'))).rejects.toEqual(unavailable('unhealthy'));
       const { coordinator: recovered } = await openCoordinator({ log: createTestEventLog(log.storage) });
-      expect(recovered.leases()).toEqual([expect.objectContaining({ resource: 'slot', holderId: 'agent-a', fence: 1, inGrace: true })]);
-      expect(await recovered.acquire(request('slot', 'agent-a', 'r-1'))).toMatchObject({ ok: true, grant: { fence: 1 } });
+      expect(recovered.leases()).toEqual([
+        expect.objectContaining({ resource: 'slot', holderId: 'agent-a', fence: 1, inGrace: true }),
+      ]);
+      expect(await recovered.acquire(request('slot', 'agent-a', 'r-1'))).toMatchObject({
+        ok: true,
+        grant: { fence: 1 },
+      });
     });
   });
 
@@ -249,39 +371,82 @@ describe('DurableCoordinator', () => {
       const { coordinator } = await openCoordinator({ log: createTestEventLog(storage), clock: boot2 });
       // Then the lease is carried with the 7000 ms it had left
       expect(granted).toMatchObject({ ok: true, grant: { fence: 1 } });
-      expect(coordinator.recovery).toMatchObject({ eventsReplayed: 3, recoveredFence: 1, carriedLeases: 1, graceDeadline: Instant.of(7500, boot2.domain) });
-      expect(coordinator.leases()).toEqual([expect.objectContaining({ fence: 1, holderId: 'agent-a', inGrace: true, expiresAt: Instant.of(7500, boot2.domain) })]);
-      expect(await coordinator.acquire(request('slot', 'agent-b'))).toEqual({ ok: false, reason: 'held', heldBy: 'agent-a', retryAfterMillis: 7000 });
-      expect(await coordinator.acquire(request('slot', 'agent-a', 'r-1'))).toMatchObject({ ok: true, grant: { fence: 1, coordinatorExpiresAt: Instant.of(7500, boot2.domain) } });
-      expect(await coordinator.renew({ ...request('slot', 'agent-a', 'r-2'), fence: 1 })).toMatchObject({ ok: true, grant: { fence: 1 } });
+      expect(coordinator.recovery).toMatchObject({
+        eventsReplayed: 3,
+        recoveredFence: 1,
+        carriedLeases: 1,
+        graceDeadline: Instant.of(7500, boot2.domain),
+      });
+      expect(coordinator.leases()).toEqual([
+        expect.objectContaining({
+          fence: 1,
+          holderId: 'agent-a',
+          inGrace: true,
+          expiresAt: Instant.of(7500, boot2.domain),
+        }),
+      ]);
+      expect(await coordinator.acquire(request('slot', 'agent-b'))).toEqual({
+        ok: false,
+        reason: 'held',
+        heldBy: 'agent-a',
+        retryAfterMillis: 7000,
+      });
+      expect(await coordinator.acquire(request('slot', 'agent-a', 'r-1'))).toMatchObject({
+        ok: true,
+        grant: { fence: 1, coordinatorExpiresAt: Instant.of(7500, boot2.domain) },
+      });
+      expect(await coordinator.renew({ ...request('slot', 'agent-a', 'r-2'), fence: 1 })).toMatchObject({
+        ok: true,
+        grant: { fence: 1 },
+      });
       expect(coordinator.leases()[0]?.inGrace).toBe(false);
       expect(await coordinator.acquire(request('other', 'agent-b'))).toMatchObject({ ok: true, grant: { fence: 2 } });
     });
 
-    it.each([['replaying the log', 10_000], ['from a snapshot', 3]])('answers a renewal retried after a restart (%s) with the grant it produced, appending nothing', async (_how, snapshotEvery) => {
-      // Given boot 1 granted agent-a fence 1 and renewed it with n-1
-      const storage = createTestEventLogStorage();
-      const boot1 = bootClock(0);
-      const { coordinator: dead } = await openCoordinator({ log: createTestEventLog(storage), clock: boot1, snapshotEvery });
-      await dead.acquire(request('slot', 'agent-a', 'r-1'));
-      boot1.advance(2000);
-      const renewed = await dead.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 1 });
-      expect(renewed).toMatchObject({ ok: true, grant: { requestId: 'n-1', coordinatorExpiresAt: Instant.of(12_000, boot1.domain) } });
-      expect(await dead.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 1 })).toEqual(renewed);
-      // When boot 2 recovers and the reply-less retry of n-1 arrives
-      const boot2 = bootClock(0);
-      const { coordinator, log } = await openCoordinator({ log: createTestEventLog(storage), clock: boot2, snapshotEvery });
-      const before = await log.version();
-      expect(coordinator.recovery.fromSnapshot).toBe(snapshotEvery === 3);
-      boot2.advance(500);
-      const retried = await coordinator.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 1 });
-      // Then it gets the lease as it stands (carried, in grace) and nothing is appended
-      expect(retried).toMatchObject({ ok: true, grant: { fence: 1, requestId: 'n-1', coordinatorExpiresAt: Instant.of(10_000, boot2.domain) } });
-      expect((await eventsOf(log)).slice(before).map((e) => e.type)).toEqual([]);
-      expect((await eventsOf(log)).filter((e) => e.type === 'LeaseRenewed')).toHaveLength(1);
-    });
+    it.each([
+      ['replaying the log', 10_000],
+      ['from a snapshot', 3],
+    ])(
+      'answers a renewal retried after a restart (%s) with the grant it produced, appending nothing',
+      async (_how, snapshotEvery) => {
+        // Given boot 1 granted agent-a fence 1 and renewed it with n-1
+        const storage = createTestEventLogStorage();
+        const boot1 = bootClock(0);
+        const { coordinator: dead } = await openCoordinator({
+          log: createTestEventLog(storage),
+          clock: boot1,
+          snapshotEvery,
+        });
+        await dead.acquire(request('slot', 'agent-a', 'r-1'));
+        boot1.advance(2000);
+        const renewed = await dead.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 1 });
+        expect(renewed).toMatchObject({
+          ok: true,
+          grant: { requestId: 'n-1', coordinatorExpiresAt: Instant.of(12_000, boot1.domain) },
+        });
+        expect(await dead.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 1 })).toEqual(renewed);
+        // When boot 2 recovers and the reply-less retry of n-1 arrives
+        const boot2 = bootClock(0);
+        const { coordinator, log } = await openCoordinator({
+          log: createTestEventLog(storage),
+          clock: boot2,
+          snapshotEvery,
+        });
+        const before = await log.version();
+        expect(coordinator.recovery.fromSnapshot).toBe(snapshotEvery === 3);
+        boot2.advance(500);
+        const retried = await coordinator.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 1 });
+        // Then it gets the lease as it stands (carried, in grace) and nothing is appended
+        expect(retried).toMatchObject({
+          ok: true,
+          grant: { fence: 1, requestId: 'n-1', coordinatorExpiresAt: Instant.of(10_000, boot2.domain) },
+        });
+        expect((await eventsOf(log)).slice(before).map((e) => e.type)).toEqual([]);
+        expect((await eventsOf(log)).filter((e) => e.type === 'LeaseRenewed')).toHaveLength(1);
+      },
+    );
 
-    it('cannot keep a dead holder\'s lease alive by restarting faster than the ttl', async () => {
+    it("cannot keep a dead holder's lease alive by restarting faster than the ttl", async () => {
       // Given a 10 s lease, and boots that each live 3 s (checkpointing) before dying
       const storage = createTestEventLogStorage();
       const first = bootClock(0);
@@ -306,7 +471,10 @@ describe('DurableCoordinator', () => {
       const storage = createTestEventLogStorage();
       const fences: number[] = [];
       for (let boot = 0; boot < 5; boot += 1) {
-        const { coordinator, clock } = await openCoordinator({ log: createTestEventLog(storage), defaultTtlMillis: 100 });
+        const { coordinator, clock } = await openCoordinator({
+          log: createTestEventLog(storage),
+          defaultTtlMillis: 100,
+        });
         for (let i = 0; i < 3; i += 1) {
           const outcome = await coordinator.acquire(request(`r-${boot}-${i}`, 'agent-a'));
           if (outcome.ok) fences.push(outcome.grant.fence);
@@ -319,7 +487,14 @@ describe('DurableCoordinator', () => {
     it('records a rejection once, even when the gate repeats it after a restart', async () => {
       // Given fences 1 (a, released) and 2 (b) issued on 'slot', and a gate's report of a's late write
       const storage = createTestEventLogStorage();
-      const report = { gateId: 'gate-1', resource: 'slot', seq: 1, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 } } as const;
+      const report = {
+        gateId: 'gate-1',
+        resource: 'slot',
+        seq: 1,
+        kind: 'stale',
+        rejected: { holderId: 'a', fence: 1 },
+        current: { holderId: 'b', fence: 2 },
+      } as const;
       const { coordinator } = await openCoordinator({ log: createTestEventLog(storage) });
       await coordinator.acquire(request('slot', 'a'));
       await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
@@ -334,7 +509,14 @@ describe('DurableCoordinator', () => {
     it('refuses other content under a recorded seq after a restart from a snapshot, appending nothing', async () => {
       // Given a recorded rejection, covered by a snapshot
       const storage = createTestEventLogStorage();
-      const report = { gateId: 'gate-1', resource: 'slot', seq: 3, kind: 'stale', rejected: { holderId: 'a', fence: 1 }, current: { holderId: 'b', fence: 2 } } as const;
+      const report = {
+        gateId: 'gate-1',
+        resource: 'slot',
+        seq: 3,
+        kind: 'stale',
+        rejected: { holderId: 'a', fence: 1 },
+        current: { holderId: 'b', fence: 2 },
+      } as const;
       const { coordinator } = await openCoordinator({ log: createTestEventLog(storage), snapshotEvery: 1 });
       await coordinator.acquire(request('slot', 'a'));
       await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
@@ -347,7 +529,11 @@ describe('DurableCoordinator', () => {
       const outcome = await next.recordRejection({ ...report, rejected: { holderId: 'c', fence: 1 } });
       // Then it is refused as a seq-conflict, and the log did not grow
       expect(next.recovery.fromSnapshot).toBe(true);
-      expect(outcome).toEqual({ ok: false, reason: 'seq-conflict', message: expect.stringContaining('seq 3') as string });
+      expect(outcome).toEqual({
+        ok: false,
+        reason: 'seq-conflict',
+        message: expect.stringContaining('seq 3') as string,
+      });
       expect((await eventsOf(log)).slice(before).map((e) => e.type)).toEqual([]);
     });
   });
@@ -356,17 +542,34 @@ describe('DurableCoordinator', () => {
     it('refuses rejections and admits naming fences never issued, appending nothing', async () => {
       // Arrange: fence 1 issued on 'slot'
       const outcomes: [string, { ok: boolean; reason?: string }][] = [];
-      const { coordinator, log } = await openCoordinator({ onOutcome: (type, outcome) => outcomes.push([type, outcome]) });
+      const { coordinator, log } = await openCoordinator({
+        onOutcome: (type, outcome) => outcomes.push([type, outcome]),
+      });
       await coordinator.acquire(request('slot', 'agent-a'));
       const before = await log.version();
       // Act
-      const rejection = await coordinator.recordRejection({ gateId: 'g', resource: 'slot', seq: 1, kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'x', fence: 900_000_000 } });
-      const admit = await coordinator.admitFence({ gateId: 'g', resource: 'slot', holderId: 'nobody', fence: 999_999_999 });
+      const rejection = await coordinator.recordRejection({
+        gateId: 'g',
+        resource: 'slot',
+        seq: 1,
+        kind: 'stale',
+        rejected: { holderId: 'agent-a', fence: 1 },
+        current: { holderId: 'x', fence: 900_000_000 },
+      });
+      const admit = await coordinator.admitFence({
+        gateId: 'g',
+        resource: 'slot',
+        holderId: 'nobody',
+        fence: 999_999_999,
+      });
       // Assert
       expect(rejection).toMatchObject({ ok: false, reason: 'implausible', field: 'current.fence' });
       expect(admit).toMatchObject({ ok: false, reason: 'implausible', field: 'fence' });
       expect((await eventsOf(log)).slice(before).map((e) => e.type)).toEqual([]);
-      expect(outcomes.slice(-2)).toEqual([['RecordFenceRejection', { ok: false, reason: 'implausible' }], ['AdmitFence', { ok: false, reason: 'implausible' }]]);
+      expect(outcomes.slice(-2)).toEqual([
+        ['RecordFenceRejection', { ok: false, reason: 'implausible' }],
+        ['AdmitFence', { ok: false, reason: 'implausible' }],
+      ]);
     });
   });
 
@@ -375,7 +578,11 @@ describe('DurableCoordinator', () => {
       // Given 30 grants with a snapshot every 10 events
       const storage = createTestEventLogStorage();
       const saved: number[] = [];
-      const { coordinator } = await openCoordinator({ log: createTestEventLog(storage), snapshotEvery: 10, onSnapshot: ({ position }) => saved.push(position) });
+      const { coordinator } = await openCoordinator({
+        log: createTestEventLog(storage),
+        snapshotEvery: 10,
+        onSnapshot: ({ position }) => saved.push(position),
+      });
       for (let i = 0; i < 30; i += 1) await coordinator.acquire(request(`r-${i}`, 'agent-a'));
       await coordinator.close();
       // When recovering
@@ -388,7 +595,9 @@ describe('DurableCoordinator', () => {
       const full = await replayLog(log, { ignoreSnapshot: true });
       expect(recovered.issuedFence).toBe(full.state.table.issuedFence);
       expect(recovered.leases()).toEqual(
-        [...full.state.table.leases()].map((lease) => expect.objectContaining({ resource: lease.resource, fence: lease.fence, holderId: lease.holderId })),
+        [...full.state.table.leases()].map((lease) =>
+          expect.objectContaining({ resource: lease.resource, fence: lease.fence, holderId: lease.holderId }),
+        ),
       );
       const types = await typesOf(log);
       expect(types.filter((t) => t === 'SnapshotTaken').length).toBe(saved.length);
@@ -397,15 +606,28 @@ describe('DurableCoordinator', () => {
 
   describe('timers', () => {
     it('expires a lease at its expiry with a LeaseExpired event', async () => {
-      const { coordinator, log } = await openCoordinator({ clock: createMonotonicClock(`mono-${++bootCounter}`), runTimers: true, defaultTtlMillis: 20 });
+      const { coordinator, log } = await openCoordinator({
+        clock: createMonotonicClock(`mono-${++bootCounter}`),
+        runTimers: true,
+        defaultTtlMillis: 20,
+      });
       await coordinator.acquire(request('slot', 'agent-a'));
       const events = await takeUntil(log.subscribe({ after: coordinator.position }), coordinator.position + 1);
-      expect(events.map((r) => r.event)).toEqual([expect.objectContaining({ type: 'LeaseExpired', data: expect.objectContaining({ resource: 'slot', fence: 1 }) })]);
+      expect(events.map((r) => r.event)).toEqual([
+        expect.objectContaining({
+          type: 'LeaseExpired',
+          data: expect.objectContaining({ resource: 'slot', fence: 1 }),
+        }),
+      ]);
       expect(coordinator.leases()).toEqual([]);
     });
 
     it('checkpoints while a lease is live and nothing else is appended', async () => {
-      const { coordinator, log } = await openCoordinator({ clock: createMonotonicClock(`mono-${++bootCounter}`), runTimers: true, checkpointIntervalMillis: 10 });
+      const { coordinator, log } = await openCoordinator({
+        clock: createMonotonicClock(`mono-${++bootCounter}`),
+        runTimers: true,
+        checkpointIntervalMillis: 10,
+      });
       await coordinator.acquire(request('slot', 'agent-a'));
       const [next] = await takeUntil(log.subscribe({ after: coordinator.position }), coordinator.position + 1);
       expect(next?.event.type).toBe('CoordinatorCheckpointed');
@@ -413,19 +635,35 @@ describe('DurableCoordinator', () => {
   });
 
   describe('after the whole log was lost', () => {
-    it('raises the fence counter above a gate\'s reported floor, durably, so no earlier fence is issued again', async () => {
+    it("raises the fence counter above a gate's reported floor, durably, so no earlier fence is issued again", async () => {
       // Given a coordinator on an empty log (the old one is gone) and a gate whose floor is fence 57
       const storage = createTestEventLogStorage();
       const { coordinator } = await openCoordinator({ log: createTestEventLog(storage), lostFenceMarginFences: 1000 });
       // When the gate reports it, twice
-      const first = await coordinator.reportFloor({ gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 57 });
-      const again = await coordinator.reportFloor({ gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 57 });
+      const first = await coordinator.reportFloor({
+        gateId: 'gate-1',
+        resource: 'slot',
+        holderId: 'agent-a',
+        fence: 57,
+      });
+      const again = await coordinator.reportFloor({
+        gateId: 'gate-1',
+        resource: 'slot',
+        holderId: 'agent-a',
+        fence: 57,
+      });
       // Then the counter is above it and its margin, once, and survives a restart
-      expect([first, again]).toEqual([{ ok: true, raised: true, fenceCounter: 1057 }, { ok: true, raised: false, fenceCounter: 1057 }]);
+      expect([first, again]).toEqual([
+        { ok: true, raised: true, fenceCounter: 1057 },
+        { ok: true, raised: false, fenceCounter: 1057 },
+      ]);
       expect(await coordinator.acquire(request('slot', 'agent-b'))).toMatchObject({ ok: true, grant: { fence: 1058 } });
       const { coordinator: next } = await openCoordinator({ log: createTestEventLog(storage) });
       expect(next.recovery.recoveredFence).toBe(1058);
-      expect(await next.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 57 })).toEqual({ ok: false, reason: 'expired' });
+      expect(await next.renew({ ...request('slot', 'agent-a', 'n-1'), fence: 57 })).toEqual({
+        ok: false,
+        reason: 'expired',
+      });
     });
 
     it('refuses acquisitions for floorWaitMillis after starting on a log that issued no fence, and only then', async () => {
@@ -434,9 +672,14 @@ describe('DurableCoordinator', () => {
       const { coordinator, clock } = await openCoordinator({ log: createTestEventLog(storage), floorWaitMillis: 1000 });
       // Then acquisitions wait (retryable), a floor report goes through, and grants start after the wait
       await expect(coordinator.acquire(request('slot', 'agent-a'))).rejects.toEqual(unavailable('awaiting-floors'));
-      expect(await coordinator.reportFloor({ gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 5 })).toMatchObject({ raised: true });
+      expect(
+        await coordinator.reportFloor({ gateId: 'gate-1', resource: 'slot', holderId: 'agent-a', fence: 5 }),
+      ).toMatchObject({ raised: true });
       clock.advance(1000);
-      expect(await coordinator.acquire(request('slot', 'agent-a'))).toMatchObject({ ok: true, grant: { fence: 1_000_006 } });
+      expect(await coordinator.acquire(request('slot', 'agent-a'))).toMatchObject({
+        ok: true,
+        grant: { fence: 1_000_006 },
+      });
       // And a restart on a log that has issued fences does not wait
       const { coordinator: next } = await openCoordinator({ log: createTestEventLog(storage), floorWaitMillis: 1000 });
       expect(await next.acquire(request('other', 'agent-b'))).toMatchObject({ ok: true });
@@ -450,7 +693,11 @@ describe('DurableCoordinator', () => {
       const { coordinator: dead } = await openCoordinator({ log: createTestEventLog(storage) });
       await dead.acquire(request('slot', 'agent-a'));
       const { coordinator, log } = await openCoordinator({
-        log: createTestEventLog(storage), clock: createMonotonicClock(`mono-${++bootCounter}`), runTimers: true, checkpointIntervalMillis: 3_600_000, graceCheckpointIntervalMillis: 10,
+        log: createTestEventLog(storage),
+        clock: createMonotonicClock(`mono-${++bootCounter}`),
+        runTimers: true,
+        checkpointIntervalMillis: 3_600_000,
+        graceCheckpointIntervalMillis: 10,
       });
       expect(coordinator.leases()).toEqual([expect.objectContaining({ inGrace: true })]);
       // When nothing is appended, Then the boot records its uptime on its own
@@ -491,9 +738,15 @@ describe('DurableCoordinator', () => {
         onAppend: ({ events, commands }) => appends.push({ events, commands }),
         onOutcome: (type, outcome) => outcomes.push([type, outcome]),
       });
-      await Promise.all([coordinator.acquire(request('slot', 'agent-a')), coordinator.acquire(request('slot', 'agent-b'))]);
+      await Promise.all([
+        coordinator.acquire(request('slot', 'agent-a')),
+        coordinator.acquire(request('slot', 'agent-b')),
+      ]);
       expect(appends).toEqual([{ events: 1, commands: 2 }]);
-      expect(outcomes).toEqual([['AcquireLease', { ok: true }], ['AcquireLease', { ok: false, reason: 'held' }]]);
+      expect(outcomes).toEqual([
+        ['AcquireLease', { ok: true }],
+        ['AcquireLease', { ok: false, reason: 'held' }],
+      ]);
     });
   });
 });

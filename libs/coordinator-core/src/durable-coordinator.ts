@@ -17,7 +17,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
-import { describeValue, MAX_TTL_MILLIS, requireObject, type FenceToken, type Instant, type ReleaseOutcome, type RenewOutcome } from 'lease-fence';
+import {
+  describeValue,
+  MAX_TTL_MILLIS,
+  requireObject,
+  type FenceToken,
+  type Instant,
+  type ReleaseOutcome,
+  type RenewOutcome,
+} from 'lease-fence';
 import { checkEvents } from './codec.js';
 import type {
   AdmitFence,
@@ -123,7 +131,10 @@ export class DurableCoordinator {
     this.decided = cloneState(state);
     this.mintedFence = state.table.issuedFence;
     // A log that has issued no fence may be one that was lost: let the gates report their floors first.
-    this.floorWaitUntilMillis = config.floorWaitMillis > 0 && state.table.issuedFence === 0 ? config.clock.now().millis + config.floorWaitMillis : undefined;
+    this.floorWaitUntilMillis =
+      config.floorWaitMillis > 0 && state.table.issuedFence === 0
+        ? config.clock.now().millis + config.floorWaitMillis
+        : undefined;
     if (config.runTimers) {
       this.armExpiry(this.earliestExpiryMillis());
       this.checkpointTimer = setInterval(() => this.checkpointIfIdle(), config.checkpointIntervalMillis).unref();
@@ -153,9 +164,15 @@ export class DurableCoordinator {
   static async open(options: DurableCoordinatorOptions): Promise<DurableCoordinator> {
     const config = resolveOptions(options);
     const openedAt = performance.now();
-    const replay = await replayLog(config.log, config.replayCacheSize === undefined ? {} : { replayCacheSize: config.replayCacheSize });
+    const replay = await replayLog(
+      config.log,
+      config.replayCacheSize === undefined ? {} : { replayCacheSize: config.replayCacheSize },
+    );
     if (config.takeOverAtVersion !== undefined && replay.state.position !== config.takeOverAtVersion) {
-      throw new ExpectedVersionConflictError({ expectedVersion: config.takeOverAtVersion, actualVersion: replay.state.position });
+      throw new ExpectedVersionConflictError({
+        expectedVersion: config.takeOverAtVersion,
+        actualVersion: replay.state.position,
+      });
     }
     const { burnFencesThrough } = config;
     const now: Now = { instant: config.clock.now(), wallMillis: config.wallClock() };
@@ -226,7 +243,12 @@ export class DurableCoordinator {
    *   or (`'awaiting-floors'`) during `floorWaitMillis` after starting on a log that had issued no fence.
    * @throws {@link ProtocolMisuseError} if `requestId` was already used by this holder for another resource.
    */
-  async acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<CoordinatorAcquireOutcome> {
+  async acquire(request: {
+    readonly resource: string;
+    readonly holderId: string;
+    readonly requestId: string;
+    readonly ttlMillis?: number | undefined;
+  }): Promise<CoordinatorAcquireOutcome> {
     const api = 'DurableCoordinator.acquire';
     requireObject(api, 'request', request);
     const command = {
@@ -235,11 +257,18 @@ export class DurableCoordinator {
       requestId: checkId(api, 'requestId', request.requestId),
       ttlMillis: this.checkTtl(api, request.ttlMillis ?? this.config.defaultTtlMillis),
     };
-    if (this.floorWaitUntilMillis !== undefined && this.config.clock.now().millis < this.floorWaitUntilMillis) throw new CoordinatorUnavailableError('awaiting-floors');
+    if (this.floorWaitUntilMillis !== undefined && this.config.clock.now().millis < this.floorWaitUntilMillis)
+      throw new CoordinatorUnavailableError('awaiting-floors');
     const lockDelayMillis = lockDelayMillisFor(this.config.lockDelays, command.resource);
     const fenceFirst = this.config.fenceFirst;
-    if (fenceFirst === undefined || !fenceFirst.appliesTo(command.resource)) return this.enqueue({ type: 'AcquireLease', ...command, lockDelayMillis });
-    const reserved = await this.enqueue({ type: 'ReserveFence', ...command, lockDelayMillis, timeoutMillis: fenceFirst.timeoutMillis });
+    if (fenceFirst === undefined || !fenceFirst.appliesTo(command.resource))
+      return this.enqueue({ type: 'AcquireLease', ...command, lockDelayMillis });
+    const reserved = await this.enqueue({
+      type: 'ReserveFence',
+      ...command,
+      lockDelayMillis,
+      timeoutMillis: fenceFirst.timeoutMillis,
+    });
     if (reserved.ok !== 'pending') return reserved;
     return this.handOver(fenceFirst, reserved.reservation);
   }
@@ -254,9 +283,16 @@ export class DurableCoordinator {
     if (running !== undefined) return running;
     const { resource, holderId, fence, requestId } = reservation;
     const handover = (async (): Promise<CoordinatorAcquireOutcome> => {
-      const admitted = await fenceFirst.admit({ resource, holderId, fence, requestId, timeoutMillis: fenceFirst.timeoutMillis }).catch(() => undefined);
+      const admitted = await fenceFirst
+        .admit({ resource, holderId, fence, requestId, timeoutMillis: fenceFirst.timeoutMillis })
+        .catch(() => undefined);
       if (admitted !== undefined) {
-        const activated = await this.enqueue({ type: 'ActivateReservedLease', resource, fence, gateId: admitted.gateId });
+        const activated = await this.enqueue({
+          type: 'ActivateReservedLease',
+          resource,
+          fence,
+          gateId: admitted.gateId,
+        });
         if (activated.ok !== false || activated.reason !== 'not-pending') return activated;
       } else {
         const burned = await this.enqueue({ type: 'BurnReservedFence', resource, fence });
@@ -274,7 +310,13 @@ export class DurableCoordinator {
    * @param request.ttlMillis - New duration in milliseconds; defaults to the lease's current ttl.
    * @throws as {@link DurableCoordinator.acquire}.
    */
-  async renew(request: { readonly resource: string; readonly holderId: string; readonly fence: number; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<RenewOutcome> {
+  async renew(request: {
+    readonly resource: string;
+    readonly holderId: string;
+    readonly fence: number;
+    readonly requestId: string;
+    readonly ttlMillis?: number | undefined;
+  }): Promise<RenewOutcome> {
     const api = 'DurableCoordinator.renew';
     requireObject(api, 'request', request);
     return this.enqueue({
@@ -320,17 +362,27 @@ export class DurableCoordinator {
     if (rejection.kind !== 'stale' && rejection.kind !== 'double-grant') {
       throw new RangeError(`${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(rejection.kind)}`);
     }
-    if (typeof rejection.seq !== 'number') throw new TypeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
-    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0) throw new RangeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
+    if (typeof rejection.seq !== 'number')
+      throw new TypeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
+    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0)
+      throw new RangeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
     return this.enqueue({
       type: 'RecordFenceRejection',
       gateId: checkId(api, 'gateId', rejection.gateId),
       resource: checkId(api, 'resource', rejection.resource),
       seq: rejection.seq,
       kind: rejection.kind,
-      rejected: { holderId: checkId(api, 'rejected.holderId', rejection.rejected.holderId), fence: checkFence(api, 'rejected.fence', rejection.rejected.fence) },
-      current: { holderId: checkId(api, 'current.holderId', rejection.current.holderId), fence: checkFence(api, 'current.fence', rejection.current.fence) },
-      ...(rejection.gateWallMillis === undefined ? {} : { gateWallMillis: checkWallMillis(api, 'gateWallMillis', rejection.gateWallMillis) }),
+      rejected: {
+        holderId: checkId(api, 'rejected.holderId', rejection.rejected.holderId),
+        fence: checkFence(api, 'rejected.fence', rejection.rejected.fence),
+      },
+      current: {
+        holderId: checkId(api, 'current.holderId', rejection.current.holderId),
+        fence: checkFence(api, 'current.fence', rejection.current.fence),
+      },
+      ...(rejection.gateWallMillis === undefined
+        ? {}
+        : { gateWallMillis: checkWallMillis(api, 'gateWallMillis', rejection.gateWallMillis) }),
     });
   }
 
@@ -341,7 +393,10 @@ export class DurableCoordinator {
    * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
    */
   async admitFence(admission: Omit<AdmitFence, 'type'>): Promise<AdmitFenceOutcome> {
-    return this.enqueue({ type: 'AdmitFence', ...checkGateFence('DurableCoordinator.admitFence', 'admission', admission) });
+    return this.enqueue({
+      type: 'AdmitFence',
+      ...checkGateFence('DurableCoordinator.admitFence', 'admission', admission),
+    });
   }
 
   /**
@@ -356,7 +411,11 @@ export class DurableCoordinator {
    * @throws TypeError / RangeError for a malformed report; {@link CoordinatorUnavailableError} as for acquire.
    */
   async reportFloor(report: Omit<ReportFloor, 'type' | 'marginFences'>): Promise<ReportFloorOutcome> {
-    return this.enqueue({ type: 'ReportFloor', ...checkGateFence('DurableCoordinator.reportFloor', 'report', report), marginFences: this.config.lostFenceMarginFences });
+    return this.enqueue({
+      type: 'ReportFloor',
+      ...checkGateFence('DurableCoordinator.reportFloor', 'report', report),
+      marginFences: this.config.lostFenceMarginFences,
+    });
   }
 
   /**
@@ -416,7 +475,8 @@ export class DurableCoordinator {
 
   private enqueue<C extends CoordinatorCommand>(command: C): Promise<OutcomeOf<C>> {
     const unavailable = this.unavailableReason();
-    if (unavailable !== undefined) return Promise.reject(new CoordinatorUnavailableError(unavailable, { cause: this.failureCause }));
+    if (unavailable !== undefined)
+      return Promise.reject(new CoordinatorUnavailableError(unavailable, { cause: this.failureCause }));
     return new Promise<OutcomeOf<C>>((resolve, reject) => {
       this.queue.push({ command, resolve: resolve as (outcome: unknown) => void, reject });
       this.scheduleFlush();
@@ -488,22 +548,37 @@ export class DurableCoordinator {
       try {
         await this.config.log.append(events, { expectedVersion });
       } catch (error) {
-        this.fail(error instanceof ExpectedVersionConflictError ? 'superseded' : 'unhealthy', error, accepted.map((a) => a.pending));
+        this.fail(
+          error instanceof ExpectedVersionConflictError ? 'superseded' : 'unhealthy',
+          error,
+          accepted.map((a) => a.pending),
+        );
         return;
       }
       try {
         for (const event of events) evolve(this.committed, event);
       } catch (error) {
-        this.fail('unhealthy', error, accepted.map((a) => a.pending));
+        this.fail(
+          'unhealthy',
+          error,
+          accepted.map((a) => a.pending),
+        );
         return;
       }
       const millis = performance.now() - startedAt;
-      callHook(() => this.config.hooks.onAppend?.({ events: events.length, commands: accepted.length, millis, appended: events }));
+      callHook(() =>
+        this.config.hooks.onAppend?.({ events: events.length, commands: accepted.length, millis, appended: events }),
+      );
     }
     for (const { pending, outcome } of accepted) {
       pending.resolve(outcome);
       const result = outcome as { ok?: boolean; reason?: string };
-      callHook(() => this.config.hooks.onOutcome?.(pending.command.type, result.reason === undefined ? { ok: result.ok !== false } : { ok: false, reason: result.reason }));
+      callHook(() =>
+        this.config.hooks.onOutcome?.(
+          pending.command.type,
+          result.reason === undefined ? { ok: result.ok !== false } : { ok: false, reason: result.reason },
+        ),
+      );
     }
     this.afterCommit(events, snapshotInBatch);
   }
@@ -571,7 +646,8 @@ export class DurableCoordinator {
   private checkTtl(api: string, ttlMillis: unknown): number {
     const { minTtlMillis, maxTtlMillis } = this.config;
     const what = `an integer number of milliseconds in [${minTtlMillis}, ${maxTtlMillis}]`;
-    if (typeof ttlMillis !== 'number') throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
+    if (typeof ttlMillis !== 'number')
+      throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
     if (!Number.isInteger(ttlMillis) || ttlMillis < minTtlMillis || ttlMillis > maxTtlMillis) {
       throw new RangeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
     }
@@ -615,11 +691,14 @@ export class DurableCoordinator {
     if (this.expiryTimer !== undefined) clearTimeout(this.expiryTimer);
     const delayMillis = Math.max(0, Math.ceil(atMillis - this.config.clock.now().millis)) + 1;
     this.expiryArmedAtMillis = atMillis;
-    this.expiryTimer = setTimeout(() => {
-      this.expiryTimer = undefined;
-      this.expiryArmedAtMillis = undefined;
-      this.expireDue().catch(() => undefined); // a stopped coordinator's status says why
-    }, Math.min(delayMillis, MAX_TTL_MILLIS)).unref();
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = undefined;
+        this.expiryArmedAtMillis = undefined;
+        this.expireDue().catch(() => undefined); // a stopped coordinator's status says why
+      },
+      Math.min(delayMillis, MAX_TTL_MILLIS),
+    ).unref();
   }
 
   private checkpointIfIdle(): void {
@@ -628,7 +707,10 @@ export class DurableCoordinator {
     if (boot === undefined || (!this.config.heartbeat && this.committed.table.leases().next().done === true)) return;
     // While a carried lease is in grace, a short interval: a boot that dies unrecorded must not
     // leave the next boot to give the same grace again (see decideStart in decider/decide.ts).
-    const intervalMillis = this.committed.carried.size > 0 ? this.config.graceCheckpointIntervalMillis : this.config.checkpointIntervalMillis;
+    const intervalMillis =
+      this.committed.carried.size > 0
+        ? this.config.graceCheckpointIntervalMillis
+        : this.config.checkpointIntervalMillis;
     if (this.config.clock.now().millis - boot.lastAtMillis < intervalMillis) return;
     this.checkpoint().catch(() => undefined);
   }

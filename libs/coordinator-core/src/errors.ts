@@ -27,8 +27,8 @@ export class CoordinatorUnavailableError extends Error {
     options: { readonly cause?: unknown } = {},
   ) {
     super(
-      `coordinator unavailable (${reason}): ${MESSAGES[reason]}`
-        + (options.cause instanceof Error ? `; cause: ${options.cause.message}` : ''),
+      `coordinator unavailable (${reason}): ${MESSAGES[reason]}` +
+        (options.cause instanceof Error ? `; cause: ${options.cause.message}` : ''),
       options.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'CoordinatorUnavailableError';
@@ -39,5 +39,6 @@ const MESSAGES: Record<CoordinatorUnavailableReason, string> = {
   superseded: 'another writer appended to the log; this coordinator stopped granting',
   unhealthy: 'an append to the log failed and its outcome is unknown; this coordinator stopped granting',
   closed: 'the coordinator was closed',
-  'awaiting-floors': 'the coordinator started on a log that has issued no fence, and waits for gates to report their floors before its first grant',
+  'awaiting-floors':
+    'the coordinator started on a log that has issued no fence, and waits for gates to report their floors before its first grant',
 };

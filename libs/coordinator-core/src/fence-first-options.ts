@@ -31,5 +31,3 @@ export interface FenceFirstOptions {
    */
   admit(request: FenceAdmitRequest): Promise<{ readonly gateId: string } | undefined>;
 }
-
-

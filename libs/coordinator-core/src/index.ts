@@ -9,7 +9,16 @@
  *
  * @see docs/design.md § "The event-sourced coordinator"
  */
-export type { AppendOptions, AppendResult, CoordinatorEvent, EventLog, ReadRange, RecordedEvent, Snapshot, Subscription } from './ports/event-log.js';
+export type {
+  AppendOptions,
+  AppendResult,
+  CoordinatorEvent,
+  EventLog,
+  ReadRange,
+  RecordedEvent,
+  Snapshot,
+  Subscription,
+} from './ports/event-log.js';
 export {
   EventLogClosedError,
   EventLogCorruptError,
@@ -19,8 +28,18 @@ export {
   type EventLogCorruptIssue,
 } from './ports/event-log-errors.js';
 export { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './ports/event-log-arguments.js';
-export { createCatchUpSubscription, type CatchUpSource, type CatchUpSubscriptionOptions } from './ports/catch-up-subscription.js';
-export { groupIntoPages, readInPages, readPagesOf, readRecordPages, type PagedRecordSource } from './ports/paged-read.js';
+export {
+  createCatchUpSubscription,
+  type CatchUpSource,
+  type CatchUpSubscriptionOptions,
+} from './ports/catch-up-subscription.js';
+export {
+  groupIntoPages,
+  readInPages,
+  readPagesOf,
+  readRecordPages,
+  type PagedRecordSource,
+} from './ports/paged-read.js';
 export {
   createMemoryEventLog,
   createMemoryEventLogStorage,
@@ -29,7 +48,15 @@ export {
   type MemoryEventLogOptions,
   type MemoryEventLogStorage,
 } from './ports/memory-event-log.js';
-export { checkEvents, decodeRecord, decodeSnapshot, encodeEvents, type EncodedEvent, type StoredEventRecord, type StoredSnapshot } from './codec.js';
+export {
+  checkEvents,
+  decodeRecord,
+  decodeSnapshot,
+  encodeEvents,
+  type EncodedEvent,
+  type StoredEventRecord,
+  type StoredSnapshot,
+} from './codec.js';
 export {
   MAX_WALL_MILLIS,
   type AcquireLease,

@@ -31,8 +31,19 @@ describe('lockDelayMillisFor', () => {
 
 describe('checkLockDelayRules', () => {
   it.each([
-    ['a bad pattern', [{ pattern: 'a*b', millis: 1 }], /lockDelays\.0\.pattern may contain `\*` only as its last character/],
-    ['a pattern listed twice', [{ pattern: 'db', millis: 1 }, { pattern: 'db', millis: 2 }], /lockDelays\.1\.pattern "db" is listed twice/],
+    [
+      'a bad pattern',
+      [{ pattern: 'a*b', millis: 1 }],
+      /lockDelays\.0\.pattern may contain `\*` only as its last character/,
+    ],
+    [
+      'a pattern listed twice',
+      [
+        { pattern: 'db', millis: 1 },
+        { pattern: 'db', millis: 2 },
+      ],
+      /lockDelays\.1\.pattern "db" is listed twice/,
+    ],
     ['a negative delay', [{ pattern: 'db', millis: -1 }], /lockDelays\.0\.millis must be an integer of milliseconds/],
     ['a fractional delay', [{ pattern: 'db', millis: 1.5 }], /lockDelays\.0\.millis/],
     ['a delay over 2^31 - 1', [{ pattern: 'db', millis: 2 ** 31 }], /lockDelays\.0\.millis/],
@@ -50,7 +61,13 @@ describe('DurableCoordinator with lock-delay rules', () => {
   let boots = 0;
   const open = async (log: EventLog, clock: ManualClock, options: Partial<DurableCoordinatorOptions> = {}) => {
     const coordinator = await DurableCoordinator.open({
-      log, clock, namespace: 'default', defaultTtlMillis: 1000, runTimers: false, lockDelays: [{ pattern: 'deploy-*', millis: 5000 }], ...options,
+      log,
+      clock,
+      namespace: 'default',
+      defaultTtlMillis: 1000,
+      runTimers: false,
+      lockDelays: [{ pattern: 'deploy-*', millis: 5000 }],
+      ...options,
     });
     opened.push(coordinator);
     return coordinator;
@@ -66,7 +83,11 @@ describe('DurableCoordinator with lock-delay rules', () => {
     boot1.advance(1000);
     expect(await dead.expireDue()).toBe(2);
     boot1.advance(1000);
-    expect(await dead.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-1' })).toEqual({ ok: false, reason: 'lock-delay', retryAfterMillis: 4000 });
+    expect(await dead.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-1' })).toEqual({
+      ok: false,
+      reason: 'lock-delay',
+      retryAfterMillis: 4000,
+    });
     expect(await dead.acquire({ resource: 'db', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({ ok: true });
     expect(await dead.checkpoint()).toBe(true);
 
@@ -75,11 +96,22 @@ describe('DurableCoordinator with lock-delay rules', () => {
     const coordinator = await open(createTestEventLog(storage), boot2);
 
     // Then the 4000 ms left of the delay still hold, counted from the restart
-    expect(await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-3' })).toEqual({ ok: false, reason: 'lock-delay', retryAfterMillis: 4000 });
+    expect(await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-3' })).toEqual({
+      ok: false,
+      reason: 'lock-delay',
+      retryAfterMillis: 4000,
+    });
     boot2.advance(3999);
-    expect(await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-3' })).toEqual({ ok: false, reason: 'lock-delay', retryAfterMillis: 1 });
+    expect(await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-3' })).toEqual({
+      ok: false,
+      reason: 'lock-delay',
+      retryAfterMillis: 1,
+    });
     boot2.advance(1);
-    expect(await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-3' })).toMatchObject({ ok: true, grant: { fence: 4 } });
+    expect(await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-3' })).toMatchObject({
+      ok: true,
+      grant: { fence: 4 },
+    });
   });
 
   it('does not delay after a release', async () => {
@@ -88,13 +120,18 @@ describe('DurableCoordinator with lock-delay rules', () => {
     const granted = await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-a', requestId: 'a-1' });
     expect(granted.ok).toBe(true);
     expect(await coordinator.release({ resource: 'deploy-web', holderId: 'agent-a', fence: 1 })).toEqual({ ok: true });
-    expect(await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({ ok: true, grant: { fence: 2 } });
+    expect(await coordinator.acquire({ resource: 'deploy-web', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({
+      ok: true,
+      grant: { fence: 2 },
+    });
   });
 
   it('refuses bad rules at open, naming the rule, and writes nothing', async () => {
     const log = createTestEventLog();
     const clock = createManualClock(`lock-delay-boot-${++boots}`, { start: 0 });
-    await expect(open(log, clock, { lockDelays: [{ pattern: 'deploy-*', millis: -5 }] })).rejects.toThrow('DurableCoordinator.open: lockDelays.0.millis');
+    await expect(open(log, clock, { lockDelays: [{ pattern: 'deploy-*', millis: -5 }] })).rejects.toThrow(
+      'DurableCoordinator.open: lockDelays.0.millis',
+    );
     expect(await log.version()).toBe(0);
   });
 });

@@ -29,18 +29,32 @@ export type LockDelayRuleNamer = (index: number, field: 'pattern' | 'millis') =>
  * @returns the rules, copied.
  * @throws TypeError / RangeError naming the rule's field, what is wrong and the value.
  */
-export function checkLockDelayRules(api: string, rules: unknown, nameOf: LockDelayRuleNamer = (index, field) => `lockDelays.${index}.${field}`): readonly LockDelayRule[] {
-  if (!Array.isArray(rules)) throw new TypeError(`${api}: lockDelays must be an array of { pattern, millis }, got ${String(rules)}`);
+export function checkLockDelayRules(
+  api: string,
+  rules: unknown,
+  nameOf: LockDelayRuleNamer = (index, field) => `lockDelays.${index}.${field}`,
+): readonly LockDelayRule[] {
+  if (!Array.isArray(rules))
+    throw new TypeError(`${api}: lockDelays must be an array of { pattern, millis }, got ${String(rules)}`);
   const seen = new Set<string>();
   return rules.map((rule: unknown, index): LockDelayRule => {
-    if (rule === null || typeof rule !== 'object') throw new TypeError(`${api}: lockDelays.${index} must be an object { pattern, millis }, got ${String(rule)}`);
+    if (rule === null || typeof rule !== 'object')
+      throw new TypeError(`${api}: lockDelays.${index} must be an object { pattern, millis }, got ${String(rule)}`);
     const { pattern, millis } = rule as { pattern?: unknown; millis?: unknown };
     const parsed = ResourcePatternSchema.safeParse(pattern);
-    if (!parsed.success) throw new RangeError(`${api}: ${nameOf(index, 'pattern')} ${parsed.error.issues[0]?.message ?? 'is not a resource pattern'}, got ${JSON.stringify(pattern)}`);
-    if (seen.has(parsed.data)) throw new RangeError(`${api}: ${nameOf(index, 'pattern')} ${JSON.stringify(parsed.data)} is listed twice; give each pattern one delay`);
+    if (!parsed.success)
+      throw new RangeError(
+        `${api}: ${nameOf(index, 'pattern')} ${parsed.error.issues[0]?.message ?? 'is not a resource pattern'}, got ${JSON.stringify(pattern)}`,
+      );
+    if (seen.has(parsed.data))
+      throw new RangeError(
+        `${api}: ${nameOf(index, 'pattern')} ${JSON.stringify(parsed.data)} is listed twice; give each pattern one delay`,
+      );
     seen.add(parsed.data);
     if (typeof millis !== 'number' || !Number.isSafeInteger(millis) || millis < 0 || millis > MAX_TTL_MILLIS) {
-      throw new RangeError(`${api}: ${nameOf(index, 'millis')} must be an integer of milliseconds in [0, ${MAX_TTL_MILLIS}], got ${String(millis)}`);
+      throw new RangeError(
+        `${api}: ${nameOf(index, 'millis')} must be an integer of milliseconds in [0, ${MAX_TTL_MILLIS}], got ${String(millis)}`,
+      );
     }
     return { pattern: parsed.data, millis };
   });

@@ -69,27 +69,33 @@ describe('replayLog', () => {
     expect(result.state.table.issuedFence).toBe(1300);
   });
 
-  it.each(readers)('stops at a record that does not decode, in the middle of a page read %s, naming its position', async (_reader, view) => {
-    // Given a log whose record at position 700 (inside the second page) is damaged
-    const memory = await logOf(history(1300));
-    memory.storage.records[699] = { ...memory.storage.records[699]!, data: '{"resource":"resource-699"}' };
-    // When it is replayed
-    const error = await replayLog(view(memory)).catch((e: unknown) => e);
-    // Then recovery stops there
-    expect(error).toBeInstanceOf(EventLogCorruptError);
-    expect(error).toMatchObject({ position: 700 });
-  });
+  it.each(readers)(
+    'stops at a record that does not decode, in the middle of a page read %s, naming its position',
+    async (_reader, view) => {
+      // Given a log whose record at position 700 (inside the second page) is damaged
+      const memory = await logOf(history(1300));
+      memory.storage.records[699] = { ...memory.storage.records[699]!, data: '{"resource":"resource-699"}' };
+      // When it is replayed
+      const error = await replayLog(view(memory)).catch((e: unknown) => e);
+      // Then recovery stops there
+      expect(error).toBeInstanceOf(EventLogCorruptError);
+      expect(error).toMatchObject({ position: 700 });
+    },
+  );
 
-  it.each(readers)('names the first bad position when an event before a damaged record in the same page contradicts the state (read %s)', async (_reader, view) => {
-    // Given a release of a lease that is not current at position 600, and a damaged record at 700 in the same page
-    const events = history(1300);
-    events[599] = leaseReleased('resource-9999', 'agent-a', 1, { atMillis: 599 });
-    const memory = await logOf(events);
-    memory.storage.records[699] = { ...memory.storage.records[699]!, data: '[]' };
-    // When it is replayed
-    const error = await replayLog(view(memory)).catch((e: unknown) => e);
-    // Then the error names the release, the first position that does not fold
-    expect(error).toBeInstanceOf(EventLogCorruptError);
-    expect(error).toMatchObject({ position: 600 });
-  });
+  it.each(readers)(
+    'names the first bad position when an event before a damaged record in the same page contradicts the state (read %s)',
+    async (_reader, view) => {
+      // Given a release of a lease that is not current at position 600, and a damaged record at 700 in the same page
+      const events = history(1300);
+      events[599] = leaseReleased('resource-9999', 'agent-a', 1, { atMillis: 599 });
+      const memory = await logOf(events);
+      memory.storage.records[699] = { ...memory.storage.records[699]!, data: '[]' };
+      // When it is replayed
+      const error = await replayLog(view(memory)).catch((e: unknown) => e);
+      // Then the error names the release, the first position that does not fold
+      expect(error).toBeInstanceOf(EventLogCorruptError);
+      expect(error).toMatchObject({ position: 600 });
+    },
+  );
 });

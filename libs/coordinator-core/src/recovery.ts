@@ -44,12 +44,19 @@ export interface ReplayOptions {
 export async function replayLog(log: EventLog, options: ReplayOptions = {}): Promise<ReplayResult> {
   const snapshot = options.ignoreSnapshot === true ? undefined : await log.latestSnapshot();
   const restored = snapshot === undefined ? undefined : fromSnapshot(snapshot);
-  const state = restored ?? createInitialState(options.replayCacheSize === undefined ? {} : { replayCacheSize: options.replayCacheSize });
+  const state =
+    restored ??
+    createInitialState(options.replayCacheSize === undefined ? {} : { replayCacheSize: options.replayCacheSize });
   const version = await log.version();
   if (restored !== undefined && restored.position > version) {
     throw new EventLogCorruptError({
       position: version + 1,
-      issues: [{ path: '', message: `the snapshot covers ${restored.position} events but the log holds only ${version}: acknowledged events are missing` }],
+      issues: [
+        {
+          path: '',
+          message: `the snapshot covers ${restored.position} events but the log holds only ${version}: acknowledged events are missing`,
+        },
+      ],
     });
   }
   const fromPosition = state.position + 1;
@@ -59,14 +66,23 @@ export async function replayLog(log: EventLog, options: ReplayOptions = {}): Pro
       if (recorded.position !== state.position + 1) {
         throw new EventLogCorruptError({
           position: state.position + 1,
-          issues: [{ path: '', message: `replay expected position ${state.position + 1}, the log returned ${recorded.position}` }],
+          issues: [
+            {
+              path: '',
+              message: `replay expected position ${state.position + 1}, the log returned ${recorded.position}`,
+            },
+          ],
         });
       }
       try {
         evolve(state, recorded.event);
       } catch (error) {
         if (error instanceof EventLogCorruptError) throw error;
-        throw new EventLogCorruptError({ position: recorded.position, issues: [{ path: '', message: error instanceof Error ? error.message : String(error) }], cause: error });
+        throw new EventLogCorruptError({
+          position: recorded.position,
+          issues: [{ path: '', message: error instanceof Error ? error.message : String(error) }],
+          cause: error,
+        });
       }
     }
   }

@@ -7,7 +7,12 @@ import type { EventLog, RecordedEvent, Subscription } from './ports/event-log.js
 import { StandbyCoordinator, type StandbyCoordinatorOptions } from './standby-coordinator.js';
 import { readAll } from './testing/event-log-contract.js';
 import { describeStandbyScenarios } from './testing/standby-scenarios.js';
-import { createTestEventLog, createTestEventLogStorage, type TestEventLog, type TestEventLogStorage } from './testing/test-event-log.js';
+import {
+  createTestEventLog,
+  createTestEventLogStorage,
+  type TestEventLog,
+  type TestEventLogStorage,
+} from './testing/test-event-log.js';
 
 const TTL_MILLIS = 10_000;
 const SILENCE_MILLIS = 3_000;
@@ -18,14 +23,26 @@ afterEach(async () => {
 });
 
 async function openActive(log: EventLog, clock: ManualClock): Promise<DurableCoordinator> {
-  const coordinator = await DurableCoordinator.open({ log, namespace: 'default', clock, defaultTtlMillis: TTL_MILLIS, runTimers: false });
+  const coordinator = await DurableCoordinator.open({
+    log,
+    namespace: 'default',
+    clock,
+    defaultTtlMillis: TTL_MILLIS,
+    runTimers: false,
+  });
   cleanups.push(() => coordinator.close());
   return coordinator;
 }
 
 function follow(log: EventLog, clock: Clock, options: Partial<StandbyCoordinatorOptions> = {}): StandbyCoordinator {
   const standby = StandbyCoordinator.follow({
-    log, namespace: 'default', clock, defaultTtlMillis: TTL_MILLIS, runTimers: false, silenceMillis: SILENCE_MILLIS, ...options,
+    log,
+    namespace: 'default',
+    clock,
+    defaultTtlMillis: TTL_MILLIS,
+    runTimers: false,
+    silenceMillis: SILENCE_MILLIS,
+    ...options,
   });
   cleanups.push(() => standby.close());
   return standby;
@@ -66,10 +83,16 @@ describe('StandbyCoordinator', () => {
       const log = createTestEventLog();
 
       // Act / Assert
-      expect(() => StandbyCoordinator.follow({
-        log, namespace: 'default', clock: createManualClock('standby'), defaultTtlMillis: TTL_MILLIS, silenceMillis: SILENCE_MILLIS,
-        ...(options as Partial<StandbyCoordinatorOptions>),
-      })).toThrow(field);
+      expect(() =>
+        StandbyCoordinator.follow({
+          log,
+          namespace: 'default',
+          clock: createManualClock('standby'),
+          defaultTtlMillis: TTL_MILLIS,
+          silenceMillis: SILENCE_MILLIS,
+          ...(options as Partial<StandbyCoordinatorOptions>),
+        }),
+      ).toThrow(field);
     });
 
     it('follows the log from its first event and counts silence from the last one it saw', async () => {
@@ -102,23 +125,50 @@ describe('StandbyCoordinator', () => {
       restartStorage.records.push(...storage.records);
 
       // When the standby takes over at t=53000 of its clock, and a plain restart recovers the copy at the same reading
-      const successor = await standby.takeOverIfSilent({ clock: createManualClock('boot-successor', { start: 53_000 }) });
+      const successor = await standby.takeOverIfSilent({
+        clock: createManualClock('boot-successor', { start: 53_000 }),
+      });
       cleanups.push(async () => successor?.close());
-      const restarted = await openActive(createTestEventLog(restartStorage), createManualClock('boot-successor', { start: 53_000 }));
+      const restarted = await openActive(
+        createTestEventLog(restartStorage),
+        createManualClock('boot-successor', { start: 53_000 }),
+      );
 
       // Then both appended the same CoordinatorStarted: the lease carried with its 6 s left, in the new boot's domain
       const [takeover] = startedEvents(await readAll(createTestEventLog(storage).read({ from: 1 }))).slice(-1);
       const [restart] = startedEvents(await readAll(createTestEventLog(restartStorage).read({ from: 1 }))).slice(-1);
       expect(takeover!.data.carriedLeases).toEqual(restart!.data.carriedLeases);
-      expect(takeover!.data).toMatchObject({ graceDeadlineMillis: restart!.data.graceDeadlineMillis, recoveredFence: restart!.data.recoveredFence, previousBootId: 'boot-active' });
-      expect(takeover!.data.carriedLeases).toEqual([{ resource: 'slot-1', holderId: 'agent-a', fence: 1, expiresAtMillis: 59_000 }]);
-      expect(successor!.leases()).toEqual([expect.objectContaining({ resource: 'slot-1', fence: 1, inGrace: true, expiresAt: Instant.of(59_000, 'boot-successor') })]);
+      expect(takeover!.data).toMatchObject({
+        graceDeadlineMillis: restart!.data.graceDeadlineMillis,
+        recoveredFence: restart!.data.recoveredFence,
+        previousBootId: 'boot-active',
+      });
+      expect(takeover!.data.carriedLeases).toEqual([
+        { resource: 'slot-1', holderId: 'agent-a', fence: 1, expiresAtMillis: 59_000 },
+      ]);
+      expect(successor!.leases()).toEqual([
+        expect.objectContaining({
+          resource: 'slot-1',
+          fence: 1,
+          inGrace: true,
+          expiresAt: Instant.of(59_000, 'boot-successor'),
+        }),
+      ]);
       expect(restarted.recovery).toMatchObject({ carriedLeases: 1, recoveredFence: 1 });
 
       // And the successor honours the carried lease and never reissues its fence
-      expect(await successor!.acquire({ resource: 'slot-1', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({ ok: false, reason: 'held', heldBy: 'agent-a' });
-      expect(await successor!.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' })).toMatchObject({ ok: true, grant: { fence: 1 } });
-      expect(await successor!.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({ ok: true, grant: { fence: 2 } });
+      expect(await successor!.acquire({ resource: 'slot-1', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({
+        ok: false,
+        reason: 'held',
+        heldBy: 'agent-a',
+      });
+      expect(
+        await successor!.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' }),
+      ).toMatchObject({ ok: true, grant: { fence: 1 } });
+      expect(await successor!.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({
+        ok: true,
+        grant: { fence: 2 },
+      });
     });
 
     it('appends nothing when the log moved past the version it saw go silent, and keeps following', async () => {
@@ -139,7 +189,10 @@ describe('StandbyCoordinator', () => {
       // Then the takeover did not happen, nothing was appended, and the active coordinator still grants
       expect(successor).toBeUndefined();
       expect(storage.records.length).toBe(versionBefore);
-      expect(await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({ ok: true, grant: { fence: 3 } });
+      expect(await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({
+        ok: true,
+        grant: { fence: 3 },
+      });
       expect(active.status).toBe('ready');
     });
 
@@ -148,7 +201,9 @@ describe('StandbyCoordinator', () => {
       let standbyLog!: TestEventLog;
       const { storage, standby, standbyClock } = await activeWithStandby((s) => (standbyLog = createTestEventLog(s)));
       standbyClock.advance(SILENCE_MILLIS);
-      standbyLog.failNextAppend(new EventLogUnavailableError('test', { message: 'connection lost' }), { persist: true });
+      standbyLog.failNextAppend(new EventLogUnavailableError('test', { message: 'connection lost' }), {
+        persist: true,
+      });
 
       // When it tries to take over
       const failed = standby.takeOverIfSilent({ clock: createManualClock('boot-attempt-1', { start: 60_000 }) });
@@ -160,7 +215,9 @@ describe('StandbyCoordinator', () => {
 
       // And once the log is silent again, a new attempt with a new boot id takes over
       standbyClock.advance(SILENCE_MILLIS);
-      const successor = await standby.takeOverIfSilent({ clock: createManualClock('boot-attempt-2', { start: 70_000 }) });
+      const successor = await standby.takeOverIfSilent({
+        clock: createManualClock('boot-attempt-2', { start: 70_000 }),
+      });
       cleanups.push(async () => successor?.close());
       expect(successor?.bootId).toBe('boot-attempt-2');
       expect(successor?.recovery).toMatchObject({ carriedLeases: 1, recoveredFence: 1 });
@@ -192,7 +249,13 @@ describe('StandbyCoordinator', () => {
       let subscriptions = 0;
       const errors: { error: unknown; retrying: boolean }[] = [];
       const standby = follow(
-        { ...log, subscribe: (options) => (++subscriptions === 1 ? failing(new EventLogUnavailableError('test', { message: 'connection lost' })) : log.subscribe(options)) },
+        {
+          ...log,
+          subscribe: (options) =>
+            ++subscriptions === 1
+              ? failing(new EventLogUnavailableError('test', { message: 'connection lost' }))
+              : log.subscribe(options),
+        },
         createManualClock('standby'),
         { resubscribeDelayMillis: 1, onFollowError: (error, { retrying }) => errors.push({ error, retrying }) },
       );
@@ -208,11 +271,18 @@ describe('StandbyCoordinator', () => {
 
     it('stops for good on a corrupt log: waiting for a position rejects with the cause', async () => {
       // Arrange
-      const corrupt = new EventLogCorruptError({ position: 1, issues: [{ path: 'type', message: 'unknown event type' }] });
-      const errors: boolean[] = [];
-      const standby = follow({ ...createTestEventLog(), subscribe: () => failing(corrupt) }, createManualClock('standby'), {
-        onFollowError: (_error, { retrying }) => errors.push(retrying),
+      const corrupt = new EventLogCorruptError({
+        position: 1,
+        issues: [{ path: 'type', message: 'unknown event type' }],
       });
+      const errors: boolean[] = [];
+      const standby = follow(
+        { ...createTestEventLog(), subscribe: () => failing(corrupt) },
+        createManualClock('standby'),
+        {
+          onFollowError: (_error, { retrying }) => errors.push(retrying),
+        },
+      );
 
       // Act / Assert
       await expect(standby.waitForPosition(1)).rejects.toBe(corrupt);
@@ -237,7 +307,10 @@ function frozen(inner: Subscription, frozenAt: () => number): Subscription {
     async *[Symbol.asyncIterator](): AsyncGenerator<RecordedEvent> {
       for await (const recorded of inner) {
         if (frozenAt() > 0 && recorded.position > frozenAt()) {
-          if (!closed) await new Promise<void>((resolve) => { wake = resolve; });
+          if (!closed)
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
           return;
         }
         yield recorded;

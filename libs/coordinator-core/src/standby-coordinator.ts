@@ -106,9 +106,12 @@ export class StandbyCoordinator {
   static follow(options: StandbyCoordinatorOptions): StandbyCoordinator {
     resolveOptions({ ...options, takeOverAtVersion: undefined });
     requireMillis('silenceMillis', options.silenceMillis);
-    if (options.resubscribeDelayMillis !== undefined) requireMillis('resubscribeDelayMillis', options.resubscribeDelayMillis);
+    if (options.resubscribeDelayMillis !== undefined)
+      requireMillis('resubscribeDelayMillis', options.resubscribeDelayMillis);
     if (options.onFollowError !== undefined && typeof options.onFollowError !== 'function') {
-      throw new TypeError(`StandbyCoordinator.follow: onFollowError must be a function, got ${describeValue(options.onFollowError)}`);
+      throw new TypeError(
+        `StandbyCoordinator.follow: onFollowError must be a function, got ${describeValue(options.onFollowError)}`,
+      );
     }
     const standby = new StandbyCoordinator(options);
     standby.startFollowing();
@@ -162,9 +165,14 @@ export class StandbyCoordinator {
    * @throws TypeError once the standby was closed or has taken over.
    */
   takeOverIfSilent(options: TakeOverOptions = {}): Promise<DurableCoordinator | undefined> {
-    if (this.closed) return Promise.reject(new TypeError('StandbyCoordinator.takeOverIfSilent: the standby was closed or has taken over'));
+    if (this.closed)
+      return Promise.reject(
+        new TypeError('StandbyCoordinator.takeOverIfSilent: the standby was closed or has taken over'),
+      );
     if (options === null || typeof options !== 'object') {
-      return Promise.reject(new TypeError(`StandbyCoordinator.takeOverIfSilent: options must be an object, got ${describeValue(options)}`));
+      return Promise.reject(
+        new TypeError(`StandbyCoordinator.takeOverIfSilent: options must be an object, got ${describeValue(options)}`),
+      );
     }
     this.takingOver ??= this.takeOver(options).finally(() => {
       this.takingOver = undefined;
@@ -187,7 +195,12 @@ export class StandbyCoordinator {
       this.startFollowing();
       return undefined;
     }
-    const { silenceMillis: _silence, resubscribeDelayMillis: _delay, onFollowError: _hook, ...coordinatorOptions } = this.options;
+    const {
+      silenceMillis: _silence,
+      resubscribeDelayMillis: _delay,
+      onFollowError: _hook,
+      ...coordinatorOptions
+    } = this.options;
     try {
       const coordinator = await DurableCoordinator.open({
         ...coordinatorOptions,
@@ -259,8 +272,11 @@ export class StandbyCoordinator {
 
 function requireMillis(field: string, value: unknown): void {
   const api = 'StandbyCoordinator.follow';
-  if (typeof value !== 'number') throw new TypeError(`${api}: ${field} must be a positive integer (milliseconds), got ${describeValue(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(`${api}: ${field} must be a positive integer (milliseconds), got ${describeValue(value)}`);
   if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TTL_MILLIS) {
-    throw new RangeError(`${api}: ${field} must be a positive integer (milliseconds) ≤ ${MAX_TTL_MILLIS}, got ${describeValue(value)}`);
+    throw new RangeError(
+      `${api}: ${field} must be a positive integer (milliseconds) ≤ ${MAX_TTL_MILLIS}, got ${describeValue(value)}`,
+    );
   }
 }

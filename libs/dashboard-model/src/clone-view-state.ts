@@ -40,10 +40,16 @@ function cloneLane(lane: MutableLane): MutableLane {
   if (last !== undefined && last.end === undefined) generations[lastIndex] = cloneGeneration(last);
   const handovers = lane.handovers.slice();
   const lastHandover = handovers[handovers.length - 1];
-  if (lastHandover !== undefined && (lastHandover.phase === 'pending' || lastHandover.phase === 'admitted')) handovers[handovers.length - 1] = { ...lastHandover };
+  if (lastHandover !== undefined && (lastHandover.phase === 'pending' || lastHandover.phase === 'admitted'))
+    handovers[handovers.length - 1] = { ...lastHandover };
   return { ...lane, generations, rejections: lane.rejections.slice(), handovers };
 }
 
 function cloneGeneration(g: MutableGeneration): MutableGeneration {
-  return { ...g, renewalPositions: g.renewalPositions.slice(), renewalWallMillis: g.renewalWallMillis.slice(), carried: g.carried.slice() };
+  return {
+    ...g,
+    renewalPositions: g.renewalPositions.slice(),
+    renewalWallMillis: g.renewalWallMillis.slice(),
+    carried: g.carried.slice(),
+  };
 }

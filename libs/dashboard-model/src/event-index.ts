@@ -52,7 +52,9 @@ export class EventIndex {
   append(recorded: RecordedEvent): void {
     const last = this.lastPosition;
     if (!Number.isSafeInteger(recorded.position) || recorded.position <= last) {
-      throw new RangeError(`EventIndex.append: recorded.position must be an integer above ${last} (log positions only grow), got ${String(recorded.position)}`);
+      throw new RangeError(
+        `EventIndex.append: recorded.position must be an integer above ${last} (log positions only grow), got ${String(recorded.position)}`,
+      );
     }
     const i = this.#events.length;
     if (i === this.#wallMax.length) {

@@ -21,9 +21,18 @@ describe('evolveView', () => {
 
       // Assert
       const [generation] = state.lanes.get('slot')?.generations ?? [];
-      expect(generation).toMatchObject({ holderId: 'agent-a', fence: 1, requestId: 'req-1', end: { kind: 'released' } });
+      expect(generation).toMatchObject({
+        holderId: 'agent-a',
+        fence: 1,
+        requestId: 'req-1',
+        end: { kind: 'released' },
+      });
       expect(generation?.renewalPositions).toEqual([3, 4]);
-      expect(generation?.expiry).toMatchObject({ source: 'renewed', setBy: { position: renewal.position }, wallMillis: renewal.event.data.wallMillis + 10_000 });
+      expect(generation?.expiry).toMatchObject({
+        source: 'renewed',
+        setBy: { position: renewal.position },
+        wallMillis: renewal.event.data.wallMillis + 10_000,
+      });
       expect(generation?.startWallMillis).toBe(grant.event.data.wallMillis);
       expect(generation?.endWallMillis).toBe(release.event.data.wallMillis);
     });
@@ -52,7 +61,10 @@ describe('evolveView', () => {
       const lane = foldEvents(log.events).lanes.get('slot');
 
       // Assert
-      expect(lane?.generations.map((g) => [g.holderId, g.fence, g.end?.kind])).toEqual([['agent-a', 1, 'superseded'], ['agent-b', 2, undefined]]);
+      expect(lane?.generations.map((g) => [g.holderId, g.fence, g.end?.kind])).toEqual([
+        ['agent-a', 1, 'superseded'],
+        ['agent-b', 2, undefined],
+      ]);
       expect(lane?.generations[0]?.end?.stamp.position).toBe(next.position);
       expect(openGeneration(lane!)?.fence).toBe(2);
     });
@@ -65,7 +77,15 @@ describe('evolveView', () => {
       log.started();
       log.granted('slot', 'agent-a', 7);
       log.granted('other', 'agent-b', 8);
-      const restart = log.advance(2_000).restart('boot-b', { atMillis: 50, downMillis: 300, carried: [{ resource: 'slot', holderId: 'agent-a', fence: 7 }], graceMillis: 7_000, recoveredFence: 8 });
+      const restart = log
+        .advance(2_000)
+        .restart('boot-b', {
+          atMillis: 50,
+          downMillis: 300,
+          carried: [{ resource: 'slot', holderId: 'agent-a', fence: 7 }],
+          graceMillis: 7_000,
+          recoveredFence: 8,
+        });
       log.advance(1_000).renewed('slot', 'agent-a', 7);
 
       // Act
@@ -76,8 +96,15 @@ describe('evolveView', () => {
       expect(slot?.generations).toHaveLength(1);
       expect(slot?.generations[0]?.carried).toEqual([{ bootId: 'boot-b', position: restart.position }]);
       expect(slot?.generations[0]?.expiry?.bootId).toBe('boot-b');
-      expect(state.lanes.get('other')?.generations[0]?.end).toMatchObject({ kind: 'not-carried', stamp: { position: restart.position } });
-      expect(state.restarts[1]).toMatchObject({ recoveredFence: 8, droppedLeases: [{ resource: 'other', holderId: 'agent-b', fence: 8 }], graceEndWallMillis: restart.event.data.wallMillis + 7_000 });
+      expect(state.lanes.get('other')?.generations[0]?.end).toMatchObject({
+        kind: 'not-carried',
+        stamp: { position: restart.position },
+      });
+      expect(state.restarts[1]).toMatchObject({
+        recoveredFence: 8,
+        droppedLeases: [{ resource: 'other', holderId: 'agent-b', fence: 8 }],
+        graceEndWallMillis: restart.event.data.wallMillis + 7_000,
+      });
       expect(state.fenceCounter).toBe(8);
     });
 
@@ -107,7 +134,12 @@ describe('evolveView', () => {
       const generation = foldEvents(log.events).lanes.get('slot')?.generations[0];
 
       // Assert
-      expect(generation).toMatchObject({ fence: 4, granted: undefined, requestId: undefined, firstSeen: { position: renewal.position } });
+      expect(generation).toMatchObject({
+        fence: 4,
+        granted: undefined,
+        requestId: undefined,
+        firstSeen: { position: renewal.position },
+      });
       expect(generation?.startWallMillis).toBe(renewal.event.data.wallMillis);
     });
   });
@@ -125,7 +157,9 @@ describe('evolveView', () => {
       const state = foldEvents(log.events);
 
       // Assert
-      expect(state.anomalies).toEqual([{ position: stray.position, type: 'LeaseRenewed', message: expect.stringContaining('fence 1') }]);
+      expect(state.anomalies).toEqual([
+        { position: stray.position, type: 'LeaseRenewed', message: expect.stringContaining('fence 1') },
+      ]);
       expect(state.lanes.get('slot')?.generations).toEqual(before?.generations);
     });
 
@@ -182,7 +216,14 @@ describe('evolveView', () => {
       log.granted('slot', 'agent-a', 1);
       log.advance(12_000).granted('slot', 'agent-b', 2);
       log.admitted('slot', 'agent-b', 2);
-      log.advance(50).rejected('slot', { holderId: 'agent-a', fence: 1 }, { holderId: 'agent-b', fence: 2 }, { gateWallMillis: 1_780_000_012_040 });
+      log
+        .advance(50)
+        .rejected(
+          'slot',
+          { holderId: 'agent-a', fence: 1 },
+          { holderId: 'agent-b', fence: 2 },
+          { gateWallMillis: 1_780_000_012_040 },
+        );
 
       // Act
       const state = foldEvents(log.events);
@@ -190,7 +231,14 @@ describe('evolveView', () => {
       // Assert
       const lane = state.lanes.get('slot');
       expect(lane?.rejections).toHaveLength(1);
-      expect(state.rejections[0]).toMatchObject({ resource: 'slot', gateId: 'gate-1', kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 }, gateWallMillis: 1_780_000_012_040 });
+      expect(state.rejections[0]).toMatchObject({
+        resource: 'slot',
+        gateId: 'gate-1',
+        kind: 'stale',
+        rejected: { holderId: 'agent-a', fence: 1 },
+        current: { holderId: 'agent-b', fence: 2 },
+        gateWallMillis: 1_780_000_012_040,
+      });
       expect(lane?.admissions).toBe(1);
     });
 
@@ -200,7 +248,12 @@ describe('evolveView', () => {
       log.granted('slot', 'agent-a', 1);
       log.advance(12_000).granted('slot', 'agent-b', 2);
       const gap = log.advance(50).missing('slot', 3, 7, 'gate-9');
-      log.rejected('slot', { holderId: 'agent-a', fence: 1 }, { holderId: 'agent-b', fence: 2 }, { gateId: 'gate-9', seq: 8 });
+      log.rejected(
+        'slot',
+        { holderId: 'agent-a', fence: 1 },
+        { holderId: 'agent-b', fence: 2 },
+        { gateId: 'gate-9', seq: 8 },
+      );
       const state = foldEvents(log.events);
 
       // Act
@@ -208,15 +261,27 @@ describe('evolveView', () => {
       evolveView(state, log.missing('slot', 9, 9));
 
       // Assert
-      expect(copy.missingRejections).toEqual([{ stamp: expect.objectContaining({ position: gap.position }), resource: 'slot', gateId: 'gate-9', fromSeq: 3, throughSeq: 7, reportedSeq: 8 }]);
-      expect(state.missingRejections.map((m) => [m.fromSeq, m.throughSeq])).toEqual([[3, 7], [9, 9]]);
+      expect(copy.missingRejections).toEqual([
+        {
+          stamp: expect.objectContaining({ position: gap.position }),
+          resource: 'slot',
+          gateId: 'gate-9',
+          fromSeq: 3,
+          throughSeq: 7,
+          reportedSeq: 8,
+        },
+      ]);
+      expect(state.missingRejections.map((m) => [m.fromSeq, m.throughSeq])).toEqual([
+        [3, 7],
+        [9, 9],
+      ]);
       expect(state.counts.RejectionsMissing).toBe(2);
     });
   });
 });
 
 describe('hasLeaseActivity', () => {
-  it('is false for a log holding only the coordinator\'s own events, true from the first grant or rejection', () => {
+  it("is false for a log holding only the coordinator's own events, true from the first grant or rejection", () => {
     // Arrange: a fresh coordinator's log, a checkpoint, then a first grant.
     const log = new LogBuilder();
     log.started();
@@ -224,7 +289,9 @@ describe('hasLeaseActivity', () => {
     const quiet = foldEvents(log.events);
     log.advance(1_000).granted('deploy-slot-a', 'agent-1', 1);
     const granted = foldEvents(log.events);
-    const rejectedOnly = foldEvents([new LogBuilder().rejected('a', { holderId: 'h0', fence: 1 }, { holderId: 'h1', fence: 2 })]);
+    const rejectedOnly = foldEvents([
+      new LogBuilder().rejected('a', { holderId: 'h0', fence: 1 }, { holderId: 'h1', fence: 2 }),
+    ]);
 
     // Assert
     expect(quiet.position).toBe(2);

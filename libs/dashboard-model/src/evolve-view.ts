@@ -89,7 +89,14 @@ export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState
     case 'RejectionsMissing': {
       const d = event.data;
       laneFor(s, d.resource, stamp.position);
-      s.missingRejections.push({ stamp, resource: d.resource, gateId: d.gateId, fromSeq: d.fromSeq, throughSeq: d.throughSeq, reportedSeq: d.reportedSeq });
+      s.missingRejections.push({
+        stamp,
+        resource: d.resource,
+        gateId: d.gateId,
+        fromSeq: d.fromSeq,
+        throughSeq: d.throughSeq,
+        reportedSeq: d.reportedSeq,
+      });
       break;
     }
     case 'FenceAdmitted': {
@@ -103,13 +110,23 @@ export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState
       const lane = laneFor(s, d.resource, stamp.position);
       s.fenceCounter = Math.max(s.fenceCounter, d.fence);
       lane.handovers.push({
-        resource: d.resource, holderId: d.holderId, fence: d.fence, requestId: d.requestId, phase: 'pending', reserved: stamp,
-        deadlineWallMillis: projectToWall(stamp, d.deadlineMillis), gateId: undefined, settled: undefined, burnReason: undefined,
+        resource: d.resource,
+        holderId: d.holderId,
+        fence: d.fence,
+        requestId: d.requestId,
+        phase: 'pending',
+        reserved: stamp,
+        deadlineWallMillis: projectToWall(stamp, d.deadlineMillis),
+        gateId: undefined,
+        settled: undefined,
+        burnReason: undefined,
       });
       break;
     }
     case 'FenceBurned':
-      settleHandover(laneFor(s, event.data.resource, stamp.position), event.data.fence, 'burned', stamp, { burnReason: event.data.reason });
+      settleHandover(laneFor(s, event.data.resource, stamp.position), event.data.fence, 'burned', stamp, {
+        burnReason: event.data.reason,
+      });
       break;
     case 'FenceFloorReported':
       // A gate's floor above the log's fences (the log lost them): later grants go above raisedTo.
@@ -128,7 +145,12 @@ function onGranted(s: MutableViewState, d: EventOf<'LeaseGranted'>['data'], stam
   if (open !== undefined) endGeneration(open, 'superseded', stamp);
   const activated = settleHandover(lane, d.fence, 'active', stamp, {});
   if (!activated && d.fence <= s.fenceCounter) {
-    anomaly(s, stamp.position, 'LeaseGranted', `${d.resource}: granted fence ${d.fence} is not above the highest fence issued so far (${s.fenceCounter})`);
+    anomaly(
+      s,
+      stamp.position,
+      'LeaseGranted',
+      `${d.resource}: granted fence ${d.fence} is not above the highest fence issued so far (${s.fenceCounter})`,
+    );
   }
   const generation: MutableGeneration = {
     resource: d.resource,
@@ -138,7 +160,13 @@ function onGranted(s: MutableViewState, d: EventOf<'LeaseGranted'>['data'], stam
     ttlMillis: d.ttlMillis,
     granted: stamp,
     firstSeen: stamp,
-    expiry: { bootId: stamp.bootId, expiresAtMillis: d.expiresAtMillis, wallMillis: projectToWall(stamp, d.expiresAtMillis), setBy: stamp, source: 'granted' },
+    expiry: {
+      bootId: stamp.bootId,
+      expiresAtMillis: d.expiresAtMillis,
+      wallMillis: projectToWall(stamp, d.expiresAtMillis),
+      setBy: stamp,
+      source: 'granted',
+    },
     renewalPositions: [],
     renewalWallMillis: [],
     carried: [],
@@ -152,7 +180,13 @@ function onGranted(s: MutableViewState, d: EventOf<'LeaseGranted'>['data'], stam
 function onRenewed(s: MutableViewState, d: EventOf<'LeaseRenewed'>['data'], stamp: ClockStamp): void {
   const lane = laneFor(s, d.resource, stamp.position);
   const open = openOf(lane);
-  const expiry = { bootId: stamp.bootId, expiresAtMillis: d.expiresAtMillis, wallMillis: projectToWall(stamp, d.expiresAtMillis), setBy: stamp, source: 'renewed' as const };
+  const expiry = {
+    bootId: stamp.bootId,
+    expiresAtMillis: d.expiresAtMillis,
+    wallMillis: projectToWall(stamp, d.expiresAtMillis),
+    setBy: stamp,
+    source: 'renewed' as const,
+  };
   if (open !== undefined && open.fence === d.fence && open.holderId === d.holderId) {
     open.renewalPositions.push(stamp.position);
     open.renewalWallMillis.push(stamp.wallMillis);
@@ -177,7 +211,12 @@ function onRenewed(s: MutableViewState, d: EventOf<'LeaseRenewed'>['data'], stam
       endWallMillis: 0,
     });
   } else {
-    anomaly(s, stamp.position, 'LeaseRenewed', `${d.resource}: renewal of fence ${d.fence} by ${d.holderId}, which is not the resource's open generation`);
+    anomaly(
+      s,
+      stamp.position,
+      'LeaseRenewed',
+      `${d.resource}: renewal of fence ${d.fence} by ${d.holderId}, which is not the resource's open generation`,
+    );
   }
 }
 
@@ -206,7 +245,7 @@ function onEnded(
       firstSeen: stamp,
       expiry: undefined,
       renewalPositions: [],
-    renewalWallMillis: [],
+      renewalWallMillis: [],
       carried: [],
       end: { kind, stamp },
       startWallMillis: 0,
@@ -216,7 +255,12 @@ function onEnded(
   }
   // The coordinator's sweep may log the expiry of a lease a restart already dropped: nothing to explain.
   if (kind === 'expired' && known !== undefined && known.end?.kind === 'not-carried') return;
-  anomaly(s, stamp.position, type, `${d.resource}: ${kind === 'released' ? 'release' : 'expiry'} of fence ${d.fence} by ${d.holderId}, which is not the resource's open generation`);
+  anomaly(
+    s,
+    stamp.position,
+    type,
+    `${d.resource}: ${kind === 'released' ? 'release' : 'expiry'} of fence ${d.fence} by ${d.holderId}, which is not the resource's open generation`,
+  );
 }
 
 function onStarted(s: MutableViewState, d: EventOf<'CoordinatorStarted'>['data'], stamp: ClockStamp): void {
@@ -235,7 +279,13 @@ function onStarted(s: MutableViewState, d: EventOf<'CoordinatorStarted'>['data']
   for (const c of d.carriedLeases) {
     const lane = laneFor(s, c.resource, stamp.position);
     const open = openOf(lane);
-    const expiry = { bootId: stamp.bootId, expiresAtMillis: c.expiresAtMillis, wallMillis: projectToWall(stamp, c.expiresAtMillis), setBy: stamp, source: 'carried' as const };
+    const expiry = {
+      bootId: stamp.bootId,
+      expiresAtMillis: c.expiresAtMillis,
+      wallMillis: projectToWall(stamp, c.expiresAtMillis),
+      setBy: stamp,
+      source: 'carried' as const,
+    };
     const across = { bootId: stamp.bootId, position: stamp.position };
     if (open !== undefined && open.fence === c.fence && open.holderId === c.holderId) {
       open.carried.push(across);
@@ -252,14 +302,19 @@ function onStarted(s: MutableViewState, d: EventOf<'CoordinatorStarted'>['data']
         firstSeen: stamp,
         expiry,
         renewalPositions: [],
-    renewalWallMillis: [],
+        renewalWallMillis: [],
         carried: [across],
         end: undefined,
         startWallMillis: 0,
         endWallMillis: 0,
       });
     } else {
-      anomaly(s, stamp.position, 'CoordinatorStarted', `${c.resource}: carried fence ${c.fence} of ${c.holderId} is not the resource's open generation`);
+      anomaly(
+        s,
+        stamp.position,
+        'CoordinatorStarted',
+        `${c.resource}: carried fence ${c.fence} of ${c.holderId} is not the resource's open generation`,
+      );
     }
   }
   s.restarts.push({
@@ -280,7 +335,16 @@ function onStarted(s: MutableViewState, d: EventOf<'CoordinatorStarted'>['data']
 function laneFor(s: MutableViewState, resource: string, position: number): MutableLane {
   let lane = s.lanes.get(resource);
   if (lane === undefined) {
-    lane = { resource, generations: [], rejections: [], admissions: 0, handovers: [], firstPosition: position, lastPosition: position, maxFence: 0 };
+    lane = {
+      resource,
+      generations: [],
+      rejections: [],
+      admissions: 0,
+      handovers: [],
+      firstPosition: position,
+      lastPosition: position,
+      maxFence: 0,
+    };
     s.lanes.set(resource, lane);
   }
   lane.lastPosition = position;

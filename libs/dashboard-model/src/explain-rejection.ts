@@ -36,23 +36,29 @@ export function explainRejection(facts: RejectionFacts): string {
   const r = rejection.rejected;
   const c = rejection.current;
   const at = formatWallTime(rejection.stamp.wallMillis);
-  const floorSource = floor.admitted !== undefined
-    ? `pushed to the gate by FenceAdmitted at position ${floor.admitted.position}`
-    : `not admitted in the log, so set by a write of ${c.holderId} with fence ${c.fence}`;
+  const floorSource =
+    floor.admitted !== undefined
+      ? `pushed to the gate by FenceAdmitted at position ${floor.admitted.position}`
+      : `not admitted in the log, so set by a write of ${c.holderId} with fence ${c.fence}`;
   if (rejection.kind === 'double-grant') {
     const owner = current ?? rejected;
-    const ownerText = owner === undefined
-      ? `fence ${c.fence} also belongs to ${c.holderId}`
-      : `the log gives fence ${owner.fence} to ${owner.holderId} (${owner.granted === undefined ? 'grant not loaded' : `granted ${formatWallTime(owner.granted.wallMillis)}`})`;
+    const ownerText =
+      owner === undefined
+        ? `fence ${c.fence} also belongs to ${c.holderId}`
+        : `the log gives fence ${owner.fence} to ${owner.holderId} (${owner.granted === undefined ? 'grant not loaded' : `granted ${formatWallTime(owner.granted.wallMillis)}`})`;
     return `${r.holderId} presented fence ${r.fence} for ${rejection.resource} at ${at}, but ${ownerText}: the same fence from two holders is evidence of a double grant, so gate ${rejection.gateId} refused the write.`;
   }
-  const held = current === undefined
-    ? `${c.holderId} held fence ${c.fence} (its grant is not in the loaded log)`
-    : `${c.holderId} had held fence ${c.fence} since ${formatWallTime(current.startWallMillis)}`;
+  const held =
+    current === undefined
+      ? `${c.holderId} held fence ${c.fence} (its grant is not in the loaded log)`
+      : `${c.holderId} had held fence ${c.fence} since ${formatWallTime(current.startWallMillis)}`;
   if (rejected === undefined) {
     return `${r.holderId} wrote to ${rejection.resource} with fence ${r.fence} at ${at}, a generation that is not in the loaded log; ${held} and gate ${rejection.gateId}'s floor was ${c.fence} (${floorSource}), so the stale write was refused.`;
   }
-  const carried = rejected.carried.length > 0 ? ` (carried across the restart into boot ${shortBootId(rejected.carried[rejected.carried.length - 1]?.bootId ?? '')})` : '';
+  const carried =
+    rejected.carried.length > 0
+      ? ` (carried across the restart into boot ${shortBootId(rejected.carried[rejected.carried.length - 1]?.bootId ?? '')})`
+      : '';
   if (rejected.end === undefined || rejected.end.stamp.position > rejection.stamp.position) {
     return `${r.holderId} wrote to ${rejection.resource} with fence ${r.fence} at ${at} while the log still shows its lease${carried} open until ${formatWallTime(rejected.endWallMillis)}; gate ${rejection.gateId}'s floor was already ${c.fence} (${c.holderId}), which the loaded log does not explain, so check the gate's floor store and look for a double grant.`;
   }

@@ -21,7 +21,7 @@ function hueDistance(a: string, b: string): number {
 }
 
 describe('holder colours', () => {
-  it('gives the demo\'s four agents four well-separated colours, in order of first appearance', () => {
+  it("gives the demo's four agents four well-separated colours, in order of first appearance", () => {
     // Arrange: the agents whose hashed hues collided (agent-1/agent-3, agent-2/agent-4).
     const colors = new HolderColors();
 
@@ -32,11 +32,12 @@ describe('holder colours', () => {
     // Assert
     expect(four).toEqual(HOLDER_PALETTE.slice(0, 4));
     for (let i = 0; i < four.length; i += 1) {
-      for (let j = i + 1; j < four.length; j += 1) expect(hueDistance(four[i]!, four[j]!), `${four[i]} vs ${four[j]}`).toBeGreaterThanOrEqual(40);
+      for (let j = i + 1; j < four.length; j += 1)
+        expect(hueDistance(four[i]!, four[j]!), `${four[i]} vs ${four[j]}`).toBeGreaterThanOrEqual(40);
     }
   });
 
-  it('keeps a holder\'s colour when more holders appear, so a replay and the live view agree', () => {
+  it("keeps a holder's colour when more holders appear, so a replay and the live view agree", () => {
     const replay = new HolderColors();
     replay.register(['agent-2', 'agent-1']);
     const live = new HolderColors();

@@ -32,7 +32,8 @@ const GOLDEN_ANGLE_DEGREES = 137.508;
  * @throws RangeError if `slot` is negative or not an integer.
  */
 export function colorOfSlot(slot: number): string {
-  if (!Number.isSafeInteger(slot) || slot < 0) throw new RangeError(`colorOfSlot: slot must be a non-negative integer, got ${String(slot)}`);
+  if (!Number.isSafeInteger(slot) || slot < 0)
+    throw new RangeError(`colorOfSlot: slot must be a non-negative integer, got ${String(slot)}`);
   const fixed = HOLDER_PALETTE[slot];
   if (fixed !== undefined) return fixed;
   const hue = Math.round(((slot - HOLDER_PALETTE.length) * GOLDEN_ANGLE_DEGREES + 15) % 360);
@@ -75,7 +76,11 @@ export class HolderColors {
  *
  * @returns `[refusedColor, floorColor]`, never equal.
  */
-export function investigationColors(colorOf: (holderId: string) => string, refusedHolderId: string, floorHolderId: string): readonly [string, string] {
+export function investigationColors(
+  colorOf: (holderId: string) => string,
+  refusedHolderId: string,
+  floorHolderId: string,
+): readonly [string, string] {
   const refused = colorOf(refusedHolderId);
   const floor = colorOf(floorHolderId);
   if (floor !== refused) return [refused, floor];

@@ -33,14 +33,22 @@ export interface InvestigationExport {
  */
 export function exportInvestigation(history: ViewHistory, investigation: Investigation): InvestigationExport {
   const events = investigationPositions(history, investigation).map((p) => history.index.at(p) as RecordedEvent);
-  return { format: INVESTIGATION_FORMAT, version: 1, position: investigation.position, contextRadius: investigation.contextRadius, explanation: investigation.explanation, events };
+  return {
+    format: INVESTIGATION_FORMAT,
+    version: 1,
+    position: investigation.position,
+    contextRadius: investigation.contextRadius,
+    explanation: investigation.explanation,
+    events,
+  };
 }
 
 /**
  * Outcome of {@link parseInvestigationExport}: the document, or a message saying what is wrong
  * with the file (data, not thrown).
  */
-export type ParseExportResult = { readonly ok: true; readonly value: InvestigationExport } | { readonly ok: false; readonly message: string };
+export type ParseExportResult =
+  { readonly ok: true; readonly value: InvestigationExport } | { readonly ok: false; readonly message: string };
 
 /**
  * Parses an exported file: JSON, the format marker and version, positive integer positions, and
@@ -55,23 +63,57 @@ export function parseInvestigationExport(text: string): ParseExportResult {
   } catch (error) {
     return { ok: false, message: `not JSON: ${(error as Error).message}` };
   }
-  if (typeof raw !== 'object' || raw === null) return { ok: false, message: 'not an investigation export: expected a JSON object' };
+  if (typeof raw !== 'object' || raw === null)
+    return { ok: false, message: 'not an investigation export: expected a JSON object' };
   const doc = raw as Record<string, unknown>;
-  if (doc['format'] !== INVESTIGATION_FORMAT) return { ok: false, message: `not an investigation export: format must be "${INVESTIGATION_FORMAT}", got ${JSON.stringify(doc['format'])}` };
-  if (doc['version'] !== 1) return { ok: false, message: `unsupported investigation export version ${JSON.stringify(doc['version'])} (this dashboard reads version 1)` };
+  if (doc['format'] !== INVESTIGATION_FORMAT)
+    return {
+      ok: false,
+      message: `not an investigation export: format must be "${INVESTIGATION_FORMAT}", got ${JSON.stringify(doc['format'])}`,
+    };
+  if (doc['version'] !== 1)
+    return {
+      ok: false,
+      message: `unsupported investigation export version ${JSON.stringify(doc['version'])} (this dashboard reads version 1)`,
+    };
   const position = doc['position'];
   const contextRadius = doc['contextRadius'];
-  if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 1) return { ok: false, message: `position must be a positive integer (log position), got ${JSON.stringify(position)}` };
-  if (typeof contextRadius !== 'number' || !Number.isSafeInteger(contextRadius) || contextRadius < 0) return { ok: false, message: `contextRadius must be a non-negative integer (events), got ${JSON.stringify(contextRadius)}` };
+  if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 1)
+    return {
+      ok: false,
+      message: `position must be a positive integer (log position), got ${JSON.stringify(position)}`,
+    };
+  if (typeof contextRadius !== 'number' || !Number.isSafeInteger(contextRadius) || contextRadius < 0)
+    return {
+      ok: false,
+      message: `contextRadius must be a non-negative integer (events), got ${JSON.stringify(contextRadius)}`,
+    };
   const events = RecordedEventSchema.array().safeParse(doc['events']);
   if (!events.success) {
     const issue = events.error.issues[0];
-    return { ok: false, message: `events${issue === undefined ? '' : `.${issue.path.join('.')}`}: ${issue?.message ?? 'invalid'}` };
+    return {
+      ok: false,
+      message: `events${issue === undefined ? '' : `.${issue.path.join('.')}`}: ${issue?.message ?? 'invalid'}`,
+    };
   }
   for (let i = 1; i < events.data.length; i += 1) {
-    if ((events.data[i]?.position ?? 0) <= (events.data[i - 1]?.position ?? 0)) return { ok: false, message: `events must be in increasing position order; event ${i} has position ${events.data[i]?.position}` };
+    if ((events.data[i]?.position ?? 0) <= (events.data[i - 1]?.position ?? 0))
+      return {
+        ok: false,
+        message: `events must be in increasing position order; event ${i} has position ${events.data[i]?.position}`,
+      };
   }
-  return { ok: true, value: { format: INVESTIGATION_FORMAT, version: 1, position, contextRadius, explanation: typeof doc['explanation'] === 'string' ? doc['explanation'] : '', events: events.data } };
+  return {
+    ok: true,
+    value: {
+      format: INVESTIGATION_FORMAT,
+      version: 1,
+      position,
+      contextRadius,
+      explanation: typeof doc['explanation'] === 'string' ? doc['explanation'] : '',
+      events: events.data,
+    },
+  };
 }
 
 /**
@@ -80,7 +122,10 @@ export function parseInvestigationExport(text: string): ParseExportResult {
  * @returns The same {@link InvestigationResult} as {@link investigate} on the full log, and the
  *   history of the imported events (for the view's event list).
  */
-export function importInvestigation(doc: InvestigationExport): { readonly result: InvestigationResult; readonly history: ViewHistory } {
+export function importInvestigation(doc: InvestigationExport): {
+  readonly result: InvestigationResult;
+  readonly history: ViewHistory;
+} {
   const history = new ViewHistory();
   for (const recorded of doc.events) history.append(recorded);
   return { result: investigate(history, doc.position, doc.contextRadius), history };
@@ -107,10 +152,17 @@ export function investigationMarkdown(investigation: Investigation, link: string
     '',
     `- Rejection: gate \`${rejection.gateId}\` seq ${rejection.seq} (${rejection.kind}), recorded ${describeStamp(rejection.stamp)}` +
       (rejection.gateWallMillis === undefined ? '' : `; gate wall clock ${formatWallTime(rejection.gateWallMillis)}`),
-    `- Gate floor: fence ${floor.fence} of ${floor.holderId}` + (floor.admitted === undefined ? ' (raised by a write; writes are not logged)' : `, pushed by FenceAdmitted at position ${floor.admitted.position}`),
-    ...investigation.restarts.map((r) =>
-      `- Coordinator restart at position ${r.stamp.position} (${formatWallDateTime(r.stamp.wallMillis)} wall): boot ${shortBootId(r.stamp.bootId)}, recovered fence ${r.recoveredFence}, ${r.eventsReplayed} events replayed in ${formatDuration(r.replayMillis)}` +
-      (r.carried === undefined ? '' : `; carried fence ${r.carried.fence} of ${r.carried.holderId} until ${formatWallTime(r.graceEndWallMillis)}`)),
+    `- Gate floor: fence ${floor.fence} of ${floor.holderId}` +
+      (floor.admitted === undefined
+        ? ' (raised by a write; writes are not logged)'
+        : `, pushed by FenceAdmitted at position ${floor.admitted.position}`),
+    ...investigation.restarts.map(
+      (r) =>
+        `- Coordinator restart at position ${r.stamp.position} (${formatWallDateTime(r.stamp.wallMillis)} wall): boot ${shortBootId(r.stamp.bootId)}, recovered fence ${r.recoveredFence}, ${r.eventsReplayed} events replayed in ${formatDuration(r.replayMillis)}` +
+        (r.carried === undefined
+          ? ''
+          : `; carried fence ${r.carried.fence} of ${r.carried.holderId} until ${formatWallTime(r.graceEndWallMillis)}`),
+    ),
     '',
     `Events around it (±${investigation.contextRadius}):`,
     '',
@@ -122,7 +174,7 @@ export function investigationMarkdown(investigation: Investigation, link: string
       return `| ${e.position}${mark} | ${e.event.type} | ${String(d['resource'] ?? '')} | ${String(d['holderId'] ?? (d['rejected'] as { holderId?: string } | undefined)?.holderId ?? '')} | ${String(d['fence'] ?? (d['rejected'] as { fence?: number } | undefined)?.fence ?? '')} | ${formatWallTime(e.event.data.wallMillis)} |`;
     }),
     '',
-    'Times are the coordinator\'s wall clock (UTC) unless marked; monotonic readings are per coordinator boot.',
+    "Times are the coordinator's wall clock (UTC) unless marked; monotonic readings are per coordinator boot.",
   ];
   if (link !== undefined) lines.push('', `Open in the dashboard: ${link}`);
   return lines.join('\n') + '\n';
@@ -130,8 +182,10 @@ export function investigationMarkdown(investigation: Investigation, link: string
 
 function generationRow(role: string, holderId: string, fence: number, g: Generation | undefined): string {
   if (g === undefined) return `| ${role} | ${holderId} | ${fence} | not in the loaded log | | |`;
-  const start = g.granted === undefined ? `${formatWallTime(g.startWallMillis)} (first seen)` : formatWallTime(g.startWallMillis);
-  const end = g.end === undefined ? `open, expires ${formatWallTime(g.endWallMillis)}` : formatWallTime(g.endWallMillis);
+  const start =
+    g.granted === undefined ? `${formatWallTime(g.startWallMillis)} (first seen)` : formatWallTime(g.startWallMillis);
+  const end =
+    g.end === undefined ? `open, expires ${formatWallTime(g.endWallMillis)}` : formatWallTime(g.endWallMillis);
   const carried = g.carried.length > 0 ? `, carried across ${g.carried.length} restart(s)` : '';
   return `| ${role} | ${g.holderId} | ${g.fence} | ${start} | ${end} | ${g.end?.kind ?? 'open'}${carried} |`;
 }

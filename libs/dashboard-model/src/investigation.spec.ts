@@ -18,7 +18,14 @@ function staleWriteAfterExpiry(): { log: LogBuilder; rejectionPosition: number; 
   log.advance(11_000).expired('deploy-slot', 'agent-a', 1); // 12:00:15
   log.granted('deploy-slot', 'agent-b', 2);
   const admitted = log.advance(20).admitted('deploy-slot', 'agent-b', 2, 'gate-7');
-  const rejection = log.advance(1_980).rejected('deploy-slot', { holderId: 'agent-a', fence: 1 }, { holderId: 'agent-b', fence: 2 }, { gateId: 'gate-7', seq: 3 }); // 12:00:17
+  const rejection = log
+    .advance(1_980)
+    .rejected(
+      'deploy-slot',
+      { holderId: 'agent-a', fence: 1 },
+      { holderId: 'agent-b', fence: 2 },
+      { gateId: 'gate-7', seq: 3 },
+    ); // 12:00:17
   log.advance(500).renewed('deploy-slot', 'agent-b', 2);
   return { log, rejectionPosition: rejection.position, admittedPosition: admitted.position };
 }
@@ -37,7 +44,12 @@ describe('investigate', () => {
     const { investigation } = result;
     expect(investigation.rejected).toMatchObject({ holderId: 'agent-a', fence: 1, end: { kind: 'expired' } });
     expect(investigation.current).toMatchObject({ holderId: 'agent-b', fence: 2, end: undefined });
-    expect(investigation.floor).toMatchObject({ gateId: 'gate-7', fence: 2, holderId: 'agent-b', admitted: { position: admittedPosition } });
+    expect(investigation.floor).toMatchObject({
+      gateId: 'gate-7',
+      fence: 2,
+      holderId: 'agent-b',
+      admitted: { position: admittedPosition },
+    });
     expect(investigation.explanation).toBe(
       "agent-a wrote to deploy-slot with fence 1 3.0 s after its lease expired at 12:00:14.000Z; agent-b had held fence 2 since 12:00:15.000Z and gate gate-7's floor was 2 (pushed to the gate by FenceAdmitted at position 6), so the stale write was refused at 12:00:17.000Z.",
     );
@@ -60,7 +72,11 @@ describe('investigate', () => {
   it('keeps only the requested number of events on each side', () => {
     const { log, rejectionPosition } = staleWriteAfterExpiry();
     const result = investigate(historyOf(log), rejectionPosition, 1);
-    expect(result.ok && result.investigation.context.map((e) => e.position)).toEqual([rejectionPosition - 1, rejectionPosition, rejectionPosition + 1]);
+    expect(result.ok && result.investigation.context.map((e) => e.position)).toEqual([
+      rejectionPosition - 1,
+      rejectionPosition,
+      rejectionPosition + 1,
+    ]);
   });
 
   it('names a lease carried across a restart in the explanation', () => {
@@ -68,16 +84,26 @@ describe('investigate', () => {
     const log = new LogBuilder({ ttlMillis: 10_000 });
     log.started();
     log.granted('slot', 'agent-a', 1);
-    log.advance(2_000).restart('boot-b', { carried: [{ resource: 'slot', holderId: 'agent-a', fence: 1 }], graceMillis: 8_000, recoveredFence: 1 });
+    log
+      .advance(2_000)
+      .restart('boot-b', {
+        carried: [{ resource: 'slot', holderId: 'agent-a', fence: 1 }],
+        graceMillis: 8_000,
+        recoveredFence: 1,
+      });
     log.advance(9_000).expired('slot', 'agent-a', 1);
     log.granted('slot', 'agent-b', 2);
-    const rejection = log.advance(400).rejected('slot', { holderId: 'agent-a', fence: 1 }, { holderId: 'agent-b', fence: 2 });
+    const rejection = log
+      .advance(400)
+      .rejected('slot', { holderId: 'agent-a', fence: 1 }, { holderId: 'agent-b', fence: 2 });
 
     // Act
     const result = investigate(historyOf(log), rejection.position);
 
     // Assert
-    expect(result.ok && result.investigation.explanation).toContain('its lease (carried across the restart into boot boot-b) expired');
+    expect(result.ok && result.investigation.explanation).toContain(
+      'its lease (carried across the restart into boot boot-b) expired',
+    );
     expect(result.ok && result.investigation.restarts.map((r) => r.carried?.fence)).toEqual([1]);
   });
 
@@ -85,27 +111,44 @@ describe('investigate', () => {
     // Arrange
     const log = new LogBuilder();
     log.granted('slot', 'agent-b', 4);
-    const rejection = log.advance(100).rejected('slot', { holderId: 'agent-a', fence: 4 }, { holderId: 'agent-b', fence: 4 }, { kind: 'double-grant' });
+    const rejection = log
+      .advance(100)
+      .rejected('slot', { holderId: 'agent-a', fence: 4 }, { holderId: 'agent-b', fence: 4 }, { kind: 'double-grant' });
 
     // Act
     const result = investigate(historyOf(log), rejection.position);
 
     // Assert
-    expect(result.ok && result.investigation.explanation).toMatch(/^agent-a presented fence 4 for slot at .*the log gives fence 4 to agent-b .*evidence of a double grant, so gate gate-1 refused the write\.$/);
+    expect(result.ok && result.investigation.explanation).toMatch(
+      /^agent-a presented fence 4 for slot at .*the log gives fence 4 to agent-b .*evidence of a double grant, so gate gate-1 refused the write\.$/,
+    );
   });
 
   it('says a position is not in the log, and what is loaded, instead of throwing', () => {
     const { log } = staleWriteAfterExpiry();
-    expect(investigate(historyOf(log), 999)).toEqual({ ok: false, reason: 'not-in-log', position: 999, firstPosition: 1, lastPosition: 8 });
+    expect(investigate(historyOf(log), 999)).toEqual({
+      ok: false,
+      reason: 'not-in-log',
+      position: 999,
+      firstPosition: 1,
+      lastPosition: 8,
+    });
   });
 
   it('says when the event at a position is not a rejection', () => {
     const { log } = staleWriteAfterExpiry();
-    expect(investigate(historyOf(log), 2)).toEqual({ ok: false, reason: 'not-a-rejection', position: 2, type: 'LeaseGranted' });
+    expect(investigate(historyOf(log), 2)).toEqual({
+      ok: false,
+      reason: 'not-a-rejection',
+      position: 2,
+      type: 'LeaseGranted',
+    });
   });
 
   it('throws a RangeError naming contextRadius for a negative radius', () => {
     const { log, rejectionPosition } = staleWriteAfterExpiry();
-    expect(() => investigate(historyOf(log), rejectionPosition, -1)).toThrow(/investigate: contextRadius must be a non-negative integer \(events\), got -1/);
+    expect(() => investigate(historyOf(log), rejectionPosition, -1)).toThrow(
+      /investigate: contextRadius must be a non-negative integer \(events\), got -1/,
+    );
   });
 });

@@ -58,8 +58,19 @@ export interface Investigation {
  */
 export type InvestigationResult =
   | { readonly ok: true; readonly investigation: Investigation }
-  | { readonly ok: false; readonly reason: 'not-in-log'; readonly position: number; readonly firstPosition: number; readonly lastPosition: number }
-  | { readonly ok: false; readonly reason: 'not-a-rejection'; readonly position: number; readonly type: CoordinatorEventType };
+  | {
+      readonly ok: false;
+      readonly reason: 'not-in-log';
+      readonly position: number;
+      readonly firstPosition: number;
+      readonly lastPosition: number;
+    }
+  | {
+      readonly ok: false;
+      readonly reason: 'not-a-rejection';
+      readonly position: number;
+      readonly type: CoordinatorEventType;
+    };
 
 /**
  * Investigates the `FenceRejected` at `position`.
@@ -70,21 +81,39 @@ export type InvestigationResult =
  * @returns See {@link InvestigationResult}.
  * @throws RangeError if `contextRadius` is negative or not an integer.
  */
-export function investigate(history: ViewHistory, position: number, contextRadius: number = DEFAULT_CONTEXT_RADIUS): InvestigationResult {
+export function investigate(
+  history: ViewHistory,
+  position: number,
+  contextRadius: number = DEFAULT_CONTEXT_RADIUS,
+): InvestigationResult {
   if (!Number.isSafeInteger(contextRadius) || contextRadius < 0) {
-    throw new RangeError(`investigate: contextRadius must be a non-negative integer (events), got ${String(contextRadius)}`);
+    throw new RangeError(
+      `investigate: contextRadius must be a non-negative integer (events), got ${String(contextRadius)}`,
+    );
   }
   const { index } = history;
   const recorded = Number.isSafeInteger(position) ? index.at(position) : undefined;
-  if (recorded === undefined) return { ok: false, reason: 'not-in-log', position, firstPosition: index.firstPosition, lastPosition: index.lastPosition };
-  if (recorded.event.type !== 'FenceRejected') return { ok: false, reason: 'not-a-rejection', position, type: recorded.event.type };
+  if (recorded === undefined)
+    return {
+      ok: false,
+      reason: 'not-in-log',
+      position,
+      firstPosition: index.firstPosition,
+      lastPosition: index.lastPosition,
+    };
+  if (recorded.event.type !== 'FenceRejected')
+    return { ok: false, reason: 'not-a-rejection', position, type: recorded.event.type };
 
   const state = history.stateAt(position);
   const rejection = state.rejections[state.rejections.length - 1] as RejectionView;
   const lane = state.lanes.get(rejection.resource) as Lane;
   const rejected = findGeneration(lane, rejection.rejected.fence, rejection.rejected.holderId);
   const current = findGeneration(lane, rejection.current.fence, rejection.current.holderId);
-  const floor: FloorEvidence = { ...rejection.current, gateId: rejection.gateId, admitted: findAdmission(history, rejection, position) };
+  const floor: FloorEvidence = {
+    ...rejection.current,
+    gateId: rejection.gateId,
+    admitted: findAdmission(history, rejection, position),
+  };
   const fences = new Set([rejection.rejected.fence, rejection.current.fence]);
   const from = spanStart(rejected, current, position);
   const restarts = state.restarts
@@ -99,7 +128,10 @@ export function investigate(history: ViewHistory, position: number, contextRadiu
       graceEndWallMillis: r.graceEndWallMillis,
       carried: r.carriedLeases.find((c) => c.resource === rejection.resource && fences.has(c.fence)),
     }));
-  const walls = [rejection.stamp.wallMillis, ...[rejected, current].flatMap((g) => (g === undefined ? [] : [g.startWallMillis, g.endWallMillis]))];
+  const walls = [
+    rejection.stamp.wallMillis,
+    ...[rejected, current].flatMap((g) => (g === undefined ? [] : [g.startWallMillis, g.endWallMillis])),
+  ];
   const lo = Math.min(...walls);
   const hi = Math.max(...walls);
   const pad = Math.max(500, (hi - lo) * 0.08);
@@ -134,7 +166,14 @@ export function investigationPositions(history: ViewHistory, investigation: Inve
   for (const p of index.positionsOf(rejection.resource)) {
     if (p > position) break;
     const { event } = index.at(p) as RecordedEvent;
-    if ((event.type === 'LeaseGranted' || event.type === 'LeaseRenewed' || event.type === 'LeaseReleased' || event.type === 'LeaseExpired') && fences.has(event.data.fence)) positions.add(p);
+    if (
+      (event.type === 'LeaseGranted' ||
+        event.type === 'LeaseRenewed' ||
+        event.type === 'LeaseReleased' ||
+        event.type === 'LeaseExpired') &&
+      fences.has(event.data.fence)
+    )
+      positions.add(p);
   }
   for (const g of [investigation.rejected, investigation.current]) {
     if (g === undefined) continue;
@@ -167,7 +206,11 @@ function findAdmission(history: ViewHistory, rejection: RejectionView, position:
     const recorded = history.index.at(p);
     if (recorded?.event.type !== 'FenceAdmitted') continue;
     const d = recorded.event.data;
-    if (d.gateId === rejection.gateId && d.fence === rejection.current.fence && d.holderId === rejection.current.holderId) {
+    if (
+      d.gateId === rejection.gateId &&
+      d.fence === rejection.current.fence &&
+      d.holderId === rejection.current.holderId
+    ) {
       return { position: p, wallMillis: d.wallMillis, bootId: d.bootId, atMillis: d.atMillis };
     }
   }

@@ -48,9 +48,12 @@ describe('parseFenceFilterInput', () => {
     expect(parseFenceFilterInput('1-3')).toEqual({ ok: true, range: { fenceMin: 1, fenceMax: 3 } });
   });
 
-  it.each(['abc', '1-3x', '--', '200-10'])('says what a fence range looks like for %j, instead of keeping the old filter', (text) => {
-    const input = parseFenceFilterInput(text);
-    expect(input.ok).toBe(false);
-    expect(input.ok ? '' : input.message).toContain(FENCE_RANGE_HINT);
-  });
+  it.each(['abc', '1-3x', '--', '200-10'])(
+    'says what a fence range looks like for %j, instead of keeping the old filter',
+    (text) => {
+      const input = parseFenceFilterInput(text);
+      expect(input.ok).toBe(false);
+      expect(input.ok ? '' : input.message).toContain(FENCE_RANGE_HINT);
+    },
+  );
 });

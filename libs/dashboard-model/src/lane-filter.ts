@@ -84,7 +84,10 @@ function compilePattern(pattern: string | undefined): ((resource: string) => boo
     const needle = p.toLowerCase();
     return (resource) => resource.toLowerCase().includes(needle);
   }
-  const source = p.split('').map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+  const source = p
+    .split('')
+    .map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+    .join('');
   const regex = new RegExp(`^${source}$`, 'i');
   return (resource) => regex.test(resource);
 }

@@ -5,12 +5,24 @@
  * @internal
  */
 import type { CoordinatorEventType } from '@lease-fence/protocol';
-import type { Anomaly, CarriedAcross, Generation, HandoverView, Lane, MissingRejectionsView, RejectionView, RestartView, ViewState } from './view-state.js';
+import type {
+  Anomaly,
+  CarriedAcross,
+  Generation,
+  HandoverView,
+  Lane,
+  MissingRejectionsView,
+  RejectionView,
+  RestartView,
+  ViewState,
+} from './view-state.js';
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** @internal A generation the fold may still change (only while it is open). */
-export interface MutableGeneration extends Writable<Omit<Generation, 'renewalPositions' | 'renewalWallMillis' | 'carried'>> {
+export interface MutableGeneration extends Writable<
+  Omit<Generation, 'renewalPositions' | 'renewalWallMillis' | 'carried'>
+> {
   renewalPositions: number[];
   renewalWallMillis: number[];
   carried: CarriedAcross[];
@@ -27,7 +39,9 @@ export interface MutableLane extends Writable<Omit<Lane, 'generations' | 'reject
 export type MutableHandover = Writable<HandoverView>;
 
 /** @internal */
-export interface MutableViewState extends Writable<Omit<ViewState, 'lanes' | 'rejections' | 'missingRejections' | 'restarts' | 'counts' | 'anomalies'>> {
+export interface MutableViewState extends Writable<
+  Omit<ViewState, 'lanes' | 'rejections' | 'missingRejections' | 'restarts' | 'counts' | 'anomalies'>
+> {
   lanes: Map<string, MutableLane>;
   rejections: RejectionView[];
   missingRejections: MissingRejectionsView[];

@@ -21,12 +21,25 @@ describe('logRates', () => {
     const history = historyOf(log);
 
     // Act
-    const all = logRates(history.index, { asOfPosition: late.position, fromWallMillis: 1_780_000_000_000, toWallMillis: 1_780_000_002_000, maxBins: 10 });
-    const before = logRates(history.index, { asOfPosition: late.position - 1, fromWallMillis: 1_780_000_000_000, toWallMillis: 1_780_000_002_000, maxBins: 10 });
+    const all = logRates(history.index, {
+      asOfPosition: late.position,
+      fromWallMillis: 1_780_000_000_000,
+      toWallMillis: 1_780_000_002_000,
+      maxBins: 10,
+    });
+    const before = logRates(history.index, {
+      asOfPosition: late.position - 1,
+      fromWallMillis: 1_780_000_000_000,
+      toWallMillis: 1_780_000_002_000,
+      maxBins: 10,
+    });
 
     // Assert
     expect(all.widthMillis).toBe(1_000);
-    expect(all.bins.map((b) => [b.grants, b.renewals, b.rejections, b.releases])).toEqual([[1, 2, 0, 0], [0, 0, 1, 1]]);
+    expect(all.bins.map((b) => [b.grants, b.renewals, b.rejections, b.releases])).toEqual([
+      [1, 2, 0, 0],
+      [0, 0, 1, 1],
+    ]);
     expect(before.bins[1]?.releases).toBe(0);
   });
 
@@ -37,7 +50,12 @@ describe('logRates', () => {
     const history = historyOf(log);
 
     // Act
-    const { bins, widthMillis } = logRates(history.index, { asOfPosition: 100, fromWallMillis: 1_780_000_000_000, toWallMillis: 1_780_000_012_000, maxBins: 3 });
+    const { bins, widthMillis } = logRates(history.index, {
+      asOfPosition: 100,
+      fromWallMillis: 1_780_000_000_000,
+      toWallMillis: 1_780_000_012_000,
+      maxBins: 3,
+    });
 
     // Assert
     expect(widthMillis).toBe(4_000);
@@ -45,7 +63,9 @@ describe('logRates', () => {
   });
 
   it('throws a RangeError for an empty window, naming the unit', () => {
-    expect(() => logRates(new ViewHistory().index, { asOfPosition: 0, fromWallMillis: 5, toWallMillis: 5 })).toThrow(/toWallMillis must be above fromWallMillis \(milliseconds\)/);
+    expect(() => logRates(new ViewHistory().index, { asOfPosition: 0, fromWallMillis: 5, toWallMillis: 5 })).toThrow(
+      /toWallMillis must be above fromWallMillis \(milliseconds\)/,
+    );
   });
 });
 

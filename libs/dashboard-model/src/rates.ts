@@ -39,11 +39,18 @@ export interface LogRatesOptions {
  * @returns The bins in time order, plus their width in milliseconds.
  * @throws RangeError if the window is empty or `maxBins` is not a positive integer.
  */
-export function logRates(index: EventIndex, options: LogRatesOptions): { readonly bins: RateBin[]; readonly widthMillis: number } {
+export function logRates(
+  index: EventIndex,
+  options: LogRatesOptions,
+): { readonly bins: RateBin[]; readonly widthMillis: number } {
   const { asOfPosition, fromWallMillis, toWallMillis } = options;
   const maxBins = options.maxBins ?? 120;
-  if (!(toWallMillis > fromWallMillis)) throw new RangeError(`logRates: toWallMillis must be above fromWallMillis (milliseconds), got ${fromWallMillis}..${toWallMillis}`);
-  if (!Number.isSafeInteger(maxBins) || maxBins < 1) throw new RangeError(`logRates: maxBins must be a positive integer, got ${String(maxBins)}`);
+  if (!(toWallMillis > fromWallMillis))
+    throw new RangeError(
+      `logRates: toWallMillis must be above fromWallMillis (milliseconds), got ${fromWallMillis}..${toWallMillis}`,
+    );
+  if (!Number.isSafeInteger(maxBins) || maxBins < 1)
+    throw new RangeError(`logRates: maxBins must be a positive integer, got ${String(maxBins)}`);
   const widthMillis = Math.max(1, Math.ceil((toWallMillis - fromWallMillis) / maxBins / 1_000)) * 1_000;
   const first = Math.floor(fromWallMillis / widthMillis) * widthMillis;
   const count = Math.ceil((toWallMillis - first) / widthMillis);
@@ -51,18 +58,36 @@ export function logRates(index: EventIndex, options: LogRatesOptions): { readonl
   const events = index.events();
   for (let i = index.indexAtWall(first); i < events.length; i += 1) {
     const recorded = events[i];
-    if (recorded === undefined || recorded.position > asOfPosition || index.wallMaxAt(i) >= first + count * widthMillis + widthMillis) break;
+    if (
+      recorded === undefined ||
+      recorded.position > asOfPosition ||
+      index.wallMaxAt(i) >= first + count * widthMillis + widthMillis
+    )
+      break;
     const bin = Math.floor((recorded.event.data.wallMillis - first) / widthMillis);
     const row = counts[bin];
     if (row === undefined) continue;
     switch (recorded.event.type) {
-      case 'LeaseGranted': row[0] = (row[0] ?? 0) + 1; break;
-      case 'LeaseRenewed': row[1] = (row[1] ?? 0) + 1; break;
-      case 'LeaseReleased': row[2] = (row[2] ?? 0) + 1; break;
-      case 'LeaseExpired': row[3] = (row[3] ?? 0) + 1; break;
-      case 'FenceRejected': row[4] = (row[4] ?? 0) + 1; break;
-      case 'CoordinatorStarted': row[5] = (row[5] ?? 0) + 1; break;
-      default: break;
+      case 'LeaseGranted':
+        row[0] = (row[0] ?? 0) + 1;
+        break;
+      case 'LeaseRenewed':
+        row[1] = (row[1] ?? 0) + 1;
+        break;
+      case 'LeaseReleased':
+        row[2] = (row[2] ?? 0) + 1;
+        break;
+      case 'LeaseExpired':
+        row[3] = (row[3] ?? 0) + 1;
+        break;
+      case 'FenceRejected':
+        row[4] = (row[4] ?? 0) + 1;
+        break;
+      case 'CoordinatorStarted':
+        row[5] = (row[5] ?? 0) + 1;
+        break;
+      default:
+        break;
     }
   }
   const perSecond = 1_000 / widthMillis;
@@ -94,7 +119,12 @@ const HOLD_LABELS = ['< 100 ms', '0.1–1 s', '1–10 s', '10 s–1 min', '1–1
  * How long ended generations were held (bar length, wall milliseconds): counts per bin, and
  * the median and 95th percentile. Generations whose grant is not loaded are left out.
  */
-export function holdDurations(state: ViewState): { readonly bins: HoldDurationBin[]; readonly count: number; readonly p50Millis: number | undefined; readonly p95Millis: number | undefined } {
+export function holdDurations(state: ViewState): {
+  readonly bins: HoldDurationBin[];
+  readonly count: number;
+  readonly p50Millis: number | undefined;
+  readonly p95Millis: number | undefined;
+} {
   let ended = 0;
   for (const lane of state.lanes.values()) {
     for (const g of lane.generations) if (g.end !== undefined && g.granted !== undefined) ended += 1;
@@ -114,9 +144,14 @@ export function holdDurations(state: ViewState): { readonly bins: HoldDurationBi
     while (d >= (HOLD_BOUNDS[bin] ?? Infinity)) bin += 1;
     counts[bin] = (counts[bin] ?? 0) + 1;
   }
-  const quantile = (q: number): number | undefined => (durations.length === 0 ? undefined : durations[Math.min(durations.length - 1, Math.floor(q * durations.length))]);
+  const quantile = (q: number): number | undefined =>
+    durations.length === 0 ? undefined : durations[Math.min(durations.length - 1, Math.floor(q * durations.length))];
   return {
-    bins: counts.map((count, i) => ({ label: HOLD_LABELS[i] ?? '', fromMillis: i === 0 ? 0 : (HOLD_BOUNDS[i - 1] ?? 0), count })),
+    bins: counts.map((count, i) => ({
+      label: HOLD_LABELS[i] ?? '',
+      fromMillis: i === 0 ? 0 : (HOLD_BOUNDS[i - 1] ?? 0),
+      count,
+    })),
     count: durations.length,
     p50Millis: quantile(0.5),
     p95Millis: quantile(0.95),

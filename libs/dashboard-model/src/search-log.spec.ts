@@ -18,7 +18,14 @@ describe('searchLog', () => {
     const h = history();
     expect(searchLog(h.head, h.index, '3')).toEqual([
       { kind: 'position', position: 3, type: 'LeaseGranted', resource: 'migration' },
-      { kind: 'fence', fence: 3, resource: 'deploy-slot', holderId: 'coder-1', position: 2, startWallMillis: expect.any(Number) },
+      {
+        kind: 'fence',
+        fence: 3,
+        resource: 'deploy-slot',
+        holderId: 'coder-1',
+        position: 2,
+        startWallMillis: expect.any(Number),
+      },
     ]);
   });
 
@@ -30,8 +37,12 @@ describe('searchLog', () => {
 
   it('finds a requestId exactly and holders and resources by substring', () => {
     const h = history();
-    expect(searchLog(h.head, h.index, 'req-abc')).toEqual([{ kind: 'request', requestId: 'req-abc', position: 2, type: 'LeaseGranted', resource: 'deploy-slot' }]);
-    expect(searchLog(h.head, h.index, 'PLANNER')).toEqual([{ kind: 'holder', holderId: 'planner-2', resources: ['migration'], generations: 1 }]);
+    expect(searchLog(h.head, h.index, 'req-abc')).toEqual([
+      { kind: 'request', requestId: 'req-abc', position: 2, type: 'LeaseGranted', resource: 'deploy-slot' },
+    ]);
+    expect(searchLog(h.head, h.index, 'PLANNER')).toEqual([
+      { kind: 'holder', holderId: 'planner-2', resources: ['migration'], generations: 1 },
+    ]);
     expect(searchLog(h.head, h.index, 'slot')).toEqual([{ kind: 'resource', resource: 'deploy-slot', generations: 1 }]);
   });
 
@@ -50,7 +61,9 @@ describe('searchLog', () => {
     log.events.forEach((e) => h.append(e));
 
     // Act / Assert
-    expect(searchLog(h.head, h.index, 'AE124')).toEqual([{ kind: 'request', requestId: 'ae1243ae-561f-43e7', position: 1, type: 'LeaseGranted', resource: 'a' }]);
+    expect(searchLog(h.head, h.index, 'AE124')).toEqual([
+      { kind: 'request', requestId: 'ae1243ae-561f-43e7', position: 1, type: 'LeaseGranted', resource: 'a' },
+    ]);
     expect(searchLog(h.head, h.index, 'ae12')).toEqual([]);
     expect(searchLog(h.head, h.index, 'ae1')).toEqual([]);
   });

@@ -7,10 +7,33 @@ import type { ViewState } from './view-state.js';
 
 /** One search result. Every result can be turned into a view (a position, a lane, a cursor). */
 export type SearchHit =
-  | { readonly kind: 'position'; readonly position: number; readonly type: CoordinatorEventType; readonly resource: string | undefined }
-  | { readonly kind: 'fence'; readonly fence: number; readonly resource: string; readonly holderId: string; readonly position: number; readonly startWallMillis: number }
-  | { readonly kind: 'request'; readonly requestId: string; readonly position: number; readonly type: CoordinatorEventType; readonly resource: string }
-  | { readonly kind: 'holder'; readonly holderId: string; readonly resources: readonly string[]; readonly generations: number }
+  | {
+      readonly kind: 'position';
+      readonly position: number;
+      readonly type: CoordinatorEventType;
+      readonly resource: string | undefined;
+    }
+  | {
+      readonly kind: 'fence';
+      readonly fence: number;
+      readonly resource: string;
+      readonly holderId: string;
+      readonly position: number;
+      readonly startWallMillis: number;
+    }
+  | {
+      readonly kind: 'request';
+      readonly requestId: string;
+      readonly position: number;
+      readonly type: CoordinatorEventType;
+      readonly resource: string;
+    }
+  | {
+      readonly kind: 'holder';
+      readonly holderId: string;
+      readonly resources: readonly string[];
+      readonly generations: number;
+    }
   | { readonly kind: 'resource'; readonly resource: string; readonly generations: number };
 
 /** Shortest query that is tried as a requestId prefix (characters). */
@@ -40,13 +63,26 @@ export function searchLog(state: ViewState, index: EventIndex, query: string, li
     const recorded = index.at(position);
     if (recorded !== undefined) {
       const d = recorded.event.data;
-      hits.push({ kind: 'position', position, type: recorded.event.type, resource: 'resource' in d ? d.resource : undefined });
+      hits.push({
+        kind: 'position',
+        position,
+        type: recorded.event.type,
+        resource: 'resource' in d ? d.resource : undefined,
+      });
     }
   }
   if (fence !== undefined && positionMatch === null) {
     for (const lane of state.lanes.values()) {
       for (const g of lane.generations) {
-        if (g.fence === fence) hits.push({ kind: 'fence', fence, resource: g.resource, holderId: g.holderId, position: g.firstSeen.position, startWallMillis: g.startWallMillis });
+        if (g.fence === fence)
+          hits.push({
+            kind: 'fence',
+            fence,
+            resource: g.resource,
+            holderId: g.holderId,
+            position: g.firstSeen.position,
+            startWallMillis: g.startWallMillis,
+          });
       }
     }
   }
@@ -65,17 +101,31 @@ export function searchLog(state: ViewState, index: EventIndex, query: string, li
     const { event } = recorded;
     if (event.type !== 'LeaseGranted' && event.type !== 'LeaseRenewed') continue;
     const { requestId } = event.data;
-    if (requestId === q) exact.push({ kind: 'request', requestId, position: recorded.position, type: event.type, resource: event.data.resource });
+    if (requestId === q)
+      exact.push({
+        kind: 'request',
+        requestId,
+        position: recorded.position,
+        type: event.type,
+        resource: event.data.resource,
+      });
     else if (tryPrefix && exact.length === 0 && prefixIds.size <= 1 && requestId.toLowerCase().startsWith(needle)) {
       prefixIds.add(requestId);
-      prefixed.push({ kind: 'request', requestId, position: recorded.position, type: event.type, resource: event.data.resource });
+      prefixed.push({
+        kind: 'request',
+        requestId,
+        position: recorded.position,
+        type: event.type,
+        resource: event.data.resource,
+      });
     }
   }
   hits.push(...(exact.length > 0 ? exact : prefixIds.size === 1 ? prefixed : []).slice(0, limit));
   const holders = new Map<string, { resources: Set<string>; generations: number }>();
   const resources: SearchHit[] = [];
   for (const lane of state.lanes.values()) {
-    if (lane.resource.toLowerCase().includes(needle)) resources.push({ kind: 'resource', resource: lane.resource, generations: lane.generations.length });
+    if (lane.resource.toLowerCase().includes(needle))
+      resources.push({ kind: 'resource', resource: lane.resource, generations: lane.generations.length });
     for (const g of lane.generations) {
       if (!g.holderId.toLowerCase().includes(needle)) continue;
       let h = holders.get(g.holderId);
@@ -90,6 +140,8 @@ export function searchLog(state: ViewState, index: EventIndex, query: string, li
   for (const [holderId, h] of [...holders].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     hits.push({ kind: 'holder', holderId, resources: [...h.resources].sort(), generations: h.generations });
   }
-  hits.push(...resources.sort((a, b) => ((a as { resource: string }).resource < (b as { resource: string }).resource ? -1 : 1)));
+  hits.push(
+    ...resources.sort((a, b) => ((a as { resource: string }).resource < (b as { resource: string }).resource ? -1 : 1)),
+  );
   return hits.slice(0, limit);
 }

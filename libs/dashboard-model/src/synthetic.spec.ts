@@ -6,7 +6,14 @@ import { synthesizeEvents } from './synthetic.js';
 describe('synthesizeEvents', () => {
   it('writes a log every event of which passes the protocol schema, with contiguous positions', () => {
     // Act
-    const events = synthesizeEvents({ seed: 1, resources: 30, generations: 600, rejections: 60, restarts: 2, snapshotEvery: 500 });
+    const events = synthesizeEvents({
+      seed: 1,
+      resources: 30,
+      generations: 600,
+      rejections: 60,
+      restarts: 2,
+      snapshotEvery: 500,
+    });
 
     // Assert
     for (const recorded of events) expect(RecordedEventSchema.safeParse(recorded).success).toBe(true);
@@ -21,7 +28,9 @@ describe('synthesizeEvents', () => {
 
   it('produces the requested lanes, generations, rejections and restarts, with leases carried across restarts', () => {
     // Act
-    const state = foldEvents(synthesizeEvents({ seed: 2, resources: 40, generations: 800, rejections: 80, restarts: 2 }));
+    const state = foldEvents(
+      synthesizeEvents({ seed: 2, resources: 40, generations: 800, rejections: 80, restarts: 2 }),
+    );
 
     // Assert
     const generations = [...state.lanes.values()].reduce((n, lane) => n + lane.generations.length, 0);

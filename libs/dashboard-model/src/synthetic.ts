@@ -59,8 +59,22 @@ type Intent =
   | { readonly kind: 'grant'; readonly wall: number; readonly seq: number; readonly gen: GenPlan }
   | { readonly kind: 'renew'; readonly wall: number; readonly seq: number; readonly gen: GenPlan; readonly n: number }
   | { readonly kind: 'end'; readonly wall: number; readonly seq: number; readonly gen: GenPlan }
-  | { readonly kind: 'admit'; readonly wall: number; readonly seq: number; readonly gen: GenPlan; readonly gateId: string }
-  | { readonly kind: 'reject'; readonly wall: number; readonly seq: number; readonly stale: GenPlan; readonly current: GenPlan; readonly gateId: string; readonly doubleGrant: boolean }
+  | {
+      readonly kind: 'admit';
+      readonly wall: number;
+      readonly seq: number;
+      readonly gen: GenPlan;
+      readonly gateId: string;
+    }
+  | {
+      readonly kind: 'reject';
+      readonly wall: number;
+      readonly seq: number;
+      readonly stale: GenPlan;
+      readonly current: GenPlan;
+      readonly gateId: string;
+      readonly doubleGrant: boolean;
+    }
   | { readonly kind: 'checkpoint'; readonly wall: number; readonly seq: number };
 
 const RESOURCE_KINDS = ['deploy-slot', 'migration', 'leader', 'cron', 'index-build', 'release-train'];
@@ -89,8 +103,15 @@ export function synthesizeEvents(options: SyntheticOptions): RecordedEvent[] {
   const between = (lo: number, hi: number): number => lo + random() * (hi - lo);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
-  const holders = Array.from({ length: holderCount }, (_, i) => `${pick(AGENT_KINDS)}-${String(i + 1).padStart(2, '0')}`);
-  const resourceNames = Array.from({ length: resources }, (_, i) => `${RESOURCE_KINDS[i % RESOURCE_KINDS.length]}:${TEAMS[Math.floor(i / RESOURCE_KINDS.length) % TEAMS.length]}-${String(i).padStart(3, '0')}`);
+  const holders = Array.from(
+    { length: holderCount },
+    (_, i) => `${pick(AGENT_KINDS)}-${String(i + 1).padStart(2, '0')}`,
+  );
+  const resourceNames = Array.from(
+    { length: resources },
+    (_, i) =>
+      `${RESOURCE_KINDS[i % RESOURCE_KINDS.length]}:${TEAMS[Math.floor(i / RESOURCE_KINDS.length) % TEAMS.length]}-${String(i).padStart(3, '0')}`,
+  );
   const gateOf = (resource: string): string => `gate-${resource.split(':')[1] ?? resource}`;
   const renewEvery = ttlMillis / 3;
 
@@ -116,12 +137,24 @@ export function synthesizeEvents(options: SyntheticOptions): RecordedEvent[] {
       for (let at = t + renewEvery; at < t + holdMillis; at += renewEvery * between(0.9, 1.1)) renewWalls.push(at);
       const lastRenew = renewWalls[renewWalls.length - 1] ?? t;
       const endWall = end === 'released' ? t + holdMillis : lastRenew + ttlMillis + between(20, 600);
-      const plan: GenPlan = { resource, holderId, requestId: `req-${r}-${g}-${Math.floor(random() * 1e9).toString(36)}`, startWall: t, renewWalls, endWall, end, fence: 0, expiryWall: 0, open: false };
+      const plan: GenPlan = {
+        resource,
+        holderId,
+        requestId: `req-${r}-${g}-${Math.floor(random() * 1e9).toString(36)}`,
+        startWall: t,
+        renewWalls,
+        endWall,
+        end,
+        fence: 0,
+        expiryWall: 0,
+        open: false,
+      };
       lane.push(plan);
       intents.push({ kind: 'grant', wall: t, seq: seq++, gen: plan });
       renewWalls.forEach((wall, n) => intents.push({ kind: 'renew', wall, seq: seq++, gen: plan, n }));
       intents.push({ kind: 'end', wall: endWall, seq: seq++, gen: plan });
-      if (random() < 0.3) intents.push({ kind: 'admit', wall: t + between(1, 40), seq: seq++, gen: plan, gateId: gateOf(resource) });
+      if (random() < 0.3)
+        intents.push({ kind: 'admit', wall: t + between(1, 40), seq: seq++, gen: plan, gateId: gateOf(resource) });
       t = end === 'reassigned' ? endWall : endWall + between(0, ttlMillis * 1.5);
       lastWall = Math.max(lastWall, endWall);
     }
@@ -129,18 +162,32 @@ export function synthesizeEvents(options: SyntheticOptions): RecordedEvent[] {
   }
 
   // 2. Stale writes: a holder writes after its generation ended and the next one was granted.
-  const candidates = plans.flatMap((lane) => lane.slice(0, -1).map((stale, i) => ({ stale, current: lane[i + 1] as GenPlan })));
+  const candidates = plans.flatMap((lane) =>
+    lane.slice(0, -1).map((stale, i) => ({ stale, current: lane[i + 1] as GenPlan })),
+  );
   for (let k = 0; k < rejections && candidates.length > 0; k += 1) {
     const { stale, current } = pick(candidates);
     const currentSpan = current.endWall - current.startWall;
     const doubleGrant = random() < 0.01;
-    intents.push({ kind: 'reject', wall: current.startWall + between(5, Math.max(6, Math.min(3_000, currentSpan / 2))), seq: seq++, stale, current, gateId: gateOf(stale.resource), doubleGrant });
+    intents.push({
+      kind: 'reject',
+      wall: current.startWall + between(5, Math.max(6, Math.min(3_000, currentSpan / 2))),
+      seq: seq++,
+      stale,
+      current,
+      gateId: gateOf(stale.resource),
+      doubleGrant,
+    });
   }
-  for (let w = startWall + 30_000; w < lastWall; w += between(20_000, 60_000)) intents.push({ kind: 'checkpoint', wall: w, seq: seq++ });
+  for (let w = startWall + 30_000; w < lastWall; w += between(20_000, 60_000))
+    intents.push({ kind: 'checkpoint', wall: w, seq: seq++ });
   intents.sort((a, b) => a.wall - b.wall || a.seq - b.seq);
 
   // 3. Restarts: crash times spread over the span; the coordinator is down for downtimeMillis.
-  const crashWalls = Array.from({ length: restarts }, (_, k) => startWall + ((lastWall - startWall) * (k + 1)) / (restarts + 1));
+  const crashWalls = Array.from(
+    { length: restarts },
+    (_, k) => startWall + ((lastWall - startWall) * (k + 1)) / (restarts + 1),
+  );
 
   // 4. Materialize in wall order: positions, fences, boots.
   const events: RecordedEvent[] = [];
@@ -157,10 +204,23 @@ export function synthesizeEvents(options: SyntheticOptions): RecordedEvent[] {
     events.push({ position: events.length + 1, recordedAtMillis: wall + 1, event });
     if (snapshotEvery > 0 && events.length % snapshotEvery === 0) {
       snapshots += 1;
-      events.push({ position: events.length + 1, recordedAtMillis: wall + 1, event: { type: 'SnapshotTaken', version: 1, data: { bootId, atMillis: atOf(wall), wallMillis: wall, coversPosition: events.length } } });
+      events.push({
+        position: events.length + 1,
+        recordedAtMillis: wall + 1,
+        event: {
+          type: 'SnapshotTaken',
+          version: 1,
+          data: { bootId, atMillis: atOf(wall), wallMillis: wall, coversPosition: events.length },
+        },
+      });
     }
   };
-  const started = (wall: number, previousBootId: string | undefined, carried: CarriedLease[], replayed: number): void => {
+  const started = (
+    wall: number,
+    previousBootId: string | undefined,
+    carried: CarriedLease[],
+    replayed: number,
+  ): void => {
     push(wall, {
       type: 'CoordinatorStarted',
       version: 1,
@@ -184,7 +244,11 @@ export function synthesizeEvents(options: SyntheticOptions): RecordedEvent[] {
   let downUntil = -Infinity;
   for (const intent of intents) {
     let wall = intent.wall;
-    for (let crashWall = crashWalls[nextCrash]; crashWall !== undefined && wall >= crashWall; crashWall = crashWalls[nextCrash]) {
+    for (
+      let crashWall = crashWalls[nextCrash];
+      crashWall !== undefined && wall >= crashWall;
+      crashWall = crashWalls[nextCrash]
+    ) {
       nextCrash += 1;
       const recoverWall = crashWall + downtimeMillis;
       const previousBootId = bootId;
@@ -196,7 +260,12 @@ export function synthesizeEvents(options: SyntheticOptions): RecordedEvent[] {
       const carried: CarriedLease[] = [];
       for (const gen of [...open].sort((a, b) => a.fence - b.fence)) {
         if (gen.expiryWall > crashWall) {
-          carried.push({ resource: gen.resource, holderId: gen.holderId, fence: gen.fence, expiresAtMillis: atOf(recoverWall + (gen.expiryWall - crashWall)) });
+          carried.push({
+            resource: gen.resource,
+            holderId: gen.holderId,
+            fence: gen.fence,
+            expiresAtMillis: atOf(recoverWall + (gen.expiryWall - crashWall)),
+          });
           gen.expiryWall = recoverWall + (gen.expiryWall - crashWall);
         } else {
           open.delete(gen);
@@ -214,14 +283,38 @@ export function synthesizeEvents(options: SyntheticOptions): RecordedEvent[] {
         gen.fence = fenceCounter;
         gen.expiryWall = wall + ttlMillis;
         open.add(gen);
-        push(wall, { type: 'LeaseGranted', version: 1, data: { ...stamp, resource: gen.resource, holderId: gen.holderId, fence: gen.fence, requestId: gen.requestId, ttlMillis, expiresAtMillis: round3(stamp.atMillis + ttlMillis) } });
+        push(wall, {
+          type: 'LeaseGranted',
+          version: 1,
+          data: {
+            ...stamp,
+            resource: gen.resource,
+            holderId: gen.holderId,
+            fence: gen.fence,
+            requestId: gen.requestId,
+            ttlMillis,
+            expiresAtMillis: round3(stamp.atMillis + ttlMillis),
+          },
+        });
         break;
       }
       case 'renew': {
         const gen = intent.gen;
         if (!open.has(gen)) break;
         gen.expiryWall = wall + ttlMillis;
-        push(wall, { type: 'LeaseRenewed', version: 1, data: { ...stamp, resource: gen.resource, holderId: gen.holderId, fence: gen.fence, requestId: `${gen.requestId}-r${intent.n + 1}`, ttlMillis, expiresAtMillis: round3(stamp.atMillis + ttlMillis) } });
+        push(wall, {
+          type: 'LeaseRenewed',
+          version: 1,
+          data: {
+            ...stamp,
+            resource: gen.resource,
+            holderId: gen.holderId,
+            fence: gen.fence,
+            requestId: `${gen.requestId}-r${intent.n + 1}`,
+            ttlMillis,
+            expiresAtMillis: round3(stamp.atMillis + ttlMillis),
+          },
+        });
         break;
       }
       case 'end': {
@@ -229,24 +322,43 @@ export function synthesizeEvents(options: SyntheticOptions): RecordedEvent[] {
         const wasOpen = open.delete(gen);
         const type = gen.end === 'released' ? 'LeaseReleased' : 'LeaseExpired';
         if (type === 'LeaseReleased' && !wasOpen) break;
-        push(wall, { type, version: 1, data: { ...stamp, resource: gen.resource, holderId: gen.holderId, fence: gen.fence } });
+        push(wall, {
+          type,
+          version: 1,
+          data: { ...stamp, resource: gen.resource, holderId: gen.holderId, fence: gen.fence },
+        });
         break;
       }
       case 'admit': {
         const gen = intent.gen;
         if (!open.has(gen)) break;
-        push(wall, { type: 'FenceAdmitted', version: 1, data: { ...stamp, resource: gen.resource, gateId: intent.gateId, holderId: gen.holderId, fence: gen.fence } });
+        push(wall, {
+          type: 'FenceAdmitted',
+          version: 1,
+          data: { ...stamp, resource: gen.resource, gateId: intent.gateId, holderId: gen.holderId, fence: gen.fence },
+        });
         break;
       }
       case 'reject': {
         const { stale, current, gateId } = intent;
         const n = (gateSeq.get(gateId) ?? 0) + 1;
         gateSeq.set(gateId, n);
-        const rejected = intent.doubleGrant ? { holderId: stale.holderId, fence: current.fence } : { holderId: stale.holderId, fence: stale.fence };
+        const rejected = intent.doubleGrant
+          ? { holderId: stale.holderId, fence: current.fence }
+          : { holderId: stale.holderId, fence: stale.fence };
         push(wall, {
           type: 'FenceRejected',
           version: 1,
-          data: { ...stamp, resource: stale.resource, gateId, seq: n, kind: intent.doubleGrant ? 'double-grant' : 'stale', rejected, current: { holderId: current.holderId, fence: current.fence }, gateWallMillis: round3(wall - between(1, 60)) },
+          data: {
+            ...stamp,
+            resource: stale.resource,
+            gateId,
+            seq: n,
+            kind: intent.doubleGrant ? 'double-grant' : 'stale',
+            rejected,
+            current: { holderId: current.holderId, fence: current.fence },
+            gateWallMillis: round3(wall - between(1, 60)),
+          },
         });
         break;
       }
@@ -266,7 +378,9 @@ function checkCount(field: string, value: number, min: number): number {
 }
 
 function bootIdOf(index: number, random: () => number): string {
-  return `boot-${index}-${Math.floor(random() * 0xffffffff).toString(16).padStart(8, '0')}`;
+  return `boot-${index}-${Math.floor(random() * 0xffffffff)
+    .toString(16)
+    .padStart(8, '0')}`;
 }
 
 function round3(millis: number): number {

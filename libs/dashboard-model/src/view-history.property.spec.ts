@@ -7,44 +7,57 @@ import { foldEvents } from './fold-events.js';
 import { ViewHistory } from './view-history.js';
 
 describe('ViewHistory', () => {
-  it('folds the same events live (one at a time, with checkpoints) and by replay into equal states', () => {
-    fc.assert(
-      fc.property(arbitraryLog(), fc.integer({ min: 1, max: 7 }), (events, checkpointEvery) => {
-        // Arrange
-        const live = new ViewHistory({ checkpointEvery });
+  it(
+    'folds the same events live (one at a time, with checkpoints) and by replay into equal states',
+    () => {
+      fc.assert(
+        fc.property(arbitraryLog(), fc.integer({ min: 1, max: 7 }), (events, checkpointEvery) => {
+          // Arrange
+          const live = new ViewHistory({ checkpointEvery });
 
-        // Act
-        for (const recorded of events) {
-          live.append(recorded);
-          live.stateAt(Math.max(0, recorded.position - 3)); // interleave jumps with live folding
-        }
-
-        // Assert
-        expect(live.head).toEqual(foldEvents(events));
-      }),
-      fcParameters(300),
-    );
-  }, NO_WALL_CLOCK_TIMEOUT);
-
-  it('rebuilds any earlier position from the nearest checkpoint exactly as a replay of the prefix', () => {
-    fc.assert(
-      fc.property(arbitraryLog(), fc.integer({ min: 1, max: 9 }), fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), (events, checkpointEvery, probes) => {
-        // Arrange
-        const history = new ViewHistory({ checkpointEvery });
-        for (const recorded of events) history.append(recorded);
-        const last = history.position;
-
-        for (const probe of probes) {
-          const position = last === 0 ? 0 : probe % (last + 2);
           // Act
-          const state = history.stateAt(position);
+          for (const recorded of events) {
+            live.append(recorded);
+            live.stateAt(Math.max(0, recorded.position - 3)); // interleave jumps with live folding
+          }
+
           // Assert
-          expect(state).toEqual(foldEvents(events.filter((e) => e.position <= position)));
-        }
-      }),
-      fcParameters(300),
-    );
-  }, NO_WALL_CLOCK_TIMEOUT);
+          expect(live.head).toEqual(foldEvents(events));
+        }),
+        fcParameters(300),
+      );
+    },
+    NO_WALL_CLOCK_TIMEOUT,
+  );
+
+  it(
+    'rebuilds any earlier position from the nearest checkpoint exactly as a replay of the prefix',
+    () => {
+      fc.assert(
+        fc.property(
+          arbitraryLog(),
+          fc.integer({ min: 1, max: 9 }),
+          fc.array(fc.nat(), { minLength: 1, maxLength: 6 }),
+          (events, checkpointEvery, probes) => {
+            // Arrange
+            const history = new ViewHistory({ checkpointEvery });
+            for (const recorded of events) history.append(recorded);
+            const last = history.position;
+
+            for (const probe of probes) {
+              const position = last === 0 ? 0 : probe % (last + 2);
+              // Act
+              const state = history.stateAt(position);
+              // Assert
+              expect(state).toEqual(foldEvents(events.filter((e) => e.position <= position)));
+            }
+          },
+        ),
+        fcParameters(300),
+      );
+    },
+    NO_WALL_CLOCK_TIMEOUT,
+  );
 
   it('does not let later live folding change a state it returned for an earlier position', () => {
     // Arrange
@@ -80,6 +93,8 @@ describe('ViewHistory', () => {
   });
 
   it('rejects an option that is not a positive integer, naming the field and unit', () => {
-    expect(() => new ViewHistory({ checkpointEvery: 0 })).toThrow(/checkpointEvery must be a positive integer \(positions\), got 0/);
+    expect(() => new ViewHistory({ checkpointEvery: 0 })).toThrow(
+      /checkpointEvery must be a positive integer \(positions\), got 0/,
+    );
   });
 });

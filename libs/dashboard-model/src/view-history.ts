@@ -91,7 +91,9 @@ export class ViewHistory {
    */
   stateAt(position: number): ViewState {
     if (!Number.isSafeInteger(position) || position < 0) {
-      throw new RangeError(`ViewHistory.stateAt: position must be a non-negative integer (log position), got ${String(position)}`);
+      throw new RangeError(
+        `ViewHistory.stateAt: position must be a non-negative integer (log position), got ${String(position)}`,
+      );
     }
     if (position >= this.#head.position) return this.#head;
     const target = this.#lastLoadedAtOrBefore(position);

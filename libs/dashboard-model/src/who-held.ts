@@ -13,7 +13,13 @@ import type { Generation, ViewState } from './view-state.js';
  * - `held: false`, `reason: 'unknown-resource'`: the state has no event about that resource.
  */
 export type HoldingAnswer =
-  | { readonly held: true; readonly resource: string; readonly wallMillis: number; readonly generation: Generation; readonly ordinal: number }
+  | {
+      readonly held: true;
+      readonly resource: string;
+      readonly wallMillis: number;
+      readonly generation: Generation;
+      readonly ordinal: number;
+    }
   | {
       readonly held: false;
       readonly reason: 'free' | 'unknown-resource';
@@ -34,7 +40,8 @@ export type HoldingAnswer =
  */
 export function whoHeld(state: ViewState, resource: string, wallMillis: number): HoldingAnswer {
   const lane = state.lanes.get(resource);
-  if (lane === undefined) return { held: false, reason: 'unknown-resource', resource, wallMillis, previous: undefined, next: undefined };
+  if (lane === undefined)
+    return { held: false, reason: 'unknown-resource', resource, wallMillis, previous: undefined, next: undefined };
   const gens = lane.generations;
   let previous: Generation | undefined;
   let next: Generation | undefined;
@@ -44,7 +51,8 @@ export function whoHeld(state: ViewState, resource: string, wallMillis: number):
     if (g.startWallMillis <= wallMillis && wallMillis < g.endWallMillis) {
       return { held: true, resource, wallMillis, generation: g, ordinal: i + 1 };
     }
-    if (g.endWallMillis <= wallMillis && (previous === undefined || g.endWallMillis > previous.endWallMillis)) previous = g;
+    if (g.endWallMillis <= wallMillis && (previous === undefined || g.endWallMillis > previous.endWallMillis))
+      previous = g;
     if (g.startWallMillis > wallMillis && (next === undefined || g.startWallMillis < next.startWallMillis)) next = g;
   }
   return { held: false, reason: 'free', resource, wallMillis, previous, next };

@@ -3,7 +3,11 @@
  * client out.
  */
 import { KurrentDBClient } from '@kurrent/kurrentdb-client';
-import { createEventStoreDbEventLog, type EventStoreDbEventLog, type EventStoreDbEventLogOptions } from './eventstoredb-event-log.js';
+import {
+  createEventStoreDbEventLog,
+  type EventStoreDbEventLog,
+  type EventStoreDbEventLogOptions,
+} from './eventstoredb-event-log.js';
 import { toKurrentConnectionString } from './to-eventstoredb.js';
 
 /** Options of {@link connectEventStoreDbEventLog}. */
@@ -32,7 +36,9 @@ export interface ConnectEventStoreDbEventLogOptions extends Omit<EventStoreDbEve
  * });
  * ```
  */
-export async function connectEventStoreDbEventLog(options: ConnectEventStoreDbEventLogOptions): Promise<EventStoreDbEventLog> {
+export async function connectEventStoreDbEventLog(
+  options: ConnectEventStoreDbEventLogOptions,
+): Promise<EventStoreDbEventLog> {
   const { connectionString, ...logOptions } = options;
   const client = KurrentDBClient.connectionString(toKurrentConnectionString(connectionString));
   try {

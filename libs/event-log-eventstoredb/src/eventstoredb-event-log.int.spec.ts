@@ -17,7 +17,8 @@ import { createEventStoreDbEventLog } from './eventstoredb-event-log.js';
 
 const connectionString = process.env['EVENTSTORE_CONNECTION_STRING'];
 const SKIP_REASON = 'EVENTSTORE_CONNECTION_STRING is not set, so there is no server to run against';
-if (connectionString === undefined || connectionString === '') console.info(`eventstoredb real-server contract skipped: ${SKIP_REASON}`);
+if (connectionString === undefined || connectionString === '')
+  console.info(`eventstoredb real-server contract skipped: ${SKIP_REASON}`);
 
 describe.skipIf(connectionString === undefined || connectionString === '')(
   `EventStoreDB adapter against a real server${connectionString ? '' : ` (skipped: ${SKIP_REASON})`}`,
@@ -48,7 +49,10 @@ describe.skipIf(connectionString === undefined || connectionString === '')(
 
     describe('connectEventStoreDbEventLog', () => {
       it('connects from the connection string and appends and reads through its own client', async () => {
-        const log = await connectEventStoreDbEventLog({ connectionString: connectionString!, namespace: `connect-${run}` });
+        const log = await connectEventStoreDbEventLog({
+          connectionString: connectionString!,
+          namespace: `connect-${run}`,
+        });
         try {
           await log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 0 });
           expect(await log.version()).toBe(1);

@@ -11,7 +11,14 @@
  *
  * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer) and § Scale
  */
-import { BACKWARDS, END, FORWARDS, NO_STREAM, type KurrentDBClient, type ResolvedEvent } from '@kurrent/kurrentdb-client';
+import {
+  BACKWARDS,
+  END,
+  FORWARDS,
+  NO_STREAM,
+  type KurrentDBClient,
+  type ResolvedEvent,
+} from '@kurrent/kurrentdb-client';
 import {
   checkAppendOptions,
   checkReadRange,
@@ -111,17 +118,25 @@ const SNAPSHOT_SAVE_ATTEMPTS = 5;
  * const log = createEventStoreDbEventLog(client, { namespace: 'default' });
  * ```
  */
-export function createEventStoreDbEventLog(client: KurrentDBClient, options: EventStoreDbEventLogOptions): EventStoreDbEventLog {
+export function createEventStoreDbEventLog(
+  client: KurrentDBClient,
+  options: EventStoreDbEventLogOptions,
+): EventStoreDbEventLog {
   const streams = toStreamNames(options.namespace);
   const snapshotsKept = options.snapshotsKept ?? 3;
   if (!Number.isSafeInteger(snapshotsKept) || snapshotsKept < 1) {
-    throw new RangeError(`createEventStoreDbEventLog: snapshotsKept must be a positive integer (snapshots), got ${String(options.snapshotsKept)}`);
+    throw new RangeError(
+      `createEventStoreDbEventLog: snapshotsKept must be a positive integer (snapshots), got ${String(options.snapshotsKept)}`,
+    );
   }
   const timeoutMillis = options.operationTimeoutMillis ?? 10_000;
   if (!Number.isSafeInteger(timeoutMillis) || timeoutMillis < 1 || timeoutMillis > MAX_TIMER_MILLIS) {
-    throw new RangeError(`createEventStoreDbEventLog: operationTimeoutMillis must be an integer in [1, ${MAX_TIMER_MILLIS}] (milliseconds), got ${String(options.operationTimeoutMillis)}`);
+    throw new RangeError(
+      `createEventStoreDbEventLog: operationTimeoutMillis must be an integer in [1, ${MAX_TIMER_MILLIS}] (milliseconds), got ${String(options.operationTimeoutMillis)}`,
+    );
   }
-  const bounded = <T>(work: Promise<T>, operation: string): Promise<T> => withOperationTimeout(work, timeoutMillis, operation);
+  const bounded = <T>(work: Promise<T>, operation: string): Promise<T> =>
+    withOperationTimeout(work, timeoutMillis, operation);
   const wallClock = options.wallClock ?? Date.now;
   const subscriptions = new Set<Subscription>();
   let snapshotStreamCapped = false;
@@ -134,12 +149,16 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
   /** The last event of `stream`, or `undefined` when the stream has none. */
   const readLast = async (stream: string, operation: string): Promise<ResolvedEvent | undefined> => {
     try {
-      const iterator = client.readStream(stream, { fromRevision: END, direction: BACKWARDS, maxCount: 1 })[Symbol.asyncIterator]();
+      const iterator = client
+        .readStream(stream, { fromRevision: END, direction: BACKWARDS, maxCount: 1 })
+        [Symbol.asyncIterator]();
       try {
         const first = await bounded(iterator.next(), operation);
         return first.done === true ? undefined : first.value;
       } finally {
-        iterator.return?.(undefined).catch(() => { /* the read failed already: nothing to release */ });
+        iterator.return?.(undefined).catch(() => {
+          /* the read failed already: nothing to release */
+        });
       }
     } catch (error) {
       if (isStreamNotFound(error)) return undefined;
@@ -151,7 +170,10 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
     ensureOpen('version');
     const last = await readLast(streams.events, 'version');
     if (last === undefined) return 0;
-    if (last.event === undefined) throw new EventLogCorruptError({ issues: [{ path: '', message: 'the last entry of the log stream is a link to a deleted event' }] });
+    if (last.event === undefined)
+      throw new EventLogCorruptError({
+        issues: [{ path: '', message: 'the last entry of the log stream is a link to a deleted event' }],
+      });
     return fromRevision(last.event.revision);
   };
 
@@ -166,7 +188,11 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
       const count = Math.min(limit, to - from + 1);
       if (count <= 0) return;
       let expected = from;
-      const events = client.readStream(streams.events, { fromRevision: toReadRevision(from), direction: FORWARDS, maxCount: toMaxCount(count) });
+      const events = client.readStream(streams.events, {
+        fromRevision: toReadRevision(from),
+        direction: FORWARDS,
+        maxCount: toMaxCount(count),
+      });
       const iterator = events[Symbol.asyncIterator]();
       try {
         for (;;) {
@@ -184,7 +210,9 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
         }
       } finally {
         // The consumer left early, the read failed or timed out: release the client's read.
-        iterator.return?.(undefined).catch(() => { /* the read failed already: nothing to release */ });
+        iterator.return?.(undefined).catch(() => {
+          /* the read failed already: nothing to release */
+        });
       }
     })();
 
@@ -210,9 +238,16 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
       const { expectedVersion } = appendOptions;
       let result;
       try {
-        result = await bounded(client.appendToStream(streams.events, encoded.map((e) => toEventData(e, wallMillis)), {
-          streamState: toExpectedRevision(expectedVersion),
-        }), 'append');
+        result = await bounded(
+          client.appendToStream(
+            streams.events,
+            encoded.map((e) => toEventData(e, wallMillis)),
+            {
+              streamState: toExpectedRevision(expectedVersion),
+            },
+          ),
+          'append',
+        );
       } catch (error) {
         throw translateAppendError(error, expectedVersion);
       }
@@ -221,7 +256,8 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
 
     read: (range: ReadRange): AsyncIterable<RecordedEvent> => readForward(range, 'read'),
 
-    readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> => groupIntoPages(readForward(range, 'readPages'), READ_PAGE_SIZE),
+    readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> =>
+      groupIntoPages(readForward(range, 'readPages'), READ_PAGE_SIZE),
 
     version,
 
@@ -229,7 +265,10 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
       ensureOpen('subscribe');
       checkSubscribeAfter('EventStoreDbEventLog.subscribe', after);
       const source = client.subscribeToStream(streams.events, { fromRevision: toSubscriptionRevision(after) });
-      const subscription = createEventStoreDbSubscription(source, { after, onEnd: () => subscriptions.delete(subscription) });
+      const subscription = createEventStoreDbSubscription(source, {
+        after,
+        onEnd: () => subscriptions.delete(subscription),
+      });
       subscriptions.add(subscription);
       return subscription;
     },
@@ -251,9 +290,12 @@ export function createEventStoreDbEventLog(client: KurrentDBClient, options: Eve
         const lastPosition = last === undefined ? undefined : positionOfStoredSnapshot(last);
         if (lastPosition !== undefined && lastPosition > snapshot.position) return;
         try {
-          await bounded(client.appendToStream(streams.snapshots, toSnapshotEvent(snapshot, stateJson), {
-            streamState: last?.event === undefined ? NO_STREAM : last.event.revision,
-          }), 'saveSnapshot');
+          await bounded(
+            client.appendToStream(streams.snapshots, toSnapshotEvent(snapshot, stateJson), {
+              streamState: last?.event === undefined ? NO_STREAM : last.event.revision,
+            }),
+            'saveSnapshot',
+          );
           return;
         } catch (error) {
           if (isWrongExpectedRevision(error) && attempt < SNAPSHOT_SAVE_ATTEMPTS) continue;

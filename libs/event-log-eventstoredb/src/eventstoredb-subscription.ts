@@ -38,7 +38,10 @@ const DONE: IteratorResult<RecordedEvent> = { value: undefined, done: true };
  * delivered position), and with {@link EventLogCorruptError} on an undecodable event or a gap —
  * in both cases after delivering every event received before the failure.
  */
-export function createEventStoreDbSubscription(source: StreamSubscription, options: EventStoreDbSubscriptionOptions): Subscription {
+export function createEventStoreDbSubscription(
+  source: StreamSubscription,
+  options: EventStoreDbSubscriptionOptions,
+): Subscription {
   const highWaterMark = options.highWaterMark ?? 1024;
   const buffered: RecordedEvent[] = [];
   let position = options.after;
@@ -51,7 +54,9 @@ export function createEventStoreDbSubscription(source: StreamSubscription, optio
     if (ended) return;
     ended = true;
     options.onEnd();
-    source.unsubscribe().catch(() => { /* the connection is already gone: nothing left to cancel */ });
+    source.unsubscribe().catch(() => {
+      /* the connection is already gone: nothing left to cancel */
+    });
   };
 
   const fail = (error: unknown): void => {
@@ -87,7 +92,9 @@ export function createEventStoreDbSubscription(source: StreamSubscription, optio
 
   source.on('data', receive);
   source.on('error', (error) => fail(translateError(error, 'subscribe')));
-  source.on('end', () => fail(new EventLogUnavailableError(LOG_NAME, { message: 'subscribe: the server ended the subscription' })));
+  source.on('end', () =>
+    fail(new EventLogUnavailableError(LOG_NAME, { message: 'subscribe: the server ended the subscription' })),
+  );
 
   const next = (): Promise<IteratorResult<RecordedEvent>> => {
     const recorded = buffered.shift();
@@ -101,7 +108,9 @@ export function createEventStoreDbSubscription(source: StreamSubscription, optio
       return error === undefined ? Promise.resolve(DONE) : Promise.reject(error);
     }
     if (ended) return Promise.resolve(DONE);
-    return new Promise((resolve, reject) => { waiter = { resolve, reject }; });
+    return new Promise((resolve, reject) => {
+      waiter = { resolve, reject };
+    });
   };
 
   const close = async (): Promise<void> => {
@@ -127,7 +136,8 @@ export function createEventStoreDbSubscription(source: StreamSubscription, optio
 
   return {
     [Symbol.asyncIterator]() {
-      if (iterated) throw new TypeError('Subscription: iterate a subscription once; subscribe again for a second reader');
+      if (iterated)
+        throw new TypeError('Subscription: iterate a subscription once; subscribe again for a second reader');
       iterated = true;
       return iterator;
     },

@@ -1,4 +1,9 @@
-import { EventLogCorruptError, EventLogUnavailableError, type EventLog, type RecordedEvent } from '@lease-fence/coordinator-core';
+import {
+  EventLogCorruptError,
+  EventLogUnavailableError,
+  type EventLog,
+  type RecordedEvent,
+} from '@lease-fence/coordinator-core';
 import { createMemoryEventLog, createMemoryEventLogStorage } from '@lease-fence/coordinator-core';
 import { describe, expect, it } from 'vitest';
 import { openFirstContactEventLog } from './first-contact-event-log.js';
@@ -102,7 +107,12 @@ describe('openFirstContactEventLog', () => {
     const log = await openFirstContactEventLog(async () => {
       opened += 1;
       const inner = createMemoryEventLog();
-      return { ...inner, name: inner.name, version: () => Promise.reject(corrupt), close: () => inner.close() } as EventLog;
+      return {
+        ...inner,
+        name: inner.name,
+        version: () => Promise.reject(corrupt),
+        close: () => inner.close(),
+      } as EventLog;
     });
     await expect(log.version()).rejects.toBe(corrupt);
     await settle();

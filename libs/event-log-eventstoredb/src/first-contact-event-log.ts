@@ -42,7 +42,14 @@ export async function openFirstContactEventLog(connect: () => Promise<EventLog>)
 
   /** Swaps in a fresh log if `failed` is still current and the server was never reached. */
   const retire = (failed: EventLog, error: unknown): void => {
-    if (reached || closed || current !== failed || replacing !== undefined || !(error instanceof EventLogUnavailableError)) return;
+    if (
+      reached ||
+      closed ||
+      current !== failed ||
+      replacing !== undefined ||
+      !(error instanceof EventLogUnavailableError)
+    )
+      return;
     replacing = connect()
       .then(
         async (fresh) => {
@@ -94,7 +101,8 @@ export async function openFirstContactEventLog(connect: () => Promise<EventLog>)
     get name() {
       return current.name;
     },
-    append: (events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult> => delegate((log) => log.append(events, options)),
+    append: (events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult> =>
+      delegate((log) => log.append(events, options)),
     read: (range: ReadRange): AsyncIterable<RecordedEvent> => follow((log) => log.read(range)),
     readPages: (range: ReadRange): AsyncIterable<readonly RecordedEvent[]> => follow((log) => readPagesOf(log, range)),
     version: (): Promise<number> => delegate((log) => log.version()),

@@ -17,7 +17,11 @@ export function withOperationTimeout<T>(work: Promise<T>, timeoutMillis: number,
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
-      reject(new EventLogUnavailableError(LOG_NAME, { message: `${operation}: no answer from the server within ${timeoutMillis} ms; the outcome is unknown` }));
+      reject(
+        new EventLogUnavailableError(LOG_NAME, {
+          message: `${operation}: no answer from the server within ${timeoutMillis} ms; the outcome is unknown`,
+        }),
+      );
     }, timeoutMillis);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));

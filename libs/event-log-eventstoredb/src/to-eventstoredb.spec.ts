@@ -33,11 +33,17 @@ import {
   translateError,
 } from './to-eventstoredb.js';
 
-const wrongExpectedVersion = (current: bigint | typeof NO_STREAM, expected: bigint | typeof NO_STREAM): WrongExpectedVersionError =>
+const wrongExpectedVersion = (
+  current: bigint | typeof NO_STREAM,
+  expected: bigint | typeof NO_STREAM,
+): WrongExpectedVersionError =>
   new WrongExpectedVersionError(undefined, { streamName: 'leaseFence-default', current, expected });
 
 /** A resolved event as the client returns it from a read of the log stream. */
-const resolvedAt = (revision: bigint, overrides: { metadata?: unknown; data?: unknown; type?: string } = {}): ResolvedEvent => {
+const resolvedAt = (
+  revision: bigint,
+  overrides: { metadata?: unknown; data?: unknown; type?: string } = {},
+): ResolvedEvent => {
   const event = leaseGranted('slot', 'agent-a', Number(revision) + 1);
   return {
     event: {
@@ -46,7 +52,10 @@ const resolvedAt = (revision: bigint, overrides: { metadata?: unknown; data?: un
       revision,
       type: overrides.type ?? event.type,
       data: (overrides.data ?? event.data) as Record<string, unknown>,
-      metadata: (overrides.metadata ?? { schemaVersion: 1, recordedAtMillis: 1_700_000_000_123 }) as Record<string, unknown>,
+      metadata: (overrides.metadata ?? { schemaVersion: 1, recordedAtMillis: 1_700_000_000_123 }) as Record<
+        string,
+        unknown
+      >,
       isJson: true,
       created: new Date(1_700_000_000_000),
     },
@@ -78,23 +87,34 @@ describe('to-eventstoredb', () => {
     });
 
     it('reports the positions an append landed at from the revision the server returns', () => {
-      expect(fromAppendResult({ success: true, nextExpectedRevision: 4n }, 2)).toEqual({ fromPosition: 3, toPosition: 5 });
+      expect(fromAppendResult({ success: true, nextExpectedRevision: 4n }, 2)).toEqual({
+        fromPosition: 3,
+        toPosition: 5,
+      });
     });
 
     it('turns an append failure reported as data into ExpectedVersionConflictError', () => {
-      expect(() => fromAppendResult({ success: false, nextExpectedRevision: -1n }, 3)).toThrow(ExpectedVersionConflictError);
+      expect(() => fromAppendResult({ success: false, nextExpectedRevision: -1n }, 3)).toThrow(
+        ExpectedVersionConflictError,
+      );
     });
   });
 
   describe('stream names', () => {
     it('gives each namespace its own event stream and snapshot stream outside the system streams', () => {
-      expect(toStreamNames('default')).toEqual({ events: 'leaseFence-default', snapshots: 'leaseFenceSnapshot-default' });
+      expect(toStreamNames('default')).toEqual({
+        events: 'leaseFence-default',
+        snapshots: 'leaseFenceSnapshot-default',
+      });
     });
 
-    it.each(['', ' padded', 'x'.repeat(201)])('refuses the namespace %j with TypeError naming the field', (namespace) => {
-      expect(() => toStreamNames(namespace)).toThrow(/namespace/);
-      expect(() => toStreamNames(namespace)).toThrow(TypeError);
-    });
+    it.each(['', ' padded', 'x'.repeat(201)])(
+      'refuses the namespace %j with TypeError naming the field',
+      (namespace) => {
+        expect(() => toStreamNames(namespace)).toThrow(/namespace/);
+        expect(() => toStreamNames(namespace)).toThrow(TypeError);
+      },
+    );
   });
 
   describe('event records', () => {
@@ -103,18 +123,32 @@ describe('to-eventstoredb', () => {
 
       const data = toEventData(encoded!, 1_700_000_000_123);
 
-      expect(data).toMatchObject({ type: 'LeaseGranted', contentType: 'application/json', metadata: { schemaVersion: 1, recordedAtMillis: 1_700_000_000_123 } });
+      expect(data).toMatchObject({
+        type: 'LeaseGranted',
+        contentType: 'application/json',
+        metadata: { schemaVersion: 1, recordedAtMillis: 1_700_000_000_123 },
+      });
       expect(data.data).toEqual(leaseGranted('slot', 'agent-a', 1).data);
     });
 
     it('reads an event back as the record the codec decodes into the appended event', () => {
       const recorded = decodeRecord(toStoredRecord(resolvedAt(0n), 1));
 
-      expect(recorded).toEqual({ position: 1, recordedAtMillis: 1_700_000_000_123, event: leaseGranted('slot', 'agent-a', 1) });
+      expect(recorded).toEqual({
+        position: 1,
+        recordedAtMillis: 1_700_000_000_123,
+        event: leaseGranted('slot', 'agent-a', 1),
+      });
     });
 
     it('refuses a gap in revisions with EventLogCorruptError naming the missing position', () => {
-      const error = (() => { try { toStoredRecord(resolvedAt(4n), 3); } catch (e) { return e; } })();
+      const error = (() => {
+        try {
+          toStoredRecord(resolvedAt(4n), 3);
+        } catch (e) {
+          return e;
+        }
+      })();
 
       expect(error).toBeInstanceOf(EventLogCorruptError);
       expect(error).toMatchObject({ code: 'event-log-corrupt', position: 3 });
@@ -130,13 +164,21 @@ describe('to-eventstoredb', () => {
       const snapshot = { position: 7, schemaVersion: 2, state: { leases: [{ fence: 3 }] } };
       const stored = toSnapshotEvent(snapshot, JSON.stringify(snapshot.state));
 
-      const read = fromSnapshotEvent({ event: { ...resolvedAt(0n).event!, type: stored.type, data: stored.data as Record<string, unknown> } } as ResolvedEvent);
+      const read = fromSnapshotEvent({
+        event: { ...resolvedAt(0n).event!, type: stored.type, data: stored.data as Record<string, unknown> },
+      } as ResolvedEvent);
 
       expect(read).toEqual(snapshot);
     });
 
     it('refuses a snapshot event with a bad envelope with EventLogCorruptError naming the field', () => {
-      const bad = { event: { ...resolvedAt(0n).event!, type: 'CoordinatorSnapshot', data: { position: -1, schemaVersion: 1, state: {} } } } as ResolvedEvent;
+      const bad = {
+        event: {
+          ...resolvedAt(0n).event!,
+          type: 'CoordinatorSnapshot',
+          data: { position: -1, schemaVersion: 1, state: {} },
+        },
+      } as ResolvedEvent;
 
       expect(() => fromSnapshotEvent(bad)).toThrow(/snapshot\.position/);
     });
@@ -151,7 +193,10 @@ describe('to-eventstoredb', () => {
     });
 
     it('reports an actual version of 0 when the stream does not exist', () => {
-      expect(translateAppendError(wrongExpectedVersion(NO_STREAM, 3n), 4)).toMatchObject({ expectedVersion: 4, actualVersion: 0 });
+      expect(translateAppendError(wrongExpectedVersion(NO_STREAM, 3n), 4)).toMatchObject({
+        expectedVersion: 4,
+        actualVersion: 0,
+      });
     });
 
     it('turns connection loss into a retryable EventLogUnavailableError', () => {
@@ -162,7 +207,11 @@ describe('to-eventstoredb', () => {
     });
 
     it('recognises a raw grpc UNAVAILABLE service error as connection loss', () => {
-      const raw = Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14, details: 'No connection established', metadata: {} });
+      const raw = Object.assign(new Error('14 UNAVAILABLE: No connection established'), {
+        code: 14,
+        details: 'No connection established',
+        metadata: {},
+      });
 
       expect(isConnectionError(raw)).toBe(true);
       expect(translateAppendError(raw, 0)).toBeInstanceOf(EventLogUnavailableError);
@@ -171,8 +220,10 @@ describe('to-eventstoredb', () => {
     it.each([
       'Unmapped gRPC error: code: The operation was cancelled, message: "connection reset"',
       'Unmapped gRPC connection error: transport error',
-    ])('recognises the read bridge\'s unmapped transport failure %j as connection loss', (message) => {
-      const bridged = new UnknownError(Object.assign(new Error(message), { name: 'UnknownError', metadata: {} }) as never);
+    ])("recognises the read bridge's unmapped transport failure %j as connection loss", (message) => {
+      const bridged = new UnknownError(
+        Object.assign(new Error(message), { name: 'UnknownError', metadata: {} }) as never,
+      );
 
       expect(bridged.message).toContain('Unmapped gRPC');
       expect(translateError(bridged, 'read')).toBeInstanceOf(EventLogUnavailableError);

@@ -62,7 +62,9 @@ export interface NamespaceStreams {
 export function toStreamNames(namespace: string): NamespaceStreams {
   const parsed = IdSchema.safeParse(namespace);
   if (!parsed.success) {
-    throw new TypeError(`EventStoreDbEventLog: namespace ${parsed.error.issues[0]?.message ?? 'is invalid'}, got ${JSON.stringify(namespace)}`);
+    throw new TypeError(
+      `EventStoreDbEventLog: namespace ${parsed.error.issues[0]?.message ?? 'is invalid'}, got ${JSON.stringify(namespace)}`,
+    );
   }
   return { events: `leaseFence-${namespace}`, snapshots: `leaseFenceSnapshot-${namespace}` };
 }
@@ -106,7 +108,11 @@ interface EventMetadata {
  */
 export function toEventData(encoded: EncodedEvent, wallMillis: number): EventData {
   const metadata: EventMetadata = { schemaVersion: encoded.version, recordedAtMillis: wallMillis };
-  return jsonEvent({ type: encoded.type, data: JSON.parse(encoded.data) as Record<string, unknown>, metadata: { ...metadata } });
+  return jsonEvent({
+    type: encoded.type,
+    data: JSON.parse(encoded.data) as Record<string, unknown>,
+    metadata: { ...metadata },
+  });
 }
 
 /**
@@ -119,30 +125,53 @@ export function toEventData(encoded: EncodedEvent, wallMillis: number): EventDat
 export function toStoredRecord(resolved: ResolvedEvent, expectedPosition: number): StoredEventRecord {
   const recorded = resolved.event;
   if (recorded === undefined) {
-    throw new EventLogCorruptError({ position: expectedPosition, issues: [{ path: '', message: 'a link to a deleted event in the log stream' }] });
+    throw new EventLogCorruptError({
+      position: expectedPosition,
+      issues: [{ path: '', message: 'a link to a deleted event in the log stream' }],
+    });
   }
   const position = fromRevision(recorded.revision);
   if (position !== expectedPosition) {
     throw new EventLogCorruptError({
       position: expectedPosition,
-      issues: [{ path: '', message: `expected position ${expectedPosition} but the stream holds ${position} next: it was truncated ($maxCount, $tb or a scavenge) and acknowledged events are missing` }],
+      issues: [
+        {
+          path: '',
+          message: `expected position ${expectedPosition} but the stream holds ${position} next: it was truncated ($maxCount, $tb or a scavenge) and acknowledged events are missing`,
+        },
+      ],
     });
   }
   const metadata: unknown = recorded.metadata;
   if (!isEventMetadata(metadata)) {
     throw new EventLogCorruptError({
       position,
-      issues: [{ path: 'metadata', message: `must be JSON { schemaVersion, recordedAtMillis } written by this adapter, got ${show(metadata)}` }],
+      issues: [
+        {
+          path: 'metadata',
+          message: `must be JSON { schemaVersion, recordedAtMillis } written by this adapter, got ${show(metadata)}`,
+        },
+      ],
     });
   }
-  return { position, recordedAtMillis: metadata.recordedAtMillis, type: recorded.type, version: metadata.schemaVersion, data: recorded.data };
+  return {
+    position,
+    recordedAtMillis: metadata.recordedAtMillis,
+    type: recorded.type,
+    version: metadata.schemaVersion,
+    data: recorded.data,
+  };
 }
 
 /** A snapshot as the JSON event stored in the snapshot stream (the state stays readable in the server's UI). */
 export function toSnapshotEvent(snapshot: Snapshot, stateJson: string): EventData {
   return jsonEvent({
     type: SNAPSHOT_EVENT_TYPE,
-    data: { position: snapshot.position, schemaVersion: snapshot.schemaVersion, state: JSON.parse(stateJson) as unknown },
+    data: {
+      position: snapshot.position,
+      schemaVersion: snapshot.schemaVersion,
+      state: JSON.parse(stateJson) as unknown,
+    },
   });
 }
 
@@ -161,9 +190,19 @@ export function fromSnapshotEvent(resolved: ResolvedEvent): Snapshot {
     issues.push({ path: 'snapshot', message: `must be JSON { position, schemaVersion, state }, got ${show(data)}` });
   } else {
     const { position, schemaVersion } = data as { position?: unknown; schemaVersion?: unknown };
-    if (!isNonNegativeInteger(position)) issues.push({ path: 'snapshot.position', message: `must be a non-negative integer, got ${show(position)}` });
-    if (!isNonNegativeInteger(schemaVersion) || schemaVersion < 1) issues.push({ path: 'snapshot.schemaVersion', message: `must be a positive integer, got ${show(schemaVersion)}` });
-    if (issues.length === 0) return { position: position as number, schemaVersion: schemaVersion as number, state: (data as { state: unknown }).state };
+    if (!isNonNegativeInteger(position))
+      issues.push({ path: 'snapshot.position', message: `must be a non-negative integer, got ${show(position)}` });
+    if (!isNonNegativeInteger(schemaVersion) || schemaVersion < 1)
+      issues.push({
+        path: 'snapshot.schemaVersion',
+        message: `must be a positive integer, got ${show(schemaVersion)}`,
+      });
+    if (issues.length === 0)
+      return {
+        position: position as number,
+        schemaVersion: schemaVersion as number,
+        state: (data as { state: unknown }).state,
+      };
   }
   throw new EventLogCorruptError({ issues: issues.map((i) => ({ ...i, message: `snapshot stream: ${i.message}` })) });
 }
@@ -176,9 +215,14 @@ export function fromSnapshotEvent(resolved: ResolvedEvent): Snapshot {
  */
 export function toKurrentConnectionString(connectionString: string): string {
   if (typeof connectionString !== 'string' || !/^[a-z+]+:\/\//i.test(connectionString)) {
-    throw new TypeError(`connectEventStoreDbEventLog: connectionString must look like kurrentdb://host:2113?tls=false, got ${show(connectionString)}`);
+    throw new TypeError(
+      `connectEventStoreDbEventLog: connectionString must look like kurrentdb://host:2113?tls=false, got ${show(connectionString)}`,
+    );
   }
-  return connectionString.replace(/^esdb(\+discover)?:\/\//i, (_match, discover: string | undefined) => `kurrentdb${discover ?? ''}://`);
+  return connectionString.replace(
+    /^esdb(\+discover)?:\/\//i,
+    (_match, discover: string | undefined) => `kurrentdb${discover ?? ''}://`,
+  );
 }
 
 /** gRPC status codes (https://github.com/grpc/grpc/blob/master/doc/statuscodes.md) that mean "the server could not be reached or answered in time". */
@@ -203,8 +247,14 @@ const BRIDGE_TRANSPORT_FAILURE =
  * let through untranslated.
  */
 export function isConnectionError(error: unknown): boolean {
-  if (error instanceof UnavailableError || error instanceof DeadlineExceededError || error instanceof CancelledError
-    || error instanceof NotLeaderError || error instanceof TimeoutError) return true;
+  if (
+    error instanceof UnavailableError ||
+    error instanceof DeadlineExceededError ||
+    error instanceof CancelledError ||
+    error instanceof NotLeaderError ||
+    error instanceof TimeoutError
+  )
+    return true;
   if (error instanceof UnknownError && BRIDGE_TRANSPORT_FAILURE.test(error.message)) return true;
   const code: unknown = error instanceof Error ? (error as Error & { code?: unknown }).code : undefined;
   return typeof code === 'number' && GRPC_CONNECTION_CODES.has(code) && 'metadata' in (error as object);
@@ -250,7 +300,10 @@ export function translateAppendError(error: unknown, expectedVersion: number): u
  */
 export function translateError(error: unknown, operation: string): unknown {
   if (isConnectionError(error)) {
-    return new EventLogUnavailableError(LOG_NAME, { message: `${operation}: ${error instanceof Error ? error.message : String(error)}`, cause: error });
+    return new EventLogUnavailableError(LOG_NAME, {
+      message: `${operation}: ${error instanceof Error ? error.message : String(error)}`,
+      cause: error,
+    });
   }
   return error;
 }
@@ -261,10 +314,11 @@ function isEventMetadata(value: unknown): value is EventMetadata {
   return typeof schemaVersion === 'number' && typeof recordedAtMillis === 'number';
 }
 
-const isNonNegativeInteger = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+const isNonNegativeInteger = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
 const show = (value: unknown): string => {
   if (value instanceof Uint8Array) return `${value.length} bytes that are not JSON`;
-  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 };

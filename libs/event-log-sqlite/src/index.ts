@@ -4,4 +4,11 @@
  */
 export { openSqliteEventLog, type SqliteEventLog, type SqliteEventLogOptions } from './sqlite-event-log.js';
 export { SCHEMA_VERSION } from './schema.js';
-export { acquireLogLock, LogLockedError, systemProbe, type LogLock, type LogLockOwner, type ProcessProbe } from './log-lock.js';
+export {
+  acquireLogLock,
+  LogLockedError,
+  systemProbe,
+  type LogLock,
+  type LogLockOwner,
+  type ProcessProbe,
+} from './log-lock.js';

@@ -16,18 +16,24 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
+      process.kill(child.pid, 'SIGKILL');
   await rm(dir, { recursive: true, force: true });
 });
 
 /** A live process of this machine other than this one, and its start time. */
 function liveProcess(): Promise<{ pid: number; startTicks?: string }> {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000); process.stdout.write("up")'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000); process.stdout.write("up")'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   children.push(child);
-  return new Promise((resolve) => child.stdout!.once('data', () => {
-    const seen = systemProbe.inspect(child.pid!);
-    resolve({ pid: child.pid!, ...(seen.startTicks === undefined ? {} : { startTicks: seen.startTicks }) });
-  }));
+  return new Promise((resolve) =>
+    child.stdout!.once('data', () => {
+      const seen = systemProbe.inspect(child.pid!);
+      resolve({ pid: child.pid!, ...(seen.startTicks === undefined ? {} : { startTicks: seen.startTicks }) });
+    }),
+  );
 }
 
 /**
@@ -77,7 +83,9 @@ describe('acquireLogLock', () => {
 
     // Assert
     expect(attempt).toThrow(LogLockedError);
-    expect(attempt).toThrow(`another coordinator (pid ${owner.pid}) holds ${logFile}; stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE`);
+    expect(attempt).toThrow(
+      `another coordinator (pid ${owner.pid}) holds ${logFile}; stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE`,
+    );
     expect(readFileSync(`${logFile}.lock`, 'utf8')).toBe(before);
   });
 
@@ -107,13 +115,22 @@ describe('acquireLogLock', () => {
 
   it('replaces the lock of a process killed but not yet reaped (a zombie), so a restart right after kill -9 is not refused', async () => {
     // Arrange: a parent that started the owner and is stopped, so it cannot reap it once it is killed
-    const parent = spawn(process.execPath, ['-e', `
+    const parent = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const owner = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
       process.stdout.write(String(owner.pid));
       setInterval(() => {}, 1000);
-    `], { stdio: ['ignore', 'pipe', 'ignore'] });
+    `,
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     children.push(parent);
-    const ownerPid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString()))));
+    const ownerPid = Number(
+      await new Promise<string>((resolve) => parent.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString()))),
+    );
     const { startTicks } = systemProbe.inspect(ownerPid);
     process.kill(parent.pid!, 'SIGSTOP');
     process.kill(ownerPid, 'SIGKILL');
@@ -153,16 +170,23 @@ describe('acquireLogLock', () => {
 
   it('counts a lock of another host as held (it cannot be checked) and says which file to delete', () => {
     // Arrange: a probe that would call every process gone
-    const probe: ProcessProbe = { self: () => ({ ...systemProbe.self(), pid: 999_999 }), inspect: () => ({ running: false }) };
+    const probe: ProcessProbe = {
+      self: () => ({ ...systemProbe.self(), pid: 999_999 }),
+      inspect: () => ({ running: false }),
+    };
     writeLock({ pid: 42, hostname: 'other-host' });
 
     // Act / Assert
-    expect(() => acquireLogLock(logFile, probe)).toThrow(/another coordinator \(pid 42\) holds .*; stop it .*other-host.*delete the lock file/);
+    expect(() => acquireLogLock(logFile, probe)).toThrow(
+      /another coordinator \(pid 42\) holds .*; stop it .*other-host.*delete the lock file/,
+    );
   });
 
   it('refuses a lock file it cannot read as an owner record rather than guessing', () => {
     writeFileSync(`${logFile}.lock`, 'not json');
-    expect(() => acquireLogLock(logFile)).toThrow(/another coordinator holds .*is not a lock file this coordinator wrote/);
+    expect(() => acquireLogLock(logFile)).toThrow(
+      /another coordinator holds .*is not a lock file this coordinator wrote/,
+    );
   });
 
   it('leaves no temporary file behind', () => {
@@ -171,4 +195,3 @@ describe('acquireLogLock', () => {
     expect(readdirSync(dir)).toEqual(['default.events.sqlite.lock']);
   });
 });
-

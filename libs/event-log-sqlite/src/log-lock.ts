@@ -76,9 +76,16 @@ export class LogLockedError extends Error {
    * @param owner - The holder, when the lock file could be read.
    * @param detail - Extra advice (why the owner cannot be checked, which file to delete).
    */
-  constructor(readonly logFile: string, readonly lockFile: string, readonly owner: LogLockOwner | undefined, detail?: string) {
+  constructor(
+    readonly logFile: string,
+    readonly lockFile: string,
+    readonly owner: LogLockOwner | undefined,
+    detail?: string,
+  ) {
     const who = owner === undefined ? 'another coordinator' : `another coordinator (pid ${owner.pid})`;
-    super(`${who} holds ${logFile}; stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE${detail === undefined ? '' : ` (${detail})`}`);
+    super(
+      `${who} holds ${logFile}; stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE${detail === undefined ? '' : ` (${detail})`}`,
+    );
     this.name = 'LogLockedError';
   }
 }
@@ -108,7 +115,13 @@ export function acquireLogLock(logFile: string, probe: ProcessProbe = systemProb
   let replacedStale: LogLockOwner | undefined;
   try {
     for (let attempt = 1; ; attempt += 1) {
-      if (attempt > MAX_ATTEMPTS) throw new LogLockedError(logFile, lockFile, undefined, 'its lock file keeps changing: another coordinator is starting');
+      if (attempt > MAX_ATTEMPTS)
+        throw new LogLockedError(
+          logFile,
+          lockFile,
+          undefined,
+          'its lock file keeps changing: another coordinator is starting',
+        );
       try {
         linkSync(temporary, lockFile);
         break;
@@ -118,7 +131,8 @@ export function acquireLogLock(logFile: string, probe: ProcessProbe = systemProb
       const owner = readOwner(logFile, lockFile);
       if (owner === undefined) continue; // released in between
       const stale = isStale(owner, self, probe);
-      if (stale !== true) throw new LogLockedError(logFile, lockFile, owner, stale === false ? undefined : stale.detail);
+      if (stale !== true)
+        throw new LogLockedError(logFile, lockFile, owner, stale === false ? undefined : stale.detail);
       replacedStale = owner;
       removeIfExists(lockFile);
     }
@@ -147,15 +161,22 @@ export function acquireLogLock(logFile: string, probe: ProcessProbe = systemProb
  * Whether the lock of `owner` is stale (its process is gone): `true`, `false` (held), or
  * `{ detail }` when it cannot be checked and so counts as held.
  */
-function isStale(owner: LogLockOwner, self: LogLockOwner, probe: ProcessProbe): true | false | { readonly detail: string } {
+function isStale(
+  owner: LogLockOwner,
+  self: LogLockOwner,
+  probe: ProcessProbe,
+): true | false | { readonly detail: string } {
   if (owner.hostname !== self.hostname) {
-    return { detail: `its lock file names host ${JSON.stringify(owner.hostname)}, which this one cannot check; if no coordinator runs there, delete the lock file` };
+    return {
+      detail: `its lock file names host ${JSON.stringify(owner.hostname)}, which this one cannot check; if no coordinator runs there, delete the lock file`,
+    };
   }
   if (owner.bootId !== undefined && self.bootId !== undefined && owner.bootId !== self.bootId) return true; // the machine rebooted
   if (owner.pid === self.pid) return true; // our pid, and we do not hold it: an earlier life of this pid (a restarted container)
   const seen = probe.inspect(owner.pid);
   if (!seen.running) return true;
-  if (owner.startTicks !== undefined && seen.startTicks !== undefined && owner.startTicks !== seen.startTicks) return true; // pid reused
+  if (owner.startTicks !== undefined && seen.startTicks !== undefined && owner.startTicks !== seen.startTicks)
+    return true; // pid reused
   return false;
 }
 
@@ -174,7 +195,12 @@ function readOwner(logFile: string, lockFile: string): LogLockOwner | undefined 
   } catch {
     // fall through
   }
-  throw new LogLockedError(logFile, lockFile, undefined, `${lockFile} is not a lock file this coordinator wrote; if no coordinator uses the log, delete it`);
+  throw new LogLockedError(
+    logFile,
+    lockFile,
+    undefined,
+    `${lockFile} is not a lock file this coordinator wrote; if no coordinator uses the log, delete it`,
+  );
 }
 
 function writeDurably(file: string, text: string): void {
@@ -233,7 +259,12 @@ export const systemProbe: ProcessProbe = {
   self() {
     const bootId = readProc('/proc/sys/kernel/random/boot_id')?.trim();
     const startTicks = procStatOf('self')?.startTicks;
-    return { pid: process.pid, hostname: osHostname(), ...(bootId === undefined ? {} : { bootId }), ...(startTicks === undefined ? {} : { startTicks }) };
+    return {
+      pid: process.pid,
+      hostname: osHostname(),
+      ...(bootId === undefined ? {} : { bootId }),
+      ...(startTicks === undefined ? {} : { startTicks }),
+    };
   },
   inspect(pid) {
     try {

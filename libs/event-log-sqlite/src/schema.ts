@@ -43,7 +43,10 @@ const MIGRATIONS: readonly string[] = [
  *   this adapter does not know (written by a newer release).
  */
 export function migrate(db: Database.Database): void {
-  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).pluck().all() as string[]);
+  const tables = db
+    .prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+    .pluck()
+    .all() as string[];
   if (tables.length === 0) {
     db.transaction(() => {
       db.exec(MIGRATIONS[0]!);
@@ -56,16 +59,27 @@ export function migrate(db: Database.Database): void {
     return;
   }
   if (!tables.includes('meta')) {
-    throw new EventLogCorruptError({ issues: [{ path: '', message: `not a lease-fence event log: it has tables ${tables.join(', ')} but no meta table` }] });
+    throw new EventLogCorruptError({
+      issues: [
+        { path: '', message: `not a lease-fence event log: it has tables ${tables.join(', ')} but no meta table` },
+      ],
+    });
   }
   const meta = new Map(db.prepare('SELECT key, value FROM meta').raw().all() as [string, string][]);
   if (meta.get('format') !== FORMAT) {
-    throw new EventLogCorruptError({ issues: [{ path: 'meta.format', message: `expected ${FORMAT}, got ${String(meta.get('format'))}` }] });
+    throw new EventLogCorruptError({
+      issues: [{ path: 'meta.format', message: `expected ${FORMAT}, got ${String(meta.get('format'))}` }],
+    });
   }
   const found = Number(meta.get('schema_version'));
   if (!Number.isSafeInteger(found) || found < 1 || found > SCHEMA_VERSION) {
     throw new EventLogCorruptError({
-      issues: [{ path: 'meta.schema_version', message: `schema version ${String(meta.get('schema_version'))} is unknown to this adapter (it knows 1..${SCHEMA_VERSION})` }],
+      issues: [
+        {
+          path: 'meta.schema_version',
+          message: `schema version ${String(meta.get('schema_version'))} is unknown to this adapter (it knows 1..${SCHEMA_VERSION})`,
+        },
+      ],
     });
   }
   if (found < SCHEMA_VERSION) {
@@ -84,21 +98,36 @@ export function migrate(db: Database.Database): void {
 export function checkIntegrity(db: Database.Database): void {
   const problems = db.prepare('PRAGMA quick_check').pluck().all() as string[];
   if (problems.length !== 1 || problems[0] !== 'ok') {
-    throw new EventLogCorruptError({ issues: problems.slice(0, 10).map((message) => ({ path: '', message: `quick_check: ${message}` })) });
+    throw new EventLogCorruptError({
+      issues: problems.slice(0, 10).map((message) => ({ path: '', message: `quick_check: ${message}` })),
+    });
   }
-  const { count, first, last } = db.prepare('SELECT COUNT(*) AS count, MIN(position) AS first, MAX(position) AS last FROM events').get() as {
+  const { count, first, last } = db
+    .prepare('SELECT COUNT(*) AS count, MIN(position) AS first, MAX(position) AS last FROM events')
+    .get() as {
     count: number;
     first: number | null;
     last: number | null;
   };
   if (count === 0) return;
   if (first !== 1 || last !== count) {
-    const missing = first !== 1
-      ? 1
-      : (db.prepare('SELECT e.position + 1 FROM events e WHERE NOT EXISTS (SELECT 1 FROM events n WHERE n.position = e.position + 1) ORDER BY e.position LIMIT 1').pluck().get() as number);
+    const missing =
+      first !== 1
+        ? 1
+        : (db
+            .prepare(
+              'SELECT e.position + 1 FROM events e WHERE NOT EXISTS (SELECT 1 FROM events n WHERE n.position = e.position + 1) ORDER BY e.position LIMIT 1',
+            )
+            .pluck()
+            .get() as number);
     throw new EventLogCorruptError({
       position: missing,
-      issues: [{ path: 'position', message: `positions are not contiguous: ${count} events between ${String(first)} and ${String(last)}; position ${missing} is missing` }],
+      issues: [
+        {
+          path: 'position',
+          message: `positions are not contiguous: ${count} events between ${String(first)} and ${String(last)}; position ${missing} is missing`,
+        },
+      ],
     });
   }
 }

@@ -22,7 +22,8 @@ describeEventLogContract('sqlite', {
   openSecondWriter: async () => openSqliteEventLog({ file, durability: 'full', pollIntervalMillis: 10 }),
 });
 
-const grants = (n: number) => Array.from({ length: n }, (_, i) => leaseGranted(`resource-${i + 1}`, 'agent-a', i + 1, { atMillis: i }));
+const grants = (n: number) =>
+  Array.from({ length: n }, (_, i) => leaseGranted(`resource-${i + 1}`, 'agent-a', i + 1, { atMillis: i }));
 
 describe('openSqliteEventLog', () => {
   describe('at open', () => {
@@ -79,12 +80,18 @@ describe('openSqliteEventLog', () => {
     });
 
     it('reports a directory that does not exist as EventLogUnavailableError', async () => {
-      await expect(openSqliteEventLog({ file: join(directory, 'missing', 'x.db') })).rejects.toBeInstanceOf(EventLogUnavailableError);
+      await expect(openSqliteEventLog({ file: join(directory, 'missing', 'x.db') })).rejects.toBeInstanceOf(
+        EventLogUnavailableError,
+      );
     });
 
     it('refuses bad options with errors naming the option', async () => {
-      await expect(openSqliteEventLog({ file: freshFile(), durability: 'fast' as 'full' })).rejects.toThrow(/durability/);
-      await expect(openSqliteEventLog({ file: freshFile(), pollIntervalMillis: 0 })).rejects.toThrow(/pollIntervalMillis/);
+      await expect(openSqliteEventLog({ file: freshFile(), durability: 'fast' as 'full' })).rejects.toThrow(
+        /durability/,
+      );
+      await expect(openSqliteEventLog({ file: freshFile(), pollIntervalMillis: 0 })).rejects.toThrow(
+        /pollIntervalMillis/,
+      );
     });
   });
 
@@ -121,7 +128,8 @@ describe('openSqliteEventLog', () => {
       const reopened = await openSqliteEventLog({ file: damaged });
       const seen: number[] = [];
       const error = await (async () => {
-        for await (const page of reopened.readPages({ from: 1 })) seen.push(...page.map((recorded) => recorded.position));
+        for await (const page of reopened.readPages({ from: 1 }))
+          seen.push(...page.map((recorded) => recorded.position));
       })().catch((e: unknown) => e);
       await reopened.close();
       // Then every event before it was handed over, then the error names it

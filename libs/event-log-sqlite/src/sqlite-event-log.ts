@@ -93,11 +93,18 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     throw new TypeError(`openSqliteEventLog: file must be a non-empty path, got ${JSON.stringify(options.file)}`);
   }
   if (durability !== 'full' && durability !== 'normal') {
-    throw new RangeError(`openSqliteEventLog: durability must be 'full' or 'normal', got ${JSON.stringify(durability)}`);
+    throw new RangeError(
+      `openSqliteEventLog: durability must be 'full' or 'normal', got ${JSON.stringify(durability)}`,
+    );
   }
-  for (const [field, value] of [['pollIntervalMillis', pollIntervalMillis], ['busyTimeoutMillis', busyTimeoutMillis]] as const) {
+  for (const [field, value] of [
+    ['pollIntervalMillis', pollIntervalMillis],
+    ['busyTimeoutMillis', busyTimeoutMillis],
+  ] as const) {
     if (!Number.isSafeInteger(value) || value < 1) {
-      throw new RangeError(`openSqliteEventLog: ${field} must be a positive integer (milliseconds), got ${String(value)}`);
+      throw new RangeError(
+        `openSqliteEventLog: ${field} must be a positive integer (milliseconds), got ${String(value)}`,
+      );
     }
   }
   const wallClock = options.wallClock ?? Date.now;
@@ -108,7 +115,12 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   } catch (error) {
     // better-sqlite3 reports a missing directory as a plain TypeError: the file cannot be opened.
     const translated = toEventLogError(error, `open ${options.file}`);
-    throw translated === error ? new EventLogUnavailableError('sqlite', { message: `cannot open ${options.file}: ${(error as Error).message}`, cause: error }) : translated;
+    throw translated === error
+      ? new EventLogUnavailableError('sqlite', {
+          message: `cannot open ${options.file}: ${(error as Error).message}`,
+          cause: error,
+        })
+      : translated;
   }
   try {
     db.pragma('journal_mode = WAL');
@@ -147,18 +159,22 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     }
   };
   const readRows = (from: number, to: number, limit: number): StoredEventRecord[] =>
-    run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit)).map(toStoredRecord);
+    run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit)).map(
+      toStoredRecord,
+    );
 
-  const appendTransaction = db.transaction((encoded: ReturnType<typeof encodeEvents>, expectedVersion: number, recordedAt: number): number => {
-    const actualVersion = statements.version.get() ?? 0;
-    if (actualVersion !== expectedVersion) throw new ExpectedVersionConflictError({ expectedVersion, actualVersion });
-    let position = actualVersion;
-    for (const event of encoded) {
-      position += 1;
-      statements.insertEvent.run(position, event.type, event.version, event.data, recordedAt);
-    }
-    return position;
-  });
+  const appendTransaction = db.transaction(
+    (encoded: ReturnType<typeof encodeEvents>, expectedVersion: number, recordedAt: number): number => {
+      const actualVersion = statements.version.get() ?? 0;
+      if (actualVersion !== expectedVersion) throw new ExpectedVersionConflictError({ expectedVersion, actualVersion });
+      let position = actualVersion;
+      for (const event of encoded) {
+        position += 1;
+        statements.insertEvent.run(position, event.type, event.version, event.data, recordedAt);
+      }
+      return position;
+    },
+  );
 
   const log: SqliteEventLog = {
     name: 'sqlite',
@@ -177,18 +193,28 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       ensureOpen('append');
       checkAppendOptions('SqliteEventLog.append', appendOptions);
       const encoded = encodeEvents('SqliteEventLog.append', events);
-      const toPosition = run('append', () => appendTransaction.immediate(encoded, appendOptions.expectedVersion, wallClock()));
+      const toPosition = run('append', () =>
+        appendTransaction.immediate(encoded, appendOptions.expectedVersion, wallClock()),
+      );
       knownVersion = toPosition;
       wakeWaiters();
       return { fromPosition: appendOptions.expectedVersion + 1, toPosition };
     },
 
     read(range: ReadRange): AsyncIterable<RecordedEvent> {
-      return readInPages('SqliteEventLog.read', range, { readPage: readRows, ensureOpen: () => ensureOpen('read'), pageSize: PAGE_SIZE });
+      return readInPages('SqliteEventLog.read', range, {
+        readPage: readRows,
+        ensureOpen: () => ensureOpen('read'),
+        pageSize: PAGE_SIZE,
+      });
     },
 
     readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
-      return readRecordPages('SqliteEventLog.readPages', range, { readPage: readRows, ensureOpen: () => ensureOpen('readPages'), pageSize: PAGE_SIZE });
+      return readRecordPages('SqliteEventLog.readPages', range, {
+        readPage: readRows,
+        ensureOpen: () => ensureOpen('readPages'),
+        pageSize: PAGE_SIZE,
+      });
     },
 
     async version() {
@@ -230,7 +256,9 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     async latestSnapshot(): Promise<Snapshot | undefined> {
       ensureOpen('latestSnapshot');
       const row = run('latestSnapshot', () => statements.latestSnapshot.get());
-      return row === undefined ? undefined : decodeSnapshot({ position: row.position, schemaVersion: row.schema_version, state: row.state });
+      return row === undefined
+        ? undefined
+        : decodeSnapshot({ position: row.position, schemaVersion: row.schema_version, state: row.state });
     },
 
     async saveSnapshot(snapshot: Snapshot) {
@@ -238,10 +266,12 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       const version = run('saveSnapshot', () => statements.version.get() ?? 0);
       const state = checkSnapshot('SqliteEventLog.saveSnapshot', snapshot, version);
       run('saveSnapshot', () =>
-        db.transaction(() => {
-          statements.saveSnapshot.run(snapshot.position, snapshot.schemaVersion, state, wallClock());
-          statements.pruneSnapshots.run(SNAPSHOTS_KEPT);
-        }).immediate(),
+        db
+          .transaction(() => {
+            statements.saveSnapshot.run(snapshot.position, snapshot.schemaVersion, state, wallClock());
+            statements.pruneSnapshots.run(SNAPSHOTS_KEPT);
+          })
+          .immediate(),
       );
     },
 
@@ -257,5 +287,10 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
 }
 
 /** Indexes, not destructuring: no iterator per row on a replay's hot path. */
-const toStoredRecord = (row: EventRow): StoredEventRecord =>
-  ({ position: row[0], recordedAtMillis: row[4], type: row[1], version: row[2], data: row[3] });
+const toStoredRecord = (row: EventRow): StoredEventRecord => ({
+  position: row[0],
+  recordedAtMillis: row[4],
+  type: row[1],
+  version: row[2],
+  data: row[3],
+});

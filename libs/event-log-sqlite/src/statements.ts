@@ -21,7 +21,9 @@ export interface SnapshotRow {
 export interface Statements {
   /** The log's version: the highest position, 0 when empty. */
   readonly version: Database.Statement<[], number>;
-  readonly insertEvent: Database.Statement<[position: number, type: string, version: number, data: string, recordedAt: number]>;
+  readonly insertEvent: Database.Statement<
+    [position: number, type: string, version: number, data: string, recordedAt: number]
+  >;
   /** Events with `from <= position <= to`, in order, at most `limit`; each row an {@link EventRow} array (raw mode). */
   readonly readEvents: Database.Statement<[from: number, to: number, limit: number], EventRow>;
   readonly latestSnapshot: Database.Statement<[], SnapshotRow>;
@@ -40,8 +42,14 @@ export function prepareStatements(db: Database.Database): Statements {
         'SELECT position, type, version, data, recorded_at FROM events WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?',
       )
       .raw(),
-    latestSnapshot: db.prepare<[], SnapshotRow>('SELECT position, schema_version, state FROM snapshots ORDER BY position DESC LIMIT 1'),
-    saveSnapshot: db.prepare('INSERT OR REPLACE INTO snapshots (position, schema_version, state, saved_at) VALUES (?, ?, ?, ?)'),
-    pruneSnapshots: db.prepare('DELETE FROM snapshots WHERE position NOT IN (SELECT position FROM snapshots ORDER BY position DESC LIMIT ?)'),
+    latestSnapshot: db.prepare<[], SnapshotRow>(
+      'SELECT position, schema_version, state FROM snapshots ORDER BY position DESC LIMIT 1',
+    ),
+    saveSnapshot: db.prepare(
+      'INSERT OR REPLACE INTO snapshots (position, schema_version, state, saved_at) VALUES (?, ?, ?, ?)',
+    ),
+    pruneSnapshots: db.prepare(
+      'DELETE FROM snapshots WHERE position NOT IN (SELECT position FROM snapshots ORDER BY position DESC LIMIT ?)',
+    ),
   };
 }

@@ -9,7 +9,16 @@ import { EventLogCorruptError, EventLogUnavailableError } from '@lease-fence/coo
 /** SQLite result-code prefixes that mean the file itself cannot be trusted. */
 const CORRUPT_CODES = ['SQLITE_CORRUPT', 'SQLITE_NOTADB'];
 /** SQLite result-code prefixes that mean the store failed, possibly transiently. */
-const UNAVAILABLE_CODES = ['SQLITE_IOERR', 'SQLITE_FULL', 'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_PROTOCOL', 'SQLITE_NOLFS'];
+const UNAVAILABLE_CODES = [
+  'SQLITE_IOERR',
+  'SQLITE_FULL',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_CANTOPEN',
+  'SQLITE_READONLY',
+  'SQLITE_PROTOCOL',
+  'SQLITE_NOLFS',
+];
 
 const codeOf = (error: unknown): string | undefined => {
   const code: unknown = error instanceof Error ? (error as Error & { code?: unknown }).code : undefined;

@@ -22,7 +22,11 @@ import { fencedTransaction, migrate, postgresFenceGate, sqliteFenceGate } from '
 import { startPostgresServer } from '../testing/postgres-server.mjs';
 
 const { values } = parseArgs({
-  options: { gates: { type: 'string', default: 'postgres,sqlite' }, count: { type: 'string', default: '400' }, rounds: { type: 'string', default: '5' } },
+  options: {
+    gates: { type: 'string', default: 'postgres,sqlite' },
+    count: { type: 'string', default: '400' },
+    rounds: { type: 'string', default: '5' },
+  },
 });
 const count = Number(values.count);
 const rounds = Number(values.rounds);
@@ -61,11 +65,18 @@ const measure = async (label, variants) => {
   }
   const bare = summary(samples.bare);
   console.log(`\n${label}: ${rounds} rounds × ${count} transactions per variant`);
-  console.log(`${'variant'.padEnd(22)} ${'tx/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}   ratio to bare (time per tx, p50, p99)`);
+  console.log(
+    `${'variant'.padEnd(22)} ${'tx/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}   ratio to bare (time per tx, p50, p99)`,
+  );
   for (const name of Object.keys(variants)) {
     const figures = summary(samples[name]);
-    const ratios = name === 'bare' ? '' : `   ${(bare.perSecond / figures.perSecond).toFixed(2)}×, ${(figures.p50 / bare.p50).toFixed(2)}×, ${(figures.p99 / bare.p99).toFixed(2)}×`;
-    console.log(`${name.padEnd(22)} ${figures.perSecond.toFixed(0).padStart(8)} ${figures.p50.toFixed(3).padStart(8)} ${figures.p99.toFixed(3).padStart(8)}${ratios}`);
+    const ratios =
+      name === 'bare'
+        ? ''
+        : `   ${(bare.perSecond / figures.perSecond).toFixed(2)}×, ${(figures.p50 / bare.p50).toFixed(2)}×, ${(figures.p99 / bare.p99).toFixed(2)}×`;
+    console.log(
+      `${name.padEnd(22)} ${figures.perSecond.toFixed(0).padStart(8)} ${figures.p50.toFixed(3).padStart(8)} ${figures.p99.toFixed(3).padStart(8)}${ratios}`,
+    );
   }
 };
 
@@ -85,15 +96,21 @@ const gatedVariants = (gate, update) => {
   for (let i = 0; i < 200; i += 1) await verifier.verify(token, RESOURCE);
   const start = process.hrtime.bigint();
   for (let i = 0; i < count * rounds; i += 1) await verifier.verify(token, RESOURCE);
-  console.log(`verifier.verify alone: ${(Number(process.hrtime.bigint() - start) / 1e6 / (count * rounds)).toFixed(3)} ms per signed token`);
+  console.log(
+    `verifier.verify alone: ${(Number(process.hrtime.bigint() - start) / 1e6 / (count * rounds)).toFixed(3)} ms per signed token`,
+  );
 }
 
 const gates = values.gates.split(',');
 if (gates.includes('postgres')) {
-  const server = process.env.LEASE_FENCE_PG_URL ? { url: process.env.LEASE_FENCE_PG_URL, stop: async () => undefined } : await startPostgresServer();
+  const server = process.env.LEASE_FENCE_PG_URL
+    ? { url: process.env.LEASE_FENCE_PG_URL, stop: async () => undefined }
+    : await startPostgresServer();
   const pool = new pg.Pool({ connectionString: server.url, max: 1 });
   try {
-    await pool.query('DROP TABLE IF EXISTS bench_orders; CREATE TABLE bench_orders (id INT PRIMARY KEY, n BIGINT NOT NULL); INSERT INTO bench_orders VALUES (1, 0)');
+    await pool.query(
+      'DROP TABLE IF EXISTS bench_orders; CREATE TABLE bench_orders (id INT PRIMARY KEY, n BIGINT NOT NULL); INSERT INTO bench_orders VALUES (1, 0)',
+    );
     const gate = postgresFenceGate({ pool, resource: RESOURCE, verifier });
     await migrate(gate);
     await pool.query('DELETE FROM lease_fence_floors; DELETE FROM lease_fence_outbox');
@@ -120,7 +137,9 @@ if (gates.includes('sqlite')) {
   try {
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = FULL');
-    database.exec('CREATE TABLE bench_orders (id INT PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO bench_orders VALUES (1, 0)');
+    database.exec(
+      'CREATE TABLE bench_orders (id INT PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO bench_orders VALUES (1, 0)',
+    );
     const gate = sqliteFenceGate({ database, resource: RESOURCE, verifier });
     await migrate(gate);
     const statement = database.prepare('UPDATE bench_orders SET n = n + 1 WHERE id = 1');

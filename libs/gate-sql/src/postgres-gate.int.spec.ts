@@ -11,17 +11,30 @@ describeSqlGateContract('PostgreSQL', async () => {
   return {
     gate: (resource, grants) => postgresFenceGate({ pool, resource, verifier: grants.verifier }),
     createWrites: async () => {
-      await pool.query('CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)');
+      await pool.query(
+        'CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)',
+      );
     },
     write: async (tx, holderId, fence) => {
       await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', [holderId, fence]);
     },
-    writes: async () => (await pool.query<{ holder_id: string; fence: string }>('SELECT holder_id, fence FROM writes ORDER BY id')).rows.map((row) => ({ holderId: row.holder_id, fence: Number(row.fence) })),
+    writes: async () =>
+      (
+        await pool.query<{ holder_id: string; fence: string }>('SELECT holder_id, fence FROM writes ORDER BY id')
+      ).rows.map((row) => ({ holderId: row.holder_id, fence: Number(row.fence) })),
     child: { dialect: 'postgres', target: database.url },
     waitUntilWriterBlocked: async () => {
       // the writer process may take seconds to start on a loaded machine
       await expect
-        .poll(async () => (await pool.query(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].waiting, { timeout: 45_000 })
+        .poll(
+          async () =>
+            (
+              await pool.query(
+                `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              )
+            ).rows[0].waiting,
+          { timeout: 45_000 },
+        )
         .toBe(1);
     },
     close: async () => {
@@ -39,9 +52,13 @@ describe('PostgreSQL: two writers in parallel transactions on real connections',
       const grants = await createTestGrants();
       const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
       await migrate(gate);
-      await pool.query('CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)');
+      await pool.query(
+        'CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)',
+      );
       // a committed floor row already exists, so only its lock (not a first insert) can make the older writer wait
-      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-first', 1), (tx) => tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-first', 1]));
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-first', 1), (tx) =>
+        tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-first', 1]),
+      );
       let releaseNewer!: () => void;
       const newerMayCommit = new Promise<void>((resolve) => (releaseNewer = resolve));
       let newerInside!: () => void;
@@ -59,7 +76,15 @@ describe('PostgreSQL: two writers in parallel transactions on real connections',
       });
       // the older writer's connection is blocked on a lock (the floor row), not done and not running its statements
       await expect
-        .poll(async () => (await pool.query(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].waiting, { timeout: 10_000 })
+        .poll(
+          async () =>
+            (
+              await pool.query(
+                `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              )
+            ).rows[0].waiting,
+          { timeout: 10_000 },
+        )
         .toBe(1);
       expect(olderRan).toBe(false);
       releaseNewer();

@@ -5,7 +5,17 @@
  * first commits or rolls back, then reads the floor the first left.
  */
 import type { Pool, PoolClient } from 'pg';
-import { floorRowOf, schemaSql, refusalColumns, refusalOf, type FloorColumns, type GateRowState, type LockedFloor, type OutboxColumns, type SqlGateDriver } from './sql-gate-driver.js';
+import {
+  floorRowOf,
+  schemaSql,
+  refusalColumns,
+  refusalOf,
+  type FloorColumns,
+  type GateRowState,
+  type LockedFloor,
+  type OutboxColumns,
+  type SqlGateDriver,
+} from './sql-gate-driver.js';
 
 /**
  * Serialises concurrent `migrate()` calls across processes: two `CREATE TABLE IF NOT EXISTS` racing
@@ -14,7 +24,8 @@ import { floorRowOf, schemaSql, refusalColumns, refusalOf, type FloorColumns, ty
  */
 const MIGRATE_LOCK_KEY = '7800626451224109925';
 
-const SELECT_FLOOR = 'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors WHERE resource = $1';
+const SELECT_FLOOR =
+  'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors WHERE resource = $1';
 const SELECT_OUTBOX = `SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
   FROM lease_fence_outbox WHERE resource = $1 AND seq > $2 ORDER BY seq`;
 const INSERT_REFUSAL = `INSERT INTO lease_fence_outbox
@@ -66,14 +77,20 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
         if (rows[0] === undefined) {
           // The row must exist to be locked: a first writer creates it; a concurrent first writer
           // waits on the inserted key, then finds it and does nothing.
-          await client.query('INSERT INTO lease_fence_floors (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING', [resource]);
+          await client.query(
+            'INSERT INTO lease_fence_floors (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING',
+            [resource],
+          );
           ({ rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]));
         }
         const locked: LockedFloor<PoolClient> = {
           tx: client,
           row: floorRowOf(rows[0] as FloorColumns),
           saveFloor: async (floor) => {
-            await client.query('UPDATE lease_fence_floors SET floor_fence = $2, floor_holder_id = $3 WHERE resource = $1', [resource, floor.fence, floor.holderId]);
+            await client.query(
+              'UPDATE lease_fence_floors SET floor_fence = $2, floor_holder_id = $3 WHERE resource = $1',
+              [resource, floor.fence, floor.holderId],
+            );
           },
           saveRefusal: async (refusal, nextSeq) => {
             await client.query(INSERT_REFUSAL, [...refusalColumns(refusal)]);
@@ -95,7 +112,10 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
     },
     acknowledge: (resource, throughSeq) =>
       inTransaction(async (client) => {
-        await client.query('UPDATE lease_fence_floors SET reported_through_seq = GREATEST(reported_through_seq, $2) WHERE resource = $1', [resource, throughSeq]);
+        await client.query(
+          'UPDATE lease_fence_floors SET reported_through_seq = GREATEST(reported_through_seq, $2) WHERE resource = $1',
+          [resource, throughSeq],
+        );
         await client.query('DELETE FROM lease_fence_outbox WHERE resource = $1 AND seq <= $2', [resource, throughSeq]);
       }),
   };

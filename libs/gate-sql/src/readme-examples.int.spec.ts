@@ -33,7 +33,9 @@ describe('README example', () => {
     databaseUrl = database.url;
     const setup = new pg.Client({ connectionString: databaseUrl });
     await setup.connect();
-    await setup.query("CREATE TABLE orders (id INT PRIMARY KEY, state TEXT NOT NULL); INSERT INTO orders VALUES (7, 'paid')");
+    await setup.query(
+      "CREATE TABLE orders (id INT PRIMARY KEY, state TEXT NOT NULL); INSERT INTO orders VALUES (7, 'paid')",
+    );
     await setup.end();
   });
 
@@ -65,7 +67,9 @@ describe('README example', () => {
     // every write: the agent sends lease.signedToken with it; the floor, a refusal, and your
     // statements commit in the same transaction (or a refusal alone, then StaleFenceError)
     const ship = (signedToken: string, orderId: number) =>
-      fencedTransaction(gate, signedToken, (tx) => tx.query("UPDATE orders SET state = 'shipped' WHERE id = $1", [orderId]));
+      fencedTransaction(gate, signedToken, (tx) =>
+        tx.query("UPDATE orders SET state = 'shipped' WHERE id = $1", [orderId]),
+      );
     // #endregion
     await ship(second.lease.signedToken, 7);
     const stale = await ship(first.lease.signedToken, 7).catch((error: unknown) => error);
@@ -76,7 +80,13 @@ describe('README example', () => {
     expect(stale).toBeInstanceOf(StaleFenceError);
     expect((await pool.query('SELECT state FROM orders WHERE id = 7')).rows).toEqual([{ state: 'shipped' }]);
     expect(double.rejections.map((entry) => entry.body)).toMatchObject([
-      { seq: 1, resource: 'orders-db', kind: 'stale', rejected: { holderId: 'agent-1', fence: first.lease.fence }, current: { holderId: 'agent-2', fence: second.lease.fence } },
+      {
+        seq: 1,
+        resource: 'orders-db',
+        kind: 'stale',
+        rejected: { holderId: 'agent-1', fence: first.lease.fence },
+        current: { holderId: 'agent-2', fence: second.lease.fence },
+      },
     ]);
     await pool.end();
   });
@@ -87,7 +97,9 @@ describe('README example', () => {
     const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
     const match = /\/\/ #region postgres\n([\s\S]*?)\n\s*\/\/ #endregion/.exec(spec);
     const lines = (match?.[1] ?? '').split('\n');
-    const indent = Math.min(...lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length));
+    const indent = Math.min(
+      ...lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length),
+    );
     const body = lines.map((line) => line.slice(indent)).join('\n');
     const modules: Record<string, () => Promise<Record<string, unknown>>> = {
       '@lease-fence/client': () => import('@lease-fence/client'),
@@ -96,8 +108,13 @@ describe('README example', () => {
     };
 
     // Act
-    const block = [...readme.matchAll(/```ts\n([\s\S]*?)\n```/g)].map((found) => found[1]!).find((code) => code.endsWith(body));
-    const imports = (block ?? '').slice(0, (block ?? '').length - body.length).split('\n').filter((line) => line.trim() !== '');
+    const block = [...readme.matchAll(/```ts\n([\s\S]*?)\n```/g)]
+      .map((found) => found[1]!)
+      .find((code) => code.endsWith(body));
+    const imports = (block ?? '')
+      .slice(0, (block ?? '').length - body.length)
+      .split('\n')
+      .filter((line) => line.trim() !== '');
     const problems: string[] = [];
     for (const line of imports) {
       const named = /^import \{ (.+) \} from '([^']+)';$/.exec(line);

@@ -9,23 +9,41 @@ describe('bad arguments are refused naming the field, before any statement', () 
     const { verifier } = await createTestGrants();
     const database = new Database(':memory:');
     const pool = { connect: async () => Promise.reject(new Error('never connected')) };
-    expect(() => postgresFenceGate({ pool: undefined as never, resource: 'orders-db', verifier })).toThrow(/postgresFenceGate: pool must be a pg Pool/);
-    expect(() => postgresFenceGate({ pool: pool as never, resource: '', verifier })).toThrow(/postgresFenceGate: resource must be a non-empty string/);
-    expect(() => sqliteFenceGate({ database, resource: 'orders-db', verifier: {} as never })).toThrow(/sqliteFenceGate: verifier must be a FenceTokenVerifier/);
-    expect(() => sqliteFenceGate({ database: {} as never, resource: 'orders-db', verifier })).toThrow(/sqliteFenceGate: database must be a better-sqlite3 Database/);
-    expect(() => sqliteFenceGate({ database, resource: 'orders-db', verifier, wallClock: 5 as never })).toThrow(/sqliteFenceGate: wallClock must be a function/);
+    expect(() => postgresFenceGate({ pool: undefined as never, resource: 'orders-db', verifier })).toThrow(
+      /postgresFenceGate: pool must be a pg Pool/,
+    );
+    expect(() => postgresFenceGate({ pool: pool as never, resource: '', verifier })).toThrow(
+      /postgresFenceGate: resource must be a non-empty string/,
+    );
+    expect(() => sqliteFenceGate({ database, resource: 'orders-db', verifier: {} as never })).toThrow(
+      /sqliteFenceGate: verifier must be a FenceTokenVerifier/,
+    );
+    expect(() => sqliteFenceGate({ database: {} as never, resource: 'orders-db', verifier })).toThrow(
+      /sqliteFenceGate: database must be a better-sqlite3 Database/,
+    );
+    expect(() => sqliteFenceGate({ database, resource: 'orders-db', verifier, wallClock: 5 as never })).toThrow(
+      /sqliteFenceGate: wallClock must be a function/,
+    );
     database.close();
   });
 
-  it('checks fencedTransaction\'s and drainSqlGate\'s arguments', async () => {
+  it("checks fencedTransaction's and drainSqlGate's arguments", async () => {
     const { verifier } = await createTestGrants();
     const database = new Database(':memory:');
     const gate = sqliteFenceGate({ database, resource: 'orders-db', verifier });
-    await expect(fencedTransaction({} as never, 'token', () => undefined)).rejects.toThrow(/fencedTransaction: gate must come from postgresFenceGate or sqliteFenceGate/);
-    await expect(fencedTransaction(gate, 'token', 'not a function' as never)).rejects.toThrow(/fencedTransaction: work must be a function/);
+    await expect(fencedTransaction({} as never, 'token', () => undefined)).rejects.toThrow(
+      /fencedTransaction: gate must come from postgresFenceGate or sqliteFenceGate/,
+    );
+    await expect(fencedTransaction(gate, 'token', 'not a function' as never)).rejects.toThrow(
+      /fencedTransaction: work must be a function/,
+    );
     const client = new FenceGateClient({ baseUrl: 'http://127.0.0.1:9', token: 'token-gate' });
-    expect(() => drainSqlGate(gate, client, { pollIntervalMillis: 0 })).toThrow(/drainSqlGate: pollIntervalMillis must be a positive integer/);
-    expect(() => drainSqlGate(gate, client, { floorEveryMillis: 1.5 })).toThrow(/drainSqlGate: floorEveryMillis must be a positive integer/);
+    expect(() => drainSqlGate(gate, client, { pollIntervalMillis: 0 })).toThrow(
+      /drainSqlGate: pollIntervalMillis must be a positive integer/,
+    );
+    expect(() => drainSqlGate(gate, client, { floorEveryMillis: 1.5 })).toThrow(
+      /drainSqlGate: floorEveryMillis must be a positive integer/,
+    );
     database.close();
   });
 });

@@ -158,8 +158,13 @@ export const migrate = (gate: SqlFenceGate<unknown>): Promise<void> => gate.driv
  * @throws What `work` throws (everything rolled back); what the database throws (nothing committed).
  * @see docs/design.md § "The library's rules" (FenceGate)
  */
-export const fencedTransaction = async <Tx, T>(gate: SqlFenceGate<Tx>, signedToken: string, work: (tx: Tx) => Promise<T> | T): Promise<T> => {
-  if (!(gate instanceof SqlFenceGate)) throw new TypeError('fencedTransaction: gate must come from postgresFenceGate or sqliteFenceGate');
+export const fencedTransaction = async <Tx, T>(
+  gate: SqlFenceGate<Tx>,
+  signedToken: string,
+  work: (tx: Tx) => Promise<T> | T,
+): Promise<T> => {
+  if (!(gate instanceof SqlFenceGate))
+    throw new TypeError('fencedTransaction: gate must come from postgresFenceGate or sqliteFenceGate');
   if (typeof work !== 'function') throw new TypeError('fencedTransaction: work must be a function (tx) => …');
   const token = await gate.verifier.verify(signedToken, gate.resource);
   const outcome = await gate.driver.withLockedFloor(gate.resource, async (locked) => {
@@ -174,7 +179,11 @@ export const fencedTransaction = async <Tx, T>(gate: SqlFenceGate<Tx>, signedTok
       return { refused: error };
     }
     const floor = fenceGate.floor;
-    if (floor !== undefined && (floor.fence !== locked.row.floor?.fence || floor.holderId !== locked.row.floor.holderId)) await locked.saveFloor(floor);
+    if (
+      floor !== undefined &&
+      (floor.fence !== locked.row.floor?.fence || floor.holderId !== locked.row.floor.holderId)
+    )
+      await locked.saveFloor(floor);
     return { value: await work(locked.tx) };
   });
   if ('refused' in outcome) {

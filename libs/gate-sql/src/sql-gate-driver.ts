@@ -82,7 +82,9 @@ export interface SqlGateDriver<Tx> {
 export const toCount = (column: string, value: unknown, minimum: number): number => {
   const number = typeof value === 'string' ? Number(value) : value;
   if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < minimum) {
-    throw new RangeError(`lease-fence gate-sql: column ${column} must hold an integer ≥ ${minimum}, got ${JSON.stringify(value)}`);
+    throw new RangeError(
+      `lease-fence gate-sql: column ${column} must hold an integer ≥ ${minimum}, got ${JSON.stringify(value)}`,
+    );
   }
   return number;
 };
@@ -110,7 +112,9 @@ export interface OutboxColumns {
 export const floorRowOf = (row: FloorColumns): FloorRow => ({
   ...(row.floor_fence === null || row.floor_holder_id === null
     ? {}
-    : { floor: { fence: toCount('lease_fence_floors.floor_fence', row.floor_fence, 1), holderId: row.floor_holder_id } }),
+    : {
+        floor: { fence: toCount('lease_fence_floors.floor_fence', row.floor_fence, 1), holderId: row.floor_holder_id },
+      }),
   nextSeq: toCount('lease_fence_floors.next_seq', row.next_seq, 1),
   reportedThroughSeq: toCount('lease_fence_floors.reported_through_seq', row.reported_through_seq, 0),
 });
@@ -118,14 +122,22 @@ export const floorRowOf = (row: FloorColumns): FloorRow => ({
 /** An outbox row's columns as a {@link PendingRejection}. @internal */
 export const refusalOf = (resource: string, row: OutboxColumns): PendingRejection => {
   if (row.kind !== 'stale' && row.kind !== 'double-grant') {
-    throw new RangeError(`lease-fence gate-sql: column lease_fence_outbox.kind must be 'stale' or 'double-grant', got ${JSON.stringify(row.kind)}`);
+    throw new RangeError(
+      `lease-fence gate-sql: column lease_fence_outbox.kind must be 'stale' or 'double-grant', got ${JSON.stringify(row.kind)}`,
+    );
   }
   return {
     seq: toCount('lease_fence_outbox.seq', row.seq, 1),
     resource,
     kind: row.kind,
-    rejected: { holderId: row.rejected_holder_id, fence: toCount('lease_fence_outbox.rejected_fence', row.rejected_fence, 1) },
-    current: { holderId: row.current_holder_id, fence: toCount('lease_fence_outbox.current_fence', row.current_fence, 1) },
+    rejected: {
+      holderId: row.rejected_holder_id,
+      fence: toCount('lease_fence_outbox.rejected_fence', row.rejected_fence, 1),
+    },
+    current: {
+      holderId: row.current_holder_id,
+      fence: toCount('lease_fence_outbox.current_fence', row.current_fence, 1),
+    },
     wallMillis: toCount('lease_fence_outbox.wall_millis', row.wall_millis, 0),
   };
 };

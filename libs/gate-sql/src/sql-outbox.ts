@@ -53,7 +53,10 @@ export class SqlGateOutbox implements RejectionOutbox, FloorSource {
     const state = await this.#gate.driver.readState(this.resource);
     // Never step back: an acknowledgement that raced this read already dropped what it acknowledged.
     const reportedThroughSeq = Math.max(state?.reportedThroughSeq ?? 0, this.reportedThroughSeq);
-    this.#state = state === undefined ? undefined : { ...state, reportedThroughSeq, outbox: state.outbox.filter((refusal) => refusal.seq > reportedThroughSeq) };
+    this.#state =
+      state === undefined
+        ? undefined
+        : { ...state, reportedThroughSeq, outbox: state.outbox.filter((refusal) => refusal.seq > reportedThroughSeq) };
     if ((this.#state?.outbox.at(-1)?.seq ?? 0) > before) for (const listener of this.#listeners) safely(listener);
   }
 
@@ -79,12 +82,19 @@ export class SqlGateOutbox implements RejectionOutbox, FloorSource {
    */
   async acknowledgeRejections(throughSeq: number): Promise<void> {
     if (!Number.isSafeInteger(throughSeq) || throughSeq < 0) {
-      throw new RangeError(`SqlGateOutbox.acknowledgeRejections: throughSeq must be an integer ≥ 0 (a rejection seq), got ${String(throughSeq)}`);
+      throw new RangeError(
+        `SqlGateOutbox.acknowledgeRejections: throughSeq must be an integer ≥ 0 (a rejection seq), got ${String(throughSeq)}`,
+      );
     }
     if (throughSeq <= this.reportedThroughSeq) return;
     await this.#gate.driver.acknowledge(this.resource, throughSeq);
     const state = this.#state;
-    if (state !== undefined) this.#state = { ...state, reportedThroughSeq: throughSeq, outbox: state.outbox.filter((refusal) => refusal.seq > throughSeq) };
+    if (state !== undefined)
+      this.#state = {
+        ...state,
+        reportedThroughSeq: throughSeq,
+        outbox: state.outbox.filter((refusal) => refusal.seq > throughSeq),
+      };
   }
 
   /** Calls `listener` when a refresh found new refusals. @returns A function that stops the calls. */
@@ -138,21 +148,33 @@ export interface SqlGateDrainer {
  * await drainer.close();
  * ```
  */
-export const drainSqlGate = (gate: SqlFenceGate<unknown>, client: RejectionSink & FloorSink, options: SqlGateDrainerOptions = {}): SqlGateDrainer => {
+export const drainSqlGate = (
+  gate: SqlFenceGate<unknown>,
+  client: RejectionSink & FloorSink,
+  options: SqlGateDrainerOptions = {},
+): SqlGateDrainer => {
   const pollIntervalMillis = options.pollIntervalMillis ?? 1000;
   if (!Number.isSafeInteger(pollIntervalMillis) || pollIntervalMillis < 1) {
-    throw new RangeError(`drainSqlGate: pollIntervalMillis must be a positive integer (milliseconds), got ${String(pollIntervalMillis)}`);
+    throw new RangeError(
+      `drainSqlGate: pollIntervalMillis must be a positive integer (milliseconds), got ${String(pollIntervalMillis)}`,
+    );
   }
   const { pollIntervalMillis: _poll, floorEveryMillis, onError: _onError, ...reporterOptions } = options;
   if (floorEveryMillis !== undefined && (!Number.isSafeInteger(floorEveryMillis) || floorEveryMillis < 1)) {
-    throw new RangeError(`drainSqlGate: floorEveryMillis must be a positive integer (milliseconds), got ${String(floorEveryMillis)}`);
+    throw new RangeError(
+      `drainSqlGate: floorEveryMillis must be a positive integer (milliseconds), got ${String(floorEveryMillis)}`,
+    );
   }
   const timers: Timers = options.timers ?? systemTimers;
   const onError = options.onError ?? (() => undefined);
   const outbox = new SqlGateOutbox(gate);
   const stopping = new AbortController();
   const refresh = (): Promise<void> => outbox.refresh().catch((error: unknown) => safely(() => onError(error)));
-  const rejections = reportRejections(outbox, client, { ...reporterOptions, pollIntervalMillis, onError: (error) => onError(error) });
+  const rejections = reportRejections(outbox, client, {
+    ...reporterOptions,
+    pollIntervalMillis,
+    onError: (error) => onError(error),
+  });
   const stopListening = gate.onRefusalCommitted(() => void refresh());
   // Floors are reported from the outbox's reading of the table, so the floor reporter starts
   // after the first read (its first round would otherwise find no floor and wait a whole interval).
@@ -169,7 +191,11 @@ export const drainSqlGate = (gate: SqlFenceGate<unknown>, client: RejectionSink 
     while (!stopping.signal.aborted) {
       await refresh();
       if (floorReporter === undefined && !stopping.signal.aborted) {
-        floorReporter = reportFloors([outbox], client, { timers, onError: (error) => onError(error), ...(floorEveryMillis === undefined ? {} : { everyMillis: floorEveryMillis }) });
+        floorReporter = reportFloors([outbox], client, {
+          timers,
+          onError: (error) => onError(error),
+          ...(floorEveryMillis === undefined ? {} : { everyMillis: floorEveryMillis }),
+        });
       }
       await timers.sleep(pollIntervalMillis, stopping.signal).catch(() => undefined);
     }

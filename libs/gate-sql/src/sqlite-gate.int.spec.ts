@@ -15,12 +15,20 @@ describeSqlGateContract('SQLite', async () => {
   return {
     gate: (resource, grants) => sqliteFenceGate({ database, resource, verifier: grants.verifier }),
     createWrites: async () => {
-      database.exec('CREATE TABLE writes (id INTEGER PRIMARY KEY AUTOINCREMENT, holder_id TEXT NOT NULL, fence INTEGER NOT NULL)');
+      database.exec(
+        'CREATE TABLE writes (id INTEGER PRIMARY KEY AUTOINCREMENT, holder_id TEXT NOT NULL, fence INTEGER NOT NULL)',
+      );
     },
     write: async (tx, holderId, fence) => {
       tx.prepare('INSERT INTO writes (holder_id, fence) VALUES (?, ?)').run(holderId, fence);
     },
-    writes: async () => (reader.prepare('SELECT holder_id, fence FROM writes ORDER BY id').all() as { holder_id: string; fence: number }[]).map((row) => ({ holderId: row.holder_id, fence: row.fence })),
+    writes: async () =>
+      (
+        reader.prepare('SELECT holder_id, fence FROM writes ORDER BY id').all() as {
+          holder_id: string;
+          fence: number;
+        }[]
+      ).map((row) => ({ holderId: row.holder_id, fence: row.fence })),
     child: { dialect: 'sqlite', target: path },
     waitUntilWriterBlocked: () => new Promise((resolve) => setTimeout(resolve, 500)),
     close: async () => {

@@ -6,9 +6,20 @@
  * first ends, then reads the floor the first left.
  */
 import type Database from 'better-sqlite3';
-import { floorRowOf, schemaSql, refusalColumns, refusalOf, type FloorColumns, type GateRowState, type LockedFloor, type OutboxColumns, type SqlGateDriver } from './sql-gate-driver.js';
+import {
+  floorRowOf,
+  schemaSql,
+  refusalColumns,
+  refusalOf,
+  type FloorColumns,
+  type GateRowState,
+  type LockedFloor,
+  type OutboxColumns,
+  type SqlGateDriver,
+} from './sql-gate-driver.js';
 
-const SELECT_FLOOR = 'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors WHERE resource = ?';
+const SELECT_FLOOR =
+  'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors WHERE resource = ?';
 
 /**
  * One connection runs one transaction at a time, but the caller's callback is async: while it
@@ -21,7 +32,10 @@ const queues = new WeakMap<Database.Database, Promise<unknown>>();
 const serialised = <T>(database: Database.Database, run: () => Promise<T>): Promise<T> => {
   const previous = queues.get(database) ?? Promise.resolve();
   const next = previous.then(run, run);
-  queues.set(database, next.catch(() => undefined));
+  queues.set(
+    database,
+    next.catch(() => undefined),
+  );
   return next;
 };
 
@@ -60,18 +74,23 @@ export const sqliteDriver = (database: Database.Database): SqlGateDriver<Databas
     },
     withLockedFloor: (resource, body) =>
       inTransaction('IMMEDIATE', async () => {
-        statement('INSERT INTO lease_fence_floors (resource) VALUES (?) ON CONFLICT (resource) DO NOTHING').run(resource);
+        statement('INSERT INTO lease_fence_floors (resource) VALUES (?) ON CONFLICT (resource) DO NOTHING').run(
+          resource,
+        );
         const locked: LockedFloor<Database.Database> = {
           tx: database,
           row: floorRowOf(statement(SELECT_FLOOR).get(resource) as FloorColumns),
           saveFloor: async (floor) => {
-            statement('UPDATE lease_fence_floors SET floor_fence = ?, floor_holder_id = ? WHERE resource = ?').run(floor.fence, floor.holderId, resource);
+            statement('UPDATE lease_fence_floors SET floor_fence = ?, floor_holder_id = ? WHERE resource = ?').run(
+              floor.fence,
+              floor.holderId,
+              resource,
+            );
           },
           saveRefusal: async (refusal, nextSeq) => {
             statement(`INSERT INTO lease_fence_outbox
                 (resource, seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-              .run(...refusalColumns(refusal));
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(...refusalColumns(refusal));
             statement('UPDATE lease_fence_floors SET next_seq = ? WHERE resource = ?').run(nextSeq, resource);
           },
         };
@@ -82,14 +101,19 @@ export const sqliteDriver = (database: Database.Database): SqlGateDriver<Databas
         const columns = statement(SELECT_FLOOR).get(resource) as FloorColumns | undefined;
         if (columns === undefined) return undefined;
         const row = floorRowOf(columns);
-        const outbox = statement(`SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
-            FROM lease_fence_outbox WHERE resource = ? AND seq > ? ORDER BY seq`)
-          .all(resource, row.reportedThroughSeq) as OutboxColumns[];
+        const outbox =
+          statement(`SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
+            FROM lease_fence_outbox WHERE resource = ? AND seq > ? ORDER BY seq`).all(
+            resource,
+            row.reportedThroughSeq,
+          ) as OutboxColumns[];
         return { ...row, outbox: outbox.map((refusal) => refusalOf(resource, refusal)) };
       }),
     acknowledge: (resource, throughSeq) =>
       inTransaction('IMMEDIATE', async () => {
-        statement('UPDATE lease_fence_floors SET reported_through_seq = max(reported_through_seq, ?) WHERE resource = ?').run(throughSeq, resource);
+        statement(
+          'UPDATE lease_fence_floors SET reported_through_seq = max(reported_through_seq, ?) WHERE resource = ?',
+        ).run(throughSeq, resource);
         statement('DELETE FROM lease_fence_outbox WHERE resource = ? AND seq <= ?').run(resource, throughSeq);
       }),
   };

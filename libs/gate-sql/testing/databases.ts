@@ -46,5 +46,9 @@ export interface TestGrants {
 export const createTestGrants = async (): Promise<TestGrants> => {
   const key = await createTestSigningKey();
   const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { jwks: key.jwks } });
-  return { key, verifier, grant: (resource, holderId, fence) => key.sign({ resource, holderId, fence, namespace: 'default' }) };
+  return {
+    key,
+    verifier,
+    grant: (resource, holderId, fence) => key.sign({ resource, holderId, fence, namespace: 'default' }),
+  };
 };

@@ -64,14 +64,23 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
 
     it('admits a fence at or above the floor, raising the floor in the same commit as the write', async () => {
       await write('agent-1', 3);
-      expect(await state()).toEqual({ floor: { fence: 3, holderId: 'agent-1' }, nextSeq: 1, reportedThroughSeq: 0, outbox: [] });
+      expect(await state()).toEqual({
+        floor: { fence: 3, holderId: 'agent-1' },
+        nextSeq: 1,
+        reportedThroughSeq: 0,
+        outbox: [],
+      });
       await write('agent-1', 3); // the same generation writing again
       await write('agent-2', 4);
-      expect(await db.writes()).toEqual([{ holderId: 'agent-1', fence: 3 }, { holderId: 'agent-1', fence: 3 }, { holderId: 'agent-2', fence: 4 }]);
+      expect(await db.writes()).toEqual([
+        { holderId: 'agent-1', fence: 3 },
+        { holderId: 'agent-1', fence: 3 },
+        { holderId: 'agent-2', fence: 4 },
+      ]);
       expect((await state())?.floor).toEqual({ fence: 4, holderId: 'agent-2' });
     });
 
-    it('refuses a stale fence: the refusal is committed alone in the outbox, the caller\'s statements never run', async () => {
+    it("refuses a stale fence: the refusal is committed alone in the outbox, the caller's statements never run", async () => {
       await write('agent-2', 5);
       let ran = false;
       const stale = fencedTransaction(gate, await grants.grant(RESOURCE, 'agent-1', 4), async (tx) => {
@@ -81,25 +90,48 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
       const error: unknown = await stale.catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(StaleFenceError);
       expect(ran).toBe(false);
-      expect((error as StaleFenceError).rejection).toEqual({ seq: 1, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'agent-1', fence: 4 }, current: { holderId: 'agent-2', fence: 5 } });
+      expect((error as StaleFenceError).rejection).toEqual({
+        seq: 1,
+        resource: RESOURCE,
+        kind: 'stale',
+        rejected: { holderId: 'agent-1', fence: 4 },
+        current: { holderId: 'agent-2', fence: 5 },
+      });
       const after = await state();
       expect(after).toMatchObject({ floor: { fence: 5, holderId: 'agent-2' }, nextSeq: 2, reportedThroughSeq: 0 });
-      expect(after?.outbox).toEqual([{ seq: 1, resource: RESOURCE, kind: 'stale', rejected: { holderId: 'agent-1', fence: 4 }, current: { holderId: 'agent-2', fence: 5 }, wallMillis: expect.any(Number) }]);
+      expect(after?.outbox).toEqual([
+        {
+          seq: 1,
+          resource: RESOURCE,
+          kind: 'stale',
+          rejected: { holderId: 'agent-1', fence: 4 },
+          current: { holderId: 'agent-2', fence: 5 },
+          wallMillis: expect.any(Number),
+        },
+      ]);
       expect(await db.writes()).toEqual([{ holderId: 'agent-2', fence: 5 }]);
     });
 
-    it('refuses a second holder on the floor\'s fence as a double grant, with the next seq, also from a new gate object', async () => {
+    it("refuses a second holder on the floor's fence as a double grant, with the next seq, also from a new gate object", async () => {
       await write('agent-2', 5);
       await expect(write('agent-1', 2)).rejects.toBeInstanceOf(StaleFenceError);
       const restarted = db.gate(RESOURCE, grants);
       const error: unknown = await write('agent-3', 5, restarted).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(DoubleGrantError);
-      expect((error as DoubleGrantError).rejection).toMatchObject({ seq: 2, kind: 'double-grant', rejected: { holderId: 'agent-3', fence: 5 }, current: { holderId: 'agent-2', fence: 5 } });
-      expect((await state())?.outbox.map((refusal) => [refusal.seq, refusal.kind])).toEqual([[1, 'stale'], [2, 'double-grant']]);
+      expect((error as DoubleGrantError).rejection).toMatchObject({
+        seq: 2,
+        kind: 'double-grant',
+        rejected: { holderId: 'agent-3', fence: 5 },
+        current: { holderId: 'agent-2', fence: 5 },
+      });
+      expect((await state())?.outbox.map((refusal) => [refusal.seq, refusal.kind])).toEqual([
+        [1, 'stale'],
+        [2, 'double-grant'],
+      ]);
       expect(await db.writes()).toEqual([{ holderId: 'agent-2', fence: 5 }]);
     });
 
-    it('rolls back the raised floor together with the caller\'s statements when the caller throws', async () => {
+    it("rolls back the raised floor together with the caller's statements when the caller throws", async () => {
       await write('agent-1', 1);
       const failure = new Error('constraint violated by the caller');
       await expect(
@@ -120,14 +152,28 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
       const stranger = await createTestSigningKey();
       const genuine = await grants.grant(RESOURCE, 'agent-9', 9);
       const [header, payload, signature] = genuine.split('.') as [string, string, string];
-      const raised = Buffer.from(JSON.stringify({ resource: RESOURCE, holderId: 'agent-9', fence: 99, namespace: 'default' })).toString('base64url');
+      const raised = Buffer.from(
+        JSON.stringify({ resource: RESOURCE, holderId: 'agent-9', fence: 99, namespace: 'default' }),
+      ).toString('base64url');
       const bad: [string, unknown][] = [
-        ['bad-signature', await stranger.sign({ resource: RESOURCE, holderId: 'agent-9', fence: 9, namespace: 'default' }, { kid: grants.key.kid })],
-        ['unknown-key', await stranger.sign({ resource: RESOURCE, holderId: 'agent-9', fence: 9, namespace: 'default' })],
+        [
+          'bad-signature',
+          await stranger.sign(
+            { resource: RESOURCE, holderId: 'agent-9', fence: 9, namespace: 'default' },
+            { kid: grants.key.kid },
+          ),
+        ],
+        [
+          'unknown-key',
+          await stranger.sign({ resource: RESOURCE, holderId: 'agent-9', fence: 9, namespace: 'default' }),
+        ],
         ['bad-signature', `${header}.${raised}.${signature}`],
         ['bad-signature', `${header}.${payload}.${signature.slice(0, -4)}AAAA`],
         ['wrong-resource', await grants.grant('another-db', 'agent-9', 9)],
-        ['wrong-namespace', await grants.key.sign({ resource: RESOURCE, holderId: 'agent-9', fence: 9, namespace: 'staging' })],
+        [
+          'wrong-namespace',
+          await grants.key.sign({ resource: RESOURCE, holderId: 'agent-9', fence: 9, namespace: 'staging' }),
+        ],
         ['malformed', 'not a token'],
         ['malformed', 42],
       ];
@@ -149,7 +195,8 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
       const fences = Array.from({ length: 40 }, (_, index) => ((index * 7919) % 23) + 1);
       const outcomes = await Promise.allSettled(fences.map((fence) => write(`agent-${fence}`, fence)));
       const committed = await db.writes();
-      for (let index = 1; index < committed.length; index += 1) expect(committed[index]!.fence).toBeGreaterThanOrEqual(committed[index - 1]!.fence);
+      for (let index = 1; index < committed.length; index += 1)
+        expect(committed[index]!.fence).toBeGreaterThanOrEqual(committed[index - 1]!.fence);
       const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
       expect(committed.length + refused.length).toBe(fences.length);
       for (const outcome of refused) expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StaleFenceError);
@@ -166,11 +213,17 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
       });
 
       it('delivers the outbox to the coordinator in seq order, contiguous, each once, and reports the floor', async () => {
-        const double = await openCoordinatorTestDouble({ tokens: [{ token: 'token-gate', role: 'gate', gateId: 'orders-gate', resources: ['orders-*'] }] });
+        const double = await openCoordinatorTestDouble({
+          tokens: [{ token: 'token-gate', role: 'gate', gateId: 'orders-gate', resources: ['orders-*'] }],
+        });
         try {
           await write('agent-2', 5);
           for (const fence of [1, 2, 3]) await expect(write('agent-1', fence)).rejects.toBeInstanceOf(StaleFenceError);
-          const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate', retry: { maxAttempts: 2, initialDelayMillis: 0 } });
+          const client = new FenceGateClient({
+            baseUrl: double.url,
+            token: 'token-gate',
+            retry: { maxAttempts: 2, initialDelayMillis: 0 },
+          });
           const floors: { resource: string; fence: number; holderId: string }[] = [];
           const sink: FloorSink = {
             reportFloor: async (resource, floor) => {
@@ -179,14 +232,31 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
             },
           };
           const errors: unknown[] = [];
-          drainer = drainSqlGate(gate, { reportRejection: (rejection, options) => client.reportRejection(rejection, options), reportFloor: sink.reportFloor }, { onError: (error) => errors.push(error), pollIntervalMillis: 50 });
+          drainer = drainSqlGate(
+            gate,
+            {
+              reportRejection: (rejection, options) => client.reportRejection(rejection, options),
+              reportFloor: sink.reportFloor,
+            },
+            { onError: (error) => errors.push(error), pollIntervalMillis: 50 },
+          );
           await drainer.flush();
           expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2, 3]);
-          expect(double.rejections[0]).toMatchObject({ gateId: 'orders-gate', body: { resource: RESOURCE, kind: 'stale', rejected: { holderId: 'agent-1', fence: 1 }, current: { holderId: 'agent-2', fence: 5 } } });
+          expect(double.rejections[0]).toMatchObject({
+            gateId: 'orders-gate',
+            body: {
+              resource: RESOURCE,
+              kind: 'stale',
+              rejected: { holderId: 'agent-1', fence: 1 },
+              current: { holderId: 'agent-2', fence: 5 },
+            },
+          });
           expect(await state()).toMatchObject({ reportedThroughSeq: 3, outbox: [] });
           // a refusal committed by another process (another gate object) is found by polling
           await expect(write('agent-1', 4, db.gate(RESOURCE, grants))).rejects.toBeInstanceOf(StaleFenceError);
-          await expect.poll(() => double.rejections.map((entry) => entry.body.seq), { timeout: 10_000 }).toEqual([1, 2, 3, 4]);
+          await expect
+            .poll(() => double.rejections.map((entry) => entry.body.seq), { timeout: 10_000 })
+            .toEqual([1, 2, 3, 4]);
           await expect.poll(async () => (await state())?.reportedThroughSeq, { timeout: 10_000 }).toBe(4);
           expect(floors[0]).toEqual({ resource: RESOURCE, fence: 5, holderId: 'agent-2' });
           expect(errors).toEqual([]);
@@ -199,10 +269,23 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
 
     /** Starts a writer process (testing/writer-child.mjs) with a grant of `fence` to `holderId`. */
     const spawnWriter = async (holderId: string, fence: number, mode: 'hang' | 'hold' | 'once') => {
-      const child = spawn(process.execPath, [fileURLToPath(new URL('./writer-child.mjs', import.meta.url)), db.child.dialect, db.child.target, RESOURCE, await grants.grant(RESOURCE, holderId, fence), holderId, String(fence), mode], {
-        env: { ...process.env, WRITER_JWKS: JSON.stringify(grants.key.jwks) },
-        stdio: ['pipe', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          fileURLToPath(new URL('./writer-child.mjs', import.meta.url)),
+          db.child.dialect,
+          db.child.target,
+          RESOURCE,
+          await grants.grant(RESOURCE, holderId, fence),
+          holderId,
+          String(fence),
+          mode,
+        ],
+        {
+          env: { ...process.env, WRITER_JWKS: JSON.stringify(grants.key.jwks) },
+          stdio: ['pipe', 'pipe', 'inherit'],
+        },
+      );
       let output = '';
       child.stdout.setEncoding('utf8');
       child.stdout.on('data', (chunk: string) => (output += chunk));
@@ -219,7 +302,10 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
       };
       /** Rejects when the writer's output ends (it exited) before `until` resolves. */
       const alive = async (until: Promise<void>): Promise<void> => {
-        await Promise.race([until, ended.then(() => Promise.reject(new Error(`the writer exited early: ${JSON.stringify(output)}`)))]);
+        await Promise.race([
+          until,
+          ended.then(() => Promise.reject(new Error(`the writer exited early: ${JSON.stringify(output)}`))),
+        ]);
       };
       return Object.assign(child, { printed, alive });
     };
@@ -240,8 +326,14 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
         newer.kill('SIGKILL');
         older?.kill('SIGKILL');
       }
-      expect(await db.writes()).toEqual([{ holderId: 'agent-1', fence: 2 }, { holderId: 'agent-new', fence: 8 }]);
-      expect(await state()).toMatchObject({ floor: { fence: 8, holderId: 'agent-new' }, outbox: [{ seq: 1, rejected: { holderId: 'agent-old', fence: 7 } }] });
+      expect(await db.writes()).toEqual([
+        { holderId: 'agent-1', fence: 2 },
+        { holderId: 'agent-new', fence: 8 },
+      ]);
+      expect(await state()).toMatchObject({
+        floor: { fence: 8, holderId: 'agent-new' },
+        outbox: [{ seq: 1, rejected: { holderId: 'agent-old', fence: 7 } }],
+      });
     }, 90_000);
 
     it('a writer killed with SIGKILL mid-transaction leaves neither its data nor a raised floor', async () => {
@@ -255,8 +347,16 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
         await exited;
       }
       await write('agent-3', 3); // admitted: the killed writer's fence 50 never became the floor
-      expect(await db.writes()).toEqual([{ holderId: 'agent-1', fence: 2 }, { holderId: 'agent-3', fence: 3 }]);
-      expect(await state()).toEqual({ floor: { fence: 3, holderId: 'agent-3' }, nextSeq: 1, reportedThroughSeq: 0, outbox: [] });
+      expect(await db.writes()).toEqual([
+        { holderId: 'agent-1', fence: 2 },
+        { holderId: 'agent-3', fence: 3 },
+      ]);
+      expect(await state()).toEqual({
+        floor: { fence: 3, holderId: 'agent-3' },
+        nextSeq: 1,
+        reportedThroughSeq: 0,
+        outbox: [],
+      });
     });
   });
 };

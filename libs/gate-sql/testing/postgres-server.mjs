@@ -51,12 +51,13 @@ export const startPostgresServer = async (options = {}) => {
   const bin = await findPostgresBin();
   if (bin === undefined) {
     throw new Error(
-      "a real PostgreSQL server is needed: install Debian's postgresql package (apt-get install -y postgresql; .ci/run does it) "
-        + "or set LEASE_FENCE_PG_URL to a server's superuser URL.",
+      "a real PostgreSQL server is needed: install Debian's postgresql package (apt-get install -y postgresql; .ci/run does it) " +
+        "or set LEASE_FENCE_PG_URL to a server's superuser URL.",
     );
   }
   const asRoot = process.getuid?.() === 0;
-  const exec = (command, args) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, command), ...args]) : run(join(bin, command), args));
+  const exec = (command, args) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, command), ...args]) : run(join(bin, command), args);
   const directory = await mkdtemp(join(tmpdir(), 'lease-fence-pg-'));
   if (asRoot) await chown(directory, ...(await postgresIds()));
   const dataDir = join(directory, 'data');
@@ -84,6 +85,9 @@ export const startPostgresServer = async (options = {}) => {
   } catch (error) {
     const log = await readFile(logFile, 'utf8').catch(() => '(no server log)');
     await stop();
-    throw new Error(`could not start PostgreSQL from ${bin}: ${error instanceof Error ? error.message : String(error)}\n${log}`, { cause: error });
+    throw new Error(
+      `could not start PostgreSQL from ${bin}: ${error instanceof Error ? error.message : String(error)}\n${log}`,
+      { cause: error },
+    );
   }
 };

@@ -28,6 +28,8 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     project.provide('postgresUrl', server.url);
     return server.stop;
   } catch (error) {
-    throw new Error(`gate-sql tests (never skipped): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`gate-sql tests (never skipped): ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
 }

@@ -10,7 +10,10 @@ import { createInterface } from 'node:readline';
 import { fencedTransaction, postgresFenceGate, sqliteFenceGate } from '../dist/index.js';
 
 const [dialect, target, resource, signedToken, holderId, fence, mode] = process.argv.slice(2);
-const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { jwks: JSON.parse(process.env.WRITER_JWKS ?? '') } });
+const verifier = new FenceTokenVerifier({
+  namespace: 'default',
+  keys: { jwks: JSON.parse(process.env.WRITER_JWKS ?? '') },
+});
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const afterWrite = async () => {
   if (mode === 'once') return;

@@ -29,6 +29,9 @@ const same = time('gate.commit(same token, write)', (n) => {
 const rising = new FenceGate('deploy-slot');
 const rise = time('gate.commit(rising fence, write)', (n) => {
   const base = rising.floor?.fence ?? 0;
-  for (let i = 1; i <= n; i += 1) rising.commit({ resource: 'deploy-slot', holderId: 'agent-a', fence: base + i }, write);
+  for (let i = 1; i <= n; i += 1)
+    rising.commit({ resource: 'deploy-slot', holderId: 'agent-a', fence: base + i }, write);
 });
-console.log(`overhead: same token ${(same - direct).toFixed(1)} ns, rising fence ${(rise - direct).toFixed(1)} ns (sink ${sink})`);
+console.log(
+  `overhead: same token ${(same - direct).toFixed(1)} ns, rising fence ${(rise - direct).toFixed(1)} ns (sink ${sink})`,
+);

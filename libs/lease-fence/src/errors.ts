@@ -41,8 +41,8 @@ export class ClockDomainError extends LeaseFenceError {
     operation = 'compare',
   ) {
     super(
-      `Instant.${operation}: cannot combine clock domains ${JSON.stringify(left)} and ${JSON.stringify(right)}; `
-        + 'readings of different clocks have unrelated origins',
+      `Instant.${operation}: cannot combine clock domains ${JSON.stringify(left)} and ${JSON.stringify(right)}; ` +
+        'readings of different clocks have unrelated origins',
     );
     this.name = 'ClockDomainError';
   }
@@ -119,8 +119,8 @@ export class StaleFenceError extends LeaseFenceError {
     readonly onRejectionError?: unknown,
   ) {
     super(
-      `${rejection.resource}: ${describeRejection(rejection)} is below the floor ${rejection.current.fence} `
-        + `(holder ${JSON.stringify(rejection.current.holderId)}); the write did not run`,
+      `${rejection.resource}: ${describeRejection(rejection)} is below the floor ${rejection.current.fence} ` +
+        `(holder ${JSON.stringify(rejection.current.holderId)}); the write did not run`,
     );
     this.name = 'StaleFenceError';
   }
@@ -146,8 +146,8 @@ export class DoubleGrantError extends LeaseFenceError {
     readonly onRejectionError?: unknown,
   ) {
     super(
-      `${rejection.resource}: ${describeRejection(rejection)} equals the floor but the floor was admitted for holder `
-        + `${JSON.stringify(rejection.current.holderId)}: two holders share one fence (double grant); the write did not run`,
+      `${rejection.resource}: ${describeRejection(rejection)} equals the floor but the floor was admitted for holder ` +
+        `${JSON.stringify(rejection.current.holderId)}: two holders share one fence (double grant); the write did not run`,
     );
     this.name = 'DoubleGrantError';
   }

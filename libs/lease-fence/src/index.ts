@@ -24,7 +24,14 @@ export {
   DoubleGrantError,
 } from './errors.js';
 
-export { MAX_TTL_MILLIS, DEFAULT_REPLAY_CACHE_SIZE, describeValue, requireId, requireFence, requireObject } from './validate.js';
+export {
+  MAX_TTL_MILLIS,
+  DEFAULT_REPLAY_CACHE_SIZE,
+  describeValue,
+  requireId,
+  requireFence,
+  requireObject,
+} from './validate.js';
 export { BoundedMap } from './collections/bounded-map.js';
 /** The rule's shapes: tokens, records, grants, outcomes and changes (documented in lease/outcomes.ts). */
 export type {
@@ -57,7 +64,12 @@ export {
   type CoordinatorAcquireRequest,
   type CoordinatorRenewRequest,
 } from './lease/lease-coordinator.js';
-export { LeaseClient, type LeaseClientOptions, type AcquireRequest, type RenewalRequest } from './lease/lease-client.js';
+export {
+  LeaseClient,
+  type LeaseClientOptions,
+  type AcquireRequest,
+  type RenewalRequest,
+} from './lease/lease-client.js';
 /** A holder's lease, anchored at its send instant (documented at its source). */
 export type { Lease } from './lease/lease.js';
 

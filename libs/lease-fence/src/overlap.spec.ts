@@ -15,8 +15,12 @@ const TTL_MILLIS = 1_000;
 const STEP_PER_READ_MILLIS = 5;
 
 /** Several manual clocks on one simulated timeline: `advance` moves them all. */
-const timeline = <K extends string>(...domains: K[]): { clocks: Record<K, ManualClock>; advance: (ms: number) => void } => {
-  const clocks = Object.fromEntries(domains.map((d) => [d, createManualClock(d, { stepPerRead: STEP_PER_READ_MILLIS })])) as Record<K, ManualClock>;
+const timeline = <K extends string>(
+  ...domains: K[]
+): { clocks: Record<K, ManualClock>; advance: (ms: number) => void } => {
+  const clocks = Object.fromEntries(
+    domains.map((d) => [d, createManualClock(d, { stepPerRead: STEP_PER_READ_MILLIS })]),
+  ) as Record<K, ManualClock>;
   return { clocks, advance: (ms) => domains.forEach((d) => clocks[d].advance(ms)) };
 };
 
@@ -121,7 +125,13 @@ describe('overlap', () => {
       expect(late).toThrow(StaleFenceError);
       expect(store.writes).toEqual(['agent-b']);
       expect(gate.rejections).toEqual([
-        { seq: 1, resource: 'slot', kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 } },
+        {
+          seq: 1,
+          resource: 'slot',
+          kind: 'stale',
+          rejected: { holderId: 'agent-a', fence: 1 },
+          current: { holderId: 'agent-b', fence: 2 },
+        },
       ]);
     });
   });
@@ -179,7 +189,10 @@ describe('overlap', () => {
       // ...and a write it makes anyway is refused and logged
       expect(() => gate.commit(leaseA.token, () => store.write('agent-a'))).toThrow(StaleFenceError);
       expect(store.writes).toEqual(['agent-b']);
-      expect(gate.rejections[0]).toMatchObject({ rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 } });
+      expect(gate.rejections[0]).toMatchObject({
+        rejected: { holderId: 'agent-a', fence: 1 },
+        current: { holderId: 'agent-b', fence: 2 },
+      });
     });
   });
 });

@@ -57,7 +57,12 @@ function requireNumber(api: string, field: string, value: unknown, what: string)
  * Throws unless `value` is an integer number of milliseconds in `[1, maxTtlMillis]`.
  * @internal
  */
-export function requireTtlMillis(api: string, field: string, value: unknown, maxTtlMillis: number = MAX_TTL_MILLIS): asserts value is number {
+export function requireTtlMillis(
+  api: string,
+  field: string,
+  value: unknown,
+  maxTtlMillis: number = MAX_TTL_MILLIS,
+): asserts value is number {
   const what = `a positive integer number of milliseconds, at most ${maxTtlMillis}`;
   requireNumber(api, field, value, what);
   if (!Number.isInteger(value) || value < 1 || value > maxTtlMillis) {
@@ -91,7 +96,8 @@ export function requireCount(api: string, field: string, value: unknown): assert
  * @internal
  */
 export function requireMillis(api: string, field: string, value: unknown, min?: number): asserts value is number {
-  const what = min === undefined ? 'a finite number of milliseconds' : `a finite number of milliseconds, at least ${min}`;
+  const what =
+    min === undefined ? 'a finite number of milliseconds' : `a finite number of milliseconds, at least ${min}`;
   requireNumber(api, field, value, what);
   if (!Number.isFinite(value) || (min !== undefined && value < min)) {
     throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
@@ -99,7 +105,11 @@ export function requireMillis(api: string, field: string, value: unknown, min?: 
 }
 
 /** Throws TypeError unless `value` is a function. @internal */
-export function requireFunction(api: string, field: string, value: unknown): asserts value is (...args: never[]) => unknown {
+export function requireFunction(
+  api: string,
+  field: string,
+  value: unknown,
+): asserts value is (...args: never[]) => unknown {
   if (typeof value !== 'function') {
     throw new TypeError(`${api}: ${field} must be a function, got ${describeValue(value)}`);
   }

@@ -12,7 +12,15 @@ const stamp = { bootId: 'boot-1', atMillis: 1200.5, wallMillis: 1_764_460_800_00
 const granted = {
   type: 'LeaseGranted',
   version: 1,
-  data: { ...stamp, resource: 'deploy-slot', holderId: 'agent-a', fence: 7, requestId: 'r-1', ttlMillis: 5000, expiresAtMillis: 6200.5 },
+  data: {
+    ...stamp,
+    resource: 'deploy-slot',
+    holderId: 'agent-a',
+    fence: 7,
+    requestId: 'r-1',
+    ttlMillis: 5000,
+    expiresAtMillis: 6200.5,
+  },
 } as const;
 
 describe('CoordinatorEventSchema', () => {
@@ -34,10 +42,21 @@ describe('CoordinatorEventSchema', () => {
     expect(CoordinatorEventSchema.safeParse({ ...granted, version: 2 }).success).toBe(false);
   });
 
-  it('lists every event type of the design, the checkpoint, the floor report, the missing rejections and fence-first handover\'s', () => {
+  it("lists every event type of the design, the checkpoint, the floor report, the missing rejections and fence-first handover's", () => {
     expect([...COORDINATOR_EVENT_TYPES].sort()).toEqual([
-      'CoordinatorCheckpointed', 'CoordinatorStarted', 'FenceAdmitted', 'FenceBurned', 'FenceFloorReported', 'FenceRejected', 'FenceReserved',
-      'LeaseExpired', 'LeaseGranted', 'LeaseReleased', 'LeaseRenewed', 'RejectionsMissing', 'SnapshotTaken',
+      'CoordinatorCheckpointed',
+      'CoordinatorStarted',
+      'FenceAdmitted',
+      'FenceBurned',
+      'FenceFloorReported',
+      'FenceRejected',
+      'FenceReserved',
+      'LeaseExpired',
+      'LeaseGranted',
+      'LeaseReleased',
+      'LeaseRenewed',
+      'RejectionsMissing',
+      'SnapshotTaken',
     ]);
   });
 });

@@ -197,7 +197,14 @@ export const FenceAdmittedSchema = z.object({
 export const FenceFloorReportedSchema = z.object({
   type: z.literal('FenceFloorReported'),
   version: z.literal(1),
-  data: z.object({ ...stamp, resource: IdSchema, gateId: IdSchema, holderId: IdSchema, fence: FenceSchema, raisedTo: FenceSchema }),
+  data: z.object({
+    ...stamp,
+    resource: IdSchema,
+    gateId: IdSchema,
+    holderId: IdSchema,
+    fence: FenceSchema,
+    raisedTo: FenceSchema,
+  }),
 });
 
 /**
@@ -310,7 +317,9 @@ export type FenceBurned = z.infer<typeof FenceBurnedSchema>;
 export type EventOf<T extends CoordinatorEventType> = Extract<CoordinatorEvent, { type: T }>;
 
 /** Every event type name, in the order of the schema. */
-export const COORDINATOR_EVENT_TYPES = CoordinatorEventSchema.options.map((o) => o.shape.type.value) as readonly CoordinatorEventType[];
+export const COORDINATOR_EVENT_TYPES = CoordinatorEventSchema.options.map(
+  (o) => o.shape.type.value,
+) as readonly CoordinatorEventType[];
 
 /**
  * An event as stored in and read from a log: its 1-based `position` (the first event of a log
@@ -352,7 +361,12 @@ export const CoordinatorSnapshotStateSchema = z.object({
   namespace: IdSchema.optional(),
   /** The boot that wrote the last folded event: its id, when it started, its latest reading, its grace deadline (its domain). */
   boot: z
-    .object({ bootId: IdSchema, startedAtMillis: MillisSchema, lastAtMillis: MillisSchema, graceDeadlineMillis: MillisSchema })
+    .object({
+      bootId: IdSchema,
+      startedAtMillis: MillisSchema,
+      lastAtMillis: MillisSchema,
+      graceDeadlineMillis: MillisSchema,
+    })
     .optional(),
   /** Leases carried across the last restart and still in their grace period (not renewed since). */
   carried: z.array(z.object({ resource: IdSchema, fence: FenceSchema })),
@@ -365,12 +379,23 @@ export const CoordinatorSnapshotStateSchema = z.object({
    * expected report is this + 1. Absent in snapshots written before gap detection (such a
    * snapshot is not used: the log is replayed).
    */
-  rejectionSeqs: z.array(z.object({ gateId: IdSchema, resource: IdSchema, highestSeq: z.number().int().nonnegative() })).optional(),
+  rejectionSeqs: z
+    .array(z.object({ gateId: IdSchema, resource: IdSchema, highestSeq: z.number().int().nonnegative() }))
+    .optional(),
   /** Position of the last `SnapshotTaken` event folded (0 = none). */
   lastSnapshotPosition: z.number().int().nonnegative(),
   /** Fence-first reservations pending at the snapshot (`FenceReserved` not yet granted or burned); absent = none. */
   reservations: z
-    .array(z.object({ resource: IdSchema, holderId: IdSchema, fence: FenceSchema, requestId: IdSchema, ttlMillis: z.number().int().positive(), deadlineMillis: MillisSchema }))
+    .array(
+      z.object({
+        resource: IdSchema,
+        holderId: IdSchema,
+        fence: FenceSchema,
+        requestId: IdSchema,
+        ttlMillis: z.number().int().positive(),
+        deadlineMillis: MillisSchema,
+      }),
+    )
     .optional(),
   /** Per resource, the highest fence fence-first handover ever reserved for it; absent = none. */
   reservedFences: z.array(z.object({ resource: IdSchema, fence: FenceSchema })).optional(),

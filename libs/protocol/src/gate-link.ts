@@ -24,7 +24,10 @@ export const MAX_GUARDED_RESOURCES = 256;
 /** gate → coordinator: the resources this gate guards (replaces an earlier `guard`). */
 export const GuardFrameSchema = z.object({
   type: z.literal('guard'),
-  resources: z.array(IdSchema).min(1, 'must name at least one resource').max(MAX_GUARDED_RESOURCES, `must name at most ${MAX_GUARDED_RESOURCES} resources`),
+  resources: z
+    .array(IdSchema)
+    .min(1, 'must name at least one resource')
+    .max(MAX_GUARDED_RESOURCES, `must name at most ${MAX_GUARDED_RESOURCES} resources`),
 });
 
 /** gate → coordinator: the floor of `resource` is durably at `fence`, answering admit `id`. */
@@ -60,6 +63,10 @@ export type AdmitFrame = z.infer<typeof AdmitFrameSchema>;
 export const GateLinkErrorFrameSchema = z.object({ type: z.literal('error'), field: z.string(), message: z.string() });
 
 /** Any frame the coordinator sends on the gate link. */
-export const CoordinatorToGateFrameSchema = z.discriminatedUnion('type', [GuardingFrameSchema, AdmitFrameSchema, GateLinkErrorFrameSchema]);
+export const CoordinatorToGateFrameSchema = z.discriminatedUnion('type', [
+  GuardingFrameSchema,
+  AdmitFrameSchema,
+  GateLinkErrorFrameSchema,
+]);
 /** The parsed shape of {@link CoordinatorToGateFrameSchema}. */
 export type CoordinatorToGateFrame = z.infer<typeof CoordinatorToGateFrameSchema>;

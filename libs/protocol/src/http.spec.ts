@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { AcquireBodySchema, EventsQuerySchema, queryParamsOf } from './http.js';
 import { StreamQuerySchema } from './stream.js';
 
-const issuesOf = (result: { success: boolean; error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } }) =>
-  (result.error?.issues ?? []).map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+const issuesOf = (result: {
+  success: boolean;
+  error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] };
+}) => (result.error?.issues ?? []).map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
 
 describe('EventsQuerySchema', () => {
   it('reads decimal digits and fills the defaults', () => {
@@ -35,20 +37,27 @@ describe('EventsQuerySchema', () => {
 describe('StreamQuerySchema', () => {
   it('answers a bad after with the same words as GET /v1/events', () => {
     for (const after of ['0x10', '', ['1', '2'], '-1']) {
-      expect(issuesOf(StreamQuerySchema.safeParse({ after }))).toEqual(issuesOf(EventsQuerySchema.safeParse({ after })));
+      expect(issuesOf(StreamQuerySchema.safeParse({ after }))).toEqual(
+        issuesOf(EventsQuerySchema.safeParse({ after })),
+      );
     }
   });
 });
 
 describe('queryParamsOf', () => {
   it('keeps a parameter given once as a string and a repeated one as every value in order', () => {
-    expect(queryParamsOf(new URLSearchParams('after=1&token=t&after=2&after=3'))).toEqual({ after: ['1', '2', '3'], token: 't' });
+    expect(queryParamsOf(new URLSearchParams('after=1&token=t&after=2&after=3'))).toEqual({
+      after: ['1', '2', '3'],
+      token: 't',
+    });
   });
 });
 
 describe('AcquireBodySchema', () => {
   it('leaves a huge whole ttlMillis to the coordinator\'s configured bounds instead of calling it "not an integer"', () => {
     expect(AcquireBodySchema.safeParse({ requestId: 'r', ttlMillis: 1e20 }).success).toBe(true);
-    expect(issuesOf(AcquireBodySchema.safeParse({ requestId: 'r', ttlMillis: 1500.5 }))).toEqual([{ path: 'ttlMillis', message: 'must be an integer (milliseconds)' }]);
+    expect(issuesOf(AcquireBodySchema.safeParse({ requestId: 'r', ttlMillis: 1500.5 }))).toEqual([
+      { path: 'ttlMillis', message: 'must be an integer (milliseconds)' },
+    ]);
   });
 });

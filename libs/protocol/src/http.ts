@@ -5,7 +5,14 @@
  * @see docs/design.md § "The library's rules" for the outcomes' meaning.
  */
 import { z } from 'zod';
-import { FenceSchema, HolderFenceSchema, IdSchema, MillisSchema, RecordedEventSchema, RecordedRejectionSchema } from './events.js';
+import {
+  FenceSchema,
+  HolderFenceSchema,
+  IdSchema,
+  MillisSchema,
+  RecordedEventSchema,
+  RecordedRejectionSchema,
+} from './events.js';
 import type { DenialReason } from './denial-reason.js';
 import { SignedTokenSchema } from './signed-grant.js';
 
@@ -15,7 +22,10 @@ import { SignedTokenSchema } from './signed-grant.js';
  * configured bounds (`LEASE_FENCE_MIN_TTL_MILLIS` / `LEASE_FENCE_MAX_TTL_MILLIS`), so a huge value
  * such as `1e20` is refused as out of range, naming those bounds, rather than as "not an integer".
  */
-export const TtlMillisSchema = z.number().positive('must be positive (milliseconds)').multipleOf(1, 'must be an integer (milliseconds)');
+export const TtlMillisSchema = z
+  .number()
+  .positive('must be positive (milliseconds)')
+  .multipleOf(1, 'must be an integer (milliseconds)');
 
 /** `POST /v1/leases/:resource/acquire`. `ttlMillis` defaults to the coordinator's configured TTL. */
 export const AcquireBodySchema = z.strictObject({
@@ -72,22 +82,46 @@ export const GrantReplySchema = z.object({ ok: z.literal(true), grant: WireGrant
 /** The parsed shape of {@link GrantReplySchema}. */
 export type GrantReply = z.infer<typeof GrantReplySchema>;
 /** 409 reply of acquire: another holder has it. */
-export const HeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('held' satisfies DenialReason), heldBy: IdSchema, retryAfterMillis: MillisSchema });
+export const HeldReplySchema = z.object({
+  ok: z.literal(false),
+  reason: z.literal('held' satisfies DenialReason),
+  heldBy: IdSchema,
+  retryAfterMillis: MillisSchema,
+});
 /** 409 reply of acquire: the caller already holds it (never a second fence). */
-export const AlreadyHeldReplySchema = z.object({ ok: z.literal(false), reason: z.literal('already-held' satisfies DenialReason), heldBy: IdSchema, fence: FenceSchema, retryAfterMillis: MillisSchema });
+export const AlreadyHeldReplySchema = z.object({
+  ok: z.literal(false),
+  reason: z.literal('already-held' satisfies DenialReason),
+  heldBy: IdSchema,
+  fence: FenceSchema,
+  retryAfterMillis: MillisSchema,
+});
 /**
  * 409 reply of acquire: the resource is in its lock-delay (`LEASE_FENCE_LOCK_DELAY`): its latest
  * holder was lost uncleanly (its lease expired, or a gate refused one of its writes) less than the
  * configured delay ago, so it is not granted to anyone until `retryAfterMillis` have passed.
  */
-export const LockDelayReplySchema = z.object({ ok: z.literal(false), reason: z.literal('lock-delay' satisfies DenialReason), retryAfterMillis: MillisSchema });
+export const LockDelayReplySchema = z.object({
+  ok: z.literal(false),
+  reason: z.literal('lock-delay' satisfies DenialReason),
+  retryAfterMillis: MillisSchema,
+});
 /** 410 reply: the lease (or the grant a retried requestId was owed) has ended; never resurrected. */
-export const ExpiredReplySchema = z.object({ ok: z.literal(false), reason: z.literal('expired' satisfies DenialReason), fence: FenceSchema.optional() });
+export const ExpiredReplySchema = z.object({
+  ok: z.literal(false),
+  reason: z.literal('expired' satisfies DenialReason),
+  fence: FenceSchema.optional(),
+});
 /** 409 reply of renew and release: the caller does not hold that fence. */
-export const NotHolderReplySchema = z.object({ ok: z.literal(false), reason: z.literal('not-holder' satisfies DenialReason) });
+export const NotHolderReplySchema = z.object({
+  ok: z.literal(false),
+  reason: z.literal('not-holder' satisfies DenialReason),
+});
 
 /** Every reply of acquire: 200 grant, 409 `held` / `already-held` / `lock-delay`, 410 `expired`. */
-export const AcquireReplySchema = z.discriminatedUnion('reason', [HeldReplySchema, AlreadyHeldReplySchema, LockDelayReplySchema, ExpiredReplySchema]).or(GrantReplySchema);
+export const AcquireReplySchema = z
+  .discriminatedUnion('reason', [HeldReplySchema, AlreadyHeldReplySchema, LockDelayReplySchema, ExpiredReplySchema])
+  .or(GrantReplySchema);
 /** The parsed shape of {@link AcquireReplySchema}. */
 export type AcquireReply = z.infer<typeof AcquireReplySchema>;
 /** Every reply of renew: 200 grant, 410 `expired`, 409 `not-holder`. */
@@ -98,7 +132,11 @@ export type RenewReply = z.infer<typeof RenewReplySchema>;
  * Every reply of release: 200 `{ ok: true }`, 410 `expired` (that generation already ended:
  * expired, released or superseded), 409 `not-holder` (a fence never issued to the caller here).
  */
-export const ReleaseReplySchema = z.union([z.object({ ok: z.literal(true) }), ExpiredReplySchema, NotHolderReplySchema]);
+export const ReleaseReplySchema = z.union([
+  z.object({ ok: z.literal(true) }),
+  ExpiredReplySchema,
+  NotHolderReplySchema,
+]);
 /** The parsed shape of {@link ReleaseReplySchema}. */
 export type ReleaseReply = z.infer<typeof ReleaseReplySchema>;
 
@@ -144,7 +182,11 @@ export type FloorReportBody = z.infer<typeof FloorReportBodySchema>;
  * log had issued for the resource (a `FenceFloorReported` event is durable), `fenceCounter` the
  * coordinator's fence counter after it: the next grant gets a higher fence.
  */
-export const FloorReportReplySchema = z.object({ ok: z.literal(true), raised: z.boolean(), fenceCounter: z.number().int().nonnegative() });
+export const FloorReportReplySchema = z.object({
+  ok: z.literal(true),
+  raised: z.boolean(),
+  fenceCounter: z.number().int().nonnegative(),
+});
 /** The parsed shape of {@link FloorReportReplySchema}. */
 export type FloorReportReply = z.infer<typeof FloorReportReplySchema>;
 
@@ -169,9 +211,14 @@ export interface WholeNumberParamOptions {
  */
 export const wholeNumberParam = ({ min, max, meaning }: WholeNumberParamOptions) =>
   z
-    .string({ error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : `must be a whole number (${meaning})`) })
+    .string({
+      error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : `must be a whole number (${meaning})`),
+    })
     .min(1, { error: `must not be empty: give ${meaning} or leave the parameter out`, abort: true })
-    .regex(/^[0-9]+$/, { error: `must be a whole number in decimal digits only (${meaning}, ${min} to ${max})`, abort: true })
+    .regex(/^[0-9]+$/, {
+      error: `must be a whole number in decimal digits only (${meaning}, ${min} to ${max})`,
+      abort: true,
+    })
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min} (${meaning})`).max(max, `must be at most ${max} (${meaning})`));
 
@@ -179,7 +226,11 @@ export const wholeNumberParam = ({ min, max, meaning }: WholeNumberParamOptions)
  * `after` of `GET /v1/events` and of the stream `/v1/stream`: the last log position the caller
  * has (0 = from the start). One schema, so both answer a bad value with the same words.
  */
-export const AfterParamSchema = wholeNumberParam({ min: 0, max: Number.MAX_SAFE_INTEGER, meaning: 'a log position' }).default(0);
+export const AfterParamSchema = wholeNumberParam({
+  min: 0,
+  max: Number.MAX_SAFE_INTEGER,
+  meaning: 'a log position',
+}).default(0);
 
 /**
  * Raw query parameters as {@link wholeNumberParam} expects them: each name once with its value,
@@ -251,7 +302,10 @@ export const LeasesReplySchema = z.object({ leases: z.array(WireLeaseSchema) });
 export type LeasesReply = z.infer<typeof LeasesReplySchema>;
 
 /** 200 reply of `GET /v1/events`: events after `after`, in log order, and the log's head position (its version). */
-export const EventsReplySchema = z.object({ events: z.array(RecordedEventSchema), head: z.number().int().nonnegative() });
+export const EventsReplySchema = z.object({
+  events: z.array(RecordedEventSchema),
+  head: z.number().int().nonnegative(),
+});
 /** The parsed shape of {@link EventsReplySchema}. */
 export type EventsReply = z.infer<typeof EventsReplySchema>;
 

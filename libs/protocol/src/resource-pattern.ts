@@ -15,7 +15,10 @@ export const ResourcePatternSchema = z
   .min(1, 'must not be empty')
   .max(MAX_ID_LENGTH + 1, `must be at most ${MAX_ID_LENGTH + 1} characters`)
   .refine((p) => !p.slice(0, -1).includes('*'), 'may contain `*` only as its last character')
-  .refine((p) => p === '*' || IdSchema.safeParse(p.endsWith('*') ? p.slice(0, -1) : p).success, 'must be a resource id, optionally followed by `*`');
+  .refine(
+    (p) => p === '*' || IdSchema.safeParse(p.endsWith('*') ? p.slice(0, -1) : p).success,
+    'must be a resource id, optionally followed by `*`',
+  );
 
 /**
  * Whether `pattern` covers `resource`: equal, or `pattern` ends in `*` and `resource` starts with

@@ -19,7 +19,11 @@ export const EventFrameSchema = z.object({
 export const CaughtUpFrameSchema = z.object({ type: z.literal('caught-up'), position: z.number().int().nonnegative() });
 
 /** Sent when nothing else was sent for a while; `position` is the head of the log. */
-export const HeartbeatFrameSchema = z.object({ type: z.literal('heartbeat'), position: z.number().int().nonnegative(), wallMillis: z.number().nonnegative() });
+export const HeartbeatFrameSchema = z.object({
+  type: z.literal('heartbeat'),
+  position: z.number().int().nonnegative(),
+  wallMillis: z.number().nonnegative(),
+});
 
 /**
  * Counters that change no state and so are not in the log: denials by reason, and totals since
@@ -38,10 +42,20 @@ export const StatsFrameSchema = z.object({
 });
 
 /** The server is closing the stream (e.g. `slow-consumer`); reconnect after `position`. */
-export const ClosingFrameSchema = z.object({ type: z.literal('closing'), reason: z.string(), position: z.number().int().nonnegative() });
+export const ClosingFrameSchema = z.object({
+  type: z.literal('closing'),
+  reason: z.string(),
+  position: z.number().int().nonnegative(),
+});
 
 /** Any frame the server sends on the stream. Discriminated on `type`. */
-export const StreamFrameSchema = z.discriminatedUnion('type', [EventFrameSchema, CaughtUpFrameSchema, HeartbeatFrameSchema, StatsFrameSchema, ClosingFrameSchema]);
+export const StreamFrameSchema = z.discriminatedUnion('type', [
+  EventFrameSchema,
+  CaughtUpFrameSchema,
+  HeartbeatFrameSchema,
+  StatsFrameSchema,
+  ClosingFrameSchema,
+]);
 /** The parsed shape of {@link StreamFrameSchema}. */
 export type StreamFrame = z.infer<typeof StreamFrameSchema>;
 /** The parsed shape of {@link EventFrameSchema}. */
@@ -58,7 +72,9 @@ export type StatsFrame = z.infer<typeof StatsFrameSchema>;
  */
 export const StreamQuerySchema = z.strictObject({
   after: AfterParamSchema,
-  token: z.string({ error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : 'must be a string') }).optional(),
+  token: z
+    .string({ error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : 'must be a string') })
+    .optional(),
 });
 /** The parsed shape of {@link StreamQuerySchema}. */
 export type StreamQuery = z.infer<typeof StreamQuerySchema>;

@@ -44,7 +44,8 @@ function procMemoryBytes(pid, field) {
 /** The first gate token of the tokens file. */
 function gateTokenFrom(file) {
   const gate = JSON.parse(readFileSync(file, 'utf8')).find((entry) => entry.role === 'gate');
-  if (gate === undefined) throw new Error('lease-fence adapter: the fence-first mode needs a gate token in LEASE_FENCE_BENCH_TOKENS_FILE');
+  if (gate === undefined)
+    throw new Error('lease-fence adapter: the fence-first mode needs a gate token in LEASE_FENCE_BENCH_TOKENS_FILE');
   return gate.token;
 }
 
@@ -59,10 +60,20 @@ async function openBenchGateLink(cfg) {
   const guards = [];
   for (let r = 0; r < cfg.resources; r += 1) {
     const resource = `res-${r}`;
-    guards.push({ gate: new FenceGate(resource), store: await openFileFloorStore({ path: join(directory, `${resource}.floor.json`), resource }) });
+    guards.push({
+      gate: new FenceGate(resource),
+      store: await openFileFloorStore({ path: join(directory, `${resource}.floor.json`), resource }),
+    });
   }
-  const link = openGateLink({ baseUrl: `http://${cfg.host}:${cfg.port}`, token: gateTokenFrom(process.env.LEASE_FENCE_BENCH_TOKENS_FILE), guards });
-  const guarding = await Promise.race([link.whenGuarding().then(() => true), new Promise((resolve) => setTimeout(resolve, 30_000, false))]);
+  const link = openGateLink({
+    baseUrl: `http://${cfg.host}:${cfg.port}`,
+    token: gateTokenFrom(process.env.LEASE_FENCE_BENCH_TOKENS_FILE),
+    guards,
+  });
+  const guarding = await Promise.race([
+    link.whenGuarding().then(() => true),
+    new Promise((resolve) => setTimeout(resolve, 30_000, false)),
+  ]);
   if (!guarding) {
     await link.close();
     throw new Error('lease-fence adapter: the gate link was not guarding after 30 s');
@@ -77,7 +88,7 @@ async function openBenchGateLink(cfg) {
 
 /** The agent tokens of the tokens file, in file order. */
 function agentTokensFrom(file) {
-  if (!file) throw new Error('lease-fence adapter: set LEASE_FENCE_BENCH_TOKENS_FILE to the coordinator\'s tokens file');
+  if (!file) throw new Error("lease-fence adapter: set LEASE_FENCE_BENCH_TOKENS_FILE to the coordinator's tokens file");
   const entries = JSON.parse(readFileSync(file, 'utf8'));
   return entries.filter((entry) => entry.role === 'agent').map((entry) => entry.token);
 }
@@ -86,7 +97,9 @@ export async function create(cfg) {
   if (!cfg.endpoint) throw new Error('lease-fence adapter: needs --endpoint 127.0.0.1:PORT');
   const agentTokens = agentTokensFrom(process.env.LEASE_FENCE_BENCH_TOKENS_FILE);
   if (agentTokens.length < cfg.concurrency) {
-    throw new Error(`lease-fence adapter: ${cfg.concurrency} agents need ${cfg.concurrency} agent tokens, the tokens file has ${agentTokens.length}`);
+    throw new Error(
+      `lease-fence adapter: ${cfg.concurrency} agents need ${cfg.concurrency} agent tokens, the tokens file has ${agentTokens.length}`,
+    );
   }
   const httpAgents = [];
 
@@ -112,12 +125,15 @@ export async function create(cfg) {
         });
         response.on('error', reject);
       });
-      request.setTimeout(cfg.opTimeoutMs, () => request.destroy(new Error(`timeout after ${cfg.opTimeoutMs} ms: ${method} ${path}`)));
+      request.setTimeout(cfg.opTimeoutMs, () =>
+        request.destroy(new Error(`timeout after ${cfg.opTimeoutMs} ms: ${method} ${path}`)),
+      );
       request.on('error', reject);
       request.end(data);
     });
 
-  const unexpected = (what, reply) => new Error(`${what}: HTTP ${reply.status} ${JSON.stringify(reply.body).slice(0, 200)}`);
+  const unexpected = (what, reply) =>
+    new Error(`${what}: HTTP ${reply.status} ${JSON.stringify(reply.body).slice(0, 200)}`);
 
   // The service listens before recovery finishes: wait for /readyz so warm-up is not spent on 503s.
   const probe = new http.Agent({ keepAlive: false });
@@ -125,7 +141,10 @@ export async function create(cfg) {
   const readyBy = Date.now() + 30_000;
   let readiness;
   for (;;) {
-    readiness = await send(probe, 'GET', '/readyz', agentTokens[0]).catch((error) => ({ status: 0, body: { reason: error.message } }));
+    readiness = await send(probe, 'GET', '/readyz', agentTokens[0]).catch((error) => ({
+      status: 0,
+      body: { reason: error.message },
+    }));
     if (readiness.status === 200) break;
     if (Date.now() > readyBy) throw unexpected('GET /readyz (not ready after 30 s)', readiness);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -149,8 +168,11 @@ export async function create(cfg) {
     async info() {
       return {
         server_version: `lease-fence coordinator (boot ${readiness.body.bootId ?? '?'})`,
-        durability: 'SQLite log, WAL, synchronous=FULL: every grant/renew/release fsynced before the reply (group commit); bearer-token auth'
-          + (gateLink === undefined ? '' : '; fence-first: each grant admitted by a gate (file floor store, fsync) before the reply'),
+        durability:
+          'SQLite log, WAL, synchronous=FULL: every grant/renew/release fsynced before the reply (group commit); bearer-token auth' +
+          (gateLink === undefined
+            ? ''
+            : '; fence-first: each grant admitted by a gate (file floor store, fsync) before the reply'),
       };
     },
     makeAgent(id) {
@@ -160,7 +182,10 @@ export async function create(cfg) {
       const path = (r, op) => `/v1/leases/res-${r}/${op}`;
       return {
         async acquire(r, owner) {
-          const reply = await send(agent, 'POST', path(r, 'acquire'), token, { requestId: owner, ttlMillis: cfg.ttlMs });
+          const reply = await send(agent, 'POST', path(r, 'acquire'), token, {
+            requestId: owner,
+            ttlMillis: cfg.ttlMs,
+          });
           if (reply.status === 200 && reply.body.ok === true) {
             const { fence } = reply.body.grant;
             return { ok: true, token: BigInt(fence), handle: { r, owner, fence } };
@@ -169,7 +194,11 @@ export async function create(cfg) {
           throw unexpected('acquire', reply);
         },
         async renew(handle) {
-          const reply = await send(agent, 'POST', path(handle.r, 'renew'), token, { requestId: `${handle.owner}-renew`, fence: handle.fence, ttlMillis: cfg.ttlMs });
+          const reply = await send(agent, 'POST', path(handle.r, 'renew'), token, {
+            requestId: `${handle.owner}-renew`,
+            fence: handle.fence,
+            ttlMillis: cfg.ttlMs,
+          });
           if (reply.status === 200) return reply.body.ok === true;
           if (reply.status === 409 || reply.status === 410) return false;
           throw unexpected('renew', reply);

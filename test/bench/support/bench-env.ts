@@ -11,7 +11,9 @@ import { join, resolve } from 'node:path';
 export function repoRoot(): string {
   const root = resolve(process.env.LEASE_FENCE_BENCH_REPO_ROOT ?? process.cwd());
   if (!existsSync(join(root, 'apps', 'coordinator', 'package.json'))) {
-    throw new Error(`benchmarks: ${root} is not the lease-fence repository root; run them with \`npm run bench:<name>\` from the root`);
+    throw new Error(
+      `benchmarks: ${root} is not the lease-fence repository root; run them with \`npm run bench:<name>\` from the root`,
+    );
   }
   return root;
 }

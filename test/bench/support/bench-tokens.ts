@@ -20,11 +20,19 @@ export interface BenchTokens {
 /** Creates `agents` agent tokens, one viewer token and one gate token. */
 export function createBenchTokens(agents: number): BenchTokens {
   const secret = (): string => randomBytes(12).toString('hex');
-  const agentEntries = Array.from({ length: agents }, (_, i) => ({ token: `bench-agent-${i}-${secret()}`, role: 'agent' as const, holderId: `bench-agent-${i}` }));
+  const agentEntries = Array.from({ length: agents }, (_, i) => ({
+    token: `bench-agent-${i}-${secret()}`,
+    role: 'agent' as const,
+    holderId: `bench-agent-${i}`,
+  }));
   const viewer = `bench-viewer-${secret()}`;
   const gate = `bench-gate-${secret()}`;
   return {
-    entries: [...agentEntries, { token: viewer, role: 'viewer' }, { token: gate, role: 'gate', gateId: 'bench-gate', resources: ['res-*'] }],
+    entries: [
+      ...agentEntries,
+      { token: viewer, role: 'viewer' },
+      { token: gate, role: 'gate', gateId: 'bench-gate', resources: ['res-*'] },
+    ],
     agents: agentEntries.map((e) => e.token),
     viewer,
     gate,

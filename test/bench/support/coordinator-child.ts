@@ -56,12 +56,24 @@ export interface BenchCoordinator {
 export async function startBenchCoordinator(options: BenchCoordinatorOptions): Promise<BenchCoordinator> {
   const root = repoRoot();
   const main = join(root, 'apps', 'coordinator', 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: build it with \`npx nx run @lease-fence/coordinator:build\``);
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LEASE_FENCE_') && !['PORT', 'HOST', 'LOG_LEVEL'].includes(name)));
+  if (!existsSync(main))
+    throw new Error(`${main} is missing: build it with \`npx nx run @lease-fence/coordinator:build\``);
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !name.startsWith('LEASE_FENCE_') && !['PORT', 'HOST', 'LOG_LEVEL'].includes(name),
+    ),
+  );
   const spawnedAtMillis = performance.now();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...cpuProfileArgs(), main], {
     cwd: root,
-    env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LEASE_FENCE_DATA_DIR: options.dataDir, LEASE_FENCE_TOKENS_FILE: options.tokensFile, ...options.env },
+    env: {
+      ...inherited,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LEASE_FENCE_DATA_DIR: options.dataDir,
+      LEASE_FENCE_TOKENS_FILE: options.tokensFile,
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
@@ -70,7 +82,10 @@ export async function startBenchCoordinator(options: BenchCoordinatorOptions): P
   const exited = waitForExit(child);
   try {
     const ready = await new Promise<{ line: Record<string, unknown>; at: number }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('coordinator not ready in time')), options.readyTimeoutMillis ?? 600_000);
+      const timer = setTimeout(
+        () => reject(new Error('coordinator not ready in time')),
+        options.readyTimeoutMillis ?? 600_000,
+      );
       createInterface({ input: child.stdout! }).on('line', (text) => {
         if (output.length < 200) output.push(text);
         let line: Record<string, unknown>;

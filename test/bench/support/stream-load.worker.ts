@@ -53,17 +53,52 @@ const ERROR_SAMPLES = 5;
 let maxIssueDelayMillis = 0;
 const inFlight = new Set<Promise<void>>();
 
-const progress = (done: boolean): StreamLoadProgress => ({ offeredPairs, completedPairs, errors, errorSamples: [...errorSamples], inFlight: inFlight.size, maxIssueDelayMillis, done });
+const progress = (done: boolean): StreamLoadProgress => ({
+  offeredPairs,
+  completedPairs,
+  errors,
+  errorSamples: [...errorSamples],
+  inFlight: inFlight.size,
+  maxIssueDelayMillis,
+  done,
+});
 
 /** POST JSON; resolves with the status and the parsed reply. */
-function post(path: string, token: string, body: unknown): Promise<{ status: number; reply: { grant?: { fence: number }; reason?: string; error?: string } }> {
+function post(
+  path: string,
+  token: string,
+  body: unknown,
+): Promise<{ status: number; reply: { grant?: { fence: number }; reason?: string; error?: string } }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
-    const request = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (c: Buffer) => chunks.push(c));
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, reply: JSON.parse(Buffer.concat(chunks).toString() || '{}') as { grant?: { fence: number }; reason?: string; error?: string } }));
-    });
+    const request = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(data),
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (c: Buffer) => chunks.push(c));
+        response.once('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            reply: JSON.parse(Buffer.concat(chunks).toString() || '{}') as {
+              grant?: { fence: number };
+              reason?: string;
+              error?: string;
+            },
+          }),
+        );
+      },
+    );
     request.once('error', reject);
     request.end(data);
   });
@@ -75,9 +110,15 @@ async function pair(n: number): Promise<void> {
   try {
     const acquired = await post(`/v1/leases/${resource}/acquire`, token, { requestId: `s-${n}` });
     const fence = acquired.reply.grant?.fence;
-    if (acquired.status !== 200 || fence === undefined) throw new Error(`acquire answered ${acquired.status} ${acquired.reply.reason ?? acquired.reply.error ?? ''}`.trim());
+    if (acquired.status !== 200 || fence === undefined)
+      throw new Error(
+        `acquire answered ${acquired.status} ${acquired.reply.reason ?? acquired.reply.error ?? ''}`.trim(),
+      );
     const released = await post(`/v1/leases/${resource}/release`, token, { fence });
-    if (released.status !== 200) throw new Error(`release answered ${released.status} ${released.reply.reason ?? released.reply.error ?? ''}`.trim());
+    if (released.status !== 200)
+      throw new Error(
+        `release answered ${released.status} ${released.reply.reason ?? released.reply.error ?? ''}`.trim(),
+      );
     completedPairs += 1;
   } catch (error) {
     errors += 1;
@@ -92,7 +133,10 @@ const issueDue = (): void => {
   const now = performance.now();
   const due = Math.floor((now - startedAtMillis) * pairsPerMillisecond);
   for (; offeredPairs < due; offeredPairs += 1) {
-    maxIssueDelayMillis = Math.max(maxIssueDelayMillis, now - (startedAtMillis + (offeredPairs + 1) / pairsPerMillisecond));
+    maxIssueDelayMillis = Math.max(
+      maxIssueDelayMillis,
+      now - (startedAtMillis + (offeredPairs + 1) / pairsPerMillisecond),
+    );
     const running = pair(offeredPairs);
     inFlight.add(running);
     void running.finally(() => inFlight.delete(running));

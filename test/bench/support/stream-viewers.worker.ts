@@ -70,7 +70,8 @@ function readInteger(bytes: Buffer, offset: number): { value: number; end: numbe
   return { value, end: at };
 }
 
-const startsWith = (bytes: Buffer, prefix: Buffer, at = 0): boolean => bytes.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
+const startsWith = (bytes: Buffer, prefix: Buffer, at = 0): boolean =>
+  bytes.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
 
 /** One viewer: connects after 0, resolves at `caught-up`, then checks and measures every event. */
 class Viewer {
@@ -117,33 +118,37 @@ class Viewer {
 
 const viewers = Array.from({ length: count }, () => new Viewer());
 // Connect in groups, so the upgrade requests do not all land in one turn.
-for (let i = 0; i < viewers.length; i += 20) await Promise.all(viewers.slice(i, i + 20).map((viewer) => viewer.connect()));
+for (let i = 0; i < viewers.length; i += 20)
+  await Promise.all(viewers.slice(i, i + 20).map((viewer) => viewer.connect()));
 parentPort!.postMessage({ type: 'ready' });
 
-parentPort!.on('message', (message: { type: 'measure'; afterPosition: number } | { type: 'window-end' | 'report' | 'close' }) => {
-  switch (message.type) {
-    case 'measure':
-      afterPosition = message.afterPosition;
-      counting = true;
-      break;
-    case 'window-end':
-      counting = false;
-      break;
-    case 'report':
-      parentPort!.postMessage({
-        type: 'report',
-        lagCounts,
-        lagMaxMillis,
-        framesInWindow,
-        lastPositions: viewers.map((viewer) => viewer.lastPosition),
-        gaps,
-        duplicates,
-        closed: viewers.flatMap((viewer) => (viewer.closedBy === undefined ? [] : [viewer.closedBy])),
-      } satisfies ViewersReport);
-      break;
-    case 'close':
-      for (const viewer of viewers) viewer.close();
-      parentPort!.close();
-      break;
-  }
-});
+parentPort!.on(
+  'message',
+  (message: { type: 'measure'; afterPosition: number } | { type: 'window-end' | 'report' | 'close' }) => {
+    switch (message.type) {
+      case 'measure':
+        afterPosition = message.afterPosition;
+        counting = true;
+        break;
+      case 'window-end':
+        counting = false;
+        break;
+      case 'report':
+        parentPort!.postMessage({
+          type: 'report',
+          lagCounts,
+          lagMaxMillis,
+          framesInWindow,
+          lastPositions: viewers.map((viewer) => viewer.lastPosition),
+          gaps,
+          duplicates,
+          closed: viewers.flatMap((viewer) => (viewer.closedBy === undefined ? [] : [viewer.closedBy])),
+        } satisfies ViewersReport);
+        break;
+      case 'close':
+        for (const viewer of viewers) viewer.close();
+        parentPort!.close();
+        break;
+    }
+  },
+);

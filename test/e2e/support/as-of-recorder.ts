@@ -29,7 +29,10 @@ interface ElementLike {
 }
 interface RecorderGlobal {
   readonly document: { querySelector(selector: string): ElementLike | null };
-  readonly MutationObserver: new (callback: () => void) => { observe(target: ElementLike, options: object): void; disconnect(): void };
+  readonly MutationObserver: new (callback: () => void) => {
+    observe(target: ElementLike, options: object): void;
+    disconnect(): void;
+  };
   __asOfRecording?: { readonly samples: AsOfSample[]; readonly disconnect: () => void };
 }
 

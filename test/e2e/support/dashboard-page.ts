@@ -7,7 +7,13 @@
 import type { RecordedEvent } from '@lease-fence/protocol';
 import type { Page } from 'playwright-core';
 import { expect, vi } from 'vitest';
-import { foldEvents, whoHeld, type DashboardSummary, type DebugHook, type ViewState } from '@lease-fence/dashboard-model';
+import {
+  foldEvents,
+  whoHeld,
+  type DashboardSummary,
+  type DebugHook,
+  type ViewState,
+} from '@lease-fence/dashboard-model';
 
 /** The page's global object as the debug hook leaves it (the test project has no DOM types). */
 interface DashboardGlobal {
@@ -18,8 +24,14 @@ interface DashboardGlobal {
  * The dashboard's address with view parameters (`at`, `inv`, …) and, optionally, the viewer token
  * (the page stores it for the tab and removes it from the address bar).
  */
-export function dashboardUrl(baseUrl: string, params: Readonly<Record<string, string | number>> = {}, token?: string): string {
-  const query = new URLSearchParams(Object.entries(params).map(([name, value]): [string, string] => [name, String(value)]));
+export function dashboardUrl(
+  baseUrl: string,
+  params: Readonly<Record<string, string | number>> = {},
+  token?: string,
+): string {
+  const query = new URLSearchParams(
+    Object.entries(params).map(([name, value]): [string, string] => [name, String(value)]),
+  );
   if (token !== undefined) query.set('token', token);
   const search = query.toString();
   return `${baseUrl}/${search === '' ? '' : `?${search}`}`;
@@ -38,7 +50,10 @@ export interface PageWaitOptions {
  */
 export async function openDashboard(page: Page, url: string, options: PageWaitOptions = {}): Promise<void> {
   await page.goto(url);
-  await page.waitForFunction(() => (globalThis as unknown as DashboardGlobal).__leaseFence !== undefined, undefined, { timeout: options.timeoutMillis ?? 30_000, polling: 100 });
+  await page.waitForFunction(() => (globalThis as unknown as DashboardGlobal).__leaseFence !== undefined, undefined, {
+    timeout: options.timeoutMillis ?? 30_000,
+    polling: 100,
+  });
 }
 
 /** `__leaseFence.summary()` of the page. @throws when the hook is not installed. */
@@ -56,7 +71,12 @@ export async function readSummary(page: Page): Promise<DashboardSummary> {
  * @returns The first summary that satisfies it.
  * @throws Error with `description` and the last summary once the timeout passed.
  */
-export async function waitForSummary(page: Page, predicate: (summary: DashboardSummary) => boolean, description: string, options: PageWaitOptions = {}): Promise<DashboardSummary> {
+export async function waitForSummary(
+  page: Page,
+  predicate: (summary: DashboardSummary) => boolean,
+  description: string,
+  options: PageWaitOptions = {},
+): Promise<DashboardSummary> {
   const timeout = options.timeoutMillis ?? 30_000;
   let last: DashboardSummary | undefined;
   try {
@@ -69,7 +89,10 @@ export async function waitForSummary(page: Page, predicate: (summary: DashboardS
       { timeout, interval: 200 },
     );
   } catch (error) {
-    throw new Error(`the dashboard did not reach "${description}" within ${timeout} ms; last summary ${JSON.stringify(last)}: ${String(error)}`, { cause: error });
+    throw new Error(
+      `the dashboard did not reach "${description}" within ${timeout} ms; last summary ${JSON.stringify(last)}: ${String(error)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -105,7 +128,8 @@ export async function readCanvasInk(page: Page, colours: readonly string[] = [])
   return page.getByTestId('lanes-canvas').evaluate((element, wanted) => {
     const canvas = element as unknown as CanvasLike;
     const document = (globalThis as unknown as { document: { createElement(tag: 'canvas'): CanvasLike } }).document;
-    const rgbaOf = (data: ArrayLike<number>, i: number): number => (((data[i] ?? 0) << 24) | ((data[i + 1] ?? 0) << 16) | ((data[i + 2] ?? 0) << 8) | (data[i + 3] ?? 0)) >>> 0;
+    const rgbaOf = (data: ArrayLike<number>, i: number): number =>
+      (((data[i] ?? 0) << 24) | ((data[i + 1] ?? 0) << 16) | ((data[i + 2] ?? 0) << 8) | (data[i + 3] ?? 0)) >>> 0;
     // The browser turns each CSS colour into the exact pixel it paints with.
     const scratch = document.createElement('canvas').getContext('2d');
     const wantedPixels = wanted.map((colour) => {
@@ -115,7 +139,8 @@ export async function readCanvasInk(page: Page, colours: readonly string[] = [])
       return rgbaOf(scratch.getImageData(0, 0, 1, 1).data, 0);
     });
     const ctx = canvas.getContext('2d');
-    if (ctx === null || canvas.width === 0 || canvas.height === 0) return { width: canvas.width, height: canvas.height, inkPixels: 0, colours: 0, pixelsOf: wanted.map(() => 0) };
+    if (ctx === null || canvas.width === 0 || canvas.height === 0)
+      return { width: canvas.width, height: canvas.height, inkPixels: 0, colours: 0, pixelsOf: wanted.map(() => 0) };
     const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
     const counts = new Map<number, number>();
     for (let i = 0; i < data.length; i += 4) {
@@ -165,7 +190,10 @@ export async function expectPageMatchesFold(page: Page, events: readonly Recorde
       const hook = (globalThis as unknown as DashboardGlobal).__leaseFence;
       if (hook === undefined) throw new Error('window.__leaseFence is not installed');
       // One synchronous read: the view cannot change between the summary and the answers.
-      return JSON.stringify({ summary: hook.summary(), answers: questions.map((q) => hook.whoHeld(q.resource, q.wallMillis)) });
+      return JSON.stringify({
+        summary: hook.summary(),
+        answers: questions.map((q) => hook.whoHeld(q.resource, q.wallMillis)),
+      });
     }, probes),
   ) as { summary: DashboardSummary; answers: unknown[] };
 

@@ -63,7 +63,8 @@ export function useDemoBrowser(beforeStart?: () => Promise<void>): DemoBrowser {
   let rejection: Promise<RecordedOf<'FenceRejected'>> | undefined;
 
   beforeAll(async () => {
-    if (MISSING_CHROMIUM !== undefined) throw new Error(`CI=true requires the browser tests to run: ${MISSING_CHROMIUM}`);
+    if (MISSING_CHROMIUM !== undefined)
+      throw new Error(`CI=true requires the browser tests to run: ${MISSING_CHROMIUM}`);
     await beforeStart?.();
     stack = await startDemoStack();
     log = new EventLogReader(stack.url, stack.viewerToken);
@@ -109,12 +110,16 @@ export function useDemoBrowser(beforeStart?: () => Promise<void>): DemoBrowser {
     async firstRejection(eventsAfter = 0) {
       const reader = started(log, 'log');
       const demo = started(stack, 'stack');
-      rejection ??= reader.waitFor(isType('FenceRejected'), { description: 'a FenceRejected from the demo', timeoutMillis: 90_000 }).catch((error: unknown) => {
-        throw new Error(`${String(error)}\n--- demo output ---\n${demo.demoOutput()}`, { cause: error });
-      });
+      rejection ??= reader
+        .waitFor(isType('FenceRejected'), { description: 'a FenceRejected from the demo', timeoutMillis: 90_000 })
+        .catch((error: unknown) => {
+          throw new Error(`${String(error)}\n--- demo output ---\n${demo.demoOutput()}`, { cause: error });
+        });
       const first = await rejection;
       if (eventsAfter > 0) {
-        await reader.waitUntil(() => (reader.head >= first.position + eventsAfter ? true : undefined), { description: `${eventsAfter} events after position ${first.position}` });
+        await reader.waitUntil(() => (reader.head >= first.position + eventsAfter ? true : undefined), {
+          description: `${eventsAfter} events after position ${first.position}`,
+        });
       }
       return first;
     },

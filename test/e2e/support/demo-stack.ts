@@ -12,7 +12,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { COORDINATOR_MAIN, REPO_ROOT, startCoordinator, type RunningCoordinator } from '../../support/coordinator-process.js';
+import {
+  COORDINATOR_MAIN,
+  REPO_ROOT,
+  startCoordinator,
+  type RunningCoordinator,
+} from '../../support/coordinator-process.js';
 import { stopByPid } from '../../support/stop-by-pid.js';
 import { createTempDir, removeTempDir } from '../../support/temp-dir.js';
 import { writeTokensFile, type TokenEntry } from '../../support/test-tokens.js';
@@ -28,7 +33,11 @@ export const E2E_VIEWER_TOKEN = 'e2e-viewer-7c1d4b9a02';
 /** One viewer, four agents (`agent-1` … `agent-4`) and the demo's gate (`deploy-gate` over `deploy-*`). */
 const E2E_TOKENS: readonly TokenEntry[] = [
   { token: E2E_VIEWER_TOKEN, role: 'viewer' },
-  ...[1, 2, 3, 4].map((index): TokenEntry => ({ token: `e2e-agent-${index}-5e8f30c1`, role: 'agent', holderId: `agent-${index}` })),
+  ...[1, 2, 3, 4].map((index): TokenEntry => ({
+    token: `e2e-agent-${index}-5e8f30c1`,
+    role: 'agent',
+    holderId: `agent-${index}`,
+  })),
   { token: 'e2e-gate-91b2d6f4a7', role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] },
 ];
 
@@ -130,12 +139,24 @@ interface SpawnedDemo {
 }
 
 /** Starts `apps/demo/dist/main.js` as `scripts/start.mjs` does (same environment variables). */
-function spawnDemo(options: { readonly coordinatorUrl: string; readonly tokensFile: string; readonly demoDir: string }): SpawnedDemo {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DEMO_') && !name.startsWith('LEASE_FENCE_')));
+function spawnDemo(options: {
+  readonly coordinatorUrl: string;
+  readonly tokensFile: string;
+  readonly demoDir: string;
+}): SpawnedDemo {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('DEMO_') && !name.startsWith('LEASE_FENCE_')),
+  );
   const child = spawn(process.execPath, [DEMO_MAIN], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...inherited, ...E2E_DEMO_ENV, LEASE_FENCE_URL: options.coordinatorUrl, LEASE_FENCE_TOKENS_FILE: options.tokensFile, LEASE_FENCE_DEMO_DIR: options.demoDir },
+    env: {
+      ...inherited,
+      ...E2E_DEMO_ENV,
+      LEASE_FENCE_URL: options.coordinatorUrl,
+      LEASE_FENCE_TOKENS_FILE: options.tokensFile,
+      LEASE_FENCE_DEMO_DIR: options.demoDir,
+    },
   });
   const output: string[] = [];
   const keep = (line: string): void => {

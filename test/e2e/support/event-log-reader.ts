@@ -53,11 +53,15 @@ export class EventLogReader {
   async refresh(): Promise<number> {
     for (;;) {
       const after = this.#events.length;
-      const response = await fetch(`${this.#baseUrl}/v1/events?after=${after}&limit=${PAGE_LIMIT}`, { headers: { authorization: `Bearer ${this.#token}` } });
-      if (response.status !== 200) throw new Error(`GET /v1/events?after=${after} answered ${response.status}: ${await response.text()}`);
+      const response = await fetch(`${this.#baseUrl}/v1/events?after=${after}&limit=${PAGE_LIMIT}`, {
+        headers: { authorization: `Bearer ${this.#token}` },
+      });
+      if (response.status !== 200)
+        throw new Error(`GET /v1/events?after=${after} answered ${response.status}: ${await response.text()}`);
       const reply = EventsReplySchema.parse(await response.json());
       for (const recorded of reply.events) {
-        if (recorded.position !== this.#events.length + 1) throw new Error(`GET /v1/events: expected position ${this.#events.length + 1}, got ${recorded.position}`);
+        if (recorded.position !== this.#events.length + 1)
+          throw new Error(`GET /v1/events: expected position ${this.#events.length + 1}, got ${recorded.position}`);
         this.#events.push(recorded);
       }
       this.#head = reply.head;
@@ -67,7 +71,10 @@ export class EventLogReader {
 
   /** The events at positions 1 … `position`. @throws RangeError if they have not been read yet. */
   upTo(position: number): readonly RecordedEvent[] {
-    if (position > this.#events.length) throw new RangeError(`EventLogReader.upTo: position ${position} has not been read (read up to ${this.#events.length})`);
+    if (position > this.#events.length)
+      throw new RangeError(
+        `EventLogReader.upTo: position ${position} has not been read (read up to ${this.#events.length})`,
+      );
     return this.#events.slice(0, position);
   }
 
@@ -77,7 +84,10 @@ export class EventLogReader {
    * @returns The first matching event.
    * @throws Error naming `options.description`, the head and the counts by type once `options.timeoutMillis` passed.
    */
-  async waitFor<R extends RecordedEvent>(predicate: (recorded: RecordedEvent) => recorded is R, options: WaitForLogOptions): Promise<R>;
+  async waitFor<R extends RecordedEvent>(
+    predicate: (recorded: RecordedEvent) => recorded is R,
+    options: WaitForLogOptions,
+  ): Promise<R>;
   async waitFor(predicate: (recorded: RecordedEvent) => boolean, options: WaitForLogOptions): Promise<RecordedEvent>;
   async waitFor(predicate: (recorded: RecordedEvent) => boolean, options: WaitForLogOptions): Promise<RecordedEvent> {
     return this.waitUntil(() => this.#events.find(predicate), options);
@@ -102,7 +112,10 @@ export class EventLogReader {
         { timeout, interval: 250 },
       );
     } catch (error) {
-      throw new Error(`the log did not show ${options.description} within ${timeout} ms (head ${this.#head}, ${describeCounts(this.#events)}): ${String(error)}`, { cause: error });
+      throw new Error(
+        `the log did not show ${options.description} within ${timeout} ms (head ${this.#head}, ${describeCounts(this.#events)}): ${String(error)}`,
+        { cause: error },
+      );
     }
   }
 }

@@ -44,13 +44,19 @@ export async function serveDashboardOffline(context: BrowserContext): Promise<Of
       await route.abort('connectionrefused');
       return;
     }
-    const file = url.pathname.startsWith('/assets/') ? normalize(join(DASHBOARD_DIST, url.pathname)) : join(DASHBOARD_DIST, 'index.html');
+    const file = url.pathname.startsWith('/assets/')
+      ? normalize(join(DASHBOARD_DIST, url.pathname))
+      : join(DASHBOARD_DIST, 'index.html');
     if (!file.startsWith(DASHBOARD_DIST)) {
       await route.fulfill({ status: 404 });
       return;
     }
     try {
-      await route.fulfill({ status: 200, body: await readFile(file), contentType: CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' });
+      await route.fulfill({
+        status: 200,
+        body: await readFile(file),
+        contentType: CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+      });
     } catch {
       await route.fulfill({ status: 404 });
     }

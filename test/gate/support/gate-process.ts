@@ -51,7 +51,11 @@ export async function startGate(env: Readonly<Record<string, string>>): Promise<
 }
 
 /** Waits until `probe` is true, polling; throws with `what` after `timeoutMillis` (a deadline, not an assertion on timing). */
-export async function eventually(what: string, probe: () => Promise<boolean> | boolean, timeoutMillis = 20_000): Promise<void> {
+export async function eventually(
+  what: string,
+  probe: () => Promise<boolean> | boolean,
+  timeoutMillis = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMillis;
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

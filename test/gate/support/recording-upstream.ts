@@ -30,13 +30,23 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const url = request.url ?? '/';
-      received.push({ method: request.method ?? '', url, headers: request.headers, body: Buffer.concat(chunks).toString() });
+      received.push({
+        method: request.method ?? '',
+        url,
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
       if (url.startsWith('/hang/')) return;
       if (url.startsWith('/reset/')) {
         request.socket.destroy();
         return;
       }
-      response.writeHead(200, { 'content-type': 'text/plain', 'x-upstream': 'recording', connection: 'keep-alive', 'keep-alive': 'timeout=5' });
+      response.writeHead(200, {
+        'content-type': 'text/plain',
+        'x-upstream': 'recording',
+        connection: 'keep-alive',
+        'keep-alive': 'timeout=5',
+      });
       response.end(`${request.method} ${url} ${Buffer.concat(chunks).length}`);
     });
   });
@@ -56,7 +66,10 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
  * A proxy in front of the coordinator that forwards everything but holds requests whose path
  * matches `hold` unanswered (a coordinator that never acknowledges), until closed.
  */
-export async function startHoldingProxy(coordinatorUrl: string, hold: RegExp): Promise<{ readonly url: string; readonly held: number; close(): Promise<void> }> {
+export async function startHoldingProxy(
+  coordinatorUrl: string,
+  hold: RegExp,
+): Promise<{ readonly url: string; readonly held: number; close(): Promise<void> }> {
   let held = 0;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -69,10 +82,18 @@ export async function startHoldingProxy(coordinatorUrl: string, hold: RegExp): P
       }
       void fetch(`${coordinatorUrl}${path}`, {
         method: request.method ?? 'GET',
-        headers: Object.fromEntries(['authorization', 'content-type'].flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name]]] : []))),
+        headers: Object.fromEntries(
+          ['authorization', 'content-type'].flatMap((name) =>
+            typeof request.headers[name] === 'string' ? [[name, request.headers[name]]] : [],
+          ),
+        ),
         ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
       })
-        .then(async (reply) => response.writeHead(reply.status, { 'content-type': reply.headers.get('content-type') ?? 'application/json' }).end(await reply.text()))
+        .then(async (reply) =>
+          response
+            .writeHead(reply.status, { 'content-type': reply.headers.get('content-type') ?? 'application/json' })
+            .end(await reply.text()),
+        )
         .catch(() => request.socket.destroy());
     });
   });

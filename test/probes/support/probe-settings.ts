@@ -30,7 +30,9 @@ export const PROBE_SEED: number = (() => {
  * where `npm run probes` (and vitest) show it. docs/operations.md § "Reliability: black-box probes" quotes these lines.
  */
 export function reportFigures(name: string, figures: Readonly<Record<string, string | number>>): void {
-  const text = Object.entries(figures).map(([key, value]) => `${key}=${value}`).join(' ');
+  const text = Object.entries(figures)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(' ');
   console.log(`probe ${name} (${PROBE_LENGTH}, seed ${PROBE_SEED}): ${text}`);
 }
 

@@ -19,7 +19,11 @@ export const PROBE_TOKENS = {
 
 /** The tokens file entries for {@link startCoordinator}'s `tokens` option. */
 export const PROBE_TOKEN_ENTRIES: readonly TokenEntry[] = [
-  ...PROBE_AGENT_IDS.map((holderId, index): TokenEntry => ({ token: PROBE_AGENT_TOKENS[index]!, role: 'agent', holderId })),
+  ...PROBE_AGENT_IDS.map((holderId, index): TokenEntry => ({
+    token: PROBE_AGENT_TOKENS[index]!,
+    role: 'agent',
+    holderId,
+  })),
   { token: PROBE_TOKENS.gateInScope, role: 'gate', resources: ['deploy-*'], gateId: 'gate-in-scope' },
   { token: PROBE_TOKENS.gateOutOfScope, role: 'gate', resources: ['other-*'], gateId: 'gate-out-of-scope' },
   { token: PROBE_TOKENS.viewer, role: 'viewer' },

@@ -21,7 +21,12 @@ export async function readWholeLog(url: string, token: string): Promise<LoggedEv
   const events: LoggedEvent[] = [];
   for (;;) {
     const after = events.at(-1)?.position ?? 0;
-    const reply = await call<{ events: LoggedEvent[]; head: number }>(url, 'GET', `/v1/events?after=${after}&limit=${PAGE_LIMIT}`, { token });
+    const reply = await call<{ events: LoggedEvent[]; head: number }>(
+      url,
+      'GET',
+      `/v1/events?after=${after}&limit=${PAGE_LIMIT}`,
+      { token },
+    );
     if (reply.status !== 200) throw new Error(`GET /v1/events?after=${after} answered ${reply.status}: ${reply.text}`);
     events.push(...reply.body.events);
     if (reply.body.events.length === 0 || events.at(-1)!.position >= reply.body.head) return events;

@@ -23,7 +23,11 @@ export type TokenEntry =
 /** Tokens for tests: four agents, a gate for `deploy-*`, a viewer. */
 export const TEST_TOKENS: readonly TokenEntry[] = [
   { token: 'viewer-token', role: 'viewer' },
-  ...[1, 2, 3, 4].map((index) => ({ token: `agent-${index}-token`, role: 'agent' as const, holderId: `agent-${index}` })),
+  ...[1, 2, 3, 4].map((index) => ({
+    token: `agent-${index}-token`,
+    role: 'agent' as const,
+    holderId: `agent-${index}`,
+  })),
   { token: 'gate-token', role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] },
 ];
 
@@ -43,14 +47,24 @@ export interface CoordinatorProcess {
 export const coordinatorBuilt = (): boolean => existsSync(join(ROOT, 'apps/coordinator/dist/main.js'));
 
 /** Starts the coordinator and resolves once it logged `listening`. */
-export const startCoordinator = async (options: { readonly env?: Readonly<Record<string, string>> } = {}): Promise<CoordinatorProcess> => {
+export const startCoordinator = async (
+  options: { readonly env?: Readonly<Record<string, string>> } = {},
+): Promise<CoordinatorProcess> => {
   const dataDir = await mkdtemp(join(tmpdir(), 'sdk-coordinator-'));
   const tokensFile = join(dataDir, 'tokens.json');
   await writeFile(tokensFile, JSON.stringify(TEST_TOKENS));
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'apps/coordinator/dist/main.js')], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LEASE_FENCE_DATA_DIR: dataDir, LEASE_FENCE_TOKENS_FILE: tokensFile, LOG_LEVEL: 'info', ...options.env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LEASE_FENCE_DATA_DIR: dataDir,
+      LEASE_FENCE_TOKENS_FILE: tokensFile,
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const { url: listening, logLines } = followUntilListening(child, 'the coordinator');

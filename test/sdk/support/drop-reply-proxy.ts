@@ -28,7 +28,11 @@ export const openDropReplyProxy = async (upstreamUrl: string): Promise<DropReply
         const path = request.url ?? '/';
         const reply = await fetch(`${upstreamUrl}${path}`, {
           method: request.method ?? 'GET',
-          headers: Object.fromEntries(['authorization', 'content-type'].flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name]]] : []))),
+          headers: Object.fromEntries(
+            ['authorization', 'content-type'].flatMap((name) =>
+              typeof request.headers[name] === 'string' ? [[name, request.headers[name]]] : [],
+            ),
+          ),
           ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
         });
         const text = await reply.text();
@@ -39,7 +43,9 @@ export const openDropReplyProxy = async (upstreamUrl: string): Promise<DropReply
           request.socket.destroy();
           return;
         }
-        response.writeHead(reply.status, { 'content-type': reply.headers.get('content-type') ?? 'application/json' }).end(text);
+        response
+          .writeHead(reply.status, { 'content-type': reply.headers.get('content-type') ?? 'application/json' })
+          .end(text);
       })().catch(() => request.socket.destroy());
     });
   });

@@ -17,7 +17,9 @@ export const waitForEventTypes = (
 ): Promise<Partial<Record<CoordinatorEventType, number>>> =>
   new Promise((resolve, reject) => {
     const counts: Partial<Record<CoordinatorEventType, number>> = {};
-    const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/stream?after=0&token=${encodeURIComponent(viewerToken)}`);
+    const socket = new WebSocket(
+      `${url.replace(/^http/, 'ws')}/v1/stream?after=0&token=${encodeURIComponent(viewerToken)}`,
+    );
     const timer = setTimeout(() => {
       socket.terminate();
       reject(new Error(`within ${withinMillis} ms saw ${JSON.stringify(counts)}, wanted each of ${wanted.join(', ')}`));

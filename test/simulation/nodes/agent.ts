@@ -9,12 +9,25 @@
  * {@link ChoiceStream}; a 0 choice is the quiet outcome (first resource, no stall, one write).
  */
 import type { CoordinatorAcquireOutcome } from '@lease-fence/coordinator-core';
-import { LeaseClient, type AcquireRequest, type Instant, type Lease, type RenewalRequest, type RenewOutcome } from 'lease-fence';
+import {
+  LeaseClient,
+  type AcquireRequest,
+  type Instant,
+  type Lease,
+  type RenewalRequest,
+  type RenewOutcome,
+} from 'lease-fence';
 import type { ChoiceStream } from '../world/choices.js';
 import type { SimClock } from '../world/sim-clock.js';
 import { formatReading } from '../world/trace.js';
 import type { CoordinatorEndpoint } from './resource.js';
-import { describeResponse, type CoordinatorResponse, type ResourceRequest, type ResourceResponse, type WorldContext } from './messages.js';
+import {
+  describeResponse,
+  type CoordinatorResponse,
+  type ResourceRequest,
+  type ResourceResponse,
+  type WorldContext,
+} from './messages.js';
 
 /** How an agent behaves. Durations are milliseconds (true time for timers, the agent's clock for its lease). */
 export interface AgentOptions {
@@ -133,7 +146,11 @@ export class Agent {
     const state = this.state;
     if (state.kind === 'acquiring') state.attempts += 1;
     const retry = state.kind === 'acquiring' && state.attempts > 1 ? ', retry' : '';
-    this.sendToCoordinator(`acquire ${request.resource} (req ${request.requestId}${retry})`, { type: 'acquire', request }, (response) => this.onAcquireResponse(request, response));
+    this.sendToCoordinator(
+      `acquire ${request.resource} (req ${request.requestId}${retry})`,
+      { type: 'acquire', request },
+      (response) => this.onAcquireResponse(request, response),
+    );
     this.world.scheduler.after(this.options.requestTimeoutMillis, () => {
       if (step !== this.step || this.state.kind !== 'acquiring') return;
       if (this.state.attempts > this.options.maxRetries) {
@@ -156,7 +173,8 @@ export class Agent {
     if (response.type !== 'acquire') return;
     const outcome: CoordinatorAcquireOutcome = response.outcome;
     if (!outcome.ok) {
-      const wait = outcome.reason === 'expired' || outcome.reason === 'fence-unavailable' ? 0 : outcome.retryAfterMillis;
+      const wait =
+        outcome.reason === 'expired' || outcome.reason === 'fence-unavailable' ? 0 : outcome.retryAfterMillis;
       this.think(wait + this.thinkMillis());
       return;
     }
@@ -173,22 +191,39 @@ export class Agent {
     const receivedAt = this.options.clock.now();
     const deadline = this.options.anchorDeadline?.(lease, receivedAt, this.options.clockSkewMillis) ?? lease.deadline;
     this.world.checker.leaseCompleted({
-      kind, resource: lease.resource, holderId: lease.holderId, fence: lease.fence, requestId, deadline, coordinatorExpiresAt: lease.coordinatorExpiresAt,
+      kind,
+      resource: lease.resource,
+      holderId: lease.holderId,
+      fence: lease.fence,
+      requestId,
+      deadline,
+      coordinatorExpiresAt: lease.coordinatorExpiresAt,
     });
-    this.world.trace.step(this.name, `holds ${lease.resource} fence ${lease.fence} until ${formatReading(deadline.millis, deadline.domain)}`);
+    this.world.trace.step(
+      this.name,
+      `holds ${lease.resource} fence ${lease.fence} until ${formatReading(deadline.millis, deadline.domain)}`,
+    );
     const previous = this.state.kind === 'renewing' ? this.state.held.writesLeft : undefined;
     // A 0 choice is the full batch of writes: a lease held through ordinary work, not a flicker.
-    return { lease, deadline, writesLeft: previous ?? this.options.maxWritesPerLease - this.behaviour.between(0, this.options.maxWritesPerLease - 1) };
+    return {
+      lease,
+      deadline,
+      writesLeft:
+        previous ?? this.options.maxWritesPerLease - this.behaviour.between(0, this.options.maxWritesPerLease - 1),
+    };
   }
 
   /** Advisory: how long the agent believes it still holds the lease (its clock). */
   private remainingMillis(held: Held): number {
-    return this.options.anchorDeadline === undefined ? held.lease.remainingMillis() : held.deadline.minus(this.options.clock.now());
+    return this.options.anchorDeadline === undefined
+      ? held.lease.remainingMillis()
+      : held.deadline.minus(this.options.clock.now());
   }
 
   private work(held: Held): void {
     const step = this.enter({ kind: 'holding', held });
-    if (this.world.draining || held.writesLeft <= 0) return this.finish(held, !this.world.draining && this.behaviour.chance(0.3));
+    if (this.world.draining || held.writesLeft <= 0)
+      return this.finish(held, !this.world.draining && this.behaviour.chance(0.3));
     const remaining = this.remainingMillis(held);
     if (remaining <= 0) {
       this.world.trace.step(this.name, `lease on ${held.lease.resource} fence ${held.lease.fence} ran out; drops it`);
@@ -197,7 +232,9 @@ export class Agent {
     if (remaining < this.options.renewBelowMillis) return this.renew(held);
     // The check is advisory; the model call happens after it and may outlast the lease.
     const long = this.behaviour.chance(this.options.longStallProbability);
-    const stall = long ? this.behaviour.between(this.options.maxStallMillis, this.options.longStallMaxMillis) : this.behaviour.between(this.options.minStallMillis, this.options.maxStallMillis);
+    const stall = long
+      ? this.behaviour.between(this.options.maxStallMillis, this.options.longStallMaxMillis)
+      : this.behaviour.between(this.options.minStallMillis, this.options.maxStallMillis);
     this.world.trace.step(this.name, `checks lease (${Math.round(remaining)}ms left), model call ${stall}ms`);
     this.world.scheduler.after(stall, () => {
       if (step !== this.step) return;
@@ -213,16 +250,22 @@ export class Agent {
     const target = this.resources.get(token.resource)!;
     this.world.network.send(this.name, token.resource, `write ${writeId} fence ${token.fence}`, () =>
       target.receive(this.name, { type: 'write', token, writeId }, (response) =>
-        this.world.network.send(token.resource, this.name, response.type === 'refused' ? `refused ${writeId}: ${response.code}` : `${response.type} ${writeId}`, () => {
-          if (step !== this.step) return;
-          if (response.type === 'refused') {
-            this.world.trace.step(this.name, `lost ${token.resource}: fence ${token.fence} is stale`);
-            this.think(this.thinkMillis());
-            return;
-          }
-          held.writesLeft -= 1;
-          this.work(held);
-        })),
+        this.world.network.send(
+          token.resource,
+          this.name,
+          response.type === 'refused' ? `refused ${writeId}: ${response.code}` : `${response.type} ${writeId}`,
+          () => {
+            if (step !== this.step) return;
+            if (response.type === 'refused') {
+              this.world.trace.step(this.name, `lost ${token.resource}: fence ${token.fence} is stale`);
+              this.think(this.thinkMillis());
+              return;
+            }
+            held.writesLeft -= 1;
+            this.work(held);
+          },
+        ),
+      ),
     );
     this.world.scheduler.after(this.options.requestTimeoutMillis, () => {
       if (step !== this.step) return;
@@ -236,7 +279,13 @@ export class Agent {
     const target = this.resources.get(token.resource)!;
     this.world.network.send(this.name, token.resource, `push fence ${token.fence}`, () =>
       target.receive(this.name, { type: 'admit', token }, (response) =>
-        this.world.network.send(token.resource, this.name, response.type === 'refused' ? `push refused: ${response.code}` : 'fence admitted', () => undefined)),
+        this.world.network.send(
+          token.resource,
+          this.name,
+          response.type === 'refused' ? `push refused: ${response.code}` : 'fence admitted',
+          () => undefined,
+        ),
+      ),
     );
   }
 
@@ -254,7 +303,11 @@ export class Agent {
     if (state.kind !== 'renewing') return;
     state.attempts += 1;
     const retry = state.attempts > 1 ? ', retry' : '';
-    this.sendToCoordinator(`renew ${request.resource} fence ${request.fence} (req ${request.requestId}${retry})`, { type: 'renew', request }, (response) => this.onRenewResponse(request, response));
+    this.sendToCoordinator(
+      `renew ${request.resource} fence ${request.fence} (req ${request.requestId}${retry})`,
+      { type: 'renew', request },
+      (response) => this.onRenewResponse(request, response),
+    );
     this.world.scheduler.after(this.options.requestTimeoutMillis, () => {
       if (step !== this.step || this.state.kind !== 'renewing') return;
       if (this.state.attempts > this.options.maxRetries) {
@@ -286,7 +339,12 @@ export class Agent {
 
   /** Done with the lease: release it (or, when `walkAway`, just stop and let it expire). */
   private finish(held: Held, walkAway: boolean): void {
-    if (!walkAway) this.sendToCoordinator(`release ${held.lease.resource} fence ${held.lease.fence}`, { type: 'release', token: held.lease.token }, () => undefined);
+    if (!walkAway)
+      this.sendToCoordinator(
+        `release ${held.lease.resource} fence ${held.lease.fence}`,
+        { type: 'release', token: held.lease.token },
+        () => undefined,
+      );
     else this.world.trace.step(this.name, `walks away from ${held.lease.resource} fence ${held.lease.fence}`);
     this.think(this.thinkMillis());
   }
@@ -301,11 +359,16 @@ export class Agent {
     });
   }
 
-  private sendToCoordinator(text: string, message: Parameters<CoordinatorEndpoint['receive']>[1], onResponse: (response: CoordinatorResponse) => void): void {
+  private sendToCoordinator(
+    text: string,
+    message: Parameters<CoordinatorEndpoint['receive']>[1],
+    onResponse: (response: CoordinatorResponse) => void,
+  ): void {
     const { network } = this.world;
     network.send(this.name, 'coordinator', text, () =>
       this.coordinator.receive(this.name, message, (response) =>
-        network.send('coordinator', this.name, describeResponse(response), () => onResponse(response))),
+        network.send('coordinator', this.name, describeResponse(response), () => onResponse(response)),
+      ),
     );
   }
 }

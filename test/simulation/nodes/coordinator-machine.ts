@@ -100,7 +100,8 @@ export class CoordinatorMachine {
     private readonly disk: SimulatedDisk,
     private readonly options: CoordinatorMachineOptions,
   ) {
-    if (options.standby !== undefined && options.shell !== 'durable') throw new TypeError('CoordinatorMachine: a standby needs the durable shell');
+    if (options.standby !== undefined && options.shell !== 'durable')
+      throw new TypeError('CoordinatorMachine: a standby needs the durable shell');
   }
 
   /** Number of crashes so far. */
@@ -136,12 +137,18 @@ export class CoordinatorMachine {
     target.alive = false;
     target.bootLog?.crash(landInFlight);
     this.world.progress();
-    this.world.trace.step('coordinator', `✗ crashes (in-flight appends ${landInFlight ? 'land' : 'are lost'}); restarts in ${downMillis}ms`);
+    this.world.trace.step(
+      'coordinator',
+      `✗ crashes (in-flight appends ${landInFlight ? 'land' : 'are lost'}); restarts in ${downMillis}ms`,
+    );
     const role: 'active' | 'standby' = this.options.standby === undefined ? 'active' : 'standby';
-    const restart = { role, action: this.world.scheduler.after(downMillis, () => {
-      this.restarts.splice(this.restarts.indexOf(restart), 1);
-      this.launch(role);
-    }) };
+    const restart = {
+      role,
+      action: this.world.scheduler.after(downMillis, () => {
+        this.restarts.splice(this.restarts.indexOf(restart), 1);
+        this.launch(role);
+      }),
+    };
     this.restarts.push(restart);
   }
 
@@ -192,7 +199,10 @@ export class CoordinatorMachine {
       }
       case 'renew': {
         const { resource, holderId, fence, requestId, ttlMillis } = message.request;
-        return { type: 'renew', outcome: wire(await service.renew({ resource, holderId, fence, requestId, ttlMillis })) };
+        return {
+          type: 'renew',
+          outcome: wire(await service.renew({ resource, holderId, fence, requestId, ttlMillis })),
+        };
       }
       case 'release':
         return { type: 'release', outcome: await service.release(message.token) };
@@ -207,7 +217,9 @@ export class CoordinatorMachine {
 
   /** The newest running process with a coordinator serving, if any. */
   private serving(): Process | undefined {
-    return this.alive().reverse().find((p) => this.serviceOf(p) !== undefined);
+    return this.alive()
+      .reverse()
+      .find((p) => this.serviceOf(p) !== undefined);
   }
 
   /** The coordinator `process` serves with, if it serves. */
@@ -220,13 +232,24 @@ export class CoordinatorMachine {
   /** Starts a process: a new boot that recovers (or, as a standby, follows) the durable log. */
   private launch(role: 'active' | 'standby'): void {
     const boot = (this.boots += 1);
-    const process: Process = { boot, role, alive: true, bootLog: undefined, supervisor: undefined, shell: undefined, timersStarted: false };
+    const process: Process = {
+      boot,
+      role,
+      alive: true,
+      bootLog: undefined,
+      supervisor: undefined,
+      shell: undefined,
+      timersStarted: false,
+    };
     this.processes.push(process);
     const { trace } = this.world;
     const clock = this.newClock(`coord.b${boot}`, boot, 0);
-    trace.step('coordinator', role === 'active'
-      ? `boot ${boot} starts, replays the log (clock ${clock.domain})`
-      : `boot ${boot} starts as a standby, follows the log (clock ${clock.domain})`);
+    trace.step(
+      'coordinator',
+      role === 'active'
+        ? `boot ${boot} starts, replays the log (clock ${clock.domain})`
+        : `boot ${boot} starts as a standby, follows the log (clock ${clock.domain})`,
+    );
     this.world.progress();
     const open = async (): Promise<void> => {
       const handle = await this.disk.openHandle();
@@ -236,7 +259,12 @@ export class CoordinatorMachine {
       if (this.options.shell === 'decider') {
         const { namespace, ttlMillis, replayCacheSize, wallClock } = this.options;
         const shell = await DeciderShell.open({
-          log, namespace, clock, wallClock, defaultTtlMillis: ttlMillis, replayCacheSize,
+          log,
+          namespace,
+          clock,
+          wallClock,
+          defaultTtlMillis: ttlMillis,
+          replayCacheSize,
           ...(this.options.decide === undefined ? {} : { decide: this.options.decide }),
         });
         this.world.progress();
@@ -267,7 +295,12 @@ export class CoordinatorMachine {
       ...(standby === undefined ? {} : { takeoverAfterMillis: standby.takeoverAfterMillis }),
       ...REOPEN,
       coordinator: {
-        namespace, wallClock, defaultTtlMillis: ttlMillis, snapshotEvery, replayCacheSize, runTimers: false,
+        namespace,
+        wallClock,
+        defaultTtlMillis: ttlMillis,
+        snapshotEvery,
+        replayCacheSize,
+        runTimers: false,
         // A standby tells an idle active coordinator from a dead one by its checkpoints.
         ...(standby === undefined ? {} : { heartbeat: true }),
         ...this.fenceFirstOf(process),
@@ -297,18 +330,29 @@ export class CoordinatorMachine {
         this.world.progress();
         if (event.tookOver) this.takeoverCount += 1;
         else if (event.attempt > 1) this.reopenCount += 1;
-        if (event.tookOver) trace.step('coordinator', `boot ${boot} took over the log (clock ${event.coordinator.bootId})`);
-        else if (event.attempt > 1) trace.step('coordinator', `boot ${boot} re-opened the coordinator (clock ${event.coordinator.bootId}, fence counter ${event.recovery.recoveredFence})`);
+        if (event.tookOver)
+          trace.step('coordinator', `boot ${boot} took over the log (clock ${event.coordinator.bootId})`);
+        else if (event.attempt > 1)
+          trace.step(
+            'coordinator',
+            `boot ${boot} re-opened the coordinator (clock ${event.coordinator.bootId}, fence counter ${event.recovery.recoveredFence})`,
+          );
         else trace.step('coordinator', `boot ${boot} ready`);
         this.startTimers(process);
         return;
       case 'stopped':
-        trace.step('coordinator', event.status === 'superseded'
-          ? `boot ${boot} superseded: another coordinator appended to the log`
-          : `boot ${boot} unhealthy: an append failed (outcome unknown); fences through ${event.burnFencesThrough} will be burned`);
+        trace.step(
+          'coordinator',
+          event.status === 'superseded'
+            ? `boot ${boot} superseded: another coordinator appended to the log`
+            : `boot ${boot} unhealthy: an append failed (outcome unknown); fences through ${event.burnFencesThrough} will be burned`,
+        );
         return;
       case 'waiting-for-log':
-        trace.step('coordinator', `boot ${boot} waits for the log (failure ${event.failures}); next attempt in ${event.delayMillis}ms`);
+        trace.step(
+          'coordinator',
+          `boot ${boot} waits for the log (failure ${event.failures}); next attempt in ${event.delayMillis}ms`,
+        );
         return;
       case 'superseded-while-opening':
         trace.step('coordinator', `boot ${boot} superseded while opening: another coordinator appended to the log`);
@@ -316,13 +360,20 @@ export class CoordinatorMachine {
         if (this.options.standby === undefined) checker.recoveryFailed(event.error);
         return;
       case 'takeover-started':
-        trace.step('coordinator', `boot ${boot} (standby) finds the log silent at position ${event.position}; takes over`);
+        trace.step(
+          'coordinator',
+          `boot ${boot} (standby) finds the log silent at position ${event.position}; takes over`,
+        );
         return;
       case 'takeover-lost-race':
         trace.step('coordinator', `boot ${boot} (standby): the active coordinator appended first; follows on`);
         return;
       case 'takeover-failed':
-        if (event.retryInMillis !== undefined) trace.step('coordinator', `boot ${boot} (standby): taking over failed (log unavailable); checks again in ≥ ${event.retryInMillis}ms`);
+        if (event.retryInMillis !== undefined)
+          trace.step(
+            'coordinator',
+            `boot ${boot} (standby): taking over failed (log unavailable); checks again in ≥ ${event.retryInMillis}ms`,
+          );
         else checker.recoveryFailed(event.error);
         return;
       case 'open-failed':
@@ -344,7 +395,13 @@ export class CoordinatorMachine {
   /** A clock of `process`'s machine for boot id `domain`: the `k`-th clock of boot `boot` (0 = its first), registered with the world. */
   private newClock(domain: string, boot: number, k: number): SimClock {
     const { scheduler } = this.world;
-    const clock = new SimClock(domain, this.options.oscillator, scheduler, scheduler.nowMillis, this.options.bootOriginMillis(boot) + 7_777 * k);
+    const clock = new SimClock(
+      domain,
+      this.options.oscillator,
+      scheduler,
+      scheduler.nowMillis,
+      this.options.bootOriginMillis(boot) + 7_777 * k,
+    );
     this.options.registerClock(clock);
     return clock;
   }
@@ -365,18 +422,26 @@ export class CoordinatorMachine {
       fenceFirst: {
         appliesTo: () => true,
         timeoutMillis: fenceFirst.timeoutMillis,
-        admit: (request) => new Promise((resolve) => {
-          fenceFirst.admit(request).then((answer) => {
-            this.world.progress();
-            if (process.alive) resolve(answer);
-          }, () => undefined);
-        }),
+        admit: (request) =>
+          new Promise((resolve) => {
+            fenceFirst.admit(request).then(
+              (answer) => {
+                this.world.progress();
+                if (process.alive) resolve(answer);
+              },
+              () => undefined,
+            );
+          }),
       },
     };
   }
 
   /** Runs `action` every `intervalMillis` of true time while `process` lives, whenever it serves. */
-  private every(intervalMillis: number, process: Process, action: (service: CoordinatorService) => Promise<unknown>): void {
+  private every(
+    intervalMillis: number,
+    process: Process,
+    action: (service: CoordinatorService) => Promise<unknown>,
+  ): void {
     this.world.scheduler.after(intervalMillis, () => {
       if (!process.alive) return;
       const service = this.serviceOf(process);
@@ -397,7 +462,9 @@ export class CoordinatorMachine {
 
 /** Whether `error` is a refusal a client sees as 503 (retry later), not a harness failure. */
 const isUnavailable = (error: unknown): boolean =>
-  error instanceof CoordinatorUnavailableError || error instanceof CoordinatorNotServingError || error instanceof EventLogUnavailableError;
+  error instanceof CoordinatorUnavailableError ||
+  error instanceof CoordinatorNotServingError ||
+  error instanceof EventLogUnavailableError;
 
 /** An outcome as it crosses the wire: instants become `{ millis, domain }` (as over HTTP). */
 const wire = <T>(outcome: T): T => JSON.parse(JSON.stringify(outcome)) as T;

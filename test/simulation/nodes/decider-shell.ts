@@ -70,9 +70,19 @@ export class DeciderShell implements CoordinatorService {
   /** Replays the log, appends `CoordinatorStarted`, and returns a ready shell. */
   static async open(options: DeciderShellOptions): Promise<DeciderShell> {
     const decide = options.decide ?? realDecide;
-    const replay = await replayLog(options.log, options.replayCacheSize === undefined ? {} : { replayCacheSize: options.replayCacheSize });
+    const replay = await replayLog(
+      options.log,
+      options.replayCacheSize === undefined ? {} : { replayCacheSize: options.replayCacheSize },
+    );
     const { events } = decide(
-      { type: 'StartCoordinator', namespace: options.namespace, eventsReplayed: replay.eventsReplayed, fromSnapshot: replay.fromSnapshot, replayMillis: 0, burnFencesThrough: 0 },
+      {
+        type: 'StartCoordinator',
+        namespace: options.namespace,
+        eventsReplayed: replay.eventsReplayed,
+        fromSnapshot: replay.fromSnapshot,
+        replayMillis: 0,
+        burnFencesThrough: 0,
+      },
       replay.state,
       { instant: options.clock.now(), wallMillis: options.wallClock() },
     );
@@ -82,18 +92,40 @@ export class DeciderShell implements CoordinatorService {
     return new DeciderShell(options, replay.state, decide);
   }
 
-  acquire(request: { readonly resource: string; readonly holderId: string; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<CoordinatorAcquireOutcome> {
+  acquire(request: {
+    readonly resource: string;
+    readonly holderId: string;
+    readonly requestId: string;
+    readonly ttlMillis?: number | undefined;
+  }): Promise<CoordinatorAcquireOutcome> {
     const { resource, holderId, requestId } = request;
-    return this.enqueue({ type: 'AcquireLease', resource, holderId, requestId, ttlMillis: request.ttlMillis ?? this.options.defaultTtlMillis });
+    return this.enqueue({
+      type: 'AcquireLease',
+      resource,
+      holderId,
+      requestId,
+      ttlMillis: request.ttlMillis ?? this.options.defaultTtlMillis,
+    });
   }
 
-  renew(request: { readonly resource: string; readonly holderId: string; readonly fence: number; readonly requestId: string; readonly ttlMillis?: number | undefined }): Promise<RenewOutcome> {
+  renew(request: {
+    readonly resource: string;
+    readonly holderId: string;
+    readonly fence: number;
+    readonly requestId: string;
+    readonly ttlMillis?: number | undefined;
+  }): Promise<RenewOutcome> {
     const { resource, holderId, fence, requestId, ttlMillis } = request;
     return this.enqueue({ type: 'RenewLease', resource, holderId, fence, requestId, ttlMillis });
   }
 
   release(token: FenceToken): Promise<ReleaseOutcome> {
-    return this.enqueue({ type: 'ReleaseLease', resource: token.resource, holderId: token.holderId, fence: token.fence });
+    return this.enqueue({
+      type: 'ReleaseLease',
+      resource: token.resource,
+      holderId: token.holderId,
+      fence: token.fence,
+    });
   }
 
   recordRejection(report: RejectionReport): Promise<RecordRejectionOutcome> {

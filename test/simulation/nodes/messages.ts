@@ -58,14 +58,16 @@ export function describeResponse(response: CoordinatorResponse): string {
     case 'unavailable':
       return 'unavailable (recovering)';
     case 'report':
-      if (!response.outcome.ok) return `rejection report denied: ${response.outcome.reason} (${response.outcome.message})`;
+      if (!response.outcome.ok)
+        return `rejection report denied: ${response.outcome.reason} (${response.outcome.message})`;
       return response.outcome.duplicate ? 'rejection already recorded' : 'rejection recorded';
     case 'release':
       return response.outcome.ok ? 'released' : `release denied: ${response.outcome.reason}`;
     case 'acquire':
     case 'renew': {
       const { outcome } = response;
-      if (outcome.ok) return `${response.type === 'acquire' ? 'granted' : 'renewed'} ${outcome.grant.resource} fence ${outcome.grant.fence} (req ${outcome.grant.requestId})`;
+      if (outcome.ok)
+        return `${response.type === 'acquire' ? 'granted' : 'renewed'} ${outcome.grant.resource} fence ${outcome.grant.fence} (req ${outcome.grant.requestId})`;
       if (outcome.reason === 'held') return `denied: held by ${outcome.heldBy}, retry in ${outcome.retryAfterMillis}ms`;
       if (outcome.reason === 'already-held') return `denied: already held (fence ${outcome.fence})`;
       if (outcome.reason === 'expired' && 'fence' in outcome) return `denied: expired (fence ${outcome.fence})`;

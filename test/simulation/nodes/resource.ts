@@ -14,7 +14,14 @@
 import { FenceGate, type FenceGateOptions, type FenceToken, type GateFloor, type RejectionRecord } from 'lease-fence';
 import type { ChoiceStream } from '../world/choices.js';
 import type { RejectionReport } from './coordinator-service.js';
-import { describeResponse, type CoordinatorRequest, type CoordinatorResponse, type ResourceRequest, type ResourceResponse, type WorldContext } from './messages.js';
+import {
+  describeResponse,
+  type CoordinatorRequest,
+  type CoordinatorResponse,
+  type ResourceRequest,
+  type ResourceResponse,
+  type WorldContext,
+} from './messages.js';
 
 /** A write in progress; a gate substitute may wait for it to finish. */
 export interface PendingWrite {
@@ -139,9 +146,17 @@ export class ResourceNode {
       }
       this.refusedCount += 1;
       const rejection = (error as { rejection?: RejectionRecord }).rejection;
-      trace.step(name, `refuses ${request.type === 'write' ? request.writeId : 'push'} fence ${token.fence} (${token.holderId}): ${String(code)}`
-        + (rejection === undefined ? '' : `, floor ${rejection.current.fence} (${rejection.current.holderId}), #${rejection.seq}`));
-      this.world.checker.refused({ incarnation: this.incarnationKey, gateId: this.gateId, token, error, gateRejections: this.gate.rejections }, this.options.reporting);
+      trace.step(
+        name,
+        `refuses ${request.type === 'write' ? request.writeId : 'push'} fence ${token.fence} (${token.holderId}): ${String(code)}` +
+          (rejection === undefined
+            ? ''
+            : `, floor ${rejection.current.fence} (${rejection.current.holderId}), #${rejection.seq}`),
+      );
+      this.world.checker.refused(
+        { incarnation: this.incarnationKey, gateId: this.gateId, token, error, gateRejections: this.gate.rejections },
+        this.options.reporting,
+      );
       reply({ type: 'refused', code: String(code) });
     }
   }
@@ -155,14 +170,20 @@ export class ResourceNode {
     this.reportInFlight = undefined;
     const floor = this.gate.floor;
     const nextSeq = this.gate.nextSeq;
-    trace.step(this.options.name, `✗ restarts (${this.options.durable ? 'durable' : 'volatile'} store), back in ${downMillis}ms`);
+    trace.step(
+      this.options.name,
+      `✗ restarts (${this.options.durable ? 'durable' : 'volatile'} store), back in ${downMillis}ms`,
+    );
     scheduler.after(downMillis, () => {
       this.up = true;
       this.epoch += 1;
       if (this.options.durable) {
         const restored = this.options.restoreFloor ? floor : undefined;
         this.gate = this.makeGate(restored, nextSeq);
-        trace.step(this.options.name, `back up, floor ${restored === undefined ? 'none' : `${restored.fence} (${restored.holderId})`}`);
+        trace.step(
+          this.options.name,
+          `back up, floor ${restored === undefined ? 'none' : `${restored.fence} (${restored.holderId})`}`,
+        );
         this.sendReports();
       } else {
         checker.reportsLost(this.gateId, this.options.name, [...this.outbox.keys()]);
@@ -189,11 +210,19 @@ export class ResourceNode {
     return (this.options.gate ?? realGate)(this.options.name, options, this.world);
   }
 
-  private beginWrite(token: FenceToken, writeId: string, writeMillis: number, reply: (response: ResourceResponse) => void): PendingWrite {
+  private beginWrite(
+    token: FenceToken,
+    writeId: string,
+    writeMillis: number,
+    reply: (response: ResourceResponse) => void,
+  ): PendingWrite {
     const { checker, trace, scheduler } = this.world;
     this.applied += 1;
     checker.writeApplied(this.incarnationKey, token);
-    trace.step(this.options.name, `applies ${writeId} under fence ${token.fence} (${token.holderId}), ${writeMillis}ms`);
+    trace.step(
+      this.options.name,
+      `applies ${writeId} under fence ${token.fence} (${token.holderId}), ${writeMillis}ms`,
+    );
     const epoch = this.epoch;
     const waiting: (() => void)[] = [];
     let done = false;
@@ -213,7 +242,14 @@ export class ResourceNode {
   private queueReport(rejection: RejectionRecord): void {
     if (!this.options.reporting) return;
     const { seq, resource, kind, rejected, current } = rejection;
-    this.outbox.set(seq, { gateId: this.gateId, resource, seq, kind, rejected: { ...rejected }, current: { ...current } });
+    this.outbox.set(seq, {
+      gateId: this.gateId,
+      resource,
+      seq,
+      kind,
+      rejected: { ...rejected },
+      current: { ...current },
+    });
     const epoch = this.epoch;
     // Sent after the refusal is answered, as a background report.
     this.world.scheduler.after(0, () => {
@@ -244,13 +280,17 @@ export class ResourceNode {
       this.reportInFlight = undefined;
       return true;
     };
-    this.sendReport(seq, () => {
-      if (!settle()) return;
-      this.outbox.delete(seq);
-      this.sendReports();
-    }, () => {
-      if (settle()) this.sendReports();
-    });
+    this.sendReport(
+      seq,
+      () => {
+        if (!settle()) return;
+        this.outbox.delete(seq);
+        this.sendReports();
+      },
+      () => {
+        if (settle()) this.sendReports();
+      },
+    );
   }
 
   /**
@@ -264,15 +304,20 @@ export class ResourceNode {
     const { network, scheduler } = this.world;
     const name = this.options.name;
     const epoch = this.epoch;
-    network.send(name, 'coordinator', `report refusal #${seq}: fence ${report.rejected.fence} (${report.rejected.holderId}) < floor ${report.current.fence}`, () =>
-      this.coordinator.receive(name, { type: 'report', report }, (response) =>
-        network.send('coordinator', name, describeResponse(response), () => {
-          // Recorded, a duplicate, or denied for good (not retryable as is): either way it leaves
-          // the outbox. A genuine report that was denied never reaches the log, which I6 reports.
-          if (response.type !== 'report' || epoch !== this.epoch) return;
-          if (onAnswered !== undefined) onAnswered();
-          else this.outbox.delete(seq);
-        })),
+    network.send(
+      name,
+      'coordinator',
+      `report refusal #${seq}: fence ${report.rejected.fence} (${report.rejected.holderId}) < floor ${report.current.fence}`,
+      () =>
+        this.coordinator.receive(name, { type: 'report', report }, (response) =>
+          network.send('coordinator', name, describeResponse(response), () => {
+            // Recorded, a duplicate, or denied for good (not retryable as is): either way it leaves
+            // the outbox. A genuine report that was denied never reaches the log, which I6 reports.
+            if (response.type !== 'report' || epoch !== this.epoch) return;
+            if (onAnswered !== undefined) onAnswered();
+            else this.outbox.delete(seq);
+          }),
+        ),
     );
     scheduler.after(this.options.reportRetryMillis, () => {
       if (epoch !== this.epoch) return;

@@ -108,9 +108,10 @@ export class SimulatedDisk {
   /** Opens a new handle on the durable storage (a new process's view of the same data). */
   async openHandle(): Promise<EventLog> {
     const { kind, file, wallClock } = this.options;
-    const handle = kind === 'memory'
-      ? createMemoryEventLog({ storage: this.storage, wallClock })
-      : await openSqliteEventLog({ file: requireFile(file), wallClock, durability: 'normal' });
+    const handle =
+      kind === 'memory'
+        ? createMemoryEventLog({ storage: this.storage, wallClock })
+        : await openSqliteEventLog({ file: requireFile(file), wallClock, durability: 'normal' });
     this.handles.push(handle);
     return handle;
   }

@@ -50,7 +50,9 @@ export class VirtualScheduler {
    */
   at(atMillis: number, run: () => void): ScheduledAction {
     if (!Number.isFinite(atMillis) || atMillis < this.currentMillis) {
-      throw new RangeError(`VirtualScheduler.at: atMillis must be a finite time at or after now (${this.currentMillis} ms), got ${atMillis}`);
+      throw new RangeError(
+        `VirtualScheduler.at: atMillis must be a finite time at or after now (${this.currentMillis} ms), got ${atMillis}`,
+      );
     }
     const action: ScheduledAction = { atMillis, order: this.nextOrder++, cancelled: false, run };
     this.push(action);
@@ -63,7 +65,9 @@ export class VirtualScheduler {
    */
   after(delayMillis: number, run: () => void): ScheduledAction {
     if (!Number.isFinite(delayMillis) || delayMillis < 0) {
-      throw new RangeError(`VirtualScheduler.after: delayMillis must be a finite, non-negative number of milliseconds, got ${delayMillis}`);
+      throw new RangeError(
+        `VirtualScheduler.after: delayMillis must be a finite, non-negative number of milliseconds, got ${delayMillis}`,
+      );
     }
     return this.at(this.currentMillis + delayMillis, run);
   }

@@ -19,7 +19,10 @@ describe('SimClock', () => {
 
   it('maps readings back to true time exactly, past and future, across rate changes', () => {
     const scheduler = new VirtualScheduler();
-    const oscillator = new Oscillator(0.995, [{ atMillis: 300, rate: 1.004 }, { atMillis: 4000, rate: 1 }]);
+    const oscillator = new Oscillator(0.995, [
+      { atMillis: 300, rate: 1.004 },
+      { atMillis: 4000, rate: 1 },
+    ]);
     const clock = new SimClock('coord.b2', oscillator, scheduler, 100, 200_000);
     for (const trueMillis of [100, 250, 300, 301.5, 3999, 4000, 12_345]) {
       expect(clock.trueTimeOf(clock.readingAt(trueMillis))).toBeCloseTo(trueMillis, 9);
@@ -31,12 +34,17 @@ describe('SimClock', () => {
     const oscillator = new Oscillator(1.002);
     const first = new SimClock('coord.b1', oscillator, scheduler, 0, 104_321);
     const second = new SimClock('coord.b2', oscillator, scheduler, 1000, 204_321);
-    expect(first.readingAt(3000) - first.readingAt(1000)).toBeCloseTo(second.readingAt(3000) - second.readingAt(1000), 9);
+    expect(first.readingAt(3000) - first.readingAt(1000)).toBeCloseTo(
+      second.readingAt(3000) - second.readingAt(1000),
+      9,
+    );
     expect(first.now().domain).not.toBe(second.now().domain);
   });
 
   it('refuses a rate that is not positive', () => {
     expect(() => new Oscillator(0)).toThrow(RangeError);
-    expect(() => new Oscillator(1, [{ atMillis: 5, rate: -1 }])).toThrow(/rate must be a positive finite number, got -1/);
+    expect(() => new Oscillator(1, [{ atMillis: 5, rate: -1 }])).toThrow(
+      /rate must be a positive finite number, got -1/,
+    );
   });
 });

@@ -37,14 +37,19 @@ export class Oscillator {
 
   constructor(initialRate: number, changes: readonly RateChange[] = []) {
     const check = (rate: number): number => {
-      if (!Number.isFinite(rate) || rate <= 0) throw new RangeError(`Oscillator: rate must be a positive finite number, got ${rate}`);
+      if (!Number.isFinite(rate) || rate <= 0)
+        throw new RangeError(`Oscillator: rate must be a positive finite number, got ${rate}`);
       return rate;
     };
     this.segments = [{ startMillis: 0, rate: check(initialRate), cumulative: 0 }];
     for (const change of [...changes].sort((a, b) => a.atMillis - b.atMillis)) {
       const last = this.segments[this.segments.length - 1]!;
       const startMillis = Math.max(change.atMillis, last.startMillis);
-      this.segments.push({ startMillis, rate: check(change.rate), cumulative: last.cumulative + (startMillis - last.startMillis) * last.rate });
+      this.segments.push({
+        startMillis,
+        rate: check(change.rate),
+        cumulative: last.cumulative + (startMillis - last.startMillis) * last.rate,
+      });
     }
   }
 
@@ -111,6 +116,8 @@ export class SimClock implements Clock {
 
   /** The true time at which this clock reads `readingMillis` (exact, past or future). */
   trueTimeOf(readingMillis: number): number {
-    return this.oscillator.timeAtCumulative(readingMillis - this.originMillis + this.oscillator.cumulativeAt(this.startMillis));
+    return this.oscillator.timeAtCumulative(
+      readingMillis - this.originMillis + this.oscillator.cumulativeAt(this.startMillis),
+    );
   }
 }

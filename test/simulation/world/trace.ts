@@ -9,7 +9,8 @@
 export const formatTime = (atMillis: number): string => `t=${Math.round(atMillis)}ms`.padEnd(10);
 
 /** Formats a clock reading: `1234.5ms@agent-1` (one decimal). */
-export const formatReading = (millis: number, domain: string): string => `${(Math.round(millis * 10) / 10).toString()}ms@${domain}`;
+export const formatReading = (millis: number, domain: string): string =>
+  `${(Math.round(millis * 10) / 10).toString()}ms@${domain}`;
 
 /** The ordered list of trace lines of one run. */
 export class Trace {

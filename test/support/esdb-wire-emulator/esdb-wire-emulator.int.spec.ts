@@ -4,8 +4,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  ANY, BACKWARDS, END, FORWARDS, KurrentDBClient, NO_STREAM, START, STREAM_EXISTS,
-  StreamNotFoundError, UnavailableError, WrongExpectedVersionError, jsonEvent,
+  ANY,
+  BACKWARDS,
+  END,
+  FORWARDS,
+  KurrentDBClient,
+  NO_STREAM,
+  START,
+  STREAM_EXISTS,
+  StreamNotFoundError,
+  UnavailableError,
+  WrongExpectedVersionError,
+  jsonEvent,
   type ResolvedEvent,
 } from '@kurrent/kurrentdb-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,7 +23,11 @@ import { startEsdbWireEmulator, type EsdbWireEmulator } from './index.js';
 
 const event = (n: number, id: string = randomUUID()) => jsonEvent({ id, type: 'Counted', data: { n } });
 
-async function readAll(client: KurrentDBClient, stream: string, options: Parameters<KurrentDBClient['readStream']>[1] = {}): Promise<ResolvedEvent[]> {
+async function readAll(
+  client: KurrentDBClient,
+  stream: string,
+  options: Parameters<KurrentDBClient['readStream']>[1] = {},
+): Promise<ResolvedEvent[]> {
   const out: ResolvedEvent[] = [];
   for await (const resolved of client.readStream(stream, options)) out.push(resolved);
   return out;
@@ -69,9 +83,17 @@ describe.each([
     it('refuses NO_STREAM on an existing stream and STREAM_EXISTS on a missing one', async () => {
       await client.appendToStream(s, event(1), { streamState: NO_STREAM });
 
-      await expect(client.appendToStream(s, event(2), { streamState: NO_STREAM })).rejects.toMatchObject({ actualState: 0n, expectedState: 'no_stream' });
-      await expect(client.appendToStream(`missing-${s}`, event(1), { streamState: STREAM_EXISTS })).rejects.toMatchObject({ actualState: 'no_stream', expectedState: 'stream_exists' });
-      await expect(client.appendToStream(`missing-${s}`, event(1), { streamState: 5n })).rejects.toMatchObject({ actualState: 'no_stream', expectedState: 5n });
+      await expect(client.appendToStream(s, event(2), { streamState: NO_STREAM })).rejects.toMatchObject({
+        actualState: 0n,
+        expectedState: 'no_stream',
+      });
+      await expect(
+        client.appendToStream(`missing-${s}`, event(1), { streamState: STREAM_EXISTS }),
+      ).rejects.toMatchObject({ actualState: 'no_stream', expectedState: 'stream_exists' });
+      await expect(client.appendToStream(`missing-${s}`, event(1), { streamState: 5n })).rejects.toMatchObject({
+        actualState: 'no_stream',
+        expectedState: 5n,
+      });
     });
 
     it('appends with ANY whatever the stream holds', async () => {
@@ -95,7 +117,11 @@ describe.each([
 
   describe('readStream (through the Rust bridge)', () => {
     it('reads forwards from a revision, inclusive, up to maxCount', async () => {
-      await client.appendToStream(s, [1, 2, 3, 4, 5].map((n) => event(n)), { streamState: NO_STREAM });
+      await client.appendToStream(
+        s,
+        [1, 2, 3, 4, 5].map((n) => event(n)),
+        { streamState: NO_STREAM },
+      );
 
       const events = await readAll(client, s, { fromRevision: 2n, direction: FORWARDS, maxCount: 2 });
 
@@ -104,7 +130,11 @@ describe.each([
     });
 
     it('reads the last event backwards from END', async () => {
-      await client.appendToStream(s, [1, 2, 3].map((n) => event(n)), { streamState: NO_STREAM });
+      await client.appendToStream(
+        s,
+        [1, 2, 3].map((n) => event(n)),
+        { streamState: NO_STREAM },
+      );
 
       const events = await readAll(client, s, { fromRevision: END, direction: BACKWARDS, maxCount: 1 });
 
@@ -112,7 +142,9 @@ describe.each([
     });
 
     it('fails with StreamNotFoundError for a stream that has no event', async () => {
-      await expect(readAll(client, `missing-${s}`, { fromRevision: START })).rejects.toBeInstanceOf(StreamNotFoundError);
+      await expect(readAll(client, `missing-${s}`, { fromRevision: START })).rejects.toBeInstanceOf(
+        StreamNotFoundError,
+      );
     });
 
     it('stamps each event with the server creation time, which the bridge rounds down to whole seconds', async () => {
@@ -130,7 +162,11 @@ describe.each([
   describe('stream metadata', () => {
     it('hides all but the newest $maxCount events while revisions keep counting', async () => {
       await client.setStreamMetadata(`snapshots-${s}`, { maxCount: 2 });
-      await client.appendToStream(`snapshots-${s}`, [1, 2, 3, 4].map((n) => event(n)), { streamState: ANY });
+      await client.appendToStream(
+        `snapshots-${s}`,
+        [1, 2, 3, 4].map((n) => event(n)),
+        { streamState: ANY },
+      );
 
       const events = await readAll(client, `snapshots-${s}`);
       const metadata = await client.getStreamMetadata(`snapshots-${s}`);
@@ -143,7 +179,11 @@ describe.each([
 
   describe('subscribeToStream', () => {
     it('delivers the events after the start revision, reports caught up, then delivers live appends', async () => {
-      await client.appendToStream(s, [1, 2, 3].map((n) => event(n)), { streamState: NO_STREAM });
+      await client.appendToStream(
+        s,
+        [1, 2, 3].map((n) => event(n)),
+        { streamState: NO_STREAM },
+      );
       const subscription = client.subscribeToStream(s, { fromRevision: 0n });
       const caughtUp = new Promise<void>((resolve) => subscription.once('caughtUp', () => resolve()));
       const received: number[] = [];

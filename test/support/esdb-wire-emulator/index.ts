@@ -69,7 +69,9 @@ export interface EsdbWireEmulator {
 export async function startEsdbWireEmulator(options: EsdbWireEmulatorOptions = {}): Promise<EsdbWireEmulator> {
   const store = new StreamStore();
   const calls: string[] = [];
-  const record = (method: string): void => { calls.push(method); };
+  const record = (method: string): void => {
+    calls.push(method);
+  };
   // The gate opens after the server is bound; the append hook reaches it through this holder.
   const faults: { loseReply: boolean; gate?: ConnectionGate } = { loseReply: false };
   const afterAppend = (): void => {
@@ -78,13 +80,21 @@ export async function startEsdbWireEmulator(options: EsdbWireEmulatorOptions = {
     faults.gate?.suspend();
   };
   const server = new Server();
-  server.addService(serverFeaturesGrpc.ServerFeaturesService, createServerFeaturesService({
-    serverVersion: options.serverVersion ?? '24.10.0',
-    batchAppend: options.batchAppend ?? true,
-  }, record));
+  server.addService(
+    serverFeaturesGrpc.ServerFeaturesService,
+    createServerFeaturesService(
+      {
+        serverVersion: options.serverVersion ?? '24.10.0',
+        batchAppend: options.batchAppend ?? true,
+      },
+      record,
+    ),
+  );
   server.addService(streamsGrpc.StreamsService, createStreamsService(store, { onCall: record, afterAppend }));
   const grpcPort = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port)));
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    );
   });
   const gate = await openConnectionGate(grpcPort);
   faults.gate = gate;
@@ -96,7 +106,9 @@ export async function startEsdbWireEmulator(options: EsdbWireEmulatorOptions = {
     suspend: () => gate.suspend(),
     stall: () => gate.stall(),
     resume: () => gate.resume(),
-    loseNextAppendReply: () => { faults.loseReply = true; },
+    loseNextAppendReply: () => {
+      faults.loseReply = true;
+    },
     stop() {
       stopped ??= (async () => {
         await gate.close();

@@ -17,13 +17,22 @@ export interface AdvertisedFeatures {
 const STREAMS_SERVICE = 'event_store.client.streams.Streams';
 
 /** Builds the ServerFeatures service implementation. */
-export function createServerFeaturesService(features: AdvertisedFeatures, onCall: (method: string) => void = () => {}): IServerFeaturesServer {
+export function createServerFeaturesService(
+  features: AdvertisedFeatures,
+  onCall: (method: string) => void = () => {},
+): IServerFeaturesServer {
   return {
     getSupportedMethods(_call, callback) {
       onCall('GetSupportedMethods');
       const methods = ['Read', 'Append', ...(features.batchAppend ? ['BatchAppend'] : [])].map((name) =>
-        new serverFeaturesPb.SupportedMethod().setServiceName(STREAMS_SERVICE).setMethodName(name));
-      callback(null, new serverFeaturesPb.SupportedMethods().setMethodsList(methods).setEventStoreServerVersion(features.serverVersion));
+        new serverFeaturesPb.SupportedMethod().setServiceName(STREAMS_SERVICE).setMethodName(name),
+      );
+      callback(
+        null,
+        new serverFeaturesPb.SupportedMethods()
+          .setMethodsList(methods)
+          .setEventStoreServerVersion(features.serverVersion),
+      );
     },
   };
 }

@@ -2,10 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { StreamStore, type ProposedEvent } from './stream-store.js';
 
 let ids = 0;
-const proposed = (type = 'Counted', id = `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`): ProposedEvent => ({
-  id, type, contentType: 'application/json', data: Buffer.from('{}'), customMetadata: new Uint8Array(),
+const proposed = (
+  type = 'Counted',
+  id = `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`,
+): ProposedEvent => ({
+  id,
+  type,
+  contentType: 'application/json',
+  data: Buffer.from('{}'),
+  customMetadata: new Uint8Array(),
 });
-const json = (value: unknown): ProposedEvent => ({ ...proposed('$metadata'), data: Buffer.from(JSON.stringify(value)) });
+const json = (value: unknown): ProposedEvent => ({
+  ...proposed('$metadata'),
+  data: Buffer.from(JSON.stringify(value)),
+});
 const all = { direction: 'forwards', from: 'start', maxCount: 1000n } as const;
 
 describe('StreamStore (emulator storage, a test double)', () => {
@@ -13,7 +23,11 @@ describe('StreamStore (emulator storage, a test double)', () => {
     it('checks the expected state without writing when given no events', () => {
       const store = new StreamStore(() => 0);
 
-      expect(store.append('s', { kind: 'no_stream' }, [])).toEqual({ ok: true, currentRevision: undefined, position: undefined });
+      expect(store.append('s', { kind: 'no_stream' }, [])).toEqual({
+        ok: true,
+        currentRevision: undefined,
+        position: undefined,
+      });
       expect(store.append('s', { kind: 'stream_exists' }, [])).toEqual({ ok: false, currentRevision: undefined });
       expect(store.read('s', all)).toBeUndefined();
     });
@@ -72,8 +86,13 @@ describe('StreamStore (emulator storage, a test double)', () => {
       const store = new StreamStore(() => 0);
       store.append('s', { kind: 'any' }, [proposed(), proposed(), proposed()]);
 
-      expect(store.read('s', { direction: 'backwards', from: 1n, maxCount: 10n })?.map((e) => e.revision)).toEqual([1n, 0n]);
-      expect(store.read('s', { direction: 'backwards', from: 'end', maxCount: 1n })?.map((e) => e.revision)).toEqual([2n]);
+      expect(store.read('s', { direction: 'backwards', from: 1n, maxCount: 10n })?.map((e) => e.revision)).toEqual([
+        1n,
+        0n,
+      ]);
+      expect(store.read('s', { direction: 'backwards', from: 'end', maxCount: 1n })?.map((e) => e.revision)).toEqual([
+        2n,
+      ]);
     });
   });
 

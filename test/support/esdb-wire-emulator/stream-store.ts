@@ -102,7 +102,13 @@ export class StreamStore {
     const createdTicks = BigInt(Math.trunc(this.wallMillis())) * TICKS_PER_MILLISECOND;
     const written = events.map((event, index): StoredEvent => {
       this.#lastPosition += 1n;
-      return { ...event, streamName, revision: BigInt(stored.length + index), position: this.#lastPosition, createdTicks };
+      return {
+        ...event,
+        streamName,
+        revision: BigInt(stored.length + index),
+        position: this.#lastPosition,
+        createdTicks,
+      };
     });
     stored.push(...written);
     this.#streams.set(streamName, stored);
@@ -144,14 +150,26 @@ export class StreamStore {
    */
   subscribe(streamName: string, after: bigint | 'end' | undefined, onEvent: (event: StoredEvent) => void): () => void {
     const from = after === 'end' ? (this.lastRevision(streamName) ?? -1n) + 1n : after === undefined ? 0n : after + 1n;
-    for (const event of this.read(streamName, { direction: 'forwards', from, maxCount: BigInt(Number.MAX_SAFE_INTEGER) }) ?? []) onEvent(event);
+    for (const event of this.read(streamName, {
+      direction: 'forwards',
+      from,
+      maxCount: BigInt(Number.MAX_SAFE_INTEGER),
+    }) ?? [])
+      onEvent(event);
     this.#appended.on(streamName, onEvent);
-    return () => { this.#appended.off(streamName, onEvent); };
+    return () => {
+      this.#appended.off(streamName, onEvent);
+    };
   }
 
-  #idempotentRetry(stored: readonly StoredEvent[], expected: ExpectedRevision, events: readonly ProposedEvent[]): AppendOutcome | undefined {
+  #idempotentRetry(
+    stored: readonly StoredEvent[],
+    expected: ExpectedRevision,
+    events: readonly ProposedEvent[],
+  ): AppendOutcome | undefined {
     if (events.length === 0) return undefined;
-    const start = expected.kind === 'revision' ? Number(expected.revision) + 1 : expected.kind === 'no_stream' ? 0 : undefined;
+    const start =
+      expected.kind === 'revision' ? Number(expected.revision) + 1 : expected.kind === 'no_stream' ? 0 : undefined;
     if (start === undefined || start + events.length > stored.length) return undefined;
     const same = events.every((event, index) => stored[start + index]?.id === event.id);
     if (!same) return undefined;
@@ -160,10 +178,13 @@ export class StreamStore {
   }
 
   #visible(streamName: string, events: readonly StoredEvent[]): readonly StoredEvent[] {
-    const metadata: Record<string, unknown> = isMetastream(streamName) ? { $maxCount: 1 } : this.#metadataOf(streamName); // metastreams keep their latest event
+    const metadata: Record<string, unknown> = isMetastream(streamName)
+      ? { $maxCount: 1 }
+      : this.#metadataOf(streamName); // metastreams keep their latest event
     const last = events.at(-1)!.revision;
     let lowest = 0n;
-    if (typeof metadata['$maxCount'] === 'number' && metadata['$maxCount'] > 0) lowest = last + 1n - BigInt(metadata['$maxCount']);
+    if (typeof metadata['$maxCount'] === 'number' && metadata['$maxCount'] > 0)
+      lowest = last + 1n - BigInt(metadata['$maxCount']);
     if (typeof metadata['$tb'] === 'number' && BigInt(metadata['$tb']) > lowest) lowest = BigInt(metadata['$tb']);
     return lowest <= 0n ? events : events.filter((event) => event.revision >= lowest);
   }
@@ -182,10 +203,14 @@ export class StreamStore {
 
 function matches(expected: ExpectedRevision, current: bigint | undefined): boolean {
   switch (expected.kind) {
-    case 'any': return true;
-    case 'no_stream': return current === undefined;
-    case 'stream_exists': return current !== undefined;
-    case 'revision': return current === expected.revision;
+    case 'any':
+      return true;
+    case 'no_stream':
+      return current === undefined;
+    case 'stream_exists':
+      return current !== undefined;
+    case 'revision':
+      return current === expected.revision;
   }
 }
 

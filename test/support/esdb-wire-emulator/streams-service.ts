@@ -61,13 +61,17 @@ export function createStreamsService(store: StreamStore, hooks: StreamsServiceHo
       const streamOptions = options.getStream()!;
       const streamName = Buffer.from(streamOptions.getStreamIdentifier()!.getStreamName_asU8()).toString('utf8');
       const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
-      const from: bigint | 'start' | 'end' = streamOptions.hasRevision() ? BigInt(streamOptions.getRevision())
-        : streamOptions.hasEnd() ? 'end' : 'start';
+      const from: bigint | 'start' | 'end' = streamOptions.hasRevision()
+        ? BigInt(streamOptions.getRevision())
+        : streamOptions.hasEnd()
+          ? 'end'
+          : 'start';
       if (options.hasSubscription()) {
         subscribe(store, call, streamName, from, structuredIds);
         return;
       }
-      const direction = options.getReadDirection() === streamsPb.ReadReq.Options.ReadDirection.BACKWARDS ? 'backwards' : 'forwards';
+      const direction =
+        options.getReadDirection() === streamsPb.ReadReq.Options.ReadDirection.BACKWARDS ? 'backwards' : 'forwards';
       const events = store.read(streamName, { direction, from, maxCount: BigInt(options.getCount()) });
       if (events === undefined) {
         const notFound = new streamsPb.ReadResp.StreamNotFound();
@@ -113,7 +117,12 @@ export function createStreamsService(store: StreamStore, hooks: StreamsServiceHo
           if (outcome.currentRevision === undefined) success.setNoStream(new sharedPb.Empty());
           else success.setCurrentRevision(outcome.currentRevision.toString());
           if (outcome.position === undefined) success.setNoPosition(new sharedPb.Empty());
-          else success.setPosition(new streamsPb.AppendResp.Position().setCommitPosition(outcome.position.toString()).setPreparePosition(outcome.position.toString()));
+          else
+            success.setPosition(
+              new streamsPb.AppendResp.Position()
+                .setCommitPosition(outcome.position.toString())
+                .setPreparePosition(outcome.position.toString()),
+            );
           response.setSuccess(success);
         } else {
           response.setWrongExpectedVersion(appendWrongExpectedVersion(expected, outcome.currentRevision));
@@ -132,7 +141,10 @@ export function createStreamsService(store: StreamStore, hooks: StreamsServiceHo
         if (batch === undefined) {
           const options = request.getOptions();
           if (options === undefined) {
-            call.emit('error', { code: status.INVALID_ARGUMENT, details: 'batchAppend: the first message of a batch must carry the options' });
+            call.emit('error', {
+              code: status.INVALID_ARGUMENT,
+              details: 'batchAppend: the first message of a batch must carry the options',
+            });
             return;
           }
           batch = { options, events: [] };
@@ -167,8 +179,18 @@ export function createStreamsService(store: StreamStore, hooks: StreamsServiceHo
   };
 }
 
-function subscribe(store: StreamStore, call: ServerWritableStream<ReadReq, ReadResp>, streamName: string, from: bigint | 'start' | 'end', structuredIds: boolean): void {
-  call.write(new streamsPb.ReadResp().setConfirmation(new streamsPb.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())));
+function subscribe(
+  store: StreamStore,
+  call: ServerWritableStream<ReadReq, ReadResp>,
+  streamName: string,
+  from: bigint | 'start' | 'end',
+  structuredIds: boolean,
+): void {
+  call.write(
+    new streamsPb.ReadResp().setConfirmation(
+      new streamsPb.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID()),
+    ),
+  );
   // A stream subscription's start revision is exclusive: it delivers the events after it.
   const after = from === 'start' ? undefined : from;
   const unsubscribe = store.subscribe(streamName, after, (event) => call.write(toReadResp(event, structuredIds)));
@@ -181,41 +203,75 @@ function subscribe(store: StreamStore, call: ServerWritableStream<ReadReq, ReadR
   call.on('error', unsubscribe);
 }
 
-function batchAppendResponse(store: StreamStore, correlationId: sharedPb.UUID | undefined, options: streamsPb.BatchAppendReq.Options, events: readonly ProposedEvent[]): streamsPb.BatchAppendResp {
+function batchAppendResponse(
+  store: StreamStore,
+  correlationId: sharedPb.UUID | undefined,
+  options: streamsPb.BatchAppendReq.Options,
+  events: readonly ProposedEvent[],
+): streamsPb.BatchAppendResp {
   const streamName = Buffer.from(options.getStreamIdentifier()!.getStreamName_asU8()).toString('utf8');
   const expected = expectedOfBatch(options);
   const outcome = store.append(streamName, expected, events);
-  const response = new streamsPb.BatchAppendResp().setCorrelationId(correlationId).setStreamIdentifier(options.getStreamIdentifier());
+  const response = new streamsPb.BatchAppendResp()
+    .setCorrelationId(correlationId)
+    .setStreamIdentifier(options.getStreamIdentifier());
   switch (expected.kind) {
-    case 'any': response.setAny(new emptyPb.Empty()); break;
-    case 'no_stream': response.setNoStream(new emptyPb.Empty()); break;
-    case 'stream_exists': response.setStreamExists(new emptyPb.Empty()); break;
-    case 'revision': response.setStreamPosition(expected.revision.toString()); break;
+    case 'any':
+      response.setAny(new emptyPb.Empty());
+      break;
+    case 'no_stream':
+      response.setNoStream(new emptyPb.Empty());
+      break;
+    case 'stream_exists':
+      response.setStreamExists(new emptyPb.Empty());
+      break;
+    case 'revision':
+      response.setStreamPosition(expected.revision.toString());
+      break;
   }
   if (outcome.ok) {
     const success = new streamsPb.BatchAppendResp.Success();
     if (outcome.currentRevision === undefined) success.setNoStream(new emptyPb.Empty());
     else success.setCurrentRevision(outcome.currentRevision.toString());
     if (outcome.position === undefined) success.setNoPosition(new emptyPb.Empty());
-    else success.setPosition(new sharedPb.AllStreamPosition().setCommitPosition(outcome.position.toString()).setPreparePosition(outcome.position.toString()));
+    else
+      success.setPosition(
+        new sharedPb.AllStreamPosition()
+          .setCommitPosition(outcome.position.toString())
+          .setPreparePosition(outcome.position.toString()),
+      );
     return response.setSuccess(success);
   }
   const details = new sharedPb.WrongExpectedVersion();
   if (outcome.currentRevision === undefined) details.setCurrentNoStream(new emptyPb.Empty());
   else details.setCurrentStreamRevision(outcome.currentRevision.toString());
   switch (expected.kind) {
-    case 'any': details.setExpectedAny(new emptyPb.Empty()); break;
-    case 'no_stream': details.setExpectedNoStream(new emptyPb.Empty()); break;
-    case 'stream_exists': details.setExpectedStreamExists(new emptyPb.Empty()); break;
-    case 'revision': details.setExpectedStreamPosition(expected.revision.toString()); break;
+    case 'any':
+      details.setExpectedAny(new emptyPb.Empty());
+      break;
+    case 'no_stream':
+      details.setExpectedNoStream(new emptyPb.Empty());
+      break;
+    case 'stream_exists':
+      details.setExpectedStreamExists(new emptyPb.Empty());
+      break;
+    case 'revision':
+      details.setExpectedStreamPosition(expected.revision.toString());
+      break;
   }
   const packed = new anyPb.Any();
   packed.pack(details.serializeBinary(), WRONG_EXPECTED_VERSION_TYPE);
-  const error = new statusPb.Status().setCode(FAILED_PRECONDITION).setMessage('WrongExpectedVersion').setDetails(packed);
+  const error = new statusPb.Status()
+    .setCode(FAILED_PRECONDITION)
+    .setMessage('WrongExpectedVersion')
+    .setDetails(packed);
   return response.setError(error);
 }
 
-function appendWrongExpectedVersion(expected: ExpectedRevision, current: bigint | undefined): streamsPb.AppendResp.WrongExpectedVersion {
+function appendWrongExpectedVersion(
+  expected: ExpectedRevision,
+  current: bigint | undefined,
+): streamsPb.AppendResp.WrongExpectedVersion {
   const wrong = new streamsPb.AppendResp.WrongExpectedVersion();
   if (current === undefined) {
     wrong.setCurrentNoStream(new sharedPb.Empty());
@@ -225,10 +281,21 @@ function appendWrongExpectedVersion(expected: ExpectedRevision, current: bigint 
     wrong.setCurrentRevision2060(Number(current));
   }
   switch (expected.kind) {
-    case 'any': wrong.setExpectedAny(new sharedPb.Empty()); wrong.setAny2060(new sharedPb.Empty()); break;
-    case 'no_stream': wrong.setExpectedNoStream(new sharedPb.Empty()); break;
-    case 'stream_exists': wrong.setExpectedStreamExists(new sharedPb.Empty()); wrong.setStreamExists2060(new sharedPb.Empty()); break;
-    case 'revision': wrong.setExpectedRevision(expected.revision.toString()); wrong.setExpectedRevision2060(Number(expected.revision)); break;
+    case 'any':
+      wrong.setExpectedAny(new sharedPb.Empty());
+      wrong.setAny2060(new sharedPb.Empty());
+      break;
+    case 'no_stream':
+      wrong.setExpectedNoStream(new sharedPb.Empty());
+      break;
+    case 'stream_exists':
+      wrong.setExpectedStreamExists(new sharedPb.Empty());
+      wrong.setStreamExists2060(new sharedPb.Empty());
+      break;
+    case 'revision':
+      wrong.setExpectedRevision(expected.revision.toString());
+      wrong.setExpectedRevision2060(Number(expected.revision));
+      break;
   }
   return wrong;
 }
@@ -248,7 +315,9 @@ function expectedOfBatch(options: streamsPb.BatchAppendReq.Options): ExpectedRev
 }
 
 /** A proposed message as an event, or the name of the required metadata property it lacks. */
-function toProposedEvent(message: streamsPb.AppendReq.ProposedMessage | streamsPb.BatchAppendReq.ProposedMessage): ProposedEvent | string {
+function toProposedEvent(
+  message: streamsPb.AppendReq.ProposedMessage | streamsPb.BatchAppendReq.ProposedMessage,
+): ProposedEvent | string {
   const metadata = message.getMetadataMap();
   const type = metadata.get('type');
   const contentType = metadata.get('content-type');
@@ -272,7 +341,11 @@ function toReadResp(event: StoredEvent, structuredIds: boolean): ReadResp {
     .setPreparePosition(event.position.toString())
     .setData(event.data)
     .setCustomMetadata(event.customMetadata);
-  recorded.getMetadataMap().set('type', event.type).set('content-type', event.contentType).set('created', event.createdTicks.toString());
+  recorded
+    .getMetadataMap()
+    .set('type', event.type)
+    .set('content-type', event.contentType)
+    .set('created', event.createdTicks.toString());
   const readEvent = new streamsPb.ReadResp.ReadEvent().setEvent(recorded).setCommitPosition(event.position.toString());
   return new streamsPb.ReadResp().setEvent(readEvent);
 }
@@ -291,9 +364,11 @@ function toUuid(id: string, structured: boolean): sharedPb.UUID {
   if (!structured) return new sharedPb.UUID().setString(id);
   const hex = id.replaceAll('-', '');
   const signed = (part: string): string => BigInt.asIntN(64, BigInt(`0x${part}`)).toString();
-  return new sharedPb.UUID().setStructured(new sharedPb.UUID.Structured()
-    .setMostSignificantBits(signed(hex.slice(0, 16)))
-    .setLeastSignificantBits(signed(hex.slice(16))));
+  return new sharedPb.UUID().setStructured(
+    new sharedPb.UUID.Structured()
+      .setMostSignificantBits(signed(hex.slice(0, 16)))
+      .setLeastSignificantBits(signed(hex.slice(16))),
+  );
 }
 
 function unimplemented(what: string): ServerErrorResponse {

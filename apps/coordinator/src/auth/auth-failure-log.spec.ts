@@ -4,10 +4,20 @@ import { AuthFailureLog } from './auth-failure-log.js';
 /** A logger double that keeps every warn line. */
 function recordingLogger() {
   const lines: { fields: Record<string, unknown>; message: string }[] = [];
-  return { lines, warn: (fields: Record<string, unknown>, message: string) => { lines.push({ fields, message }); } };
+  return {
+    lines,
+    warn: (fields: Record<string, unknown>, message: string) => {
+      lines.push({ fields, message });
+    },
+  };
 }
 
-const failure = { method: 'GET', url: '/v1/stream?after=0&token=s3cret-token', status: 401, reason: 'unknown bearer token' } as const;
+const failure = {
+  method: 'GET',
+  url: '/v1/stream?after=0&token=s3cret-token',
+  status: 401,
+  reason: 'unknown bearer token',
+} as const;
 
 describe('AuthFailureLog', () => {
   it('logs method, path, status and reason at warn, and never the query string that may carry a token', () => {
@@ -19,17 +29,32 @@ describe('AuthFailureLog', () => {
     log.record({ ...failure, remoteAddress: '127.0.0.1' });
 
     // Assert
-    expect(logger.lines).toEqual([{
-      fields: { method: 'GET', path: '/v1/stream', status: 401, reason: 'unknown bearer token', remoteAddress: '127.0.0.1' },
-      message: 'authentication failed: GET /v1/stream: unknown bearer token',
-    }]);
+    expect(logger.lines).toEqual([
+      {
+        fields: {
+          method: 'GET',
+          path: '/v1/stream',
+          status: 401,
+          reason: 'unknown bearer token',
+          remoteAddress: '127.0.0.1',
+        },
+        message: 'authentication failed: GET /v1/stream: unknown bearer token',
+      },
+    ]);
     expect(JSON.stringify(logger.lines)).not.toContain('s3cret-token');
   });
 
   it('calls a 403 an authorization failure', () => {
     const logger = recordingLogger();
-    new AuthFailureLog(logger as never, { now: () => 0 }).record({ method: 'POST', url: '/v1/leases/x/acquire', status: 403, reason: 'this operation needs the agent role' });
-    expect(logger.lines[0]?.message).toBe('authorization failed: POST /v1/leases/x/acquire: this operation needs the agent role');
+    new AuthFailureLog(logger as never, { now: () => 0 }).record({
+      method: 'POST',
+      url: '/v1/leases/x/acquire',
+      status: 403,
+      reason: 'this operation needs the agent role',
+    });
+    expect(logger.lines[0]?.message).toBe(
+      'authorization failed: POST /v1/leases/x/acquire: this operation needs the agent role',
+    );
   });
 
   it('logs at most maxLinesPerWindow lines per window, then says how many it left out when the next window opens', () => {
@@ -49,6 +74,8 @@ describe('AuthFailureLog', () => {
   });
 
   it('refuses a window that is not a positive integer', () => {
-    expect(() => new AuthFailureLog(recordingLogger() as never, { windowMillis: 0 })).toThrow(new RangeError('AuthFailureLog: windowMillis must be a positive integer, got 0'));
+    expect(() => new AuthFailureLog(recordingLogger() as never, { windowMillis: 0 })).toThrow(
+      new RangeError('AuthFailureLog: windowMillis must be a positive integer, got 0'),
+    );
   });
 });

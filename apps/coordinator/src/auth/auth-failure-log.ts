@@ -50,12 +50,19 @@ export class AuthFailureLog {
    * @param options - See {@link AuthFailureLogOptions}.
    * @throws RangeError when `maxLinesPerWindow` or `windowMillis` is not a positive integer.
    */
-  constructor(private readonly logger: Pick<Logger, 'warn'>, options: AuthFailureLogOptions = {}) {
+  constructor(
+    private readonly logger: Pick<Logger, 'warn'>,
+    options: AuthFailureLogOptions = {},
+  ) {
     this.maxLinesPerWindow = options.maxLinesPerWindow ?? 10;
     this.windowMillis = options.windowMillis ?? 10_000;
     this.now = options.now ?? (() => performance.now());
-    for (const [field, value] of [['maxLinesPerWindow', this.maxLinesPerWindow], ['windowMillis', this.windowMillis]] as const) {
-      if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`AuthFailureLog: ${field} must be a positive integer, got ${value}`);
+    for (const [field, value] of [
+      ['maxLinesPerWindow', this.maxLinesPerWindow],
+      ['windowMillis', this.windowMillis],
+    ] as const) {
+      if (!Number.isSafeInteger(value) || value < 1)
+        throw new RangeError(`AuthFailureLog: ${field} must be a positive integer, got ${value}`);
     }
   }
 
@@ -64,7 +71,10 @@ export class AuthFailureLog {
     const now = this.now();
     if (now - this.windowStartMillis >= this.windowMillis) {
       if (this.suppressed > 0) {
-        this.logger.warn({ suppressed: this.suppressed, windowMillis: this.windowMillis }, `${this.suppressed} more authentication failures were not logged (at most ${this.maxLinesPerWindow} lines per ${this.windowMillis} ms)`);
+        this.logger.warn(
+          { suppressed: this.suppressed, windowMillis: this.windowMillis },
+          `${this.suppressed} more authentication failures were not logged (at most ${this.maxLinesPerWindow} lines per ${this.windowMillis} ms)`,
+        );
       }
       this.windowStartMillis = now;
       this.linesInWindow = 0;
@@ -76,8 +86,18 @@ export class AuthFailureLog {
     }
     this.linesInWindow += 1;
     const path = pathOf(failure.url);
-    const fields = { method: failure.method, path, status: failure.status, reason: failure.reason, ...(failure.remoteAddress === undefined ? {} : { remoteAddress: failure.remoteAddress }), ...(failure.requestId === undefined ? {} : { requestId: failure.requestId }) };
-    this.logger.warn(fields, `${failure.status === 401 ? 'authentication' : 'authorization'} failed: ${failure.method} ${path}: ${failure.reason}`);
+    const fields = {
+      method: failure.method,
+      path,
+      status: failure.status,
+      reason: failure.reason,
+      ...(failure.remoteAddress === undefined ? {} : { remoteAddress: failure.remoteAddress }),
+      ...(failure.requestId === undefined ? {} : { requestId: failure.requestId }),
+    };
+    this.logger.warn(
+      fields,
+      `${failure.status === 401 ? 'authentication' : 'authorization'} failed: ${failure.method} ${path}: ${failure.reason}`,
+    );
   }
 }
 

@@ -16,7 +16,13 @@ export class AuthModule {
     return {
       module: AuthModule,
       global: true,
-      providers: [{ provide: TokenRegistry, useValue: tokens }, { provide: AuthFailureLog, useValue: authFailures }, ViewerGuard, AgentGuard, GateGuard],
+      providers: [
+        { provide: TokenRegistry, useValue: tokens },
+        { provide: AuthFailureLog, useValue: authFailures },
+        ViewerGuard,
+        AgentGuard,
+        GateGuard,
+      ],
       exports: [TokenRegistry, AuthFailureLog, ViewerGuard, AgentGuard, GateGuard],
     };
   }

@@ -14,7 +14,10 @@ const API_PATH = /^\/v1(?:\/|$)/i;
 const PUBLIC_PATH = /^\/v1\/keys\/?$/i;
 
 /** The parts of the (Node) request the middleware reads and writes. */
-export type AuthenticationRequest = AuthenticatedRequest & { readonly originalUrl?: string; readonly url?: string | undefined };
+export type AuthenticationRequest = AuthenticatedRequest & {
+  readonly originalUrl?: string;
+  readonly url?: string | undefined;
+};
 
 /** A middleware: `next()` to go on, `next(error)` to hand an error to the exception filter. */
 export type Middleware = (request: AuthenticationRequest, response: unknown, next: (error?: unknown) => void) => void;

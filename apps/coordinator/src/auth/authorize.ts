@@ -11,8 +11,11 @@ import { gateCovers, type Principal, type RequiredRole } from './principal.js';
  */
 export function authorize(principal: Principal, role: RequiredRole, resource?: string): void {
   if (role === 'viewer') return;
-  if (principal.role !== role) throw new ForbiddenError(`this operation needs the ${role} role; the token has the ${principal.role} role`);
+  if (principal.role !== role)
+    throw new ForbiddenError(`this operation needs the ${role} role; the token has the ${principal.role} role`);
   if (principal.role === 'gate' && resource !== undefined && !gateCovers(principal, resource)) {
-    throw new ForbiddenError(`gate ${principal.gateId} may not report for resource ${JSON.stringify(resource)}; its resources are ${principal.resources.join(', ')}`);
+    throw new ForbiddenError(
+      `gate ${principal.gateId} may not report for resource ${JSON.stringify(resource)}; its resources are ${principal.resources.join(', ')}`,
+    );
   }
 }

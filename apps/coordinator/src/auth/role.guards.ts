@@ -34,7 +34,8 @@ abstract class RoleGuard implements CanActivate {
    */
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const principal = request.principal ?? request.raw?.principal ?? this.tokens.byAuthorization(request.headers.authorization);
+    const principal =
+      request.principal ?? request.raw?.principal ?? this.tokens.byAuthorization(request.headers.authorization);
     authorize(principal, this.role, request.params?.resource);
     request.principal = principal;
     return true;
@@ -75,5 +76,7 @@ export class GateGuard extends RoleGuard {
 }
 
 /** Parameter decorator: the {@link Principal} a role guard authenticated for this request. */
-export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal | undefined =>
-  context.switchToHttp().getRequest<AuthenticatedRequest>().principal);
+export const CurrentPrincipal = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Principal | undefined =>
+    context.switchToHttp().getRequest<AuthenticatedRequest>().principal,
+);

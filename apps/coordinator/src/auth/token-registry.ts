@@ -21,7 +21,8 @@ export class TokenRegistry {
    * @throws {@link UnauthenticatedError} when it is missing or not listed.
    */
   byToken(token: string | undefined): Principal {
-    if (token === undefined || token === '') throw new UnauthenticatedError('missing bearer token: send Authorization: Bearer <token>');
+    if (token === undefined || token === '')
+      throw new UnauthenticatedError('missing bearer token: send Authorization: Bearer <token>');
     const principal = this.principals.get(token);
     if (principal === undefined) throw new UnauthenticatedError('unknown bearer token');
     return principal;

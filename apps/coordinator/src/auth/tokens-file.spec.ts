@@ -31,7 +31,11 @@ describe('parseTokensFile', () => {
     // Assert
     expect(registry.byToken('agent-token')).toEqual({ role: 'agent', holderId: 'agent-a' });
     const gate = registry.byAuthorization('Bearer gate-token');
-    expect(gate).toEqual({ role: 'gate', gateId: expect.stringMatching(/^gate-[0-9a-f]{12}$/), resources: ['deploy-*'] });
+    expect(gate).toEqual({
+      role: 'gate',
+      gateId: expect.stringMatching(/^gate-[0-9a-f]{12}$/),
+      resources: ['deploy-*'],
+    });
     expect(parseTokensFile(FILE, text).byToken('gate-token')).toEqual(gate);
     expect(JSON.stringify(gate)).not.toContain('gate-token');
     expect(registry.byToken('viewer-token')).toEqual({ role: 'viewer' });
@@ -41,10 +45,21 @@ describe('parseTokensFile', () => {
     ['an agent without holderId', [{ token: 't', role: 'agent' }], 'entry 0 field holderId'],
     ['an unknown role', [{ token: 't', role: 'admin' }], 'entry 0 field role'],
     ['a gate with no resources', [{ token: 't', role: 'gate', resources: [] }], 'entry 0 field resources'],
-    ['a gate pattern with * in the middle', [{ token: 't', role: 'gate', resources: ['a*b'] }], 'entry 0 field resources.0'],
+    [
+      'a gate pattern with * in the middle',
+      [{ token: 't', role: 'gate', resources: ['a*b'] }],
+      'entry 0 field resources.0',
+    ],
     ['a token with a space', [{ token: 'a b', role: 'viewer' }], 'entry 0 field token'],
     ['an unknown field', [{ token: 't', role: 'viewer', holderId: 'x' }], 'entry 0'],
-    ['a second entry repeating a token', [{ token: 't', role: 'viewer' }, { token: 't', role: 'agent', holderId: 'a' }], 'entry 1 field token'],
+    [
+      'a second entry repeating a token',
+      [
+        { token: 't', role: 'viewer' },
+        { token: 't', role: 'agent', holderId: 'a' },
+      ],
+      'entry 1 field token',
+    ],
     ['an object instead of an array', { token: 't' }, 'the file'],
   ])('refuses %s with a message naming the entry and field', (_name, content, where) => {
     const problems = problemsOf(JSON.stringify(content));
@@ -59,7 +74,10 @@ describe('parseTokensFile', () => {
 });
 
 describe('TokenRegistry', () => {
-  const registry = parseTokensFile(FILE, JSON.stringify([{ token: 'agent-token', role: 'agent', holderId: 'agent-a' }]));
+  const registry = parseTokensFile(
+    FILE,
+    JSON.stringify([{ token: 'agent-token', role: 'agent', holderId: 'agent-a' }]),
+  );
 
   it.each([
     ['no header', undefined],
@@ -85,7 +103,9 @@ describe('authorize', () => {
   });
 
   it('refuses another role with ForbiddenError naming both roles', () => {
-    expect(() => authorize({ role: 'viewer' }, 'agent')).toThrow(new ForbiddenError('this operation needs the agent role; the token has the viewer role'));
+    expect(() => authorize({ role: 'viewer' }, 'agent')).toThrow(
+      new ForbiddenError('this operation needs the agent role; the token has the viewer role'),
+    );
   });
 
   it('lets a gate report only for resources its patterns cover', () => {

@@ -20,7 +20,12 @@ const TokenSchema = z
 /** One entry of the tokens file. */
 export const TokenEntrySchema = z.discriminatedUnion('role', [
   z.strictObject({ token: TokenSchema, role: z.literal('agent'), holderId: IdSchema }),
-  z.strictObject({ token: TokenSchema, role: z.literal('gate'), resources: z.array(ResourcePatternSchema).min(1, 'must list at least one resource'), gateId: IdSchema.optional() }),
+  z.strictObject({
+    token: TokenSchema,
+    role: z.literal('gate'),
+    resources: z.array(ResourcePatternSchema).min(1, 'must list at least one resource'),
+    gateId: IdSchema.optional(),
+  }),
   z.strictObject({ token: TokenSchema, role: z.literal('viewer') }),
 ]);
 /** One parsed entry of the tokens file. */
@@ -38,7 +43,11 @@ export class TokensFileError extends Error {
   readonly code = 'invalid-tokens-file';
 
   /** @param file - Path of the tokens file. @param problems - One line per problem. */
-  constructor(readonly file: string, readonly problems: readonly string[], options?: { cause?: unknown }) {
+  constructor(
+    readonly file: string,
+    readonly problems: readonly string[],
+    options?: { cause?: unknown },
+  ) {
     super(`tokens file ${file} (LEASE_FENCE_TOKENS_FILE): ${problems.join('; ')}`, options);
     this.name = 'TokensFileError';
   }
@@ -56,7 +65,8 @@ const describePath = (path: readonly PropertyKey[]): string => {
  * Default `gateId` of a gate entry without one: `gate-` and the first 12 hex digits of the
  * token's SHA-256, stable across restarts and reorderings, and not the token itself.
  */
-const defaultGateId = (token: string): string => `gate-${createHash('sha256').update(token).digest('hex').slice(0, 12)}`;
+const defaultGateId = (token: string): string =>
+  `gate-${createHash('sha256').update(token).digest('hex').slice(0, 12)}`;
 
 /**
  * Parses the text of a tokens file into a {@link TokenRegistry}.
@@ -73,10 +83,13 @@ export function parseTokensFile(file: string, text: string): TokenRegistry {
   }
   const parsed = TokensFileSchema.safeParse(json);
   if (!parsed.success) {
-    throw new TokensFileError(file, parsed.error.issues.map((issue) => {
-      const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
-      return `${describePath(issue.path)}: ${issue.message}${keys}`;
-    }));
+    throw new TokensFileError(
+      file,
+      parsed.error.issues.map((issue) => {
+        const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
+        return `${describePath(issue.path)}: ${issue.message}${keys}`;
+      }),
+    );
   }
   const principals = new Map<string, Principal>();
   const problems: string[] = [];
@@ -103,9 +116,10 @@ const toPrincipal = (entry: TokenEntry): Principal => {
 };
 
 /** How to get a tokens file, for the message when there is none. */
-const HOW_TO_CREATE = '`npm start` (or `npm run coordinator`) creates one with random tokens; or write a JSON array such as '
-  + '[{"token":"<secret>","role":"agent","holderId":"agent-a"},{"token":"<secret>","role":"gate","resources":["deploy-*"]},{"token":"<secret>","role":"viewer"}] '
-  + 'there, or point LEASE_FENCE_TOKENS_FILE at one';
+const HOW_TO_CREATE =
+  '`npm start` (or `npm run coordinator`) creates one with random tokens; or write a JSON array such as ' +
+  '[{"token":"<secret>","role":"agent","holderId":"agent-a"},{"token":"<secret>","role":"gate","resources":["deploy-*"]},{"token":"<secret>","role":"viewer"}] ' +
+  'there, or point LEASE_FENCE_TOKENS_FILE at one';
 
 /**
  * Reads and parses the tokens file.
@@ -116,7 +130,10 @@ export async function loadTokensFile(file: string): Promise<TokenRegistry> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read (${(error as Error).message})`;
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'does not exist'
+        : `cannot be read (${(error as Error).message})`;
     throw new TokensFileError(file, [`${reason}; ${HOW_TO_CREATE}`], { cause: error });
   }
   return parseTokensFile(file, text);

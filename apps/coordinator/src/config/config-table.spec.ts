@@ -40,14 +40,26 @@ const DEFAULT_IN_TABLE: Record<string, { readonly shows: string; readonly holds:
   LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: { shows: shown(defaults.checkpointIntervalMillis), holds: () => true },
   LEASE_FENCE_HEARTBEAT: { shows: shown(defaults.heartbeat), holds: () => true },
   LEASE_FENCE_ROLE: { shows: shown(defaults.role), holds: () => true },
-  LEASE_FENCE_TAKEOVER_AFTER_MILLIS: { shows: '3 × checkpoint interval', holds: (config) => config.takeoverAfterMillis === 3 * config.checkpointIntervalMillis },
+  LEASE_FENCE_TAKEOVER_AFTER_MILLIS: {
+    shows: '3 × checkpoint interval',
+    holds: (config) => config.takeoverAfterMillis === 3 * config.checkpointIntervalMillis,
+  },
   LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS: { shows: shown(defaults.reopenInitialDelayMillis), holds: () => true },
   LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS: { shows: shown(defaults.reopenMaxDelayMillis), holds: () => true },
   LEASE_FENCE_FLOOR_WAIT_MILLIS: { shows: shown(defaults.floorWaitMillis), holds: () => true },
   LEASE_FENCE_LOST_FENCE_MARGIN: { shows: shown(defaults.lostFenceMarginFences), holds: () => true },
-  LEASE_FENCE_TOKENS_FILE: { shows: '<data dir>/tokens.json', holds: (config) => config.tokensFile === join(config.dataDir, 'tokens.json') },
-  LEASE_FENCE_SIGNING_KEYS_FILE: { shows: '<data dir>/signing-keys.json, generated (mode 0600) on the first start', holds: (config) => config.signingKeysFile === undefined },
-  LEASE_FENCE_DASHBOARD_DIR: { shows: 'apps/dashboard/dist if built', holds: (config) => config.dashboardDir === defaultDashboardDir },
+  LEASE_FENCE_TOKENS_FILE: {
+    shows: '<data dir>/tokens.json',
+    holds: (config) => config.tokensFile === join(config.dataDir, 'tokens.json'),
+  },
+  LEASE_FENCE_SIGNING_KEYS_FILE: {
+    shows: '<data dir>/signing-keys.json, generated (mode 0600) on the first start',
+    holds: (config) => config.signingKeysFile === undefined,
+  },
+  LEASE_FENCE_DASHBOARD_DIR: {
+    shows: 'apps/dashboard/dist if built',
+    holds: (config) => config.dashboardDir === defaultDashboardDir,
+  },
   LOG_LEVEL: { shows: shown(defaults.logLevel), holds: () => true },
   LEASE_FENCE_MAX_BODY_BYTES: { shows: shown(defaults.maxBodyBytes), holds: () => true },
   LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES: { shows: shown(defaults.streamMaxBufferedBytes), holds: () => true },
@@ -71,7 +83,9 @@ function tableDefaults(): Map<string, string> {
     const [variableCell, defaultCell] = row.split(' | ').map((cell) => cell.replace(/^\| /, ''));
     const variables = variableCell!.split(' / ').map((name) => name.replaceAll('`', ''));
     const written = defaultCell!.split(' / ');
-    variables.forEach((variable, index) => table.set(variable, (written.length === variables.length ? written[index]! : defaultCell!).replaceAll('`', '')));
+    variables.forEach((variable, index) =>
+      table.set(variable, (written.length === variables.length ? written[index]! : defaultCell!).replaceAll('`', '')),
+    );
   }
   return table;
 }
@@ -87,9 +101,12 @@ describe("docs/service.md's configuration table", () => {
     expect(Object.keys(DEFAULT_IN_TABLE).sort()).toEqual([...CONFIG_VARIABLES].sort());
   });
 
-  it.each(CONFIG_VARIABLES.map((variable) => [variable]))('gives the default that parseConfig applies for %s', (variable) => {
-    const expected = DEFAULT_IN_TABLE[variable]!;
-    expect(table.get(variable)).toBe(expected.shows);
-    expect(expected.holds(defaults)).toBe(true);
-  });
+  it.each(CONFIG_VARIABLES.map((variable) => [variable]))(
+    'gives the default that parseConfig applies for %s',
+    (variable) => {
+      const expected = DEFAULT_IN_TABLE[variable]!;
+      expect(table.get(variable)).toBe(expected.shows);
+      expect(expected.holds(defaults)).toBe(true);
+    },
+  );
 });

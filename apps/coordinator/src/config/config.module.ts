@@ -13,7 +13,10 @@ export class ConfigModule {
     return {
       module: ConfigModule,
       global: true,
-      providers: [{ provide: CONFIG, useValue: config }, { provide: LOGGER, useValue: logger }],
+      providers: [
+        { provide: CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+      ],
       exports: [CONFIG, LOGGER],
     };
   }

@@ -65,8 +65,12 @@ describe('parseConfig', () => {
     });
 
     it('puts the tokens file in the data directory unless LEASE_FENCE_TOKENS_FILE names one', () => {
-      expect(parseConfig({ LEASE_FENCE_DATA_DIR: '/var/lib/lf' }, context()).tokensFile).toBe('/var/lib/lf/tokens.json');
-      expect(parseConfig({ LEASE_FENCE_TOKENS_FILE: 'secrets/t.json' }, context()).tokensFile).toBe('/srv/coordinator/secrets/t.json');
+      expect(parseConfig({ LEASE_FENCE_DATA_DIR: '/var/lib/lf' }, context()).tokensFile).toBe(
+        '/var/lib/lf/tokens.json',
+      );
+      expect(parseConfig({ LEASE_FENCE_TOKENS_FILE: 'secrets/t.json' }, context()).tokensFile).toBe(
+        '/srv/coordinator/secrets/t.json',
+      );
     });
 
     it('treats an empty variable as unset', () => {
@@ -77,13 +81,29 @@ describe('parseConfig', () => {
   describe('valid values', () => {
     it('parses numbers, the memory log and an upper-case log level', () => {
       // Act
-      const config = parseConfig({
-        PORT: '0', LEASE_FENCE_EVENT_LOG: 'memory', LEASE_FENCE_TTL_MILLIS: '2500', LEASE_FENCE_MIN_TTL_MILLIS: '500',
-        LEASE_FENCE_MAX_TTL_MILLIS: '60000', LOG_LEVEL: 'WARN', LEASE_FENCE_SQLITE_DURABILITY: 'normal',
-      }, context());
+      const config = parseConfig(
+        {
+          PORT: '0',
+          LEASE_FENCE_EVENT_LOG: 'memory',
+          LEASE_FENCE_TTL_MILLIS: '2500',
+          LEASE_FENCE_MIN_TTL_MILLIS: '500',
+          LEASE_FENCE_MAX_TTL_MILLIS: '60000',
+          LOG_LEVEL: 'WARN',
+          LEASE_FENCE_SQLITE_DURABILITY: 'normal',
+        },
+        context(),
+      );
 
       // Assert
-      expect(config).toMatchObject({ port: 0, eventLog: 'memory', defaultTtlMillis: 2500, minTtlMillis: 500, maxTtlMillis: 60_000, logLevel: 'warn', sqliteDurability: 'normal' });
+      expect(config).toMatchObject({
+        port: 0,
+        eventLog: 'memory',
+        defaultTtlMillis: 2500,
+        minTtlMillis: 500,
+        maxTtlMillis: 60_000,
+        logLevel: 'warn',
+        sqliteDurability: 'normal',
+      });
     });
 
     it.each([
@@ -95,28 +115,50 @@ describe('parseConfig', () => {
       'esdb+discover://cluster.dns:2113',
     ])('selects the eventstoredb log with EVENTSTORE_CONNECTION_STRING=%s', (connectionString) => {
       // Act
-      const config = parseConfig({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: ` ${connectionString} `, LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' }, context());
+      const config = parseConfig(
+        {
+          LEASE_FENCE_EVENT_LOG: 'eventstoredb',
+          EVENTSTORE_CONNECTION_STRING: ` ${connectionString} `,
+          LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json',
+        },
+        context(),
+      );
 
       // Assert
       expect(config).toMatchObject({ eventLog: 'eventstoredb', eventStoreConnectionString: connectionString });
     });
 
     it('resolves LEASE_FENCE_SIGNING_KEYS_FILE against the working directory; unset = generated in the data dir', () => {
-      expect(parseConfig({ LEASE_FENCE_SIGNING_KEYS_FILE: ' keys/signing.json ' }, context()).signingKeysFile).toBe('/srv/coordinator/keys/signing.json');
+      expect(parseConfig({ LEASE_FENCE_SIGNING_KEYS_FILE: ' keys/signing.json ' }, context()).signingKeysFile).toBe(
+        '/srv/coordinator/keys/signing.json',
+      );
       expect(parseConfig({}, context()).signingKeysFile).toBeUndefined();
     });
 
     it('ignores EVENTSTORE_CONNECTION_STRING unless the eventstoredb log is selected', () => {
-      expect(parseConfig({ EVENTSTORE_CONNECTION_STRING: 'kurrentdb://db:2113' }, context()).eventStoreConnectionString).toBeUndefined();
+      expect(
+        parseConfig({ EVENTSTORE_CONNECTION_STRING: 'kurrentdb://db:2113' }, context()).eventStoreConnectionString,
+      ).toBeUndefined();
     });
 
     it('takes the standby settings, taking over after 3 checkpoint intervals by default', () => {
       // Act
-      const config = parseConfig({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_HEARTBEAT: 'TRUE', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '500' }, context());
+      const config = parseConfig(
+        { LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_HEARTBEAT: 'TRUE', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '500' },
+        context(),
+      );
 
       // Assert
-      expect(config).toMatchObject({ role: 'standby', heartbeat: true, checkpointIntervalMillis: 500, takeoverAfterMillis: 1_500 });
-      expect(parseConfig({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '10000' }, context()).takeoverAfterMillis).toBe(10_000);
+      expect(config).toMatchObject({
+        role: 'standby',
+        heartbeat: true,
+        checkpointIntervalMillis: 500,
+        takeoverAfterMillis: 1_500,
+      });
+      expect(
+        parseConfig({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '10000' }, context())
+          .takeoverAfterMillis,
+      ).toBe(10_000);
     });
 
     it('takes the stream ping interval from LEASE_FENCE_STREAM_PING_MILLIS', () => {
@@ -124,11 +166,16 @@ describe('parseConfig', () => {
     });
 
     it('takes the shutdown deadline from LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS', () => {
-      expect(parseConfig({ LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS: '2500' }, context()).shutdownDeadlineMillis).toBe(2_500);
+      expect(parseConfig({ LEASE_FENCE_SHUTDOWN_DEADLINE_MILLIS: '2500' }, context()).shutdownDeadlineMillis).toBe(
+        2_500,
+      );
     });
 
     it('takes fence-first resource patterns, comma-separated, and their timeout', () => {
-      const config = parseConfig({ LEASE_FENCE_FENCE_FIRST: 'deploy-slot, repo:web/* ', LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: '1500' }, context());
+      const config = parseConfig(
+        { LEASE_FENCE_FENCE_FIRST: 'deploy-slot, repo:web/* ', LEASE_FENCE_FENCE_FIRST_TIMEOUT_MILLIS: '1500' },
+        context(),
+      );
       expect(config.fenceFirstPatterns).toEqual(['deploy-slot', 'repo:web/*']);
       expect(config.fenceFirstTimeoutMillis).toBe(1500);
     });
@@ -139,22 +186,46 @@ describe('parseConfig', () => {
         { pattern: 'db', millis: 2000 },
         { pattern: '*', millis: 0 },
       ]);
-      expect(parseConfig({ LEASE_FENCE_LOCK_DELAY: 'a=b=10' }, context()).lockDelays).toEqual([{ pattern: 'a=b', millis: 10 }]);
+      expect(parseConfig({ LEASE_FENCE_LOCK_DELAY: 'a=b=10' }, context()).lockDelays).toEqual([
+        { pattern: 'a=b', millis: 10 },
+      ]);
     });
   });
 
   describe('LEASE_FENCE_LOCK_DELAY', () => {
     it.each([
       ['a pair without =', 'deploy-*=5000,db-*', 'pair 2 "db-*" must be pattern=millis, e.g. deploy-*=5000'],
-      ['a delay that is not a whole number', 'deploy-*=5s', 'pair 1 "deploy-*=5s": the delay must be a whole number of milliseconds, got "5s"'],
-      ['a negative delay', 'deploy-*=-5', 'pair 1 "deploy-*=-5": the delay must be a whole number of milliseconds, got "-5"'],
-      ['a delay over 2^31 - 1', 'deploy-*=2147483648', 'pair 1 "deploy-*=2147483648": the delay must be an integer of milliseconds in [0, 2147483647], got 2147483648'],
-      ['a * inside a pattern', 'a*b=5', 'pair 1 "a*b=5": the pattern may contain `*` only as its last character, got "a*b"'],
+      [
+        'a delay that is not a whole number',
+        'deploy-*=5s',
+        'pair 1 "deploy-*=5s": the delay must be a whole number of milliseconds, got "5s"',
+      ],
+      [
+        'a negative delay',
+        'deploy-*=-5',
+        'pair 1 "deploy-*=-5": the delay must be a whole number of milliseconds, got "-5"',
+      ],
+      [
+        'a delay over 2^31 - 1',
+        'deploy-*=2147483648',
+        'pair 1 "deploy-*=2147483648": the delay must be an integer of milliseconds in [0, 2147483647], got 2147483648',
+      ],
+      [
+        'a * inside a pattern',
+        'a*b=5',
+        'pair 1 "a*b=5": the pattern may contain `*` only as its last character, got "a*b"',
+      ],
       ['an empty pattern', '=5', 'pair 1 "=5": the pattern must not be empty, got ""'],
-      ['a pattern listed twice', 'db=1,db=2', 'pair 2 "db=2": the pattern "db" is listed twice; give each pattern one delay'],
+      [
+        'a pattern listed twice',
+        'db=1,db=2',
+        'pair 2 "db=2": the pattern "db" is listed twice; give each pattern one delay',
+      ],
       ['a stray comma', 'db=1,', 'pair 2 "" must be pattern=millis, e.g. deploy-*=5000'],
     ])('refuses %s, naming the pair', (_name, value, message) => {
-      expect(configError({ LEASE_FENCE_LOCK_DELAY: value }).issues).toEqual([{ variable: 'LEASE_FENCE_LOCK_DELAY', message }]);
+      expect(configError({ LEASE_FENCE_LOCK_DELAY: value }).issues).toEqual([
+        { variable: 'LEASE_FENCE_LOCK_DELAY', message },
+      ]);
     });
   });
 
@@ -197,29 +268,52 @@ describe('parseConfig', () => {
 
     it('requires EVENTSTORE_CONNECTION_STRING with the eventstoredb log, naming it and an example', () => {
       const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' });
-      expect(error.issues).toEqual([{ variable: 'EVENTSTORE_CONNECTION_STRING', message: expect.stringContaining('LEASE_FENCE_EVENT_LOG=eventstoredb') }]);
+      expect(error.issues).toEqual([
+        {
+          variable: 'EVENTSTORE_CONNECTION_STRING',
+          message: expect.stringContaining('LEASE_FENCE_EVENT_LOG=eventstoredb'),
+        },
+      ]);
       expect(error.message).toContain('kurrentdb://localhost:2113?tls=false');
     });
 
     it('requires LEASE_FENCE_SIGNING_KEYS_FILE with the eventstoredb log, saying why and how to create one', () => {
-      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'kurrentdb://db:2113' });
-      expect(error.issues).toEqual([{ variable: 'LEASE_FENCE_SIGNING_KEYS_FILE', message: expect.stringContaining('a primary and its standby sign grants with the same key') }]);
+      const error = configError({
+        LEASE_FENCE_EVENT_LOG: 'eventstoredb',
+        EVENTSTORE_CONNECTION_STRING: 'kurrentdb://db:2113',
+      });
+      expect(error.issues).toEqual([
+        {
+          variable: 'LEASE_FENCE_SIGNING_KEYS_FILE',
+          message: expect.stringContaining('a primary and its standby sign grants with the same key'),
+        },
+      ]);
       expect(error.message).toContain('signing-keys-cli.js');
     });
 
     it('refuses a connection string without a KurrentDB or EventStoreDB scheme, without echoing it (it may hold a password)', () => {
-      const error = configError({ LEASE_FENCE_EVENT_LOG: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'https://admin:s3cret@db:2113', LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json' });
+      const error = configError({
+        LEASE_FENCE_EVENT_LOG: 'eventstoredb',
+        EVENTSTORE_CONNECTION_STRING: 'https://admin:s3cret@db:2113',
+        LEASE_FENCE_SIGNING_KEYS_FILE: 'keys.json',
+      });
       expect(error.issues.map((i) => i.variable)).toEqual(['EVENTSTORE_CONNECTION_STRING']);
       expect(error.message).not.toContain('s3cret');
     });
 
     it('refuses a standby on a memory log, which no other coordinator can share', () => {
       const error = configError({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_EVENT_LOG: 'memory' });
-      expect(error.issues).toEqual([{ variable: 'LEASE_FENCE_ROLE', message: expect.stringContaining('LEASE_FENCE_EVENT_LOG=memory') }]);
+      expect(error.issues).toEqual([
+        { variable: 'LEASE_FENCE_ROLE', message: expect.stringContaining('LEASE_FENCE_EVENT_LOG=memory') },
+      ]);
     });
 
     it('refuses a standby that would take over between two heartbeats of an idle coordinator', () => {
-      const error = configError({ LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '1000', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '1000' });
+      const error = configError({
+        LEASE_FENCE_ROLE: 'standby',
+        LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '1000',
+        LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '1000',
+      });
       expect(error.issues.map((i) => i.variable)).toEqual(['LEASE_FENCE_TAKEOVER_AFTER_MILLIS']);
     });
 
@@ -230,11 +324,17 @@ describe('parseConfig', () => {
 
     it('refuses a default TTL outside the configured bounds, naming LEASE_FENCE_TTL_MILLIS', () => {
       const error = configError({ LEASE_FENCE_TTL_MILLIS: '50', LEASE_FENCE_MIN_TTL_MILLIS: '100' });
-      expect(error.issues).toEqual([{ variable: 'LEASE_FENCE_TTL_MILLIS', message: expect.stringContaining('[100, 3600000]') }]);
+      expect(error.issues).toEqual([
+        { variable: 'LEASE_FENCE_TTL_MILLIS', message: expect.stringContaining('[100, 3600000]') },
+      ]);
     });
 
     it('refuses a minimum TTL above the maximum, naming LEASE_FENCE_MIN_TTL_MILLIS', () => {
-      const error = configError({ LEASE_FENCE_MIN_TTL_MILLIS: '5000', LEASE_FENCE_MAX_TTL_MILLIS: '1000', LEASE_FENCE_TTL_MILLIS: '2000' });
+      const error = configError({
+        LEASE_FENCE_MIN_TTL_MILLIS: '5000',
+        LEASE_FENCE_MAX_TTL_MILLIS: '1000',
+        LEASE_FENCE_TTL_MILLIS: '2000',
+      });
       expect(error.issues.map((i) => i.variable)).toEqual(['LEASE_FENCE_MIN_TTL_MILLIS']);
     });
 

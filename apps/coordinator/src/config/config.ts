@@ -206,7 +206,10 @@ const integer = <F extends number | undefined>(min: number, max: number, unit: s
       const text = raw.trim();
       const value = /^[+]?\d+$/.test(text) ? Number(text) : Number.NaN;
       if (!Number.isSafeInteger(value) || value < min || value > max) {
-        ctx.addIssue({ code: 'custom', message: `must be an integer ${unit} in [${min}, ${max}], got ${JSON.stringify(raw)}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be an integer ${unit} in [${min}, ${max}], got ${JSON.stringify(raw)}`,
+        });
         return z.NEVER;
       }
       return value;
@@ -229,9 +232,14 @@ const EnvSchema = z.object({
     return z.NEVER;
   }),
   EVENTSTORE_CONNECTION_STRING: z.string().optional(),
-  LEASE_FENCE_SQLITE_DURABILITY: text('full').pipe(z.enum(['full', 'normal'], { error: (issue) => `must be full or normal, got ${JSON.stringify(issue.input)}` })),
+  LEASE_FENCE_SQLITE_DURABILITY: text('full').pipe(
+    z.enum(['full', 'normal'], { error: (issue) => `must be full or normal, got ${JSON.stringify(issue.input)}` }),
+  ),
   LEASE_FENCE_NAMESPACE: text('default').pipe(
-    z.string().max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`).regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
+    z
+      .string()
+      .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
+      .regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
   ),
   LEASE_FENCE_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 10_000),
   LEASE_FENCE_MIN_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 100),
@@ -244,7 +252,11 @@ const EnvSchema = z.object({
     ctx.addIssue({ code: 'custom', message: `must be true or false, got ${JSON.stringify(raw)}` });
     return z.NEVER;
   }),
-  LEASE_FENCE_ROLE: text('active').pipe(z.enum(['active', 'standby'], { error: (issue) => `must be active or standby, got ${JSON.stringify(issue.input)}` })),
+  LEASE_FENCE_ROLE: text('active').pipe(
+    z.enum(['active', 'standby'], {
+      error: (issue) => `must be active or standby, got ${JSON.stringify(issue.input)}`,
+    }),
+  ),
   LEASE_FENCE_TAKEOVER_AFTER_MILLIS: integer(1, 3_600_000, 'of milliseconds', undefined),
   LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 100),
   LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS: integer(1, 3_600_000, 'of milliseconds', 5_000),
@@ -270,7 +282,10 @@ const EnvSchema = z.object({
     for (const [index, pattern] of patterns.entries()) {
       const parsed = ResourcePatternSchema.safeParse(pattern);
       if (!parsed.success) {
-        ctx.addIssue({ code: 'custom', message: `pattern ${index + 1} (${JSON.stringify(pattern)}) ${parsed.error.issues[0]?.message ?? 'is not a resource pattern'}; expected comma-separated resource names, each optionally ending in *` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `pattern ${index + 1} (${JSON.stringify(pattern)}) ${parsed.error.issues[0]?.message ?? 'is not a resource pattern'}; expected comma-separated resource names, each optionally ending in *`,
+        });
         return z.NEVER;
       }
     }
@@ -308,11 +323,17 @@ function parseLockDelays(raw: string): readonly LockDelayRule[] | string {
     const equals = pair.lastIndexOf('=');
     if (equals < 0) return `${name} must be pattern=millis, e.g. deploy-*=5000`;
     const millisText = pair.slice(equals + 1).trim();
-    if (!/^\d+$/.test(millisText)) return `${name}: the delay must be a whole number of milliseconds, got ${JSON.stringify(millisText)}`;
+    if (!/^\d+$/.test(millisText))
+      return `${name}: the delay must be a whole number of milliseconds, got ${JSON.stringify(millisText)}`;
     rules.push({ pattern: pair.slice(0, equals).trim(), millis: Number(millisText) });
   }
   try {
-    return checkLockDelayRules('', rules, (index, field) => `pair ${index + 1} ${JSON.stringify(pairs[index])}: the ${field === 'millis' ? 'delay' : 'pattern'}`);
+    return checkLockDelayRules(
+      '',
+      rules,
+      (index, field) =>
+        `pair ${index + 1} ${JSON.stringify(pairs[index])}: the ${field === 'millis' ? 'delay' : 'pattern'}`,
+    );
   } catch (error) {
     return (error as Error).message.replace(/^: /, '');
   }
@@ -334,44 +355,68 @@ function parseLockDelays(raw: string): readonly LockDelayRule[] | string {
 export function parseConfig(env: Readonly<Record<string, string | undefined>>, context: ParseConfigContext): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? 'environment'), message: issue.message })));
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => ({
+        variable: String(issue.path[0] ?? 'environment'),
+        message: issue.message,
+      })),
+    );
   }
   const e = parsed.data;
   const issues: { variable: string; message: string }[] = [];
   if (e.LEASE_FENCE_MIN_TTL_MILLIS > e.LEASE_FENCE_MAX_TTL_MILLIS) {
-    issues.push({ variable: 'LEASE_FENCE_MIN_TTL_MILLIS', message: `must be ≤ LEASE_FENCE_MAX_TTL_MILLIS (${e.LEASE_FENCE_MAX_TTL_MILLIS}), got ${e.LEASE_FENCE_MIN_TTL_MILLIS}` });
-  } else if (e.LEASE_FENCE_TTL_MILLIS < e.LEASE_FENCE_MIN_TTL_MILLIS || e.LEASE_FENCE_TTL_MILLIS > e.LEASE_FENCE_MAX_TTL_MILLIS) {
+    issues.push({
+      variable: 'LEASE_FENCE_MIN_TTL_MILLIS',
+      message: `must be ≤ LEASE_FENCE_MAX_TTL_MILLIS (${e.LEASE_FENCE_MAX_TTL_MILLIS}), got ${e.LEASE_FENCE_MIN_TTL_MILLIS}`,
+    });
+  } else if (
+    e.LEASE_FENCE_TTL_MILLIS < e.LEASE_FENCE_MIN_TTL_MILLIS ||
+    e.LEASE_FENCE_TTL_MILLIS > e.LEASE_FENCE_MAX_TTL_MILLIS
+  ) {
     issues.push({
       variable: 'LEASE_FENCE_TTL_MILLIS',
       message: `must be within [LEASE_FENCE_MIN_TTL_MILLIS, LEASE_FENCE_MAX_TTL_MILLIS] = [${e.LEASE_FENCE_MIN_TTL_MILLIS}, ${e.LEASE_FENCE_MAX_TTL_MILLIS}] milliseconds, got ${e.LEASE_FENCE_TTL_MILLIS}`,
     });
   }
   const rawConnectionString = e.EVENTSTORE_CONNECTION_STRING;
-  const connectionString = rawConnectionString === undefined || unset(rawConnectionString) ? undefined : rawConnectionString.trim();
+  const connectionString =
+    rawConnectionString === undefined || unset(rawConnectionString) ? undefined : rawConnectionString.trim();
   if (e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' && connectionString === undefined) {
     issues.push({
       variable: 'EVENTSTORE_CONNECTION_STRING',
       message: 'is required when LEASE_FENCE_EVENT_LOG=eventstoredb, e.g. kurrentdb://localhost:2113?tls=false',
     });
-  } else if (e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' && !EVENTSTORE_CONNECTION_STRING_PATTERN.test(connectionString ?? '')) {
+  } else if (
+    e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' &&
+    !EVENTSTORE_CONNECTION_STRING_PATTERN.test(connectionString ?? '')
+  ) {
     // The value may hold credentials: name the scheme we expected, never echo the string.
     issues.push({
       variable: 'EVENTSTORE_CONNECTION_STRING',
-      message: 'must be a kurrentdb://, kurrentdb+discover://, kurrent://, kdb:// or esdb:// connection string (e.g. kurrentdb://localhost:2113?tls=false)',
+      message:
+        'must be a kurrentdb://, kurrentdb+discover://, kurrent://, kdb:// or esdb:// connection string (e.g. kurrentdb://localhost:2113?tls=false)',
     });
   }
-  const signingKeysFile = e.LEASE_FENCE_SIGNING_KEYS_FILE === undefined || unset(e.LEASE_FENCE_SIGNING_KEYS_FILE) ? undefined : e.LEASE_FENCE_SIGNING_KEYS_FILE.trim();
+  const signingKeysFile =
+    e.LEASE_FENCE_SIGNING_KEYS_FILE === undefined || unset(e.LEASE_FENCE_SIGNING_KEYS_FILE)
+      ? undefined
+      : e.LEASE_FENCE_SIGNING_KEYS_FILE.trim();
   if (e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' && signingKeysFile === undefined) {
     issues.push({
       variable: 'LEASE_FENCE_SIGNING_KEYS_FILE',
-      message: 'is required when LEASE_FENCE_EVENT_LOG=eventstoredb, so that a primary and its standby sign grants with the same key; '
-        + 'create one with `node apps/coordinator/dist/signing/signing-keys-cli.js <file>` and give every coordinator of the namespace the same file',
+      message:
+        'is required when LEASE_FENCE_EVENT_LOG=eventstoredb, so that a primary and its standby sign grants with the same key; ' +
+        'create one with `node apps/coordinator/dist/signing/signing-keys-cli.js <file>` and give every coordinator of the namespace the same file',
     });
   }
   const takeoverAfterMillis = e.LEASE_FENCE_TAKEOVER_AFTER_MILLIS ?? 3 * e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS;
   if (e.LEASE_FENCE_ROLE === 'standby') {
     if (e.LEASE_FENCE_EVENT_LOG === 'memory') {
-      issues.push({ variable: 'LEASE_FENCE_ROLE', message: 'standby needs a log shared with the active coordinator (eventstoredb or sqlite), got LEASE_FENCE_EVENT_LOG=memory' });
+      issues.push({
+        variable: 'LEASE_FENCE_ROLE',
+        message:
+          'standby needs a log shared with the active coordinator (eventstoredb or sqlite), got LEASE_FENCE_EVENT_LOG=memory',
+      });
     }
     if (takeoverAfterMillis <= e.LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS) {
       issues.push({
@@ -392,7 +437,10 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
   if (env.LEASE_FENCE_DASHBOARD_DIR !== undefined && !unset(env.LEASE_FENCE_DASHBOARD_DIR)) {
     dashboardDir = absolute(env.LEASE_FENCE_DASHBOARD_DIR.trim());
     if (!context.hasIndexHtml(dashboardDir)) {
-      issues.push({ variable: 'LEASE_FENCE_DASHBOARD_DIR', message: `must be a directory holding index.html, got ${JSON.stringify(env.LEASE_FENCE_DASHBOARD_DIR)}` });
+      issues.push({
+        variable: 'LEASE_FENCE_DASHBOARD_DIR',
+        message: `must be a directory holding index.html, got ${JSON.stringify(env.LEASE_FENCE_DASHBOARD_DIR)}`,
+      });
     }
   } else if (context.hasIndexHtml(context.defaultDashboardDir)) {
     dashboardDir = context.defaultDashboardDir;
@@ -418,9 +466,10 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     takeoverAfterMillis,
     reopenInitialDelayMillis: e.LEASE_FENCE_REOPEN_INITIAL_DELAY_MILLIS,
     reopenMaxDelayMillis: e.LEASE_FENCE_REOPEN_MAX_DELAY_MILLIS,
-    tokensFile: e.LEASE_FENCE_TOKENS_FILE !== undefined && !unset(e.LEASE_FENCE_TOKENS_FILE)
-      ? absolute(e.LEASE_FENCE_TOKENS_FILE.trim())
-      : resolve(dataDir, 'tokens.json'),
+    tokensFile:
+      e.LEASE_FENCE_TOKENS_FILE !== undefined && !unset(e.LEASE_FENCE_TOKENS_FILE)
+        ? absolute(e.LEASE_FENCE_TOKENS_FILE.trim())
+        : resolve(dataDir, 'tokens.json'),
     signingKeysFile: signingKeysFile === undefined ? undefined : absolute(signingKeysFile),
     dashboardDir,
     logLevel: e.LOG_LEVEL,

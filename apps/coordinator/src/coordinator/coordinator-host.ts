@@ -119,7 +119,10 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
         for (const event of info.appended) {
           if (event.type !== 'RejectionsMissing') continue;
           const { gateId, resource, fromSeq, throughSeq, reportedSeq } = event.data;
-          this.logger.warn({ gateId, resource, fromSeq, throughSeq, reportedSeq }, `refusals missing: gate ${gateId} on ${resource} reported #${reportedSeq}, but #${fromSeq}..#${throughSeq} never reached the log (RejectionsMissing)`);
+          this.logger.warn(
+            { gateId, resource, fromSeq, throughSeq, reportedSeq },
+            `refusals missing: gate ${gateId} on ${resource} reported #${reportedSeq}, but #${fromSeq}..#${throughSeq} never reached the log (RejectionsMissing)`,
+          );
         }
       },
       onOutcome: (command, outcome) => {
@@ -127,7 +130,11 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
         this.metrics.recordOutcome(command, outcome);
       },
       onSnapshot: (result) => {
-        if (result.error !== undefined) this.logger.warn({ err: result.error, position: result.position }, 'snapshot failed (the log is complete; recovery replays more)');
+        if (result.error !== undefined)
+          this.logger.warn(
+            { err: result.error, position: result.position },
+            'snapshot failed (the log is complete; recovery replays more)',
+          );
         else this.logger.debug({ position: result.position }, 'snapshot saved');
       },
     };
@@ -154,25 +161,54 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
       case 'serving': {
         this.metrics.recordRecovery(event.recovery);
         const { coordinator } = event;
-        const message = event.tookOver ? 'standby: took over the log' : event.attempt > 1 ? 'coordinator re-opened' : undefined;
-        if (message !== undefined) logger.info({ bootId: coordinator.bootId, position: coordinator.position, issuedFence: coordinator.issuedFence, recovery: event.recovery }, message);
+        const message = event.tookOver
+          ? 'standby: took over the log'
+          : event.attempt > 1
+            ? 'coordinator re-opened'
+            : undefined;
+        if (message !== undefined)
+          logger.info(
+            {
+              bootId: coordinator.bootId,
+              position: coordinator.position,
+              issuedFence: coordinator.issuedFence,
+              recovery: event.recovery,
+            },
+            message,
+          );
         return;
       }
       case 'stopped':
         if (event.status === 'superseded') {
-          logger.error({ err: event.cause, bootId: event.bootId }, 'coordinator superseded: another coordinator appended to the log; it no longer grants and is not retried');
+          logger.error(
+            { err: event.cause, bootId: event.bootId },
+            'coordinator superseded: another coordinator appended to the log; it no longer grants and is not retried',
+          );
         } else {
-          logger.error({ err: event.cause, bootId: event.bootId, burnFencesThrough: event.burnFencesThrough }, 'coordinator unhealthy: it no longer grants; it is re-opened once the event log answers');
+          logger.error(
+            { err: event.cause, bootId: event.bootId, burnFencesThrough: event.burnFencesThrough },
+            'coordinator unhealthy: it no longer grants; it is re-opened once the event log answers',
+          );
         }
         return;
       case 'superseded-while-opening':
-        logger.error({ err: event.error }, 'coordinator superseded while opening: another coordinator appended to the log; not retrying');
+        logger.error(
+          { err: event.error },
+          'coordinator superseded while opening: another coordinator appended to the log; not retrying',
+        );
         return;
       case 'open-failed':
-        if (event.attempt > 1) logger.error({ err: event.error, attempt: event.attempt }, `re-opening the coordinator failed for good: ${describe(event.error)}; not retrying`);
+        if (event.attempt > 1)
+          logger.error(
+            { err: event.error, attempt: event.attempt },
+            `re-opening the coordinator failed for good: ${describe(event.error)}; not retrying`,
+          );
         return;
       case 'waiting-for-log':
-        logger.warn({ err: event.cause, failures: event.failures, delayMillis: event.delayMillis }, `event log unavailable: next attempt in ${event.delayMillis} ms`);
+        logger.warn(
+          { err: event.cause, failures: event.failures, delayMillis: event.delayMillis },
+          `event log unavailable: next attempt in ${event.delayMillis} ms`,
+        );
         return;
       case 'log-answers':
         logger.info({ failures: event.failures }, 'event log answers again: re-opening the coordinator');
@@ -181,7 +217,10 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
         logger.info({ status: 'closed', bootId: event.bootId }, 'coordinator closed');
         return;
       case 'standby-following':
-        logger.info({ takeoverAfterMillis: event.takeoverAfterMillis, heartbeat: this.config.heartbeat }, 'standby: following the log; commands are refused until it takes over');
+        logger.info(
+          { takeoverAfterMillis: event.takeoverAfterMillis, heartbeat: this.config.heartbeat },
+          'standby: following the log; commands are refused until it takes over',
+        );
         return;
       case 'standby-follow-error':
         if (event.retrying) logger.warn({ err: event.error }, 'standby: lost the log; following again shortly');
@@ -194,8 +233,13 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
         logger.info({ position: event.position }, 'standby: the active coordinator appended first; following on');
         return;
       case 'takeover-failed':
-        if (event.retryInMillis === undefined) logger.error({ err: event.error }, `standby: taking over failed for good: ${describe(event.error)}`);
-        else logger.warn({ err: event.error, delayMillis: event.retryInMillis }, `standby: taking over failed (the log is unavailable); still following, next check in at least ${event.retryInMillis} ms`);
+        if (event.retryInMillis === undefined)
+          logger.error({ err: event.error }, `standby: taking over failed for good: ${describe(event.error)}`);
+        else
+          logger.warn(
+            { err: event.error, delayMillis: event.retryInMillis },
+            `standby: taking over failed (the log is unavailable); still following, next check in at least ${event.retryInMillis} ms`,
+          );
         return;
       case 'step-failed':
         logger.error({ err: event.error }, `bug: coordinator supervisor step failed: ${describe(event.error)}`);

@@ -5,9 +5,16 @@ import { ApiDoc, routesOf } from './api-doc.js';
 import { API_ROUTES, NAMED_SCHEMAS } from './api-routes.js';
 import { buildOpenApiDocument } from './openapi-document.js';
 
-type Operation = { operationId: string; responses: Record<string, unknown>; security: unknown[]; 'x-lease-fence-role': string };
+type Operation = {
+  operationId: string;
+  responses: Record<string, unknown>;
+  security: unknown[];
+  'x-lease-fence-role': string;
+};
 
-const document = buildOpenApiDocument(API_ROUTES, NAMED_SCHEMAS, 'test') as { paths: Record<string, Record<string, Operation>> };
+const document = buildOpenApiDocument(API_ROUTES, NAMED_SCHEMAS, 'test') as {
+  paths: Record<string, Record<string, Operation>>;
+};
 const operation = (path: string, method: string): Operation => document.paths[path]![method]!;
 
 describe('routesOf', () => {
@@ -21,7 +28,12 @@ describe('routesOf', () => {
       touch(): void {}
 
       @Get()
-      @ApiDoc({ operationId: 'listThings', summary: 'List.', role: 'viewer', replies: { 200: { description: 'Things.' } } })
+      @ApiDoc({
+        operationId: 'listThings',
+        summary: 'List.',
+        role: 'viewer',
+        replies: { 200: { description: 'Things.' } },
+      })
       list(): void {}
 
       helper(): void {}
@@ -70,8 +82,12 @@ describe('the OpenAPI document', () => {
   });
 
   it('documents both WebSocket paths with 101 and the 426 a plain GET gets', () => {
-    expect(Object.keys(operation('/v1/stream', 'get').responses)).toEqual(expect.arrayContaining(['101', '400', '401', '426', '503']));
-    expect(Object.keys(operation('/v1/gates/link', 'get').responses)).toEqual(expect.arrayContaining(['101', '401', '403', '426', '503']));
+    expect(Object.keys(operation('/v1/stream', 'get').responses)).toEqual(
+      expect.arrayContaining(['101', '400', '401', '426', '503']),
+    );
+    expect(Object.keys(operation('/v1/gates/link', 'get').responses)).toEqual(
+      expect.arrayContaining(['101', '401', '403', '426', '503']),
+    );
     expect(operation('/v1/gates/link', 'get')['x-lease-fence-role']).toBe('gate');
   });
 
@@ -86,7 +102,10 @@ describe('the OpenAPI document', () => {
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, op] of Object.entries(methods)) {
         expect(op.responses, `${method} ${path}`).toHaveProperty('405');
-        if (method === 'post') expect(Object.keys(op.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '401', '403', '413', '415']));
+        if (method === 'post')
+          expect(Object.keys(op.responses), `${method} ${path}`).toEqual(
+            expect.arrayContaining(['400', '401', '403', '413', '415']),
+          );
       }
     }
   });

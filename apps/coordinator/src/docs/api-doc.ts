@@ -52,11 +52,17 @@ interface RoleGuardClass {
   readonly requiredRole?: RequiredRole;
 }
 
-const METHOD_NAMES: Partial<Record<RequestMethod, 'get' | 'post'>> = { [RequestMethod.GET]: 'get', [RequestMethod.POST]: 'post' };
+const METHOD_NAMES: Partial<Record<RequestMethod, 'get' | 'post'>> = {
+  [RequestMethod.GET]: 'get',
+  [RequestMethod.POST]: 'post',
+};
 
 /** `'v1/leases'` + `':resource/acquire'` → `'/v1/leases/{resource}/acquire'`. */
 const openApiPath = (...parts: readonly (string | undefined)[]): string => {
-  const path = parts.flatMap((part) => (part ?? '').split('/')).filter((segment) => segment !== '').map((segment) => segment.replace(/^:(\w+)$/, '{$1}'));
+  const path = parts
+    .flatMap((part) => (part ?? '').split('/'))
+    .filter((segment) => segment !== '')
+    .map((segment) => segment.replace(/^:(\w+)$/, '{$1}'));
   return `/${path.join('/')}`;
 };
 
@@ -98,13 +104,21 @@ const error = (description: string): ApiReply => ({ description, schemas: [Error
 
 /** Replies several routes share. */
 export const REPLIES = {
-  badInput: error('Bad input: `issues` names each field (unknown fields, wrong types, ids over 200 characters, ttl out of bounds, malformed JSON). Nothing changed.'),
+  badInput: error(
+    'Bad input: `issues` names each field (unknown fields, wrong types, ids over 200 characters, ttl out of bounds, malformed JSON). Nothing changed.',
+  ),
   unauthenticated: error('Missing or unknown bearer token.'),
-  forbidden: error('The token\'s role may not do this (or, for a gate, this resource is not one of its patterns).'),
+  forbidden: error("The token's role may not do this (or, for a gate, this resource is not one of its patterns)."),
   tooLarge: error('The body is larger than the configured limit (`LEASE_FENCE_MAX_BODY_BYTES`).'),
-  unsupportedMediaType: error('The body\'s charset is not one JSON may use, or the Content-Type header cannot be parsed.'),
-  unavailable: error('The coordinator cannot serve: `reason` is `recovering`, `superseded`, `unhealthy`, `closed` or `event-log-unavailable`; `retryable: true`.'),
-  upgradeRequired: error('A plain GET without `Upgrade: websocket`: the reply says how to connect (`Upgrade: websocket` header).'),
+  unsupportedMediaType: error(
+    "The body's charset is not one JSON may use, or the Content-Type header cannot be parsed.",
+  ),
+  unavailable: error(
+    'The coordinator cannot serve: `reason` is `recovering`, `superseded`, `unhealthy`, `closed` or `event-log-unavailable`; `retryable: true`.',
+  ),
+  upgradeRequired: error(
+    'A plain GET without `Upgrade: websocket`: the reply says how to connect (`Upgrade: websocket` header).',
+  ),
   shuttingDown: error('The coordinator is shutting down (`retryable: true`): connect to it again once it is back.'),
 } as const satisfies Record<string, ApiReply>;
 
@@ -122,4 +136,6 @@ export const WRITE_REPLIES = {
 export const READ_REPLIES = { 401: REPLIES.unauthenticated, 503: REPLIES.unavailable } as const;
 
 /** The 405 every route answers for a method it does not have (added to every route by the document). */
-export const METHOD_NOT_ALLOWED = error('The path is a route, but not for this method: `Allow` lists the methods it has.');
+export const METHOD_NOT_ALLOWED = error(
+  'The path is a route, but not for this method: `Allow` lists the methods it has.',
+);

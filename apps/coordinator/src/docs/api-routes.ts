@@ -80,4 +80,3 @@ export const API_CONTROLLERS: readonly Type[] = [
 
 /** Every route the coordinator serves (the dashboard's static files aside). */
 export const API_ROUTES: readonly ApiRoute[] = routesOf(API_CONTROLLERS);
-

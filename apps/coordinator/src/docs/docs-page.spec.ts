@@ -4,7 +4,9 @@ import { renderDocsPage, renderInline } from './docs-page.js';
 
 describe('renderInline', () => {
   it('renders Markdown code spans as <code> and escapes everything else', () => {
-    expect(renderInline('events after `after`, at most `limit` <b>')).toBe('events after <code>after</code>, at most <code>limit</code> &lt;b&gt;');
+    expect(renderInline('events after `after`, at most `limit` <b>')).toBe(
+      'events after <code>after</code>, at most <code>limit</code> &lt;b&gt;',
+    );
   });
 
   it('escapes HTML inside a code span and leaves an unpaired backtick alone', () => {

@@ -14,13 +14,17 @@ export const renderInline = (text: string): string => escapeHtml(text).replace(/
 
 /** Renders the `/docs` page of `routes`. */
 export function renderDocsPage(routes: readonly ApiRoute[]): string {
-  const rows = routes.map((route) => {
-    const statuses = Object.entries(route.replies)
-      .map(([status, reply]) => `<li><code>${status}</code> ${renderInline(reply.description)}</li>`)
-      .join('');
-    return `<tr><td><code>${route.method.toUpperCase()}</code></td><td><code>${escapeHtml(route.path)}</code></td>`
-      + `<td>${route.role ?? 'none'}</td><td>${renderInline(route.summary)}<ul>${statuses}</ul></td></tr>`;
-  }).join('\n');
+  const rows = routes
+    .map((route) => {
+      const statuses = Object.entries(route.replies)
+        .map(([status, reply]) => `<li><code>${status}</code> ${renderInline(reply.description)}</li>`)
+        .join('');
+      return (
+        `<tr><td><code>${route.method.toUpperCase()}</code></td><td><code>${escapeHtml(route.path)}</code></td>` +
+        `<td>${route.role ?? 'none'}</td><td>${renderInline(route.summary)}<ul>${statuses}</ul></td></tr>`
+      );
+    })
+    .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>lease-fence coordinator API</title>
 <style>body{font:14px/1.45 system-ui,sans-serif;margin:2rem;max-width:72rem}table{border-collapse:collapse;width:100%}

@@ -30,14 +30,22 @@ export class DocsController {
   /** The HTML page. */
   @Get()
   @Header('content-type', 'text/html; charset=utf-8')
-  @ApiDoc({ operationId: 'docsPage', summary: 'This API as a small HTML page.', replies: { 200: { description: 'HTML.', schemas: 'html' } } })
+  @ApiDoc({
+    operationId: 'docsPage',
+    summary: 'This API as a small HTML page.',
+    replies: { 200: { description: 'HTML.', schemas: 'html' } },
+  })
   htmlPage(): string {
     return this.page;
   }
 
   /** The OpenAPI document. */
   @Get('openapi.json')
-  @ApiDoc({ operationId: 'openApiDocument', summary: 'This API as an OpenAPI 3.1 document.', replies: { 200: { description: 'OpenAPI document.' } } })
+  @ApiDoc({
+    operationId: 'openApiDocument',
+    summary: 'This API as an OpenAPI 3.1 document.',
+    replies: { 200: { description: 'OpenAPI document.' } },
+  })
   openApi(): Record<string, unknown> {
     return this.document;
   }

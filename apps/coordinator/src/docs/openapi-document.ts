@@ -11,15 +11,22 @@ type JsonObject = Record<string, unknown>;
 const componentRef = (id: string): string => `#/components/schemas/${id}`;
 
 /** Converts every named schema once; request bodies as zod *input* (defaults optional), replies as *output*. */
-function buildComponents(NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>>): { schemas: Record<string, JsonObject>; idOf: Map<z.ZodType, string> } {
+function buildComponents(NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>>): {
+  schemas: Record<string, JsonObject>;
+  idOf: Map<z.ZodType, string>;
+} {
   const idOf = new Map<z.ZodType, string>();
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(NAMED_SCHEMAS)) {
     registry.add(schema, { id });
     idOf.set(schema, id);
   }
-  const input = z.toJSONSchema(registry, { uri: componentRef, io: 'input', unrepresentable: 'any' }).schemas as Record<string, JsonObject>;
-  const output = z.toJSONSchema(registry, { uri: componentRef, io: 'output', unrepresentable: 'any' }).schemas as Record<string, JsonObject>;
+  const input = z.toJSONSchema(registry, { uri: componentRef, io: 'input', unrepresentable: 'any' }).schemas as Record<
+    string,
+    JsonObject
+  >;
+  const output = z.toJSONSchema(registry, { uri: componentRef, io: 'output', unrepresentable: 'any' })
+    .schemas as Record<string, JsonObject>;
   const schemas: Record<string, JsonObject> = {};
   for (const id of Object.keys(NAMED_SCHEMAS)) {
     const { $schema: _schema, $id: _id, ...rest } = (id.endsWith('Body') ? input[id] : output[id]) ?? {};
@@ -37,8 +44,10 @@ const jsonSchemaOf = (schema: z.ZodType, idOf: ReadonlyMap<z.ZodType, string>): 
 
 const replyObject = (reply: ApiReply, idOf: ReadonlyMap<z.ZodType, string>): JsonObject => {
   if (reply.schemas === undefined) return { description: reply.description };
-  if (reply.schemas === 'text') return { description: reply.description, content: { 'text/plain': { schema: { type: 'string' } } } };
-  if (reply.schemas === 'html') return { description: reply.description, content: { 'text/html': { schema: { type: 'string' } } } };
+  if (reply.schemas === 'text')
+    return { description: reply.description, content: { 'text/plain': { schema: { type: 'string' } } } };
+  if (reply.schemas === 'html')
+    return { description: reply.description, content: { 'text/html': { schema: { type: 'string' } } } };
   const [only, ...more] = reply.schemas.map((s) => jsonSchemaOf(s, idOf));
   const schema = more.length === 0 ? only : { oneOf: [only, ...more] };
   return { description: reply.description, content: { 'application/json': { schema } } };
@@ -51,16 +60,29 @@ const replyObject = (reply: ApiReply, idOf: ReadonlyMap<z.ZodType, string>): Jso
  * @param namedSchemas - Schemas to put in `components.schemas` under these names (referenced by `$ref`).
  * @param version - The service version shown in `info.version`.
  */
-export function buildOpenApiDocument(routes: readonly ApiRoute[], namedSchemas: Readonly<Record<string, z.ZodType>>, version: string): JsonObject {
+export function buildOpenApiDocument(
+  routes: readonly ApiRoute[],
+  namedSchemas: Readonly<Record<string, z.ZodType>>,
+  version: string,
+): JsonObject {
   const { schemas, idOf } = buildComponents(namedSchemas);
   const paths: Record<string, Record<string, JsonObject>> = {};
   for (const route of routes) {
     const parameters: JsonObject[] = [];
     for (const match of route.path.matchAll(/\{(\w+)\}/g)) {
-      parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'Resource id (URL-encode `/`).' });
+      parameters.push({
+        name: match[1],
+        in: 'path',
+        required: true,
+        schema: { type: 'string', minLength: 1, maxLength: 200 },
+        description: 'Resource id (URL-encode `/`).',
+      });
     }
     if (route.query !== undefined) {
-      const query = z.toJSONSchema(route.query, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, JsonObject>; required?: string[] };
+      const query = z.toJSONSchema(route.query, { io: 'input', unrepresentable: 'any' }) as {
+        properties?: Record<string, JsonObject>;
+        required?: string[];
+      };
       for (const [name, schema] of Object.entries(query.properties ?? {})) {
         parameters.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema });
       }
@@ -71,10 +93,16 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[], namedSchemas: 
       summary: route.summary,
       security: route.role === null ? [] : [{ bearer: [] }],
       'x-lease-fence-role': route.role ?? 'none',
-      responses: Object.fromEntries(Object.entries(replies).map(([status, reply]) => [status, replyObject(reply, idOf)])),
+      responses: Object.fromEntries(
+        Object.entries(replies).map(([status, reply]) => [status, replyObject(reply, idOf)]),
+      ),
     };
     if (parameters.length > 0) operation.parameters = parameters;
-    if (route.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: jsonSchemaOf(route.body, idOf) } } };
+    if (route.body !== undefined)
+      operation.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: jsonSchemaOf(route.body, idOf) } },
+      };
     (paths[route.path] ??= {})[route.method] = operation;
   }
   return {
@@ -82,8 +110,9 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[], namedSchemas: 
     info: {
       title: 'lease-fence coordinator',
       version,
-      description: 'Leases with fencing tokens. The holder of a grant is the authenticated agent. '
-        + 'Denials are replies (409/410 with `ok: false` and a `reason`), not errors. Instants in replies are in the coordinator\'s clock domain: display them, never measure against them.',
+      description:
+        'Leases with fencing tokens. The holder of a grant is the authenticated agent. ' +
+        "Denials are replies (409/410 with `ok: false` and a `reason`), not errors. Instants in replies are in the coordinator's clock domain: display them, never measure against them.",
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

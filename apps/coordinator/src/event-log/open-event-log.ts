@@ -37,9 +37,12 @@ export async function openEventLog(config: Config): Promise<EventLog> {
     case 'eventstoredb': {
       const { eventStoreConnectionString: connectionString, namespace } = config;
       if (connectionString === undefined) {
-        throw new TypeError('openEventLog: eventStoreConnectionString (EVENTSTORE_CONNECTION_STRING) is required when eventLog is eventstoredb, got undefined');
+        throw new TypeError(
+          'openEventLog: eventStoreConnectionString (EVENTSTORE_CONNECTION_STRING) is required when eventLog is eventstoredb, got undefined',
+        );
       }
-      const { connectEventStoreDbEventLog, openFirstContactEventLog } = await import('@lease-fence/event-log-eventstoredb');
+      const { connectEventStoreDbEventLog, openFirstContactEventLog } =
+        await import('@lease-fence/event-log-eventstoredb');
       return openFirstContactEventLog(() => connectEventStoreDbEventLog({ connectionString, namespace }));
     }
   }

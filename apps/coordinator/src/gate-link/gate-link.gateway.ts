@@ -41,7 +41,9 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
     @Inject(CONFIG) private readonly config: Config,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    upgrades.register(GATE_LINK_PATH, (request, url) => upgrades.principalOf(request, url.searchParams.get('token'), 'gate'));
+    upgrades.register(GATE_LINK_PATH, (request, url) =>
+      upgrades.principalOf(request, url.searchParams.get('token'), 'gate'),
+    );
     this.keepalive = new PingKeepalive({ pingIntervalMillis: config.streamPingMillis });
   }
 
@@ -66,7 +68,10 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
     const handle = this.links.attach({ gate, send: (frame) => client.send(JSON.stringify(frame)) });
     this.logger.info({ gateId: gate.gateId, remoteAddress }, 'gate link: connected');
     const unwatch = this.keepalive.watch(client, () => {
-      this.logger.info({ gateId: gate.gateId, pingIntervalMillis: this.config.streamPingMillis, remoteAddress }, 'gate link: unresponsive gate terminated (no pong)');
+      this.logger.info(
+        { gateId: gate.gateId, pingIntervalMillis: this.config.streamPingMillis, remoteAddress },
+        'gate link: unresponsive gate terminated (no pong)',
+      );
     });
     client.on('message', (data, isBinary) => {
       if (isBinary) client.send(JSON.stringify({ type: 'error', field: '', message: 'frames must be text (JSON)' }));

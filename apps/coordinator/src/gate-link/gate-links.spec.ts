@@ -10,14 +10,22 @@ function manualTimers() {
     schedule(delayMillis, run) {
       const entry = { delayMillis, run, cancelled: false };
       due.push(entry);
-      return () => { entry.cancelled = true; };
+      return () => {
+        entry.cancelled = true;
+      };
     },
   };
-  const fireAll = (): void => { for (const entry of due.splice(0)) if (!entry.cancelled) entry.run(); };
+  const fireAll = (): void => {
+    for (const entry of due.splice(0)) if (!entry.cancelled) entry.run();
+  };
   return { timers, fireAll };
 }
 
-const gate = (gateId: string, resources: string[] = ['deploy-*']): GatePrincipal => ({ role: 'gate', gateId, resources });
+const gate = (gateId: string, resources: string[] = ['deploy-*']): GatePrincipal => ({
+  role: 'gate',
+  gateId,
+  resources,
+});
 
 function link(links: GateLinks, principal: GatePrincipal) {
   const sent: CoordinatorToGateFrame[] = [];
@@ -72,10 +80,22 @@ describe('GateLinks', () => {
     ['a frame that is not JSON', 'not json', ''],
     ['an unknown frame type', { type: 'hello' }, 'type'],
     ['a guard outside the token patterns', { type: 'guard', resources: ['deploy-slot', 'db-primary'] }, 'resources.1'],
-    ['an admitted for a resource this link does not guard', { type: 'admitted', id: 1, resource: 'deploy-other', fence: 7 }, 'resource'],
-    ['an admitted for a fence it was not asked', { type: 'admitted', id: 1, resource: 'deploy-slot', fence: 8 }, 'fence'],
+    [
+      'an admitted for a resource this link does not guard',
+      { type: 'admitted', id: 1, resource: 'deploy-other', fence: 7 },
+      'resource',
+    ],
+    [
+      'an admitted for a fence it was not asked',
+      { type: 'admitted', id: 1, resource: 'deploy-slot', fence: 8 },
+      'fence',
+    ],
     ['an admitted for a request never sent', { type: 'admitted', id: 99, resource: 'deploy-slot', fence: 7 }, 'id'],
-    ['an admitted with a fence that is not a positive integer', { type: 'admitted', id: 1, resource: 'deploy-slot', fence: -1 }, 'fence'],
+    [
+      'an admitted with a fence that is not a positive integer',
+      { type: 'admitted', id: 1, resource: 'deploy-slot', fence: -1 },
+      'fence',
+    ],
   ])('refuses %s with an error naming the field, and changes nothing', async (_what, frame, field) => {
     const { timers, fireAll } = manualTimers();
     const links = new GateLinks(timers);

@@ -140,7 +140,10 @@ export class GateLinks {
       const resources = [...new Set(frame.resources)];
       const outside = resources.findIndex((resource) => !gateCovers(link.peer.gate, resource));
       if (outside >= 0) {
-        refuse(`resources.${frame.resources.indexOf(resources[outside]!)}`, `gate ${link.peer.gate.gateId} may not guard ${JSON.stringify(resources[outside])}: its token covers ${link.peer.gate.resources.join(', ')}; nothing changed`);
+        refuse(
+          `resources.${frame.resources.indexOf(resources[outside]!)}`,
+          `gate ${link.peer.gate.gateId} may not guard ${JSON.stringify(resources[outside])}: its token covers ${link.peer.gate.resources.join(', ')}; nothing changed`,
+        );
         return;
       }
       link.guarded = new Set(resources);
@@ -149,17 +152,26 @@ export class GateLinks {
       return;
     }
     if (!link.guarded.has(frame.resource)) {
-      refuse('resource', `this link does not guard ${JSON.stringify(frame.resource)} (it guards ${[...link.guarded].map((r) => JSON.stringify(r)).join(', ') || 'nothing yet'}); send guard first; nothing changed`);
+      refuse(
+        'resource',
+        `this link does not guard ${JSON.stringify(frame.resource)} (it guards ${[...link.guarded].map((r) => JSON.stringify(r)).join(', ') || 'nothing yet'}); send guard first; nothing changed`,
+      );
       return;
     }
     const waiting = link.asked.get(frame.id);
     if (waiting === undefined) {
-      refuse('id', `no admit request #${frame.id} is waiting on this link (answered, timed out, or never sent); nothing changed`);
+      refuse(
+        'id',
+        `no admit request #${frame.id} is waiting on this link (answered, timed out, or never sent); nothing changed`,
+      );
       return;
     }
     const { resource, fence } = waiting.request;
     if (frame.resource !== resource || frame.fence !== fence) {
-      refuse(frame.resource !== resource ? 'resource' : 'fence', `admit request #${frame.id} asked for fence ${fence} on ${JSON.stringify(resource)}, not fence ${frame.fence} on ${JSON.stringify(frame.resource)}; nothing changed`);
+      refuse(
+        frame.resource !== resource ? 'resource' : 'fence',
+        `admit request #${frame.id} asked for fence ${fence} on ${JSON.stringify(resource)}, not fence ${frame.fence} on ${JSON.stringify(frame.resource)}; nothing changed`,
+      );
       return;
     }
     waiting.settle({ gateId: link.peer.gate.gateId });

@@ -35,10 +35,26 @@ export class CoordinatorMetrics {
     const metrics = this;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.grants = new Counter({ name: 'lease_fence_grants_total', help: 'Acquire commands answered with a grant (idempotent replays included).', registers });
-    this.renewals = new Counter({ name: 'lease_fence_renewals_total', help: 'Renew commands that extended a lease.', registers });
-    this.releases = new Counter({ name: 'lease_fence_releases_total', help: 'Release commands that released a lease.', registers });
-    this.rejections = new Counter({ name: 'lease_fence_rejections_total', help: 'Fence rejections reported by gates (duplicates included).', registers });
+    this.grants = new Counter({
+      name: 'lease_fence_grants_total',
+      help: 'Acquire commands answered with a grant (idempotent replays included).',
+      registers,
+    });
+    this.renewals = new Counter({
+      name: 'lease_fence_renewals_total',
+      help: 'Renew commands that extended a lease.',
+      registers,
+    });
+    this.releases = new Counter({
+      name: 'lease_fence_releases_total',
+      help: 'Release commands that released a lease.',
+      registers,
+    });
+    this.rejections = new Counter({
+      name: 'lease_fence_rejections_total',
+      help: 'Fence rejections reported by gates (duplicates included).',
+      registers,
+    });
     this.admits = new Counter({ name: 'lease_fence_admits_total', help: 'Fence admits reported by gates.', registers });
     this.rejectionGaps = new Counter({
       name: 'lease_fence_rejection_gaps_total',
@@ -50,17 +66,40 @@ export class CoordinatorMetrics {
       help: 'Gate refusals (seqs) recorded as missing by RejectionsMissing events: refused by a gate, never reported.',
       registers,
     });
-    this.denials = new Counter({ name: 'lease_fence_denials_total', help: 'Denied commands by command and outcome reason (denials are not in the log).', labelNames: ['command', 'reason'], registers });
+    this.denials = new Counter({
+      name: 'lease_fence_denials_total',
+      help: 'Denied commands by command and outcome reason (denials are not in the log).',
+      labelNames: ['command', 'reason'],
+      registers,
+    });
     this.appendSeconds = new Histogram({
       name: 'lease_fence_append_duration_seconds',
       help: 'Latency of one group-commit append to the event log, until durable.',
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     });
-    this.batchCommands = new Histogram({ name: 'lease_fence_append_batch_commands', help: 'Commands acknowledged by one group-commit append.', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
-    this.batchEvents = new Histogram({ name: 'lease_fence_append_batch_events', help: 'Events written by one group-commit append.', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers });
-    this.recoverySeconds = new Gauge({ name: 'lease_fence_recovery_duration_seconds', help: 'How long recovery (snapshot + replay) took at this boot.', registers });
-    this.recoveryEvents = new Gauge({ name: 'lease_fence_recovery_events_replayed', help: 'Events replayed by recovery at this boot.', registers });
+    this.batchCommands = new Histogram({
+      name: 'lease_fence_append_batch_commands',
+      help: 'Commands acknowledged by one group-commit append.',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers,
+    });
+    this.batchEvents = new Histogram({
+      name: 'lease_fence_append_batch_events',
+      help: 'Events written by one group-commit append.',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers,
+    });
+    this.recoverySeconds = new Gauge({
+      name: 'lease_fence_recovery_duration_seconds',
+      help: 'How long recovery (snapshot + replay) took at this boot.',
+      registers,
+    });
+    this.recoveryEvents = new Gauge({
+      name: 'lease_fence_recovery_events_replayed',
+      help: 'Events replayed by recovery at this boot.',
+      registers,
+    });
     new Gauge({
       name: 'lease_fence_log_position',
       help: 'Log version the coordinator has applied.',
@@ -70,8 +109,16 @@ export class CoordinatorMetrics {
         if (position !== undefined) this.set(position);
       },
     });
-    this.streamClients = new Gauge({ name: 'lease_fence_stream_clients', help: 'Open WebSocket stream connections.', registers });
-    this.slowConsumers = new Counter({ name: 'lease_fence_stream_slow_consumer_disconnects_total', help: 'Stream clients disconnected because their unsent bytes exceeded the bound.', registers });
+    this.streamClients = new Gauge({
+      name: 'lease_fence_stream_clients',
+      help: 'Open WebSocket stream connections.',
+      registers,
+    });
+    this.slowConsumers = new Counter({
+      name: 'lease_fence_stream_slow_consumer_disconnects_total',
+      help: 'Stream clients disconnected because their unsent bytes exceeded the bound.',
+      registers,
+    });
     this.unresponsiveClients = new Counter({
       name: 'lease_fence_stream_unresponsive_terminations_total',
       help: 'Stream clients terminated because they did not answer a WebSocket ping (no pong) by the next one.',
@@ -98,7 +145,12 @@ export class CoordinatorMetrics {
    * The coordinator's `onAppend` hook: one group commit of `commands` commands and `events`
    * events that took `millis`; counts the `RejectionsMissing` among the `appended` events.
    */
-  recordAppend(info: { readonly events: number; readonly commands: number; readonly millis: number; readonly appended: readonly CoordinatorEvent[] }): void {
+  recordAppend(info: {
+    readonly events: number;
+    readonly commands: number;
+    readonly millis: number;
+    readonly appended: readonly CoordinatorEvent[];
+  }): void {
     this.appendSeconds.observe(info.millis / 1000);
     this.batchCommands.observe(info.commands);
     this.batchEvents.observe(info.events);

@@ -39,7 +39,10 @@ export class HealthController {
   @ApiDoc({
     operationId: 'readyz',
     summary: 'Ready once recovery has finished; 503 with the reason while recovering or when superseded/unhealthy.',
-    replies: { 200: { description: 'Ready.', schemas: [ReadinessReplySchema] }, 503: { description: 'Not ready.', schemas: [ReadinessReplySchema] } },
+    replies: {
+      200: { description: 'Ready.', schemas: [ReadinessReplySchema] },
+      503: { description: 'Not ready.', schemas: [ReadinessReplySchema] },
+    },
   })
   readyz(@Res({ passthrough: true }) response: StatusTarget): ReadinessReply {
     const readiness = this.host.readiness();
@@ -52,7 +55,8 @@ export class HealthController {
   @UseGuards(ViewerGuard)
   @ApiDoc({
     operationId: 'metrics',
-    summary: 'Prometheus text: grants, renewals, denials by reason, rejections, append latency, group-commit batch sizes, recovery duration.',
+    summary:
+      'Prometheus text: grants, renewals, denials by reason, rejections, append latency, group-commit batch sizes, recovery duration.',
     replies: { 200: { description: 'Prometheus exposition format.', schemas: 'text' }, 401: REPLIES.unauthenticated },
   })
   async prometheus(@Res({ passthrough: true }) response: StatusTarget): Promise<string> {

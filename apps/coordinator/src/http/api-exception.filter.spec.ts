@@ -1,5 +1,10 @@
 import { BadRequestException, HttpException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
-import { CoordinatorNotServingError, CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
+import {
+  CoordinatorNotServingError,
+  CoordinatorUnavailableError,
+  EventLogClosedError,
+  EventLogUnavailableError,
+} from '@lease-fence/coordinator-core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
@@ -50,7 +55,10 @@ describe('decideReply', () => {
     });
 
     it('names the body when it is not a JSON object', () => {
-      const reply = decideReply(catching(() => parseInput(z.strictObject({ fence: z.number() }), undefined, 'body')), options);
+      const reply = decideReply(
+        catching(() => parseInput(z.strictObject({ fence: z.number() }), undefined, 'body')),
+        options,
+      );
       expect(reply.body).toMatchObject({ issues: [{ path: 'body', message: expect.stringContaining('JSON object') }] });
     });
 
@@ -64,7 +72,10 @@ describe('decideReply', () => {
 
       // Assert
       expect(reply.status).toBe(400);
-      expect(reply.body).toMatchObject({ error: 'invalid-request', issues: [{ path: 'body', message: expect.stringContaining('malformed JSON') }] });
+      expect(reply.body).toMatchObject({
+        error: 'invalid-request',
+        issues: [{ path: 'body', message: expect.stringContaining('malformed JSON') }],
+      });
     });
 
     it.each([
@@ -72,29 +83,46 @@ describe('decideReply', () => {
       ['42', 'a number'],
       ['"r1"', 'a string'],
       ['true', 'a boolean'],
-    ])('answers valid JSON that is not an object (%s) with 400 "must be a JSON object", not "malformed JSON"', (raw, kind) => {
-      // Arrange: body-parser's strict mode refuses it as a SyntaxError carrying the raw text as `body`
-      const parseError = Object.assign(new SyntaxError(`Unexpected token '${raw[0]}', "${raw}" is not valid JSON`), { status: 400, body: raw });
-      const exception = new BadRequestException(parseError.message, { cause: parseError });
+    ])(
+      'answers valid JSON that is not an object (%s) with 400 "must be a JSON object", not "malformed JSON"',
+      (raw, kind) => {
+        // Arrange: body-parser's strict mode refuses it as a SyntaxError carrying the raw text as `body`
+        const parseError = Object.assign(new SyntaxError(`Unexpected token '${raw[0]}', "${raw}" is not valid JSON`), {
+          status: 400,
+          body: raw,
+        });
+        const exception = new BadRequestException(parseError.message, { cause: parseError });
 
-      // Act
-      const reply = decideReply(exception, options);
+        // Act
+        const reply = decideReply(exception, options);
 
-      // Assert
-      expect(reply).toEqual({
-        status: 400,
-        body: { error: 'invalid-request', message: `body: must be a JSON object, got ${kind}`, issues: [{ path: 'body', message: `must be a JSON object, got ${kind}` }] },
-      });
-    });
+        // Assert
+        expect(reply).toEqual({
+          status: 400,
+          body: {
+            error: 'invalid-request',
+            message: `body: must be a JSON object, got ${kind}`,
+            issues: [{ path: 'body', message: `must be a JSON object, got ${kind}` }],
+          },
+        });
+      },
+    );
 
     it('answers an oversize body with 413 naming the body and the limit', () => {
       const reply = decideReply(new PayloadTooLargeException('request entity too large'), options);
-      expect(reply).toMatchObject({ status: 413, body: { error: 'payload-too-large', message: 'body: must be at most 16384 bytes' } });
+      expect(reply).toMatchObject({
+        status: 413,
+        body: { error: 'payload-too-large', message: 'body: must be at most 16384 bytes' },
+      });
     });
 
     it('answers a body that does not decompress with 400 naming content-encoding and the encoding', () => {
       // Arrange: what the JSON body parser makes of zlib's error for `content-encoding: gzip`
-      const exception = new HttpException('content-encoding: the body is not valid gzip (incorrect header check)', 400, { cause: new InvalidContentEncodingError('gzip', 'incorrect header check') });
+      const exception = new HttpException(
+        'content-encoding: the body is not valid gzip (incorrect header check)',
+        400,
+        { cause: new InvalidContentEncodingError('gzip', 'incorrect header check') },
+      );
 
       // Act
       const reply = decideReply(exception, options);
@@ -112,54 +140,93 @@ describe('decideReply', () => {
 
     it('answers an unsupported content-encoding with 415 naming content-encoding, not content-type', () => {
       // Arrange: body-parser's error for `content-encoding: x`
-      const unsupported = Object.assign(new Error('unsupported content encoding "x"'), { status: 415, encoding: 'x', type: 'encoding.unsupported' });
+      const unsupported = Object.assign(new Error('unsupported content encoding "x"'), {
+        status: 415,
+        encoding: 'x',
+        type: 'encoding.unsupported',
+      });
 
       // Act
       const reply = decideReply(new HttpException(unsupported.message, 415, { cause: unsupported }), options);
 
       // Assert
       expect(reply.status).toBe(415);
-      expect(reply.body).toMatchObject({ error: 'unsupported-media-type', message: expect.stringMatching(/^content-encoding: x is not supported/), issues: [{ path: 'content-encoding' }] });
+      expect(reply.body).toMatchObject({
+        error: 'unsupported-media-type',
+        message: expect.stringMatching(/^content-encoding: x is not supported/),
+        issues: [{ path: 'content-encoding' }],
+      });
     });
 
     it('gives any other framework 400 issues naming the body, so every 400 has the documented shape', () => {
       const reply = decideReply(new BadRequestException('something the framework refused'), options);
       expect(reply).toEqual({
         status: 400,
-        body: { error: 'invalid-request', message: 'body: something the framework refused', issues: [{ path: 'body', message: 'something the framework refused' }] },
+        body: {
+          error: 'invalid-request',
+          message: 'body: something the framework refused',
+          issues: [{ path: 'body', message: 'something the framework refused' }],
+        },
       });
     });
 
     it('answers an unknown route with 404', () => {
-      expect(decideReply(new NotFoundException('Cannot GET /v2'), options)).toMatchObject({ status: 404, body: { error: 'not-found' } });
+      expect(decideReply(new NotFoundException('Cannot GET /v2'), options)).toMatchObject({
+        status: 404,
+        body: { error: 'not-found' },
+      });
     });
   });
 
   describe('auth', () => {
     it('answers a missing or unknown token with 401 and a Bearer challenge', () => {
       const reply = decideReply(new UnauthenticatedError('unknown bearer token'), options);
-      expect(reply).toEqual({ status: 401, body: { error: 'unauthenticated', message: 'unknown bearer token' }, headers: { 'www-authenticate': 'Bearer' } });
+      expect(reply).toEqual({
+        status: 401,
+        body: { error: 'unauthenticated', message: 'unknown bearer token' },
+        headers: { 'www-authenticate': 'Bearer' },
+      });
     });
 
     it('answers a wrong role with 403', () => {
-      expect(decideReply(new ForbiddenError('needs agent'), options)).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+      expect(decideReply(new ForbiddenError('needs agent'), options)).toMatchObject({
+        status: 403,
+        body: { error: 'forbidden' },
+      });
     });
   });
 
   describe('unavailable', () => {
-    it.each(['superseded', 'unhealthy', 'closed'] as const)('answers a %s coordinator with 503, retryable, and the reason', (reason) => {
-      const reply = decideReply(new CoordinatorUnavailableError(reason), options);
-      expect(reply).toMatchObject({ status: 503, body: { error: 'coordinator-unavailable', retryable: true, reason }, headers: { 'retry-after': '1' } });
-    });
+    it.each(['superseded', 'unhealthy', 'closed'] as const)(
+      'answers a %s coordinator with 503, retryable, and the reason',
+      (reason) => {
+        const reply = decideReply(new CoordinatorUnavailableError(reason), options);
+        expect(reply).toMatchObject({
+          status: 503,
+          body: { error: 'coordinator-unavailable', retryable: true, reason },
+          headers: { 'retry-after': '1' },
+        });
+      },
+    );
 
-    it.each(['recovering', 'standby'] as const)('answers a %s process (no coordinator serving yet) with 503, retryable, and the reason', (reason) => {
-      const reply = decideReply(new CoordinatorNotServingError(reason), options);
-      expect(reply).toMatchObject({ status: 503, body: { error: 'coordinator-unavailable', retryable: true, reason }, headers: { 'retry-after': '1' } });
-    });
+    it.each(['recovering', 'standby'] as const)(
+      'answers a %s process (no coordinator serving yet) with 503, retryable, and the reason',
+      (reason) => {
+        const reply = decideReply(new CoordinatorNotServingError(reason), options);
+        expect(reply).toMatchObject({
+          status: 503,
+          body: { error: 'coordinator-unavailable', retryable: true, reason },
+          headers: { 'retry-after': '1' },
+        });
+      },
+    );
 
     it('answers an unavailable event log with 503, retryable', () => {
       const reply = decideReply(new EventLogUnavailableError('sqlite', { message: 'disk I/O error' }), options);
-      expect(reply).toMatchObject({ status: 503, body: { error: 'event-log-unavailable', retryable: true, reason: 'event-log-unavailable' } });
+      expect(reply).toMatchObject({
+        status: 503,
+        body: { error: 'event-log-unavailable', retryable: true, reason: 'event-log-unavailable' },
+      });
     });
 
     it('answers a closed event log (shutting down) with 503, retryable', () => {
@@ -176,7 +243,11 @@ describe('decideReply', () => {
       ['a 5xx HttpException', new HttpException('upstream', 502)],
     ])('answers %s with 500 and marks it as a bug, without leaking its message', (_name, exception) => {
       const reply = decideReply(exception, options);
-      expect(reply).toEqual({ status: 500, body: { error: 'internal', message: 'internal error; it was logged' }, isBug: true });
+      expect(reply).toEqual({
+        status: 500,
+        body: { error: 'internal', message: 'internal error; it was logged' },
+        isBug: true,
+      });
     });
   });
 });

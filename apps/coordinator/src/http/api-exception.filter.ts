@@ -8,7 +8,12 @@
  */
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
-import { CoordinatorNotServingError, CoordinatorUnavailableError, EventLogClosedError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
+import {
+  CoordinatorNotServingError,
+  CoordinatorUnavailableError,
+  EventLogClosedError,
+  EventLogUnavailableError,
+} from '@lease-fence/coordinator-core';
 import type { DenialReason, ErrorReply } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -34,12 +39,27 @@ export interface DecidedReply {
  * `fence-unavailable` (fence-first: no gate admitted the new fence in time; it was burned) is 503, retryable.
  * Keyed by every {@link DenialReason}: a new reason does not compile until it has a status here.
  */
-const DENIAL_STATUS: Readonly<Record<DenialReason, number>> = { held: 409, 'already-held': 409, 'lock-delay': 409, 'not-holder': 409, expired: 410, 'seq-conflict': 409, 'fence-unavailable': 503 };
+const DENIAL_STATUS: Readonly<Record<DenialReason, number>> = {
+  held: 409,
+  'already-held': 409,
+  'lock-delay': 409,
+  'not-holder': 409,
+  expired: 410,
+  'seq-conflict': 409,
+  'fence-unavailable': 503,
+};
 
 /** Lower-kebab name of an HTTP status, for the `error` field of framework-raised 4xx replies. */
 const ERROR_OF_STATUS: Readonly<Record<number, string>> = {
-  400: 'invalid-request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not-found', 405: 'method-not-allowed',
-  413: 'payload-too-large', 415: 'unsupported-media-type', 426: 'upgrade-required', 431: 'headers-too-large',
+  400: 'invalid-request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not-found',
+  405: 'method-not-allowed',
+  413: 'payload-too-large',
+  415: 'unsupported-media-type',
+  426: 'upgrade-required',
+  431: 'headers-too-large',
 };
 
 /** Options of {@link decideReply}. */
@@ -61,10 +81,17 @@ export function decideReply(exception: unknown, options: DecideReplyOptions): De
   }
   if (exception instanceof z.ZodError) {
     const issues = toInputIssues(exception.issues, 'body');
-    return { status: 400, body: { error: 'invalid-request', message: issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues } };
+    return {
+      status: 400,
+      body: { error: 'invalid-request', message: issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues },
+    };
   }
   if (exception instanceof UnauthenticatedError) {
-    return { status: 401, body: { error: exception.code, message: exception.message }, headers: { 'www-authenticate': 'Bearer' } };
+    return {
+      status: 401,
+      body: { error: exception.code, message: exception.message },
+      headers: { 'www-authenticate': 'Bearer' },
+    };
   }
   if (exception instanceof ForbiddenError) {
     return { status: 403, body: { error: exception.code, message: exception.message } };
@@ -117,7 +144,10 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
   }
   if (status === 400 && cause instanceof InvalidContentEncodingError) {
     const message = `the body is not valid ${cause.encoding} (${cause.detail})`;
-    return { status, body: { error, message: `content-encoding: ${message}`, issues: [{ path: 'content-encoding', message }] } };
+    return {
+      status,
+      body: { error, message: `content-encoding: ${message}`, issues: [{ path: 'content-encoding', message }] },
+    };
   }
   if (status === 413) {
     const message = `must be at most ${options.maxBodyBytes} bytes`;
@@ -125,31 +155,51 @@ const fromFrameworkException = (exception: HttpException, options: DecideReplyOp
   }
   if (status === 415 && typeOf(cause) === 'encoding.unsupported') {
     const message = `${String((cause as { encoding?: unknown }).encoding)} is not supported; send the body uncompressed (identity), or as gzip, deflate or br`;
-    return { status, body: { error, message: `content-encoding: ${message}`, issues: [{ path: 'content-encoding', message }] } };
+    return {
+      status,
+      body: { error, message: `content-encoding: ${message}`, issues: [{ path: 'content-encoding', message }] },
+    };
   }
   if (status === 415) {
     // body-parser's unsupported charset, or a Content-Type header the router cannot parse.
-    const message = codeOf(cause) === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'is not a valid media type; send application/json' : exception.message;
-    return { status, body: { error, message: `content-type: ${message}`, issues: [{ path: 'content-type', message }] } };
+    const message =
+      codeOf(cause) === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? 'is not a valid media type; send application/json'
+        : exception.message;
+    return {
+      status,
+      body: { error, message: `content-type: ${message}`, issues: [{ path: 'content-type', message }] },
+    };
   }
   if (status === 426) {
     // RFC 9110 § 15.5.22: a 426 names the protocol to upgrade to.
-    return { status, body: { error, message: exception.message }, headers: { upgrade: 'websocket', connection: 'Upgrade' } };
+    return {
+      status,
+      body: { error, message: exception.message },
+      headers: { upgrade: 'websocket', connection: 'Upgrade' },
+    };
   }
   if (status === 400) {
     // Every 400 has the documented shape: issues naming what was wrong (here, the request's body).
-    return { status, body: { error, message: `body: ${exception.message}`, issues: [{ path: 'body', message: exception.message }] } };
+    return {
+      status,
+      body: { error, message: `body: ${exception.message}`, issues: [{ path: 'body', message: exception.message }] },
+    };
   }
   return { status, body: { error, message: exception.message } };
 };
 
 /** The `type` body-parser gives its errors (`encoding.unsupported`, `charset.unsupported`, …), if `error` has one. */
 const typeOf = (error: unknown): string | undefined =>
-  typeof error === 'object' && error !== null && typeof (error as { type?: unknown }).type === 'string' ? (error as { type: string }).type : undefined;
+  typeof error === 'object' && error !== null && typeof (error as { type?: unknown }).type === 'string'
+    ? (error as { type: string }).type
+    : undefined;
 
 /** The `code` of a Fastify error (`FST_ERR_…`), if `error` is one. */
 const codeOf = (error: unknown): string | undefined =>
-  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : undefined;
+  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
+    ? (error as { code: string }).code
+    : undefined;
 
 /**
  * What the body was when the parser refused valid JSON that is not an object or array (`null`,
@@ -222,8 +272,14 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const decided = decideReply(exception, this.options);
     const requestId = requestIdOf(request);
     if (decided.isBug) {
-      this.logger.error({ err: exception, method: request.method, url: request.originalUrl ?? request.url, requestId }, 'bug: unhandled exception answered 500');
-    } else if (this.authFailures !== undefined && (exception instanceof UnauthenticatedError || exception instanceof ForbiddenError)) {
+      this.logger.error(
+        { err: exception, method: request.method, url: request.originalUrl ?? request.url, requestId },
+        'bug: unhandled exception answered 500',
+      );
+    } else if (
+      this.authFailures !== undefined &&
+      (exception instanceof UnauthenticatedError || exception instanceof ForbiddenError)
+    ) {
       this.authFailures.record({
         method: request.method ?? '?',
         url: request.originalUrl ?? request.url ?? '',

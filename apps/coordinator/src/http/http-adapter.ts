@@ -48,7 +48,10 @@ export function createHttpAdapter(options: HttpAdapterOptions): FastifyAdapter {
     // no credential).
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const decided = decideReply(new HttpException(error.message, error.statusCode ?? 400, { cause: error }), options);
-      void reply.code(decided.status).headers({ ...decided.headers, [REQUEST_ID_HEADER]: request.id }).send(decided.body);
+      void reply
+        .code(decided.status)
+        .headers({ ...decided.headers, [REQUEST_ID_HEADER]: request.id })
+        .send(decided.body);
     },
   });
   const fastify = adapter.getInstance();
@@ -67,7 +70,9 @@ export function createHttpAdapter(options: HttpAdapterOptions): FastifyAdapter {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', (request, payload, done) => {
     const raw = payload as IncomingMessage & { body?: unknown };
-    jsonBody(raw, request.raw as never, (error) => (error === undefined ? done(null, raw.body) : done(error as Error, undefined)));
+    jsonBody(raw, request.raw as never, (error) =>
+      error === undefined ? done(null, raw.body) : done(error as Error, undefined),
+    );
   });
   return adapter;
 }

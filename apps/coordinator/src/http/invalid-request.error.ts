@@ -60,6 +60,13 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, part:
 /** What is wrong with a body that is not a JSON object; `undefined` is a body that was not read as JSON at all. */
 const bodyIssue = (value: unknown): string => {
   if (value === undefined) return 'must be a JSON object (none was read: send one with Content-Type: application/json)';
-  const kind = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? 'a string' : `a ${typeof value}`;
+  const kind =
+    value === null
+      ? 'null'
+      : Array.isArray(value)
+        ? 'an array'
+        : typeof value === 'string'
+          ? 'a string'
+          : `a ${typeof value}`;
   return `must be a JSON object, got ${kind}`;
 };

@@ -10,9 +10,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import bodyParser from 'body-parser';
 
 /** A body parser in Connect style: sets `request.body`, or calls `next(error)` (malformed JSON, oversize, bad charset). */
-export type JsonBodyParser = (request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => void;
+export type JsonBodyParser = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  next: (error?: unknown) => void,
+) => void;
 
-const expressJson = (options: { readonly limit: number; readonly strict: boolean }): JsonBodyParser => bodyParser.json(options);
+const expressJson = (options: { readonly limit: number; readonly strict: boolean }): JsonBodyParser =>
+  bodyParser.json(options);
 
 /**
  * A body whose bytes are not what its `Content-Encoding` header says (not valid gzip, deflate or
@@ -51,7 +56,11 @@ export function createJsonBodyParser(maxBodyBytes: number): JsonBodyParser {
   return (request, response, next) =>
     parse(request, response, (error) => {
       const encoding = request.headers['content-encoding']?.toLowerCase();
-      next(encoding !== undefined && isDecompressionError(error) ? new InvalidContentEncodingError(encoding, error.message) : error);
+      next(
+        encoding !== undefined && isDecompressionError(error)
+          ? new InvalidContentEncodingError(encoding, error.message)
+          : error,
+      );
     });
 }
 
@@ -62,5 +71,10 @@ export function createJsonBodyParser(maxBodyBytes: number): JsonBodyParser {
 const isDecompressionError = (error: unknown): error is Error & { errno: number; code: string } => {
   if (!(error instanceof Error)) return false;
   const { errno, code, type } = error as Error & { errno?: unknown; code?: unknown; type?: unknown };
-  return typeof errno === 'number' && typeof code === 'string' && type === undefined && /^(Z_|ERR__|ERR_BROTLI|ERR_ZSTD)/.test(code);
+  return (
+    typeof errno === 'number' &&
+    typeof code === 'string' &&
+    type === undefined &&
+    /^(Z_|ERR__|ERR_BROTLI|ERR_ZSTD)/.test(code)
+  );
 };

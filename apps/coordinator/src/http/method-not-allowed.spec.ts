@@ -8,7 +8,17 @@ import { createMethodNotAllowedMiddleware } from './method-not-allowed.js';
 function run(method: string, path: string) {
   const headers: Record<string, string> = {};
   let passed: unknown = 'not called';
-  createMethodNotAllowedMiddleware(API_ROUTES)({ method, url: path }, { setHeader: (name, value) => { headers[name] = value; } }, (error) => { passed = error; });
+  createMethodNotAllowedMiddleware(API_ROUTES)(
+    { method, url: path },
+    {
+      setHeader: (name, value) => {
+        headers[name] = value;
+      },
+    },
+    (error) => {
+      passed = error;
+    },
+  );
   return { passed, headers };
 }
 

@@ -47,7 +47,13 @@ function methodsByPath(routes: readonly KnownRoute[]): readonly PathMethods[] {
   }
   return [...byPath].map(([path, methods]) => ({
     path,
-    pattern: new RegExp(`^${path.split(/\{\w+\}/).map(escapeRegExp).join('[^/]+')}/?$`, 'i'),
+    pattern: new RegExp(
+      `^${path
+        .split(/\{\w+\}/)
+        .map(escapeRegExp)
+        .join('[^/]+')}/?$`,
+      'i',
+    ),
     allow: [...methods],
   }));
 }
@@ -59,7 +65,9 @@ function methodsByPath(routes: readonly KnownRoute[]): readonly PathMethods[] {
  *
  * @param routes - Every route the service answers.
  */
-export function createMethodNotAllowedMiddleware(routes: readonly KnownRoute[]): (request: MethodRequest, response: AllowHeaderTarget, next: (error?: unknown) => void) => void {
+export function createMethodNotAllowedMiddleware(
+  routes: readonly KnownRoute[],
+): (request: MethodRequest, response: AllowHeaderTarget, next: (error?: unknown) => void) => void {
   const table = methodsByPath(routes);
   return (request, response, next) => {
     const url = request.originalUrl ?? request.url ?? '/';

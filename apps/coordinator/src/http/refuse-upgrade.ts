@@ -8,10 +8,21 @@ import type { AuthFailureLog } from '../auth/auth-failure-log.js';
 import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
 import { decideReply } from './api-exception.filter.js';
 
-const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  503: 'Service Unavailable',
+};
 
 /** Answers an upgrade request with a plain HTTP error (JSON body) and closes the socket. */
-export function refuseUpgrade(socket: Duplex, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+export function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const text = JSON.stringify(body);
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,
@@ -29,7 +40,13 @@ export function refuseUpgrade(socket: Duplex, status: number, body: unknown, hea
  */
 export function refuseUpgradeWith(
   error: unknown,
-  context: { readonly request: IncomingMessage; readonly path: string; readonly socket: Duplex; readonly authFailures: AuthFailureLog; readonly maxBodyBytes: number },
+  context: {
+    readonly request: IncomingMessage;
+    readonly path: string;
+    readonly socket: Duplex;
+    readonly authFailures: AuthFailureLog;
+    readonly maxBodyBytes: number;
+  },
 ): void {
   const { request, path, socket } = context;
   if (error instanceof UnauthenticatedError || error instanceof ForbiddenError) {

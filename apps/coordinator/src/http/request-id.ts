@@ -48,6 +48,8 @@ export function assignRequestId(request: IncomingMessage & WithRequestId): strin
  * The id {@link assignRequestId} gave a request, from the Node request or Fastify's wrapper of it
  * (`raw`); `undefined` for a request the HTTP pipeline did not see (a WebSocket upgrade).
  */
-export function requestIdOf(request: (WithRequestId & { readonly raw?: WithRequestId }) | undefined): string | undefined {
+export function requestIdOf(
+  request: (WithRequestId & { readonly raw?: WithRequestId }) | undefined,
+): string | undefined {
   return request?.requestId ?? request?.raw?.requestId;
 }

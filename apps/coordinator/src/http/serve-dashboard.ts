@@ -35,7 +35,11 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
  * A Connect-style middleware. The middleware layer may trim `request.url` to the part below its
  * mount point; `originalUrl`, when set, is the URL as received.
  */
-export type Middleware = (request: IncomingMessage & { readonly originalUrl?: string }, response: ServerResponse, next: () => void) => void;
+export type Middleware = (
+  request: IncomingMessage & { readonly originalUrl?: string },
+  response: ServerResponse,
+  next: () => void,
+) => void;
 
 const isApiPath = (path: string): boolean => API_PATH.test(path);
 
@@ -63,7 +67,9 @@ export function createDashboardMiddleware(root: string): Middleware {
       response.end();
       return;
     }
-    createReadStream(path).on('error', () => response.destroy()).pipe(response);
+    createReadStream(path)
+      .on('error', () => response.destroy())
+      .pipe(response);
   };
   return (request, response, next) => {
     const method = request.method ?? 'GET';

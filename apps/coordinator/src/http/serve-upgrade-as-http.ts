@@ -22,7 +22,9 @@ const UPGRADE_OFFER_HEADERS = new Set(['upgrade', 'http2-settings']);
  * (RFC 6455 § 4.1). Any other upgrade offer (`h2c`, …) is to be ignored.
  */
 export function isWebSocketUpgrade(request: IncomingMessage): boolean {
-  const protocols = (request.headers.upgrade ?? '').split(',').map((protocol) => protocol.trim().toLowerCase().split('/', 1)[0]);
+  const protocols = (request.headers.upgrade ?? '')
+    .split(',')
+    .map((protocol) => protocol.trim().toLowerCase().split('/', 1)[0]);
   return request.method === 'GET' && protocols.includes('websocket');
 }
 
@@ -45,7 +47,13 @@ export function serveUpgradeAsHttp(server: Server, request: IncomingMessage, soc
     const lower = name.toLowerCase();
     if (UPGRADE_OFFER_HEADERS.has(lower)) continue;
     if (lower === 'connection') {
-      const kept = value.split(',').map((token) => token.trim()).filter((token) => token !== '' && token.toLowerCase() !== 'upgrade' && !UPGRADE_OFFER_HEADERS.has(token.toLowerCase()));
+      const kept = value
+        .split(',')
+        .map((token) => token.trim())
+        .filter(
+          (token) =>
+            token !== '' && token.toLowerCase() !== 'upgrade' && !UPGRADE_OFFER_HEADERS.has(token.toLowerCase()),
+        );
       if (kept.length > 0) lines.push(`${name}: ${kept.join(', ')}`);
       continue;
     }

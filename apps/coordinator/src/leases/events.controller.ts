@@ -22,7 +22,11 @@ export class EventsController {
     operationId: 'listEvents',
     summary: 'History from the log: events after position `after`, at most `limit`, and the head position.',
     query: EventsQuerySchema,
-    replies: { 200: { description: 'Events in log order.', schemas: [EventsReplySchema] }, 400: REPLIES.badInput, ...READ_REPLIES },
+    replies: {
+      200: { description: 'Events in log order.', schemas: [EventsReplySchema] },
+      400: REPLIES.badInput,
+      ...READ_REPLIES,
+    },
   })
   async list(@Query() query: unknown): Promise<EventsReply> {
     const { after, limit } = parseInput(EventsQuerySchema, query, 'query');

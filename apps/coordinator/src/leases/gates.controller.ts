@@ -34,7 +34,9 @@ import { parseResource } from './lease-input.js';
  * (`gateWallMillis` is `wallMillis` on the wire; the other fields have the same names).
  */
 const implausibleInput = (outcome: ImplausibleReport): InvalidRequestError =>
-  new InvalidRequestError([{ path: outcome.field === 'gateWallMillis' ? 'wallMillis' : outcome.field, message: outcome.message }]);
+  new InvalidRequestError([
+    { path: outcome.field === 'gateWallMillis' ? 'wallMillis' : outcome.field, message: outcome.message },
+  ]);
 
 /** Rejections and admits reported by gates. */
 @Controller('v1')
@@ -53,20 +55,37 @@ export class GatesController {
   @UseGuards(GateGuard)
   @ApiDoc({
     operationId: 'reportRejection',
-    summary: 'Record a FenceGate rejection (a refused stale write) as `FenceRejected`. Idempotent by (gate, resource, seq). '
-      + 'Seqs of a gate and resource start at 1 and are contiguous: a seq above the next expected one is recorded with a `RejectionsMissing` event first (refusals that were lost).',
+    summary:
+      'Record a FenceGate rejection (a refused stale write) as `FenceRejected`. Idempotent by (gate, resource, seq). ' +
+      'Seqs of a gate and resource start at 1 and are contiguous: a seq above the next expected one is recorded with a `RejectionsMissing` event first (refusals that were lost).',
     body: RejectionBodySchema,
     replies: {
-      202: { description: 'Recorded (or already recorded with the same content: `duplicate: true`).', schemas: [RejectionAcceptedReplySchema] },
-      409: { description: '`seq-conflict`: this (gate, resource, seq) was recorded with other content; nothing was appended.', schemas: [ErrorReplySchema] },
+      202: {
+        description: 'Recorded (or already recorded with the same content: `duplicate: true`).',
+        schemas: [RejectionAcceptedReplySchema],
+      },
+      409: {
+        description:
+          '`seq-conflict`: this (gate, resource, seq) was recorded with other content; nothing was appended.',
+        schemas: [ErrorReplySchema],
+      },
       ...WRITE_REPLIES,
     },
   })
-  async reportRejection(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<RejectionAcceptedReply> {
+  async reportRejection(
+    @Param('resource') resourceParam: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() gate: GatePrincipal,
+  ): Promise<RejectionAcceptedReply> {
     const resource = parseResource(resourceParam);
     const rejection = parseInput(RejectionBodySchema, body, 'body');
     if (rejection.resource !== resource) {
-      throw new InvalidRequestError([{ path: 'resource', message: `must equal the :resource path parameter ${JSON.stringify(resource)}, got ${JSON.stringify(rejection.resource)}` }]);
+      throw new InvalidRequestError([
+        {
+          path: 'resource',
+          message: `must equal the :resource path parameter ${JSON.stringify(resource)}, got ${JSON.stringify(rejection.resource)}`,
+        },
+      ]);
     }
     const recorded = await this.host.current().recordRejection({
       gateId: gate.gateId,
@@ -98,7 +117,11 @@ export class GatesController {
     body: AdmitBodySchema,
     replies: { 202: { description: 'Recorded.', schemas: [OkReplySchema] }, ...WRITE_REPLIES },
   })
-  async admit(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<OkReply> {
+  async admit(
+    @Param('resource') resourceParam: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() gate: GatePrincipal,
+  ): Promise<OkReply> {
     const resource = parseResource(resourceParam);
     const { holderId, fence } = parseInput(AdmitBodySchema, body, 'body');
     const admitted = await this.host.current().admitFence({ gateId: gate.gateId, resource, holderId, fence });
@@ -118,12 +141,20 @@ export class GatesController {
   @UseGuards(GateGuard)
   @ApiDoc({
     operationId: 'reportFloor',
-    summary: 'Report the gate\'s current floor. Above every fence the log issued for the resource (the log was lost), it raises the fence counter above it '
-      + '(`FenceFloorReported`), so no earlier fence is issued again; otherwise nothing is appended. Idempotent.',
+    summary:
+      "Report the gate's current floor. Above every fence the log issued for the resource (the log was lost), it raises the fence counter above it " +
+      '(`FenceFloorReported`), so no earlier fence is issued again; otherwise nothing is appended. Idempotent.',
     body: FloorReportBodySchema,
-    replies: { 202: { description: 'Known, or raised (durable).', schemas: [FloorReportReplySchema] }, ...WRITE_REPLIES },
+    replies: {
+      202: { description: 'Known, or raised (durable).', schemas: [FloorReportReplySchema] },
+      ...WRITE_REPLIES,
+    },
   })
-  async reportFloor(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): Promise<FloorReportReply> {
+  async reportFloor(
+    @Param('resource') resourceParam: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() gate: GatePrincipal,
+  ): Promise<FloorReportReply> {
     const resource = parseResource(resourceParam);
     const { holderId, fence } = parseInput(FloorReportBodySchema, body, 'body');
     const reported = await this.host.current().reportFloor({ gateId: gate.gateId, resource, holderId, fence });
@@ -138,7 +169,11 @@ export class GatesController {
     operationId: 'listRejections',
     summary: 'Recorded fence rejections, oldest first (the most recent ones).',
     query: NoQuerySchema,
-    replies: { 200: { description: 'Rejections.', schemas: [RejectionsReplySchema] }, 400: REPLIES.badInput, ...READ_REPLIES },
+    replies: {
+      200: { description: 'Rejections.', schemas: [RejectionsReplySchema] },
+      400: REPLIES.badInput,
+      ...READ_REPLIES,
+    },
   })
   rejections(@Query() query: unknown): RejectionsReply {
     parseInput(NoQuerySchema, query, 'query');

@@ -23,10 +23,15 @@ export function parseResource(resource: string | undefined): string {
  * (`1e20`, or `9007199254740993`, which JSON turns into 2^53) is refused here, as out of range.
  * @throws {@link InvalidRequestError} naming `ttlMillis`, the bounds and the value.
  */
-export function checkTtlMillis(ttlMillis: number | undefined, config: Pick<Config, 'minTtlMillis' | 'maxTtlMillis'>): void {
+export function checkTtlMillis(
+  ttlMillis: number | undefined,
+  config: Pick<Config, 'minTtlMillis' | 'maxTtlMillis'>,
+): void {
   if (ttlMillis === undefined || (ttlMillis >= config.minTtlMillis && ttlMillis <= config.maxTtlMillis)) return;
-  throw new InvalidRequestError([{
-    path: 'ttlMillis',
-    message: `is out of range: must be between ${config.minTtlMillis} and ${config.maxTtlMillis} milliseconds (the coordinator's configured bounds), got ${ttlMillis}`,
-  }]);
+  throw new InvalidRequestError([
+    {
+      path: 'ttlMillis',
+      message: `is out of range: must be between ${config.minTtlMillis} and ${config.maxTtlMillis} milliseconds (the coordinator's configured bounds), got ${ttlMillis}`,
+    },
+  ]);
 }

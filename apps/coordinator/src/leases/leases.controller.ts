@@ -36,7 +36,8 @@ import { checkTtlMillis, parseResource } from './lease-input.js';
 import { toWireDenial, toWireGrant, toWireLease } from './wire.js';
 
 /** The 400 message of an acquire whose requestId this agent already used for another resource. */
-const REQUEST_ID_REUSED = 'was already used by this agent to acquire another resource; send a fresh requestId for each acquisition (reuse one only to retry the same acquire)';
+const REQUEST_ID_REUSED =
+  'was already used by this agent to acquire another resource; send a fresh requestId for each acquisition (reuse one only to retry the same acquire)';
 
 /** The 409 of a renew or release by an agent that does not hold the fence it names. */
 const NOT_HOLDER = { description: 'The caller does not hold that fence.', schemas: [NotHolderReplySchema] };
@@ -56,32 +57,48 @@ export class LeasesController {
   @UseGuards(AgentGuard)
   @ApiDoc({
     operationId: 'acquireLease',
-    summary: 'Acquire a lease for the authenticated agent. A retry with the same requestId gets the same grant while that lease is current.',
+    summary:
+      'Acquire a lease for the authenticated agent. A retry with the same requestId gets the same grant while that lease is current.',
     body: AcquireBodySchema,
     replies: {
-      200: { description: 'Granted: a new fence, strictly above every fence issued before (or the existing grant for a retried requestId, with the same `signedToken`).', schemas: [GrantReplySchema] },
+      200: {
+        description:
+          'Granted: a new fence, strictly above every fence issued before (or the existing grant for a retried requestId, with the same `signedToken`).',
+        schemas: [GrantReplySchema],
+      },
       409: {
-        description: 'Held by another holder (`held`), already held by the caller (`already-held`, never a second fence), or in its lock-delay after its holder was lost uncleanly (`lock-delay`, see `LEASE_FENCE_LOCK_DELAY`). `retryAfterMillis` says when to try again.',
+        description:
+          'Held by another holder (`held`), already held by the caller (`already-held`, never a second fence), or in its lock-delay after its holder was lost uncleanly (`lock-delay`, see `LEASE_FENCE_LOCK_DELAY`). `retryAfterMillis` says when to try again.',
         schemas: [HeldReplySchema, AlreadyHeldReplySchema, LockDelayReplySchema],
       },
-      410: { description: 'The requestId was granted before and that lease has ended: never a fresh grant for it.', schemas: [ExpiredReplySchema] },
+      410: {
+        description: 'The requestId was granted before and that lease has ended: never a fresh grant for it.',
+        schemas: [ExpiredReplySchema],
+      },
       ...WRITE_REPLIES,
       503: {
         ...REPLIES.unavailable,
-        description: 'The coordinator cannot serve (`reason` as for every route), or, on a resource of `LEASE_FENCE_FENCE_FIRST`, `fence-unavailable`: no gate admitted the new `fence` in time; it is burned and a retry (even with the same requestId) gets a higher one. `retryable: true`.',
+        description:
+          'The coordinator cannot serve (`reason` as for every route), or, on a resource of `LEASE_FENCE_FENCE_FIRST`, `fence-unavailable`: no gate admitted the new `fence` in time; it is burned and a retry (even with the same requestId) gets a higher one. `retryable: true`.',
       },
     },
   })
-  async acquire(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() agent: AgentPrincipal): Promise<GrantReply> {
+  async acquire(
+    @Param('resource') resourceParam: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() agent: AgentPrincipal,
+  ): Promise<GrantReply> {
     const resource = parseResource(resourceParam);
     const { requestId, ttlMillis } = parseInput(AcquireBodySchema, body, 'body');
     checkTtlMillis(ttlMillis, this.config);
-    const outcome = await this.host.current()
+    const outcome = await this.host
+      .current()
       .acquire({ resource, holderId: agent.holderId, requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }) })
       .catch((error: unknown) => {
         // The one misuse an agent can commit with valid fields: reusing a requestId for another
         // resource. Said in the API's words: lease-fence's message names its internal function.
-        if (error instanceof ProtocolMisuseError) throw new InvalidRequestError([{ path: 'requestId', message: REQUEST_ID_REUSED }]);
+        if (error instanceof ProtocolMisuseError)
+          throw new InvalidRequestError([{ path: 'requestId', message: REQUEST_ID_REUSED }]);
         throw error;
       });
     if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));
@@ -94,20 +111,35 @@ export class LeasesController {
   @UseGuards(AgentGuard)
   @ApiDoc({
     operationId: 'renewLease',
-    summary: 'Extend the caller\'s lease; the fence is unchanged.',
+    summary: "Extend the caller's lease; the fence is unchanged.",
     body: RenewBodySchema,
     replies: {
       200: { description: 'Renewed (same fence, same `signedToken`).', schemas: [GrantReplySchema] },
       409: NOT_HOLDER,
-      410: { description: 'That generation has ended (expired, released, superseded): never resurrected.', schemas: [ExpiredReplySchema] },
+      410: {
+        description: 'That generation has ended (expired, released, superseded): never resurrected.',
+        schemas: [ExpiredReplySchema],
+      },
       ...WRITE_REPLIES,
     },
   })
-  async renew(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() agent: AgentPrincipal): Promise<GrantReply> {
+  async renew(
+    @Param('resource') resourceParam: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() agent: AgentPrincipal,
+  ): Promise<GrantReply> {
     const resource = parseResource(resourceParam);
     const { requestId, fence, ttlMillis } = parseInput(RenewBodySchema, body, 'body');
     checkTtlMillis(ttlMillis, this.config);
-    const outcome = await this.host.current().renew({ resource, holderId: agent.holderId, fence, requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }) });
+    const outcome = await this.host
+      .current()
+      .renew({
+        resource,
+        holderId: agent.holderId,
+        fence,
+        requestId,
+        ...(ttlMillis === undefined ? {} : { ttlMillis }),
+      });
     if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));
     return { ok: true, grant: toWireGrant(outcome.grant, await this.signer.sign(outcome.grant)) };
   }
@@ -118,16 +150,23 @@ export class LeasesController {
   @UseGuards(AgentGuard)
   @ApiDoc({
     operationId: 'releaseLease',
-    summary: 'Give the caller\'s lease back before its expiry.',
+    summary: "Give the caller's lease back before its expiry.",
     body: ReleaseBodySchema,
     replies: {
       200: { description: 'Released.', schemas: [OkReplySchema] },
       409: NOT_HOLDER,
-      410: { description: 'That generation has ended (expired, released, superseded); releasing it again changes nothing.', schemas: [ExpiredReplySchema] },
+      410: {
+        description: 'That generation has ended (expired, released, superseded); releasing it again changes nothing.',
+        schemas: [ExpiredReplySchema],
+      },
       ...WRITE_REPLIES,
     },
   })
-  async release(@Param('resource') resourceParam: string, @Body() body: unknown, @CurrentPrincipal() agent: AgentPrincipal): Promise<OkReply> {
+  async release(
+    @Param('resource') resourceParam: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() agent: AgentPrincipal,
+  ): Promise<OkReply> {
     const resource = parseResource(resourceParam);
     const { fence } = parseInput(ReleaseBodySchema, body, 'body');
     const outcome = await this.host.current().release({ resource, holderId: agent.holderId, fence });
@@ -142,7 +181,11 @@ export class LeasesController {
     operationId: 'listLeases',
     summary: 'Current holders, including leases carried across a restart (in their grace period).',
     query: NoQuerySchema,
-    replies: { 200: { description: 'Current holders.', schemas: [LeasesReplySchema] }, 400: REPLIES.badInput, ...READ_REPLIES },
+    replies: {
+      200: { description: 'Current holders.', schemas: [LeasesReplySchema] },
+      400: REPLIES.badInput,
+      ...READ_REPLIES,
+    },
   })
   list(@Query() query: unknown): LeasesReply {
     parseInput(NoQuerySchema, query, 'query');

@@ -37,7 +37,9 @@ export function toWireLease(lease: LeaseRecord & { readonly inGrace: boolean }):
 const retryAfter = (millis: number): number => Math.max(0, Math.ceil(millis));
 
 /** A denied outcome of acquire, renew or release on the wire (`ok: false`, `reason`, and the reason's fields). */
-export function toWireDenial(outcome: Exclude<CoordinatorAcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: true }>): WireDenial {
+export function toWireDenial(
+  outcome: Exclude<CoordinatorAcquireOutcome | RenewOutcome | ReleaseOutcome, { ok: true }>,
+): WireDenial {
   switch (outcome.reason) {
     case 'fence-unavailable':
       return {
@@ -49,13 +51,26 @@ export function toWireDenial(outcome: Exclude<CoordinatorAcquireOutcome | RenewO
         message: `no gate of this resource admitted fence ${outcome.fence} in time; the fence is burned (never granted, never issued again); retry, and the next attempt gets a higher fence`,
       };
     case 'held':
-      return { ok: false, reason: 'held', heldBy: outcome.heldBy, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
+      return {
+        ok: false,
+        reason: 'held',
+        heldBy: outcome.heldBy,
+        retryAfterMillis: retryAfter(outcome.retryAfterMillis),
+      };
     case 'already-held':
-      return { ok: false, reason: 'already-held', heldBy: outcome.heldBy, fence: outcome.fence, retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
+      return {
+        ok: false,
+        reason: 'already-held',
+        heldBy: outcome.heldBy,
+        fence: outcome.fence,
+        retryAfterMillis: retryAfter(outcome.retryAfterMillis),
+      };
     case 'lock-delay':
       return { ok: false, reason: 'lock-delay', retryAfterMillis: retryAfter(outcome.retryAfterMillis) };
     case 'expired':
-      return 'fence' in outcome ? { ok: false, reason: 'expired', fence: outcome.fence } : { ok: false, reason: 'expired' };
+      return 'fence' in outcome
+        ? { ok: false, reason: 'expired', fence: outcome.fence }
+        : { ok: false, reason: 'expired' };
     case 'not-holder':
       return { ok: false, reason: 'not-holder' };
   }

@@ -82,7 +82,14 @@ export async function drainLogger(logger: Logger, timeoutMillis: number): Promis
 }
 
 /** Nest contexts whose `log` calls are start-up chatter (module and route listings): logged at debug. */
-const CHATTY_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication', 'WebSocketsController']);
+const CHATTY_CONTEXTS = new Set([
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestFactory',
+  'NestApplication',
+  'WebSocketsController',
+]);
 
 /**
  * Routes NestJS's logger calls into pino, keeping Nest's `context` as a field. Nest's start-up
@@ -101,7 +108,11 @@ export class NestPinoLogger implements LoggerService {
   /** Nest `error` → pino error; an Error message keeps its stack. */
   error(message: unknown, stackOrContext?: string, context?: string): void {
     if (message instanceof Error) this.logger.error({ context: stackOrContext, err: message }, message.message);
-    else this.logger.error({ context: context ?? stackOrContext, stack: context === undefined ? undefined : stackOrContext }, String(message));
+    else
+      this.logger.error(
+        { context: context ?? stackOrContext, stack: context === undefined ? undefined : stackOrContext },
+        String(message),
+      );
   }
 
   /** Nest `warn` → pino warn. */

@@ -37,7 +37,13 @@ export function createRequestLogMiddleware(logger: Pick<Logger, 'debug'>, now: (
       const path = query === -1 ? url : url.slice(0, query);
       const requestId = requestIdOf(request);
       logger.debug(
-        { method: request.method, path, status: response.statusCode, durationMillis: Math.round((now() - startedMillis) * 1000) / 1000, ...(requestId === undefined ? {} : { requestId }) },
+        {
+          method: request.method,
+          path,
+          status: response.statusCode,
+          durationMillis: Math.round((now() - startedMillis) * 1000) / 1000,
+          ...(requestId === undefined ? {} : { requestId }),
+        },
         'request',
       );
     });

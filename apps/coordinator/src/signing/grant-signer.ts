@@ -5,7 +5,12 @@
  *
  * @see libs/protocol/src/signed-grant.ts for the token's format.
  */
-import { SIGNED_GRANT_ALGORITHM, SIGNED_GRANT_TYPE, type KeysReply, type SignedGrantPayload } from '@lease-fence/protocol';
+import {
+  SIGNED_GRANT_ALGORITHM,
+  SIGNED_GRANT_TYPE,
+  type KeysReply,
+  type SignedGrantPayload,
+} from '@lease-fence/protocol';
 import { CompactSign } from 'jose';
 import type { SigningKeys } from './signing-keys.js';
 
@@ -27,7 +32,10 @@ export class GrantSigner {
    * @param keys - The loaded key set (see `signing-keys.ts`).
    * @param namespace - The coordinator namespace written into every token (`LEASE_FENCE_NAMESPACE`).
    */
-  constructor(private readonly keys: SigningKeys, private readonly namespace: string) {
+  constructor(
+    private readonly keys: SigningKeys,
+    private readonly namespace: string,
+  ) {
     this.keysReply = { keys: [...keys.published] };
   }
 
@@ -36,7 +44,12 @@ export class GrantSigner {
    * @returns a compact JWS: header `{ alg: 'EdDSA', kid, typ }`, payload `{ resource, holderId, fence, namespace }`.
    */
   sign(grant: SignableGrant): Promise<string> {
-    const payload: SignedGrantPayload = { resource: grant.resource, holderId: grant.holderId, fence: grant.fence, namespace: this.namespace };
+    const payload: SignedGrantPayload = {
+      resource: grant.resource,
+      holderId: grant.holderId,
+      fence: grant.fence,
+      namespace: this.namespace,
+    };
     return new CompactSign(encoder.encode(JSON.stringify(payload)))
       .setProtectedHeader({ alg: SIGNED_GRANT_ALGORITHM, kid: this.keys.active.kid, typ: SIGNED_GRANT_TYPE })
       .sign(this.keys.active.privateKey);

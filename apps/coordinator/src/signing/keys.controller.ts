@@ -17,7 +17,8 @@ export class KeysController {
   @Header('cache-control', 'public, max-age=60')
   @ApiDoc({
     operationId: 'signingKeys',
-    summary: 'The public keys signed grants (`grant.signedToken`, a compact JWS with alg EdDSA) verify with, as a JWKS: the key signing now first, then older keys still published. No token needed.',
+    summary:
+      'The public keys signed grants (`grant.signedToken`, a compact JWS with alg EdDSA) verify with, as a JWKS: the key signing now first, then older keys still published. No token needed.',
     replies: { 200: { description: 'JWKS of Ed25519 public keys.', schemas: [KeysReplySchema] } },
   })
   keys(): KeysReply {

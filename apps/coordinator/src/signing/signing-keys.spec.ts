@@ -5,18 +5,28 @@ import { KeysReplySchema, SignedGrantPayloadSchema } from '@lease-fence/protocol
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GrantSigner } from './grant-signer.js';
-import { createFileExclusively, generateSigningKeysText, loadSigningKeys, parseSigningKeys, SigningKeysError } from './signing-keys.js';
+import {
+  createFileExclusively,
+  generateSigningKeysText,
+  loadSigningKeys,
+  parseSigningKeys,
+  SigningKeysError,
+} from './signing-keys.js';
 
 const FILE = '/etc/lease-fence/signing-keys.json';
 
 const problemsOf = async (text: string): Promise<string> => {
-  const error = await parseSigningKeys(FILE, text).then(() => undefined, (e: unknown) => e);
+  const error = await parseSigningKeys(FILE, text).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(SigningKeysError);
   expect((error as SigningKeysError).code).toBe('invalid-signing-keys');
   return (error as SigningKeysError).message;
 };
 
-const keyOf = async (text: string, index = 0): Promise<Record<string, string>> => (JSON.parse(text) as { keys: Record<string, string>[] }).keys[index]!;
+const keyOf = async (text: string, index = 0): Promise<Record<string, string>> =>
+  (JSON.parse(text) as { keys: Record<string, string>[] }).keys[index]!;
 
 describe('parseSigningKeys', () => {
   it('signs with the first key and publishes every key without its private part', async () => {
@@ -41,13 +51,33 @@ describe('parseSigningKeys', () => {
   });
 
   it.each([
-    ['a PEM file', '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n', 'is not a JSON key set'],
+    [
+      'a PEM file',
+      '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n',
+      'is not a JSON key set',
+    ],
     ['an empty key set', JSON.stringify({ keys: [] }), 'field keys: must hold at least one key'],
     ['an array instead of a key set', JSON.stringify([]), 'the file'],
-    ['an RSA key', JSON.stringify({ keys: [{ kty: 'RSA', n: 'abc', e: 'AQAB' }] }), 'key 0 field kty: must be "OKP" (an Ed25519 key), got "RSA"'],
-    ['an X25519 key', JSON.stringify({ keys: [{ kty: 'OKP', crv: 'X25519', x: 'A'.repeat(43), d: 'A'.repeat(43) }] }), 'key 0 field crv: must be "Ed25519"'],
-    ['a truncated public key', JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AAAA', d: 'A'.repeat(43) }] }), 'key 0 field x: must be 32 bytes'],
-    ['an alg other than EdDSA', JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'A'.repeat(43), d: 'A'.repeat(43), alg: 'HS256' }] }), 'key 0 field alg'],
+    [
+      'an RSA key',
+      JSON.stringify({ keys: [{ kty: 'RSA', n: 'abc', e: 'AQAB' }] }),
+      'key 0 field kty: must be "OKP" (an Ed25519 key), got "RSA"',
+    ],
+    [
+      'an X25519 key',
+      JSON.stringify({ keys: [{ kty: 'OKP', crv: 'X25519', x: 'A'.repeat(43), d: 'A'.repeat(43) }] }),
+      'key 0 field crv: must be "Ed25519"',
+    ],
+    [
+      'a truncated public key',
+      JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AAAA', d: 'A'.repeat(43) }] }),
+      'key 0 field x: must be 32 bytes',
+    ],
+    [
+      'an alg other than EdDSA',
+      JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'A'.repeat(43), d: 'A'.repeat(43), alg: 'HS256' }] }),
+      'key 0 field alg',
+    ],
   ])('refuses %s, naming the key and field', async (_name, text, expected) => {
     expect(await problemsOf(text)).toContain(expected);
   });
@@ -72,7 +102,9 @@ describe('parseSigningKeys', () => {
 
   it('refuses two keys with the same kid', async () => {
     const [one, other] = [await keyOf(await generateSigningKeysText()), await keyOf(await generateSigningKeysText())];
-    expect(await problemsOf(JSON.stringify({ keys: [one, { ...other, kid: one.kid }] }))).toContain('key 1 field kid: repeats the kid');
+    expect(await problemsOf(JSON.stringify({ keys: [one, { ...other, kid: one.kid }] }))).toContain(
+      'key 1 field kid: repeats the kid',
+    );
   });
 });
 
@@ -99,9 +131,14 @@ describe('loadSigningKeys', () => {
 
   it('never generates in place of a configured file: a missing one is refused, saying how to create it', async () => {
     const missing = join(dir, 'operator-keys.json');
-    const error = await loadSigningKeys(missing, dir).then(() => undefined, (e: unknown) => e);
+    const error = await loadSigningKeys(missing, dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(SigningKeysError);
-    expect((error as Error).message).toMatch(/operator-keys\.json: does not exist \(create one with `node apps\/coordinator\/dist\/signing\/signing-keys-cli\.js/);
+    expect((error as Error).message).toMatch(
+      /operator-keys\.json: does not exist \(create one with `node apps\/coordinator\/dist\/signing\/signing-keys-cli\.js/,
+    );
   });
 
   it('refuses a configured path that is a directory, and says the file is readable by others when it is', async () => {
@@ -129,9 +166,16 @@ describe('GrantSigner', () => {
     const token = await signer.sign({ resource: 'deploy-slot', holderId: 'agent-a', fence: 7 });
 
     // Assert
-    const { payload, protectedHeader } = await compactVerify(token, createLocalJWKSet(signer.keysReply), { algorithms: ['EdDSA'] });
+    const { payload, protectedHeader } = await compactVerify(token, createLocalJWKSet(signer.keysReply), {
+      algorithms: ['EdDSA'],
+    });
     expect(protectedHeader).toEqual({ alg: 'EdDSA', kid: keys.active.kid, typ: 'lease-fence-grant+jws' });
-    expect(SignedGrantPayloadSchema.parse(JSON.parse(new TextDecoder().decode(payload)))).toEqual({ resource: 'deploy-slot', holderId: 'agent-a', fence: 7, namespace: 'tenant-a' });
+    expect(SignedGrantPayloadSchema.parse(JSON.parse(new TextDecoder().decode(payload)))).toEqual({
+      resource: 'deploy-slot',
+      holderId: 'agent-a',
+      fence: 7,
+      namespace: 'tenant-a',
+    });
   });
 
   it('gives the same grant the same token (a retried requestId, every renewal of a fence) and another fence another token', async () => {
@@ -145,7 +189,11 @@ describe('GrantSigner', () => {
     const signer = new GrantSigner(await parseSigningKeys(FILE, await generateSigningKeysText()), 'default');
     const token = await signer.sign({ resource: 'r', holderId: 'agent-a', fence: 1 });
     const { publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-    const foreign = createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: decodeProtectedHeader(token).kid! }] });
-    await expect(compactVerify(token, foreign, { algorithms: ['EdDSA'] })).rejects.toThrow('signature verification failed');
+    const foreign = createLocalJWKSet({
+      keys: [{ ...(await exportJWK(publicKey)), kid: decodeProtectedHeader(token).kid! }],
+    });
+    await expect(compactVerify(token, foreign, { algorithms: ['EdDSA'] })).rejects.toThrow(
+      'signature verification failed',
+    );
   });
 });

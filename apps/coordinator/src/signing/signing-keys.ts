@@ -17,7 +17,16 @@ import { constants } from 'node:fs';
 import { link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SIGNED_GRANT_ALGORITHM, type PublicSigningKey } from '@lease-fence/protocol';
-import { calculateJwkThumbprint, CompactSign, compactVerify, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import {
+  calculateJwkThumbprint,
+  CompactSign,
+  compactVerify,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type CryptoKey,
+  type JWK,
+} from 'jose';
 import { z } from 'zod';
 
 /** The variable naming an operator-supplied key set file. */
@@ -31,8 +40,14 @@ const Base64Url32Schema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be 32 by
 
 /** One key of the file: an Ed25519 JWK, private (`d`) or public only. */
 const SigningJwkSchema = z.object({
-  kty: z.string().refine((kty) => kty === 'OKP', { error: (issue) => `must be "OKP" (an Ed25519 key), got ${JSON.stringify(issue.input)}` }),
-  crv: z.string().refine((crv) => crv === 'Ed25519', { error: (issue) => `must be "Ed25519", got ${JSON.stringify(issue.input)}` }),
+  kty: z
+    .string()
+    .refine((kty) => kty === 'OKP', {
+      error: (issue) => `must be "OKP" (an Ed25519 key), got ${JSON.stringify(issue.input)}`,
+    }),
+  crv: z
+    .string()
+    .refine((crv) => crv === 'Ed25519', { error: (issue) => `must be "Ed25519", got ${JSON.stringify(issue.input)}` }),
   x: Base64Url32Schema,
   d: Base64Url32Schema.optional(),
   kid: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
@@ -74,7 +89,11 @@ export class SigningKeysError extends Error {
   readonly code = 'invalid-signing-keys';
 
   /** @param file - Path of the key set file. @param problems - One line per problem. */
-  constructor(readonly file: string, readonly problems: readonly string[], options?: { cause?: unknown }) {
+  constructor(
+    readonly file: string,
+    readonly problems: readonly string[],
+    options?: { cause?: unknown },
+  ) {
     super(`signing keys file ${file}: ${problems.join('; ')}`, options);
     this.name = 'SigningKeysError';
   }
@@ -101,14 +120,22 @@ export async function parseSigningKeys(file: string, text: string): Promise<Sign
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new SigningKeysError(file, [`is not a JSON key set { "keys": [ <Ed25519 JWK>, … ] } (${(error as Error).message})`], { cause: error });
+    throw new SigningKeysError(
+      file,
+      [`is not a JSON key set { "keys": [ <Ed25519 JWK>, … ] } (${(error as Error).message})`],
+      { cause: error },
+    );
   }
   const parsed = SigningKeysFileSchema.safeParse(json);
   if (!parsed.success) {
-    throw new SigningKeysError(file, parsed.error.issues.map((issue) => `${describePath(issue.path)}: ${issue.message}`));
+    throw new SigningKeysError(
+      file,
+      parsed.error.issues.map((issue) => `${describePath(issue.path)}: ${issue.message}`),
+    );
   }
   const [first] = parsed.data.keys;
-  if (first?.d === undefined) throw new SigningKeysError(file, ['key 0 field d: is missing: the first key signs, so it must be a private key']);
+  if (first?.d === undefined)
+    throw new SigningKeysError(file, ['key 0 field d: is missing: the first key signs, so it must be a private key']);
   const problems: string[] = [];
   const kids = new Set<string>();
   const published: PublicSigningKey[] = [];
@@ -151,7 +178,9 @@ const importKey = async (jwk: JWK): Promise<CryptoKey | undefined> => {
 /** Whether a signature made with `privateKey` verifies with `publicKey` (a `d` that does not belong to `x` fails). */
 const signsFor = async (privateKey: CryptoKey, publicKey: CryptoKey): Promise<boolean> => {
   try {
-    const probe = await new CompactSign(new TextEncoder().encode('lease-fence key check')).setProtectedHeader({ alg: SIGNED_GRANT_ALGORITHM }).sign(privateKey);
+    const probe = await new CompactSign(new TextEncoder().encode('lease-fence key check'))
+      .setProtectedHeader({ alg: SIGNED_GRANT_ALGORITHM })
+      .sign(privateKey);
     await compactVerify(probe, publicKey, { algorithms: [SIGNED_GRANT_ALGORITHM] });
     return true;
   } catch {

@@ -2,8 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { coalesceWrites, type Corkable, type TextFrameClient } from './coalescing-socket.js';
 
 /** A client double that records what reaches it, and a socket double that records cork state. */
-function doubles(): { client: TextFrameClient & { sent: string[]; binary: boolean[]; closed: unknown[]; terminated: number }; socket: Corkable & { log: string[] } } {
-  const socket = { log: [] as string[], cork() { this.log.push('cork'); }, uncork() { this.log.push('uncork'); } };
+function doubles(): {
+  client: TextFrameClient & { sent: string[]; binary: boolean[]; closed: unknown[]; terminated: number };
+  socket: Corkable & { log: string[] };
+} {
+  const socket = {
+    log: [] as string[],
+    cork() {
+      this.log.push('cork');
+    },
+    uncork() {
+      this.log.push('uncork');
+    },
+  };
   const client = {
     sent: [] as string[],
     binary: [] as boolean[],
@@ -70,7 +81,7 @@ describe('coalesceWrites', () => {
     expect(client.closed).toEqual([[1001, 'shutdown']]);
   });
 
-  it('sends a Buffer as a text frame, like a string (the fan-out\'s shared bytes of a JSON frame)', async () => {
+  it("sends a Buffer as a text frame, like a string (the fan-out's shared bytes of a JSON frame)", async () => {
     // Arrange
     const { client, socket } = doubles();
     const coalesced = coalesceWrites(client, socket);
@@ -85,7 +96,7 @@ describe('coalesceWrites', () => {
     expect(client.binary).toEqual([false, false]);
   });
 
-  it('reports the client\'s buffered bytes and state and passes close and terminate through', () => {
+  it("reports the client's buffered bytes and state and passes close and terminate through", () => {
     const { client, socket } = doubles();
     const coalesced = coalesceWrites(client, socket);
 

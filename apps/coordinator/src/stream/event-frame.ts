@@ -14,6 +14,11 @@ import type { EventFrame } from '@lease-fence/protocol';
  * @see libs/protocol/src/stream.ts `EventFrameSchema`
  */
 export function encodeEventFrame(recorded: RecordedEvent): string {
-  const frame: EventFrame = { type: 'event', position: recorded.position, recordedAtMillis: recorded.recordedAtMillis, event: recorded.event };
+  const frame: EventFrame = {
+    type: 'event',
+    position: recorded.position,
+    recordedAtMillis: recorded.recordedAtMillis,
+    event: recorded.event,
+  };
   return JSON.stringify(frame);
 }

@@ -1,4 +1,10 @@
-import { createMemoryEventLog, type CoordinatorEvent, type MemoryEventLog, type RecordedEvent, type Subscription } from '@lease-fence/coordinator-core';
+import {
+  createMemoryEventLog,
+  type CoordinatorEvent,
+  type MemoryEventLog,
+  type RecordedEvent,
+  type Subscription,
+} from '@lease-fence/coordinator-core';
 import type { StreamFrame } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeEventFrame } from './event-frame.js';
@@ -14,7 +20,10 @@ const released = (atMillis: number): CoordinatorEvent => ({
 /** Appends `count` events to `log` after its current version. */
 async function append(log: MemoryEventLog, count: number): Promise<void> {
   const version = await log.version();
-  await log.append(Array.from({ length: count }, (_, i) => released(version + i + 1)), { expectedVersion: version });
+  await log.append(
+    Array.from({ length: count }, (_, i) => released(version + i + 1)),
+    { expectedVersion: version },
+  );
 }
 
 /** Every event of `log` from position `from`. */
@@ -86,7 +95,10 @@ async function runningFanout(initial: number, retainedEvents = 8) {
   const failures: unknown[] = [];
   const fanout = new LiveFanout(log, { retainedEvents, onFailure: (error) => failures.push(error) });
   fanout.start();
-  stopping.push(() => fanout.stop(), () => log.close());
+  stopping.push(
+    () => fanout.stop(),
+    () => log.close(),
+  );
   await until(() => fanout.isRunning);
   return { log, fanout, failures };
 }
@@ -112,7 +124,7 @@ describe('LiveFanout', () => {
     expect(a.frames.map((frame) => frame.toString())).toEqual(recorded.map((event) => encodeEventFrame(event)));
   });
 
-  it('replays the retained frames after a joining viewer\'s position, then delivers live ones, with no gap or duplicate', async () => {
+  it("replays the retained frames after a joining viewer's position, then delivers live ones, with no gap or duplicate", async () => {
     // Arrange: the fan-out has read 3 events since it started at 2
     const { log, fanout } = await runningFanout(2);
     await append(log, 3);
@@ -215,7 +227,12 @@ describe('LiveFanout', () => {
           throw corrupt;
         }
         const iterator = events();
-        return { [Symbol.asyncIterator]: () => iterator, close: async () => { await iterator.return(undefined); } };
+        return {
+          [Symbol.asyncIterator]: () => iterator,
+          close: async () => {
+            await iterator.return(undefined);
+          },
+        };
       },
     };
     const failures: unknown[] = [];
@@ -241,7 +258,10 @@ describe('LiveFanout', () => {
     // Given a fan-out held by two viewers
     const log = createMemoryEventLog();
     const fanout = new LiveFanout(log, { retainedEvents: 8, onFailure: () => undefined });
-    stopping.push(() => fanout.stop(), () => log.close());
+    stopping.push(
+      () => fanout.stop(),
+      () => log.close(),
+    );
     const releaseFirst = fanout.hold();
     const releaseSecond = fanout.hold();
     await until(() => fanout.isRunning);
@@ -265,7 +285,10 @@ describe('LiveFanout', () => {
   it('starts again when a viewer holds it while it is stopping for want of holders', async () => {
     const log = createMemoryEventLog();
     const fanout = new LiveFanout(log, { retainedEvents: 8, onFailure: () => undefined });
-    stopping.push(() => fanout.stop(), () => log.close());
+    stopping.push(
+      () => fanout.stop(),
+      () => log.close(),
+    );
     const release = fanout.hold();
     await until(() => fanout.isRunning);
 
@@ -287,11 +310,16 @@ describe('LiveFanout', () => {
     expect(fanout.isRunning).toBe(false);
   });
 
-  it.each([0, -1, 1.5, Number.NaN])('refuses %s retained events with a RangeError naming the option', (retainedEvents) => {
-    expect(() => new LiveFanout(createMemoryEventLog(), { retainedEvents, onFailure: () => undefined })).toThrow(
-      new RangeError(`LiveFanout: options.retainedEvents must be a positive integer number of events, got ${String(retainedEvents)}`),
-    );
-  });
+  it.each([0, -1, 1.5, Number.NaN])(
+    'refuses %s retained events with a RangeError naming the option',
+    (retainedEvents) => {
+      expect(() => new LiveFanout(createMemoryEventLog(), { retainedEvents, onFailure: () => undefined })).toThrow(
+        new RangeError(
+          `LiveFanout: options.retainedEvents must be a positive integer number of events, got ${String(retainedEvents)}`,
+        ),
+      );
+    },
+  );
 });
 
 describe('StreamConnection with a LiveFanout', () => {
@@ -316,7 +344,8 @@ describe('StreamConnection with a LiveFanout', () => {
     return { socket, connection };
   }
 
-  const order = (socket: RawSocket): (number | string)[] => socket.frames().map((f) => (f.type === 'event' ? f.position : f.type));
+  const order = (socket: RawSocket): (number | string)[] =>
+    socket.frames().map((f) => (f.type === 'event' ? f.position : f.type));
 
   it('catches a viewer up from its own read while the log grows, switches to the fan-out, and delivers every event once in order', async () => {
     // Arrange: a log far longer than the fan-out retains, and a fan-out already live at its head
@@ -325,10 +354,19 @@ describe('StreamConnection with a LiveFanout', () => {
 
     // Act: appends go on while the viewer catches up
     for (let round = 0; round < 20; round += 1) await append(log, 5);
-    await until(() => fanout.size === 1 && socket.frames().at(-1)?.type === 'event' && (socket.frames().at(-1) as { position: number }).position === 400);
+    await until(
+      () =>
+        fanout.size === 1 &&
+        socket.frames().at(-1)?.type === 'event' &&
+        (socket.frames().at(-1) as { position: number }).position === 400,
+    );
 
     // Assert
-    const expected = [...Array.from({ length: 300 }, (_, i) => i + 1), 'caught-up', ...Array.from({ length: 100 }, (_, i) => 301 + i)];
+    const expected = [
+      ...Array.from({ length: 300 }, (_, i) => i + 1),
+      'caught-up',
+      ...Array.from({ length: 100 }, (_, i) => 301 + i),
+    ];
     expect(order(socket)).toEqual(expected);
   });
 
@@ -372,10 +410,28 @@ describe('StreamConnection with a LiveFanout', () => {
       closes.push({ code, reason });
       socket.readyState = 2;
     };
-    const member = new StreamConnection(socket, () => { throw new Error('not used'); }, {
-      after: 0, head: 0, maxBufferedBytes: 1024, catchUpHighWaterBytes: 256, closeGraceMillis: 5000, now: () => 0, onSlowConsumer: () => undefined,
-      fanout: { join: (joining: LiveMember) => { queueMicrotask(() => joining.detach(error)); return true; }, leave: () => undefined } as unknown as LiveFanout,
-    });
+    const member = new StreamConnection(
+      socket,
+      () => {
+        throw new Error('not used');
+      },
+      {
+        after: 0,
+        head: 0,
+        maxBufferedBytes: 1024,
+        catchUpHighWaterBytes: 256,
+        closeGraceMillis: 5000,
+        now: () => 0,
+        onSlowConsumer: () => undefined,
+        fanout: {
+          join: (joining: LiveMember) => {
+            queueMicrotask(() => joining.detach(error));
+            return true;
+          },
+          leave: () => undefined,
+        } as unknown as LiveFanout,
+      },
+    );
     return { member, socket, closes };
   }
 
@@ -385,7 +441,10 @@ describe('StreamConnection with a LiveFanout', () => {
 
     await expect(member.run()).rejects.toBe(boom);
 
-    expect(socket.frames()).toEqual([{ type: 'caught-up', position: 0 }, { type: 'closing', reason: 'error', position: 0 }]);
+    expect(socket.frames()).toEqual([
+      { type: 'caught-up', position: 0 },
+      { type: 'closing', reason: 'error', position: 0 },
+    ]);
     expect(closes).toEqual([{ code: 1011, reason: 'error' }]);
   });
 

@@ -84,7 +84,9 @@ export class LiveFanout {
     private readonly options: LiveFanoutOptions,
   ) {
     if (!Number.isInteger(options.retainedEvents) || options.retainedEvents < 1) {
-      throw new RangeError(`LiveFanout: options.retainedEvents must be a positive integer number of events, got ${String(options.retainedEvents)}`);
+      throw new RangeError(
+        `LiveFanout: options.retainedEvents must be a positive integer number of events, got ${String(options.retainedEvents)}`,
+      );
     }
     this.retained = new Array<Retained | undefined>(options.retainedEvents);
   }

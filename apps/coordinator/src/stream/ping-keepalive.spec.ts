@@ -33,7 +33,9 @@ function keepalive() {
   const subject = {
     watch: (socket: PingableSocket) => keeper.watch(socket, () => unresponsive.push(socket)),
     stop: () => keeper.stop(),
-    get size() { return keeper.size; },
+    get size() {
+      return keeper.size;
+    },
   };
   return { subject, unresponsive };
 }
@@ -195,9 +197,14 @@ describe('PingKeepalive', () => {
     expect(socket.terminated).toBe(false);
   });
 
-  it.each([0, -1, 1.5, Number.NaN, 2 ** 31])('refuses a ping interval of %s milliseconds with a RangeError naming the option', (pingIntervalMillis) => {
-    expect(() => new PingKeepalive({ pingIntervalMillis })).toThrow(
-      new RangeError(`PingKeepalive: options.pingIntervalMillis must be an integer number of milliseconds in [1, 2147483647], got ${String(pingIntervalMillis)}`),
-    );
-  });
+  it.each([0, -1, 1.5, Number.NaN, 2 ** 31])(
+    'refuses a ping interval of %s milliseconds with a RangeError naming the option',
+    (pingIntervalMillis) => {
+      expect(() => new PingKeepalive({ pingIntervalMillis })).toThrow(
+        new RangeError(
+          `PingKeepalive: options.pingIntervalMillis must be an integer number of milliseconds in [1, 2147483647], got ${String(pingIntervalMillis)}`,
+        ),
+      );
+    },
+  );
 });

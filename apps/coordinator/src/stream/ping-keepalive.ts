@@ -42,7 +42,10 @@ const MAX_TIMER_MILLIS = 2 ** 31 - 1;
  */
 export class PingKeepalive {
   /** Watched sockets: whether a pong arrived since the last ping (true when just watched), and the pong listener. */
-  private readonly watched = new Map<PingableSocket, { answered: boolean; readonly onPong: () => void; readonly onUnresponsive: () => void }>();
+  private readonly watched = new Map<
+    PingableSocket,
+    { answered: boolean; readonly onPong: () => void; readonly onUnresponsive: () => void }
+  >();
   private timer: NodeJS.Timeout | undefined;
 
   /**
@@ -52,7 +55,9 @@ export class PingKeepalive {
   constructor(private readonly options: PingKeepaliveOptions) {
     const millis = options.pingIntervalMillis;
     if (!Number.isInteger(millis) || millis < 1 || millis > MAX_TIMER_MILLIS) {
-      throw new RangeError(`PingKeepalive: options.pingIntervalMillis must be an integer number of milliseconds in [1, ${MAX_TIMER_MILLIS}], got ${String(millis)}`);
+      throw new RangeError(
+        `PingKeepalive: options.pingIntervalMillis must be an integer number of milliseconds in [1, ${MAX_TIMER_MILLIS}], got ${String(millis)}`,
+      );
     }
   }
 
@@ -83,7 +88,13 @@ export class PingKeepalive {
    */
   watch(socket: PingableSocket, onUnresponsive: () => void): () => void {
     if (!this.watched.has(socket)) {
-      const entry = { answered: true, onPong: () => { entry.answered = true; }, onUnresponsive };
+      const entry = {
+        answered: true,
+        onPong: () => {
+          entry.answered = true;
+        },
+        onUnresponsive,
+      };
       this.watched.set(socket, entry);
       socket.on('pong', entry.onPong);
     }

@@ -53,7 +53,11 @@ class FakeSubscription implements Subscription {
       this.queue.push({
         position,
         recordedAtMillis: 1_700_000_000_000,
-        event: { type: 'LeaseReleased', version: 1, data: { bootId: 'boot', atMillis: position, wallMillis: 0, resource: 'r', holderId: 'h', fence: 1 } },
+        event: {
+          type: 'LeaseReleased',
+          version: 1,
+          data: { bootId: 'boot', atMillis: position, wallMillis: 0, resource: 'r', holderId: 'h', fence: 1 },
+        },
       });
     }
     this.wake?.();
@@ -71,7 +75,9 @@ class FakeSubscription implements Subscription {
         yield next;
         continue;
       }
-      await new Promise<void>((resolve) => { this.wake = resolve; });
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
     }
   }
 }
@@ -80,7 +86,8 @@ const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolv
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, index) => from + index);
 /** A fan-out the client cannot join yet (its gap is more than the fan-out retains). */
 const unjoinableFanout = { join: () => false, leave: () => undefined } as unknown as LiveFanout;
-const eventPositions = (frames: readonly StreamFrame[]): number[] => frames.flatMap((f) => (f.type === 'event' ? [f.position] : []));
+const eventPositions = (frames: readonly StreamFrame[]): number[] =>
+  frames.flatMap((f) => (f.type === 'event' ? [f.position] : []));
 
 function connect(options: Partial<StreamConnectionOptions> & Pick<StreamConnectionOptions, 'after' | 'head'>) {
   const socket = new FakeSocket();
@@ -180,7 +187,10 @@ describe('StreamConnection', () => {
       await running;
 
       // Assert
-      expect(socket.frames).toEqual([{ type: 'caught-up', position: 4 }, { type: 'closing', reason: 'slow-consumer', position: 4 }]);
+      expect(socket.frames).toEqual([
+        { type: 'caught-up', position: 4 },
+        { type: 'closing', reason: 'slow-consumer', position: 4 },
+      ]);
       expect(socket.closedWith).toEqual({ code: 1013, reason: 'slow-consumer' });
       expect(slow).toEqual([4]);
       expect(subscription.closed).toBe(true);
@@ -217,7 +227,19 @@ describe('StreamConnection', () => {
       // Arrange: a client that has 5
       const { socket, connection } = connect({ after: 5, head: 5 });
       await settle();
-      const frame = (position: number): Buffer => Buffer.from(JSON.stringify({ type: 'event', position, recordedAtMillis: 0, event: { type: 'LeaseReleased', version: 1, data: { bootId: 'boot', atMillis: position, wallMillis: 0, resource: 'r', holderId: 'h', fence: 1 } } }));
+      const frame = (position: number): Buffer =>
+        Buffer.from(
+          JSON.stringify({
+            type: 'event',
+            position,
+            recordedAtMillis: 0,
+            event: {
+              type: 'LeaseReleased',
+              version: 1,
+              data: { bootId: 'boot', atMillis: position, wallMillis: 0, resource: 'r', holderId: 'h', fence: 1 },
+            },
+          }),
+        );
 
       // Act
       const accepted = [4, 5, 6].map((position) => connection.deliver(position, frame(position)));
@@ -232,7 +254,9 @@ describe('StreamConnection', () => {
       const { socket, connection } = connect({ after: 5, head: 5 });
       await settle();
 
-      expect(() => connection.deliver(7, Buffer.from('{}'))).toThrow('StreamConnection: fan-out delivered position 7 after 5 (bug)');
+      expect(() => connection.deliver(7, Buffer.from('{}'))).toThrow(
+        'StreamConnection: fan-out delivered position 7 after 5 (bug)',
+      );
       expect(socket.frames).toEqual([{ type: 'caught-up', position: 5 }]);
     });
 
@@ -258,7 +282,16 @@ describe('StreamConnection', () => {
 
       // Act
       now = 100;
-      connection.send({ type: 'stats', bootId: 'b', wallMillis: 0, denials: {}, grants: 0, renewals: 0, releases: 0, rejections: 0 });
+      connection.send({
+        type: 'stats',
+        bootId: 'b',
+        wallMillis: 0,
+        denials: {},
+        grants: 0,
+        renewals: 0,
+        releases: 0,
+        rejections: 0,
+      });
       now = 250;
       const idleAfterStats = connection.idleMillis();
       subscription.push(1);

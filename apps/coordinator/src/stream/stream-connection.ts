@@ -95,7 +95,8 @@ export class StreamConnection implements LiveMember {
     this.position = options.after;
     this.lastSentAtMillis = options.now();
     this.left = new Promise<void>((resolve, reject) => {
-      this.settleLeft = (error) => (error === undefined ? resolve() : reject(error instanceof Error ? error : new Error(String(error))));
+      this.settleLeft = (error) =>
+        error === undefined ? resolve() : reject(error instanceof Error ? error : new Error(String(error)));
     });
     this.left.catch(() => undefined); // observed by run(); a failure while run() is between awaits is not "unhandled"
   }
@@ -153,7 +154,8 @@ export class StreamConnection implements LiveMember {
   deliver(position: number, frame: Buffer): boolean {
     if (this.stopped) return false;
     if (position <= this.position) return true; // already sent by this client's own catch-up read
-    if (position !== this.position + 1) throw new Error(`StreamConnection: fan-out delivered position ${position} after ${this.position} (bug)`);
+    if (position !== this.position + 1)
+      throw new Error(`StreamConnection: fan-out delivered position ${position} after ${this.position} (bug)`);
     if (!this.write(frame, true, undefined)) return false;
     this.advanceTo(position);
     return true;

@@ -23,7 +23,12 @@ import { WebSocketUpgrades } from '../websocket/websocket-upgrades.js';
 import { coalesceWrites } from './coalescing-socket.js';
 import { LiveFanout } from './live-fanout.js';
 import { PingKeepalive } from './ping-keepalive.js';
-import { CLOSE_GOING_AWAY, CLOSE_INTERNAL_ERROR, CLOSE_POLICY_VIOLATION, StreamConnection } from './stream-connection.js';
+import {
+  CLOSE_GOING_AWAY,
+  CLOSE_INTERNAL_ERROR,
+  CLOSE_POLICY_VIOLATION,
+  StreamConnection,
+} from './stream-connection.js';
 import { STREAM_PATH } from './stream-path.js';
 
 /** Largest message a client may send (it has nothing to send; bytes). */
@@ -64,7 +69,11 @@ export class StreamGateway implements OnGatewayConnection, OnApplicationBootstra
     this.keepalive = new PingKeepalive({ pingIntervalMillis: config.streamPingMillis });
     this.fanout = new LiveFanout(log, {
       retainedEvents: FANOUT_RETAINED_EVENTS,
-      onFailure: (error) => this.logger.error({ err: error, position: this.fanout.position }, 'stream: live fan-out subscription failed; its clients are disconnected'),
+      onFailure: (error) =>
+        this.logger.error(
+          { err: error, position: this.fanout.position },
+          'stream: live fan-out subscription failed; its clients are disconnected',
+        ),
     });
   }
 
@@ -105,7 +114,11 @@ export class StreamGateway implements OnGatewayConnection, OnApplicationBootstra
     const unwatch = this.keepalive.watch(client, () => {
       this.metrics.unresponsiveClientTerminated();
       this.logger.info(
-        { position: current.connection?.lastPosition ?? after, pingIntervalMillis: this.config.streamPingMillis, remoteAddress },
+        {
+          position: current.connection?.lastPosition ?? after,
+          pingIntervalMillis: this.config.streamPingMillis,
+          remoteAddress,
+        },
         'stream: unresponsive client terminated (no pong)',
       );
     });
@@ -141,19 +154,26 @@ export class StreamGateway implements OnGatewayConnection, OnApplicationBootstra
       return;
     }
     current.releaseFanout = this.fanout.hold();
-    const connection = new StreamConnection(coalesceWrites(client, socket), (from) => this.log.subscribe({ after: from }), {
-      after,
-      head,
-      maxBufferedBytes: this.config.streamMaxBufferedBytes,
-      catchUpHighWaterBytes: Math.min(64 * 1024, Math.floor(this.config.streamMaxBufferedBytes / 4)),
-      closeGraceMillis: CLOSE_GRACE_MILLIS,
-      now: () => performance.now(),
-      fanout: this.fanout,
-      onSlowConsumer: (position) => {
-        this.metrics.slowConsumerDisconnected();
-        this.logger.info({ position, maxBufferedBytes: this.config.streamMaxBufferedBytes }, 'stream: slow consumer disconnected');
+    const connection = new StreamConnection(
+      coalesceWrites(client, socket),
+      (from) => this.log.subscribe({ after: from }),
+      {
+        after,
+        head,
+        maxBufferedBytes: this.config.streamMaxBufferedBytes,
+        catchUpHighWaterBytes: Math.min(64 * 1024, Math.floor(this.config.streamMaxBufferedBytes / 4)),
+        closeGraceMillis: CLOSE_GRACE_MILLIS,
+        now: () => performance.now(),
+        fanout: this.fanout,
+        onSlowConsumer: (position) => {
+          this.metrics.slowConsumerDisconnected();
+          this.logger.info(
+            { position, maxBufferedBytes: this.config.streamMaxBufferedBytes },
+            'stream: slow consumer disconnected',
+          );
+        },
       },
-    });
+    );
     current.connection = connection;
     this.connections.add(connection);
     try {
@@ -180,7 +200,11 @@ export class StreamGateway implements OnGatewayConnection, OnApplicationBootstra
     };
     for (const connection of this.connections) {
       if (connection.isLive && connection.idleMillis() >= this.config.streamHeartbeatMillis) {
-        connection.send({ type: 'heartbeat', position: this.host.position() ?? connection.lastPosition, wallMillis: Date.now() });
+        connection.send({
+          type: 'heartbeat',
+          position: this.host.position() ?? connection.lastPosition,
+          wallMillis: Date.now(),
+        });
       }
       connection.send(stats);
     }

@@ -24,7 +24,10 @@ export class CoordinatorWsAdapter extends WsAdapter {
    * @param app - The application (its HTTP server carries the WebSockets).
    * @param upgrades - The upgrade checks the gateways registered.
    */
-  constructor(app: INestApplicationContext, private readonly upgrades: WebSocketUpgrades) {
+  constructor(
+    app: INestApplicationContext,
+    private readonly upgrades: WebSocketUpgrades,
+  ) {
     super(app);
   }
 
@@ -35,7 +38,8 @@ export class CoordinatorWsAdapter extends WsAdapter {
    */
   override create(port: number, options: GatewayOptions = {}): WebSocketServer {
     const { path, namespace: _namespace, server: _server, ...wsOptions } = options;
-    if (port !== 0 || path === undefined) throw new Error('CoordinatorWsAdapter: a gateway needs port 0 (the HTTP server) and a path');
+    if (port !== 0 || path === undefined)
+      throw new Error('CoordinatorWsAdapter: a gateway needs port 0 (the HTTP server) and a path');
     const httpServer = this.httpServer as Server;
     if (this.upgradeListener === undefined) {
       this.upgradeListener = (request, socket, head) => this.upgrades.route(httpServer, request, socket, head);

@@ -5,7 +5,12 @@
  * (`websocket/websocket-upgrades.ts`) and never reach the routes.
  */
 import { Controller, Get, HttpException } from '@nestjs/common';
-import { CoordinatorToGateFrameSchema, GATE_LINK_PATH, StreamFrameSchema, StreamQuerySchema } from '@lease-fence/protocol';
+import {
+  CoordinatorToGateFrameSchema,
+  GATE_LINK_PATH,
+  StreamFrameSchema,
+  StreamQuerySchema,
+} from '@lease-fence/protocol';
 import { ApiDoc, REPLIES } from '../docs/api-doc.js';
 import { STREAM_PATH } from '../stream/stream-path.js';
 
@@ -20,8 +25,9 @@ export class UpgradeRequiredController {
   @ApiDoc({
     operationId: 'openStream',
     role: 'viewer',
-    summary: 'WebSocket (upgrade): every log event after `after`, then `caught-up`, then live events, heartbeats and `stats` about once a second. '
-      + 'A slow consumer is sent `closing` and disconnected; resume with `after` = the last position received. The token may be the `token` query parameter or the Authorization header.',
+    summary:
+      'WebSocket (upgrade): every log event after `after`, then `caught-up`, then live events, heartbeats and `stats` about once a second. ' +
+      'A slow consumer is sent `closing` and disconnected; resume with `after` = the last position received. The token may be the `token` query parameter or the Authorization header.',
     query: StreamQuerySchema,
     replies: {
       101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [StreamFrameSchema] },
@@ -43,10 +49,14 @@ export class UpgradeRequiredController {
   @ApiDoc({
     operationId: 'openGateLink',
     role: 'gate',
-    summary: 'WebSocket (upgrade) for fence-first handover: the gate sends `guard` (its resources, within its token\'s patterns) and answers each `admit` with `admitted` once its raised floor is durable. '
-      + 'Frames are the protocol\'s gate-link schemas; a frame the coordinator cannot accept gets an `error` frame naming the field and changes nothing. The coordinator pings the link; a gate that does not answer is disconnected. The token may be the `token` query parameter or the Authorization header.',
+    summary:
+      "WebSocket (upgrade) for fence-first handover: the gate sends `guard` (its resources, within its token's patterns) and answers each `admit` with `admitted` once its raised floor is durable. " +
+      "Frames are the protocol's gate-link schemas; a frame the coordinator cannot accept gets an `error` frame naming the field and changes nothing. The coordinator pings the link; a gate that does not answer is disconnected. The token may be the `token` query parameter or the Authorization header.",
     replies: {
-      101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [CoordinatorToGateFrameSchema] },
+      101: {
+        description: 'Switching protocols; frames are JSON text messages.',
+        schemas: [CoordinatorToGateFrameSchema],
+      },
       401: REPLIES.unauthenticated,
       403: REPLIES.forbidden,
       426: REPLIES.upgradeRequired,

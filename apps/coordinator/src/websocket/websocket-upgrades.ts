@@ -73,7 +73,10 @@ export class WebSocketUpgrades implements BeforeApplicationShutdown {
    * @throws UnauthenticatedError without a listed token; ForbiddenError for the wrong role.
    */
   principalOf(request: IncomingMessage, queryToken: string | null | undefined, role: RequiredRole): Principal {
-    const principal = queryToken === null || queryToken === undefined ? this.tokens.byAuthorization(request.headers.authorization) : this.tokens.byToken(queryToken);
+    const principal =
+      queryToken === null || queryToken === undefined
+        ? this.tokens.byAuthorization(request.headers.authorization)
+        : this.tokens.byToken(queryToken);
     authorize(principal, role);
     return principal;
   }
@@ -97,14 +100,23 @@ export class WebSocketUpgrades implements BeforeApplicationShutdown {
       return;
     }
     if (entry?.server === undefined) {
-      refuseUpgrade(socket, 404, { error: 'not-found', message: `no WebSocket at ${url.pathname}; use ${[...this.paths.keys()].join(' or ')}` });
+      refuseUpgrade(socket, 404, {
+        error: 'not-found',
+        message: `no WebSocket at ${url.pathname}; use ${[...this.paths.keys()].join(' or ')}`,
+      });
       return;
     }
     let context: unknown;
     try {
       context = entry.check(request, url);
     } catch (error) {
-      refuseUpgradeWith(error, { request, path: url.pathname, socket, authFailures: this.authFailures, maxBodyBytes: this.config.maxBodyBytes });
+      refuseUpgradeWith(error, {
+        request,
+        path: url.pathname,
+        socket,
+        authFailures: this.authFailures,
+        maxBodyBytes: this.config.maxBodyBytes,
+      });
       return;
     }
     const server = entry.server;

@@ -11,7 +11,11 @@ function environment(search: string, saved?: string): DashboardEnvironment & { s
     searches,
     origin: 'http://127.0.0.1:3000',
     initialSearch: search,
-    storage: { getItem: (k) => items.get(k) ?? null, setItem: (k, v) => void items.set(k, v), removeItem: (k) => void items.delete(k) },
+    storage: {
+      getItem: (k) => items.get(k) ?? null,
+      setItem: (k, v) => void items.set(k, v),
+      removeItem: (k) => void items.delete(k),
+    },
     fetch: () => Promise.reject(new Error('no network in this test')),
     connect: (url) => new FakeSocket(url),
     timers: new ManualTimers(),
@@ -33,7 +37,15 @@ describe('App', () => {
 
   it('renders the shell with the connection state and a loading message that says what to do', () => {
     const html = renderToString(<App env={environment('?token=abc')} />);
-    for (const id of ['connection-state', 'live-controls', 'lane-count', 'lanes-canvas', 'loading-state', 'restart-markers', 'rates']) {
+    for (const id of [
+      'connection-state',
+      'live-controls',
+      'lane-count',
+      'lanes-canvas',
+      'loading-state',
+      'restart-markers',
+      'rates',
+    ]) {
       expect(html, id).toContain(`data-testid="${id}"`);
     }
     expect(html).toContain('0<!-- --> of <!-- -->0<!-- --> lanes');

@@ -4,7 +4,14 @@
  * state: the fold as of the URL's position (live = the head).
  */
 import { useCallback, useEffect, useRef, useState, type ChangeEvent, type ReactElement } from 'react';
-import { exportInvestigation, importInvestigation, investigationMarkdown, parseInvestigationExport, type InvestigationResult, type ViewHistory } from '@lease-fence/dashboard-model';
+import {
+  exportInvestigation,
+  importInvestigation,
+  investigationMarkdown,
+  parseInvestigationExport,
+  type InvestigationResult,
+  type ViewHistory,
+} from '@lease-fence/dashboard-model';
 import { forgetViewerToken, resolveViewerToken, saveViewerToken } from '../stream/viewer-token.js';
 import type { DashboardEnvironment } from './environment.js';
 import { Dashboard } from './dashboard.js';
@@ -34,7 +41,9 @@ export function App({ env }: AppProps): ReactElement {
   const [tokenMessage, setTokenMessage] = useState<string | undefined>(undefined);
   const [view, setView] = useState<ViewUrlState>(() => parseViewUrl(initial.searchWithoutToken ?? env.initialSearch));
   // Said until the view changes (the URL is then rewritten without the unreadable value).
-  const [unreadableAt, setUnreadableAt] = useState<string | undefined>(() => describeUnreadableAsOf(initial.searchWithoutToken ?? env.initialSearch));
+  const [unreadableAt, setUnreadableAt] = useState<string | undefined>(() =>
+    describeUnreadableAsOf(initial.searchWithoutToken ?? env.initialSearch),
+  );
   const [imported, setImported] = useState<Imported | undefined>(undefined);
   const [importError, setImportError] = useState<string | undefined>(undefined);
 
@@ -43,21 +52,31 @@ export function App({ env }: AppProps): ReactElement {
   }, [env, initial]);
   // The latest view, for callbacks: written wherever the view changes (never during render).
   const viewRef = useRef(view);
-  useEffect(() => env.onPopState((search) => {
-    const next = parseViewUrl(search);
-    viewRef.current = next;
-    setView(next);
-    setUnreadableAt(describeUnreadableAsOf(search));
-  }), [env]);
+  useEffect(
+    () =>
+      env.onPopState((search) => {
+        const next = parseViewUrl(search);
+        viewRef.current = next;
+        setView(next);
+        setUnreadableAt(describeUnreadableAsOf(search));
+      }),
+    [env],
+  );
 
-  const updateView = useCallback((next: ViewUrlState) => {
-    const before = viewRef.current;
-    viewRef.current = next;
-    setView(next);
-    setUnreadableAt(undefined);
-    env.setSearch(formatViewUrl(next), isNewView(before, next) ? 'push' : 'replace');
-  }, [env]);
-  const changeView = useCallback((change: (current: ViewUrlState) => ViewUrlState) => updateView(change(viewRef.current)), [updateView]);
+  const updateView = useCallback(
+    (next: ViewUrlState) => {
+      const before = viewRef.current;
+      viewRef.current = next;
+      setView(next);
+      setUnreadableAt(undefined);
+      env.setSearch(formatViewUrl(next), isNewView(before, next) ? 'push' : 'replace');
+    },
+    [env],
+  );
+  const changeView = useCallback(
+    (change: (current: ViewUrlState) => ViewUrlState) => updateView(change(viewRef.current)),
+    [updateView],
+  );
   const importedHolders = imported?.history.index.holderIds() ?? NO_HOLDERS;
   const importedColors = useHolderColors(importedHolders, importedHolders.length);
 
@@ -77,16 +96,25 @@ export function App({ env }: AppProps): ReactElement {
   };
   const importControl = (
     <label className="import">
-      Import investigation <input type="file" accept="application/json,.json" onChange={onImportFile} data-testid="import-file" />
+      Import investigation{' '}
+      <input type="file" accept="application/json,.json" onChange={onImportFile} data-testid="import-file" />
     </label>
   );
   // Shown wherever the import control is: a file that did not import is said even over an imported investigation.
-  const importAlert = importError === undefined ? undefined : <p className="error" role="alert">{importError}</p>;
+  const importAlert =
+    importError === undefined ? undefined : (
+      <p className="error" role="alert">
+        {importError}
+      </p>
+    );
 
   if (imported !== undefined) {
     return (
       <div className="app">
-        <header className="topbar"><h1>lease-fence</h1>{importControl}</header>
+        <header className="topbar">
+          <h1>lease-fence</h1>
+          {importControl}
+        </header>
         {importAlert}
         <HolderColorContext value={importedColors}>
           <LazyInvestigationView
@@ -98,10 +126,20 @@ export function App({ env }: AppProps): ReactElement {
             onContextRadius={undefined}
             onJump={() => undefined}
             onExportJson={() => {
-              if (imported.result.ok) env.download(`investigation-${imported.result.investigation.position}.json`, JSON.stringify(exportInvestigation(imported.history, imported.result.investigation), null, 2), 'application/json');
+              if (imported.result.ok)
+                env.download(
+                  `investigation-${imported.result.investigation.position}.json`,
+                  JSON.stringify(exportInvestigation(imported.history, imported.result.investigation), null, 2),
+                  'application/json',
+                );
             }}
             onExportMarkdown={() => {
-              if (imported.result.ok) env.download(`investigation-${imported.result.investigation.position}.md`, investigationMarkdown(imported.result.investigation, undefined), 'text/markdown');
+              if (imported.result.ok)
+                env.download(
+                  `investigation-${imported.result.investigation.position}.md`,
+                  investigationMarkdown(imported.result.investigation, undefined),
+                  'text/markdown',
+                );
             }}
           />
         </HolderColorContext>
@@ -112,7 +150,10 @@ export function App({ env }: AppProps): ReactElement {
   if (token === undefined) {
     return (
       <div className="app">
-        <header className="topbar"><h1>lease-fence</h1>{importControl}</header>
+        <header className="topbar">
+          <h1>lease-fence</h1>
+          {importControl}
+        </header>
         {importAlert}
         <TokenPrompt
           message={tokenMessage}

@@ -12,7 +12,9 @@ const noop = (): void => undefined;
 
 function loadedHistory(): ViewHistory {
   const history = new ViewHistory({ checkpointEvery: 500 });
-  synthesizeEvents({ seed: 8, resources: 20, generations: 400, rejections: 300, restarts: 2 }).forEach((e) => history.append(e));
+  synthesizeEvents({ seed: 8, resources: 20, generations: 400, rejections: 300, restarts: 2 }).forEach((e) =>
+    history.append(e),
+  );
   return history;
 }
 
@@ -26,10 +28,21 @@ describe('ConnectionBanner', () => {
     [{ status: 'connecting', after: 0, attempt: 1 } as const, 'Connecting to the coordinator'],
     [{ status: 'catching-up', after: 0 } as const, 'Catching up: 40 of 100 events loaded'],
     [{ status: 'live' } as const, 'Live · position 40'],
-    [{ status: 'reconnecting', after: 40, attempt: 3, retryInMillis: 2_000, reason: 'connection closed (code 1006)' } as const, 'Retrying in 2.0 s, resuming after position 40. Is the coordinator running? Start it with `npm start`'],
+    [
+      {
+        status: 'reconnecting',
+        after: 40,
+        attempt: 3,
+        retryInMillis: 2_000,
+        reason: 'connection closed (code 1006)',
+      } as const,
+      'Retrying in 2.0 s, resuming after position 40. Is the coordinator running? Start it with `npm start`',
+    ],
     [{ status: 'unauthorized', reason: 'invalid token' } as const, 'refused the viewer token'],
   ])('says where the stream stands and what to do: %j', (connection, text) => {
-    const html = renderToString(<ConnectionBanner connection={connection} caughtUp={false} position={40} headPosition={100} held={false} />);
+    const html = renderToString(
+      <ConnectionBanner connection={connection} caughtUp={false} position={40} headPosition={100} held={false} />,
+    );
     expect(html).toContain('data-testid="connection-state"');
     expect(html).toContain(`data-status="${connection.status}"`);
     expect(html).toContain(text);
@@ -38,18 +51,73 @@ describe('ConnectionBanner', () => {
 
 describe('LiveControls', () => {
   it('shows how many events arrived since the paused position', () => {
-    const html = renderToString(<LiveControls live={false} connected asOfPosition={1_200} asOfWallMillis={undefined} firstPosition={1} headPosition={1_450} playing={false} speed={1} beyondLog={undefined} onPause={noop} onResume={noop} onSeek={noop} onStep={noop} onMarker={noop} onPlay={noop} onSpeed={noop} />);
+    const html = renderToString(
+      <LiveControls
+        live={false}
+        connected
+        asOfPosition={1_200}
+        asOfWallMillis={undefined}
+        firstPosition={1}
+        headPosition={1_450}
+        playing={false}
+        speed={1}
+        beyondLog={undefined}
+        onPause={noop}
+        onResume={noop}
+        onSeek={noop}
+        onStep={noop}
+        onMarker={noop}
+        onPlay={noop}
+        onSpeed={noop}
+      />,
+    );
     expect(html).toMatch(/data-testid="new-since" data-count="250">250<!-- --> new since position <!-- -->1,200/);
   });
 
   it('does not claim to be live while disconnected', () => {
-    const props = { asOfPosition: 594, asOfWallMillis: undefined, firstPosition: 1, headPosition: 594, playing: false, speed: 1, beyondLog: undefined, onPause: noop, onResume: noop, onSeek: noop, onStep: noop, onMarker: noop, onPlay: noop, onSpeed: noop };
-    expect(renderToString(<LiveControls live connected={false} {...props} />)).toMatch(/disconnected · last position<!-- --> <!-- -->594/);
+    const props = {
+      asOfPosition: 594,
+      asOfWallMillis: undefined,
+      firstPosition: 1,
+      headPosition: 594,
+      playing: false,
+      speed: 1,
+      beyondLog: undefined,
+      onPause: noop,
+      onResume: noop,
+      onSeek: noop,
+      onStep: noop,
+      onMarker: noop,
+      onPlay: noop,
+      onSpeed: noop,
+    };
+    expect(renderToString(<LiveControls live connected={false} {...props} />)).toMatch(
+      /disconnected · last position<!-- --> <!-- -->594/,
+    );
     expect(renderToString(<LiveControls live connected {...props} />)).toMatch(/live position<!-- --> <!-- -->594/);
   });
 
   it('says when a requested position is not in the log', () => {
-    const html = renderToString(<LiveControls live={false} connected asOfPosition={10} asOfWallMillis={undefined} firstPosition={1} headPosition={10} playing={false} speed={1} beyondLog={99} onPause={noop} onResume={noop} onSeek={noop} onStep={noop} onMarker={noop} onPlay={noop} onSpeed={noop} />);
+    const html = renderToString(
+      <LiveControls
+        live={false}
+        connected
+        asOfPosition={10}
+        asOfWallMillis={undefined}
+        firstPosition={1}
+        headPosition={10}
+        playing={false}
+        speed={1}
+        beyondLog={99}
+        onPause={noop}
+        onResume={noop}
+        onSeek={noop}
+        onStep={noop}
+        onMarker={noop}
+        onPlay={noop}
+        onSpeed={noop}
+      />,
+    );
     expect(html).toContain('data-testid="not-in-log"');
     expect(html).toContain('is not in the log');
   });
@@ -58,7 +126,9 @@ describe('LiveControls', () => {
 describe('FilterBar', () => {
   it('shows "k of N lanes"', () => {
     const html = renderToString(<FilterBar filter={{ resource: 'deploy-*' }} shown={12} total={500} onChange={noop} />);
-    expect(html).toMatch(/data-testid="lane-count" data-shown="12" data-total="500">12<!-- --> of <!-- -->500<!-- --> lanes/);
+    expect(html).toMatch(
+      /data-testid="lane-count" data-shown="12" data-total="500">12<!-- --> of <!-- -->500<!-- --> lanes/,
+    );
   });
 });
 
@@ -68,7 +138,9 @@ describe('RejectionsTable', () => {
     const rejections = loadedHistory().head.rejections;
 
     // Act
-    const html = renderToString(<RejectionsTable rejections={rejections} selectedPosition={undefined} onSelect={noop} heightPx={260} />);
+    const html = renderToString(
+      <RejectionsTable rejections={rejections} selectedPosition={undefined} onSelect={noop} heightPx={260} />,
+    );
 
     // Assert
     expect(rejections.length).toBe(300);
@@ -80,14 +152,33 @@ describe('RejectionsTable', () => {
   it('shows refusals known to be missing above the table, each naming the gate, the resource and the seqs', () => {
     // Arrange
     const history = loadedHistory();
-    const missing = [{ stamp: history.head.rejections[0]!.stamp, resource: 'deploy-slot-b', gateId: 'deploy-gate', fromSeq: 8, throughSeq: 8, reportedSeq: 9 }];
+    const missing = [
+      {
+        stamp: history.head.rejections[0]!.stamp,
+        resource: 'deploy-slot-b',
+        gateId: 'deploy-gate',
+        fromSeq: 8,
+        throughSeq: 8,
+        reportedSeq: 9,
+      },
+    ];
 
     // Act
-    const html = renderToString(<RejectionsTable rejections={history.head.rejections} missing={missing} selectedPosition={undefined} onSelect={noop} heightPx={260} />);
+    const html = renderToString(
+      <RejectionsTable
+        rejections={history.head.rejections}
+        missing={missing}
+        selectedPosition={undefined}
+        onSelect={noop}
+        heightPx={260}
+      />,
+    );
 
     // Assert
     expect(countTestIds(html, 'missing-rejection-row')).toBe(1);
-    expect(html).toMatch(/gate <!-- -->deploy-gate<!-- --> on <!-- -->deploy-slot-b<!-- -->: refusal<!-- -->(<!-- -->)? seq <!-- -->8<!-- --> never/);
+    expect(html).toMatch(
+      /gate <!-- -->deploy-gate<!-- --> on <!-- -->deploy-slot-b<!-- -->: refusal<!-- -->(<!-- -->)? seq <!-- -->8<!-- --> never/,
+    );
   });
 });
 
@@ -98,7 +189,19 @@ describe('InvestigationView', () => {
     const result = investigate(history, history.head.rejections[5]!.stamp.position);
 
     // Act
-    const html = renderToString(<InvestigationView result={result} importedFrom={undefined} link="http://h/?inv=1" widthPx={900} onClose={noop} onContextRadius={noop} onJump={noop} onExportJson={noop} onExportMarkdown={noop} />);
+    const html = renderToString(
+      <InvestigationView
+        result={result}
+        importedFrom={undefined}
+        link="http://h/?inv=1"
+        widthPx={900}
+        onClose={noop}
+        onContextRadius={noop}
+        onJump={noop}
+        onExportJson={noop}
+        onExportMarkdown={noop}
+      />,
+    );
 
     // Assert
     expect(result.ok).toBe(true);
@@ -112,7 +215,19 @@ describe('InvestigationView', () => {
 
   it('says clearly that an unknown position is not in the log', () => {
     const result = investigate(loadedHistory(), 99_999_999);
-    const html = renderToString(<InvestigationView result={result} importedFrom={undefined} link={undefined} widthPx={900} onClose={noop} onContextRadius={noop} onJump={noop} onExportJson={noop} onExportMarkdown={noop} />);
+    const html = renderToString(
+      <InvestigationView
+        result={result}
+        importedFrom={undefined}
+        link={undefined}
+        widthPx={900}
+        onClose={noop}
+        onContextRadius={noop}
+        onJump={noop}
+        onExportJson={noop}
+        onExportMarkdown={noop}
+      />,
+    );
     expect(html).toContain('data-testid="not-in-log"');
     expect(html).toMatch(/Position <!-- -->99999999<!-- --> is not in the log/);
   });

@@ -6,7 +6,19 @@
  */
 import type { ReactElement, RefObject } from 'react';
 import type { RecordedEvent } from '@lease-fence/protocol';
-import { exportInvestigation, formatWallTime, investigationMarkdown, type holdDurations, type HoldingAnswer, type InvestigationResult, type Lane, type RateBin, type SearchHit, type ViewHistory, type ViewState } from '@lease-fence/dashboard-model';
+import {
+  exportInvestigation,
+  formatWallTime,
+  investigationMarkdown,
+  type holdDurations,
+  type HoldingAnswer,
+  type InvestigationResult,
+  type Lane,
+  type RateBin,
+  type SearchHit,
+  type ViewHistory,
+  type ViewState,
+} from '@lease-fence/dashboard-model';
 import type { StatsSample } from '../stream/stats-history.js';
 import { LeaseDetails } from '../timeline/lease-details.js';
 import { TimelineView } from '../timeline/timeline-view.js';
@@ -78,19 +90,51 @@ export interface DashboardLayoutProps {
 
 /** The dashboard's page. */
 export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): ReactElement {
-  const { env, view, updateView, snapshot, history, asOf, state, lanes, totalLanes: total, investigation, link, probe, windowNow, coordinatorNow, focusPosition, actions } = props;
+  const {
+    env,
+    view,
+    updateView,
+    snapshot,
+    history,
+    asOf,
+    state,
+    lanes,
+    totalLanes: total,
+    investigation,
+    link,
+    probe,
+    windowNow,
+    coordinatorNow,
+    focusPosition,
+    actions,
+  } = props;
   const { seek, pause, resume, step, jumpMarker, openInvestigation } = actions;
   const headPosition = snapshot.headPosition;
   return (
     <div className="app" ref={mainRef}>
       <header className="topbar">
         <h1>lease-fence</h1>
-        <ConnectionBanner connection={snapshot.connection} caughtUp={snapshot.caughtUp} position={snapshot.loadedPosition} headPosition={headPosition} held={snapshot.held} />
-        <SearchBox query={view.search} hits={props.hits} onQuery={(search) => updateView({ ...view, search })} onPick={actions.pickHit} />
+        <ConnectionBanner
+          connection={snapshot.connection}
+          caughtUp={snapshot.caughtUp}
+          position={snapshot.loadedPosition}
+          headPosition={headPosition}
+          held={snapshot.held}
+        />
+        <SearchBox
+          query={view.search}
+          hits={props.hits}
+          onQuery={(search) => updateView({ ...view, search })}
+          onPick={actions.pickHit}
+        />
         {props.importControl}
       </header>
       {props.importAlert}
-      {props.unreadableAt !== undefined && <p className="error" role="alert" data-testid="unreadable-at">{props.unreadableAt}</p>}
+      {props.unreadableAt !== undefined && (
+        <p className="error" role="alert" data-testid="unreadable-at">
+          {props.unreadableAt}
+        </p>
+      )}
       <LiveControls
         live={asOf.live}
         connected={snapshot.connection.status === 'live' || snapshot.connection.status === 'catching-up'}
@@ -116,39 +160,86 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
           link={link}
           widthPx={props.widthPx}
           onClose={actions.closeInvestigation}
-          onContextRadius={(contextRadius) => updateView({ ...view, investigation: { position: view.investigation?.position ?? 0, contextRadius } })}
+          onContextRadius={(contextRadius) =>
+            updateView({ ...view, investigation: { position: view.investigation?.position ?? 0, contextRadius } })
+          }
           onJump={seek}
           onExportJson={() => {
-            if (investigation?.ok === true) env.download(`investigation-${investigation.investigation.position}.json`, JSON.stringify(exportInvestigation(history, investigation.investigation), null, 2), 'application/json');
+            if (investigation?.ok === true)
+              env.download(
+                `investigation-${investigation.investigation.position}.json`,
+                JSON.stringify(exportInvestigation(history, investigation.investigation), null, 2),
+                'application/json',
+              );
           }}
           onExportMarkdown={() => {
-            if (investigation?.ok === true) env.download(`investigation-${investigation.investigation.position}.md`, investigationMarkdown(investigation.investigation, link), 'text/markdown');
+            if (investigation?.ok === true)
+              env.download(
+                `investigation-${investigation.investigation.position}.md`,
+                investigationMarkdown(investigation.investigation, link),
+                'text/markdown',
+              );
           }}
         />
       )}
-      <FilterBar filter={view.filter} shown={lanes.length} total={total} onChange={(filter) => updateView({ ...view, filter })} />
-      {props.loading && <p className="notice" data-testid="loading-state">Loading the log from the coordinator… {snapshot.connection.status === 'reconnecting' && 'The coordinator is not answering yet: start it with `npm start` (or `npm run coordinator`).'}</p>}
+      <FilterBar
+        filter={view.filter}
+        shown={lanes.length}
+        total={total}
+        onChange={(filter) => updateView({ ...view, filter })}
+      />
+      {props.loading && (
+        <p className="notice" data-testid="loading-state">
+          Loading the log from the coordinator…{' '}
+          {snapshot.connection.status === 'reconnecting' &&
+            'The coordinator is not answering yet: start it with `npm start` (or `npm run coordinator`).'}
+        </p>
+      )}
       {props.empty && (
         <div className="notice" data-testid="empty-state">
           <p>
-            <strong>No leases yet.</strong> The coordinator is running{snapshot.loadedPosition > 0 && <> (log position {snapshot.loadedPosition})</>}, but no agent has asked for a lease.
-            Grants, renewals, expiries and refused stale writes appear here as the coordinator logs them.
+            <strong>No leases yet.</strong> The coordinator is running
+            {snapshot.loadedPosition > 0 && <> (log position {snapshot.loadedPosition})</>}, but no agent has asked for
+            a lease. Grants, renewals, expiries and refused stale writes appear here as the coordinator logs them.
           </p>
           <ul>
-            <li>Start the demo&apos;s contending agents with <code>npm start</code> (coordinator and agents together).</li>
-            <li>Or lease from your own code with the SDK: <code>new LeaseFenceClient({'{'} baseUrl, token, holderId {'}'}).withLease(&apos;my-resource&apos;, async (lease, signal) =&gt; …)</code>.</li>
+            <li>
+              Start the demo&apos;s contending agents with <code>npm start</code> (coordinator and agents together).
+            </li>
+            <li>
+              Or lease from your own code with the SDK:{' '}
+              <code>
+                new LeaseFenceClient({'{'} baseUrl, token, holderId {'}'}).withLease(&apos;my-resource&apos;, async
+                (lease, signal) =&gt; …)
+              </code>
+              .
+            </li>
           </ul>
         </div>
       )}
       {!props.empty && !props.loading && lanes.length === 0 && total > 0 && (
-        <p className="notice" data-testid="no-lanes">No lane matches these filters (0 of {total}). <button type="button" className="link" onClick={() => updateView({ ...view, filter: {} })}>Clear filters</button></p>
-      )}
-      {asOf.live && view.window === undefined && state.lastWallMillis !== undefined && state.lastWallMillis < windowNow.fromWallMillis && (
-        <p className="notice" data-testid="idle-notice">
-          Nothing happened in this window: the last event was at {formatWallTime(state.lastWallMillis)}.{' '}
-          <button type="button" className="link" onClick={() => updateView({ ...view, window: followWindow(state.lastWallMillis ?? 0, view.spanMillis) })}>Show the last activity</button>
+        <p className="notice" data-testid="no-lanes">
+          No lane matches these filters (0 of {total}).{' '}
+          <button type="button" className="link" onClick={() => updateView({ ...view, filter: {} })}>
+            Clear filters
+          </button>
         </p>
       )}
+      {asOf.live &&
+        view.window === undefined &&
+        state.lastWallMillis !== undefined &&
+        state.lastWallMillis < windowNow.fromWallMillis && (
+          <p className="notice" data-testid="idle-notice">
+            Nothing happened in this window: the last event was at {formatWallTime(state.lastWallMillis)}.{' '}
+            <button
+              type="button"
+              className="link"
+              onClick={() => updateView({ ...view, window: followWindow(state.lastWallMillis ?? 0, view.spanMillis) })}
+            >
+              Show the last activity
+            </button>
+          </p>
+        )}
       <TimelineView
         state={state}
         lanes={lanes}
@@ -165,19 +256,47 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
         heightPx={Math.min(460, Math.max(150, 26 + lanes.length * 22 + 8))}
       />
       <div className="timeline-help muted">
-        Drag or shift+wheel to pan, ctrl+wheel or +/− to zoom, click a lane to pin the cursor, click a red marker to investigate. Keys: [ ] step, n p next/previous rejection or restart, space pause/live.
-        {view.window !== undefined && <> <button type="button" className="link" onClick={() => updateView({ ...view, window: undefined })}>Follow {asOf.live ? 'now' : 'the as-of time'}</button></>}
-        {' '}Window {formatWallTime(windowNow.fromWallMillis)} – {formatWallTime(windowNow.toWallMillis)} (coordinator wall clock, UTC).
+        Drag or shift+wheel to pan, ctrl+wheel or +/− to zoom, click a lane to pin the cursor, click a red marker to
+        investigate. Keys: [ ] step, n p next/previous rejection or restart, space pause/live.
+        {view.window !== undefined && (
+          <>
+            {' '}
+            <button type="button" className="link" onClick={() => updateView({ ...view, window: undefined })}>
+              Follow {asOf.live ? 'now' : 'the as-of time'}
+            </button>
+          </>
+        )}{' '}
+        Window {formatWallTime(windowNow.fromWallMillis)} – {formatWallTime(windowNow.toWallMillis)} (coordinator wall
+        clock, UTC).
       </div>
       {probe !== undefined && (
         <section className="panel probe" data-testid="who-held" aria-label="Who held it">
-          <h3>Who held {view.resource} at {formatWallTime(probe.wallMillis)}? <button type="button" className="link" onClick={() => updateView({ ...view, resource: undefined, cursorWallMillis: undefined })}>clear</button></h3>
+          <h3>
+            Who held {view.resource} at {formatWallTime(probe.wallMillis)}?{' '}
+            <button
+              type="button"
+              className="link"
+              onClick={() => updateView({ ...view, resource: undefined, cursorWallMillis: undefined })}
+            >
+              clear
+            </button>
+          </h3>
           <LeaseDetails answer={probe} nowWallMillis={asOf.live ? coordinatorNow : undefined} />
         </section>
       )}
       <div className="columns">
-        <RejectionsTable rejections={state.rejections} missing={state.missingRejections} selectedPosition={view.investigation?.position} onSelect={openInvestigation} />
-        <EventTable events={props.contextEvents} focusPosition={focusPosition} onPick={seek} caption={`Events around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`} />
+        <RejectionsTable
+          rejections={state.rejections}
+          missing={state.missingRejections}
+          selectedPosition={view.investigation?.position}
+          onSelect={openInvestigation}
+        />
+        <EventTable
+          events={props.contextEvents}
+          focusPosition={focusPosition}
+          onPick={seek}
+          caption={`Events around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`}
+        />
       </div>
       <LazyRatePanels
         bins={props.rates.bins}
@@ -193,10 +312,29 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
       <RestartList restarts={state.restarts} onJump={seek} />
       {(snapshot.problems.length > 0 || state.anomalyCount > 0) && (
         <section className="panel problems" data-testid="problems">
-          <h3>Problems {snapshot.problems.length > 0 && <button type="button" className="link" onClick={actions.dismissProblems} data-testid="dismiss-problems">dismiss</button>}</h3>
+          <h3>
+            Problems{' '}
+            {snapshot.problems.length > 0 && (
+              <button type="button" className="link" onClick={actions.dismissProblems} data-testid="dismiss-problems">
+                dismiss
+              </button>
+            )}
+          </h3>
           <ul>
-            {snapshot.problems.map((p, i) => <li key={i}><time className="muted" title="this browser's clock, UTC">{formatWallTime(p.atMillis)}</time> {p.message}{p.kind === 'connection' && <span className="muted"> (cleared once live again)</span>}</li>)}
-            {state.anomalies.slice(0, 10).map((a) => <li key={`a${a.position}`}>position {a.position} ({a.type}): {a.message}</li>)}
+            {snapshot.problems.map((p, i) => (
+              <li key={i}>
+                <time className="muted" title="this browser's clock, UTC">
+                  {formatWallTime(p.atMillis)}
+                </time>{' '}
+                {p.message}
+                {p.kind === 'connection' && <span className="muted"> (cleared once live again)</span>}
+              </li>
+            ))}
+            {state.anomalies.slice(0, 10).map((a) => (
+              <li key={`a${a.position}`}>
+                position {a.position} ({a.type}): {a.message}
+              </li>
+            ))}
             {state.anomalyCount > 10 && <li>and {state.anomalyCount - 10} more anomalies</li>}
           </ul>
         </section>

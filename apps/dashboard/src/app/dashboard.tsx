@@ -4,14 +4,31 @@
  * panels call. What is shown where is {@link DashboardLayout}'s business.
  */
 import { useCallback, useMemo, useRef, useState, type ReactElement } from 'react';
-import { filterLanes, hasLeaseActivity, holdDurations, investigate, logRates, searchLog, whoHeld, type DashboardSummary, type SearchHit } from '@lease-fence/dashboard-model';
+import {
+  filterLanes,
+  hasLeaseActivity,
+  holdDurations,
+  investigate,
+  logRates,
+  searchLog,
+  whoHeld,
+  type DashboardSummary,
+  type SearchHit,
+} from '@lease-fence/dashboard-model';
 import { zoomWindow, type TimeWindow } from '../timeline/time-scale.js';
 import { DashboardLayout } from './dashboard-layout.js';
 import { DashboardStore } from './dashboard-store.js';
 import { useDebugHook } from './debug-hook.js';
 import type { DashboardEnvironment } from './environment.js';
 import { HolderColorContext, useHolderColors } from './holder-colors.js';
-import { followWindow, ingestTarget, markerPosition, replayStartWall, resolveAsOf, stepPosition } from './navigation.js';
+import {
+  followWindow,
+  ingestTarget,
+  markerPosition,
+  replayStartWall,
+  resolveAsOf,
+  stepPosition,
+} from './navigation.js';
 import { useDashboardStore, wholeSnapshot } from './use-dashboard-store.js';
 import { useKeyboardCommands } from './use-keyboard-commands.js';
 import { useLeaseStream } from './use-lease-stream.js';
@@ -40,7 +57,17 @@ export interface DashboardProps {
 const CONTEXT_ROWS = 8;
 
 /** The dashboard of one viewer token (remounted when the token changes). */
-export function Dashboard({ env, token, view, updateView, changeView, importControl, importAlert, unreadableAt, onTokenRefused }: DashboardProps): ReactElement {
+export function Dashboard({
+  env,
+  token,
+  view,
+  updateView,
+  changeView,
+  importControl,
+  importAlert,
+  unreadableAt,
+  onTokenRefused,
+}: DashboardProps): ReactElement {
   const [store] = useState(() => new DashboardStore({ schedule: env.schedule }));
   // The whole snapshot: live, the as-of position, the lanes and every count move with each loaded event.
   const snapshot = useDashboardStore(store, wholeSnapshot);
@@ -55,7 +82,10 @@ export function Dashboard({ env, token, view, updateView, changeView, importCont
   const state = history.stateAt(asOf.position);
   // The live fold changes in place: this pair is a new object whenever the state or the load
   // it reflects changes, so memos keyed on it recompute exactly then.
-  const viewed = useMemo(() => ({ state, index: history.index, loadedPosition }), [state, history.index, loadedPosition]);
+  const viewed = useMemo(
+    () => ({ state, index: history.index, loadedPosition }),
+    [state, history.index, loadedPosition],
+  );
   const coordinatorNow = useCallback(() => env.now() + store.getSnapshot().clockOffsetMillis, [env, store]);
 
   const resolveWindow = useCallback((): TimeWindow => {
@@ -67,17 +97,40 @@ export function Dashboard({ env, token, view, updateView, changeView, importCont
   const { lanes, total } = useMemo(() => filterLanes(viewed.state, view.filter), [viewed, view.filter]);
   // Rates, denials and hold durations are recomputed at most once a second while live.
   const followingNow = asOf.live && view.window === undefined;
-  const rateKey = followingNow ? `live:${Math.floor(env.now() / 1_000)}:${view.spanMillis}` : `${asOf.position}:${windowNow.fromWallMillis}:${windowNow.toWallMillis}`;
+  const rateKey = followingNow
+    ? `live:${Math.floor(env.now() / 1_000)}:${view.spanMillis}`
+    : `${asOf.position}:${windowNow.fromWallMillis}:${windowNow.toWallMillis}`;
   // Rates stop at the as-of time (or now): bins after it would read as a drop to zero.
-  const ratesEnd = Math.min(windowNow.toWallMillis, asOf.live ? coordinatorNow() : (asOf.wallMillis ?? windowNow.toWallMillis));
-  const rateInputs = useSampled({ state, index: history.index, asOfPosition: asOf.position, fromWallMillis: windowNow.fromWallMillis, toWallMillis: Math.max(windowNow.fromWallMillis + 1_000, ratesEnd) }, rateKey);
+  const ratesEnd = Math.min(
+    windowNow.toWallMillis,
+    asOf.live ? coordinatorNow() : (asOf.wallMillis ?? windowNow.toWallMillis),
+  );
+  const rateInputs = useSampled(
+    {
+      state,
+      index: history.index,
+      asOfPosition: asOf.position,
+      fromWallMillis: windowNow.fromWallMillis,
+      toWallMillis: Math.max(windowNow.fromWallMillis + 1_000, ratesEnd),
+    },
+    rateKey,
+  );
   const rates = useMemo(() => logRates(rateInputs.index, { ...rateInputs, maxBins: 90 }), [rateInputs]);
   const holds = useMemo(() => holdDurations(rateInputs.state), [rateInputs]);
   const denialInputs = useSampled({ stats: store.stats, window: windowNow }, `${rateKey}:${snapshot.statsSize}`);
-  const denials = useMemo(() => denialInputs.stats.between(denialInputs.window.fromWallMillis, denialInputs.window.toWallMillis), [denialInputs]);
+  const denials = useMemo(
+    () => denialInputs.stats.between(denialInputs.window.fromWallMillis, denialInputs.window.toWallMillis),
+    [denialInputs],
+  );
   const hits = useMemo(() => searchLog(viewed.state, viewed.index, view.search), [viewed, view.search]);
-  const investigationLoadedTo = Math.min(loadedPosition, (view.investigation?.position ?? 0) + (view.investigation?.contextRadius ?? 0));
-  const investigationInput = useMemo(() => ({ history, loadedTo: investigationLoadedTo }), [history, investigationLoadedTo]);
+  const investigationLoadedTo = Math.min(
+    loadedPosition,
+    (view.investigation?.position ?? 0) + (view.investigation?.contextRadius ?? 0),
+  );
+  const investigationInput = useMemo(
+    () => ({ history, loadedTo: investigationLoadedTo }),
+    [history, investigationLoadedTo],
+  );
   const investigation = useMemo(() => {
     const inv = view.investigation;
     if (inv === undefined) return undefined;
@@ -85,33 +138,74 @@ export function Dashboard({ env, token, view, updateView, changeView, importCont
     return investigate(investigationInput.history, inv.position, inv.contextRadius);
   }, [view.investigation, caughtUp, investigationInput]);
 
-  const focusPosition = view.cursorWallMillis === undefined ? asOf.position : Math.min(asOf.position, history.positionAtWall(view.cursorWallMillis));
-  const contextEvents = history.index.between(focusPosition - CONTEXT_ROWS, Math.min(asOf.position, focusPosition + CONTEXT_ROWS));
+  const focusPosition =
+    view.cursorWallMillis === undefined
+      ? asOf.position
+      : Math.min(asOf.position, history.positionAtWall(view.cursorWallMillis));
+  const contextEvents = history.index.between(
+    focusPosition - CONTEXT_ROWS,
+    Math.min(asOf.position, focusPosition + CONTEXT_ROWS),
+  );
 
   // Navigation
-  const seek = useCallback((position: number) => updateView({ ...view, at: { kind: 'position', position: Math.max(0, position) }, playing: false }), [view, updateView]);
-  const pause = useCallback(() => updateView({ ...view, at: { kind: 'position', position: asOf.position } }), [view, updateView, asOf.position]);
-  const resume = useCallback(() => updateView({ ...view, at: undefined, window: undefined, playing: false }), [view, updateView]);
-  const step = useCallback((direction: 1 | -1) => seek(stepPosition(history, asOf.position, direction, headPosition)), [seek, history, asOf.position, headPosition]);
-  const jumpMarker = useCallback((direction: 1 | -1) => seek(markerPosition(history, asOf.position, direction)), [seek, history, asOf.position]);
-  const zoom = useCallback((factor: number, anchor: number) => {
-    if (view.window === undefined) updateView({ ...view, spanMillis: Math.max(10, Math.min(30 * 86_400_000, view.spanMillis * factor)) });
-    else updateView({ ...view, window: zoomWindow(view.window, factor, anchor) });
-  }, [view, updateView]);
+  const seek = useCallback(
+    (position: number) =>
+      updateView({ ...view, at: { kind: 'position', position: Math.max(0, position) }, playing: false }),
+    [view, updateView],
+  );
+  const pause = useCallback(
+    () => updateView({ ...view, at: { kind: 'position', position: asOf.position } }),
+    [view, updateView, asOf.position],
+  );
+  const resume = useCallback(
+    () => updateView({ ...view, at: undefined, window: undefined, playing: false }),
+    [view, updateView],
+  );
+  const step = useCallback(
+    (direction: 1 | -1) => seek(stepPosition(history, asOf.position, direction, headPosition)),
+    [seek, history, asOf.position, headPosition],
+  );
+  const jumpMarker = useCallback(
+    (direction: 1 | -1) => seek(markerPosition(history, asOf.position, direction)),
+    [seek, history, asOf.position],
+  );
+  const zoom = useCallback(
+    (factor: number, anchor: number) => {
+      if (view.window === undefined)
+        updateView({ ...view, spanMillis: Math.max(10, Math.min(30 * 86_400_000, view.spanMillis * factor)) });
+      else updateView({ ...view, window: zoomWindow(view.window, factor, anchor) });
+    },
+    [view, updateView],
+  );
   // Stable across renders, so the memoised rate charts re-render only when their data changes
   // (recharts measures its SVG paths on every render: a long task if it ran per store notification).
-  const moveCursor = useCallback((cursorWallMillis: number) => changeView((current) => ({ ...current, cursorWallMillis })), [changeView]);
-  const openInvestigation = useCallback((position: number) => updateView({ ...view, investigation: { position, contextRadius: view.investigation?.contextRadius ?? 10 } }), [view, updateView]);
+  const moveCursor = useCallback(
+    (cursorWallMillis: number) => changeView((current) => ({ ...current, cursorWallMillis })),
+    [changeView],
+  );
+  const openInvestigation = useCallback(
+    (position: number) =>
+      updateView({ ...view, investigation: { position, contextRadius: view.investigation?.contextRadius ?? 10 } }),
+    [view, updateView],
+  );
   const closeInvestigation = (): void => updateView({ ...view, investigation: undefined });
   const pickHit = (hit: SearchHit): void => {
-    const around = (wallMillis: number): TimeWindow => ({ fromWallMillis: wallMillis - view.spanMillis * 0.3, toWallMillis: wallMillis + view.spanMillis * 0.7 });
+    const around = (wallMillis: number): TimeWindow => ({
+      fromWallMillis: wallMillis - view.spanMillis * 0.3,
+      toWallMillis: wallMillis + view.spanMillis * 0.7,
+    });
     switch (hit.kind) {
       case 'position':
       case 'request':
         seek(hit.position);
         break;
       case 'fence':
-        updateView({ ...view, resource: hit.resource, cursorWallMillis: hit.startWallMillis, window: around(hit.startWallMillis) });
+        updateView({
+          ...view,
+          resource: hit.resource,
+          cursorWallMillis: hit.startWallMillis,
+          window: around(hit.startWallMillis),
+        });
         break;
       case 'holder':
         updateView({ ...view, filter: { ...view.filter, holder: hit.holderId } });
@@ -125,14 +219,31 @@ export function Dashboard({ env, token, view, updateView, changeView, importCont
   useKeyboardCommands((command) => {
     const middle = (windowNow.fromWallMillis + windowNow.toWallMillis) / 2;
     switch (command) {
-      case 'step-back': step(-1); break;
-      case 'step-forward': step(1); break;
-      case 'next-marker': jumpMarker(1); break;
-      case 'previous-marker': jumpMarker(-1); break;
-      case 'toggle-live': if (asOf.live) pause(); else resume(); break;
-      case 'zoom-in': zoom(0.5, middle); break;
-      case 'zoom-out': zoom(2, middle); break;
-      case 'close': closeInvestigation(); break;
+      case 'step-back':
+        step(-1);
+        break;
+      case 'step-forward':
+        step(1);
+        break;
+      case 'next-marker':
+        jumpMarker(1);
+        break;
+      case 'previous-marker':
+        jumpMarker(-1);
+        break;
+      case 'toggle-live':
+        if (asOf.live) pause();
+        else resume();
+        break;
+      case 'zoom-in':
+        zoom(0.5, middle);
+        break;
+      case 'zoom-out':
+        zoom(2, middle);
+        break;
+      case 'close':
+        closeInvestigation();
+        break;
     }
   });
 
@@ -163,7 +274,11 @@ export function Dashboard({ env, token, view, updateView, changeView, importCont
       restarts: state.restarts.length,
       fenceCounter: state.fenceCounter,
       anomalies: state.anomalyCount,
-      shapesDrawn: Number((typeof document === 'undefined' ? undefined : document.querySelector('[data-testid="lanes-canvas"]')?.getAttribute('data-shapes')) ?? 0),
+      shapesDrawn: Number(
+        (typeof document === 'undefined'
+          ? undefined
+          : document.querySelector('[data-testid="lanes-canvas"]')?.getAttribute('data-shapes')) ?? 0,
+      ),
       investigation: view.investigation?.position,
       search: view.search,
     }),
@@ -191,8 +306,14 @@ export function Dashboard({ env, token, view, updateView, changeView, importCont
         totalLanes={total}
         hits={hits}
         investigation={investigation}
-        link={view.investigation === undefined ? undefined : `${env.origin}/${formatViewUrl({ ...DEFAULT_VIEW, investigation: view.investigation })}`}
-        probe={view.resource !== undefined && probeWall !== undefined ? whoHeld(state, view.resource, probeWall) : undefined}
+        link={
+          view.investigation === undefined
+            ? undefined
+            : `${env.origin}/${formatViewUrl({ ...DEFAULT_VIEW, investigation: view.investigation })}`
+        }
+        probe={
+          view.resource !== undefined && probeWall !== undefined ? whoHeld(state, view.resource, probeWall) : undefined
+        }
         // Empty: the coordinator is up (it logs CoordinatorStarted at position 1) but no agent has leased anything.
         empty={caughtUp && !hasLeaseActivity(history.head)}
         loading={!caughtUp && loadedPosition === 0}
@@ -207,7 +328,19 @@ export function Dashboard({ env, token, view, updateView, changeView, importCont
         importControl={importControl}
         importAlert={importAlert}
         unreadableAt={unreadableAt}
-        actions={{ seek, pause, resume, step, jumpMarker, zoom, moveCursor, openInvestigation, closeInvestigation, pickHit, dismissProblems: () => store.dismissProblems() }}
+        actions={{
+          seek,
+          pause,
+          resume,
+          step,
+          jumpMarker,
+          zoom,
+          moveCursor,
+          openInvestigation,
+          closeInvestigation,
+          pickHit,
+          dismissProblems: () => store.dismissProblems(),
+        }}
       />
     </HolderColorContext>
   );

@@ -3,7 +3,12 @@
  * `@lease-fence/dashboard-model` so the browser end-to-end tests read the same types).
  */
 import { useEffect, useEffectEvent } from 'react';
-import type { DashboardConnectionStatus, DashboardSummary, DebugHook, HoldingAnswer } from '@lease-fence/dashboard-model';
+import type {
+  DashboardConnectionStatus,
+  DashboardSummary,
+  DebugHook,
+  HoldingAnswer,
+} from '@lease-fence/dashboard-model';
 import type { ConnectionState } from '../stream/stream-client.js';
 
 /** Compiles only while the hook's status list and the stream client's states are the same set. */
@@ -29,14 +34,20 @@ export function installDebugHook(target: Record<string, unknown> | undefined, ho
  * called when the hook is read and see the latest committed render (its view state and store
  * snapshot), never a state that was not shown.
  */
-export function useDebugHook(target: Record<string, unknown> | undefined, summarize: () => DashboardSummary, whoHeldAt: (resource: string, wallMillis: number) => HoldingAnswer): void {
+export function useDebugHook(
+  target: Record<string, unknown> | undefined,
+  summarize: () => DashboardSummary,
+  whoHeldAt: (resource: string, wallMillis: number) => HoldingAnswer,
+): void {
   const summary = useEffectEvent(summarize);
   const probe = useEffectEvent(whoHeldAt);
   useEffect(
-    () => installDebugHook(target, {
-      summary: () => summary(),
-      whoHeld: (resource, wallMillis) => probe(resource, typeof wallMillis === 'string' ? Date.parse(wallMillis) : wallMillis),
-    }),
+    () =>
+      installDebugHook(target, {
+        summary: () => summary(),
+        whoHeld: (resource, wallMillis) =>
+          probe(resource, typeof wallMillis === 'string' ? Date.parse(wallMillis) : wallMillis),
+      }),
     [target],
   );
 }

@@ -44,7 +44,10 @@ export function browserEnvironment(): DashboardEnvironment {
     fetch: (url, init) => window.fetch(url, init),
     // The client's handlers accept any event object, so the browser socket fits SocketLike.
     connect: (url) => new WebSocket(url) as unknown as SocketLike,
-    timers: { setTimeout: (cb, ms) => window.setTimeout(cb, ms), clearTimeout: (h) => window.clearTimeout(h as number) },
+    timers: {
+      setTimeout: (cb, ms) => window.setTimeout(cb, ms),
+      clearTimeout: (h) => window.clearTimeout(h as number),
+    },
     now: () => Date.now(),
     schedule: (cb) => void window.setTimeout(() => window.requestAnimationFrame(() => cb()), 150),
     setSearch: (search, mode) => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { commandForKey } from './keyboard.js';
 
-const press = (key: string, extra: Partial<{ ctrlKey: boolean; inFormField: boolean }> = {}) => commandForKey({ key, ctrlKey: false, metaKey: false, altKey: false, inFormField: false, ...extra });
+const press = (key: string, extra: Partial<{ ctrlKey: boolean; inFormField: boolean }> = {}) =>
+  commandForKey({ key, ctrlKey: false, metaKey: false, altKey: false, inFormField: false, ...extra });
 
 describe('commandForKey', () => {
   it.each([

@@ -5,7 +5,8 @@
  */
 
 /** What a key does. */
-export type KeyCommand = 'step-back' | 'step-forward' | 'next-marker' | 'previous-marker' | 'toggle-live' | 'zoom-in' | 'zoom-out' | 'close';
+export type KeyCommand =
+  'step-back' | 'step-forward' | 'next-marker' | 'previous-marker' | 'toggle-live' | 'zoom-in' | 'zoom-out' | 'close';
 
 /** The parts of a `KeyboardEvent` that decide. */
 export interface KeyInput {

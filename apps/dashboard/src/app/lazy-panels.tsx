@@ -8,8 +8,12 @@ import { lazy, Suspense, type ReactElement } from 'react';
 import type { InvestigationViewProps } from '../investigation/investigation-view.js';
 import type { RatePanelsProps } from '../rates/rate-panels.js';
 
-const RatePanelsChunk = lazy(() => import('../rates/rate-panels.js').then((module) => ({ default: module.RatePanels })));
-const InvestigationViewChunk = lazy(() => import('../investigation/investigation-view.js').then((module) => ({ default: module.InvestigationView })));
+const RatePanelsChunk = lazy(() =>
+  import('../rates/rate-panels.js').then((module) => ({ default: module.RatePanels })),
+);
+const InvestigationViewChunk = lazy(() =>
+  import('../investigation/investigation-view.js').then((module) => ({ default: module.InvestigationView })),
+);
 
 /** The rate charts, with a placeholder while its chunk loads. */
 export function LazyRatePanels(props: RatePanelsProps): ReactElement {
@@ -29,7 +33,13 @@ export function LazyRatePanels(props: RatePanelsProps): ReactElement {
 /** The investigation view, with a placeholder while its chunk loads. */
 export function LazyInvestigationView(props: InvestigationViewProps): ReactElement {
   const placeholder = (
-    <section className="panel investigation" data-testid="investigation" aria-label="Investigation" data-state="loading" aria-busy="true">
+    <section
+      className="panel investigation"
+      data-testid="investigation"
+      aria-label="Investigation"
+      data-state="loading"
+      aria-busy="true"
+    >
       <p className="muted">Loading the investigation view…</p>
     </section>
   );

@@ -35,16 +35,26 @@ export function LiveControls(props: LiveControlsProps): ReactElement {
   const newSince = Math.max(0, props.headPosition - props.asOfPosition);
   return (
     <div className="live-controls" data-testid="live-controls" data-live={props.live}>
-      {props.live
-        ? <button type="button" onClick={props.onPause} data-testid="pause" title="Pause (space)">❚❚ Pause</button>
-        : <button type="button" onClick={props.onResume} data-testid="resume" title="Back to live (space)">▶ Live</button>}
+      {props.live ? (
+        <button type="button" onClick={props.onPause} data-testid="pause" title="Pause (space)">
+          ❚❚ Pause
+        </button>
+      ) : (
+        <button type="button" onClick={props.onResume} data-testid="resume" title="Back to live (space)">
+          ▶ Live
+        </button>
+      )}
       {!props.live && (
         <span className="new-since" data-testid="new-since" data-count={newSince}>
           {newSince.toLocaleString('en-US')} new since position {props.asOfPosition.toLocaleString('en-US')}
         </span>
       )}
-      <button type="button" onClick={() => props.onMarker(-1)} title="Previous rejection or restart (p)">« p</button>
-      <button type="button" onClick={() => props.onStep(-1)} title="One event back ([)">‹ [</button>
+      <button type="button" onClick={() => props.onMarker(-1)} title="Previous rejection or restart (p)">
+        « p
+      </button>
+      <button type="button" onClick={() => props.onStep(-1)} title="One event back ([)">
+        ‹ [
+      </button>
       <label className="scrubber">
         <span className="sr-only">As-of position</span>
         <input
@@ -56,25 +66,38 @@ export function LiveControls(props: LiveControlsProps): ReactElement {
           onChange={(e) => props.onSeek(Number(e.target.value))}
         />
       </label>
-      <button type="button" onClick={() => props.onStep(1)} title="One event forward (])">] ›</button>
-      <button type="button" onClick={() => props.onMarker(1)} title="Next rejection or restart (n)">n »</button>
+      <button type="button" onClick={() => props.onStep(1)} title="One event forward (])">
+        ] ›
+      </button>
+      <button type="button" onClick={() => props.onMarker(1)} title="Next rejection or restart (n)">
+        n »
+      </button>
       <span className="as-of" data-testid="as-of" data-position={props.asOfPosition}>
-        {!props.live ? 'as of position' : props.connected ? 'live position' : 'disconnected · last position'} {props.asOfPosition.toLocaleString('en-US')}
+        {!props.live ? 'as of position' : props.connected ? 'live position' : 'disconnected · last position'}{' '}
+        {props.asOfPosition.toLocaleString('en-US')}
         {props.asOfWallMillis !== undefined && ` · ${formatWallDateTime(props.asOfWallMillis)}`}
       </span>
       {!props.live && (
         <>
-          <button type="button" onClick={() => props.onPlay(!props.playing)} data-testid="replay">{props.playing ? '❚❚ Stop replay' : '▶ Replay'}</button>
+          <button type="button" onClick={() => props.onPlay(!props.playing)} data-testid="replay">
+            {props.playing ? '❚❚ Stop replay' : '▶ Replay'}
+          </button>
           <label>
             speed{' '}
             <select value={props.speed} onChange={(e) => props.onSpeed(Number(e.target.value))}>
-              {REPLAY_SPEEDS.map((s) => <option key={s} value={s}>{s}×</option>)}
+              {REPLAY_SPEEDS.map((s) => (
+                <option key={s} value={s}>
+                  {s}×
+                </option>
+              ))}
             </select>
           </label>
         </>
       )}
       {props.beyondLog !== undefined && (
-        <span className="error" role="alert" data-testid="not-in-log">Position {props.beyondLog} is not in the log (it ends at {props.headPosition}); showing the end.</span>
+        <span className="error" role="alert" data-testid="not-in-log">
+          Position {props.beyondLog} is not in the log (it ends at {props.headPosition}); showing the end.
+        </span>
       )}
     </div>
   );

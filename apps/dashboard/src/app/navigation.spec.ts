@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ViewHistory } from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
-import { followWindow, ingestTarget, markerPosition, REPLAY_LOAD_AHEAD, replayStartWall, replayStep, resolveAsOf, stepPosition } from './navigation.js';
+import {
+  followWindow,
+  ingestTarget,
+  markerPosition,
+  REPLAY_LOAD_AHEAD,
+  replayStartWall,
+  replayStep,
+  resolveAsOf,
+  stepPosition,
+} from './navigation.js';
 import { DEFAULT_VIEW } from './url-state.js';
 
 function history(): ViewHistory {
@@ -22,11 +31,19 @@ describe('resolveAsOf', () => {
   });
 
   it('resolves a position to the last loaded event at or before it, with its wall time', () => {
-    expect(resolveAsOf({ kind: 'position', position: 5 }, history(), 7, true)).toEqual({ live: false, position: 3, wallMillis: 1_002_000, beyondLog: undefined });
+    expect(resolveAsOf({ kind: 'position', position: 5 }, history(), 7, true)).toEqual({
+      live: false,
+      position: 3,
+      wallMillis: 1_002_000,
+      beyondLog: undefined,
+    });
   });
 
   it('resolves a wall time to the last event at or before it', () => {
-    expect(resolveAsOf({ kind: 'wall', wallMillis: 1_001_500 }, history(), 7, true)).toMatchObject({ position: 2, wallMillis: 1_001_500 });
+    expect(resolveAsOf({ kind: 'wall', wallMillis: 1_001_500 }, history(), 7, true)).toMatchObject({
+      position: 2,
+      wallMillis: 1_001_500,
+    });
   });
 
   it('says a position beyond the head is not in the log, once the head is known', () => {
@@ -68,11 +85,19 @@ describe('ingestTarget', () => {
   it('holds where it is when pausing, and loads further for a later position or an investigation window', () => {
     expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 10 } }, 50, true)).toBe(50);
     expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 80 } }, 50, true)).toBe(80);
-    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, investigation: { position: 45, contextRadius: 10 } }, 50, true)).toBe(55);
+    expect(
+      ingestTarget(
+        { ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, investigation: { position: 45, contextRadius: 10 } },
+        50,
+        true,
+      ),
+    ).toBe(55);
   });
 
   it('loads ahead of the position while replaying', () => {
-    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, playing: true }, 50, true)).toBe(40 + REPLAY_LOAD_AHEAD);
+    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, playing: true }, 50, true)).toBe(
+      40 + REPLAY_LOAD_AHEAD,
+    );
   });
 });
 
@@ -81,7 +106,10 @@ describe('replay', () => {
     // Given: a link ?at=3&play=1 opened before the log arrived, then while it is still loading.
     const empty = new ViewHistory();
     const partial = new ViewHistory();
-    history().index.events().slice(0, 2).forEach((e) => partial.append(e));
+    history()
+      .index.events()
+      .slice(0, 2)
+      .forEach((e) => partial.append(e));
 
     // Then: no start time until position 3 (or the head) is loaded; then the wall time of position 3.
     expect(replayStartWall({ kind: 'position', position: 3 }, empty, false)).toBeUndefined();

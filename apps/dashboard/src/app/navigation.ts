@@ -27,9 +27,15 @@ export interface ResolvedAsOf {
  * @param headPosition - Head of the log as last heard.
  * @param headKnown - Whether the catch-up has reached the head at least once.
  */
-export function resolveAsOf(at: AsOf | undefined, history: ViewHistory, headPosition: number, headKnown: boolean): ResolvedAsOf {
+export function resolveAsOf(
+  at: AsOf | undefined,
+  history: ViewHistory,
+  headPosition: number,
+  headKnown: boolean,
+): ResolvedAsOf {
   const last = history.position;
-  if (at === undefined) return { live: true, position: last, wallMillis: history.head.lastWallMillis, beyondLog: undefined };
+  if (at === undefined)
+    return { live: true, position: last, wallMillis: history.head.lastWallMillis, beyondLog: undefined };
   if (at.kind === 'wall') {
     const position = history.positionAtWall(at.wallMillis);
     return { live: false, position, wallMillis: at.wallMillis, beyondLog: undefined };
@@ -82,7 +88,8 @@ export function markerPosition(history: ViewHistory, position: number, direction
  */
 export function replayStartWall(at: AsOf | undefined, history: ViewHistory, headKnown: boolean): number | undefined {
   if (at === undefined) return undefined;
-  if (at.kind === 'wall') return headKnown || (history.head.lastWallMillis ?? -Infinity) >= at.wallMillis ? at.wallMillis : undefined;
+  if (at.kind === 'wall')
+    return headKnown || (history.head.lastWallMillis ?? -Infinity) >= at.wallMillis ? at.wallMillis : undefined;
   if (!headKnown && history.position < at.position) return undefined;
   return resolveAsOf(at, history, history.position, headKnown).wallMillis;
 }
@@ -92,9 +99,7 @@ export function replayStartWall(at: AsOf | undefined, history: ViewHistory, head
  * `live` once it has reached the head of the log and the log is loaded up to the head.
  */
 export type ReplayStep =
-  | { readonly kind: 'hold' }
-  | { readonly kind: 'seek'; readonly position: number }
-  | { readonly kind: 'live' };
+  { readonly kind: 'hold' } | { readonly kind: 'seek'; readonly position: number } | { readonly kind: 'live' };
 
 /**
  * One tick of a replay whose clock reads `wallMillis`: the last loaded position at or before that
@@ -106,7 +111,13 @@ export type ReplayStep =
  * @param headPosition - Head of the log as last heard.
  * @param headKnown - Whether the catch-up has reached the head at least once (before that, never live).
  */
-export function replayStep(history: ViewHistory, fromPosition: number, wallMillis: number, headPosition: number, headKnown: boolean): ReplayStep {
+export function replayStep(
+  history: ViewHistory,
+  fromPosition: number,
+  wallMillis: number,
+  headPosition: number,
+  headKnown: boolean,
+): ReplayStep {
   const position = Math.max(fromPosition, history.positionAtWall(wallMillis));
   if (headKnown && position >= headPosition && history.position >= headPosition) return { kind: 'live' };
   return position === fromPosition ? { kind: 'hold' } : { kind: 'seek', position };
@@ -124,7 +135,11 @@ export function ingestTarget(view: ViewUrlState, loadedPosition: number, headKno
   if (view.at === undefined) return undefined;
   if (!headKnown) return undefined; // load to the head once, then hold
   const ahead = view.playing ? REPLAY_LOAD_AHEAD : 0;
-  const wanted = view.at.kind === 'position' ? view.at.position + Math.max(ahead, view.investigation?.contextRadius ?? 0) : loadedPosition;
-  const investigation = view.investigation === undefined ? 0 : view.investigation.position + view.investigation.contextRadius;
+  const wanted =
+    view.at.kind === 'position'
+      ? view.at.position + Math.max(ahead, view.investigation?.contextRadius ?? 0)
+      : loadedPosition;
+  const investigation =
+    view.investigation === undefined ? 0 : view.investigation.position + view.investigation.contextRadius;
   return Math.max(loadedPosition, wanted, investigation);
 }

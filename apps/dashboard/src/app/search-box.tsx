@@ -27,7 +27,9 @@ export function SearchBox({ query, hits, onQuery, onPick }: SearchBoxProps): Rea
           onQuery(e.target.value);
         }}
         onFocus={() => setOpen(true)}
-        onKeyDown={(e) => { if (e.key === 'Escape') setOpen(false); }}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') setOpen(false);
+        }}
         data-testid="search"
         aria-label="Search"
         aria-expanded={open && query.trim() !== ''}
@@ -37,7 +39,17 @@ export function SearchBox({ query, hits, onQuery, onPick }: SearchBoxProps): Rea
           {hits.length === 0 && <li className="muted">Nothing matches “{query}” as of this position.</li>}
           {hits.map((hit, i) => (
             <li key={i}>
-              <button type="button" onClick={() => { setOpen(false); onPick(hit); }} data-testid="search-hit" data-kind={hit.kind}>{describeHit(hit)}</button>
+              <button
+                type="button"
+                onClick={() => {
+                  setOpen(false);
+                  onPick(hit);
+                }}
+                data-testid="search-hit"
+                data-kind={hit.kind}
+              >
+                {describeHit(hit)}
+              </button>
             </li>
           ))}
         </ul>
@@ -48,10 +60,15 @@ export function SearchBox({ query, hits, onQuery, onPick }: SearchBoxProps): Rea
 
 function describeHit(hit: SearchHit): string {
   switch (hit.kind) {
-    case 'position': return `position ${hit.position}: ${hit.type}${hit.resource === undefined ? '' : ` on ${hit.resource}`}`;
-    case 'fence': return `fence ${hit.fence}: ${hit.holderId} on ${hit.resource} from ${formatWallTime(hit.startWallMillis)}`;
-    case 'request': return `request ${hit.requestId}: ${hit.type} on ${hit.resource} (position ${hit.position})`;
-    case 'holder': return `holder ${hit.holderId}: ${hit.generations} generations on ${hit.resources.length} resources`;
-    case 'resource': return `resource ${hit.resource}: ${hit.generations} generations`;
+    case 'position':
+      return `position ${hit.position}: ${hit.type}${hit.resource === undefined ? '' : ` on ${hit.resource}`}`;
+    case 'fence':
+      return `fence ${hit.fence}: ${hit.holderId} on ${hit.resource} from ${formatWallTime(hit.startWallMillis)}`;
+    case 'request':
+      return `request ${hit.requestId}: ${hit.type} on ${hit.resource} (position ${hit.position})`;
+    case 'holder':
+      return `holder ${hit.holderId}: ${hit.generations} generations on ${hit.resources.length} resources`;
+    case 'resource':
+      return `resource ${hit.resource}: ${hit.generations} generations`;
   }
 }

@@ -20,7 +20,8 @@ import { parseFenceRange, type LaneFilter, DEFAULT_CONTEXT_RADIUS } from '@lease
 import type { TimeWindow } from '../timeline/time-scale.js';
 
 /** As-of point: a log position, or a coordinator wall time resolved to the last position at or before it. */
-export type AsOf = { readonly kind: 'position'; readonly position: number } | { readonly kind: 'wall'; readonly wallMillis: number };
+export type AsOf =
+  { readonly kind: 'position'; readonly position: number } | { readonly kind: 'wall'; readonly wallMillis: number };
 
 /** Everything the URL holds. */
 export interface ViewUrlState {
@@ -84,7 +85,8 @@ export function parseViewUrl(search: string): ViewUrlState {
   };
   return {
     at,
-    window: from !== undefined && to !== undefined && to > from ? { fromWallMillis: from, toWallMillis: to } : undefined,
+    window:
+      from !== undefined && to !== undefined && to > from ? { fromWallMillis: from, toWallMillis: to } : undefined,
     spanMillis: span ?? DEFAULT_SPAN_MILLIS,
     filter,
     search: p.get('search') ?? '',
@@ -115,7 +117,8 @@ export function describeUnreadableAsOf(search: string): string | undefined {
  */
 export function formatViewUrl(view: ViewUrlState): string {
   const p = new URLSearchParams();
-  if (view.at !== undefined) p.set('at', view.at.kind === 'position' ? String(view.at.position) : isoOf(view.at.wallMillis));
+  if (view.at !== undefined)
+    p.set('at', view.at.kind === 'position' ? String(view.at.position) : isoOf(view.at.wallMillis));
   if (view.window !== undefined) {
     p.set('from', isoOf(view.window.fromWallMillis));
     p.set('to', isoOf(view.window.toWallMillis));
@@ -133,7 +136,8 @@ export function formatViewUrl(view: ViewUrlState): string {
   if (view.cursorWallMillis !== undefined) p.set('cursor', isoOf(view.cursorWallMillis));
   if (view.investigation !== undefined) {
     p.set('inv', String(view.investigation.position));
-    if (view.investigation.contextRadius !== DEFAULT_CONTEXT_RADIUS) p.set('ctx', String(view.investigation.contextRadius));
+    if (view.investigation.contextRadius !== DEFAULT_CONTEXT_RADIUS)
+      p.set('ctx', String(view.investigation.contextRadius));
   }
   if (view.playing) p.set('play', '1');
   if (view.speed !== 1) p.set('speed', String(view.speed));
@@ -150,7 +154,8 @@ export function formatViewUrl(view: ViewUrlState): string {
  */
 export function isNewView(before: ViewUrlState, after: ViewUrlState): boolean {
   const replay = before.playing; // its steps, and its stop or end, stay in the entry that started it
-  const key = (v: ViewUrlState): string => JSON.stringify([replay ? null : v.at, v.filter, v.resource, v.investigation, replay ? null : v.playing]);
+  const key = (v: ViewUrlState): string =>
+    JSON.stringify([replay ? null : v.at, v.filter, v.resource, v.investigation, replay ? null : v.playing]);
   return key(before) !== key(after);
 }
 

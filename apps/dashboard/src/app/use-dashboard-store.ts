@@ -13,7 +13,11 @@ import type { DashboardSnapshot, DashboardStore } from './dashboard-store.js';
  *   per call, which would re-render forever).
  */
 export function useDashboardStore<T>(store: DashboardStore, select: (snapshot: DashboardSnapshot) => T): T {
-  return useSyncExternalStore(store.subscribe, () => select(store.getSnapshot()), () => select(store.getSnapshot()));
+  return useSyncExternalStore(
+    store.subscribe,
+    () => select(store.getSnapshot()),
+    () => select(store.getSnapshot()),
+  );
 }
 
 /** Selects the whole snapshot: for a component that shows figures which change with every loaded event. */

@@ -13,7 +13,13 @@ export function useKeyboardCommands(onCommand: (command: KeyCommand) => void): v
     const onKey = (event: KeyboardEvent): void => {
       const el = event.target as HTMLElement | null;
       const inFormField = el !== null && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
-      const command = commandForKey({ key: event.key, ctrlKey: event.ctrlKey, metaKey: event.metaKey, altKey: event.altKey, inFormField });
+      const command = commandForKey({
+        key: event.key,
+        ctrlKey: event.ctrlKey,
+        metaKey: event.metaKey,
+        altKey: event.altKey,
+        inFormField,
+      });
       if (command === undefined) return;
       event.preventDefault();
       handle(command);

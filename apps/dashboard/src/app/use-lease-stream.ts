@@ -32,10 +32,18 @@ export function useLeaseStream({ env, store, token, onTokenRefused, holdAt }: Le
   useEffect(() => {
     const abort = new AbortController();
     const checkToken = (): void => {
-      void fetchEventsPage({ baseUrl: env.origin, token, after: 0, limit: 1, fetch: env.fetch, signal: abort.signal }).then((page) => {
+      void fetchEventsPage({
+        baseUrl: env.origin,
+        token,
+        after: 0,
+        limit: 1,
+        fetch: env.fetch,
+        signal: abort.signal,
+      }).then((page) => {
         if (abort.signal.aborted) return;
         if (page.ok) store.noteHead(page.head);
-        else if (page.reason === 'unauthorized') refused('The coordinator refused this viewer token (HTTP 401). Paste a viewer token from its token file.');
+        else if (page.reason === 'unauthorized')
+          refused('The coordinator refused this viewer token (HTTP 401). Paste a viewer token from its token file.');
         else store.reportProblem(page.message, page.reason === 'invalid-body' ? 'data' : 'connection', env.now());
       });
     };

@@ -31,7 +31,15 @@ const REPLAY_TICK_MILLIS = 100;
  * Runs the replay clock while `fromWallMillis` is defined. Each tick reads the store as it is
  * now (not as of the last render) and the latest view (its speed may change mid-replay).
  */
-export function useReplay({ env, store, history, view, fromPosition, fromWallMillis, updateView }: ReplayOptions): void {
+export function useReplay({
+  env,
+  store,
+  history,
+  view,
+  fromPosition,
+  fromWallMillis,
+  updateView,
+}: ReplayOptions): void {
   const replaying = fromWallMillis !== undefined;
   const latestView = useEffectEvent(() => view);
   const start = useEffectEvent(() => ({ wall: fromWallMillis ?? 0, position: fromPosition }));

@@ -19,7 +19,12 @@ import { synthesizeEvents } from '@lease-fence/dashboard-model';
  * @param historyFraction - Share of the log loaded as history at once, in (0, 1]; the rest arrives live
  *   (a benchmark that streams for a minute at 2 000 events/s needs a bigger live share). @defaultValue 0.9
  */
-export function demoEnvironment(env: DashboardEnvironment, seed: number, eventsPerSecond = 200, historyFraction = 0.9): DashboardEnvironment {
+export function demoEnvironment(
+  env: DashboardEnvironment,
+  seed: number,
+  eventsPerSecond = 200,
+  historyFraction = 0.9,
+): DashboardEnvironment {
   const all = synthesizeEvents({ seed });
   const shift = Date.now() - (all[Math.floor(all.length * historyFraction)]?.event.data.wallMillis ?? 0);
   const log: RecordedEvent[] = all.map((e) => {
@@ -43,13 +48,20 @@ export function demoEnvironment(env: DashboardEnvironment, seed: number, eventsP
       return Promise.resolve({ status: 200, ok: true, json: () => Promise.resolve(body) });
     },
     connect: (url) => {
-      const socket: SocketLike = { onopen: null, onmessage: null, onclose: null, onerror: null, close: () => sockets.delete(push) };
+      const socket: SocketLike = {
+        onopen: null,
+        onmessage: null,
+        onclose: null,
+        onerror: null,
+        close: () => sockets.delete(push),
+      };
       let sent = Number(new URL(url).searchParams.get('after') ?? 0);
       const send = (frame: StreamFrame): void => socket.onmessage?.({ data: JSON.stringify(frame) });
       const push = (upTo: number): void => {
         for (; sent < upTo; sent += 1) {
           const e = log[sent];
-          if (e !== undefined) send({ type: 'event', position: e.position, recordedAtMillis: e.recordedAtMillis, event: e.event });
+          if (e !== undefined)
+            send({ type: 'event', position: e.position, recordedAtMillis: e.recordedAtMillis, event: e.event });
         }
         send({ type: 'heartbeat', position: upTo, wallMillis: Date.now() });
       };

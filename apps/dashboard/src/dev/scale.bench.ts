@@ -5,7 +5,14 @@
  * the pure parts under Node.
  */
 import { bench, describe } from 'vitest';
-import { foldEvents, filterLanes, SCALE_TARGET, searchLog, synthesizeEvents, ViewHistory } from '@lease-fence/dashboard-model';
+import {
+  foldEvents,
+  filterLanes,
+  SCALE_TARGET,
+  searchLog,
+  synthesizeEvents,
+  ViewHistory,
+} from '@lease-fence/dashboard-model';
 import { layoutLane, visibleRows } from '../timeline/lane-layout.js';
 
 /** About 900 000 events: 500 lanes, 112 000 generations with their renewals, 2 000 rejections, 3 restarts. */
@@ -20,9 +27,13 @@ const whole = { fromWallMillis: Math.min(...walls), toWallMillis: Math.max(...wa
 
 describe(`fold (${million.length} events)`, () => {
   bench('foldEvents: the whole log', () => void foldEvents(million), { iterations: 3, warmupIterations: 1 });
-  bench('ViewHistory.stateAt: jump to a random position (checkpoint every 10 000)', () => {
-    void history.stateAt(1 + Math.floor(Math.random() * history.position));
-  }, { iterations: 20 });
+  bench(
+    'ViewHistory.stateAt: jump to a random position (checkpoint every 10 000)',
+    () => {
+      void history.stateAt(1 + Math.floor(Math.random() * history.position));
+    },
+    { iterations: 20 },
+  );
 });
 
 describe('lanes at the scale target (500 lanes, 20 000 bars, 2 000 rejections)', () => {
@@ -30,9 +41,20 @@ describe('lanes at the scale target (500 lanes, 20 000 bars, 2 000 rejections)',
     const { first, last } = visibleRows(0, 460, 22, lanes.length);
     for (let i = first; i < last; i += 1) layoutLane(lanes[i]!, { window: whole, widthPx: 1_300 });
   });
-  bench('layout of all 500 lanes, whole log in 1 300 px', () => {
-    for (const lane of lanes) layoutLane(lane, { window: whole, widthPx: 1_300 });
-  }, { iterations: 20 });
-  bench('filter lanes by holder, rejections and fence range', () => void filterLanes(target, { holder: 'coder', hasRejections: true, fenceMin: 1_000, fenceMax: 15_000 }));
-  bench('search a requestId over the ~900 000-event log', () => void searchLog(history.head, history.index, 'req-not-there'), { iterations: 10 });
+  bench(
+    'layout of all 500 lanes, whole log in 1 300 px',
+    () => {
+      for (const lane of lanes) layoutLane(lane, { window: whole, widthPx: 1_300 });
+    },
+    { iterations: 20 },
+  );
+  bench(
+    'filter lanes by holder, rejections and fence range',
+    () => void filterLanes(target, { holder: 'coder', hasRejections: true, fenceMin: 1_000, fenceMax: 15_000 }),
+  );
+  bench(
+    'search a requestId over the ~900 000-event log',
+    () => void searchLog(history.head, history.index, 'req-not-there'),
+    { iterations: 10 },
+  );
 });

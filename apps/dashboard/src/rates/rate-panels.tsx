@@ -23,16 +23,24 @@ export interface RatePanelsProps {
   readonly widthPx: number;
 }
 
-interface Row extends RateBin { readonly denials: number | null }
+interface Row extends RateBin {
+  readonly denials: number | null;
+}
 
 /** The rate charts (re-rendered only when their inputs change). */
 export const RatePanels = memo(function RatePanels(props: RatePanelsProps): ReactElement {
   const { bins, binWidthMillis, denials, widthPx } = props;
   const rows: Row[] = bins.map((b) => {
     const inBin = denials.filter((d) => d.wallMillis >= b.wallMillis && d.wallMillis < b.wallMillis + binWidthMillis);
-    return { ...b, denials: inBin.length === 0 ? null : inBin.reduce((n, d) => n + d.denialsPerSecond, 0) / inBin.length };
+    return {
+      ...b,
+      denials: inBin.length === 0 ? null : inBin.reduce((n, d) => n + d.denialsPerSecond, 0) / inBin.length,
+    };
   });
-  const cursor = props.cursorWallMillis === undefined ? undefined : Math.floor(props.cursorWallMillis / binWidthMillis) * binWidthMillis;
+  const cursor =
+    props.cursorWallMillis === undefined
+      ? undefined
+      : Math.floor(props.cursorWallMillis / binWidthMillis) * binWidthMillis;
   const onClick = (state: unknown): void => {
     const label = (state as { activeLabel?: unknown } | null)?.activeLabel;
     if (typeof label === 'number') props.onCursor(label + binWidthMillis / 2);
@@ -40,26 +48,56 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
   const half = Math.max(260, Math.floor((widthPx - 48) / 2));
   return (
     <section className="panel rates" aria-label="Rates" data-testid="rates">
-      <h3>Rates per second <span className="muted">(bins of {formatDuration(binWidthMillis)}; denials from stats frames, not the log)</span></h3>
+      <h3>
+        Rates per second{' '}
+        <span className="muted">
+          (bins of {formatDuration(binWidthMillis)}; denials from stats frames, not the log)
+        </span>
+      </h3>
       <div className="charts">
         <LineChart width={half} height={200} data={rows} onClick={onClick} data-testid="rate-chart">
           <CartesianGrid stroke="#eee" />
-          <XAxis dataKey="wallMillis" type="number" domain={['dataMin', 'dataMax']} tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)} scale="time" />
+          <XAxis
+            dataKey="wallMillis"
+            type="number"
+            domain={['dataMin', 'dataMax']}
+            tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
+            scale="time"
+          />
           <YAxis width={40} />
-          <Tooltip labelFormatter={(v) => `${formatWallTime(Number(v))} wall`} formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))} />
+          <Tooltip
+            labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
+            formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
+          />
           <Legend />
           <Line type="stepAfter" dataKey="grants" stroke="#2563eb" dot={false} isAnimationActive={false} />
           <Line type="stepAfter" dataKey="renewals" stroke="#16a34a" dot={false} isAnimationActive={false} />
           <Line type="stepAfter" dataKey="releases" stroke="#1f2937" dot={false} isAnimationActive={false} />
           <Line type="stepAfter" dataKey="expiries" stroke="#b91c1c" dot={false} isAnimationActive={false} />
-          <Line type="stepAfter" dataKey="denials" stroke="#d97706" dot={false} isAnimationActive={false} connectNulls={false} />
+          <Line
+            type="stepAfter"
+            dataKey="denials"
+            stroke="#d97706"
+            dot={false}
+            isAnimationActive={false}
+            connectNulls={false}
+          />
           {cursor !== undefined && <ReferenceLine x={cursor} stroke="#6b7280" strokeDasharray="3 3" />}
         </LineChart>
         <LineChart width={half} height={200} data={rows} onClick={onClick} data-testid="rejection-chart">
           <CartesianGrid stroke="#eee" />
-          <XAxis dataKey="wallMillis" type="number" domain={['dataMin', 'dataMax']} tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)} scale="time" />
+          <XAxis
+            dataKey="wallMillis"
+            type="number"
+            domain={['dataMin', 'dataMax']}
+            tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
+            scale="time"
+          />
           <YAxis width={40} />
-          <Tooltip labelFormatter={(v) => `${formatWallTime(Number(v))} wall`} formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))} />
+          <Tooltip
+            labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
+            formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
+          />
           <Legend />
           <Line type="stepAfter" dataKey="rejections" stroke="#dc2626" dot={false} isAnimationActive={false} />
           <Line type="stepAfter" dataKey="restarts" stroke="#111827" dot={false} isAnimationActive={false} />
@@ -73,7 +111,9 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
           <Bar dataKey="count" name="ended generations" fill="#6366f1" isAnimationActive={false} />
         </BarChart>
         <p className="muted hold-summary">
-          Hold durations (grant to end, wall): median {props.holdP50Millis === undefined ? '—' : formatDuration(props.holdP50Millis)}, p95 {props.holdP95Millis === undefined ? '—' : formatDuration(props.holdP95Millis)}
+          Hold durations (grant to end, wall): median{' '}
+          {props.holdP50Millis === undefined ? '—' : formatDuration(props.holdP50Millis)}, p95{' '}
+          {props.holdP95Millis === undefined ? '—' : formatDuration(props.holdP95Millis)}
         </p>
       </div>
     </section>

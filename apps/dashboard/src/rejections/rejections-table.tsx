@@ -24,7 +24,13 @@ export interface RejectionsTableProps {
 const ROW_HEIGHT_PX = 26;
 
 /** The rejections table. */
-export function RejectionsTable({ rejections, missing = [], selectedPosition, onSelect, heightPx = 280 }: RejectionsTableProps): ReactElement {
+export function RejectionsTable({
+  rejections,
+  missing = [],
+  selectedPosition,
+  onSelect,
+  heightPx = 280,
+}: RejectionsTableProps): ReactElement {
   const [scrollTop, setScrollTop] = useState(0);
   const count = rejections.length;
   const { first, last } = visibleRows(scrollTop, heightPx, ROW_HEIGHT_PX, count, 6);
@@ -39,20 +45,41 @@ export function RejectionsTable({ rejections, missing = [], selectedPosition, on
       {missing.length > 0 && (
         <ul className="missing-rejections" data-testid="missing-rejections" aria-label="Missing rejections">
           {missing.map((m) => (
-            <li key={m.stamp.position} data-testid="missing-rejection-row" data-position={m.stamp.position} title={`RejectionsMissing at position ${m.stamp.position}, ${formatWallTime(m.stamp.wallMillis)}`}>
-              <span className="badge">missing</span> gate {m.gateId} on {m.resource}: refusal{m.fromSeq === m.throughSeq ? '' : 's'} seq {seqRange(m.fromSeq, m.throughSeq)} never
-              reached the log (seq {m.reportedSeq} did) — evidence of overlapping holders was lost
+            <li
+              key={m.stamp.position}
+              data-testid="missing-rejection-row"
+              data-position={m.stamp.position}
+              title={`RejectionsMissing at position ${m.stamp.position}, ${formatWallTime(m.stamp.wallMillis)}`}
+            >
+              <span className="badge">missing</span> gate {m.gateId} on {m.resource}: refusal
+              {m.fromSeq === m.throughSeq ? '' : 's'} seq {seqRange(m.fromSeq, m.throughSeq)} never reached the log (seq{' '}
+              {m.reportedSeq} did) — evidence of overlapping holders was lost
             </li>
           ))}
         </ul>
       )}
       {count === 0 ? (
-        <p className="muted" data-testid="rejections-empty">No stale write has been refused as of this position. Gates report refusals with <code>POST /v1/resources/:resource/rejections</code>.</p>
+        <p className="muted" data-testid="rejections-empty">
+          No stale write has been refused as of this position. Gates report refusals with{' '}
+          <code>POST /v1/resources/:resource/rejections</code>.
+        </p>
       ) : (
-        <div className="table-scroll" style={{ height: heightPx }} onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}>
+        <div
+          className="table-scroll"
+          style={{ height: heightPx }}
+          onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
+        >
           <table data-testid="rejections-table" aria-rowcount={count}>
             <thead>
-              <tr><th>position</th><th>seq</th><th>resource</th><th title="refused holder · fence">refused · fence</th><th title="the gate's floor: current holder · fence">floor · fence</th><th title="coordinator wall clock">time</th><th className="gate">gate</th></tr>
+              <tr>
+                <th>position</th>
+                <th>seq</th>
+                <th>resource</th>
+                <th title="refused holder · fence">refused · fence</th>
+                <th title="the gate's floor: current holder · fence">floor · fence</th>
+                <th title="coordinator wall clock">time</th>
+                <th className="gate">gate</th>
+              </tr>
             </thead>
             <tbody>
               {first > 0 && <tr style={{ height: first * ROW_HEIGHT_PX }} aria-hidden="true" />}
@@ -65,15 +92,32 @@ export function RejectionsTable({ rejections, missing = [], selectedPosition, on
                   style={{ height: ROW_HEIGHT_PX }}
                   onClick={() => onSelect(r.stamp.position)}
                   tabIndex={0}
-                  onKeyDown={(e) => { if (e.key === 'Enter') onSelect(r.stamp.position); }}
+                  onKeyDown={(e) => {
+                    if (e.key === 'Enter') onSelect(r.stamp.position);
+                  }}
                 >
                   <td>{r.stamp.position}</td>
                   <td>{r.seq}</td>
                   <td title={r.resource}>{r.resource}</td>
-                  <td className="refused">{r.rejected.holderId} · {r.rejected.fence}{r.kind === 'double-grant' && <span className="badge">double grant</span>}</td>
-                  <td>{r.current.holderId} · {r.current.fence}</td>
-                  <td title={r.gateWallMillis === undefined ? 'coordinator wall clock' : `gate wall clock ${formatWallTime(r.gateWallMillis)}`}>{formatWallTime(r.stamp.wallMillis)}</td>
-                  <td className="gate" title={r.gateId}>{r.gateId}</td>
+                  <td className="refused">
+                    {r.rejected.holderId} · {r.rejected.fence}
+                    {r.kind === 'double-grant' && <span className="badge">double grant</span>}
+                  </td>
+                  <td>
+                    {r.current.holderId} · {r.current.fence}
+                  </td>
+                  <td
+                    title={
+                      r.gateWallMillis === undefined
+                        ? 'coordinator wall clock'
+                        : `gate wall clock ${formatWallTime(r.gateWallMillis)}`
+                    }
+                  >
+                    {formatWallTime(r.stamp.wallMillis)}
+                  </td>
+                  <td className="gate" title={r.gateId}>
+                    {r.gateId}
+                  </td>
                 </tr>
               ))}
               {last < count && <tr style={{ height: (count - last) * ROW_HEIGHT_PX }} aria-hidden="true" />}

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { fetchEventsPage, type FetchLike } from './http-client.js';
 
-function replying(status: number, body: unknown): { fetch: FetchLike; calls: { url: string; headers: Record<string, string> }[] } {
+function replying(
+  status: number,
+  body: unknown,
+): { fetch: FetchLike; calls: { url: string; headers: Record<string, string> }[] } {
   const calls: { url: string; headers: Record<string, string> }[] = [];
   const fetch: FetchLike = (url, init) => {
     calls.push({ url, headers: init.headers });
@@ -22,7 +25,10 @@ describe('fetchEventsPage', () => {
     const result = await fetchEventsPage({ baseUrl: 'http://127.0.0.1:3000', token: 't0k', after: 0, limit: 1, fetch });
 
     // Assert
-    expect(calls[0]).toEqual({ url: 'http://127.0.0.1:3000/v1/events?after=0&limit=1', headers: { authorization: 'Bearer t0k', accept: 'application/json' } });
+    expect(calls[0]).toEqual({
+      url: 'http://127.0.0.1:3000/v1/events?after=0&limit=1',
+      headers: { authorization: 'Bearer t0k', accept: 'application/json' },
+    });
     expect(result).toEqual({ ok: true, events: log.events, head: 7 });
   });
 
@@ -33,12 +39,29 @@ describe('fetchEventsPage', () => {
     [200, { events: [], head: -1 }, 'invalid-body'],
     [200, { events: [{ position: 1 }], head: 1 }, 'invalid-body'],
   ])('answers %i with %j as %s, without throwing', async (status, body, reason) => {
-    const result = await fetchEventsPage({ baseUrl: 'http://h', token: 't', after: 0, limit: 1, fetch: replying(status, body).fetch });
+    const result = await fetchEventsPage({
+      baseUrl: 'http://h',
+      token: 't',
+      after: 0,
+      limit: 1,
+      fetch: replying(status, body).fetch,
+    });
     expect(result).toMatchObject({ ok: false, reason });
   });
 
   it('reports a network failure as data', async () => {
-    const result = await fetchEventsPage({ baseUrl: 'http://h', token: 't', after: 0, limit: 1, fetch: () => Promise.reject(new Error('ECONNREFUSED')) });
-    expect(result).toEqual({ ok: false, reason: 'network', status: undefined, message: 'could not reach the coordinator: ECONNREFUSED' });
+    const result = await fetchEventsPage({
+      baseUrl: 'http://h',
+      token: 't',
+      after: 0,
+      limit: 1,
+      fetch: () => Promise.reject(new Error('ECONNREFUSED')),
+    });
+    expect(result).toEqual({
+      ok: false,
+      reason: 'network',
+      status: undefined,
+      message: 'could not reach the coordinator: ECONNREFUSED',
+    });
   });
 });

@@ -5,7 +5,10 @@
 import { EventsReplySchema, type RecordedEvent } from '@lease-fence/protocol';
 
 /** The part of `fetch` the client uses. */
-export type FetchLike = (url: string, init: { readonly headers: Record<string, string>; readonly signal?: AbortSignal }) => Promise<{ readonly status: number; readonly ok: boolean; json(): Promise<unknown> }>;
+export type FetchLike = (
+  url: string,
+  init: { readonly headers: Record<string, string>; readonly signal?: AbortSignal },
+) => Promise<{ readonly status: number; readonly ok: boolean; json(): Promise<unknown> }>;
 
 /**
  * A page of events, or why there is none (data, not thrown):
@@ -16,7 +19,12 @@ export type FetchLike = (url: string, init: { readonly headers: Record<string, s
  */
 export type EventsPageResult =
   | { readonly ok: true; readonly events: RecordedEvent[]; readonly head: number }
-  | { readonly ok: false; readonly reason: 'unauthorized' | 'http-error' | 'invalid-body' | 'network'; readonly status: number | undefined; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly reason: 'unauthorized' | 'http-error' | 'invalid-body' | 'network';
+      readonly status: number | undefined;
+      readonly message: string;
+    };
 
 /** Options of {@link fetchEventsPage}. */
 export interface FetchEventsOptions {
@@ -42,22 +50,52 @@ export async function fetchEventsPage(options: FetchEventsOptions): Promise<Even
   url.searchParams.set('limit', String(options.limit));
   let response: Awaited<ReturnType<FetchLike>>;
   try {
-    response = await options.fetch(url.toString(), { headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' }, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    response = await options.fetch(url.toString(), {
+      headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' },
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
   } catch (error) {
-    return { ok: false, reason: 'network', status: undefined, message: `could not reach the coordinator: ${(error as Error).message}` };
+    return {
+      ok: false,
+      reason: 'network',
+      status: undefined,
+      message: `could not reach the coordinator: ${(error as Error).message}`,
+    };
   }
-  if (response.status === 401 || response.status === 403) return { ok: false, reason: 'unauthorized', status: response.status, message: 'the coordinator refused the viewer token' };
-  if (!response.ok) return { ok: false, reason: 'http-error', status: response.status, message: `GET /v1/events answered ${response.status}` };
+  if (response.status === 401 || response.status === 403)
+    return {
+      ok: false,
+      reason: 'unauthorized',
+      status: response.status,
+      message: 'the coordinator refused the viewer token',
+    };
+  if (!response.ok)
+    return {
+      ok: false,
+      reason: 'http-error',
+      status: response.status,
+      message: `GET /v1/events answered ${response.status}`,
+    };
   let body: unknown;
   try {
     body = await response.json();
   } catch (error) {
-    return { ok: false, reason: 'invalid-body', status: response.status, message: `GET /v1/events: body is not JSON: ${(error as Error).message}` };
+    return {
+      ok: false,
+      reason: 'invalid-body',
+      status: response.status,
+      message: `GET /v1/events: body is not JSON: ${(error as Error).message}`,
+    };
   }
   const parsed = EventsReplySchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, reason: 'invalid-body', status: response.status, message: `GET /v1/events: ${issue === undefined ? 'body' : issue.path.join('.')}: ${issue?.message ?? 'does not match EventsReplySchema'}` };
+    return {
+      ok: false,
+      reason: 'invalid-body',
+      status: response.status,
+      message: `GET /v1/events: ${issue === undefined ? 'body' : issue.path.join('.')}: ${issue?.message ?? 'does not match EventsReplySchema'}`,
+    };
   }
   return { ok: true, events: parsed.data.events, head: parsed.data.head };
 }

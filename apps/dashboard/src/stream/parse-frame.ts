@@ -4,7 +4,8 @@
 import { StreamFrameSchema, type StreamFrame } from '@lease-fence/protocol';
 
 /** A parsed frame, or what is wrong with it (data, not thrown). */
-export type ParseFrameResult = { readonly ok: true; readonly frame: StreamFrame } | { readonly ok: false; readonly message: string };
+export type ParseFrameResult =
+  { readonly ok: true; readonly frame: StreamFrame } | { readonly ok: false; readonly message: string };
 
 /**
  * Parses a frame received on `/v1/stream`.

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { StatsHistory } from './stats-history.js';
 
 const frame = (bootId: string, wallMillis: number, held: number, grants: number): StatsFrame => ({
-  type: 'stats', bootId, wallMillis, denials: { held, 'not-holder': 1 }, grants, renewals: 0, releases: 0, rejections: 0,
+  type: 'stats',
+  bootId,
+  wallMillis,
+  denials: { held, 'not-holder': 1 },
+  grants,
+  renewals: 0,
+  releases: 0,
+  rejections: 0,
 });
 
 describe('StatsHistory', () => {
@@ -17,7 +24,15 @@ describe('StatsHistory', () => {
 
     // Assert
     expect(stats.between(0, 10_000)).toEqual([
-      { wallMillis: 3_000, bootId: 'b1', denialsPerSecond: 10, denialsByReason: { held: 10, 'not-holder': 0 }, grantsPerSecond: 2, renewalsPerSecond: 0, rejectionsPerSecond: 0 },
+      {
+        wallMillis: 3_000,
+        bootId: 'b1',
+        denialsPerSecond: 10,
+        denialsByReason: { held: 10, 'not-holder': 0 },
+        grantsPerSecond: 2,
+        renewalsPerSecond: 0,
+        rejectionsPerSecond: 0,
+      },
     ]);
   });
 

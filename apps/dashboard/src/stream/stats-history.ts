@@ -32,7 +32,8 @@ export class StatsHistory {
 
   /** @throws RangeError if `capacity` is not a positive integer. */
   constructor(capacity: number = DEFAULT_STATS_CAPACITY) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError(`StatsHistory: capacity must be a positive integer (samples), got ${String(capacity)}`);
+    if (!Number.isSafeInteger(capacity) || capacity < 1)
+      throw new RangeError(`StatsHistory: capacity must be a positive integer (samples), got ${String(capacity)}`);
     this.#capacity = capacity;
   }
 

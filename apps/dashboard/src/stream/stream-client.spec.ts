@@ -250,6 +250,15 @@ describe('StreamClient', () => {
   });
 
   it('rejects a negative resume position, naming the field', () => {
-    expect(() => new StreamClient({ url: String, connect: () => new FakeSocket('ws://x/'), timers: new ManualTimers(), after: -1, onEvent: () => undefined })).toThrow(/after must be a non-negative integer \(log position\), got -1/);
+    expect(
+      () =>
+        new StreamClient({
+          url: String,
+          connect: () => new FakeSocket('ws://x/'),
+          timers: new ManualTimers(),
+          after: -1,
+          onEvent: () => undefined,
+        }),
+    ).toThrow(/after must be a non-negative integer \(log position\), got -1/);
   });
 });

@@ -45,7 +45,13 @@ export type ConnectionState =
   | { readonly status: 'connecting'; readonly after: number; readonly attempt: number }
   | { readonly status: 'catching-up'; readonly after: number }
   | { readonly status: 'live' }
-  | { readonly status: 'reconnecting'; readonly after: number; readonly attempt: number; readonly retryInMillis: number; readonly reason: string }
+  | {
+      readonly status: 'reconnecting';
+      readonly after: number;
+      readonly attempt: number;
+      readonly retryInMillis: number;
+      readonly reason: string;
+    }
   | { readonly status: 'unauthorized'; readonly reason: string }
   | { readonly status: 'diverged'; readonly position: number; readonly headPosition: number }
   | { readonly status: 'closed' };
@@ -109,7 +115,8 @@ export class StreamClient {
    */
   constructor(options: StreamClientOptions) {
     const after = options.after ?? 0;
-    if (!Number.isSafeInteger(after) || after < 0) throw new RangeError(`StreamClient: after must be a non-negative integer (log position), got ${String(after)}`);
+    if (!Number.isSafeInteger(after) || after < 0)
+      throw new RangeError(`StreamClient: after must be a non-negative integer (log position), got ${String(after)}`);
     this.#initialBackoffMillis = positive('initialBackoffMillis', options.initialBackoffMillis ?? 250);
     this.#maxBackoffMillis = positive('maxBackoffMillis', options.maxBackoffMillis ?? 10_000);
     this.#staleAfterMillis = positive('staleAfterMillis', options.staleAfterMillis ?? 30_000);
@@ -163,7 +170,10 @@ export class StreamClient {
    * @throws RangeError if `target` is not a non-negative integer.
    */
   holdAt(target: number): void {
-    if (!Number.isSafeInteger(target) || target < 0) throw new RangeError(`StreamClient.holdAt: target must be a non-negative integer (log position), got ${String(target)}`);
+    if (!Number.isSafeInteger(target) || target < 0)
+      throw new RangeError(
+        `StreamClient.holdAt: target must be a non-negative integer (log position), got ${String(target)}`,
+      );
     this.#target = target;
     if (this.#dropped && target > this.#position) this.#resume();
   }
@@ -248,12 +258,18 @@ export class StreamClient {
           return;
         }
         if (frame.position !== this.#position + 1) {
-          this.#options.onProblem?.(`gap in the stream: expected position ${this.#position + 1}, got ${frame.position}; resuming after ${this.#position}`);
+          this.#options.onProblem?.(
+            `gap in the stream: expected position ${this.#position + 1}, got ${frame.position}; resuming after ${this.#position}`,
+          );
           this.#reconnectSoon(`gap after position ${this.#position}`);
           return;
         }
         this.#position = frame.position;
-        this.#options.onEvent({ position: frame.position, recordedAtMillis: frame.recordedAtMillis, event: frame.event });
+        this.#options.onEvent({
+          position: frame.position,
+          recordedAtMillis: frame.recordedAtMillis,
+          event: frame.event,
+        });
         return;
       }
       case 'caught-up':
@@ -294,7 +310,13 @@ export class StreamClient {
     const delay = Math.min(this.#maxBackoffMillis, this.#initialBackoffMillis * 2 ** this.#failures);
     this.#failures += 1;
     this.#dropped = false;
-    this.#setState({ status: 'reconnecting', after: this.#position, attempt: this.#attempt, retryInMillis: delay, reason });
+    this.#setState({
+      status: 'reconnecting',
+      after: this.#position,
+      attempt: this.#attempt,
+      retryInMillis: delay,
+      reason,
+    });
     this.#retryTimer = this.#options.timers.setTimeout(() => {
       this.#retryTimer = undefined;
       this.#open();
@@ -349,6 +371,7 @@ export function streamUrl(origin: string, after: number, token: string): string 
 }
 
 function positive(field: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`StreamClient: ${field} must be a positive number (milliseconds), got ${String(value)}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`StreamClient: ${field} must be a positive number (milliseconds), got ${String(value)}`);
   return value;
 }

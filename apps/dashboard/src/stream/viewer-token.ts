@@ -21,7 +21,10 @@ export interface StorageLike {
  * @returns The token (undefined: ask for one) and, when the URL carried it, the search string
  *   without it (to `history.replaceState` so the token does not stay in the address bar).
  */
-export function resolveViewerToken(search: string, storage: StorageLike): { readonly token: string | undefined; readonly searchWithoutToken: string | undefined } {
+export function resolveViewerToken(
+  search: string,
+  storage: StorageLike,
+): { readonly token: string | undefined; readonly searchWithoutToken: string | undefined } {
   const params = new URLSearchParams(search);
   const fromUrl = params.get('token')?.trim();
   if (fromUrl !== undefined && fromUrl !== '') {

@@ -33,7 +33,8 @@ export class FakeSocket implements SocketLike {
   }
 
   sendEvents(events: readonly RecordedEvent[]): this {
-    for (const e of events) this.send({ type: 'event', position: e.position, recordedAtMillis: e.recordedAtMillis, event: e.event });
+    for (const e of events)
+      this.send({ type: 'event', position: e.position, recordedAtMillis: e.recordedAtMillis, event: e.event });
     return this;
   }
 

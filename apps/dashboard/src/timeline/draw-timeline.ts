@@ -158,12 +158,16 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     line(ctx, x, axisHeightPx, x, heightPx);
     ctx.setLineDash([]);
     const only = r.restarts[0];
-    labels.push(placeRestartLabel(
-      r.count > 1 || only === undefined ? `⟲ ${r.count} restarts` : `⟲ restart · fence ${only.recoveredFence} · ${only.eventsReplayed} replayed in ${Math.round(only.replayMillis)} ms · ${only.carriedLeases.length} carried`,
-      x,
-      labelWidthPx,
-      widthPx,
-    ));
+    labels.push(
+      placeRestartLabel(
+        r.count > 1 || only === undefined
+          ? `⟲ ${r.count} restarts`
+          : `⟲ restart · fence ${only.recoveredFence} · ${only.eventsReplayed} replayed in ${Math.round(only.replayMillis)} ms · ${only.carriedLeases.length} carried`,
+        x,
+        labelWidthPx,
+        widthPx,
+      ),
+    );
     shapes += 1;
   }
   // The labels go in the axis band (never over the top lane's bars), on a white ground that hides
@@ -176,7 +180,11 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     ctx.fillText(label.text, label.left, axisHeightPx / 2);
   }
 
-  for (const [x, color, dash] of [[options.nowX, TIMELINE_COLORS.now, []], [options.asOfX, TIMELINE_COLORS.asOf, [2, 2]], [options.cursorX, TIMELINE_COLORS.cursor, [3, 3]]] as const) {
+  for (const [x, color, dash] of [
+    [options.nowX, TIMELINE_COLORS.now, []],
+    [options.asOfX, TIMELINE_COLORS.asOf, [2, 2]],
+    [options.cursorX, TIMELINE_COLORS.cursor, [3, 3]],
+  ] as const) {
     if (x === undefined || x < 0 || x > plotWidth) continue;
     ctx.strokeStyle = color;
     ctx.lineWidth = 1;
@@ -208,7 +216,12 @@ export interface RestartLabelPlacement {
  * @param plotRight - Right edge of the plot (the canvas width).
  * @returns The placement, or undefined when not even one character fits.
  */
-export function placeRestartLabel(text: string, lineX: number, plotLeft: number, plotRight: number): RestartLabelPlacement | undefined {
+export function placeRestartLabel(
+  text: string,
+  lineX: number,
+  plotLeft: number,
+  plotRight: number,
+): RestartLabelPlacement | undefined {
   const gap = 3;
   const full = text.length * CHAR_WIDTH_PX;
   const right = plotRight - (lineX + gap);
@@ -243,7 +256,15 @@ export function separateLabels(labels: readonly (RestartLabelPlacement | undefin
   return out;
 }
 
-function drawBar(ctx: Canvas2DLike, bar: BarLayout, left: number, plotWidth: number, top: number, height: number, colorOf: (holderId: string) => string): void {
+function drawBar(
+  ctx: Canvas2DLike,
+  bar: BarLayout,
+  left: number,
+  plotWidth: number,
+  top: number,
+  height: number,
+  colorOf: (holderId: string) => string,
+): void {
   const x0 = Math.max(-2, bar.x);
   const x1 = Math.min(plotWidth + 2, bar.x + bar.width);
   const w = Math.max(1, x1 - x0);

@@ -19,9 +19,21 @@ describe('fence-first handovers on the lane', () => {
     const state = foldEvents(log.events);
 
     // Assert
-    expect(pending.lanes.get('deploy')?.handovers).toEqual([expect.objectContaining({ phase: 'pending', fence: 1, reserved: expect.objectContaining({ position: reserved.position }) })]);
+    expect(pending.lanes.get('deploy')?.handovers).toEqual([
+      expect.objectContaining({
+        phase: 'pending',
+        fence: 1,
+        reserved: expect.objectContaining({ position: reserved.position }),
+      }),
+    ]);
     expect(state.lanes.get('deploy')?.handovers).toEqual([
-      expect.objectContaining({ phase: 'active', fence: 1, holderId: 'agent-b', gateId: 'gate-7', settled: expect.objectContaining({ position: admitted.position + 1 }) }),
+      expect.objectContaining({
+        phase: 'active',
+        fence: 1,
+        holderId: 'agent-b',
+        gateId: 'gate-7',
+        settled: expect.objectContaining({ position: admitted.position + 1 }),
+      }),
     ]);
     expect(state.anomalies).toEqual([]);
     expect(state.lanes.get('deploy')?.generations).toHaveLength(1);
@@ -38,7 +50,10 @@ describe('fence-first handovers on the lane', () => {
 
     const state = foldEvents(log.events);
 
-    expect(state.lanes.get('deploy')?.handovers.map((h) => [h.fence, h.phase, h.burnReason])).toEqual([[1, 'burned', 'fence-unavailable'], [2, 'active', undefined]]);
+    expect(state.lanes.get('deploy')?.handovers.map((h) => [h.fence, h.phase, h.burnReason])).toEqual([
+      [1, 'burned', 'fence-unavailable'],
+      [2, 'active', undefined],
+    ]);
     expect(state.fenceCounter).toBe(2);
     expect(state.anomalies).toEqual([]);
   });
@@ -73,14 +88,44 @@ describe('fence-first handovers on the lane', () => {
     const filled: { style: string; rect: number[] }[] = [];
     const noop = (): void => undefined;
     const ctx: { fillStyle: unknown } & Record<string, unknown> = {
-      fillStyle: '', strokeStyle: '', lineWidth: 1, font: '', textBaseline: 'middle', textAlign: 'left', globalAlpha: 1,
-      clearRect: noop, beginPath: noop, moveTo: noop, lineTo: noop, closePath: noop, fill: noop, stroke: noop, fillText: noop, setLineDash: noop, save: noop, restore: noop, arc: noop,
+      fillStyle: '',
+      strokeStyle: '',
+      lineWidth: 1,
+      font: '',
+      textBaseline: 'middle',
+      textAlign: 'left',
+      globalAlpha: 1,
+      clearRect: noop,
+      beginPath: noop,
+      moveTo: noop,
+      lineTo: noop,
+      closePath: noop,
+      fill: noop,
+      stroke: noop,
+      fillText: noop,
+      setLineDash: noop,
+      save: noop,
+      restore: noop,
+      arc: noop,
     };
-    ctx.fillRect = (x: number, y: number, w: number, h: number) => { filled.push({ style: String(ctx.fillStyle), rect: [x, y, w, h] }); };
+    ctx.fillRect = (x: number, y: number, w: number, h: number) => {
+      filled.push({ style: String(ctx.fillStyle), rect: [x, y, w, h] });
+    };
 
-    drawTimeline(ctx as unknown as Canvas2DLike, [{ y: 24, layout: layoutLane(lane, { window, widthPx: 1_000 }), highlighted: false }], {
-      widthPx: 1_100, heightPx: 60, rowHeightPx: 22, labelWidthPx: 100, axisHeightPx: 24, window, restarts: [], colorOf: () => '#888',
-    });
+    drawTimeline(
+      ctx as unknown as Canvas2DLike,
+      [{ y: 24, layout: layoutLane(lane, { window, widthPx: 1_000 }), highlighted: false }],
+      {
+        widthPx: 1_100,
+        heightPx: 60,
+        rowHeightPx: 22,
+        labelWidthPx: 100,
+        axisHeightPx: 24,
+        window,
+        restarts: [],
+        colorOf: () => '#888',
+      },
+    );
 
     expect(filled).toContainEqual({ style: TIMELINE_COLORS.handoverBurned, rect: [100, 25, 300, 3] });
   });

@@ -5,7 +5,14 @@
  * - markers closer than `clusterPx` merge into one cluster whose `count` is the number of events
  *   it stands for, so the counts on screen add up to the log.
  */
-import type { Generation, GenerationEndKind, HandoverView, Lane, RejectionView, RestartView } from '@lease-fence/dashboard-model';
+import type {
+  Generation,
+  GenerationEndKind,
+  HandoverView,
+  Lane,
+  RejectionView,
+  RestartView,
+} from '@lease-fence/dashboard-model';
 import { xOfWall, type TimeWindow } from './time-scale.js';
 
 /** How a bar ends: still open, or one of the {@link GenerationEndKind}s. */
@@ -105,9 +112,20 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
     const x1 = xOfWall(window, widthPx, g.endWallMillis);
     const width = Math.max(minBarPx, x1 - x0);
     const next = gens[i + 1];
-    const reassigned = next !== undefined && g.end !== undefined && g.end.kind !== 'released' && next.holderId !== g.holderId &&
+    const reassigned =
+      next !== undefined &&
+      g.end !== undefined &&
+      g.end.kind !== 'released' &&
+      next.holderId !== g.holderId &&
       (next.firstSeen.position === g.end.stamp.position || next.firstSeen.position === g.end.stamp.position + 1);
-    bars.push({ x: x0, width, generation: g, end: g.end?.kind ?? 'open', reassigned, label: width >= labelMinPx ? `${g.holderId} · f${g.fence}` : undefined });
+    bars.push({
+      x: x0,
+      width,
+      generation: g,
+      end: g.end?.kind ?? 'open',
+      reassigned,
+      label: width >= labelMinPx ? `${g.holderId} · f${g.fence}` : undefined,
+    });
     const walls = g.renewalWallMillis;
     for (let k = 0; k < walls.length; k += 1) {
       const w = walls[k] as number;
@@ -116,15 +134,21 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
       tickBuckets.set(bucket, (tickBuckets.get(bucket) ?? 0) + 1);
     }
   }
-  const ticks = [...tickBuckets].sort((a, b) => a[0] - b[0]).map(([bucket, count]) => ({ x: bucket * tickBucketPx + tickBucketPx / 2, count }));
-  const inWindow = lane.rejections.filter((r) => r.stamp.wallMillis >= window.fromWallMillis && r.stamp.wallMillis <= window.toWallMillis);
-  const rejections = cluster(inWindow, (r) => xOfWall(window, widthPx, r.stamp.wallMillis), options.clusterPx ?? 6).map((c) => ({
-    x: c.x,
-    count: c.items.length,
-    doubleGrants: c.items.filter((r) => r.kind === 'double-grant').length,
-    first: c.items[0] as RejectionView,
-    last: c.items[c.items.length - 1] as RejectionView,
-  }));
+  const ticks = [...tickBuckets]
+    .sort((a, b) => a[0] - b[0])
+    .map(([bucket, count]) => ({ x: bucket * tickBucketPx + tickBucketPx / 2, count }));
+  const inWindow = lane.rejections.filter(
+    (r) => r.stamp.wallMillis >= window.fromWallMillis && r.stamp.wallMillis <= window.toWallMillis,
+  );
+  const rejections = cluster(inWindow, (r) => xOfWall(window, widthPx, r.stamp.wallMillis), options.clusterPx ?? 6).map(
+    (c) => ({
+      x: c.x,
+      count: c.items.length,
+      doubleGrants: c.items.filter((r) => r.kind === 'double-grant').length,
+      first: c.items[0] as RejectionView,
+      last: c.items[c.items.length - 1] as RejectionView,
+    }),
+  );
   const handovers: HandoverLayout[] = [];
   for (const handover of lane.handovers) {
     const start = handover.reserved.wallMillis;
@@ -142,7 +166,9 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
  */
 export function layoutRestarts(restarts: readonly RestartView[], options: LayoutOptions): RestartCluster[] {
   const { window, widthPx } = options;
-  const visible = restarts.filter((r) => r.graceEndWallMillis >= window.fromWallMillis && r.stamp.wallMillis <= window.toWallMillis);
+  const visible = restarts.filter(
+    (r) => r.graceEndWallMillis >= window.fromWallMillis && r.stamp.wallMillis <= window.toWallMillis,
+  );
   return cluster(visible, (r) => xOfWall(window, widthPx, r.stamp.wallMillis), options.clusterPx ?? 6).map((c) => ({
     x: c.x,
     graceEndX: Math.max(...c.items.map((r) => xOfWall(window, widthPx, r.graceEndWallMillis))),
@@ -155,7 +181,13 @@ export function layoutRestarts(restarts: readonly RestartView[], options: Layout
  * The rows to draw for a vertical scroll position (virtualisation): `[first, last)`, with
  * `overscan` extra rows on each side, clamped to `[0, rowCount)`.
  */
-export function visibleRows(scrollTopPx: number, viewportHeightPx: number, rowHeightPx: number, rowCount: number, overscan = 3): { readonly first: number; readonly last: number } {
+export function visibleRows(
+  scrollTopPx: number,
+  viewportHeightPx: number,
+  rowHeightPx: number,
+  rowCount: number,
+  overscan = 3,
+): { readonly first: number; readonly last: number } {
   if (rowCount <= 0 || rowHeightPx <= 0) return { first: 0, last: 0 };
   const first = Math.max(0, Math.floor(scrollTopPx / rowHeightPx) - overscan);
   const last = Math.min(rowCount, Math.ceil((scrollTopPx + viewportHeightPx) / rowHeightPx) + overscan);

@@ -4,7 +4,15 @@
  * countdown while the lease is open.
  */
 import { useEffect, useState, type ReactElement } from 'react';
-import { describeStamp, formatDuration, formatMonotonic, formatWallTime, shortBootId, type HoldingAnswer, type Generation } from '@lease-fence/dashboard-model';
+import {
+  describeStamp,
+  formatDuration,
+  formatMonotonic,
+  formatWallTime,
+  shortBootId,
+  type HoldingAnswer,
+  type Generation,
+} from '@lease-fence/dashboard-model';
 import type { MarkerCluster } from './lane-layout.js';
 
 /** Props of {@link LeaseDetails}. */
@@ -20,13 +28,31 @@ export function LeaseDetails({ answer, nowWallMillis }: LeaseDetailsProps): Reac
     return (
       <div className="lease-details" data-testid="lease-details" data-held="false">
         <strong>{answer.resource}</strong> at {formatWallTime(answer.wallMillis)} wall
-        <div>{answer.reason === 'unknown-resource' ? 'No event about this resource is loaded.' : 'Nobody held it.'}</div>
-        {answer.previous !== undefined && <div>Before: {answer.previous.holderId} (fence {answer.previous.fence}) until {formatWallTime(answer.previous.endWallMillis)}</div>}
-        {answer.next !== undefined && <div>After: {answer.next.holderId} (fence {answer.next.fence}) from {formatWallTime(answer.next.startWallMillis)}</div>}
+        <div>
+          {answer.reason === 'unknown-resource' ? 'No event about this resource is loaded.' : 'Nobody held it.'}
+        </div>
+        {answer.previous !== undefined && (
+          <div>
+            Before: {answer.previous.holderId} (fence {answer.previous.fence}) until{' '}
+            {formatWallTime(answer.previous.endWallMillis)}
+          </div>
+        )}
+        {answer.next !== undefined && (
+          <div>
+            After: {answer.next.holderId} (fence {answer.next.fence}) from {formatWallTime(answer.next.startWallMillis)}
+          </div>
+        )}
       </div>
     );
   }
-  return <GenerationDetails generation={answer.generation} ordinal={answer.ordinal} probeWallMillis={answer.wallMillis} nowWallMillis={nowWallMillis} />;
+  return (
+    <GenerationDetails
+      generation={answer.generation}
+      ordinal={answer.ordinal}
+      probeWallMillis={answer.wallMillis}
+      nowWallMillis={nowWallMillis}
+    />
+  );
 }
 
 /** Props of {@link GenerationDetails}. */
@@ -39,11 +65,22 @@ export interface GenerationDetailsProps {
 }
 
 /** One generation, with the clock of every time. */
-export function GenerationDetails({ generation: g, ordinal, probeWallMillis, nowWallMillis }: GenerationDetailsProps): ReactElement {
+export function GenerationDetails({
+  generation: g,
+  ordinal,
+  probeWallMillis,
+  nowWallMillis,
+}: GenerationDetailsProps): ReactElement {
   const open = g.end === undefined;
   const now = useNow(open ? nowWallMillis : undefined);
   return (
-    <div className="lease-details" data-testid="lease-details" data-held="true" data-holder={g.holderId} data-fence={g.fence}>
+    <div
+      className="lease-details"
+      data-testid="lease-details"
+      data-held="true"
+      data-holder={g.holderId}
+      data-fence={g.fence}
+    >
       <div className="lease-title">
         <strong>{g.holderId}</strong> held <strong>{g.resource}</strong> with fence <strong>{g.fence}</strong>
         {ordinal !== undefined && <span className="muted"> · generation #{ordinal} of this lane</span>}
@@ -51,16 +88,45 @@ export function GenerationDetails({ generation: g, ordinal, probeWallMillis, now
       {probeWallMillis !== undefined && <div className="muted">at {formatWallTime(probeWallMillis)} wall</div>}
       <dl>
         <dt>granted</dt>
-        <dd>{g.granted === undefined ? `not in the loaded log (first seen ${describeStamp(g.firstSeen)})` : describeStamp(g.granted)}</dd>
-        {g.requestId !== undefined && (<><dt>request</dt><dd>{g.requestId}{g.ttlMillis !== undefined && ` · TTL ${formatDuration(g.ttlMillis)}`}</dd></>)}
+        <dd>
+          {g.granted === undefined
+            ? `not in the loaded log (first seen ${describeStamp(g.firstSeen)})`
+            : describeStamp(g.granted)}
+        </dd>
+        {g.requestId !== undefined && (
+          <>
+            <dt>request</dt>
+            <dd>
+              {g.requestId}
+              {g.ttlMillis !== undefined && ` · TTL ${formatDuration(g.ttlMillis)}`}
+            </dd>
+          </>
+        )}
         <dt>renewals</dt>
-        <dd>{g.renewalPositions.length}{g.renewalPositions.length > 0 && ` · last at position ${g.renewalPositions[g.renewalPositions.length - 1]} (${formatWallTime(g.renewalWallMillis[g.renewalWallMillis.length - 1] ?? Number.NaN)} wall)`}</dd>
+        <dd>
+          {g.renewalPositions.length}
+          {g.renewalPositions.length > 0 &&
+            ` · last at position ${g.renewalPositions[g.renewalPositions.length - 1]} (${formatWallTime(g.renewalWallMillis[g.renewalWallMillis.length - 1] ?? Number.NaN)} wall)`}
+        </dd>
         {g.expiry !== undefined && (
           <>
             <dt>{open ? 'expires' : 'expiry was'}</dt>
             <dd>
-              {formatWallTime(g.expiry.wallMillis)} wall (projected) · coordinator boot {shortBootId(g.expiry.bootId)} expiresAt +{formatMonotonic(g.expiry.expiresAtMillis)} monotonic · set by {g.expiry.source === 'carried' ? 'the restart' : `the ${g.expiry.source === 'granted' ? 'grant' : 'renewal'}`} at position {g.expiry.setBy.position}
-              {open && now !== undefined && <span className="countdown" data-testid="countdown"> · {g.expiry.wallMillis - now >= 0 ? `expires in ${formatDuration(g.expiry.wallMillis - now)}` : `past expiry by ${formatDuration(now - g.expiry.wallMillis)}, not yet swept`}</span>}
+              {formatWallTime(g.expiry.wallMillis)} wall (projected) · coordinator boot {shortBootId(g.expiry.bootId)}{' '}
+              expiresAt +{formatMonotonic(g.expiry.expiresAtMillis)} monotonic · set by{' '}
+              {g.expiry.source === 'carried'
+                ? 'the restart'
+                : `the ${g.expiry.source === 'granted' ? 'grant' : 'renewal'}`}{' '}
+              at position {g.expiry.setBy.position}
+              {open && now !== undefined && (
+                <span className="countdown" data-testid="countdown">
+                  {' '}
+                  ·{' '}
+                  {g.expiry.wallMillis - now >= 0
+                    ? `expires in ${formatDuration(g.expiry.wallMillis - now)}`
+                    : `past expiry by ${formatDuration(now - g.expiry.wallMillis)}, not yet swept`}
+                </span>
+              )}
             </dd>
           </>
         )}
@@ -75,7 +141,10 @@ export function GenerationDetails({ generation: g, ordinal, probeWallMillis, now
         {g.carried.length > 0 && (
           <>
             <dt>carried</dt>
-            <dd>across {g.carried.map((c) => `restart into boot ${shortBootId(c.bootId)} (position ${c.position})`).join(', ')}</dd>
+            <dd>
+              across{' '}
+              {g.carried.map((c) => `restart into boot ${shortBootId(c.bootId)} (position ${c.position})`).join(', ')}
+            </dd>
           </>
         )}
       </dl>
@@ -93,12 +162,24 @@ export function RejectionDetails({ cluster }: RejectionDetailsProps): ReactEleme
   const r = cluster.first;
   return (
     <div className="lease-details" data-testid="rejection-details">
-      {cluster.count > 1 && <div><strong>{cluster.count} rejections</strong> here (positions {cluster.first.stamp.position}…{cluster.last.stamp.position}); click for the first, zoom in to separate them.</div>}
+      {cluster.count > 1 && (
+        <div>
+          <strong>{cluster.count} rejections</strong> here (positions {cluster.first.stamp.position}…
+          {cluster.last.stamp.position}); click for the first, zoom in to separate them.
+        </div>
+      )}
       <div>
-        <strong>{r.kind === 'double-grant' ? 'Double grant refused' : 'Stale write refused'}</strong> by gate {r.gateId} (seq {r.seq}) on {r.resource}
+        <strong>{r.kind === 'double-grant' ? 'Double grant refused' : 'Stale write refused'}</strong> by gate {r.gateId}{' '}
+        (seq {r.seq}) on {r.resource}
       </div>
-      <div>refused {r.rejected.holderId} with fence {r.rejected.fence}; floor {r.current.fence} held by {r.current.holderId}</div>
-      <div className="muted">recorded {describeStamp(r.stamp)}{r.gateWallMillis !== undefined && ` · gate wall clock ${formatWallTime(r.gateWallMillis)}`}</div>
+      <div>
+        refused {r.rejected.holderId} with fence {r.rejected.fence}; floor {r.current.fence} held by{' '}
+        {r.current.holderId}
+      </div>
+      <div className="muted">
+        recorded {describeStamp(r.stamp)}
+        {r.gateWallMillis !== undefined && ` · gate wall clock ${formatWallTime(r.gateWallMillis)}`}
+      </div>
       <div className="muted">Click to investigate.</div>
     </div>
   );
@@ -106,11 +187,16 @@ export function RejectionDetails({ cluster }: RejectionDetailsProps): ReactEleme
 
 function endLabel(g: Generation): string {
   switch (g.end?.kind) {
-    case 'released': return 'released';
-    case 'expired': return 'expired';
-    case 'superseded': return 'superseded';
-    case 'not-carried': return 'dropped at restart';
-    default: return 'ended';
+    case 'released':
+      return 'released';
+    case 'expired':
+      return 'expired';
+    case 'superseded':
+      return 'superseded';
+    case 'not-carried':
+      return 'dropped at restart';
+    default:
+      return 'ended';
   }
 }
 

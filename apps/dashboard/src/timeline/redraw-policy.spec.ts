@@ -11,7 +11,10 @@ const request = (overrides: Partial<FrameRequest> = {}): FrameRequest => ({
   atMillis: 0,
   ...overrides,
 });
-const shifted = (millis: number): FrameRequest['window'] => ({ fromWallMillis: 1_000_000 + millis, toWallMillis: 1_120_000 + millis });
+const shifted = (millis: number): FrameRequest['window'] => ({
+  fromWallMillis: 1_000_000 + millis,
+  toWallMillis: 1_120_000 + millis,
+});
 
 describe('snapWindow', () => {
   it('moves the left edge to a whole pixel of the scale and keeps the span', () => {
@@ -49,7 +52,10 @@ describe('decideRedraw', () => {
   it('draws when the window moved by a whole pixel, the span changed, or anything in the layout key changed', () => {
     const first = decideRedraw(undefined, request()).frame;
     expect(decideRedraw(first, request({ window: shifted(100), atMillis: 1 })).draw).toBe(true);
-    expect(decideRedraw(first, request({ window: { fromWallMillis: 1_000_000, toWallMillis: 1_240_000 }, atMillis: 1 })).draw).toBe(true);
+    expect(
+      decideRedraw(first, request({ window: { fromWallMillis: 1_000_000, toWallMillis: 1_240_000 }, atMillis: 1 }))
+        .draw,
+    ).toBe(true);
     expect(decideRedraw(first, request({ layoutKey: 'scrolled', atMillis: 1 })).draw).toBe(true);
     expect(decideRedraw(first, request({ plotWidthPx: 1_000, atMillis: 1 })).draw).toBe(true);
   });

@@ -44,10 +44,15 @@ export const DATA_REDRAW_MILLIS = 66;
  * @returns The snapped window and its left edge in pixels (`fromPx`).
  * @throws RangeError if `plotWidthPx` is not a positive finite number or the window is empty.
  */
-export function snapWindow(window: TimeWindow, plotWidthPx: number): { readonly window: TimeWindow; readonly fromPx: number } {
+export function snapWindow(
+  window: TimeWindow,
+  plotWidthPx: number,
+): { readonly window: TimeWindow; readonly fromPx: number } {
   const spanMillis = window.toWallMillis - window.fromWallMillis;
-  if (!Number.isFinite(plotWidthPx) || plotWidthPx <= 0) throw new RangeError(`snapWindow: plotWidthPx must be a positive number of CSS pixels, got ${String(plotWidthPx)}`);
-  if (!(spanMillis > 0)) throw new RangeError(`snapWindow: window must span a positive number of milliseconds, got ${String(spanMillis)}`);
+  if (!Number.isFinite(plotWidthPx) || plotWidthPx <= 0)
+    throw new RangeError(`snapWindow: plotWidthPx must be a positive number of CSS pixels, got ${String(plotWidthPx)}`);
+  if (!(spanMillis > 0))
+    throw new RangeError(`snapWindow: window must span a positive number of milliseconds, got ${String(spanMillis)}`);
   const millisPerPx = spanMillis / plotWidthPx;
   const fromPx = Math.round(window.fromWallMillis / millisPerPx);
   const fromWallMillis = fromPx * millisPerPx;
@@ -62,11 +67,26 @@ export function snapWindow(window: TimeWindow, plotWidthPx: number): { readonly 
  * @param dataRedrawMillis - Least time between two frames that differ only by new events. @defaultValue {@link DATA_REDRAW_MILLIS}
  * @returns `draw`, and the frame to remember when drawn.
  */
-export function decideRedraw(previous: DrawnFrame | undefined, next: FrameRequest, dataRedrawMillis = DATA_REDRAW_MILLIS): { readonly draw: boolean; readonly frame: DrawnFrame } {
+export function decideRedraw(
+  previous: DrawnFrame | undefined,
+  next: FrameRequest,
+  dataRedrawMillis = DATA_REDRAW_MILLIS,
+): { readonly draw: boolean; readonly frame: DrawnFrame } {
   const { fromPx } = snapWindow(next.window, next.plotWidthPx);
-  const frame: DrawnFrame = { fromPx, spanMillis: next.window.toWallMillis - next.window.fromWallMillis, plotWidthPx: next.plotWidthPx, layoutKey: next.layoutKey, position: next.position, atMillis: next.atMillis };
+  const frame: DrawnFrame = {
+    fromPx,
+    spanMillis: next.window.toWallMillis - next.window.fromWallMillis,
+    plotWidthPx: next.plotWidthPx,
+    layoutKey: next.layoutKey,
+    position: next.position,
+    atMillis: next.atMillis,
+  };
   if (previous === undefined) return { draw: true, frame };
-  const moved = previous.fromPx !== frame.fromPx || previous.spanMillis !== frame.spanMillis || previous.plotWidthPx !== frame.plotWidthPx || previous.layoutKey !== frame.layoutKey;
+  const moved =
+    previous.fromPx !== frame.fromPx ||
+    previous.spanMillis !== frame.spanMillis ||
+    previous.plotWidthPx !== frame.plotWidthPx ||
+    previous.layoutKey !== frame.layoutKey;
   if (moved) return { draw: true, frame };
   const newData = previous.position !== frame.position;
   return { draw: newData && next.atMillis - previous.atMillis >= dataRedrawMillis, frame };

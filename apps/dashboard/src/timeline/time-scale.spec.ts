@@ -26,7 +26,11 @@ describe('time scale', () => {
   });
 
   it('places axis ticks at a round step at least minSpacingPx apart, labelled in UTC', () => {
-    const ticks = axisTicks({ fromWallMillis: Date.UTC(2026, 0, 1, 12, 0, 3), toWallMillis: Date.UTC(2026, 0, 1, 12, 1, 3) }, 600, 90);
+    const ticks = axisTicks(
+      { fromWallMillis: Date.UTC(2026, 0, 1, 12, 0, 3), toWallMillis: Date.UTC(2026, 0, 1, 12, 1, 3) },
+      600,
+      90,
+    );
     expect(ticks.map((t) => t.label)).toEqual(['12:00:10', '12:00:20', '12:00:30', '12:00:40', '12:00:50', '12:01:00']);
     for (let i = 1; i < ticks.length; i += 1) expect(ticks[i]!.x - ticks[i - 1]!.x).toBeGreaterThanOrEqual(90);
   });

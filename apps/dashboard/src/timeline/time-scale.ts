@@ -31,7 +31,8 @@ export function wallOfX(window: TimeWindow, widthPx: number, x: number): number 
  * @throws RangeError if `factor` is not a positive finite number.
  */
 export function zoomWindow(window: TimeWindow, factor: number, anchorWallMillis: number): TimeWindow {
-  if (!Number.isFinite(factor) || factor <= 0) throw new RangeError(`zoomWindow: factor must be a positive number, got ${String(factor)}`);
+  if (!Number.isFinite(factor) || factor <= 0)
+    throw new RangeError(`zoomWindow: factor must be a positive number, got ${String(factor)}`);
   const span = window.toWallMillis - window.fromWallMillis;
   const next = Math.min(MAX_SPAN_MILLIS, Math.max(MIN_SPAN_MILLIS, span * factor));
   const ratio = span === 0 ? 0.5 : (anchorWallMillis - window.fromWallMillis) / span;
@@ -44,13 +45,20 @@ export function panWindow(window: TimeWindow, deltaMillis: number): TimeWindow {
   return { fromWallMillis: window.fromWallMillis + deltaMillis, toWallMillis: window.toWallMillis + deltaMillis };
 }
 
-const STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000];
+const STEPS = [
+  1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000,
+  900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000,
+];
 
 /**
  * Axis ticks at a "nice" step with at least `minSpacingPx` between them; labels are UTC
  * (`HH:MM`, `HH:MM:SS` or `HH:MM:SS.mmm` depending on the step).
  */
-export function axisTicks(window: TimeWindow, widthPx: number, minSpacingPx = 90): { readonly wallMillis: number; readonly x: number; readonly label: string }[] {
+export function axisTicks(
+  window: TimeWindow,
+  widthPx: number,
+  minSpacingPx = 90,
+): { readonly wallMillis: number; readonly x: number; readonly label: string }[] {
   const span = window.toWallMillis - window.fromWallMillis;
   if (!(span > 0) || !(widthPx > 0)) return [];
   const step = STEPS.find((s) => (s / span) * widthPx >= minSpacingPx) ?? (STEPS[STEPS.length - 1] as number);

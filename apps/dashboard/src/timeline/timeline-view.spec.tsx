@@ -6,7 +6,9 @@ import { TimelineView } from './timeline-view.js';
 describe('TimelineView', () => {
   it('renders one canvas and an accessible mirror of only the lanes in view (virtualised)', () => {
     // Arrange: 500 lanes
-    const state = foldEvents(synthesizeEvents({ seed: 3, resources: 500, generations: 1_500, rejections: 100, restarts: 1 }));
+    const state = foldEvents(
+      synthesizeEvents({ seed: 3, resources: 500, generations: 1_500, rejections: 100, restarts: 1 }),
+    );
     const { lanes } = filterLanes(state, {});
     const starts = lanes.flatMap((l) => l.generations.map((g) => g.startWallMillis));
     const window = { fromWallMillis: Math.min(...starts), toWallMillis: Math.max(...starts) };
@@ -14,7 +16,21 @@ describe('TimelineView', () => {
 
     // Act
     const html = renderToString(
-      <TimelineView state={state} lanes={lanes} resolveWindow={() => window} animate={false} nowWallMillis={undefined} asOfWallMillis={undefined} cursorWallMillis={undefined} selectedResource={undefined} heightPx={246} onZoom={noop} onPan={noop} onPick={noop} onSelectRejection={noop} />,
+      <TimelineView
+        state={state}
+        lanes={lanes}
+        resolveWindow={() => window}
+        animate={false}
+        nowWallMillis={undefined}
+        asOfWallMillis={undefined}
+        cursorWallMillis={undefined}
+        selectedResource={undefined}
+        heightPx={246}
+        onZoom={noop}
+        onPan={noop}
+        onPick={noop}
+        onSelectRejection={noop}
+      />,
     );
 
     // Assert: (246 - 26) / 22 = 10 rows in view, plus 3 rows of overscan below

@@ -4,7 +4,16 @@
  * cost what the visible rows cost. An off-screen list mirrors the visible lanes and bars for
  * screen readers and browser tests.
  */
-import { useCallback, useContext, useEffect, useLayoutEffect, useRef, useState, type PointerEvent as ReactPointerEvent, type ReactElement } from 'react';
+import {
+  useCallback,
+  useContext,
+  useEffect,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type PointerEvent as ReactPointerEvent,
+  type ReactElement,
+} from 'react';
 import { formatWallTime, whoHeld, type Lane, type ViewState } from '@lease-fence/dashboard-model';
 import { HolderColorContext } from '../app/holder-colors.js';
 import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
@@ -123,9 +132,14 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     for (let i = range.first; i < range.last; i += 1) {
       const lane = p.lanes[i];
       if (lane === undefined) continue;
-      drawRows.push({ y: AXIS_HEIGHT_PX + i * ROW_HEIGHT_PX - top, layout: layoutLane(lane, { window: win, widthPx: plotWidth }), highlighted: lane.resource === p.selectedResource });
+      drawRows.push({
+        y: AXIS_HEIGHT_PX + i * ROW_HEIGHT_PX - top,
+        layout: layoutLane(lane, { window: win, widthPx: plotWidth }),
+        highlighted: lane.resource === p.selectedResource,
+      });
     }
-    const at = (wall: number | undefined): number | undefined => (wall === undefined ? undefined : xOfWall(win, plotWidth, wall));
+    const at = (wall: number | undefined): number | undefined =>
+      wall === undefined ? undefined : xOfWall(win, plotWidth, wall);
     shapesRef.current = drawTimeline(ctx as unknown as Canvas2DLike, drawRows, {
       widthPx,
       heightPx,
@@ -173,10 +187,14 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
   const hasLanes = lanes.length > 0;
   useEffect(() => {
     const el = scrollRef.current;
-    const index = props.selectedResource === undefined ? -1 : propsRef.current.lanes.findIndex((l) => l.resource === props.selectedResource);
+    const index =
+      props.selectedResource === undefined
+        ? -1
+        : propsRef.current.lanes.findIndex((l) => l.resource === props.selectedResource);
     if (el === null || index < 0) return;
     const top = index * ROW_HEIGHT_PX;
-    if (top < el.scrollTop || top + ROW_HEIGHT_PX > el.scrollTop + viewportRows) el.scrollTop = Math.max(0, top - viewportRows / 3);
+    if (top < el.scrollTop || top + ROW_HEIGHT_PX > el.scrollTop + viewportRows)
+      el.scrollTop = Math.max(0, top - viewportRows / 3);
   }, [props.selectedResource, viewportRows, hasLanes]);
 
   // Wheel: ctrl/⌘ zooms around the pointer, shift or horizontal scrolling pans; plain wheel scrolls lanes.
@@ -256,7 +274,15 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
 
   return (
     <div className="timeline" ref={containerRef} data-testid="timeline" data-lanes={lanes.length}>
-      <div className="timeline-scroll" ref={scrollRef} style={{ height: heightPx }} onScroll={(e) => { setScrollTop(e.currentTarget.scrollTop); draw(); }}>
+      <div
+        className="timeline-scroll"
+        ref={scrollRef}
+        style={{ height: heightPx }}
+        onScroll={(e) => {
+          setScrollTop(e.currentTarget.scrollTop);
+          draw();
+        }}
+      >
         <div style={{ height: Math.max(heightPx, totalHeight), position: 'relative' }}>
           <canvas
             ref={canvasRef}
@@ -264,7 +290,14 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
             data-testid="lanes-canvas"
             role="img"
             aria-label={`Lease timeline: ${lanes.length} lanes; rows ${rows.first + 1} to ${rows.last} in view`}
-            style={{ width: widthPx, height: heightPx, position: 'sticky', top: 0, display: 'block', touchAction: 'none' }}
+            style={{
+              width: widthPx,
+              height: heightPx,
+              position: 'sticky',
+              top: 0,
+              display: 'block',
+              touchAction: 'none',
+            }}
             onPointerDown={onPointerDown}
             onPointerMove={onPointerMove}
             onPointerUp={onPointerUp}
@@ -273,16 +306,39 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
         </div>
       </div>
       {hover !== undefined && (
-        <div className="timeline-tooltip" style={{ left: Math.min(hover.x + 14, Math.max(0, widthPx - 440)), top: hover.y + 14 }}>
-          {hover.marker !== undefined
-            ? <RejectionDetails cluster={hover.marker} />
-            : <LeaseDetails answer={whoHeld(props.state, hover.resource, hover.wallMillis)} nowWallMillis={props.nowWallMillis} />}
+        <div
+          className="timeline-tooltip"
+          style={{ left: Math.min(hover.x + 14, Math.max(0, widthPx - 440)), top: hover.y + 14 }}
+        >
+          {hover.marker !== undefined ? (
+            <RejectionDetails cluster={hover.marker} />
+          ) : (
+            <LeaseDetails
+              answer={whoHeld(props.state, hover.resource, hover.wallMillis)}
+              nowWallMillis={props.nowWallMillis}
+            />
+          )}
         </div>
       )}
       <ul className="sr-only" data-testid="lane-mirror" aria-label="Visible lanes">
         {mirror.map((row) => (
-          <li key={row.resource} data-testid="lane-row" data-resource={row.resource} data-bars={row.bars.length} data-rejections={row.rejections.reduce((n, c) => n + c.count, 0)}>
-            {row.resource}: {row.bars.length === 0 ? 'no lease in view' : row.bars.slice(0, 20).map((b) => `${b.generation.holderId} fence ${b.generation.fence} ${formatWallTime(b.generation.startWallMillis)}–${formatWallTime(b.generation.endWallMillis)} ${b.end}${b.reassigned ? ' (reassigned)' : ''}`).join('; ')}
+          <li
+            key={row.resource}
+            data-testid="lane-row"
+            data-resource={row.resource}
+            data-bars={row.bars.length}
+            data-rejections={row.rejections.reduce((n, c) => n + c.count, 0)}
+          >
+            {row.resource}:{' '}
+            {row.bars.length === 0
+              ? 'no lease in view'
+              : row.bars
+                  .slice(0, 20)
+                  .map(
+                    (b) =>
+                      `${b.generation.holderId} fence ${b.generation.fence} ${formatWallTime(b.generation.startWallMillis)}–${formatWallTime(b.generation.endWallMillis)} ${b.end}${b.reassigned ? ' (reassigned)' : ''}`,
+                  )
+                  .join('; ')}
             {row.bars.length > 20 && `; and ${row.bars.length - 20} more`}
             {row.rejections.length > 0 && ` · ${row.rejections.reduce((n, c) => n + c.count, 0)} rejections`}
           </li>
@@ -292,7 +348,13 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
   );
 }
 
-function mirrorRows(lanes: readonly Lane[], first: number, last: number, window: TimeWindow, widthPx: number): LaneRowLayout[] {
+function mirrorRows(
+  lanes: readonly Lane[],
+  first: number,
+  last: number,
+  window: TimeWindow,
+  widthPx: number,
+): LaneRowLayout[] {
   const rows: LaneRowLayout[] = [];
   for (let i = first; i < last; i += 1) {
     const lane = lanes[i];

@@ -22,7 +22,13 @@ describe('runAgent (against the coordinator test double and a real deploy slot)'
   let slot: DeploySlotServer;
 
   const agentClient = (holderId: string): LeaseFenceClient =>
-    new LeaseFenceClient({ baseUrl: double.url, token: `token-${holderId}`, holderId, clockSkewMillis: 100, retry: { initialDelayMillis: 0 } });
+    new LeaseFenceClient({
+      baseUrl: double.url,
+      token: `token-${holderId}`,
+      holderId,
+      clockSkewMillis: 100,
+      retry: { initialDelayMillis: 0 },
+    });
 
   beforeEach(async () => {
     directory = await mkdtemp(join(tmpdir(), 'demo-agent-'));
@@ -87,7 +93,9 @@ describe('runAgent (against the coordinator test double and a real deploy slot)'
     // Assert
     expect(stats).toMatchObject({ grants: 1, acceptedWrites: 1, refusedWrites: 1 });
     expect(lines.filter((line) => line.includes('REFUSED'))).toEqual([
-      expect.stringMatching(/^deploy-slot-a wrote "step 1\/\d" with fence 1: REFUSED by the slot \(stale-fence, floor 2 held by agent-2\)$/),
+      expect.stringMatching(
+        /^deploy-slot-a wrote "step 1\/\d" with fence 1: REFUSED by the slot \(stale-fence, floor 2 held by agent-2\)$/,
+      ),
     ]);
     expect(double.rejections.map((entry) => entry.body.rejected)).toEqual([{ holderId: 'agent-1', fence: 1 }]);
   });

@@ -54,20 +54,31 @@ export const runAgent = async (options: AgentOptions): Promise<AgentStats> => {
   while (!signal.aborted) {
     let pauseMillis = random.integer(200, 1200);
     try {
-      const result = await client.withLease(resource, (lease, leaseSignal) => runJob(options, stats, lease, leaseSignal), {
-        ttlMillis: options.ttlMillis,
-        signal,
-        onRenewed: (lease) => log(resource, `renewed fence ${lease.fence} (deadline in ${seconds(lease.remainingMillis())})`),
-        onLost: (error) => {
-          stats.lostLeases += 1;
-          log(resource, `lease fence ${error.fence} LOST (${error.reason}): the job's signal is aborted`);
+      const result = await client.withLease(
+        resource,
+        (lease, leaseSignal) => runJob(options, stats, lease, leaseSignal),
+        {
+          ttlMillis: options.ttlMillis,
+          signal,
+          onRenewed: (lease) =>
+            log(resource, `renewed fence ${lease.fence} (deadline in ${seconds(lease.remainingMillis())})`),
+          onLost: (error) => {
+            stats.lostLeases += 1;
+            log(resource, `lease fence ${error.fence} LOST (${error.reason}): the job's signal is aborted`);
+          },
+          onRenewalError: (error) =>
+            log(resource, `renewal failed, trying again before the deadline: ${describe(error)}`),
         },
-        onRenewalError: (error) => log(resource, `renewal failed, trying again before the deadline: ${describe(error)}`),
-      });
+      );
       if (result.ok) {
         const { release, lost } = result;
         const after = lost === undefined ? '' : ` after losing the lease (${lost.reason})`;
-        log(resource, release.ok ? `released the slot (${result.value})` : `job ended (${result.value})${after}; release answered ${release.reason}`);
+        log(
+          resource,
+          release.ok
+            ? `released the slot (${result.value})`
+            : `job ended (${result.value})${after}; release answered ${release.reason}`,
+        );
         resource = random.pick(options.resources);
       } else {
         stats.denials += 1;
@@ -88,13 +99,19 @@ export const runAgent = async (options: AgentOptions): Promise<AgentStats> => {
             pauseMillis = Math.min(result.retryAfterMillis, 5000) + random.integer(0, 150);
             break;
           case 'dead-on-arrival':
-            log(resource, `grant fence ${result.fence} arrived DEAD (${seconds(result.lateByMillis)} past its deadline after retries): released it, not used`);
+            log(
+              resource,
+              `grant fence ${result.fence} arrived DEAD (${seconds(result.lateByMillis)} past its deadline after retries): released it, not used`,
+            );
             break;
         }
       }
     } catch (error) {
       if (signal.aborted) break;
-      log(resource, error instanceof LeaseLostError ? `gave up the job: ${error.message}` : `error: ${describe(error)}`);
+      log(
+        resource,
+        error instanceof LeaseLostError ? `gave up the job: ${error.message}` : `error: ${describe(error)}`,
+      );
       resource = random.pick(options.resources);
     }
     await pause(pauseMillis, signal);
@@ -103,7 +120,12 @@ export const runAgent = async (options: AgentOptions): Promise<AgentStats> => {
 };
 
 /** One job under a held lease: claim the slot, model calls, a write after each, done. */
-const runJob = async (options: AgentOptions, stats: AgentStats, lease: Lease, leaseSignal: AbortSignal): Promise<string> => {
+const runJob = async (
+  options: AgentOptions,
+  stats: AgentStats,
+  lease: Lease,
+  leaseSignal: AbortSignal,
+): Promise<string> => {
   const { log, random } = options;
   const resource = lease.resource;
   stats.jobs += 1;
@@ -123,9 +145,15 @@ const runJob = async (options: AgentOptions, stats: AgentStats, lease: Lease, le
     }
     if (result.reason === 'refused') {
       stats.refusedWrites += 1;
-      log(resource, `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (${result.kind}, floor ${result.floorFence} held by ${result.floorHolderId})`);
+      log(
+        resource,
+        `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (${result.kind}, floor ${result.floorFence} held by ${result.floorHolderId})`,
+      );
     } else if (result.reason === 'invalid-token') {
-      log(resource, `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (invalid token: ${result.tokenReason})`);
+      log(
+        resource,
+        `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (invalid token: ${result.tokenReason})`,
+      );
     } else {
       log(resource, `could not reach the slot for "${step}": ${result.message}`);
     }
@@ -140,14 +168,21 @@ const runJob = async (options: AgentOptions, stats: AgentStats, lease: Lease, le
     if (stalls) {
       if (leaseSignal.aborted) return 'abandoned: lease lost';
       const stallMillis = random.integer(options.ttlMillis + 1000, options.ttlMillis * 2);
-      log(resource, `model call ${call}: the agent STALLS for ${seconds(stallMillis)} (event loop blocked: no renewals)`);
+      log(
+        resource,
+        `model call ${call}: the agent STALLS for ${seconds(stallMillis)} (event loop blocked: no renewals)`,
+      );
       await options.stall(stallMillis);
       // It checked its signal just before the stall, so it writes as if nothing happened.
       log(resource, `model call ${call}: back from the stall, writing without re-checking`);
     } else {
-      log(resource, `model call ${call}: ${seconds(modelMillis)}${modelMillis > options.ttlMillis ? ' (longer than the ttl: renewals keep the lease)' : ''}`);
+      log(
+        resource,
+        `model call ${call}: ${seconds(modelMillis)}${modelMillis > options.ttlMillis ? ' (longer than the ttl: renewals keep the lease)' : ''}`,
+      );
       const finished = await pause(modelMillis, leaseSignal);
-      if (!finished) return options.signal.aborted ? 'stopped during the model call' : 'abandoned: lease lost during the model call';
+      if (!finished)
+        return options.signal.aborted ? 'stopped during the model call' : 'abandoned: lease lost during the model call';
     }
     if (!(await write(`step ${call}/${calls}`, !stalls))) return `stopped at step ${call}`;
   }

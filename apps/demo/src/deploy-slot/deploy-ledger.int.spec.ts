@@ -37,14 +37,18 @@ describe('DeployLedger', () => {
 
     // Assert
     expect(restored.floor).toEqual({ fence: 7, holderId: 'agent-2' });
-    expect(() => ledger?.deploy(restored, { resource: SLOT, holderId: 'agent-1', fence: 6 }, 'step', 2)).toThrow(StaleFenceError);
+    expect(() => ledger?.deploy(restored, { resource: SLOT, holderId: 'agent-1', fence: 6 }, 'step', 2)).toThrow(
+      StaleFenceError,
+    );
     expect(ledger.deploymentCount(SLOT)).toBe(1);
   });
 
   it('writes nothing for a refused write, and has the refusal and its seq durable in the outbox before the writer hears of it', () => {
     // Arrange
     ledger = new DeployLedger(path);
-    const gate = new FenceGate(SLOT, { onRejection: (rejection) => ledger?.recordRefusal(rejection, 1_700_000_000_000) });
+    const gate = new FenceGate(SLOT, {
+      onRejection: (rejection) => ledger?.recordRefusal(rejection, 1_700_000_000_000),
+    });
     ledger.deploy(gate, { resource: SLOT, holderId: 'agent-2', fence: 7 }, 'claim', 1);
 
     // Act: read the database from another connection the moment the refusal is thrown.
@@ -66,7 +70,16 @@ describe('DeployLedger', () => {
         floor: { fence: 7, holderId: 'agent-2' },
         nextSeq: 2,
         reportedThroughSeq: 0,
-        outbox: [{ seq: 1, resource: SLOT, kind: 'stale', rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 7 }, wallMillis: 1_700_000_000_000 }],
+        outbox: [
+          {
+            seq: 1,
+            resource: SLOT,
+            kind: 'stale',
+            rejected: { holderId: 'agent-1', fence: 3 },
+            current: { holderId: 'agent-2', fence: 7 },
+            wallMillis: 1_700_000_000_000,
+          },
+        ],
       },
     });
   });
@@ -74,11 +87,19 @@ describe('DeployLedger', () => {
   it('drains the outbox in seq order and forgets a refusal only once acknowledged, across a restart', async () => {
     // Arrange: two refusals.
     ledger = new DeployLedger(path);
-    const gate = new FenceGate(SLOT, { initialFloor: { fence: 9, holderId: 'agent-2' }, onRejection: (rejection) => ledger?.recordRefusal(rejection, 5) });
-    for (const fence of [3, 4]) expect(() => ledger?.deploy(gate, { resource: SLOT, holderId: 'agent-1', fence }, 'step', 2)).toThrow(StaleFenceError);
+    const gate = new FenceGate(SLOT, {
+      initialFloor: { fence: 9, holderId: 'agent-2' },
+      onRejection: (rejection) => ledger?.recordRefusal(rejection, 5),
+    });
+    for (const fence of [3, 4])
+      expect(() => ledger?.deploy(gate, { resource: SLOT, holderId: 'agent-1', fence }, 'step', 2)).toThrow(
+        StaleFenceError,
+      );
     let announced = 0;
     ledger.outbox(SLOT).onPending(() => (announced += 1));
-    expect(() => ledger?.deploy(gate, { resource: SLOT, holderId: 'agent-1', fence: 5 }, 'step', 3)).toThrow(StaleFenceError);
+    expect(() => ledger?.deploy(gate, { resource: SLOT, holderId: 'agent-1', fence: 5 }, 'step', 3)).toThrow(
+      StaleFenceError,
+    );
 
     // Act
     await ledger.outbox(SLOT).acknowledgeRejections(1);
@@ -89,7 +110,10 @@ describe('DeployLedger', () => {
     // Assert
     expect(announced).toBe(1);
     expect(outbox.reportedThroughSeq).toBe(1);
-    expect(outbox.pendingRejections().map((entry) => [entry.seq, entry.rejected.fence])).toEqual([[2, 4], [3, 5]]);
+    expect(outbox.pendingRejections().map((entry) => [entry.seq, entry.rejected.fence])).toEqual([
+      [2, 4],
+      [3, 5],
+    ]);
     expect(ledger.gateState(SLOT)?.nextSeq).toBe(4);
   });
 
@@ -97,7 +121,12 @@ describe('DeployLedger', () => {
     // Arrange
     ledger = new DeployLedger(path);
     const diskFull = new Error('SQLITE_FULL: database or disk is full');
-    const gate = new FenceGate(SLOT, { initialFloor: { fence: 9, holderId: 'agent-2' }, onRejection: () => { throw diskFull; } });
+    const gate = new FenceGate(SLOT, {
+      initialFloor: { fence: 9, holderId: 'agent-2' },
+      onRejection: () => {
+        throw diskFull;
+      },
+    });
 
     // Act / Assert
     expect(() => ledger?.deploy(gate, { resource: SLOT, holderId: 'agent-1', fence: 3 }, 'step', 2)).toThrow(diskFull);
@@ -115,6 +144,12 @@ describe('DeployLedger', () => {
     ledger.deploy(new FenceGate(SLOT), { resource: SLOT, holderId: 'agent-1', fence: 3 }, 'late', 2);
 
     // Assert
-    expect(ledger.gateState(SLOT)).toEqual({ resource: SLOT, floor: { fence: 9, holderId: 'agent-2' }, nextSeq: 5, reportedThroughSeq: 4, outbox: [] });
+    expect(ledger.gateState(SLOT)).toEqual({
+      resource: SLOT,
+      floor: { fence: 9, holderId: 'agent-2' },
+      nextSeq: 5,
+      reportedThroughSeq: 4,
+      outbox: [],
+    });
   });
 });

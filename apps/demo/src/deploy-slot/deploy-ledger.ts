@@ -131,7 +131,9 @@ export class DeployLedger {
     if (row === undefined) return undefined;
     return {
       resource,
-      ...(row.floor_fence === null || row.floor_holder_id === null ? {} : { floor: { fence: row.floor_fence, holderId: row.floor_holder_id } }),
+      ...(row.floor_fence === null || row.floor_holder_id === null
+        ? {}
+        : { floor: { fence: row.floor_fence, holderId: row.floor_holder_id } }),
       nextSeq: row.next_seq,
       reportedThroughSeq: row.reported_through_seq,
       outbox: this.#pending(resource),
@@ -151,8 +153,21 @@ export class DeployLedger {
       return gate.commit(token, () =>
         this.#db.transaction((): Deployment => {
           this.#saveGateState(gate.resource, gate.floor, gate.nextSeq, 0);
-          const { lastInsertRowid } = this.#insertDeployment.run({ resource: token.resource, holderId: token.holderId, fence: token.fence, step, wallMillis });
-          return { id: Number(lastInsertRowid), resource: token.resource, holderId: token.holderId, fence: token.fence, step, wallMillis };
+          const { lastInsertRowid } = this.#insertDeployment.run({
+            resource: token.resource,
+            holderId: token.holderId,
+            fence: token.fence,
+            step,
+            wallMillis,
+          });
+          return {
+            id: Number(lastInsertRowid),
+            resource: token.resource,
+            holderId: token.holderId,
+            fence: token.fence,
+            step,
+            wallMillis,
+          };
         })(),
       );
     } catch (error) {
@@ -195,7 +210,9 @@ export class DeployLedger {
       pendingRejections: () => this.#pending(resource),
       acknowledgeRejections: async (throughSeq) => {
         if (!Number.isSafeInteger(throughSeq) || throughSeq < 0) {
-          throw new RangeError(`DeployLedger.outbox.acknowledgeRejections: throughSeq must be an integer ≥ 0, got ${String(throughSeq)}`);
+          throw new RangeError(
+            `DeployLedger.outbox.acknowledgeRejections: throughSeq must be an integer ≥ 0, got ${String(throughSeq)}`,
+          );
         }
         this.#db.transaction(() => {
           this.#saveGateState(resource, undefined, 1, throughSeq);
@@ -220,7 +237,10 @@ export class DeployLedger {
     return {
       load: async () => this.gateState(resource),
       save: async (state) => {
-        if (state.resource !== resource) throw new TypeError(`DeployLedger.floorStore(${JSON.stringify(resource)}).save: state.resource is ${JSON.stringify(state.resource)}`);
+        if (state.resource !== resource)
+          throw new TypeError(
+            `DeployLedger.floorStore(${JSON.stringify(resource)}).save: state.resource is ${JSON.stringify(state.resource)}`,
+          );
         this.#saveGateState(resource, state.floor, state.nextSeq, state.reportedThroughSeq);
       },
     };
@@ -252,7 +272,18 @@ export class DeployLedger {
     this.#db.close();
   }
 
-  #saveGateState(resource: string, floor: { fence: number; holderId: string } | undefined, nextSeq: number, reportedThroughSeq: number): void {
-    this.#upsertGateState.run({ resource, floorFence: floor?.fence ?? null, floorHolderId: floor?.holderId ?? null, nextSeq, reportedThroughSeq });
+  #saveGateState(
+    resource: string,
+    floor: { fence: number; holderId: string } | undefined,
+    nextSeq: number,
+    reportedThroughSeq: number,
+  ): void {
+    this.#upsertGateState.run({
+      resource,
+      floorFence: floor?.fence ?? null,
+      floorHolderId: floor?.holderId ?? null,
+      nextSeq,
+      reportedThroughSeq,
+    });
   }
 }

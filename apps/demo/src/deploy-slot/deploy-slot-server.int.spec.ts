@@ -2,7 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FenceGateClient, FenceTokenVerifier, type Lease } from '@lease-fence/client';
-import { createTestSigningKey, openCoordinatorTestDouble, type CoordinatorTestDouble, type TestSigningKey } from '@lease-fence/client/testing';
+import {
+  createTestSigningKey,
+  openCoordinatorTestDouble,
+  type CoordinatorTestDouble,
+  type TestSigningKey,
+} from '@lease-fence/client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeToSlot } from '../agent/deploy-slot-client.js';
 import { DeployLedger } from './deploy-ledger.js';
@@ -19,15 +24,25 @@ describe('deploy slot server', () => {
   /** The coordinator's signing key, as far as the slot knows. */
   let coordinatorKey: TestSigningKey;
   /** What an agent holding `fence` sends: the grant signed by the coordinator. */
-  const leaseOf = async (holderId: string, fence: number, key = coordinatorKey): Promise<Pick<Lease, 'resource' | 'signedToken'>> =>
-    ({ resource: SLOT, signedToken: await key.sign({ resource: SLOT, holderId, fence, namespace: 'default' }) });
+  const leaseOf = async (
+    holderId: string,
+    fence: number,
+    key = coordinatorKey,
+  ): Promise<Pick<Lease, 'resource' | 'signedToken'>> => ({
+    resource: SLOT,
+    signedToken: await key.sign({ resource: SLOT, holderId, fence, namespace: 'default' }),
+  });
 
   const start = async (coordinatorUrl = double.url): Promise<DeploySlotServer> => {
     ledger = new DeployLedger(join(directory, 'deploy-slot.sqlite'));
     server = await openDeploySlotServer({
       resources: [SLOT],
       ledger,
-      gateClient: new FenceGateClient({ baseUrl: coordinatorUrl, token: 'token-gate', retry: { maxAttempts: 1, initialDelayMillis: 0 } }),
+      gateClient: new FenceGateClient({
+        baseUrl: coordinatorUrl,
+        token: 'token-gate',
+        retry: { maxAttempts: 1, initialDelayMillis: 0 },
+      }),
       verifier: new FenceTokenVerifier({ namespace: 'default', keys: { jwks: coordinatorKey.jwks } }),
       port: 0,
       log: (resource, message) => lines.push(`${resource ?? '-'} ${message}`),
@@ -44,7 +59,9 @@ describe('deploy slot server', () => {
   beforeEach(async () => {
     directory = await mkdtemp(join(tmpdir(), 'deploy-slot-'));
     coordinatorKey = await createTestSigningKey();
-    double = await openCoordinatorTestDouble({ tokens: [{ token: 'token-gate', role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] }] });
+    double = await openCoordinatorTestDouble({
+      tokens: [{ token: 'token-gate', role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] }],
+    });
     lines.length = 0;
   });
 
@@ -64,9 +81,23 @@ describe('deploy slot server', () => {
     await slot.flushReports();
 
     // Assert
-    expect(stale).toEqual({ ok: false, reason: 'refused', kind: 'stale-fence', floorFence: 4, floorHolderId: 'agent-2' });
+    expect(stale).toEqual({
+      ok: false,
+      reason: 'refused',
+      kind: 'stale-fence',
+      floorFence: 4,
+      floorHolderId: 'agent-2',
+    });
     expect(double.rejections).toEqual([
-      { gateId: 'deploy-gate', body: expect.objectContaining({ seq: 1, resource: SLOT, rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 4 } }) },
+      {
+        gateId: 'deploy-gate',
+        body: expect.objectContaining({
+          seq: 1,
+          resource: SLOT,
+          rejected: { holderId: 'agent-1', fence: 3 },
+          current: { holderId: 'agent-2', fence: 4 },
+        }),
+      },
     ]);
   });
 
@@ -103,7 +134,14 @@ describe('deploy slot server', () => {
     // Assert
     expect(stale).toMatchObject({ ok: false, reason: 'refused', floorFence: 4 });
     expect(double.rejections).toEqual([
-      { gateId: 'deploy-gate', body: expect.objectContaining({ seq: 1, rejected: { holderId: 'agent-1', fence: 3 }, current: { holderId: 'agent-2', fence: 4 } }) },
+      {
+        gateId: 'deploy-gate',
+        body: expect.objectContaining({
+          seq: 1,
+          rejected: { holderId: 'agent-1', fence: 3 },
+          current: { holderId: 'agent-2', fence: 4 },
+        }),
+      },
     ]);
     expect(lines).toContain(`${SLOT} 1 refusal(s) waiting in the outbox (#1): reporting them`);
   });
@@ -115,7 +153,10 @@ describe('deploy slot server', () => {
 
     // Act: a higher fence signed by another key, and an unsigned body
     const forged = await writeToSlot(slot.url, await leaseOf('agent-1', 9, await createTestSigningKey()), 'step');
-    const unsigned = await fetch(`${slot.url}/slots/${SLOT}/deploy`, { method: 'POST', body: JSON.stringify({ holderId: 'agent-1', fence: 9, step: 'step' }) });
+    const unsigned = await fetch(`${slot.url}/slots/${SLOT}/deploy`, {
+      method: 'POST',
+      body: JSON.stringify({ holderId: 'agent-1', fence: 9, step: 'step' }),
+    });
     await slot.flushReports();
 
     // Assert
@@ -123,7 +164,9 @@ describe('deploy slot server', () => {
     expect(unsigned.status).toBe(403);
     expect(slot.gates.get(SLOT)?.floor).toEqual({ holderId: 'agent-2', fence: 4 });
     expect(double.rejections).toEqual([]);
-    expect(lines).toContain(`${SLOT} REFUSED "step": not a grant of the coordinator (unknown-key); the floor did not move`);
+    expect(lines).toContain(
+      `${SLOT} REFUSED "step": not a grant of the coordinator (unknown-key); the floor did not move`,
+    );
   });
 
   it('answers 404 for a slot it does not serve', async () => {

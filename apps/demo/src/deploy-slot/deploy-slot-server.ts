@@ -91,16 +91,24 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
     reporters.set(
       resource,
       reportRejections(ledger.outbox(resource), options.gateClient, {
-        onReported: (rejection) => log(resource, `reported refusal #${rejection.seq} to the coordinator (FenceRejected)`),
-        onError: (error, rejection) => log(resource, `could not report refusal #${rejection.seq} yet, will retry: ${describe(error)}`),
+        onReported: (rejection) =>
+          log(resource, `reported refusal #${rejection.seq} to the coordinator (FenceRejected)`),
+        onError: (error, rejection) =>
+          log(resource, `could not report refusal #${rejection.seq} yet, will retry: ${describe(error)}`),
       }),
     );
     if (restored?.floor !== undefined) {
-      log(resource, `restored floor fence ${restored.floor.fence} (${restored.floor.holderId}) and next refusal #${restored.nextSeq} from the slot's database`);
+      log(
+        resource,
+        `restored floor fence ${restored.floor.fence} (${restored.floor.holderId}) and next refusal #${restored.nextSeq} from the slot's database`,
+      );
     }
     const unreported = restored?.outbox ?? [];
     if (unreported.length > 0) {
-      log(resource, `${unreported.length} refusal(s) waiting in the outbox (#${unreported.map((entry) => entry.seq).join(', #')}): reporting them`);
+      log(
+        resource,
+        `${unreported.length} refusal(s) waiting in the outbox (#${unreported.map((entry) => entry.seq).join(', #')}): reporting them`,
+      );
     }
   }
 
@@ -113,10 +121,15 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
     try {
       resource = match === null ? undefined : decodeURIComponent(match[1] as string);
     } catch {
-      return reply(400, { ok: false, error: 'invalid-request', message: 'the resource in the path is not valid percent-encoding' });
+      return reply(400, {
+        ok: false,
+        error: 'invalid-request',
+        message: 'the resource in the path is not valid percent-encoding',
+      });
     }
     const gate = resource === undefined ? undefined : gates.get(resource);
-    if (request.method !== 'POST' || resource === undefined || gate === undefined) return reply(404, { ok: false, error: 'not-found' });
+    if (request.method !== 'POST' || resource === undefined || gate === undefined)
+      return reply(404, { ok: false, error: 'not-found' });
     let body: { signedToken?: unknown; step?: unknown };
     try {
       body = JSON.parse(await readBody(request)) as typeof body;
@@ -124,10 +137,19 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
       return reply(400, { ok: false, error: 'invalid-request', message: 'body is not JSON' });
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return reply(400, { ok: false, error: 'invalid-request', message: 'expected a JSON object { signedToken: string, step: string }' });
+      return reply(400, {
+        ok: false,
+        error: 'invalid-request',
+        message: 'expected a JSON object { signedToken: string, step: string }',
+      });
     }
     const { signedToken, step } = body;
-    if (typeof step !== 'string') return reply(400, { ok: false, error: 'invalid-request', message: 'expected { signedToken: string, step: string }' });
+    if (typeof step !== 'string')
+      return reply(400, {
+        ok: false,
+        error: 'invalid-request',
+        message: 'expected { signedToken: string, step: string }',
+      });
     let token;
     try {
       token = await options.verifier.verify(signedToken, resource);
@@ -136,7 +158,8 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
         log(resource, `REFUSED "${step}": not a grant of the coordinator (${error.reason}); the floor did not move`);
         return reply(403, { ok: false, error: error.code, reason: error.reason });
       }
-      if (error instanceof SigningKeysUnavailableError) return reply(503, { ok: false, error: error.code, message: error.message });
+      if (error instanceof SigningKeysUnavailableError)
+        return reply(503, { ok: false, error: error.code, message: error.message });
       throw error;
     }
     const { holderId, fence } = token;
@@ -153,7 +176,8 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
         );
         return reply(409, { ok: false, error: error.code, rejection: error.rejection });
       }
-      if (error instanceof RangeError || error instanceof TypeError) return reply(400, { ok: false, error: 'invalid-request', message: error.message });
+      if (error instanceof RangeError || error instanceof TypeError)
+        return reply(400, { ok: false, error: 'invalid-request', message: error.message });
       throw error;
     }
   };
@@ -171,7 +195,10 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
     floors = reportFloors([...gates.values()], options.gateClient, {
       ...(floorReportEveryMillis === undefined ? {} : { everyMillis: floorReportEveryMillis }),
       onRaised: (resource, fenceCounter) =>
-        log(resource, `reported floor ${gates.get(resource)?.floor?.fence ?? '?'}: the coordinator had lost it and raised its fence counter to ${fenceCounter}`),
+        log(
+          resource,
+          `reported floor ${gates.get(resource)?.floor?.fence ?? '?'}: the coordinator had lost it and raised its fence counter to ${fenceCounter}`,
+        ),
       onError: (error, resource) => log(resource, `could not report the floor yet, will retry: ${describe(error)}`),
     });
   }
@@ -200,7 +227,11 @@ export const openDeploySlotServer = async (options: DeploySlotServerOptions): Pr
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await Promise.all([link?.close(), floors?.stop(), ...[...reporters.values()].map((reporter) => reporter.close())]);
+      await Promise.all([
+        link?.close(),
+        floors?.stop(),
+        ...[...reporters.values()].map((reporter) => reporter.close()),
+      ]);
     },
   };
 };
@@ -212,13 +243,22 @@ const logGateLinkEvent = (log: Logger): ((event: GateLinkEvent) => void) => {
     switch (event.type) {
       case 'guarding':
         disconnected = false;
-        log(undefined, `gate link open: the coordinator asks this slot to admit new fences of ${event.resources.join(', ')} before granting them`);
+        log(
+          undefined,
+          `gate link open: the coordinator asks this slot to admit new fences of ${event.resources.join(', ')} before granting them`,
+        );
         return;
       case 'admitted':
-        log(event.resource, `admitted fence ${event.fence} (${event.holderId}) before its grant: older fences are refused from now on`);
+        log(
+          event.resource,
+          `admitted fence ${event.fence} (${event.holderId}) before its grant: older fences are refused from now on`,
+        );
         return;
       case 'admit-failed':
-        log(event.resource, `could not admit fence ${event.fence}: ${describe(event.error)} (the coordinator burns it)`);
+        log(
+          event.resource,
+          `could not admit fence ${event.fence}: ${describe(event.error)} (the coordinator burns it)`,
+        );
         return;
       case 'refused':
         log(undefined, `the coordinator refused a gate link frame (${event.field}): ${event.message}`);

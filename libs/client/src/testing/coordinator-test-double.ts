@@ -116,7 +116,9 @@ const ROUTE = /^\/v1\/(leases|resources)\/([^/]+)\/(acquire|renew|release|reject
  * double.inject({ route: 'acquire', kind: 'drop-reply' });
  * ```
  */
-export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOptions): Promise<CoordinatorTestDouble> => {
+export const openCoordinatorTestDouble = async (
+  options: CoordinatorTestDoubleOptions,
+): Promise<CoordinatorTestDouble> => {
   const coordinator = new LeaseCoordinator({
     clock: options.clock ?? createMonotonicClock(`test-double:${randomUUID()}`),
     ttlMillis: options.ttlMillis ?? 3000,
@@ -134,7 +136,12 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
   // retry or a renewal is answered without waiting on the crypto thread pool, as quickly as before.
   const signedTokens = new Map<string, Promise<string>>();
   const toWire = async (grant: Grant) => {
-    const payload: SignedGrantPayload = { resource: grant.resource, holderId: grant.holderId, fence: grant.fence, namespace };
+    const payload: SignedGrantPayload = {
+      resource: grant.resource,
+      holderId: grant.holderId,
+      fence: grant.fence,
+      namespace,
+    };
     const key = JSON.stringify(payload);
     let signedToken = signedTokens.get(key);
     if (signedToken === undefined) signedTokens.set(key, (signedToken = signingKey.sign(payload)));
@@ -150,16 +157,31 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     return entry.fault;
   };
 
-  const decide = async (route: DoubleRoute, resource: string, principal: TokenEntry, body: unknown): Promise<{ status: number; reply: unknown }> => {
+  const decide = async (
+    route: DoubleRoute,
+    resource: string,
+    principal: TokenEntry,
+    body: unknown,
+  ): Promise<{ status: number; reply: unknown }> => {
     const invalid = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) => ({
       status: 400,
-      reply: { error: 'invalid-request', message: 'invalid request body', issues: issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })) },
+      reply: {
+        error: 'invalid-request',
+        message: 'invalid request body',
+        issues: issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+      },
     });
-    const forbidden = { status: 403, reply: { error: 'forbidden', message: `a ${principal.role} token may not ${route}` } };
+    const forbidden = {
+      status: 403,
+      reply: { error: 'forbidden', message: `a ${principal.role} token may not ${route}` },
+    };
     if (route === 'rejections' || route === 'admit') {
       if (principal.role !== 'gate') return forbidden;
       if (!principal.resources.some((pattern) => resourceMatches(pattern, resource))) {
-        return { status: 403, reply: { error: 'forbidden', message: `gate ${principal.gateId} may not report for ${resource}` } };
+        return {
+          status: 403,
+          reply: { error: 'forbidden', message: `gate ${principal.gateId} may not report for ${resource}` },
+        };
       }
       if (route === 'admit') {
         const parsed = AdmitBodySchema.safeParse(body);
@@ -167,7 +189,8 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
       }
       const parsed = RejectionBodySchema.safeParse(body);
       if (!parsed.success) return invalid(parsed.error.issues);
-      if (parsed.data.resource !== resource) return invalid([{ path: ['resource'], message: 'must match the resource in the path' }]);
+      if (parsed.data.resource !== resource)
+        return invalid([{ path: ['resource'], message: 'must match the resource in the path' }]);
       const key = JSON.stringify([principal.gateId, resource, parsed.data.seq]);
       const duplicate = rejectionKeys.has(key);
       if (!duplicate) {
@@ -182,14 +205,25 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
       if (route === 'acquire') {
         const parsed = AcquireBodySchema.safeParse(body);
         if (!parsed.success) return invalid(parsed.error.issues);
-        const outcome = coordinator.acquire({ resource, holderId, requestId: parsed.data.requestId, ttlMillis: parsed.data.ttlMillis });
+        const outcome = coordinator.acquire({
+          resource,
+          holderId,
+          requestId: parsed.data.requestId,
+          ttlMillis: parsed.data.ttlMillis,
+        });
         if (outcome.ok) return { status: 200, reply: { ok: true, grant: await toWire(outcome.grant) } };
         return { status: outcome.reason === 'expired' ? 410 : 409, reply: outcome };
       }
       if (route === 'renew') {
         const parsed = RenewBodySchema.safeParse(body);
         if (!parsed.success) return invalid(parsed.error.issues);
-        const outcome = coordinator.renew({ resource, holderId, fence: parsed.data.fence, requestId: parsed.data.requestId, ttlMillis: parsed.data.ttlMillis });
+        const outcome = coordinator.renew({
+          resource,
+          holderId,
+          fence: parsed.data.fence,
+          requestId: parsed.data.requestId,
+          ttlMillis: parsed.data.ttlMillis,
+        });
         if (outcome.ok) return { status: 200, reply: { ok: true, grant: await toWire(outcome.grant) } };
         return { status: outcome.reason === 'expired' ? 410 : 409, reply: outcome };
       }
@@ -214,14 +248,22 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     if (request.method === 'GET' && path === '/v1/keys') return send(200, keys);
     const match = ROUTE.exec(path);
     const route = match?.[3] as DoubleRoute | undefined;
-    if (request.method !== 'POST' || match === null || route === undefined || (match[1] === 'leases') !== ['acquire', 'renew', 'release'].includes(route)) {
+    if (
+      request.method !== 'POST' ||
+      match === null ||
+      route === undefined ||
+      (match[1] === 'leases') !== ['acquire', 'renew', 'release'].includes(route)
+    ) {
       return send(404, { error: 'not-found', message: `no route ${request.method ?? ''} ${path}` });
     }
     const resource = decodeURIComponent(match[2] as string);
     const authorization = request.headers.authorization ?? '';
-    const principal = authorization.startsWith('Bearer ') ? tokens.get(authorization.slice('Bearer '.length)) : undefined;
+    const principal = authorization.startsWith('Bearer ')
+      ? tokens.get(authorization.slice('Bearer '.length))
+      : undefined;
     const text = await readBody(request);
-    if (principal === undefined) return send(401, { error: 'unauthorized', message: 'missing or unknown bearer token' });
+    if (principal === undefined)
+      return send(401, { error: 'unauthorized', message: 'missing or unknown bearer token' });
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -231,7 +273,15 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     const fault = takeFault(route);
     const { status, reply } =
       fault?.kind === 'unavailable'
-        ? { status: 503, reply: { error: 'coordinator-unavailable', message: 'injected fault: unavailable', retryable: true, reason: 'recovering' } }
+        ? {
+            status: 503,
+            reply: {
+              error: 'coordinator-unavailable',
+              message: 'injected fault: unavailable',
+              retryable: true,
+              reason: 'recovering',
+            },
+          }
         : await decide(route, resource, principal, body);
     const record: HandledRequest = { route, resource, body, status, reply, fault: fault?.kind };
     handled.push(record);
@@ -250,7 +300,10 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
 
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'internal', message: String(error) }));
+      if (!response.headersSent)
+        response
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'internal', message: String(error) }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -264,7 +317,8 @@ export const openCoordinatorTestDouble = async (options: CoordinatorTestDoubleOp
     rejections,
     inject(fault) {
       const times = fault.times ?? 1;
-      if (!Number.isSafeInteger(times) || times < 1) throw new RangeError(`CoordinatorTestDouble.inject: times must be an integer ≥ 1, got ${String(times)}`);
+      if (!Number.isSafeInteger(times) || times < 1)
+        throw new RangeError(`CoordinatorTestDouble.inject: times must be an integer ≥ 1, got ${String(times)}`);
       faults.push({ fault, remaining: times });
     },
     onHandled(listener) {
@@ -295,4 +349,3 @@ const readBody = async (request: IncomingMessage): Promise<string> => {
   for await (const chunk of request) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 };
-

@@ -59,7 +59,9 @@ export const createManualTimers = (clock: ManualClock): ManualTimers => {
     async advance(millis) {
       clock.advance(millis);
       const nowMillis = clock.peek().millis;
-      const due = sleepers.filter((sleeper) => sleeper.dueMillis <= nowMillis).sort((a, b) => a.dueMillis - b.dueMillis);
+      const due = sleepers
+        .filter((sleeper) => sleeper.dueMillis <= nowMillis)
+        .sort((a, b) => a.dueMillis - b.dueMillis);
       sleepers = sleepers.filter((sleeper) => sleeper.dueMillis > nowMillis);
       for (const sleeper of due) sleeper.resolve();
       // let the woken code run up to its next await

@@ -224,7 +224,8 @@ export type CoordinatorCommand =
   | ReportFloor;
 
 /** The field of a gate report that an {@link ImplausibleReport} names (the command's field names). */
-export type ImplausibleField = 'kind' | 'rejected.fence' | 'rejected.holderId' | 'current.fence' | 'gateWallMillis' | 'fence' | 'holderId';
+export type ImplausibleField =
+  'kind' | 'rejected.fence' | 'rejected.holderId' | 'current.fence' | 'gateWallMillis' | 'fence' | 'holderId';
 
 /**
  * Denial of a gate report that cannot be true: it names a fence never issued for its resource
@@ -266,7 +267,8 @@ export interface RejectionSeqConflict {
  * Idempotency keys are remembered for the last {@link REJECTION_KEYS_KEPT} reports; an older
  * key is decided as a new report.
  */
-export type RecordRejectionOutcome = { readonly ok: true; readonly duplicate: boolean } | RejectionSeqConflict | ImplausibleReport;
+export type RecordRejectionOutcome =
+  { readonly ok: true; readonly duplicate: boolean } | RejectionSeqConflict | ImplausibleReport;
 
 /** Outcome of `AdmitFence`: recorded (one `FenceAdmitted` event), or {@link ImplausibleReport} with no event. */
 export type AdmitFenceOutcome = { readonly ok: true } | ImplausibleReport;
@@ -278,7 +280,8 @@ export type AdmitFenceOutcome = { readonly ok: true } | ImplausibleReport;
  * when the raised counter would leave fewer than `marginFences` fences to grant before
  * `Number.MAX_SAFE_INTEGER` (a floor that would exhaust the range is a broken gate): no event.
  */
-export type ReportFloorOutcome = { readonly ok: true; readonly raised: boolean; readonly fenceCounter: number } | ImplausibleReport;
+export type ReportFloorOutcome =
+  { readonly ok: true; readonly raised: boolean; readonly fenceCounter: number } | ImplausibleReport;
 /** What a fence-first reservation says to the shell that waits for a gate. */
 export interface ReservedFence {
   readonly resource: string;
@@ -294,14 +297,17 @@ export interface ReservedFence {
  * `retried: false` when this command reserved it (one `FenceReserved` event), `true` when it is
  * the same holder's same requestId already pending (no event: wait for the first one's outcome).
  */
-export type ReserveFenceOutcome = CoordinatorAcquireOutcome | { readonly ok: 'pending'; readonly reservation: ReservedFence; readonly retried: boolean };
+export type ReserveFenceOutcome =
+  | CoordinatorAcquireOutcome
+  | { readonly ok: 'pending'; readonly reservation: ReservedFence; readonly retried: boolean };
 
 /**
  * Outcome of `ActivateReservedLease` and `BurnReservedFence`: the grant (activation), `burned`
  * (burn), or `not-pending` when that fence is no longer pending on the resource (it was
  * activated or burned before, or never reserved): no event.
  */
-export type ActivateOutcome = AcquireOutcome | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
+export type ActivateOutcome =
+  AcquireOutcome | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
 /**
  * The acquire denial of fence-first mode: no gate of the resource admitted `fence` in time, so it
  * was burned (never granted, never issued again). Retryable: a retry, even with the same
@@ -319,7 +325,8 @@ export interface FenceUnavailable {
  * (one `FenceBurned` event; counted as a denial by the metrics hooks), or `'not-pending'` with no
  * event; see {@link ActivateOutcome}.
  */
-export type BurnOutcome = FenceUnavailable | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
+export type BurnOutcome =
+  FenceUnavailable | { readonly ok: false; readonly reason: 'not-pending'; readonly fence: number };
 
 /** Outcome of `StartCoordinator`. */
 export interface StartOutcome {

@@ -37,7 +37,13 @@ import {
   type RecordFenceRejection,
   type StartCoordinator,
 } from './commands.js';
-import { burnLeftoverReservations, decideActivate, decideBurn, decideReserve, pendingReservationDenial } from './fence-first.js';
+import {
+  burnLeftoverReservations,
+  decideActivate,
+  decideBurn,
+  decideReserve,
+  pendingReservationDenial,
+} from './fence-first.js';
 import { nextExpectedSeq, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
 /** What {@link decide} returns: the events to append (none for a denial), and the outcome once they are durable. */
@@ -67,13 +73,22 @@ type Stamp = { readonly bootId: string; readonly atMillis: number; readonly wall
  *   reused for another resource).
  * @throws {@link ClockDomainError} if `now` is in another clock domain than the current boot.
  */
-export function decide<C extends CoordinatorCommand>(command: C, state: CoordinatorState, now: Now): Decision<OutcomeOf<C>> {
+export function decide<C extends CoordinatorCommand>(
+  command: C,
+  state: CoordinatorState,
+  now: Now,
+): Decision<OutcomeOf<C>> {
   return decideAny(command, state, now) as Decision<OutcomeOf<C>>;
 }
 
-function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: Now): Decision<OutcomeByCommand[CoordinatorCommand['type']]> {
+function decideAny(
+  command: CoordinatorCommand,
+  state: CoordinatorState,
+  now: Now,
+): Decision<OutcomeByCommand[CoordinatorCommand['type']]> {
   checkNow(now);
-  if (command === null || typeof command !== 'object') throw new TypeError(`decide: command must be an object, got ${String(command)}`);
+  if (command === null || typeof command !== 'object')
+    throw new TypeError(`decide: command must be an object, got ${String(command)}`);
   if (command.type === 'StartCoordinator') return decideStart(command, state, now);
 
   const stamp = stampOf(state, now);
@@ -86,7 +101,14 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       if (lockDelayMillis !== 0) requireCount('AcquireLease', 'lockDelayMillis', lockDelayMillis);
       const { outcome, changes } = decideAcquire(state.table, command, instant);
       const delayed = lockDelayOf(state, command.resource, lockDelayMillis, changes, instant.millis);
-      if (delayed !== undefined) return { events: toEvents(changes.filter((change) => change.type !== 'granted'), stamp), outcome: delayed };
+      if (delayed !== undefined)
+        return {
+          events: toEvents(
+            changes.filter((change) => change.type !== 'granted'),
+            stamp,
+          ),
+          outcome: delayed,
+        };
       return { events: toEvents(changes, stamp), outcome };
     }
     case 'RenewLease': {
@@ -112,8 +134,9 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
           outcome: {
             ok: false,
             reason: 'seq-conflict',
-            message: `seq ${command.seq} of gate ${JSON.stringify(command.gateId)} on resource ${JSON.stringify(command.resource)} was already recorded `
-              + `as ${describeContent(recorded)}, not ${describeContent(content)}; a gate must never reuse a seq`,
+            message:
+              `seq ${command.seq} of gate ${JSON.stringify(command.gateId)} on resource ${JSON.stringify(command.resource)} was already recorded ` +
+              `as ${describeContent(recorded)}, not ${describeContent(content)}; a gate must never reuse a seq`,
           },
         };
       }
@@ -123,24 +146,34 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       // A gate numbers its refusals of a resource from 1 without gaps and reports them in order:
       // a seq above the next expected one means the ones between were lost. Say so in the log.
       const expectedSeq = nextExpectedSeq(state, gateId, resource);
-      const missing: CoordinatorEvent[] = seq > expectedSeq
-        ? [{ type: 'RejectionsMissing', version: 1, data: { ...stamp, resource, gateId, fromSeq: expectedSeq, throughSeq: seq - 1, reportedSeq: seq } }]
-        : [];
+      const missing: CoordinatorEvent[] =
+        seq > expectedSeq
+          ? [
+              {
+                type: 'RejectionsMissing',
+                version: 1,
+                data: { ...stamp, resource, gateId, fromSeq: expectedSeq, throughSeq: seq - 1, reportedSeq: seq },
+              },
+            ]
+          : [];
       return {
-        events: [...missing, {
-          type: 'FenceRejected',
-          version: 1,
-          data: {
-            ...stamp,
-            resource,
-            gateId,
-            seq,
-            kind,
-            rejected: { holderId: rejected.holderId, fence: rejected.fence },
-            current: { holderId: current.holderId, fence: current.fence },
-            ...(gateWallMillis === undefined ? {} : { gateWallMillis }),
+        events: [
+          ...missing,
+          {
+            type: 'FenceRejected',
+            version: 1,
+            data: {
+              ...stamp,
+              resource,
+              gateId,
+              seq,
+              kind,
+              rejected: { holderId: rejected.holderId, fence: rejected.fence },
+              current: { holderId: current.holderId, fence: current.fence },
+              ...(gateWallMillis === undefined ? {} : { gateWallMillis }),
+            },
           },
-        }],
+        ],
         outcome: { ok: true, duplicate: false },
       };
     }
@@ -152,11 +185,22 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       const implausible = implausibleAdmit(state.table, command, state.reservedFences);
       if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, holderId, fence } = command;
-      return { events: [{ type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId, holderId, fence } }], outcome: { ok: true } };
+      return {
+        events: [{ type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId, holderId, fence } }],
+        outcome: { ok: true },
+      };
     }
     case 'ReserveFence':
-      if ((command.lockDelayMillis ?? 0) !== 0) requireCount('ReserveFence', 'lockDelayMillis', command.lockDelayMillis);
-      return decideReserve(command, state, instant, stamp, ({ changes }) => toEvents(changes, stamp), (changes) => lockDelayOf(state, command.resource, command.lockDelayMillis ?? 0, changes, instant.millis));
+      if ((command.lockDelayMillis ?? 0) !== 0)
+        requireCount('ReserveFence', 'lockDelayMillis', command.lockDelayMillis);
+      return decideReserve(
+        command,
+        state,
+        instant,
+        stamp,
+        ({ changes }) => toEvents(changes, stamp),
+        (changes) => lockDelayOf(state, command.resource, command.lockDelayMillis ?? 0, changes, instant.millis),
+      );
     case 'ActivateReservedLease':
       requireString('ActivateReservedLease', 'gateId', command.gateId);
       requirePositiveInteger('ActivateReservedLease', 'fence', command.fence);
@@ -167,7 +211,10 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
     case 'Checkpoint': {
       const live = command.evenWithoutLeases === true || state.table.leases().next().done !== true;
       return live
-        ? { events: [{ type: 'CoordinatorCheckpointed', version: 1, data: { ...stamp } }], outcome: { ok: true, checkpointed: true } }
+        ? {
+            events: [{ type: 'CoordinatorCheckpointed', version: 1, data: { ...stamp } }],
+            outcome: { ok: true, checkpointed: true },
+          }
         : { events: [], outcome: { ok: true, checkpointed: false } };
     }
     case 'ReportFloor': {
@@ -178,24 +225,33 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
       requireCount('ReportFloor', 'marginFences', command.marginFences);
       const { gateId, resource, holderId, fence, marginFences } = command;
       // A floor this log knows of (it issued that fence, or a higher one, for this resource): nothing to learn.
-      if (fence <= state.table.highestFence(resource)) return { events: [], outcome: { ok: true, raised: false, fenceCounter: state.table.issuedFence } };
+      if (fence <= state.table.highestFence(resource))
+        return { events: [], outcome: { ok: true, raised: false, fenceCounter: state.table.issuedFence } };
       // The raised counter must leave room for at least as many grants as the margin: a floor that
       // would exhaust the fence range (every later acquire failing) is a broken gate, not evidence.
       if (!Number.isSafeInteger(fence + 2 * marginFences + 1)) {
         return {
           events: [],
-          outcome: implausible('fence', `fence ${fence} plus the margin of ${marginFences} fences leaves fewer than ${marginFences} fences to grant before the largest fence (${Number.MAX_SAFE_INTEGER})`),
+          outcome: implausible(
+            'fence',
+            `fence ${fence} plus the margin of ${marginFences} fences leaves fewer than ${marginFences} fences to grant before the largest fence (${Number.MAX_SAFE_INTEGER})`,
+          ),
         };
       }
       const raisedTo = Math.max(state.table.issuedFence, fence + marginFences);
       return {
-        events: [{ type: 'FenceFloorReported', version: 1, data: { ...stamp, resource, gateId, holderId, fence, raisedTo } }],
+        events: [
+          { type: 'FenceFloorReported', version: 1, data: { ...stamp, resource, gateId, holderId, fence, raisedTo } },
+        ],
         outcome: { ok: true, raised: true, fenceCounter: raisedTo },
       };
     }
     case 'TakeSnapshot': {
       const coversPosition = state.position + 1;
-      return { events: [{ type: 'SnapshotTaken', version: 1, data: { ...stamp, coversPosition } }], outcome: { ok: true, coversPosition } };
+      return {
+        events: [{ type: 'SnapshotTaken', version: 1, data: { ...stamp, coversPosition } }],
+        outcome: { ok: true, coversPosition },
+      };
     }
     default:
       throw new TypeError(`decide: unknown command type ${JSON.stringify((command as { type?: unknown }).type)}`);
@@ -220,29 +276,44 @@ function decideAny(command: CoordinatorCommand, state: CoordinatorState, now: No
  * one grace checkpoint interval per boot. Boots that die within one grace checkpoint interval of
  * their start shorten nothing: a crash loop that fast keeps the lease in grace.
  */
-function decideStart(command: StartCoordinator, state: CoordinatorState, now: Now): Decision<OutcomeByCommand['StartCoordinator']> {
+function decideStart(
+  command: StartCoordinator,
+  state: CoordinatorState,
+  now: Now,
+): Decision<OutcomeByCommand['StartCoordinator']> {
   requireString('StartCoordinator', 'namespace', command.namespace);
   requireCount('StartCoordinator', 'eventsReplayed', command.eventsReplayed);
   requireCount('StartCoordinator', 'burnFencesThrough', command.burnFencesThrough);
-  if (typeof command.fromSnapshot !== 'boolean') throw new TypeError(`decide StartCoordinator: fromSnapshot must be a boolean, got ${String(command.fromSnapshot)}`);
+  if (typeof command.fromSnapshot !== 'boolean')
+    throw new TypeError(`decide StartCoordinator: fromSnapshot must be a boolean, got ${String(command.fromSnapshot)}`);
   if (typeof command.replayMillis !== 'number' || !Number.isFinite(command.replayMillis) || command.replayMillis < 0) {
-    throw new RangeError(`decide StartCoordinator: replayMillis must be a finite, non-negative number of milliseconds, got ${String(command.replayMillis)}`);
+    throw new RangeError(
+      `decide StartCoordinator: replayMillis must be a finite, non-negative number of milliseconds, got ${String(command.replayMillis)}`,
+    );
   }
   if (state.namespace !== undefined && state.namespace !== command.namespace) {
-    throw new RangeError(`decide StartCoordinator: namespace ${JSON.stringify(command.namespace)} differs from the log's namespace ${JSON.stringify(state.namespace)}`);
+    throw new RangeError(
+      `decide StartCoordinator: namespace ${JSON.stringify(command.namespace)} differs from the log's namespace ${JSON.stringify(state.namespace)}`,
+    );
   }
   const bootId = now.instant.domain;
   const atMillis = now.instant.millis;
   const dead = state.boot;
   if (dead !== undefined && dead.bootId === bootId) {
-    throw new ProtocolMisuseError(`decide StartCoordinator: boot id ${JSON.stringify(bootId)} was already used in this log; every boot needs a fresh clock domain`);
+    throw new ProtocolMisuseError(
+      `decide StartCoordinator: boot id ${JSON.stringify(bootId)} was already used in this log; every boot needs a fresh clock domain`,
+    );
   }
   const carriedLeases: CarriedLease[] = [];
   let graceDeadlineMillis = atMillis;
   for (const lease of state.table.leases()) {
     // The lease's instants are in the dead boot's domain, and so is its last reading.
-    if (dead === undefined) throw new ProtocolMisuseError(`decide StartCoordinator: lease on ${JSON.stringify(lease.resource)} exists before any boot started`);
-    if (lease.expiresAt.domain !== dead.bootId) throw new ClockDomainError(lease.expiresAt.domain, dead.bootId, 'minus');
+    if (dead === undefined)
+      throw new ProtocolMisuseError(
+        `decide StartCoordinator: lease on ${JSON.stringify(lease.resource)} exists before any boot started`,
+      );
+    if (lease.expiresAt.domain !== dead.bootId)
+      throw new ClockDomainError(lease.expiresAt.domain, dead.bootId, 'minus');
     const remainingMillis = Math.max(0, lease.expiresAt.millis - dead.lastAtMillis);
     const expiresAtMillis = atMillis + remainingMillis;
     carriedLeases.push({ resource: lease.resource, holderId: lease.holderId, fence: lease.fence, expiresAtMillis });
@@ -250,38 +321,60 @@ function decideStart(command: StartCoordinator, state: CoordinatorState, now: No
   }
   const recoveredFence = Math.max(state.table.issuedFence, command.burnFencesThrough);
   return {
-    events: [{
-      type: 'CoordinatorStarted',
-      version: 1,
-      data: {
-        bootId,
-        atMillis,
-        wallMillis: now.wallMillis,
-        namespace: command.namespace,
-        ...(dead === undefined ? {} : { previousBootId: dead.bootId }),
-        recoveredFence,
-        eventsReplayed: command.eventsReplayed,
-        fromSnapshot: command.fromSnapshot,
-        replayMillis: command.replayMillis,
-        graceDeadlineMillis,
-        carriedLeases,
+    events: [
+      {
+        type: 'CoordinatorStarted',
+        version: 1,
+        data: {
+          bootId,
+          atMillis,
+          wallMillis: now.wallMillis,
+          namespace: command.namespace,
+          ...(dead === undefined ? {} : { previousBootId: dead.bootId }),
+          recoveredFence,
+          eventsReplayed: command.eventsReplayed,
+          fromSnapshot: command.fromSnapshot,
+          replayMillis: command.replayMillis,
+          graceDeadlineMillis,
+          carriedLeases,
+        },
       },
-    }, ...burnLeftoverReservations(state, { bootId, atMillis, wallMillis: now.wallMillis })],
-    outcome: { ok: true, recoveredFence, graceDeadline: Instant.of(graceDeadlineMillis, bootId), carriedLeases: carriedLeases.length },
+      ...burnLeftoverReservations(state, { bootId, atMillis, wallMillis: now.wallMillis }),
+    ],
+    outcome: {
+      ok: true,
+      recoveredFence,
+      graceDeadline: Instant.of(graceDeadlineMillis, bootId),
+      carriedLeases: carriedLeases.length,
+    },
   };
 }
 
-const implausible = (field: ImplausibleField, message: string): ImplausibleReport => ({ ok: false, reason: 'implausible', field, message });
+const implausible = (field: ImplausibleField, message: string): ImplausibleReport => ({
+  ok: false,
+  reason: 'implausible',
+  field,
+  message,
+});
 
 /**
  * Why `fence` cannot have been issued for `resource`, or undefined if it can (lease-fence's
  * `wasFenceIssued`). A fence reserved for the resource by fence-first handover counts as issued
  * even if it was never granted (pending or burned): a gate may have raised its floor to it.
  */
-const neverIssued = (table: LeaseTable, reserved: ReadonlyMap<string, number>, field: ImplausibleField, resource: string, fence: number): ImplausibleReport | undefined =>
+const neverIssued = (
+  table: LeaseTable,
+  reserved: ReadonlyMap<string, number>,
+  field: ImplausibleField,
+  resource: string,
+  fence: number,
+): ImplausibleReport | undefined =>
   wasFenceIssued(table, resource, fence) || fence <= (reserved.get(resource) ?? 0)
     ? undefined
-    : implausible(field, `${field} ${fence} was never issued for resource ${JSON.stringify(resource)} (the highest fence granted on it is ${table.highestFence(resource)})`);
+    : implausible(
+        field,
+        `${field} ${fence} was never issued for resource ${JSON.stringify(resource)} (the highest fence granted on it is ${table.highestFence(resource)})`,
+      );
 
 /**
  * Why a rejection report cannot be true, or undefined if it can (checked in this order, the
@@ -293,21 +386,40 @@ const neverIssued = (table: LeaseTable, reserved: ReadonlyMap<string, number>, f
  * - the gate's wall time, when given, is at most {@link MAX_WALL_MILLIS};
  * - both fences were issued for this resource ({@link wasFenceIssued}).
  */
-function implausibleRejection(table: LeaseTable, report: RecordFenceRejection, reserved: ReadonlyMap<string, number>): ImplausibleReport | undefined {
+function implausibleRejection(
+  table: LeaseTable,
+  report: RecordFenceRejection,
+  reserved: ReadonlyMap<string, number>,
+): ImplausibleReport | undefined {
   const { kind, rejected, current, resource, gateWallMillis } = report;
   if (kind === 'stale' && rejected.fence >= current.fence) {
-    return implausible('rejected.fence', `rejected.fence ${rejected.fence} is not below current.fence ${current.fence}, but a stale rejection's fence is below the gate's floor`);
+    return implausible(
+      'rejected.fence',
+      `rejected.fence ${rejected.fence} is not below current.fence ${current.fence}, but a stale rejection's fence is below the gate's floor`,
+    );
   }
   if (kind === 'double-grant' && rejected.fence !== current.fence) {
-    return implausible('rejected.fence', `rejected.fence ${rejected.fence} differs from current.fence ${current.fence}, but a double grant is two holders with the same fence`);
+    return implausible(
+      'rejected.fence',
+      `rejected.fence ${rejected.fence} differs from current.fence ${current.fence}, but a double grant is two holders with the same fence`,
+    );
   }
   if (kind === 'double-grant' && rejected.holderId === current.holderId) {
-    return implausible('rejected.holderId', `rejected.holderId and current.holderId are both ${JSON.stringify(rejected.holderId)}, but a double grant is two different holders with the same fence`);
+    return implausible(
+      'rejected.holderId',
+      `rejected.holderId and current.holderId are both ${JSON.stringify(rejected.holderId)}, but a double grant is two different holders with the same fence`,
+    );
   }
   if (gateWallMillis !== undefined && gateWallMillis > MAX_WALL_MILLIS) {
-    return implausible('gateWallMillis', `gateWallMillis must be epoch milliseconds no later than the year 3000 (${MAX_WALL_MILLIS}), got ${gateWallMillis}`);
+    return implausible(
+      'gateWallMillis',
+      `gateWallMillis must be epoch milliseconds no later than the year 3000 (${MAX_WALL_MILLIS}), got ${gateWallMillis}`,
+    );
   }
-  return neverIssued(table, reserved, 'rejected.fence', resource, rejected.fence) ?? neverIssued(table, reserved, 'current.fence', resource, current.fence);
+  return (
+    neverIssued(table, reserved, 'rejected.fence', resource, rejected.fence) ??
+    neverIssued(table, reserved, 'current.fence', resource, current.fence)
+  );
 }
 
 /**
@@ -317,28 +429,49 @@ function implausibleRejection(table: LeaseTable, report: RecordFenceRejection, r
  * the delay at this reading, as evolve will fold it). A retried requestId is answered by the
  * lease rules before this: its grant, or `'expired'`.
  */
-function lockDelayOf(state: CoordinatorState, resource: string, lockDelayMillis: number, changes: readonly LeaseChange[], nowMillis: number): LockDelayDenial | undefined {
+function lockDelayOf(
+  state: CoordinatorState,
+  resource: string,
+  lockDelayMillis: number,
+  changes: readonly LeaseChange[],
+  nowMillis: number,
+): LockDelayDenial | undefined {
   if (lockDelayMillis === 0 || !changes.some((change) => change.type === 'granted')) return undefined;
-  const lostAtMillis = changes.some((change) => change.type === 'expired') ? nowMillis : state.lostAtMillis.get(resource);
+  const lostAtMillis = changes.some((change) => change.type === 'expired')
+    ? nowMillis
+    : state.lostAtMillis.get(resource);
   if (lostAtMillis === undefined) return undefined;
   const retryAfterMillis = lostAtMillis + lockDelayMillis - nowMillis;
   return retryAfterMillis > 0 ? { ok: false, reason: 'lock-delay', retryAfterMillis } : undefined;
 }
 
 /** Why an admit cannot be true, or undefined if it can: a fence never issued for the resource, or its current fence for another holder. */
-function implausibleAdmit(table: LeaseTable, admit: AdmitFence, reserved: ReadonlyMap<string, number>): ImplausibleReport | undefined {
+function implausibleAdmit(
+  table: LeaseTable,
+  admit: AdmitFence,
+  reserved: ReadonlyMap<string, number>,
+): ImplausibleReport | undefined {
   const unissued = neverIssued(table, reserved, 'fence', admit.resource, admit.fence);
   if (unissued !== undefined) return unissued;
   const lease = table.lease(admit.resource);
   if (lease !== undefined && lease.fence === admit.fence && lease.holderId !== admit.holderId) {
-    return implausible('holderId', `holderId ${JSON.stringify(admit.holderId)} does not hold fence ${admit.fence} on resource ${JSON.stringify(admit.resource)}: it was issued to ${JSON.stringify(lease.holderId)}`);
+    return implausible(
+      'holderId',
+      `holderId ${JSON.stringify(admit.holderId)} does not hold fence ${admit.fence} on resource ${JSON.stringify(admit.resource)}: it was issued to ${JSON.stringify(lease.holderId)}`,
+    );
   }
   return undefined;
 }
 
 /** A {@link rejectionContent} for people: `stale, rejected "agent-b" fence 3, current "agent-a" fence 4`. */
 function describeContent(content: string): string {
-  const [kind, rejectedHolder, rejectedFence, currentHolder, currentFence] = JSON.parse(content) as [string, string, number, string, number];
+  const [kind, rejectedHolder, rejectedFence, currentHolder, currentFence] = JSON.parse(content) as [
+    string,
+    string,
+    number,
+    string,
+    number,
+  ];
   return `${kind}, rejected ${JSON.stringify(rejectedHolder)} fence ${rejectedFence}, current ${JSON.stringify(currentHolder)} fence ${currentFence}`;
 }
 
@@ -351,19 +484,43 @@ function toEvents(changes: readonly LeaseChange[], stamp: Stamp): CoordinatorEve
         return {
           type: 'LeaseGranted',
           version: 1,
-          data: { ...stamp, resource: lease.resource, holderId: lease.holderId, fence: lease.fence, requestId: lease.requestId, ttlMillis: lease.ttlMillis, expiresAtMillis: inBoot(lease.expiresAt, stamp) },
+          data: {
+            ...stamp,
+            resource: lease.resource,
+            holderId: lease.holderId,
+            fence: lease.fence,
+            requestId: lease.requestId,
+            ttlMillis: lease.ttlMillis,
+            expiresAtMillis: inBoot(lease.expiresAt, stamp),
+          },
         };
       }
       case 'renewed':
         return {
           type: 'LeaseRenewed',
           version: 1,
-          data: { ...stamp, resource: change.resource, holderId: change.holderId, fence: change.fence, requestId: change.requestId, ttlMillis: change.ttlMillis, expiresAtMillis: inBoot(change.expiresAt, stamp) },
+          data: {
+            ...stamp,
+            resource: change.resource,
+            holderId: change.holderId,
+            fence: change.fence,
+            requestId: change.requestId,
+            ttlMillis: change.ttlMillis,
+            expiresAtMillis: inBoot(change.expiresAt, stamp),
+          },
         };
       case 'released':
-        return { type: 'LeaseReleased', version: 1, data: { ...stamp, resource: change.resource, holderId: change.holderId, fence: change.fence } };
+        return {
+          type: 'LeaseReleased',
+          version: 1,
+          data: { ...stamp, resource: change.resource, holderId: change.holderId, fence: change.fence },
+        };
       case 'expired':
-        return { type: 'LeaseExpired', version: 1, data: { ...stamp, resource: change.resource, holderId: change.holderId, fence: change.fence } };
+        return {
+          type: 'LeaseExpired',
+          version: 1,
+          data: { ...stamp, resource: change.resource, holderId: change.holderId, fence: change.fence },
+        };
     }
   });
 }
@@ -375,8 +532,12 @@ const inBoot = (instant: Instant, stamp: Stamp): number => {
 };
 
 function stampOf(state: CoordinatorState, now: Now): Stamp {
-  if (state.boot === undefined) throw new ProtocolMisuseError('decide: the coordinator has not started (no CoordinatorStarted folded); decide StartCoordinator first');
-  if (now.instant.domain !== state.boot.bootId) throw new ClockDomainError(now.instant.domain, state.boot.bootId, 'decide');
+  if (state.boot === undefined)
+    throw new ProtocolMisuseError(
+      'decide: the coordinator has not started (no CoordinatorStarted folded); decide StartCoordinator first',
+    );
+  if (now.instant.domain !== state.boot.bootId)
+    throw new ClockDomainError(now.instant.domain, state.boot.bootId, 'decide');
   return { bootId: now.instant.domain, atMillis: now.instant.millis, wallMillis: now.wallMillis };
 }
 
@@ -385,7 +546,9 @@ function checkNow(now: Now): void {
     throw new TypeError(`decide: now.instant must be an Instant, got ${String((now as Partial<Now> | null)?.instant)}`);
   }
   if (typeof now.wallMillis !== 'number' || !Number.isFinite(now.wallMillis) || now.wallMillis < 0) {
-    throw new RangeError(`decide: now.wallMillis must be finite, non-negative epoch milliseconds, got ${String(now.wallMillis)}`);
+    throw new RangeError(
+      `decide: now.wallMillis must be finite, non-negative epoch milliseconds, got ${String(now.wallMillis)}`,
+    );
   }
 }
 
@@ -399,25 +562,38 @@ function checkRejection(command: RecordFenceRejection): void {
   }
   for (const side of ['rejected', 'current'] as const) {
     const value = command[side];
-    if (value === null || typeof value !== 'object') throw new TypeError(`decide ${api}: ${side} must be an object { holderId, fence }, got ${String(value)}`);
+    if (value === null || typeof value !== 'object')
+      throw new TypeError(`decide ${api}: ${side} must be an object { holderId, fence }, got ${String(value)}`);
     requireString(api, `${side}.holderId`, value.holderId);
     requirePositiveInteger(api, `${side}.fence`, value.fence);
   }
-  if (command.gateWallMillis !== undefined && (typeof command.gateWallMillis !== 'number' || !Number.isFinite(command.gateWallMillis) || command.gateWallMillis < 0)) {
-    throw new RangeError(`decide ${api}: gateWallMillis must be finite, non-negative epoch milliseconds, got ${String(command.gateWallMillis)}`);
+  if (
+    command.gateWallMillis !== undefined &&
+    (typeof command.gateWallMillis !== 'number' ||
+      !Number.isFinite(command.gateWallMillis) ||
+      command.gateWallMillis < 0)
+  ) {
+    throw new RangeError(
+      `decide ${api}: gateWallMillis must be finite, non-negative epoch milliseconds, got ${String(command.gateWallMillis)}`,
+    );
   }
 }
 
 function requireString(api: string, field: string, value: unknown): void {
-  if (typeof value !== 'string' || value === '') throw new TypeError(`decide ${api}: ${field} must be a non-empty string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value === '')
+    throw new TypeError(`decide ${api}: ${field} must be a non-empty string, got ${JSON.stringify(value)}`);
 }
 
 function requireCount(api: string, field: string, value: unknown): void {
-  if (typeof value !== 'number') throw new TypeError(`decide ${api}: ${field} must be a non-negative integer, got ${String(value)}`);
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`decide ${api}: ${field} must be a non-negative integer, got ${String(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(`decide ${api}: ${field} must be a non-negative integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`decide ${api}: ${field} must be a non-negative integer, got ${String(value)}`);
 }
 
 function requirePositiveInteger(api: string, field: string, value: unknown): void {
-  if (typeof value !== 'number') throw new TypeError(`decide ${api}: ${field} must be a positive integer, got ${String(value)}`);
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`decide ${api}: ${field} must be a positive integer, got ${String(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(`decide ${api}: ${field} must be a positive integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new RangeError(`decide ${api}: ${field} must be a positive integer, got ${String(value)}`);
 }

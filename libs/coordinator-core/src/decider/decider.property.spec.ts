@@ -29,11 +29,19 @@ type Step = typeof stepArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
 const commandOf = (step: Step): CoordinatorCommand => {
   switch (step.kind) {
-    case 'acquire': return { ...acquire(step.resource, step.holder, `${step.resource}/${step.holder}/${step.request}`, step.ttlMillis), lockDelayMillis: step.lockDelayMillis };
-    case 'renew': return renew(step.resource, step.holder, step.fence, `renew-${step.request}`, step.ttlMillis);
-    case 'release': return release(step.resource, step.holder, step.fence);
-    case 'expire': return { type: 'ExpireDueLeases' };
-    default: return { type: 'Checkpoint' };
+    case 'acquire':
+      return {
+        ...acquire(step.resource, step.holder, `${step.resource}/${step.holder}/${step.request}`, step.ttlMillis),
+        lockDelayMillis: step.lockDelayMillis,
+      };
+    case 'renew':
+      return renew(step.resource, step.holder, step.fence, `renew-${step.request}`, step.ttlMillis);
+    case 'release':
+      return release(step.resource, step.holder, step.fence);
+    case 'expire':
+      return { type: 'ExpireDueLeases' };
+    default:
+      return { type: 'Checkpoint' };
   }
 };
 
@@ -49,7 +57,17 @@ function runLive(steps: readonly Step[], wallOf: (step: Step) => number) {
     log.push(...events);
     outcomes.push(outcome);
   };
-  apply({ type: 'StartCoordinator', namespace: 'default', eventsReplayed: 0, fromSnapshot: false, replayMillis: 0, burnFencesThrough: 0 }, 0);
+  apply(
+    {
+      type: 'StartCoordinator',
+      namespace: 'default',
+      eventsReplayed: 0,
+      fromSnapshot: false,
+      replayMillis: 0,
+      burnFencesThrough: 0,
+    },
+    0,
+  );
   for (const step of steps) {
     millis += step.afterMillis;
     apply(commandOf(step), wallOf(step));
@@ -57,10 +75,11 @@ function runLive(steps: readonly Step[], wallOf: (step: Step) => number) {
   return { state, log, outcomes };
 }
 
-const withoutWall = (events: readonly CoordinatorEvent[]) => events.map((event) => ({ ...event, data: { ...event.data, wallMillis: 0 } }));
+const withoutWall = (events: readonly CoordinatorEvent[]) =>
+  events.map((event) => ({ ...event, data: { ...event.data, wallMillis: 0 } }));
 
 describe('decider properties', () => {
-  it('wall time never decides: only the events\' wall fields differ when only wall time differs', () => {
+  it("wall time never decides: only the events' wall fields differ when only wall time differs", () => {
     fc.assert(
       fc.property(fc.array(stepArbitrary, { maxLength: 60 }), (steps) => {
         const first = runLive(steps, (step) => step.wallMillis);
@@ -100,7 +119,9 @@ describe('decider properties', () => {
         const { state, log } = runLive(steps, (step) => step.wallMillis);
         expect(toSnapshot(foldEvents(log))).toEqual(toSnapshot(state));
         const position = cut % (log.length + 1);
-        const snapshot = JSON.parse(JSON.stringify(toSnapshot(foldEvents(log.slice(0, position))))) as ReturnType<typeof toSnapshot>;
+        const snapshot = JSON.parse(JSON.stringify(toSnapshot(foldEvents(log.slice(0, position))))) as ReturnType<
+          typeof toSnapshot
+        >;
         const resumed = log.slice(position).reduce(evolve, fromSnapshot(snapshot)!);
         expect(toSnapshot(resumed)).toEqual(toSnapshot(state));
       }),

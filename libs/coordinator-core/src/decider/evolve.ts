@@ -33,8 +33,12 @@ export function evolve(state: CoordinatorState, event: CoordinatorEvent): Coordi
   } else {
     const boot = state.boot;
     if (boot === undefined) throw corrupt('the log does not begin with CoordinatorStarted');
-    if (event.data.bootId !== boot.bootId) throw corrupt(`written by boot ${JSON.stringify(event.data.bootId)} after boot ${JSON.stringify(boot.bootId)} started`);
-    if (event.data.atMillis < boot.lastAtMillis) throw corrupt(`reading ${event.data.atMillis} ms is before the boot's previous reading ${boot.lastAtMillis} ms`);
+    if (event.data.bootId !== boot.bootId)
+      throw corrupt(
+        `written by boot ${JSON.stringify(event.data.bootId)} after boot ${JSON.stringify(boot.bootId)} started`,
+      );
+    if (event.data.atMillis < boot.lastAtMillis)
+      throw corrupt(`reading ${event.data.atMillis} ms is before the boot's previous reading ${boot.lastAtMillis} ms`);
     applyEvent(state, event, position, corrupt);
     boot.lastAtMillis = event.data.atMillis;
   }
@@ -44,7 +48,12 @@ export function evolve(state: CoordinatorState, event: CoordinatorEvent): Coordi
 
 type Corrupt = (message: string, cause?: unknown) => EventLogCorruptError;
 
-function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, CoordinatorStarted>, position: number, corrupt: Corrupt): void {
+function applyEvent(
+  state: CoordinatorState,
+  event: Exclude<CoordinatorEvent, CoordinatorStarted>,
+  position: number,
+  corrupt: Corrupt,
+): void {
   switch (event.type) {
     case 'LeaseGranted':
     case 'LeaseRenewed':
@@ -55,10 +64,14 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
       const activates = change.type === 'granted' && isReservedFor(state, change.lease);
       if (change.type === 'granted') {
         if (!activates && change.lease.fence <= state.table.issuedFence) {
-          throw corrupt(`fence ${change.lease.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`);
+          throw corrupt(
+            `fence ${change.lease.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`,
+          );
         }
         if (state.table.lease(change.lease.resource) !== undefined) {
-          throw corrupt(`resource ${JSON.stringify(change.lease.resource)} still has a current lease; it must end (LeaseExpired/LeaseReleased) first`);
+          throw corrupt(
+            `resource ${JSON.stringify(change.lease.resource)} still has a current lease; it must end (LeaseExpired/LeaseReleased) first`,
+          );
         }
       }
       try {
@@ -74,21 +87,31 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
     case 'FenceReserved': {
       const { data } = event;
       if (data.fence <= state.table.issuedFence) {
-        throw corrupt(`fence ${data.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`);
+        throw corrupt(
+          `fence ${data.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`,
+        );
       }
-      if (state.table.lease(data.resource) !== undefined) throw corrupt(`resource ${JSON.stringify(data.resource)} still has a current lease; it must end first`);
-      if (state.reservations.has(data.resource)) throw corrupt(`resource ${JSON.stringify(data.resource)} already has a pending reservation`);
+      if (state.table.lease(data.resource) !== undefined)
+        throw corrupt(`resource ${JSON.stringify(data.resource)} still has a current lease; it must end first`);
+      if (state.reservations.has(data.resource))
+        throw corrupt(`resource ${JSON.stringify(data.resource)} already has a pending reservation`);
       state.table.burnFence(data.fence);
       state.reservedFences.set(data.resource, data.fence);
       state.reservations.set(data.resource, {
-        resource: data.resource, holderId: data.holderId, fence: data.fence, requestId: data.requestId, ttlMillis: data.ttlMillis, deadlineMillis: data.deadlineMillis,
+        resource: data.resource,
+        holderId: data.holderId,
+        fence: data.fence,
+        requestId: data.requestId,
+        ttlMillis: data.ttlMillis,
+        deadlineMillis: data.deadlineMillis,
       });
       return;
     }
     case 'FenceBurned': {
       const { data } = event;
       const reserved = state.reservations.get(data.resource);
-      if (reserved === undefined || reserved.fence !== data.fence) throw corrupt(`fence ${data.fence} is not pending on resource ${JSON.stringify(data.resource)}`);
+      if (reserved === undefined || reserved.fence !== data.fence)
+        throw corrupt(`fence ${data.fence} is not pending on resource ${JSON.stringify(data.resource)}`);
       state.reservations.delete(data.resource);
       return;
     }
@@ -97,24 +120,29 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
       state.rejectionKeys.set(rejectionKey(data.gateId, data.resource, data.seq), rejectionContent(data));
       raiseRejectionSeq(state, data.gateId, data.resource, data.seq);
       state.rejections.push({ ...data, rejected: { ...data.rejected }, current: { ...data.current }, position });
-      if (state.rejections.length > REJECTIONS_KEPT) state.rejections.splice(0, state.rejections.length - REJECTIONS_KEPT);
+      if (state.rejections.length > REJECTIONS_KEPT)
+        state.rejections.splice(0, state.rejections.length - REJECTIONS_KEPT);
       noteLockDelay(state, event);
       return;
     }
     case 'RejectionsMissing': {
       const { data } = event;
       if (data.fromSeq > data.throughSeq || data.throughSeq >= data.reportedSeq) {
-        throw corrupt(`the missing range ${data.fromSeq}..${data.throughSeq} must be non-empty and below the reported seq ${data.reportedSeq}`);
+        throw corrupt(
+          `the missing range ${data.fromSeq}..${data.throughSeq} must be non-empty and below the reported seq ${data.reportedSeq}`,
+        );
       }
       raiseRejectionSeq(state, data.gateId, data.resource, data.throughSeq);
       return;
     }
     case 'SnapshotTaken':
-      if (event.data.coversPosition !== position) throw corrupt(`covers position ${event.data.coversPosition} but is at position ${position}`);
+      if (event.data.coversPosition !== position)
+        throw corrupt(`covers position ${event.data.coversPosition} but is at position ${position}`);
       state.lastSnapshotPosition = position;
       return;
     case 'FenceFloorReported':
-      if (event.data.raisedTo < event.data.fence) throw corrupt(`raisedTo ${event.data.raisedTo} is below the reported fence ${event.data.fence}`);
+      if (event.data.raisedTo < event.data.fence)
+        throw corrupt(`raisedTo ${event.data.raisedTo} is below the reported fence ${event.data.fence}`);
       state.table.observeFence(event.data.resource, event.data.fence);
       state.table.burnFence(event.data.raisedTo);
       return;
@@ -131,23 +159,32 @@ function applyEvent(state: CoordinatorState, event: Exclude<CoordinatorEvent, Co
 function start(state: CoordinatorState, event: CoordinatorStarted, corrupt: Corrupt): void {
   const { data } = event;
   if (state.namespace !== undefined && data.namespace !== state.namespace) {
-    throw corrupt(`namespace ${JSON.stringify(data.namespace)} differs from the log's ${JSON.stringify(state.namespace)}`);
+    throw corrupt(
+      `namespace ${JSON.stringify(data.namespace)} differs from the log's ${JSON.stringify(state.namespace)}`,
+    );
   }
   if (state.boot !== undefined) {
-    if (data.bootId === state.boot.bootId) throw corrupt(`boot id ${JSON.stringify(data.bootId)} is reused; every boot needs a fresh clock domain`);
+    if (data.bootId === state.boot.bootId)
+      throw corrupt(`boot id ${JSON.stringify(data.bootId)} is reused; every boot needs a fresh clock domain`);
     if (data.previousBootId !== state.boot.bootId) {
-      throw corrupt(`previousBootId ${JSON.stringify(data.previousBootId)} is not the boot that wrote the log before it (${JSON.stringify(state.boot.bootId)})`);
+      throw corrupt(
+        `previousBootId ${JSON.stringify(data.previousBootId)} is not the boot that wrote the log before it (${JSON.stringify(state.boot.bootId)})`,
+      );
     }
   }
   if (data.recoveredFence < state.table.issuedFence) {
-    throw corrupt(`recoveredFence ${data.recoveredFence} is below the fences already issued (${state.table.issuedFence}): fences would go backwards`);
+    throw corrupt(
+      `recoveredFence ${data.recoveredFence} is below the fences already issued (${state.table.issuedFence}): fences would go backwards`,
+    );
   }
   const carried = new Map(data.carriedLeases.map((lease) => [lease.resource, lease]));
   if (carried.size !== data.carriedLeases.length) throw corrupt('carriedLeases lists a resource twice');
   for (const lease of state.table.leases()) {
     const entry = carried.get(lease.resource);
     if (entry === undefined || entry.fence !== lease.fence || entry.holderId !== lease.holderId) {
-      throw corrupt(`the current lease on ${JSON.stringify(lease.resource)} (fence ${lease.fence}, holder ${JSON.stringify(lease.holderId)}) is not carried into the new boot`);
+      throw corrupt(
+        `the current lease on ${JSON.stringify(lease.resource)} (fence ${lease.fence}, holder ${JSON.stringify(lease.holderId)}) is not carried into the new boot`,
+      );
     }
   }
   if (carried.size !== countLeases(state)) throw corrupt('carriedLeases lists a lease that is not current');
@@ -161,13 +198,26 @@ function start(state: CoordinatorState, event: CoordinatorStarted, corrupt: Corr
     if (lease.expiresAtMillis > data.atMillis) state.carried.set(lease.resource, lease.fence);
   }
   state.namespace = data.namespace;
-  state.boot = { bootId: data.bootId, startedAtMillis: data.atMillis, lastAtMillis: data.atMillis, graceDeadlineMillis: data.graceDeadlineMillis };
+  state.boot = {
+    bootId: data.bootId,
+    startedAtMillis: data.atMillis,
+    lastAtMillis: data.atMillis,
+    graceDeadlineMillis: data.graceDeadlineMillis,
+  };
 }
 
 /** Whether `lease` is the grant of the fence-first reservation pending on its resource (same fence, holder and request). */
-const isReservedFor = (state: CoordinatorState, lease: { readonly resource: string; readonly holderId: string; readonly fence: number; readonly requestId: string }): boolean => {
+const isReservedFor = (
+  state: CoordinatorState,
+  lease: { readonly resource: string; readonly holderId: string; readonly fence: number; readonly requestId: string },
+): boolean => {
   const reserved = state.reservations.get(lease.resource);
-  return reserved !== undefined && reserved.fence === lease.fence && reserved.holderId === lease.holderId && reserved.requestId === lease.requestId;
+  return (
+    reserved !== undefined &&
+    reserved.fence === lease.fence &&
+    reserved.holderId === lease.holderId &&
+    reserved.requestId === lease.requestId
+  );
 };
 /**
  * Lock-delay bookkeeping of one event: an unclean loss (`LeaseExpired`; `FenceRejected`, a write
@@ -175,9 +225,13 @@ const isReservedFor = (state: CoordinatorState, lease: { readonly resource: stri
  * grant ends it (the coordinator granted only once the delay was over). Releases and renewals
  * leave it as it is.
  */
-function noteLockDelay(state: CoordinatorState, event: EventOf<'LeaseGranted' | 'LeaseRenewed' | 'LeaseReleased' | 'LeaseExpired' | 'FenceRejected'>): void {
+function noteLockDelay(
+  state: CoordinatorState,
+  event: EventOf<'LeaseGranted' | 'LeaseRenewed' | 'LeaseReleased' | 'LeaseExpired' | 'FenceRejected'>,
+): void {
   if (event.type === 'LeaseGranted') state.lostAtMillis.delete(event.data.resource);
-  else if (event.type === 'LeaseExpired' || event.type === 'FenceRejected') state.lostAtMillis.set(event.data.resource, event.data.atMillis);
+  else if (event.type === 'LeaseExpired' || event.type === 'FenceRejected')
+    state.lostAtMillis.set(event.data.resource, event.data.atMillis);
 }
 
 /**

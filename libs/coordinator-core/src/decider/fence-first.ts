@@ -14,7 +14,15 @@
  */
 import type { CoordinatorEvent } from '@lease-fence/protocol';
 import { decideAcquire, type AcquireOutcome, type Grant, type Instant, type LeaseChange } from 'lease-fence';
-import type { ActivateOutcome, ActivateReservedLease, BurnOutcome, BurnReservedFence, LockDelayDenial, ReserveFence, ReserveFenceOutcome } from './commands.js';
+import type {
+  ActivateOutcome,
+  ActivateReservedLease,
+  BurnOutcome,
+  BurnReservedFence,
+  LockDelayDenial,
+  ReserveFence,
+  ReserveFenceOutcome,
+} from './commands.js';
 import type { CoordinatorState, Reservation } from './state.js';
 
 /** The stamp every event of a decision carries (boot id, monotonic reading, wall time). */
@@ -31,10 +39,19 @@ interface Decided<O> {
  * reserving holder until the reservation's deadline (at least 1 ms). `undefined` when nothing is
  * pending. Applies to plain acquires too: while a fence is pending nobody else is granted.
  */
-export function pendingReservationDenial(state: CoordinatorState, resource: string, now: Instant): AcquireOutcome | undefined {
+export function pendingReservationDenial(
+  state: CoordinatorState,
+  resource: string,
+  now: Instant,
+): AcquireOutcome | undefined {
   const reserved = state.reservations.get(resource);
   if (reserved === undefined) return undefined;
-  return { ok: false, reason: 'held', heldBy: reserved.holderId, retryAfterMillis: Math.max(1, Math.ceil(reserved.deadlineMillis - now.millis)) };
+  return {
+    ok: false,
+    reason: 'held',
+    heldBy: reserved.holderId,
+    retryAfterMillis: Math.max(1, Math.ceil(reserved.deadlineMillis - now.millis)),
+  };
 }
 
 /**
@@ -57,7 +74,9 @@ export function decideReserve(
   lockDelay: (changes: readonly LeaseChange[]) => LockDelayDenial | undefined,
 ): Decided<ReserveFenceOutcome> {
   if (!Number.isSafeInteger(command.timeoutMillis) || command.timeoutMillis < 1) {
-    throw new RangeError(`decide ReserveFence: timeoutMillis must be a positive integer number of milliseconds, got ${String(command.timeoutMillis)}`);
+    throw new RangeError(
+      `decide ReserveFence: timeoutMillis must be a positive integer number of milliseconds, got ${String(command.timeoutMillis)}`,
+    );
   }
   const reserved = state.reservations.get(command.resource);
   if (reserved !== undefined && reserved.holderId === command.holderId && reserved.requestId === command.requestId) {
@@ -67,14 +86,31 @@ export function decideReserve(
   if (denial !== undefined) return { events: [], outcome: denial };
   const decision = decideAcquire(state.table, command, now);
   const granted = decision.changes.find((change) => change.type === 'granted');
-  if (granted === undefined || granted.type !== 'granted') return { events: acquireEvents(decision), outcome: decision.outcome };
-  const ended = acquireEvents({ outcome: decision.outcome, changes: decision.changes.filter((change) => change.type !== 'granted') });
+  if (granted === undefined || granted.type !== 'granted')
+    return { events: acquireEvents(decision), outcome: decision.outcome };
+  const ended = acquireEvents({
+    outcome: decision.outcome,
+    changes: decision.changes.filter((change) => change.type !== 'granted'),
+  });
   const delayed = lockDelay(decision.changes);
   if (delayed !== undefined) return { events: ended, outcome: delayed };
   const { lease } = granted;
-  const reservation = { resource: lease.resource, holderId: lease.holderId, fence: lease.fence, requestId: lease.requestId, ttlMillis: lease.ttlMillis };
+  const reservation = {
+    resource: lease.resource,
+    holderId: lease.holderId,
+    fence: lease.fence,
+    requestId: lease.requestId,
+    ttlMillis: lease.ttlMillis,
+  };
   return {
-    events: [...ended, { type: 'FenceReserved', version: 1, data: { ...stamp, ...reservation, deadlineMillis: now.millis + command.timeoutMillis } }],
+    events: [
+      ...ended,
+      {
+        type: 'FenceReserved',
+        version: 1,
+        data: { ...stamp, ...reservation, deadlineMillis: now.millis + command.timeoutMillis },
+      },
+    ],
     outcome: { ok: 'pending', reservation, retried: false },
   };
 }
@@ -85,16 +121,26 @@ export function decideReserve(
  * the TTL counts from activation). `'not-pending'` with no event when that fence is not the
  * resource's pending reservation (already activated or burned, or never reserved).
  */
-export function decideActivate(command: ActivateReservedLease, state: CoordinatorState, now: Instant, stamp: Stamp): Decided<ActivateOutcome> {
+export function decideActivate(
+  command: ActivateReservedLease,
+  state: CoordinatorState,
+  now: Instant,
+  stamp: Stamp,
+): Decided<ActivateOutcome> {
   const reserved = state.reservations.get(command.resource);
-  if (reserved === undefined || reserved.fence !== command.fence) return { events: [], outcome: { ok: false, reason: 'not-pending', fence: command.fence } };
+  if (reserved === undefined || reserved.fence !== command.fence)
+    return { events: [], outcome: { ok: false, reason: 'not-pending', fence: command.fence } };
   const expiresAt = now.plus(reserved.ttlMillis);
   const { resource, holderId, fence, requestId, ttlMillis } = reserved;
   const grant: Grant = { resource, holderId, fence, ttlMillis, requestId, coordinatorExpiresAt: expiresAt };
   return {
     events: [
       { type: 'FenceAdmitted', version: 1, data: { ...stamp, resource, gateId: command.gateId, holderId, fence } },
-      { type: 'LeaseGranted', version: 1, data: { ...stamp, resource, holderId, fence, requestId, ttlMillis, expiresAtMillis: expiresAt.millis } },
+      {
+        type: 'LeaseGranted',
+        version: 1,
+        data: { ...stamp, resource, holderId, fence, requestId, ttlMillis, expiresAtMillis: expiresAt.millis },
+      },
     ],
     outcome: { ok: true, grant },
   };
@@ -103,8 +149,12 @@ export function decideActivate(command: ActivateReservedLease, state: Coordinato
 /** Burns the fence reserved on `resource` (`FenceBurned`; outcome `fence-unavailable`, the acquire's answer), or `'not-pending'` with no event. */
 export function decideBurn(command: BurnReservedFence, state: CoordinatorState, stamp: Stamp): Decided<BurnOutcome> {
   const reserved = state.reservations.get(command.resource);
-  if (reserved === undefined || reserved.fence !== command.fence) return { events: [], outcome: { ok: false, reason: 'not-pending', fence: command.fence } };
-  return { events: [burned(reserved, stamp, 'fence-unavailable')], outcome: { ok: false, reason: 'fence-unavailable', fence: reserved.fence } };
+  if (reserved === undefined || reserved.fence !== command.fence)
+    return { events: [], outcome: { ok: false, reason: 'not-pending', fence: command.fence } };
+  return {
+    events: [burned(reserved, stamp, 'fence-unavailable')],
+    outcome: { ok: false, reason: 'fence-unavailable', fence: reserved.fence },
+  };
 }
 
 /**
@@ -115,10 +165,21 @@ export function decideBurn(command: BurnReservedFence, state: CoordinatorState, 
 export const burnLeftoverReservations = (state: CoordinatorState, stamp: Stamp): CoordinatorEvent[] =>
   [...state.reservations.values()].map((reserved) => burned(reserved, stamp, 'coordinator-restarted'));
 
-const burned = (reserved: Reservation, stamp: Stamp, reason: 'fence-unavailable' | 'coordinator-restarted'): CoordinatorEvent => ({
+const burned = (
+  reserved: Reservation,
+  stamp: Stamp,
+  reason: 'fence-unavailable' | 'coordinator-restarted',
+): CoordinatorEvent => ({
   type: 'FenceBurned',
   version: 1,
-  data: { ...stamp, resource: reserved.resource, holderId: reserved.holderId, fence: reserved.fence, requestId: reserved.requestId, reason },
+  data: {
+    ...stamp,
+    resource: reserved.resource,
+    holderId: reserved.holderId,
+    fence: reserved.fence,
+    requestId: reserved.requestId,
+    reason,
+  },
 });
 
 const reservationOf = (reserved: Reservation) => ({

@@ -20,6 +20,8 @@ describe('coordinator outcome types', () => {
   });
 
   it('denies with listed reasons only, except implausible reports (a 400 naming the field)', () => {
-    expectTypeOf<Exclude<DenialOf<CoordinatorAcquireOutcome | RecordRejectionOutcome>, 'implausible'>>().toExtend<DenialReason>();
+    expectTypeOf<
+      Exclude<DenialOf<CoordinatorAcquireOutcome | RecordRejectionOutcome>, 'implausible'>
+    >().toExtend<DenialReason>();
   });
 });

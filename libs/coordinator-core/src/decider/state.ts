@@ -95,7 +95,8 @@ export interface RejectionSeqs {
 }
 
 /** The key of a (gate, resource) pair in {@link CoordinatorState.rejectionSeqs}: unambiguous, since each part's length prefixes it. */
-export const gateResourceKey = (gateId: string, resource: string): string => `${gateId.length}:${gateId}${resource.length}:${resource}`;
+export const gateResourceKey = (gateId: string, resource: string): string =>
+  `${gateId.length}:${gateId}${resource.length}:${resource}`;
 
 /** The seq a gate's next report for `resource` should carry: one above the highest recorded or declared missing (1 when none). */
 export const nextExpectedSeq = (state: CoordinatorState, gateId: string, resource: string): number =>
@@ -155,7 +156,14 @@ export const rejectionContent = (report: {
   readonly kind: string;
   readonly rejected: { readonly holderId: string; readonly fence: number };
   readonly current: { readonly holderId: string; readonly fence: number };
-}): string => JSON.stringify([report.kind, report.rejected.holderId, report.rejected.fence, report.current.holderId, report.current.fence]);
+}): string =>
+  JSON.stringify([
+    report.kind,
+    report.rejected.holderId,
+    report.rejected.fence,
+    report.current.holderId,
+    report.current.fence,
+  ]);
 
 /**
  * One `rejectionKeys` entry of a snapshot: `JSON.stringify([key, content])`. Entries of earlier
@@ -168,7 +176,8 @@ const decodeRejectionKey = (entry: string): readonly [key: string, content: stri
   if (!entry.startsWith('[')) return 'bare-key';
   try {
     const parsed: unknown = JSON.parse(entry);
-    if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') return [parsed[0], parsed[1]];
+    if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && typeof parsed[1] === 'string')
+      return [parsed[0], parsed[1]];
   } catch {
     // falls through: malformed
   }
@@ -177,7 +186,10 @@ const decodeRejectionKey = (entry: string): readonly [key: string, content: stri
 
 /** The current leases with their grace flag, in the order their resources were first granted. */
 export function leasesOf(state: CoordinatorState): LeaseView[] {
-  return [...state.table.leases()].map((lease) => ({ ...lease, inGrace: state.carried.get(lease.resource) === lease.fence }));
+  return [...state.table.leases()].map((lease) => ({
+    ...lease,
+    inGrace: state.carried.get(lease.resource) === lease.fence,
+  }));
 }
 
 /** A deep copy: evolving one never affects the other. */
@@ -213,7 +225,9 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     rejectionSeqs: [...state.rejectionSeqs.values()].map((seqs) => ({ ...seqs })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     ...(state.reservations.size === 0 ? {} : { reservations: [...state.reservations.values()].map((r) => ({ ...r })) }),
-    ...(state.reservedFences.size === 0 ? {} : { reservedFences: [...state.reservedFences].map(([resource, fence]) => ({ resource, fence })) }),
+    ...(state.reservedFences.size === 0
+      ? {}
+      : { reservedFences: [...state.reservedFences].map(([resource, fence]) => ({ resource, fence })) }),
     table: state.table.toJSON(),
     lockDelays: [...state.lostAtMillis].map(([resource, lostAtMillis]) => ({ resource, lostAtMillis })),
   };
@@ -241,7 +255,8 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     throw corrupt(issue?.path.map(String).join('.') ?? '', issue?.message ?? 'malformed', parsed.error);
   }
   const json = parsed.data;
-  if (json.position !== snapshot.position) throw corrupt('position', `the state covers ${json.position} events, the snapshot claims ${snapshot.position}`);
+  if (json.position !== snapshot.position)
+    throw corrupt('position', `the state covers ${json.position} events, the snapshot claims ${snapshot.position}`);
   let table: LeaseTable;
   try {
     table = LeaseTable.fromJSON(json.table as LeaseTableSnapshot);
@@ -253,7 +268,8 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
   let exact = tableJson.highestFences !== undefined && tableJson.renewalReplayCache !== undefined;
   for (const [index, entry] of json.rejectionKeys.entries()) {
     const decoded = decodeRejectionKey(entry);
-    if (decoded === undefined) throw corrupt(`rejectionKeys.${index}`, 'must be a JSON array [key, content] of two strings');
+    if (decoded === undefined)
+      throw corrupt(`rejectionKeys.${index}`, 'must be a JSON array [key, content] of two strings');
     if (decoded === 'bare-key') exact = false;
     else rejectionKeys.set(decoded[0], decoded[1]);
   }
@@ -262,7 +278,11 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
   const rejectionSeqs = new Map<string, RejectionSeqs>();
   for (const [index, seqs] of json.rejectionSeqs.entries()) {
     const key = gateResourceKey(seqs.gateId, seqs.resource);
-    if (rejectionSeqs.has(key)) throw corrupt(`rejectionSeqs.${index}`, `lists gate ${JSON.stringify(seqs.gateId)} and resource ${JSON.stringify(seqs.resource)} twice`);
+    if (rejectionSeqs.has(key))
+      throw corrupt(
+        `rejectionSeqs.${index}`,
+        `lists gate ${JSON.stringify(seqs.gateId)} and resource ${JSON.stringify(seqs.resource)} twice`,
+      );
     rejectionSeqs.set(key, { ...seqs });
   }
   return {

@@ -66,7 +66,12 @@ export function createCatchUpSubscription(source: CatchUpSource, options: CatchU
           if (stored.position !== position + 1) {
             throw new EventLogCorruptError({
               position: position + 1,
-              issues: [{ path: '', message: `subscription expected position ${position + 1} but the log returned ${stored.position}` }],
+              issues: [
+                {
+                  path: '',
+                  message: `subscription expected position ${position + 1} but the log returned ${stored.position}`,
+                },
+              ],
             });
           }
           const recorded = decodeRecord(stored);
@@ -84,7 +89,8 @@ export function createCatchUpSubscription(source: CatchUpSource, options: CatchU
   let iterated = false;
   return {
     [Symbol.asyncIterator]() {
-      if (iterated) throw new TypeError('Subscription: iterate a subscription once; subscribe again for a second reader');
+      if (iterated)
+        throw new TypeError('Subscription: iterate a subscription once; subscribe again for a second reader');
       iterated = true;
       return iterator;
     },

@@ -28,7 +28,8 @@ export function checkAppendOptions(api: string, options: AppendOptions): void {
  * @internal for adapters
  */
 export function checkReadRange(api: string, range: ReadRange): { from: number; to: number; limit: number } {
-  if (range === null || typeof range !== 'object') throw new TypeError(`${api}: range must be an object { from, to?, limit? }, got ${String(range)}`);
+  if (range === null || typeof range !== 'object')
+    throw new TypeError(`${api}: range must be an object { from, to?, limit? }, got ${String(range)}`);
   if (!isNonNegativeInteger(range.from) || range.from < 1) {
     throw new RangeError(`${api}: from must be a positive integer (1-based position), got ${String(range.from)}`);
   }
@@ -48,7 +49,9 @@ export function checkReadRange(api: string, range: ReadRange): { from: number; t
  */
 export function checkSubscribeAfter(api: string, after: number): void {
   if (!isNonNegativeInteger(after)) {
-    throw new RangeError(`${api}: after must be a non-negative integer (position; 0 = from the start), got ${String(after)}`);
+    throw new RangeError(
+      `${api}: after must be a non-negative integer (position; 0 = from the start), got ${String(after)}`,
+    );
   }
 }
 
@@ -61,7 +64,9 @@ export function checkSubscribeAfter(api: string, after: number): void {
  */
 export function checkSnapshot(api: string, snapshot: Snapshot, version: number): string {
   if (!isNonNegativeInteger(snapshot.position) || snapshot.position > version) {
-    throw new RangeError(`${api}: position must be an integer between 0 and the log's version ${version}, got ${String(snapshot.position)}`);
+    throw new RangeError(
+      `${api}: position must be an integer between 0 and the log's version ${version}, got ${String(snapshot.position)}`,
+    );
   }
   if (!isNonNegativeInteger(snapshot.schemaVersion) || snapshot.schemaVersion < 1) {
     throw new RangeError(`${api}: schemaVersion must be a positive integer, got ${String(snapshot.schemaVersion)}`);
@@ -70,7 +75,10 @@ export function checkSnapshot(api: string, snapshot: Snapshot, version: number):
   try {
     json = JSON.stringify(snapshot.state);
   } catch (error) {
-    throw new TypeError(`${api}: state must be JSON-serialisable: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new TypeError(
+      `${api}: state must be JSON-serialisable: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   if (json === undefined) throw new TypeError(`${api}: state must be JSON-serialisable, got ${typeof snapshot.state}`);
   return json;

@@ -25,10 +25,14 @@ export class ExpectedVersionConflictError extends EventLogError {
   /** The log's version when the append was refused, when the adapter knows it. */
   readonly actualVersion: number | undefined;
 
-  constructor(options: { readonly expectedVersion: number; readonly actualVersion?: number; readonly cause?: unknown }) {
+  constructor(options: {
+    readonly expectedVersion: number;
+    readonly actualVersion?: number;
+    readonly cause?: unknown;
+  }) {
     super(
-      `append expected the log at version ${options.expectedVersion} but it is at `
-        + `${options.actualVersion ?? 'an unknown version'}: another writer appended first; nothing was appended`,
+      `append expected the log at version ${options.expectedVersion} but it is at ` +
+        `${options.actualVersion ?? 'an unknown version'}: another writer appended first; nothing was appended`,
       options.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'ExpectedVersionConflictError';
@@ -76,7 +80,11 @@ export class EventLogCorruptError extends EventLogError {
   readonly position: number | undefined;
   readonly issues: readonly EventLogCorruptIssue[];
 
-  constructor(options: { readonly position?: number; readonly issues: readonly EventLogCorruptIssue[]; readonly cause?: unknown }) {
+  constructor(options: {
+    readonly position?: number;
+    readonly issues: readonly EventLogCorruptIssue[];
+    readonly cause?: unknown;
+  }) {
     const where = options.position === undefined ? 'event log' : `event at position ${options.position}`;
     const what = options.issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; ');
     super(`${where} is corrupt: ${what}`, options.cause === undefined ? undefined : { cause: options.cause });

@@ -22,24 +22,33 @@ describe('createMemoryEventLog', () => {
       const injected = new EventLogUnavailableError('memory', { message: 'disk on fire' });
       log.failNextAppend(injected);
       // Act
-      const error = await log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 0 }).catch((e: unknown) => e);
+      const error = await log
+        .append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 0 })
+        .catch((e: unknown) => e);
       // Assert
       expect(error).toBe(injected);
       expect(await log.version()).toBe(0);
-      expect(await log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 0 })).toEqual({ fromPosition: 1, toPosition: 1 });
+      expect(await log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 0 })).toEqual({
+        fromPosition: 1,
+        toPosition: 1,
+      });
     });
 
     it('stores the events and still rejects when the failure is after the write (unknown outcome)', async () => {
       const log = createMemoryEventLog();
       log.failNextAppend(new EventLogUnavailableError('memory', { message: 'timeout' }), { persist: true });
-      await expect(log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 0 })).rejects.toBeInstanceOf(EventLogUnavailableError);
+      await expect(log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 0 })).rejects.toBeInstanceOf(
+        EventLogUnavailableError,
+      );
       expect((await readAll(log.read({ from: 1 }))).map((r) => r.event)).toEqual([leaseGranted('slot', 'agent-a', 1)]);
     });
 
     it('checks the expected version before the injected failure', async () => {
       const log = createMemoryEventLog();
       log.failNextAppend(new Error('not reached'));
-      await expect(log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 3 })).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      await expect(log.append([leaseGranted('slot', 'agent-a', 1)], { expectedVersion: 3 })).rejects.toBeInstanceOf(
+        ExpectedVersionConflictError,
+      );
     });
   });
 
@@ -52,7 +61,9 @@ describe('createMemoryEventLog', () => {
       await log.append([leaseGranted('a', 'agent-a', 1), leaseGranted('b', 'agent-a', 2)], { expectedVersion: 0 });
       await log.append([leaseGranted('c', 'agent-a', 3)], { expectedVersion: 2 });
       // Assert
-      expect((await readAll(log.read({ from: 1 }))).map((r) => r.recordedAtMillis)).toEqual([1_700_000_000_000, 1_700_000_000_000, 1_700_000_000_500]);
+      expect((await readAll(log.read({ from: 1 }))).map((r) => r.recordedAtMillis)).toEqual([
+        1_700_000_000_000, 1_700_000_000_000, 1_700_000_000_500,
+      ]);
     });
   });
 });

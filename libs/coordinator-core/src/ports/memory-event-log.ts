@@ -161,18 +161,27 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
       injected = undefined;
       if (failure !== undefined && !failure.persist) throw failure.error;
       const recordedAtMillis = wallClock();
-      for (const event of encoded) storage.records.push({ position: storage.records.length + 1, recordedAtMillis, ...event });
+      for (const event of encoded)
+        storage.records.push({ position: storage.records.length + 1, recordedAtMillis, ...event });
       notify();
       if (failure !== undefined) throw failure.error;
       return { fromPosition: actualVersion + 1, toPosition: storage.records.length };
     },
 
     read(range: ReadRange): AsyncIterable<RecordedEvent> {
-      return readInPages('MemoryEventLog.read', range, { readPage: readRecords, ensureOpen: () => ensureOpen('read'), pageSize: PAGE_SIZE });
+      return readInPages('MemoryEventLog.read', range, {
+        readPage: readRecords,
+        ensureOpen: () => ensureOpen('read'),
+        pageSize: PAGE_SIZE,
+      });
     },
 
     readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
-      return readRecordPages('MemoryEventLog.readPages', range, { readPage: readRecords, ensureOpen: () => ensureOpen('readPages'), pageSize: PAGE_SIZE });
+      return readRecordPages('MemoryEventLog.readPages', range, {
+        readPage: readRecords,
+        ensureOpen: () => ensureOpen('readPages'),
+        pageSize: PAGE_SIZE,
+      });
     },
 
     async version() {

@@ -7,7 +7,10 @@ import { groupIntoPages, readInPages, readRecordPages, type PagedRecordSource } 
 
 /** `n` stored grant records at positions 1..n, encoded as an adapter stores them. */
 const storedGrants = (n: number): StoredEventRecord[] =>
-  encodeEvents('test', Array.from({ length: n }, (_, i) => leaseGranted(`resource-${i + 1}`, 'agent-a', i + 1))).map((encoded, i) => ({
+  encodeEvents(
+    'test',
+    Array.from({ length: n }, (_, i) => leaseGranted(`resource-${i + 1}`, 'agent-a', i + 1)),
+  ).map((encoded, i) => ({
     position: i + 1,
     recordedAtMillis: 0,
     ...encoded,
@@ -42,7 +45,10 @@ describe('readRecordPages', () => {
   it('hands over the decoded records of each stored page, in order, as read does one by one', async () => {
     const source = sourceOf(storedGrants(7), 3);
     const pages = (await drain(readRecordPages('test', { from: 2 }, source))).items;
-    expect(pages.map(positionsOf)).toEqual([[2, 3, 4], [5, 6, 7]]);
+    expect(pages.map(positionsOf)).toEqual([
+      [2, 3, 4],
+      [5, 6, 7],
+    ]);
     expect(pages.flat()).toEqual((await drain(readInPages('test', { from: 2 }, source))).items);
   });
 
@@ -61,15 +67,26 @@ describe('readRecordPages', () => {
 
 describe('groupIntoPages', () => {
   const recorded = (n: number): RecordedEvent[] =>
-    Array.from({ length: n }, (_, i) => ({ position: i + 1, recordedAtMillis: 0, event: leaseGranted(`resource-${i + 1}`, 'agent-a', i + 1) }));
+    Array.from({ length: n }, (_, i) => ({
+      position: i + 1,
+      recordedAtMillis: 0,
+      event: leaseGranted(`resource-${i + 1}`, 'agent-a', i + 1),
+    }));
 
   it('groups events into pages of at most pageSize, in order, with no empty page', async () => {
-    expect((await drain(groupIntoPages(oneByOne(recorded(5)), 2))).items.map(positionsOf)).toEqual([[1, 2], [3, 4], [5]]);
+    expect((await drain(groupIntoPages(oneByOne(recorded(5)), 2))).items.map(positionsOf)).toEqual([
+      [1, 2],
+      [3, 4],
+      [5],
+    ]);
     expect((await drain(groupIntoPages(oneByOne([]), 2))).items).toEqual([]);
   });
 
   it('hands over the events read before a failure, then rethrows it', async () => {
-    const failure = new EventLogCorruptError({ position: 4, issues: [{ path: 'data', message: 'must be a JSON object' }] });
+    const failure = new EventLogCorruptError({
+      position: 4,
+      issues: [{ path: 'data', message: 'must be a JSON object' }],
+    });
     const { items, error } = await drain(groupIntoPages(oneByOne(recorded(3), failure), 2));
     expect(items.map(positionsOf)).toEqual([[1, 2], [3]]);
     expect(error).toBe(failure);

@@ -35,7 +35,11 @@ export interface PagedRecordSource {
  *   closed error; {@link EventLogCorruptError} for a record that does not decode.
  * @internal for adapters
  */
-export function readRecordPages(api: string, range: ReadRange, source: PagedRecordSource): AsyncIterable<readonly RecordedEvent[]> {
+export function readRecordPages(
+  api: string,
+  range: ReadRange,
+  source: PagedRecordSource,
+): AsyncIterable<readonly RecordedEvent[]> {
   return {
     async *[Symbol.asyncIterator]() {
       source.ensureOpen();
@@ -85,7 +89,10 @@ export function readInPages(api: string, range: ReadRange, source: PagedRecordSo
  * @throws `RangeError` (at once) if `pageSize` is not a positive integer; whatever `events` throws.
  * @internal for adapters and recovery
  */
-export function groupIntoPages(events: AsyncIterable<RecordedEvent>, pageSize: number): AsyncIterable<readonly RecordedEvent[]> {
+export function groupIntoPages(
+  events: AsyncIterable<RecordedEvent>,
+  pageSize: number,
+): AsyncIterable<readonly RecordedEvent[]> {
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
     throw new RangeError(`groupIntoPages: pageSize must be a positive integer (events), got ${String(pageSize)}`);
   }
@@ -116,6 +123,9 @@ export function groupIntoPages(events: AsyncIterable<RecordedEvent>, pageSize: n
  *
  * @throws as the log's `readPages` / `read`.
  */
-export function readPagesOf(log: Pick<EventLog, 'read' | 'readPages'>, range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
+export function readPagesOf(
+  log: Pick<EventLog, 'read' | 'readPages'>,
+  range: ReadRange,
+): AsyncIterable<readonly RecordedEvent[]> {
   return log.readPages?.(range) ?? groupIntoPages(log.read(range), FALLBACK_PAGE_SIZE);
 }

@@ -5,7 +5,13 @@ import { CoordinatorUnavailableError } from '../errors.js';
 import { EventLogCorruptError, EventLogUnavailableError } from '../ports/event-log-errors.js';
 import type { EventLog, RecordedEvent } from '../ports/event-log.js';
 import { createTestEventLog, type TestEventLog } from '../testing/test-event-log.js';
-import { CoordinatorNotServingError, CoordinatorSupervisor, type CoordinatorSupervisorOptions, type SupervisorEvent, type SupervisorState } from './coordinator-supervisor.js';
+import {
+  CoordinatorNotServingError,
+  CoordinatorSupervisor,
+  type CoordinatorSupervisorOptions,
+  type SupervisorEvent,
+  type SupervisorState,
+} from './coordinator-supervisor.js';
 
 /** The service's defaults (`apps/coordinator/src/config/config.ts`): waits of 100 ms doubling up to 5 s. */
 const REOPEN = { reopenInitialDelayMillis: 100, reopenMaxDelayMillis: 5_000 };
@@ -17,7 +23,11 @@ class ManualTimers {
   readonly schedule = (delayMillis: number, run: () => void) => {
     const timer = { delayMillis, run, done: false };
     this.timers.push(timer);
-    return { cancel: () => { timer.done = true; } };
+    return {
+      cancel: () => {
+        timer.done = true;
+      },
+    };
   };
 
   /** Delays of every timer scheduled so far, in order. */
@@ -71,7 +81,12 @@ afterEach(async () => {
 let bootsStarted = 0;
 
 /** Options of a supervisor under test, beyond the log. */
-type Setup = Partial<Pick<CoordinatorSupervisorOptions, 'role' | 'takeoverAfterMillis' | 'reopenInitialDelayMillis' | 'reopenMaxDelayMillis'>> & { readonly heartbeat?: boolean };
+type Setup = Partial<
+  Pick<
+    CoordinatorSupervisorOptions,
+    'role' | 'takeoverAfterMillis' | 'reopenInitialDelayMillis' | 'reopenMaxDelayMillis'
+  >
+> & { readonly heartbeat?: boolean };
 
 /** A supervisor on `log` with manual timers, zero jitter (waits of exactly half the ceiling), manual clocks, boot ids `boot-<N>`, and the events it reported. */
 function host(log: EventLog = createTestEventLog(), setup: Setup = {}) {
@@ -122,7 +137,10 @@ function host(log: EventLog = createTestEventLog(), setup: Setup = {}) {
 }
 
 /** Resolves with the host's state once `predicate` holds for it (now or after a later transition). */
-function until(subject: CoordinatorSupervisor, predicate: (state: SupervisorState) => boolean): Promise<SupervisorState> {
+function until(
+  subject: CoordinatorSupervisor,
+  predicate: (state: SupervisorState) => boolean,
+): Promise<SupervisorState> {
   if (predicate(subject.state)) return Promise.resolve(subject.state);
   return new Promise((resolve) => {
     const stop = subject.onStateChange((state) => {
@@ -150,9 +168,15 @@ describe('CoordinatorSupervisor', () => {
       const readiness = subject.readiness();
 
       // Assert
-      expect(readiness).toMatchObject({ ready: false, status: 'recovering', reason: expect.stringMatching(/^recovering: /) });
+      expect(readiness).toMatchObject({
+        ready: false,
+        status: 'recovering',
+        reason: expect.stringMatching(/^recovering: /),
+      });
       expect(() => subject.current()).toThrow(CoordinatorNotServingError);
-      expect(() => subject.current()).toThrow(expect.objectContaining({ code: 'coordinator-unavailable', reason: 'recovering', retryable: true }));
+      expect(() => subject.current()).toThrow(
+        expect.objectContaining({ code: 'coordinator-unavailable', reason: 'recovering', retryable: true }),
+      );
     });
 
     it('is ready once recovery has finished, with the boot id as the clock domain of its grants', async () => {
@@ -169,17 +193,23 @@ describe('CoordinatorSupervisor', () => {
       expect(outcome.ok && outcome.grant.coordinatorExpiresAt.domain).toBe(subject.bootId);
     });
 
-    it('passes the coordinator options\' hooks through: each acknowledged outcome reaches onOutcome, denials with their reason', async () => {
+    it("passes the coordinator options' hooks through: each acknowledged outcome reaches onOutcome, denials with their reason", async () => {
       const { host: subject, outcomes } = host();
       await subject.recovered();
       await subject.current().acquire({ resource: 'r', holderId: 'a', requestId: 'q1' });
       await subject.current().acquire({ resource: 'r', holderId: 'b', requestId: 'q2' });
-      expect(outcomes).toEqual([{ command: 'AcquireLease', ok: true }, { command: 'AcquireLease', ok: false, reason: 'held' }]);
+      expect(outcomes).toEqual([
+        { command: 'AcquireLease', ok: true },
+        { command: 'AcquireLease', ok: false, reason: 'held' },
+      ]);
     });
 
     it('fails for good on a corrupt log: not ready with the cause, commands refused as unhealthy, nothing retried', async () => {
       // Arrange: a log whose replay meets an event it cannot decode
-      const corrupt = new EventLogCorruptError({ position: 1, issues: [{ path: 'type', message: 'unknown event type' }] });
+      const corrupt = new EventLogCorruptError({
+        position: 1,
+        issues: [{ path: 'type', message: 'unknown event type' }],
+      });
       const log = createTestEventLog();
       const { host: subject, timers } = host({
         name: log.name,
@@ -197,7 +227,11 @@ describe('CoordinatorSupervisor', () => {
 
       // Assert
       expect(recovered).toEqual({ ok: false, error: corrupt });
-      expect(subject.readiness()).toMatchObject({ ready: false, status: 'failed', reason: expect.stringContaining('unknown event type') });
+      expect(subject.readiness()).toMatchObject({
+        ready: false,
+        status: 'failed',
+        reason: expect.stringContaining('unknown event type'),
+      });
       expect(() => subject.current()).toThrow(CoordinatorUnavailableError);
       expect(() => subject.current()).toThrow(expect.objectContaining({ reason: 'unhealthy' }));
       expect(timers.pending).toBe(0);
@@ -218,7 +252,11 @@ describe('CoordinatorSupervisor', () => {
 
       // Then commands and /readyz answer event-log-unavailable, and nothing has exited or given up
       expect(() => subject.current()).toThrow(EventLogUnavailableError);
-      expect(subject.readiness()).toMatchObject({ ready: false, status: 'unhealthy', reason: expect.stringMatching(/^event-log-unavailable: .*connection refused.*next attempt in 50 ms/) });
+      expect(subject.readiness()).toMatchObject({
+        ready: false,
+        status: 'unhealthy',
+        reason: expect.stringMatching(/^event-log-unavailable: .*connection refused.*next attempt in 50 ms/),
+      });
 
       // When the log answers again and the timer fires
       log.down = false;
@@ -257,17 +295,27 @@ describe('CoordinatorSupervisor', () => {
       const { host: subject, timers, types, events } = host(log);
       await subject.recovered();
       const failedBootId = subject.bootId;
-      expect(await subject.current().acquire({ resource: 'slot-1', holderId: 'agent-a', requestId: 'a-1' })).toMatchObject({ ok: true, grant: { fence: 1 } });
+      expect(
+        await subject.current().acquire({ resource: 'slot-1', holderId: 'agent-a', requestId: 'a-1' }),
+      ).toMatchObject({ ok: true, grant: { fence: 1 } });
 
       // When the log fails the next grant (fence 2 minted, outcome unknown)
       log.failNextAppend(new EventLogUnavailableError('memory', { message: 'disk I/O error' }));
-      const refused = await subject.current().acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' }).catch((e: unknown) => e);
+      const refused = await subject
+        .current()
+        .acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' })
+        .catch((e: unknown) => e);
 
       // Then nothing was acknowledged, and the host waits for the log instead of staying down
       expect(refused).toMatchObject({ code: 'coordinator-unavailable', reason: 'unhealthy' });
       expect(subject.state).toMatchObject({ kind: 'waiting-for-log', failures: 1 });
       expect(() => subject.current()).toThrow(expect.objectContaining({ code: 'event-log-unavailable' }));
-      expect(subject.readiness()).toMatchObject({ ready: false, status: 'unhealthy', reason: expect.stringMatching(/^event-log-unavailable: /), position: 2 });
+      expect(subject.readiness()).toMatchObject({
+        ready: false,
+        status: 'unhealthy',
+        reason: expect.stringMatching(/^event-log-unavailable: /),
+        position: 2,
+      });
 
       // When the backoff ends and the probe finds the log answering
       timers.fireNext();
@@ -276,17 +324,23 @@ describe('CoordinatorSupervisor', () => {
       // Then a new boot serves: fence 2 is burned, agent-a renews fence 1, the next grant gets fence 3
       expect(subject.bootId).not.toBe(failedBootId);
       expect(subject.current().recovery).toMatchObject({ recoveredFence: 2, carriedLeases: 1 });
-      expect(await subject.current().renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' })).toMatchObject({ ok: true, grant: { fence: 1 } });
-      expect(await subject.current().acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({ ok: true, grant: { fence: 3 } });
+      expect(
+        await subject.current().renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' }),
+      ).toMatchObject({ ok: true, grant: { fence: 1 } });
+      expect(
+        await subject.current().acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' }),
+      ).toMatchObject({ ok: true, grant: { fence: 3 } });
       expect(await grantedFences(log)).toEqual([1, 3]);
 
       // And each transition was reported, the burn point with the failed coordinator
       expect(types()).toEqual(['serving', 'stopped', 'waiting-for-log', 'log-answers', 'serving']);
-      expect(events).toEqual(expect.arrayContaining([
-        expect.objectContaining({ type: 'stopped', status: 'unhealthy', bootId: failedBootId, burnFencesThrough: 2 }),
-        expect.objectContaining({ type: 'waiting-for-log', failures: 1, delayMillis: 50 }),
-        expect.objectContaining({ type: 'serving', attempt: 2, tookOver: false }),
-      ]));
+      expect(events).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ type: 'stopped', status: 'unhealthy', bootId: failedBootId, burnFencesThrough: 2 }),
+          expect.objectContaining({ type: 'waiting-for-log', failures: 1, delayMillis: 50 }),
+          expect.objectContaining({ type: 'serving', attempt: 2, tookOver: false }),
+        ]),
+      );
     });
 
     it('waits again when the log is still down at the probe, without opening a coordinator', async () => {
@@ -296,7 +350,10 @@ describe('CoordinatorSupervisor', () => {
       const { host: subject, timers } = host(log);
       await subject.recovered();
       log.down = true;
-      await subject.current().acquire({ resource: 'slot-1', holderId: 'agent-a', requestId: 'a-1' }).catch(() => undefined);
+      await subject
+        .current()
+        .acquire({ resource: 'slot-1', holderId: 'agent-a', requestId: 'a-1' })
+        .catch(() => undefined);
       const versionWhileDown = await memory.version();
 
       // When the first wait ends while the log is still down
@@ -338,7 +395,11 @@ describe('CoordinatorSupervisor', () => {
 
       // Assert
       await expect(refused).rejects.toMatchObject({ reason: 'superseded' });
-      expect(subject.readiness()).toMatchObject({ ready: false, status: 'superseded', reason: expect.stringContaining('another coordinator') });
+      expect(subject.readiness()).toMatchObject({
+        ready: false,
+        status: 'superseded',
+        reason: expect.stringContaining('another coordinator'),
+      });
       expect(() => subject.current()).toThrow(expect.objectContaining({ reason: 'superseded' }));
       expect(timers.pending).toBe(0);
       expect(events).toContainEqual(expect.objectContaining({ type: 'stopped', status: 'superseded' }));
@@ -351,7 +412,13 @@ describe('CoordinatorSupervisor', () => {
     /** An active coordinator that granted `slot-1` to agent-a, and a standby host on another handle of its log. */
     async function activeAndStandby(standbyLog: (log: EventLog) => EventLog = (log) => log) {
       const activeLog = createTestEventLog();
-      const active = await DurableCoordinator.open({ log: activeLog, namespace: 'default', clock: createManualClock('boot-active', { start: 1_000 }), defaultTtlMillis: 10_000, runTimers: false });
+      const active = await DurableCoordinator.open({
+        log: activeLog,
+        namespace: 'default',
+        clock: createManualClock('boot-active', { start: 1_000 }),
+        defaultTtlMillis: 10_000,
+        runTimers: false,
+      });
       await active.acquire({ resource: 'slot-1', holderId: 'agent-a', requestId: 'a-1' });
       const standby = host(standbyLog(createTestEventLog(activeLog.storage)), standbyConfig);
       void standby.host.recovered();
@@ -368,8 +435,15 @@ describe('CoordinatorSupervisor', () => {
 
       // Act / Assert
       expect(() => standby.host.current()).toThrow(CoordinatorNotServingError);
-      expect(() => standby.host.current()).toThrow(expect.objectContaining({ code: 'coordinator-unavailable', reason: 'standby', retryable: true }));
-      expect(standby.host.readiness()).toMatchObject({ ready: false, status: 'standby', reason: expect.stringMatching(/^standby: /), position: active.position });
+      expect(() => standby.host.current()).toThrow(
+        expect.objectContaining({ code: 'coordinator-unavailable', reason: 'standby', retryable: true }),
+      );
+      expect(standby.host.readiness()).toMatchObject({
+        ready: false,
+        status: 'standby',
+        reason: expect.stringMatching(/^standby: /),
+        position: active.position,
+      });
       expect(standby.timers.delays).toEqual([3_000]);
       await active.close();
     });
@@ -388,7 +462,9 @@ describe('CoordinatorSupervisor', () => {
       // Then it schedules the next check for 3 s after the append it saw, and the active coordinator still grants
       expect(standby.timers.delays).toEqual([3_000, 2_000]);
       expect(standby.host.state.kind).toBe('standby');
-      expect(await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({ ok: true });
+      expect(await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({
+        ok: true,
+      });
       await active.close();
     });
 
@@ -406,14 +482,25 @@ describe('CoordinatorSupervisor', () => {
       expect(standby.host.readiness()).toMatchObject({ ready: true, status: 'ready' });
       const successor = standby.host.current();
       expect(successor.recovery).toMatchObject({ carriedLeases: 1, recoveredFence: 1 });
-      expect(await successor.acquire({ resource: 'slot-1', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({ ok: false, reason: 'held', heldBy: 'agent-a' });
-      expect(await successor.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' })).toMatchObject({ ok: true });
-      expect(await successor.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({ ok: true, grant: { fence: 2 } });
+      expect(await successor.acquire({ resource: 'slot-1', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({
+        ok: false,
+        reason: 'held',
+        heldBy: 'agent-a',
+      });
+      expect(
+        await successor.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' }),
+      ).toMatchObject({ ok: true });
+      expect(await successor.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({
+        ok: true,
+        grant: { fence: 2 },
+      });
       expect(standby.types()).toEqual(expect.arrayContaining(['takeover-started', 'serving']));
       expect(standby.events).toContainEqual(expect.objectContaining({ type: 'serving', tookOver: true }));
 
       // And the old coordinator's next append conflicts
-      await expect(active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).rejects.toMatchObject({ reason: 'superseded' });
+      await expect(active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).rejects.toMatchObject(
+        { reason: 'superseded' },
+      );
     });
 
     it('keeps following when the log is unavailable at takeover, and takes over at a later check once it answers', async () => {
@@ -441,9 +528,15 @@ describe('CoordinatorSupervisor', () => {
   it('refuses bad options naming the field, before anything runs', () => {
     const coordinator = { namespace: 'default', defaultTtlMillis: 10_000 };
     const log = createTestEventLog();
-    expect(() => new CoordinatorSupervisor({ log, coordinator, role: 'standby' })).toThrow(/takeoverAfterMillis must be a positive integer/);
-    expect(() => new CoordinatorSupervisor({ log, coordinator, role: 'leader' as 'active' })).toThrow(/role must be 'active' or 'standby'/);
-    expect(() => new CoordinatorSupervisor({ log, coordinator, reopenInitialDelayMillis: 0 })).toThrow(/initialDelayMillis must be a positive integer/);
+    expect(() => new CoordinatorSupervisor({ log, coordinator, role: 'standby' })).toThrow(
+      /takeoverAfterMillis must be a positive integer/,
+    );
+    expect(() => new CoordinatorSupervisor({ log, coordinator, role: 'leader' as 'active' })).toThrow(
+      /role must be 'active' or 'standby'/,
+    );
+    expect(() => new CoordinatorSupervisor({ log, coordinator, reopenInitialDelayMillis: 0 })).toThrow(
+      /initialDelayMillis must be a positive integer/,
+    );
     expect(log.appendCalls).toBe(0);
   });
 

@@ -37,16 +37,26 @@
 import { randomUUID } from 'node:crypto';
 import type { ReadinessReply } from '@lease-fence/protocol';
 import { createMonotonicClock, type Clock } from 'lease-fence';
-import { DurableCoordinator, type DurableCoordinatorOptions, type DurableCoordinatorStatus, type RecoveryInfo } from '../durable-coordinator.js';
+import {
+  DurableCoordinator,
+  type DurableCoordinatorOptions,
+  type DurableCoordinatorStatus,
+  type RecoveryInfo,
+} from '../durable-coordinator.js';
 import { callHook } from '../durable-coordinator-options.js';
 import { CoordinatorUnavailableError } from '../errors.js';
-import { EventLogClosedError, EventLogUnavailableError, ExpectedVersionConflictError } from '../ports/event-log-errors.js';
+import {
+  EventLogClosedError,
+  EventLogUnavailableError,
+  ExpectedVersionConflictError,
+} from '../ports/event-log-errors.js';
 import type { EventLog } from '../ports/event-log.js';
 import { StandbyCoordinator } from '../standby-coordinator.js';
 import { createReopenBackoff, type ReopenBackoff } from './reopen-backoff.js';
 
 /** How the first recovery ended: the coordinator, or the error that stopped it for good. */
-export type RecoveryResult = { readonly ok: true; readonly coordinator: DurableCoordinator } | { readonly ok: false; readonly error: unknown };
+export type RecoveryResult =
+  { readonly ok: true; readonly coordinator: DurableCoordinator } | { readonly ok: false; readonly error: unknown };
 
 /** Where the supervisor is; see the diagram in this file's header. */
 export type SupervisorState =
@@ -55,7 +65,12 @@ export type SupervisorState =
   /** A coordinator serves (its own `status` says when it stops; the supervisor then moves on). */
   | { readonly kind: 'ready'; readonly coordinator: DurableCoordinator }
   /** The log failed `failures` times in a row (`cause` = the last failure); the next probe runs in `delayMillis`. */
-  | { readonly kind: 'waiting-for-log'; readonly failures: number; readonly delayMillis: number; readonly cause: unknown }
+  | {
+      readonly kind: 'waiting-for-log';
+      readonly failures: number;
+      readonly delayMillis: number;
+      readonly cause: unknown;
+    }
   /** Following another coordinator's log; takes over once it has had no append for `takeoverAfterMillis`. */
   | { readonly kind: 'standby'; readonly standby: StandbyCoordinator }
   /** Another coordinator appended to the log: never retried. */
@@ -71,15 +86,32 @@ export type SupervisorState =
  */
 export type SupervisorEvent =
   /** A coordinator serves: opened (`attempt` 1), re-opened after the log failed (`attempt` > 1), or taken over by a standby (`tookOver`). */
-  | { readonly type: 'serving'; readonly coordinator: DurableCoordinator; readonly attempt: number; readonly tookOver: boolean; readonly recovery: RecoveryInfo }
+  | {
+      readonly type: 'serving';
+      readonly coordinator: DurableCoordinator;
+      readonly attempt: number;
+      readonly tookOver: boolean;
+      readonly recovery: RecoveryInfo;
+    }
   /** The serving coordinator stopped granting: `superseded` (never retried) or `unhealthy` (re-opened later, burning through `burnFencesThrough`). */
-  | { readonly type: 'stopped'; readonly status: 'superseded' | 'unhealthy'; readonly bootId: string; readonly cause: unknown; readonly burnFencesThrough: number }
+  | {
+      readonly type: 'stopped';
+      readonly status: 'superseded' | 'unhealthy';
+      readonly bootId: string;
+      readonly cause: unknown;
+      readonly burnFencesThrough: number;
+    }
   /** Another coordinator appended while this one was opening: never retried. */
   | { readonly type: 'superseded-while-opening'; readonly error: unknown }
   /** Opening failed in a way retrying cannot fix (`attempt` 1 = the first open). */
   | { readonly type: 'open-failed'; readonly error: unknown; readonly attempt: number }
   /** The log is unavailable: the next probe runs in `delayMillis`. */
-  | { readonly type: 'waiting-for-log'; readonly failures: number; readonly delayMillis: number; readonly cause: unknown }
+  | {
+      readonly type: 'waiting-for-log';
+      readonly failures: number;
+      readonly delayMillis: number;
+      readonly cause: unknown;
+    }
   /** The probe found the log answering: a coordinator is opened again. */
   | { readonly type: 'log-answers'; readonly failures: number }
   /** The serving coordinator closed. */
@@ -110,7 +142,10 @@ export interface SupervisorTimer {
  * except the ones the supervisor owns (the log, the boot clock, the burn point, the takeover
  * version and the status hook; `onAppend` is passed through).
  */
-export type SupervisedCoordinatorOptions = Omit<DurableCoordinatorOptions, 'log' | 'clock' | 'burnFencesThrough' | 'takeOverAtVersion' | 'onStatusChange'>;
+export type SupervisedCoordinatorOptions = Omit<
+  DurableCoordinatorOptions,
+  'log' | 'clock' | 'burnFencesThrough' | 'takeOverAtVersion' | 'onStatusChange'
+>;
 
 /** Options of {@link CoordinatorSupervisor}. Durations are milliseconds. */
 export interface CoordinatorSupervisorOptions {
@@ -149,9 +184,13 @@ export class CoordinatorNotServingError extends Error {
   readonly retryable = true;
 
   constructor(readonly reason: 'recovering' | 'standby') {
-    super(`coordinator unavailable (${reason}): ${reason === 'recovering'
-      ? 'the coordinator is still replaying its log'
-      : 'this is a standby coordinator: it follows the log and grants only after taking over from a silent active coordinator'}`);
+    super(
+      `coordinator unavailable (${reason}): ${
+        reason === 'recovering'
+          ? 'the coordinator is still replaying its log'
+          : 'this is a standby coordinator: it follows the log and grants only after taking over from a silent active coordinator'
+      }`,
+    );
     this.name = 'CoordinatorNotServingError';
   }
 }
@@ -208,7 +247,9 @@ export class CoordinatorSupervisor {
     }
     const takeover = options.takeoverAfterMillis;
     if (this.role === 'standby' && (takeover === undefined || !Number.isSafeInteger(takeover) || takeover < 1)) {
-      throw new RangeError(`CoordinatorSupervisor: takeoverAfterMillis must be a positive integer (milliseconds) for a standby, got ${String(takeover)}`);
+      throw new RangeError(
+        `CoordinatorSupervisor: takeoverAfterMillis must be a positive integer (milliseconds) for a standby, got ${String(takeover)}`,
+      );
     }
     this.takeoverAfterMillis = takeover ?? 0;
     this.backoff = createReopenBackoff({
@@ -223,7 +264,9 @@ export class CoordinatorSupervisor {
     this.observer = observer === undefined ? () => undefined : (event) => callHook(() => observer(event));
     this.bootIdValue = this.newBootId();
     this.stateValue = { kind: 'recovering', attempt: 1, bootId: this.bootIdValue };
-    this.firstRecovery = new Promise((resolve) => { this.settleFirstRecovery = resolve; });
+    this.firstRecovery = new Promise((resolve) => {
+      this.settleFirstRecovery = resolve;
+    });
   }
 
   /**
@@ -321,7 +364,10 @@ export class CoordinatorSupervisor {
         return {
           ready: false,
           status: 'recovering',
-          reason: state.attempt === 1 ? 'recovering: replaying the event log' : `recovering: re-opening the coordinator on the event log (attempt ${state.attempt})`,
+          reason:
+            state.attempt === 1
+              ? 'recovering: replaying the event log'
+              : `recovering: re-opening the coordinator on the event log (attempt ${state.attempt})`,
           ...common,
         };
       case 'waiting-for-log': {
@@ -340,7 +386,12 @@ export class CoordinatorSupervisor {
       case 'superseded':
         return { ready: false, status: 'superseded', reason: `superseded: ${STOPPED_REASONS.superseded}`, ...common };
       case 'failed':
-        return { ready: false, status: 'failed', reason: `failed: recovery failed: ${describeError(state.error)}`, ...common };
+        return {
+          ready: false,
+          status: 'failed',
+          reason: `failed: recovery failed: ${describeError(state.error)}`,
+          ...common,
+        };
       case 'closed':
         return { ready: false, status: 'closed', reason: 'closed: shutting down', ...common };
     }
@@ -388,7 +439,8 @@ export class CoordinatorSupervisor {
     this.observer({ type: 'serving', coordinator, attempt, tookOver, recovery: coordinator.recovery });
     this.settleFirstRecovery({ ok: true, coordinator });
     // A failure reported while open() was still resolving: handle it now.
-    if (coordinator.status === 'unhealthy' || coordinator.status === 'superseded') this.afterStopped(coordinator, coordinator.status, undefined);
+    if (coordinator.status === 'unhealthy' || coordinator.status === 'superseded')
+      this.afterStopped(coordinator, coordinator.status, undefined);
   }
 
   private afterFailedOpen(error: unknown, attempt: number): void {
@@ -419,7 +471,13 @@ export class CoordinatorSupervisor {
     }
     // Its appends' outcome is unknown: every fence it minted may be out there. The next open burns them.
     this.burnFencesThrough = Math.max(this.burnFencesThrough, coordinator.highestMintedFence);
-    this.observer({ type: 'stopped', status: 'unhealthy', bootId: coordinator.bootId, cause, burnFencesThrough: this.burnFencesThrough });
+    this.observer({
+      type: 'stopped',
+      status: 'unhealthy',
+      bootId: coordinator.bootId,
+      cause,
+      burnFencesThrough: this.burnFencesThrough,
+    });
     this.waitForLog(cause);
   }
 
@@ -491,7 +549,8 @@ export class CoordinatorSupervisor {
       coordinator = await standby.takeOverIfSilent({ clock: this.newClock(bootId) });
     } catch (error) {
       if (this.closing) return;
-      const retryInMillis = error instanceof EventLogUnavailableError ? this.backoff.delayMillis(++this.failures) : undefined;
+      const retryInMillis =
+        error instanceof EventLogUnavailableError ? this.backoff.delayMillis(++this.failures) : undefined;
       this.observer({ type: 'takeover-failed', error, retryInMillis });
       if (retryInMillis === undefined) {
         await standby.close();
@@ -532,7 +591,8 @@ export class CoordinatorSupervisor {
           return;
         }
         const state = this.stateValue;
-        if (generation === this.generation && state.kind === 'ready') this.afterStopped(state.coordinator, status, cause);
+        if (generation === this.generation && state.kind === 'ready')
+          this.afterStopped(state.coordinator, status, cause);
       },
     };
   }

@@ -19,7 +19,9 @@ describe('createReopenBackoff', () => {
     });
 
     it('spreads the waits of coordinators that failed together', () => {
-      const picks = [0.1, 0.5, 0.9].map((r) => createReopenBackoff({ initialDelayMillis: 100, maxDelayMillis: 5_000, random: () => r }).delayMillis(3));
+      const picks = [0.1, 0.5, 0.9].map((r) =>
+        createReopenBackoff({ initialDelayMillis: 100, maxDelayMillis: 5_000, random: () => r }).delayMillis(3),
+      );
       expect(new Set(picks).size).toBe(3);
     });
 

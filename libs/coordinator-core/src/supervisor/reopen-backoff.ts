@@ -34,15 +34,24 @@ export interface ReopenBackoff {
 export function createReopenBackoff(options: ReopenBackoffOptions): ReopenBackoff {
   const { initialDelayMillis, maxDelayMillis } = options;
   const random = options.random ?? Math.random;
-  for (const [field, value] of [['initialDelayMillis', initialDelayMillis], ['maxDelayMillis', maxDelayMillis]] as const) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`createReopenBackoff: ${field} must be a positive integer (milliseconds), got ${String(value)}`);
+  for (const [field, value] of [
+    ['initialDelayMillis', initialDelayMillis],
+    ['maxDelayMillis', maxDelayMillis],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new RangeError(
+        `createReopenBackoff: ${field} must be a positive integer (milliseconds), got ${String(value)}`,
+      );
   }
   if (initialDelayMillis > maxDelayMillis) {
-    throw new RangeError(`createReopenBackoff: initialDelayMillis must be ≤ maxDelayMillis (${maxDelayMillis} ms), got ${initialDelayMillis}`);
+    throw new RangeError(
+      `createReopenBackoff: initialDelayMillis must be ≤ maxDelayMillis (${maxDelayMillis} ms), got ${initialDelayMillis}`,
+    );
   }
   return {
     delayMillis(failures) {
-      if (!Number.isSafeInteger(failures) || failures < 1) throw new RangeError(`ReopenBackoff.delayMillis: failures must be a positive integer, got ${String(failures)}`);
+      if (!Number.isSafeInteger(failures) || failures < 1)
+        throw new RangeError(`ReopenBackoff.delayMillis: failures must be a positive integer, got ${String(failures)}`);
       // 2^(failures - 1) overflows to Infinity for large counts; min() caps it either way.
       const ceiling = Math.min(maxDelayMillis, initialDelayMillis * 2 ** Math.min(failures - 1, 52));
       return Math.round(ceiling / 2 + random() * (ceiling / 2));

@@ -7,7 +7,14 @@
 import type { CoordinatorEvent } from '@lease-fence/protocol';
 import { Instant } from 'lease-fence';
 import { expect } from 'vitest';
-import type { AcquireLease, CoordinatorCommand, Now, OutcomeOf, ReleaseLease, RenewLease } from '../decider/commands.js';
+import type {
+  AcquireLease,
+  CoordinatorCommand,
+  Now,
+  OutcomeOf,
+  ReleaseLease,
+  RenewLease,
+} from '../decider/commands.js';
 import { decide, type Decision } from '../decider/decide.js';
 import { evolve } from '../decider/evolve.js';
 import { createInitialState, toSnapshot, type CoordinatorState } from '../decider/state.js';
@@ -19,21 +26,43 @@ export const at = (millis: number, options: { readonly bootId?: string; readonly
 });
 
 /** Folds `events` into a fresh state with `evolve`. */
-export const foldEvents = (events: readonly CoordinatorEvent[], state: CoordinatorState = createInitialState()): CoordinatorState =>
-  events.reduce(evolve, state);
+export const foldEvents = (
+  events: readonly CoordinatorEvent[],
+  state: CoordinatorState = createInitialState(),
+): CoordinatorState => events.reduce(evolve, state);
 
 /** An `AcquireLease` command (ttl 10 000 ms unless given). */
 export const acquire = (resource: string, holderId: string, requestId: string, ttlMillis = 10_000): AcquireLease => ({
-  type: 'AcquireLease', resource, holderId, requestId, ttlMillis,
+  type: 'AcquireLease',
+  resource,
+  holderId,
+  requestId,
+  ttlMillis,
 });
 
 /** A `RenewLease` command. */
-export const renew = (resource: string, holderId: string, fence: number, requestId = `renew-${fence}`, ttlMillis?: number): RenewLease => ({
-  type: 'RenewLease', resource, holderId, fence, requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }),
+export const renew = (
+  resource: string,
+  holderId: string,
+  fence: number,
+  requestId = `renew-${fence}`,
+  ttlMillis?: number,
+): RenewLease => ({
+  type: 'RenewLease',
+  resource,
+  holderId,
+  fence,
+  requestId,
+  ...(ttlMillis === undefined ? {} : { ttlMillis }),
 });
 
 /** A `ReleaseLease` command. */
-export const release = (resource: string, holderId: string, fence: number): ReleaseLease => ({ type: 'ReleaseLease', resource, holderId, fence });
+export const release = (resource: string, holderId: string, fence: number): ReleaseLease => ({
+  type: 'ReleaseLease',
+  resource,
+  holderId,
+  fence,
+});
 
 /** The expectation of a decision: the events (exactly) and, when given, the outcome. */
 export interface DecisionExpectation<C extends CoordinatorCommand> {

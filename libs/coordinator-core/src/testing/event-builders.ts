@@ -31,7 +31,11 @@ export interface StampInput {
   readonly wallMillis?: number;
 }
 
-const stamp = (input: StampInput) => ({ bootId: input.bootId ?? 'boot-1', atMillis: input.atMillis ?? 0, wallMillis: input.wallMillis ?? 0 });
+const stamp = (input: StampInput) => ({
+  bootId: input.bootId ?? 'boot-1',
+  atMillis: input.atMillis ?? 0,
+  wallMillis: input.wallMillis ?? 0,
+});
 
 /** A `CoordinatorStarted` event: a fresh start (no carried leases) unless given. */
 export const coordinatorStarted = (
@@ -60,14 +64,26 @@ export const leaseGranted = (
   resource: string,
   holderId: string,
   fence: number,
-  input: StampInput & { readonly ttlMillis?: number; readonly requestId?: string; readonly expiresAtMillis?: number } = {},
+  input: StampInput & {
+    readonly ttlMillis?: number;
+    readonly requestId?: string;
+    readonly expiresAtMillis?: number;
+  } = {},
 ): LeaseGranted => {
   const s = stamp(input);
   const ttlMillis = input.ttlMillis ?? 10_000;
   return {
     type: 'LeaseGranted',
     version: 1,
-    data: { ...s, resource, holderId, fence, requestId: input.requestId ?? `req-${fence}`, ttlMillis, expiresAtMillis: input.expiresAtMillis ?? s.atMillis + ttlMillis },
+    data: {
+      ...s,
+      resource,
+      holderId,
+      fence,
+      requestId: input.requestId ?? `req-${fence}`,
+      ttlMillis,
+      expiresAtMillis: input.expiresAtMillis ?? s.atMillis + ttlMillis,
+    },
   };
 };
 
@@ -76,26 +92,48 @@ export const leaseRenewed = (
   resource: string,
   holderId: string,
   fence: number,
-  input: StampInput & { readonly ttlMillis?: number; readonly requestId?: string; readonly expiresAtMillis?: number } = {},
+  input: StampInput & {
+    readonly ttlMillis?: number;
+    readonly requestId?: string;
+    readonly expiresAtMillis?: number;
+  } = {},
 ): LeaseRenewed => {
   const s = stamp(input);
   const ttlMillis = input.ttlMillis ?? 10_000;
   return {
     type: 'LeaseRenewed',
     version: 1,
-    data: { ...s, resource, holderId, fence, requestId: input.requestId ?? `renew-${fence}`, ttlMillis, expiresAtMillis: input.expiresAtMillis ?? s.atMillis + ttlMillis },
+    data: {
+      ...s,
+      resource,
+      holderId,
+      fence,
+      requestId: input.requestId ?? `renew-${fence}`,
+      ttlMillis,
+      expiresAtMillis: input.expiresAtMillis ?? s.atMillis + ttlMillis,
+    },
   };
 };
 
 /** A `LeaseReleased` event. */
-export const leaseReleased = (resource: string, holderId: string, fence: number, input: StampInput = {}): LeaseReleased => ({
+export const leaseReleased = (
+  resource: string,
+  holderId: string,
+  fence: number,
+  input: StampInput = {},
+): LeaseReleased => ({
   type: 'LeaseReleased',
   version: 1,
   data: { ...stamp(input), resource, holderId, fence },
 });
 
 /** A `LeaseExpired` event. */
-export const leaseExpired = (resource: string, holderId: string, fence: number, input: StampInput = {}): LeaseExpired => ({
+export const leaseExpired = (
+  resource: string,
+  holderId: string,
+  fence: number,
+  input: StampInput = {},
+): LeaseExpired => ({
   type: 'LeaseExpired',
   version: 1,
   data: { ...stamp(input), resource, holderId, fence },
@@ -135,7 +173,14 @@ export const rejectionsMissing = (
 ): RejectionsMissing => ({
   type: 'RejectionsMissing',
   version: 1,
-  data: { ...stamp(input), resource: input.resource ?? 'slot', gateId: input.gateId ?? 'gate-1', fromSeq, throughSeq, reportedSeq: input.reportedSeq ?? throughSeq + 1 },
+  data: {
+    ...stamp(input),
+    resource: input.resource ?? 'slot',
+    gateId: input.gateId ?? 'gate-1',
+    fromSeq,
+    throughSeq,
+    reportedSeq: input.reportedSeq ?? throughSeq + 1,
+  },
 });
 
 /** A `FenceAdmitted` event. */
@@ -159,7 +204,14 @@ export const fenceFloorReported = (
 ): FenceFloorReported => ({
   type: 'FenceFloorReported',
   version: 1,
-  data: { ...stamp(input), resource, gateId: input.gateId ?? 'gate-1', holderId, fence, raisedTo: input.raisedTo ?? fence },
+  data: {
+    ...stamp(input),
+    resource,
+    gateId: input.gateId ?? 'gate-1',
+    holderId,
+    fence,
+    raisedTo: input.raisedTo ?? fence,
+  },
 });
 
 /** A `SnapshotTaken` event covering the first `coversPosition` events. */
@@ -181,12 +233,19 @@ export const fenceReserved = (
   resource: string,
   holderId: string,
   fence: number,
-  input: StampInput & { readonly requestId?: string; readonly ttlMillis?: number; readonly deadlineMillis?: number } = {},
+  input: StampInput & {
+    readonly requestId?: string;
+    readonly ttlMillis?: number;
+    readonly deadlineMillis?: number;
+  } = {},
 ): FenceReserved => ({
   type: 'FenceReserved',
   version: 1,
   data: {
-    ...stamp(input), resource, holderId, fence,
+    ...stamp(input),
+    resource,
+    holderId,
+    fence,
     requestId: input.requestId ?? `req-${fence}`,
     ttlMillis: input.ttlMillis ?? 10_000,
     deadlineMillis: input.deadlineMillis ?? (input.atMillis ?? 0) + 2000,
@@ -202,5 +261,12 @@ export const fenceBurned = (
 ): FenceBurned => ({
   type: 'FenceBurned',
   version: 1,
-  data: { ...stamp(input), resource, holderId, fence, requestId: input.requestId ?? `req-${fence}`, reason: input.reason ?? 'fence-unavailable' },
+  data: {
+    ...stamp(input),
+    resource,
+    holderId,
+    fence,
+    requestId: input.requestId ?? `req-${fence}`,
+    reason: input.reason ?? 'fence-unavailable',
+  },
 });

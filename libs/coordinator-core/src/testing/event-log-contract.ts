@@ -63,7 +63,9 @@ export async function takeUntil(subscription: Subscription, untilPosition: numbe
 
 /** `n` distinct, valid grant events, fences `firstFence..firstFence + n - 1`. */
 const grants = (n: number, firstFence = 1): CoordinatorEvent[] =>
-  Array.from({ length: n }, (_, i) => leaseGranted(`resource-${firstFence + i}`, 'agent-a', firstFence + i, { atMillis: firstFence + i }));
+  Array.from({ length: n }, (_, i) =>
+    leaseGranted(`resource-${firstFence + i}`, 'agent-a', firstFence + i, { atMillis: firstFence + i }),
+  );
 
 const positionsOf = (records: readonly RecordedEvent[]): number[] => records.map((r) => r.position);
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -121,7 +123,19 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
 
       it('returns every event type exactly as appended', async () => {
         const events: CoordinatorEvent[] = [
-          coordinatorStarted({ bootId: 'boot-9', atMillis: 5, wallMillis: 1_700_000_000_000, namespace: 'ns', carriedLeases: [{ resource: 'r', holderId: 'h', fence: 3, expiresAtMillis: 900 }], graceDeadlineMillis: 900, recoveredFence: 3, eventsReplayed: 12, fromSnapshot: true, replayMillis: 1.5, previousBootId: 'boot-8' }),
+          coordinatorStarted({
+            bootId: 'boot-9',
+            atMillis: 5,
+            wallMillis: 1_700_000_000_000,
+            namespace: 'ns',
+            carriedLeases: [{ resource: 'r', holderId: 'h', fence: 3, expiresAtMillis: 900 }],
+            graceDeadlineMillis: 900,
+            recoveredFence: 3,
+            eventsReplayed: 12,
+            fromSnapshot: true,
+            replayMillis: 1.5,
+            previousBootId: 'boot-8',
+          }),
           leaseGranted('repo:web/deploy-slot', 'agent-a', 4, { atMillis: 10.25, ttlMillis: 5000 }),
           leaseRenewed('repo:web/deploy-slot', 'agent-a', 4, { atMillis: 20 }),
           fenceRejected({ seq: 7, gateWallMillis: 1_700_000_000_001, kind: 'double-grant' }),
@@ -146,9 +160,14 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
 
       it('refuses an empty batch or a batch with one invalid event with TypeError and appends nothing', async () => {
         const log = await open();
-        const invalid = { ...leaseGranted('slot', 'agent-a', 2), data: { ...leaseGranted('slot', 'agent-a', 2).data, fence: -1 } };
+        const invalid = {
+          ...leaseGranted('slot', 'agent-a', 2),
+          data: { ...leaseGranted('slot', 'agent-a', 2).data, fence: -1 },
+        };
         await expect(log.append([], { expectedVersion: 0 })).rejects.toThrow(TypeError);
-        await expect(log.append([leaseGranted('slot', 'agent-a', 1), invalid as CoordinatorEvent], { expectedVersion: 0 })).rejects.toThrow(/events\[1\]\.data\.fence/);
+        await expect(
+          log.append([leaseGranted('slot', 'agent-a', 1), invalid as CoordinatorEvent], { expectedVersion: 0 }),
+        ).rejects.toThrow(/events\[1\]\.data\.fence/);
         expect(await log.version()).toBe(0);
       });
 
@@ -203,7 +222,15 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
         // Given a log of 1300 events (more than two pages of most adapters)
         const log = await open();
         for (let i = 0; i < 2; i += 1) await log.append(grants(650, i * 650 + 1), { expectedVersion: i * 650 });
-        const ranges: ReadRange[] = [{ from: 1 }, { from: 4 }, { from: 2, to: 5 }, { from: 3, limit: 2 }, { from: 3, to: 1200, limit: 700 }, { from: 1301 }, { from: 3, to: 2 }];
+        const ranges: ReadRange[] = [
+          { from: 1 },
+          { from: 4 },
+          { from: 2, to: 5 },
+          { from: 3, limit: 2 },
+          { from: 3, to: 1200, limit: 700 },
+          { from: 1301 },
+          { from: 3, to: 2 },
+        ];
         for (const readRange of ranges) {
           // When the range is read in pages
           const pages = await pagesOf(log, readRange);
@@ -248,37 +275,47 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
         const rejected = results.find((r) => r.status === 'rejected');
         expect(rejected?.reason).toBeInstanceOf(ExpectedVersionConflictError);
         const winner = results.findIndex((r) => r.status === 'fulfilled');
-        expect((await readAll(log.read({ from: 1 }))).map((r) => r.event)).toEqual(winner === 0 ? grants(2, 1) : grants(3, 10));
+        expect((await readAll(log.read({ from: 1 }))).map((r) => r.event)).toEqual(
+          winner === 0 ? grants(2, 1) : grants(3, 10),
+        );
       });
 
-      it.skipIf(factory.openSecondWriter === undefined)('lets exactly one of two writers on the same storage append at the same expected version', async () => {
-        // Arrange
-        const first = await open();
-        const second = await openSecondWriter();
-        // Act
-        const results = await Promise.allSettled([
-          first.append(grants(2, 1), { expectedVersion: 0 }),
-          second.append(grants(3, 10), { expectedVersion: 0 }),
-        ]);
-        // Assert
-        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-        const rejected = results.find((r) => r.status === 'rejected');
-        expect(rejected?.reason).toBeInstanceOf(ExpectedVersionConflictError);
-        const fromFirst = (await readAll(first.read({ from: 1 }))).map((r) => r.event);
-        const fromSecond = (await readAll(second.read({ from: 1 }))).map((r) => r.event);
-        expect(fromFirst).toEqual(fromSecond);
-        expect([grants(2, 1), grants(3, 10)]).toContainEqual(fromFirst);
-      });
+      it.skipIf(factory.openSecondWriter === undefined)(
+        'lets exactly one of two writers on the same storage append at the same expected version',
+        async () => {
+          // Arrange
+          const first = await open();
+          const second = await openSecondWriter();
+          // Act
+          const results = await Promise.allSettled([
+            first.append(grants(2, 1), { expectedVersion: 0 }),
+            second.append(grants(3, 10), { expectedVersion: 0 }),
+          ]);
+          // Assert
+          expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+          const rejected = results.find((r) => r.status === 'rejected');
+          expect(rejected?.reason).toBeInstanceOf(ExpectedVersionConflictError);
+          const fromFirst = (await readAll(first.read({ from: 1 }))).map((r) => r.event);
+          const fromSecond = (await readAll(second.read({ from: 1 }))).map((r) => r.event);
+          expect(fromFirst).toEqual(fromSecond);
+          expect([grants(2, 1), grants(3, 10)]).toContainEqual(fromFirst);
+        },
+      );
 
-      it.skipIf(factory.openSecondWriter === undefined)('refuses a writer that did not see the other writer\'s append, then accepts it at the new version', async () => {
-        const first = await open();
-        const second = await openSecondWriter();
-        await first.append(grants(1, 1), { expectedVersion: 0 });
-        await expect(second.append(grants(1, 2), { expectedVersion: 0 })).rejects.toBeInstanceOf(ExpectedVersionConflictError);
-        await second.append(grants(1, 2), { expectedVersion: 1 });
-        expect(await first.version()).toBe(2);
-        expect(positionsOf(await readAll(first.read({ from: 1 })))).toEqual([1, 2]);
-      });
+      it.skipIf(factory.openSecondWriter === undefined)(
+        "refuses a writer that did not see the other writer's append, then accepts it at the new version",
+        async () => {
+          const first = await open();
+          const second = await openSecondWriter();
+          await first.append(grants(1, 1), { expectedVersion: 0 });
+          await expect(second.append(grants(1, 2), { expectedVersion: 0 })).rejects.toBeInstanceOf(
+            ExpectedVersionConflictError,
+          );
+          await second.append(grants(1, 2), { expectedVersion: 1 });
+          expect(await first.version()).toBe(2);
+          expect(positionsOf(await readAll(first.read({ from: 1 })))).toEqual([1, 2]);
+        },
+      );
     });
 
     describe('subscribe', () => {
@@ -323,13 +360,16 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
         expect(positionsOf(await taken)).toEqual([3]);
       });
 
-      it.skipIf(factory.openSecondWriter === undefined)('delivers events appended through another handle on the same storage', async () => {
-        const log = await open();
-        const other = await openSecondWriter();
-        const taken = takeUntil(log.subscribe({ after: 0 }), 4);
-        await other.append(grants(4), { expectedVersion: 0 });
-        expect(positionsOf(await taken)).toEqual([1, 2, 3, 4]);
-      });
+      it.skipIf(factory.openSecondWriter === undefined)(
+        'delivers events appended through another handle on the same storage',
+        async () => {
+          const log = await open();
+          const other = await openSecondWriter();
+          const taken = takeUntil(log.subscribe({ after: 0 }), 4);
+          await other.append(grants(4), { expectedVersion: 0 });
+          expect(positionsOf(await taken)).toEqual([1, 2, 3, 4]);
+        },
+      );
 
       it('ends the iteration when the subscription is closed while waiting', async () => {
         const log = await open();
@@ -365,8 +405,16 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
       it('returns the saved snapshot with the highest position', async () => {
         const log = await open();
         await log.append(grants(5), { expectedVersion: 0 });
-        await log.saveSnapshot({ position: 2, state: { leases: [{ resource: 'a', fence: 1 }], note: 'two' }, schemaVersion: 1 });
-        expect(await log.latestSnapshot()).toEqual({ position: 2, state: { leases: [{ resource: 'a', fence: 1 }], note: 'two' }, schemaVersion: 1 });
+        await log.saveSnapshot({
+          position: 2,
+          state: { leases: [{ resource: 'a', fence: 1 }], note: 'two' },
+          schemaVersion: 1,
+        });
+        expect(await log.latestSnapshot()).toEqual({
+          position: 2,
+          state: { leases: [{ resource: 'a', fence: 1 }], note: 'two' },
+          schemaVersion: 1,
+        });
         await log.saveSnapshot({ position: 5, state: { note: 'five' }, schemaVersion: 2 });
         await log.saveSnapshot({ position: 3, state: { note: 'three' }, schemaVersion: 1 });
         expect(await log.latestSnapshot()).toEqual({ position: 5, state: { note: 'five' }, schemaVersion: 2 });
@@ -381,7 +429,7 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
         expect((await log.latestSnapshot())?.state).toEqual({ fence: 1 });
       });
 
-      it('refuses a snapshot beyond the log\'s version with RangeError and one that is not JSON with TypeError', async () => {
+      it("refuses a snapshot beyond the log's version with RangeError and one that is not JSON with TypeError", async () => {
         const log = await open();
         await log.append(grants(2), { expectedVersion: 0 });
         await expect(log.saveSnapshot({ position: 3, state: {}, schemaVersion: 1 })).rejects.toThrow(RangeError);
@@ -399,24 +447,34 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
         await expect(log.version()).rejects.toBeInstanceOf(EventLogClosedError);
         await expect(readAll(log.read({ from: 1 }))).rejects.toBeInstanceOf(EventLogClosedError);
         await expect(log.latestSnapshot()).rejects.toBeInstanceOf(EventLogClosedError);
-        await expect(log.saveSnapshot({ position: 0, state: {}, schemaVersion: 1 })).rejects.toBeInstanceOf(EventLogClosedError);
+        await expect(log.saveSnapshot({ position: 0, state: {}, schemaVersion: 1 })).rejects.toBeInstanceOf(
+          EventLogClosedError,
+        );
       });
 
-      it.skipIf(factory.reopen === undefined)('keeps events and the latest snapshot across close and reopen, and continues at the same version', async () => {
-        // Given a log with events and a snapshot, closed
-        const log = await open();
-        await log.append(grants(6), { expectedVersion: 0 });
-        await log.saveSnapshot({ position: 4, state: { covered: 4 }, schemaVersion: 1 });
-        await log.close();
-        // When it is reopened
-        const reopened = await reopen();
-        // Then everything is there and appends continue after it
-        expect(await reopened.version()).toBe(6);
-        expect((await readAll(reopened.read({ from: 1 }))).map((r) => r.event)).toEqual(grants(6));
-        expect(await reopened.latestSnapshot()).toEqual({ position: 4, state: { covered: 4 }, schemaVersion: 1 });
-        await expect(reopened.append(grants(1, 7), { expectedVersion: 5 })).rejects.toBeInstanceOf(ExpectedVersionConflictError);
-        expect(await reopened.append(grants(1, 7), { expectedVersion: 6 })).toEqual({ fromPosition: 7, toPosition: 7 });
-      });
+      it.skipIf(factory.reopen === undefined)(
+        'keeps events and the latest snapshot across close and reopen, and continues at the same version',
+        async () => {
+          // Given a log with events and a snapshot, closed
+          const log = await open();
+          await log.append(grants(6), { expectedVersion: 0 });
+          await log.saveSnapshot({ position: 4, state: { covered: 4 }, schemaVersion: 1 });
+          await log.close();
+          // When it is reopened
+          const reopened = await reopen();
+          // Then everything is there and appends continue after it
+          expect(await reopened.version()).toBe(6);
+          expect((await readAll(reopened.read({ from: 1 }))).map((r) => r.event)).toEqual(grants(6));
+          expect(await reopened.latestSnapshot()).toEqual({ position: 4, state: { covered: 4 }, schemaVersion: 1 });
+          await expect(reopened.append(grants(1, 7), { expectedVersion: 5 })).rejects.toBeInstanceOf(
+            ExpectedVersionConflictError,
+          );
+          expect(await reopened.append(grants(1, 7), { expectedVersion: 6 })).toEqual({
+            fromPosition: 7,
+            toPosition: 7,
+          });
+        },
+      );
     });
   });
 }

@@ -6,4 +6,9 @@ export { describeEventLogContract, readAll, takeUntil, type EventLogFactory } fr
 export * from './event-builders.js';
 export { acquire, at, foldEvents, given, release, renew, type DecisionExpectation } from './decider-specification.js';
 export { describeStandbyScenarios, type SharedLog } from './standby-scenarios.js';
-export { createTestEventLog, createTestEventLogStorage, type TestEventLog, type TestEventLogStorage } from './test-event-log.js';
+export {
+  createTestEventLog,
+  createTestEventLogStorage,
+  type TestEventLog,
+  type TestEventLogStorage,
+} from './test-event-log.js';

@@ -44,14 +44,28 @@ export function describeStandbyScenarios(name: string, openSharedLog: () => Prom
     /** An active coordinator that has granted `slot-1` to agent-a (fence 1), and a standby that has seen it. */
     async function activeWithStandby() {
       const shared = await openSharedLog();
-      cleanups.push(() => shared.active.close(), () => shared.standby.close());
+      cleanups.push(
+        () => shared.active.close(),
+        () => shared.standby.close(),
+      );
       const activeClock = createManualClock('boot-active', { start: 1_000 });
-      const active = await DurableCoordinator.open({ log: shared.active, namespace: NAMESPACE, clock: activeClock, defaultTtlMillis: TTL_MILLIS, runTimers: false });
+      const active = await DurableCoordinator.open({
+        log: shared.active,
+        namespace: NAMESPACE,
+        clock: activeClock,
+        defaultTtlMillis: TTL_MILLIS,
+        runTimers: false,
+      });
       cleanups.push(() => active.close());
       const granted = await active.acquire({ resource: 'slot-1', holderId: 'agent-a', requestId: 'a-1' });
       const standbyClock = createManualClock('boot-standby', { start: 50_000 });
       const standby = StandbyCoordinator.follow({
-        log: shared.standby, namespace: NAMESPACE, clock: standbyClock, defaultTtlMillis: TTL_MILLIS, runTimers: false, silenceMillis: SILENCE_MILLIS,
+        log: shared.standby,
+        namespace: NAMESPACE,
+        clock: standbyClock,
+        defaultTtlMillis: TTL_MILLIS,
+        runTimers: false,
+        silenceMillis: SILENCE_MILLIS,
       });
       cleanups.push(() => standby.close());
       await standby.waitForPosition(active.position);
@@ -71,21 +85,36 @@ export function describeStandbyScenarios(name: string, openSharedLog: () => Prom
 
       // Then the successor carries the lease and grants above every fence issued before
       expect(successor!.recovery).toMatchObject({ recoveredFence: 1, carriedLeases: 1 });
-      expect(await successor!.acquire({ resource: 'slot-1', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({ ok: false, reason: 'held', heldBy: 'agent-a' });
-      expect(await successor!.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' })).toMatchObject({ ok: true, grant: { fence: 1 } });
-      expect(await successor!.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({ ok: true, grant: { fence: 2 } });
+      expect(await successor!.acquire({ resource: 'slot-1', holderId: 'agent-b', requestId: 'b-1' })).toMatchObject({
+        ok: false,
+        reason: 'held',
+        heldBy: 'agent-a',
+      });
+      expect(
+        await successor!.renew({ resource: 'slot-1', holderId: 'agent-a', fence: 1, requestId: 'a-2' }),
+      ).toMatchObject({ ok: true, grant: { fence: 1 } });
+      expect(await successor!.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-2' })).toMatchObject({
+        ok: true,
+        grant: { fence: 2 },
+      });
 
       // And when the old coordinator resumes, its next append conflicts: it grants nothing and reports itself superseded
-      const late = await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' }).catch((e: unknown) => e);
+      const late = await active
+        .acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })
+        .catch((e: unknown) => e);
       expect(late).toBeInstanceOf(CoordinatorUnavailableError);
       expect(late).toMatchObject({ code: 'coordinator-unavailable', reason: 'superseded' });
       expect(active.status).toBe('superseded');
-      await expect(active.acquire({ resource: 'slot-4', holderId: 'agent-c', requestId: 'c-2' })).rejects.toMatchObject({ reason: 'superseded' });
+      await expect(active.acquire({ resource: 'slot-4', holderId: 'agent-c', requestId: 'c-2' })).rejects.toMatchObject(
+        { reason: 'superseded' },
+      );
 
       // And the log holds each fence once, and nothing from the old boot after the takeover
       const records = await readAll(shared.active.read({ from: 1 }));
       expect(grantedFences(records)).toEqual([1, 2]);
-      const takeover = records.findIndex((r) => r.event.type === 'CoordinatorStarted' && r.event.data.bootId === 'boot-standby');
+      const takeover = records.findIndex(
+        (r) => r.event.type === 'CoordinatorStarted' && r.event.data.bootId === 'boot-standby',
+      );
       expect(takeover).toBeGreaterThan(0);
       expect(records.slice(takeover).every((r) => r.event.data.bootId === 'boot-standby')).toBe(true);
     });
@@ -102,7 +131,10 @@ export function describeStandbyScenarios(name: string, openSharedLog: () => Prom
 
       // Then it does not take over, and the active coordinator keeps granting
       expect(await standby.takeOverIfSilent()).toBeUndefined();
-      expect(await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({ ok: true, grant: { fence: 3 } });
+      expect(await active.acquire({ resource: 'slot-3', holderId: 'agent-c', requestId: 'c-1' })).toMatchObject({
+        ok: true,
+        grant: { fence: 3 },
+      });
       expect(active.status).toBe('ready');
     });
 
@@ -110,9 +142,16 @@ export function describeStandbyScenarios(name: string, openSharedLog: () => Prom
       // Given a silent active coordinator, and a standby log handle on which the active coordinator
       // appends right before the standby's CoordinatorStarted
       const { shared, active, standby, standbyClock } = await activeWithStandby();
-      const raced = raceBeforeFirstAppend(shared.standby, () => active.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' }));
+      const raced = raceBeforeFirstAppend(shared.standby, () =>
+        active.acquire({ resource: 'slot-2', holderId: 'agent-b', requestId: 'b-1' }),
+      );
       const racingStandby = StandbyCoordinator.follow({
-        log: raced.log, namespace: NAMESPACE, clock: standbyClock, defaultTtlMillis: TTL_MILLIS, runTimers: false, silenceMillis: SILENCE_MILLIS,
+        log: raced.log,
+        namespace: NAMESPACE,
+        clock: standbyClock,
+        defaultTtlMillis: TTL_MILLIS,
+        runTimers: false,
+        silenceMillis: SILENCE_MILLIS,
       });
       cleanups.push(() => racingStandby.close());
       await standby.close();
@@ -137,7 +176,10 @@ export function describeStandbyScenarios(name: string, openSharedLog: () => Prom
  * Wraps `log` so that its first append runs `race` to completion first: another writer appends
  * in the gap between this writer's read of the version and its append.
  */
-function raceBeforeFirstAppend<T>(log: EventLog, race: () => Promise<T>): { readonly log: EventLog; readonly racedOutcome: Promise<T> } {
+function raceBeforeFirstAppend<T>(
+  log: EventLog,
+  race: () => Promise<T>,
+): { readonly log: EventLog; readonly racedOutcome: Promise<T> } {
   let resolveOutcome!: (outcome: T) => void;
   const racedOutcome = new Promise<T>((resolve) => {
     resolveOutcome = resolve;

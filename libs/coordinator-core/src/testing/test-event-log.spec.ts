@@ -19,7 +19,10 @@ describe('createTestEventLog', () => {
       expect(log.heldAppends).toBe(2);
       expect(await log.version()).toBe(0);
       release();
-      expect(await Promise.all([first, second])).toEqual([{ fromPosition: 1, toPosition: 1 }, { fromPosition: 2, toPosition: 2 }]);
+      expect(await Promise.all([first, second])).toEqual([
+        { fromPosition: 1, toPosition: 1 },
+        { fromPosition: 2, toPosition: 2 },
+      ]);
       expect(log.heldAppends).toBe(0);
     });
   });
@@ -40,7 +43,9 @@ describe('createTestEventLog', () => {
       const storage = createTestEventLogStorage();
       await createTestEventLog(storage).append([leaseGranted('a', 'agent-a', 1)], { expectedVersion: 0 });
       expect(storage.records).toHaveLength(1);
-      expect((await readAll(createTestEventLog(storage).read({ from: 1 }))).map((r) => [r.event, r.recordedAtMillis])).toEqual([[leaseGranted('a', 'agent-a', 1), 0]]);
+      expect(
+        (await readAll(createTestEventLog(storage).read({ from: 1 }))).map((r) => [r.event, r.recordedAtMillis]),
+      ).toEqual([[leaseGranted('a', 'agent-a', 1), 0]]);
     });
   });
 });

@@ -25,11 +25,43 @@ const resourceIndex = fc.nat({ max: ARBITRARY_RESOURCES.length - 1 });
 const holderIndex = fc.nat({ max: HOLDERS.length - 1 });
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('grant' as const), resource: resourceIndex, holder: holderIndex, fenceStep: fc.integer({ min: -1, max: 3 }) }) },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constantFrom('renew' as const, 'release' as const, 'expire' as const), resource: resourceIndex, holder: holderIndex, fenceOffset: fc.integer({ min: -2, max: 2 }), matching: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('reject' as const), resource: resourceIndex, holder: holderIndex, fenceOffset: fc.integer({ min: -3, max: 0 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('grant' as const),
+      resource: resourceIndex,
+      holder: holderIndex,
+      fenceStep: fc.integer({ min: -1, max: 3 }),
+    }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constantFrom('renew' as const, 'release' as const, 'expire' as const),
+      resource: resourceIndex,
+      holder: holderIndex,
+      fenceOffset: fc.integer({ min: -2, max: 2 }),
+      matching: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('reject' as const),
+      resource: resourceIndex,
+      holder: holderIndex,
+      fenceOffset: fc.integer({ min: -3, max: 0 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('admit' as const), resource: resourceIndex }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const), carry: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), atMillis: fc.integer({ min: 0, max: 5_000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('restart' as const),
+      carry: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+      atMillis: fc.integer({ min: 0, max: 5_000 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('checkpoint' as const) }) },
 );
 
@@ -37,8 +69,14 @@ const step = fc.record({
   op,
   /** Wall and monotonic advance; sometimes the wall clock steps back. */
   advanceMillis: fc.integer({ min: 0, max: 15_000 }),
-  wallStepMillis: fc.oneof({ weight: 9, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: -3_000, max: 3_000 }) }),
-  positionGap: fc.oneof({ weight: 9, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }),
+  wallStepMillis: fc.oneof(
+    { weight: 9, arbitrary: fc.constant(0) },
+    { weight: 1, arbitrary: fc.integer({ min: -3_000, max: 3_000 }) },
+  ),
+  positionGap: fc.oneof(
+    { weight: 9, arbitrary: fc.constant(0) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) },
+  ),
 });
 
 /**
@@ -77,7 +115,11 @@ export function arbitraryLog(maxLength = 80): fc.Arbitrary<RecordedEvent[]> {
         }
         case 'reject': {
           const current = last.get(o.resource) ?? { holder: 0, fence: 1 };
-          log.rejected(ARBITRARY_RESOURCES[o.resource] as string, { holderId: HOLDERS[o.holder] as string, fence: Math.max(1, current.fence + o.fenceOffset) }, { holderId: HOLDERS[current.holder] as string, fence: current.fence });
+          log.rejected(
+            ARBITRARY_RESOURCES[o.resource] as string,
+            { holderId: HOLDERS[o.holder] as string, fence: Math.max(1, current.fence + o.fenceOffset) },
+            { holderId: HOLDERS[current.holder] as string, fence: current.fence },
+          );
           break;
         }
         case 'admit': {
@@ -89,7 +131,12 @@ export function arbitraryLog(maxLength = 80): fc.Arbitrary<RecordedEvent[]> {
           boot += 1;
           const carried: Omit<CarriedLease, 'expiresAtMillis'>[] = [];
           for (const [r, c] of last) {
-            if (o.carry[r] === true) carried.push({ resource: ARBITRARY_RESOURCES[r] as string, holderId: HOLDERS[c.holder] as string, fence: c.fence });
+            if (o.carry[r] === true)
+              carried.push({
+                resource: ARBITRARY_RESOURCES[r] as string,
+                holderId: HOLDERS[c.holder] as string,
+                fence: c.fence,
+              });
           }
           log.restart(`boot-${boot}`, { atMillis: o.atMillis, carried, recoveredFence: fence, graceMillis: 6_000 });
           break;

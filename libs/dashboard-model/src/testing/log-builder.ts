@@ -50,7 +50,14 @@ export class LogBuilder {
     return this;
   }
 
-  started(options: { carried?: readonly Omit<CarriedLease, 'expiresAtMillis'>[]; graceMillis?: number; recoveredFence?: number; previousBootId?: string } = {}): RecordedEvent {
+  started(
+    options: {
+      carried?: readonly Omit<CarriedLease, 'expiresAtMillis'>[];
+      graceMillis?: number;
+      recoveredFence?: number;
+      previousBootId?: string;
+    } = {},
+  ): RecordedEvent {
     const graceMillis = options.graceMillis ?? this.ttlMillis;
     const carriedLeases = (options.carried ?? []).map((c) => ({ ...c, expiresAtMillis: this.atMillis + graceMillis }));
     return this.#push({
@@ -71,7 +78,16 @@ export class LogBuilder {
   }
 
   /** A restart: new boot id, monotonic clock restarting at `atMillis`, wall moved by `downMillis`. */
-  restart(bootId: string, options: { downMillis?: number; atMillis?: number; carried?: readonly Omit<CarriedLease, 'expiresAtMillis'>[]; graceMillis?: number; recoveredFence?: number } = {}): RecordedEvent {
+  restart(
+    bootId: string,
+    options: {
+      downMillis?: number;
+      atMillis?: number;
+      carried?: readonly Omit<CarriedLease, 'expiresAtMillis'>[];
+      graceMillis?: number;
+      recoveredFence?: number;
+    } = {},
+  ): RecordedEvent {
     const previousBootId = this.bootId;
     this.bootId = bootId;
     this.wallMillis += options.downMillis ?? 500;
@@ -79,12 +95,25 @@ export class LogBuilder {
     return this.started({ ...options, previousBootId });
   }
 
-  granted(resource: string, holderId: string, fence: number, options: { ttlMillis?: number; requestId?: string } = {}): RecordedEvent {
+  granted(
+    resource: string,
+    holderId: string,
+    fence: number,
+    options: { ttlMillis?: number; requestId?: string } = {},
+  ): RecordedEvent {
     const ttlMillis = options.ttlMillis ?? this.ttlMillis;
     return this.#push({
       type: 'LeaseGranted',
       version: 1,
-      data: { ...this.#stamp(), resource, holderId, fence, requestId: options.requestId ?? `req-${fence}`, ttlMillis, expiresAtMillis: this.atMillis + ttlMillis },
+      data: {
+        ...this.#stamp(),
+        resource,
+        holderId,
+        fence,
+        requestId: options.requestId ?? `req-${fence}`,
+        ttlMillis,
+        expiresAtMillis: this.atMillis + ttlMillis,
+      },
     });
   }
 
@@ -93,7 +122,15 @@ export class LogBuilder {
     return this.#push({
       type: 'LeaseRenewed',
       version: 1,
-      data: { ...this.#stamp(), resource, holderId, fence, requestId: `renew-${fence}-${this.position}`, ttlMillis, expiresAtMillis: this.atMillis + ttlMillis },
+      data: {
+        ...this.#stamp(),
+        resource,
+        holderId,
+        fence,
+        requestId: `renew-${fence}-${this.position}`,
+        ttlMillis,
+        expiresAtMillis: this.atMillis + ttlMillis,
+      },
     });
   }
 
@@ -105,7 +142,12 @@ export class LogBuilder {
     return this.#push({ type: 'LeaseExpired', version: 1, data: { ...this.#stamp(), resource, holderId, fence } });
   }
 
-  rejected(resource: string, rejected: { holderId: string; fence: number }, current: { holderId: string; fence: number }, options: { gateId?: string; seq?: number; kind?: 'stale' | 'double-grant'; gateWallMillis?: number } = {}): RecordedEvent {
+  rejected(
+    resource: string,
+    rejected: { holderId: string; fence: number },
+    current: { holderId: string; fence: number },
+    options: { gateId?: string; seq?: number; kind?: 'stale' | 'double-grant'; gateWallMillis?: number } = {},
+  ): RecordedEvent {
     return this.#push({
       type: 'FenceRejected',
       version: 1,
@@ -123,24 +165,54 @@ export class LogBuilder {
   }
 
   missing(resource: string, fromSeq: number, throughSeq: number, gateId = 'gate-1'): RecordedEvent {
-    return this.#push({ type: 'RejectionsMissing', version: 1, data: { ...this.#stamp(), resource, gateId, fromSeq, throughSeq, reportedSeq: throughSeq + 1 } });
-  }
-
-  admitted(resource: string, holderId: string, fence: number, gateId = 'gate-1'): RecordedEvent {
-    return this.#push({ type: 'FenceAdmitted', version: 1, data: { ...this.#stamp(), resource, gateId, holderId, fence } });
-  }
-
-  /** A fence-first reservation, its deadline `timeoutMillis` (default 2 000) after now. */
-  reserved(resource: string, holderId: string, fence: number, options: { requestId?: string; timeoutMillis?: number } = {}): RecordedEvent {
     return this.#push({
-      type: 'FenceReserved',
+      type: 'RejectionsMissing',
       version: 1,
-      data: { ...this.#stamp(), resource, holderId, fence, requestId: options.requestId ?? `req-${fence}`, ttlMillis: this.ttlMillis, deadlineMillis: this.atMillis + (options.timeoutMillis ?? 2_000) },
+      data: { ...this.#stamp(), resource, gateId, fromSeq, throughSeq, reportedSeq: throughSeq + 1 },
     });
   }
 
-  burned(resource: string, holderId: string, fence: number, reason: 'fence-unavailable' | 'coordinator-restarted' = 'fence-unavailable'): RecordedEvent {
-    return this.#push({ type: 'FenceBurned', version: 1, data: { ...this.#stamp(), resource, holderId, fence, requestId: `req-${fence}`, reason } });
+  admitted(resource: string, holderId: string, fence: number, gateId = 'gate-1'): RecordedEvent {
+    return this.#push({
+      type: 'FenceAdmitted',
+      version: 1,
+      data: { ...this.#stamp(), resource, gateId, holderId, fence },
+    });
+  }
+
+  /** A fence-first reservation, its deadline `timeoutMillis` (default 2 000) after now. */
+  reserved(
+    resource: string,
+    holderId: string,
+    fence: number,
+    options: { requestId?: string; timeoutMillis?: number } = {},
+  ): RecordedEvent {
+    return this.#push({
+      type: 'FenceReserved',
+      version: 1,
+      data: {
+        ...this.#stamp(),
+        resource,
+        holderId,
+        fence,
+        requestId: options.requestId ?? `req-${fence}`,
+        ttlMillis: this.ttlMillis,
+        deadlineMillis: this.atMillis + (options.timeoutMillis ?? 2_000),
+      },
+    });
+  }
+
+  burned(
+    resource: string,
+    holderId: string,
+    fence: number,
+    reason: 'fence-unavailable' | 'coordinator-restarted' = 'fence-unavailable',
+  ): RecordedEvent {
+    return this.#push({
+      type: 'FenceBurned',
+      version: 1,
+      data: { ...this.#stamp(), resource, holderId, fence, requestId: `req-${fence}`, reason },
+    });
   }
 
   checkpointed(): RecordedEvent {

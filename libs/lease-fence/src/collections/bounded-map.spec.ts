@@ -12,7 +12,11 @@ describe('BoundedMap', () => {
     const map = filled(3, ['a', 'b', 'c', 'd', 'e']);
 
     expect(map.size).toBe(3);
-    expect([...map]).toEqual([['c', 2], ['d', 3], ['e', 4]]);
+    expect([...map]).toEqual([
+      ['c', 2],
+      ['d', 3],
+      ['e', 4],
+    ]);
     expect(map.has('a')).toBe(false);
     expect(map.get('b')).toBeUndefined();
   });
@@ -59,6 +63,8 @@ describe('BoundedMap', () => {
   });
 
   it.each([-1, 1.5, Number.NaN, '3'])('refuses capacity %s, naming the field', (capacity) => {
-    expect(() => new BoundedMap(capacity as number)).toThrow(/BoundedMap: capacity must be a non-negative safe integer/);
+    expect(() => new BoundedMap(capacity as number)).toThrow(
+      /BoundedMap: capacity must be a non-negative safe integer/,
+    );
   });
 });

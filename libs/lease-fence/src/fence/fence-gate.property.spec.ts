@@ -12,7 +12,10 @@ const seed = Number(process.env['FC_SEED'] ?? 20_261_130);
 
 type Verdict = 'admitted' | 'stale' | 'double-grant';
 
-const tokenArbitrary = fc.record({ holderId: fc.constantFrom('agent-a', 'agent-b', 'agent-c'), fence: fc.integer({ min: 1, max: 8 }) });
+const tokenArbitrary = fc.record({
+  holderId: fc.constantFrom('agent-a', 'agent-b', 'agent-c'),
+  fence: fc.integer({ min: 1, max: 8 }),
+});
 
 describe('FenceGate (interleaved async commits)', () => {
   it(`starts writes in non-decreasing fence order and decides each call as a sequential oracle would (seed ${seed})`, async () => {

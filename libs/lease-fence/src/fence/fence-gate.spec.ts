@@ -4,7 +4,11 @@ import type { FenceToken } from '../lease/outcomes.js';
 import { FenceGate } from './fence-gate.js';
 import { UNKNOWN_FLOOR_HOLDER, type RejectionRecord } from './rejection.js';
 
-const token = (holderId: string, fence: number, resource = 'deploy-slot'): FenceToken => ({ resource, holderId, fence });
+const token = (holderId: string, fence: number, resource = 'deploy-slot'): FenceToken => ({
+  resource,
+  holderId,
+  fence,
+});
 
 describe('FenceGate', () => {
   describe('commit', () => {
@@ -45,7 +49,13 @@ describe('FenceGate', () => {
       expect(act).toThrow(StaleFenceError);
       expect(write).not.toHaveBeenCalled();
       expect(gate.rejections).toEqual([
-        { seq: 1, resource: 'deploy-slot', kind: 'stale', rejected: { holderId: 'agent-a', fence: 1 }, current: { holderId: 'agent-b', fence: 2 } },
+        {
+          seq: 1,
+          resource: 'deploy-slot',
+          kind: 'stale',
+          rejected: { holderId: 'agent-a', fence: 1 },
+          current: { holderId: 'agent-b', fence: 2 },
+        },
       ]);
       expect(gate.floor).toEqual({ fence: 2, holderId: 'agent-b' });
     });
@@ -74,7 +84,13 @@ describe('FenceGate', () => {
       expect((error as DoubleGrantError).code).toBe('double-grant');
       expect(write).not.toHaveBeenCalled();
       expect(gate.rejections).toEqual([
-        { seq: 1, resource: 'deploy-slot', kind: 'double-grant', rejected: { holderId: 'agent-b', fence: 7 }, current: { holderId: 'agent-a', fence: 7 } },
+        {
+          seq: 1,
+          resource: 'deploy-slot',
+          kind: 'double-grant',
+          rejected: { holderId: 'agent-b', fence: 7 },
+          current: { holderId: 'agent-a', fence: 7 },
+        },
       ]);
       expect(gate.floor).toEqual({ fence: 7, holderId: 'agent-a' });
     });
@@ -210,23 +226,30 @@ describe('FenceGate', () => {
       // Act / Assert
       expect(gate.floor).toEqual({ fence: 10, holderId: UNKNOWN_FLOOR_HOLDER });
       expect(captureError(() => gate.commit(token('agent-a', 9), () => undefined))).toMatchObject({
-        rejection: { kind: 'stale', rejected: { holderId: 'agent-a', fence: 9 }, current: { holderId: UNKNOWN_FLOOR_HOLDER, fence: 10 } },
+        rejection: {
+          kind: 'stale',
+          rejected: { holderId: 'agent-a', fence: 9 },
+          current: { holderId: UNKNOWN_FLOOR_HOLDER, fence: 10 },
+        },
       });
       expect(gate.commit(token('agent-b', 11), () => 'written')).toBe('written');
       expect(gate.floor).toEqual({ fence: 11, holderId: 'agent-b' });
     });
 
-    it.each(['agent-a', UNKNOWN_FLOOR_HOLDER])('refuses an equal fence from any holder (%s) as a possible double grant when the floor holder is unknown', (holderId) => {
-      // Arrange: a bare number, and the floor such a gate reports, restored
-      const bare = new FenceGate('deploy-slot', { initialFloor: 10 });
-      const restored = new FenceGate('deploy-slot', { initialFloor: bare.floor! });
-      for (const gate of [bare, restored]) {
-        // Act / Assert
-        expect(gate.wouldAdmit(token(holderId, 10))).toBe(false);
-        expect(() => gate.commit(token(holderId, 10), () => undefined)).toThrow(DoubleGrantError);
-        expect(gate.floor).toEqual({ fence: 10, holderId: UNKNOWN_FLOOR_HOLDER });
-      }
-    });
+    it.each(['agent-a', UNKNOWN_FLOOR_HOLDER])(
+      'refuses an equal fence from any holder (%s) as a possible double grant when the floor holder is unknown',
+      (holderId) => {
+        // Arrange: a bare number, and the floor such a gate reports, restored
+        const bare = new FenceGate('deploy-slot', { initialFloor: 10 });
+        const restored = new FenceGate('deploy-slot', { initialFloor: bare.floor! });
+        for (const gate of [bare, restored]) {
+          // Act / Assert
+          expect(gate.wouldAdmit(token(holderId, 10))).toBe(false);
+          expect(() => gate.commit(token(holderId, 10), () => undefined)).toThrow(DoubleGrantError);
+          expect(gate.floor).toEqual({ fence: 10, holderId: UNKNOWN_FLOOR_HOLDER });
+        }
+      },
+    );
 
     it('passes every rejection to onRejection before throwing', () => {
       const forwarded: RejectionRecord[] = [];
@@ -253,7 +276,10 @@ describe('FenceGate', () => {
     });
 
     it('keeps at most maxRejectionsKept rejections, dropping the oldest', () => {
-      const gate = new FenceGate('deploy-slot', { maxRejectionsKept: 2, initialFloor: { fence: 9, holderId: 'agent-b' } });
+      const gate = new FenceGate('deploy-slot', {
+        maxRejectionsKept: 2,
+        initialFloor: { fence: 9, holderId: 'agent-b' },
+      });
       for (const fence of [1, 2, 3]) expect(() => gate.admit(token('agent-a', fence))).toThrow(StaleFenceError);
       expect(gate.rejections.map((r) => r.rejected.fence)).toEqual([2, 3]);
       expect(gate.nextSeq).toBe(4);
@@ -261,14 +287,34 @@ describe('FenceGate', () => {
 
     it.each([
       ['an empty resource', () => new FenceGate(''), TypeError, 'resource'],
-      ['a zero initial floor', () => new FenceGate('r', { initialFloor: { fence: 0, holderId: 'a' } }), RangeError, 'initialFloor.fence'],
+      [
+        'a zero initial floor',
+        () => new FenceGate('r', { initialFloor: { fence: 0, holderId: 'a' } }),
+        RangeError,
+        'initialFloor.fence',
+      ],
       ['a zero bare initial floor', () => new FenceGate('r', { initialFloor: 0 }), RangeError, 'initialFloor'],
       ['a fractional bare initial floor', () => new FenceGate('r', { initialFloor: 1.5 }), RangeError, 'initialFloor'],
-      ['a string initial floor', () => new FenceGate('r', { initialFloor: '10' as unknown as number }), TypeError, 'initialFloor'],
-      ['an initial floor without holder', () => new FenceGate('r', { initialFloor: { fence: 1, holderId: '' } }), TypeError, 'initialFloor.holderId'],
+      [
+        'a string initial floor',
+        () => new FenceGate('r', { initialFloor: '10' as unknown as number }),
+        TypeError,
+        'initialFloor',
+      ],
+      [
+        'an initial floor without holder',
+        () => new FenceGate('r', { initialFloor: { fence: 1, holderId: '' } }),
+        TypeError,
+        'initialFloor.holderId',
+      ],
       ['a negative initialSeq', () => new FenceGate('r', { initialSeq: -1 }), RangeError, 'initialSeq'],
       ['a zero maxRejectionsKept', () => new FenceGate('r', { maxRejectionsKept: 0 }), RangeError, 'maxRejectionsKept'],
-      ['a non-function onRejection', () => new FenceGate('r', { onRejection: 'log' as unknown as () => void }), TypeError, 'onRejection'],
+      [
+        'a non-function onRejection',
+        () => new FenceGate('r', { onRejection: 'log' as unknown as () => void }),
+        TypeError,
+        'onRejection',
+      ],
     ])('refuses %s with an error naming the field', (_label, make, errorClass, field) => {
       const error = captureError(make);
       expect(error).toBeInstanceOf(errorClass);

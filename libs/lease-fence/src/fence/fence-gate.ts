@@ -81,7 +81,9 @@ export class FenceGate {
       requireFence(api, 'initialFloor', initialFloor);
     } else if (initialFloor !== undefined) {
       if (typeof initialFloor !== 'object' || initialFloor === null) {
-        throw new TypeError(`${api}: initialFloor must be a fence number or an object { fence, holderId }, got ${describeValue(initialFloor)}`);
+        throw new TypeError(
+          `${api}: initialFloor must be a fence number or an object { fence, holderId }, got ${describeValue(initialFloor)}`,
+        );
       }
       requireFence(api, 'initialFloor.fence', initialFloor.fence);
       requireId(api, 'initialFloor.holderId', initialFloor.holderId);
@@ -90,7 +92,8 @@ export class FenceGate {
     requireCount(api, 'initialSeq', initialSeq);
     const maxRejectionsKept = options.maxRejectionsKept ?? 10_000;
     requireCount(api, 'maxRejectionsKept', maxRejectionsKept);
-    if (maxRejectionsKept < 1) throw new RangeError(`${api}: maxRejectionsKept must be a positive safe integer, got ${maxRejectionsKept}`);
+    if (maxRejectionsKept < 1)
+      throw new RangeError(`${api}: maxRejectionsKept must be a positive safe integer, got ${maxRejectionsKept}`);
     if (onRejection !== undefined) requireFunction(api, 'onRejection', onRejection);
     this.resource = resource;
     if (typeof initialFloor === 'number') {
@@ -110,7 +113,9 @@ export class FenceGate {
    * no token has raised yet.
    */
   get floor(): GateFloor | undefined {
-    return this.floorFence === 0 ? undefined : Object.freeze({ fence: this.floorFence, holderId: this.floorHolder ?? UNKNOWN_FLOOR_HOLDER });
+    return this.floorFence === 0
+      ? undefined
+      : Object.freeze({ fence: this.floorFence, holderId: this.floorHolder ?? UNKNOWN_FLOOR_HOLDER });
   }
 
   /** The sequence number the next rejection will get (persist it with the floor). */
@@ -139,7 +144,8 @@ export class FenceGate {
    * @see docs/design.md § "The library's rules" (FenceGate)
    */
   commit<T>(token: FenceToken, fn: () => T): T {
-    if (typeof fn !== 'function') throw new TypeError(`FenceGate.commit: fn must be a function, got ${describeValue(fn)}`);
+    if (typeof fn !== 'function')
+      throw new TypeError(`FenceGate.commit: fn must be a function, got ${describeValue(fn)}`);
     this.pass('FenceGate.commit', token);
     return fn();
   }
@@ -162,7 +168,10 @@ export class FenceGate {
    */
   wouldAdmit(token: FenceToken): boolean {
     this.validate('FenceGate.wouldAdmit', token);
-    return token.fence > this.floorFence || (token.fence === this.floorFence && this.floorHolder !== undefined && token.holderId === this.floorHolder);
+    return (
+      token.fence > this.floorFence ||
+      (token.fence === this.floorFence && this.floorHolder !== undefined && token.holderId === this.floorHolder)
+    );
   }
 
   /** The check and floor raise shared by commit and admit: a few comparisons on the hot path. */
@@ -184,7 +193,9 @@ export class FenceGate {
 
   private validate(api: string, token: FenceToken): void {
     if (typeof token !== 'object' || token === null) {
-      throw new TypeError(`${api}: token must be a FenceToken { resource, holderId, fence }, got ${describeValue(token)}`);
+      throw new TypeError(
+        `${api}: token must be a FenceToken { resource, holderId, fence }, got ${describeValue(token)}`,
+      );
     }
     const fence = token.fence;
     if (!Number.isSafeInteger(fence) || fence < 1) requireFence(api, 'token.fence', fence);
@@ -216,6 +227,8 @@ export class FenceGate {
         onRejectionError = error;
       }
     }
-    throw kind === 'stale' ? new StaleFenceError(rejection, onRejectionError) : new DoubleGrantError(rejection, onRejectionError);
+    throw kind === 'stale'
+      ? new StaleFenceError(rejection, onRejectionError)
+      : new DoubleGrantError(rejection, onRejectionError);
   }
 }

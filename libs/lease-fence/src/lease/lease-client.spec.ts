@@ -13,7 +13,10 @@ const setup = (clockSkewMillis = 50): { clock: ManualClock; client: LeaseClient 
 };
 
 /** A coordinator's grant answering `request`, stamped in the coordinator's domain. */
-const grantFor = (request: { resource: string; holderId: string; requestId: string }, overrides: Partial<Grant> = {}): Grant => ({
+const grantFor = (
+  request: { resource: string; holderId: string; requestId: string },
+  overrides: Partial<Grant> = {},
+): Grant => ({
   resource: request.resource,
   holderId: request.holderId,
   requestId: request.requestId,
@@ -29,7 +32,13 @@ describe('LeaseClient', () => {
       const { client } = setup();
       const first = client.beginAcquire('slot');
       const second = client.beginAcquire('slot', { ttlMillis: 2_000 });
-      expect(first).toEqual({ kind: 'acquire', resource: 'slot', holderId: 'agent-a', requestId: 'req-1', sentAt: Instant.of(10_000, 'agent-a') });
+      expect(first).toEqual({
+        kind: 'acquire',
+        resource: 'slot',
+        holderId: 'agent-a',
+        requestId: 'req-1',
+        sentAt: Instant.of(10_000, 'agent-a'),
+      });
       expect(second).toMatchObject({ requestId: 'req-2', ttlMillis: 2_000 });
     });
 
@@ -100,7 +109,13 @@ describe('LeaseClient', () => {
 
     it('throws ProtocolMisuseError for a forged request object', () => {
       const { client } = setup();
-      const forged = { kind: 'acquire', resource: 'slot', holderId: 'agent-a', requestId: 'x', sentAt: Instant.of(0, 'agent-a') } as const;
+      const forged = {
+        kind: 'acquire',
+        resource: 'slot',
+        holderId: 'agent-a',
+        requestId: 'x',
+        sentAt: Instant.of(0, 'agent-a'),
+      } as const;
       expect(() => client.completeAcquire(forged, grantFor(forged))).toThrow(ProtocolMisuseError);
     });
 

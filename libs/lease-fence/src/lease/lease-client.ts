@@ -113,7 +113,9 @@ export class LeaseClient {
     requireId(api, 'holderId', options.holderId);
     requireMillis(api, 'clockSkewMillis', options.clockSkewMillis, 0);
     if (options.clockSkewMillis >= MAX_TTL_MILLIS) {
-      throw new RangeError(`${api}: clockSkewMillis must be below the largest ttl ${MAX_TTL_MILLIS} (milliseconds), got ${options.clockSkewMillis}`);
+      throw new RangeError(
+        `${api}: clockSkewMillis must be below the largest ttl ${MAX_TTL_MILLIS} (milliseconds), got ${options.clockSkewMillis}`,
+      );
     }
     const newRequestId = options.newRequestId ?? defaultRequestId;
     requireFunction(api, 'newRequestId', newRequestId);
@@ -159,7 +161,9 @@ export class LeaseClient {
   beginRenewal(lease: Lease, options: { readonly ttlMillis?: number } = {}): RenewalRequest {
     const api = 'LeaseClient.beginRenewal';
     if (!this.issuedLeases.has(lease)) {
-      throw new ProtocolMisuseError(`${api}: lease was not made by this client (holder ${JSON.stringify(this.holderId)}); only renew leases from completeAcquire/completeRenewal`);
+      throw new ProtocolMisuseError(
+        `${api}: lease was not made by this client (holder ${JSON.stringify(this.holderId)}); only renew leases from completeAcquire/completeRenewal`,
+      );
     }
     const ttlMillis = this.requestedTtl(api, options);
     const requestId = this.freshRequestId(api);
@@ -210,14 +214,23 @@ export class LeaseClient {
     return this.complete('LeaseClient.completeRenewal', 'renewal', request, grant);
   }
 
-  private complete(api: string, kind: 'acquire' | 'renewal', request: AcquireRequest | RenewalRequest, grant: Grant): Lease {
+  private complete(
+    api: string,
+    kind: 'acquire' | 'renewal',
+    request: AcquireRequest | RenewalRequest,
+    grant: Grant,
+  ): Lease {
     requireObject(api, 'request', request);
     const state = this.requests.get(request);
     if (state === undefined || request.kind !== kind) {
-      throw new ProtocolMisuseError(`${api}: request was not made by this client's begin${kind === 'acquire' ? 'Acquire' : 'Renewal'}`);
+      throw new ProtocolMisuseError(
+        `${api}: request was not made by this client's begin${kind === 'acquire' ? 'Acquire' : 'Renewal'}`,
+      );
     }
     if (state === 'completed') {
-      throw new ProtocolMisuseError(`${api}: request ${JSON.stringify(request.requestId)} was already completed; a send instant anchors exactly one deadline`);
+      throw new ProtocolMisuseError(
+        `${api}: request ${JSON.stringify(request.requestId)} was already completed; a send instant anchors exactly one deadline`,
+      );
     }
     requireObject(api, 'grant', grant);
     requireId(api, 'grant.resource', grant.resource);
@@ -226,14 +239,18 @@ export class LeaseClient {
     requireFence(api, 'grant.fence', grant.fence);
     requireTtlMillis(api, 'grant.ttlMillis', grant.ttlMillis);
     const mismatch = (field: string, expected: unknown, got: unknown): never => {
-      throw new ProtocolMisuseError(`${api}: grant.${field} is ${describeValue(got)} but the request's is ${describeValue(expected)}; this grant answers another request`);
+      throw new ProtocolMisuseError(
+        `${api}: grant.${field} is ${describeValue(got)} but the request's is ${describeValue(expected)}; this grant answers another request`,
+      );
     };
     if (grant.requestId !== request.requestId) mismatch('requestId', request.requestId, grant.requestId);
     if (grant.resource !== request.resource) mismatch('resource', request.resource, grant.resource);
     if (grant.holderId !== this.holderId) mismatch('holderId', this.holderId, grant.holderId);
     if (request.kind === 'renewal' && grant.fence !== request.fence) mismatch('fence', request.fence, grant.fence);
     if (grant.ttlMillis <= this.clockSkewMillis) {
-      throw new RangeError(`${api}: grant.ttlMillis (${grant.ttlMillis} ms) must exceed clockSkewMillis (${this.clockSkewMillis} ms); the lease would be dead on arrival`);
+      throw new RangeError(
+        `${api}: grant.ttlMillis (${grant.ttlMillis} ms) must exceed clockSkewMillis (${this.clockSkewMillis} ms); the lease would be dead on arrival`,
+      );
     }
     const coordinatorExpiresAt = toInstant(api, grant.coordinatorExpiresAt);
 
@@ -260,7 +277,9 @@ export class LeaseClient {
     if (ttlMillis === undefined) return undefined;
     requireTtlMillis(api, 'options.ttlMillis', ttlMillis);
     if (ttlMillis <= this.clockSkewMillis) {
-      throw new RangeError(`${api}: options.ttlMillis (${ttlMillis} ms) must exceed clockSkewMillis (${this.clockSkewMillis} ms)`);
+      throw new RangeError(
+        `${api}: options.ttlMillis (${ttlMillis} ms) must exceed clockSkewMillis (${this.clockSkewMillis} ms)`,
+      );
     }
     return ttlMillis;
   }

@@ -53,7 +53,14 @@ const plain = (outcome: AcquireOutcome | RenewOutcome | ReleaseOutcome): Plain =
 
 const modelGrant = (lease: ModelLease, requestId: string): Plain => ({
   ok: true,
-  grant: { resource: lease.resource, holderId: lease.holderId, fence: lease.fence, ttlMillis: lease.ttlMillis, requestId, coordinatorExpiresAt: lease.expiresAtMillis },
+  grant: {
+    resource: lease.resource,
+    holderId: lease.holderId,
+    fence: lease.fence,
+    ttlMillis: lease.ttlMillis,
+    requestId,
+    coordinatorExpiresAt: lease.expiresAtMillis,
+  },
 });
 
 const findLease = (m: Model, resource: string): ModelLease | undefined => m.leases.find((l) => l.resource === resource);
@@ -65,7 +72,8 @@ function modelAcquire(m: Model, resource: string, holderId: string, requestId: s
   const current = findLease(m, resource);
   const hit = m.replay.find((e) => e.holderId === holderId && e.requestId === requestId);
   if (hit !== undefined) {
-    if (current !== undefined && current.fence === hit.fence && m.nowMillis < current.expiresAtMillis) return modelGrant(current, current.requestId);
+    if (current !== undefined && current.fence === hit.fence && m.nowMillis < current.expiresAtMillis)
+      return modelGrant(current, current.requestId);
     return { ok: false, reason: 'expired', fence: hit.fence };
   }
   if (current !== undefined && m.nowMillis < current.expiresAtMillis) {
@@ -93,7 +101,12 @@ const highestGranted = (m: Model, resource: string): number =>
  * another holder's current fence or a fence never granted on this resource is `not-holder`;
  * a generation of this resource that has ended (or is past its expiry) is `expired`.
  */
-function modelStanding(m: Model, resource: string, holderId: string, fence: number): ModelLease | 'expired' | 'not-holder' {
+function modelStanding(
+  m: Model,
+  resource: string,
+  holderId: string,
+  fence: number,
+): ModelLease | 'expired' | 'not-holder' {
   const current = findLease(m, resource);
   if (current !== undefined && current.fence === fence) {
     if (current.holderId !== holderId) return 'not-holder';
@@ -102,7 +115,14 @@ function modelStanding(m: Model, resource: string, holderId: string, fence: numb
   return fence > highestGranted(m, resource) ? 'not-holder' : 'expired';
 }
 
-function modelRenew(m: Model, resource: string, holderId: string, fence: number, requestId: string, ttlMillis: number | undefined): Plain {
+function modelRenew(
+  m: Model,
+  resource: string,
+  holderId: string,
+  fence: number,
+  requestId: string,
+  ttlMillis: number | undefined,
+): Plain {
   const current = modelStanding(m, resource, holderId, fence);
   if (typeof current === 'string') return { ok: false, reason: current };
   current.ttlMillis = ttlMillis ?? current.ttlMillis;
@@ -120,7 +140,12 @@ function modelRelease(m: Model, resource: string, holderId: string, fence: numbe
 /** Which fence a renew/release presents: near the current lease's, this resource's highest, or the fence counter. */
 type FenceBasis = 'current' | 'resource' | 'issued';
 const pickFence = (m: Model, resource: string, basis: FenceBasis, offset: number): number => {
-  const base = basis === 'issued' ? m.issued : basis === 'resource' ? highestGranted(m, resource) : (findLease(m, resource)?.fence ?? m.issued);
+  const base =
+    basis === 'issued'
+      ? m.issued
+      : basis === 'resource'
+        ? highestGranted(m, resource)
+        : (findLease(m, resource)?.fence ?? m.issued);
   return Math.max(1, base + offset);
 };
 
@@ -134,7 +159,16 @@ const expectFenceNotReused = (m: Model, outcome: AcquireOutcome): void => {
 
 const expectSameState = (m: Model, r: Real): void => {
   expect(r.coordinator.issuedFence).toBe(m.issued);
-  const realLeases = r.coordinator.leases().map((l) => ({ resource: l.resource, holderId: l.holderId, fence: l.fence, ttlMillis: l.ttlMillis, requestId: l.requestId, expiresAtMillis: l.expiresAt.millis }));
+  const realLeases = r.coordinator
+    .leases()
+    .map((l) => ({
+      resource: l.resource,
+      holderId: l.holderId,
+      fence: l.fence,
+      ttlMillis: l.ttlMillis,
+      requestId: l.requestId,
+      expiresAtMillis: l.expiresAt.millis,
+    }));
   const byResource = (a: { resource: string }, b: { resource: string }): number => a.resource.localeCompare(b.resource);
   expect(realLeases.sort(byResource)).toEqual([...m.leases].map((l) => ({ ...l })).sort(byResource));
 };
@@ -142,14 +176,23 @@ const expectSameState = (m: Model, r: Real): void => {
 // ---- commands --------------------------------------------------------------------------------
 
 class AcquireCommand implements fc.Command<Model, Real> {
-  constructor(readonly resource: string, readonly holderId: string, readonly ttlMillis: number | undefined) {}
+  constructor(
+    readonly resource: string,
+    readonly holderId: string,
+    readonly ttlMillis: number | undefined,
+  ) {}
   check = (): boolean => true;
   run(m: Model, r: Real): void {
     const requestId = `q${m.nextRequest++}`;
     const ttlMillis = this.ttlMillis ?? DEFAULT_TTL_MILLIS;
     m.sent.push({ holderId: this.holderId, requestId, resource: this.resource, ttlMillis });
     const expected = modelAcquire(m, this.resource, this.holderId, requestId, ttlMillis);
-    const outcome = r.coordinator.acquire({ resource: this.resource, holderId: this.holderId, requestId, ttlMillis: this.ttlMillis });
+    const outcome = r.coordinator.acquire({
+      resource: this.resource,
+      holderId: this.holderId,
+      requestId,
+      ttlMillis: this.ttlMillis,
+    });
     expect(plain(outcome)).toEqual(expected);
     expectFenceNotReused(m, outcome);
     expectSameState(m, r);
@@ -175,21 +218,39 @@ class RetryCommand implements fc.Command<Model, Real> {
 }
 
 class RenewCommand implements fc.Command<Model, Real> {
-  constructor(readonly resource: string, readonly holderId: string, readonly basis: FenceBasis, readonly fenceOffset: number, readonly ttlMillis: number | undefined) {}
+  constructor(
+    readonly resource: string,
+    readonly holderId: string,
+    readonly basis: FenceBasis,
+    readonly fenceOffset: number,
+    readonly ttlMillis: number | undefined,
+  ) {}
   check = (): boolean => true;
   run(m: Model, r: Real): void {
     const fence = pickFence(m, this.resource, this.basis, this.fenceOffset);
     const requestId = `q${m.nextRequest++}`;
     const expected = modelRenew(m, this.resource, this.holderId, fence, requestId, this.ttlMillis);
-    const outcome = r.coordinator.renew({ resource: this.resource, holderId: this.holderId, fence, requestId, ttlMillis: this.ttlMillis });
+    const outcome = r.coordinator.renew({
+      resource: this.resource,
+      holderId: this.holderId,
+      fence,
+      requestId,
+      ttlMillis: this.ttlMillis,
+    });
     expect(plain(outcome)).toEqual(expected);
     expectSameState(m, r);
   }
-  toString = (): string => `renew(${this.resource}, ${this.holderId}, ${this.basis}${this.fenceOffset >= 0 ? '+' : ''}${this.fenceOffset}, ${String(this.ttlMillis)})`;
+  toString = (): string =>
+    `renew(${this.resource}, ${this.holderId}, ${this.basis}${this.fenceOffset >= 0 ? '+' : ''}${this.fenceOffset}, ${String(this.ttlMillis)})`;
 }
 
 class ReleaseCommand implements fc.Command<Model, Real> {
-  constructor(readonly resource: string, readonly holderId: string, readonly basis: FenceBasis, readonly fenceOffset: number) {}
+  constructor(
+    readonly resource: string,
+    readonly holderId: string,
+    readonly basis: FenceBasis,
+    readonly fenceOffset: number,
+  ) {}
   check = (): boolean => true;
   run(m: Model, r: Real): void {
     const fence = pickFence(m, this.resource, this.basis, this.fenceOffset);
@@ -197,7 +258,8 @@ class ReleaseCommand implements fc.Command<Model, Real> {
     expect(plain(r.coordinator.release({ resource: this.resource, holderId: this.holderId, fence }))).toEqual(expected);
     expectSameState(m, r);
   }
-  toString = (): string => `release(${this.resource}, ${this.holderId}, ${this.basis}${this.fenceOffset >= 0 ? '+' : ''}${this.fenceOffset})`;
+  toString = (): string =>
+    `release(${this.resource}, ${this.holderId}, ${this.basis}${this.fenceOffset >= 0 ? '+' : ''}${this.fenceOffset})`;
 }
 
 class AdvanceCommand implements fc.Command<Model, Real> {
@@ -229,8 +291,12 @@ const commands = fc.commands(
   [
     fc.tuple(resource, holder, ttl).map(([res, h, t]) => new AcquireCommand(res, h, t)),
     fc.nat({ max: 1_000 }).map((pick) => new RetryCommand(pick)),
-    fc.tuple(resource, holder, basis, fc.integer({ min: -2, max: 2 }), ttl).map(([res, h, b, o, t]) => new RenewCommand(res, h, b, o, t)),
-    fc.tuple(resource, holder, basis, fc.integer({ min: -1, max: 1 })).map(([res, h, b, o]) => new ReleaseCommand(res, h, b, o)),
+    fc
+      .tuple(resource, holder, basis, fc.integer({ min: -2, max: 2 }), ttl)
+      .map(([res, h, b, o, t]) => new RenewCommand(res, h, b, o, t)),
+    fc
+      .tuple(resource, holder, basis, fc.integer({ min: -1, max: 1 }))
+      .map(([res, h, b, o]) => new ReleaseCommand(res, h, b, o)),
     fc.integer({ min: 1, max: 150 }).map((ms) => new AdvanceCommand(ms)),
     fc.constant(new ExpireDueCommand()),
   ],
@@ -244,8 +310,24 @@ describe('LeaseCoordinator (model-based)', () => {
         const setup = (): { model: Model; real: Real } => {
           const clock = createManualClock('coordinator');
           return {
-            model: { nowMillis: 0, issued: 0, granted: [], leases: [], replay: [], sent: [], nextRequest: 0, fenceOwners: new Map() },
-            real: { clock, coordinator: new LeaseCoordinator({ clock, ttlMillis: DEFAULT_TTL_MILLIS, replayCacheSize: REPLAY_CACHE_SIZE }) },
+            model: {
+              nowMillis: 0,
+              issued: 0,
+              granted: [],
+              leases: [],
+              replay: [],
+              sent: [],
+              nextRequest: 0,
+              fenceOwners: new Map(),
+            },
+            real: {
+              clock,
+              coordinator: new LeaseCoordinator({
+                clock,
+                ttlMillis: DEFAULT_TTL_MILLIS,
+                replayCacheSize: REPLAY_CACHE_SIZE,
+              }),
+            },
           };
         };
         fc.modelRun(setup, cmds);

@@ -6,7 +6,9 @@ import { createManualClock, type ManualClock } from '../time/manual-clock.js';
 import { LeaseCoordinator } from './lease-coordinator.js';
 import type { AcquireOutcome, Grant } from './outcomes.js';
 
-const setup = (options: { ttlMillis?: number; startFence?: number; replayCacheSize?: number } = {}): { clock: ManualClock; coordinator: LeaseCoordinator } => {
+const setup = (
+  options: { ttlMillis?: number; startFence?: number; replayCacheSize?: number } = {},
+): { clock: ManualClock; coordinator: LeaseCoordinator } => {
   const clock = createManualClock('coordinator');
   const coordinator = new LeaseCoordinator({ clock, ttlMillis: options.ttlMillis ?? 1_000, ...options });
   return { clock, coordinator };
@@ -23,7 +25,9 @@ describe('LeaseCoordinator', () => {
       const { clock, coordinator } = setup();
       const fences: number[] = [];
       for (const holderId of ['agent-a', 'agent-b', 'agent-a', 'agent-c']) {
-        fences.push(grantOf(coordinator.acquire({ resource: 'slot', holderId, requestId: `${holderId}-${fences.length}` })).fence);
+        fences.push(
+          grantOf(coordinator.acquire({ resource: 'slot', holderId, requestId: `${holderId}-${fences.length}` })).fence,
+        );
         clock.advance(1_000);
       }
       expect(fences).toEqual([1, 2, 3, 4]);
@@ -74,7 +78,9 @@ describe('LeaseCoordinator', () => {
 
     it('honours a requested ttl', () => {
       const { coordinator } = setup();
-      const grant = grantOf(coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1', ttlMillis: 250 }));
+      const grant = grantOf(
+        coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1', ttlMillis: 250 }),
+      );
       expect(grant.ttlMillis).toBe(250);
       expect(grant.coordinatorExpiresAt.millis).toBe(250);
     });
@@ -100,11 +106,18 @@ describe('LeaseCoordinator', () => {
 
     it('throws ClockDomainError when its clock changes domain under a current lease', () => {
       let domain = 'boot-1';
-      const clock: Clock = { get domain() { return domain; }, now: () => Instant.of(10, domain) };
+      const clock: Clock = {
+        get domain() {
+          return domain;
+        },
+        now: () => Instant.of(10, domain),
+      };
       const coordinator = new LeaseCoordinator({ clock, ttlMillis: 1_000 });
       coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });
       domain = 'boot-2';
-      expect(() => coordinator.acquire({ resource: 'slot', holderId: 'agent-b', requestId: 'r2' })).toThrow(ClockDomainError);
+      expect(() => coordinator.acquire({ resource: 'slot', holderId: 'agent-b', requestId: 'r2' })).toThrow(
+        ClockDomainError,
+      );
       expect(coordinator.issuedFence).toBe(1);
     });
   });
@@ -118,14 +131,20 @@ describe('LeaseCoordinator', () => {
       expect(renewed).toMatchObject({ ok: true, grant: { fence: 1, requestId: 'n1', ttlMillis: 1_000 } });
       expect(renewed.ok && renewed.grant.coordinatorExpiresAt.millis).toBe(1_900);
       clock.advance(950);
-      expect(coordinator.acquire({ resource: 'slot', holderId: 'agent-b', requestId: 'r2' })).toMatchObject({ ok: false, reason: 'held' });
+      expect(coordinator.acquire({ resource: 'slot', holderId: 'agent-b', requestId: 'r2' })).toMatchObject({
+        ok: false,
+        reason: 'held',
+      });
     });
 
     it('refuses to renew after expiry even when nobody else took the resource', () => {
       const { clock, coordinator } = setup();
       coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });
       clock.advance(1_000);
-      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({ ok: false, reason: 'expired' });
+      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({
+        ok: false,
+        reason: 'expired',
+      });
       expect(coordinator.holder('slot')?.expiresAt.millis).toBe(1_000);
     });
 
@@ -133,13 +152,19 @@ describe('LeaseCoordinator', () => {
       const { coordinator } = setup();
       coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });
       coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 });
-      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({ ok: false, reason: 'expired' });
+      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({
+        ok: false,
+        reason: 'expired',
+      });
     });
 
     it('answers not-holder to another holder presenting the current fence', () => {
       const { coordinator } = setup();
       coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });
-      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-b', fence: 1, requestId: 'n1' })).toEqual({ ok: false, reason: 'not-holder' });
+      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-b', fence: 1, requestId: 'n1' })).toEqual({
+        ok: false,
+        reason: 'not-holder',
+      });
     });
 
     it('requires a fresh acquisition with a higher fence after an expired renewal', () => {
@@ -155,7 +180,10 @@ describe('LeaseCoordinator', () => {
     it('answers not-holder for a token that is not the current generation', () => {
       const { coordinator } = setup();
       coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });
-      expect(coordinator.release({ resource: 'slot', holderId: 'agent-b', fence: 1 })).toEqual({ ok: false, reason: 'not-holder' });
+      expect(coordinator.release({ resource: 'slot', holderId: 'agent-b', fence: 1 })).toEqual({
+        ok: false,
+        reason: 'not-holder',
+      });
       expect(coordinator.holder('slot')?.holderId).toBe('agent-a');
     });
 
@@ -163,7 +191,10 @@ describe('LeaseCoordinator', () => {
       const { clock, coordinator } = setup();
       coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });
       clock.advance(1_000);
-      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({ ok: false, reason: 'expired' });
+      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({
+        ok: false,
+        reason: 'expired',
+      });
     });
 
     it('answers expired, like renew, for a lease that expired and was swept', () => {
@@ -173,15 +204,27 @@ describe('LeaseCoordinator', () => {
       clock.advance(1_000);
       expect(coordinator.expireDue()).toBe(1);
       // When it releases and renews it late / Then both say its generation has ended
-      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({ ok: false, reason: 'expired' });
-      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({ ok: false, reason: 'expired' });
+      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({
+        ok: false,
+        reason: 'expired',
+      });
+      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({
+        ok: false,
+        reason: 'expired',
+      });
     });
 
     it('answers not-holder, like renew, on a resource that was never granted', () => {
       const { coordinator } = setup();
       coordinator.acquire({ resource: 'other', holderId: 'agent-a', requestId: 'r1' });
-      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({ ok: false, reason: 'not-holder' });
-      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({ ok: false, reason: 'not-holder' });
+      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: 1 })).toEqual({
+        ok: false,
+        reason: 'not-holder',
+      });
+      expect(coordinator.renew({ resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1' })).toEqual({
+        ok: false,
+        reason: 'not-holder',
+      });
     });
   });
 
@@ -220,21 +263,30 @@ describe('LeaseCoordinator', () => {
       const { clock, coordinator } = setup();
       coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });
       clock.advance(1_000);
-      expect(coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' })).toEqual({ ok: false, reason: 'expired', fence: 1 });
+      expect(coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' })).toEqual({
+        ok: false,
+        reason: 'expired',
+        fence: 1,
+      });
       expect(coordinator.issuedFence).toBe(1);
     });
 
     it('remembers the last 1024 grants: the oldest retry still replays at exactly 1024', () => {
       const { coordinator } = setup();
-      for (let i = 0; i < 1024; i += 1) coordinator.acquire({ resource: `slot-${i}`, holderId: 'agent-a', requestId: `r${i}` });
-      expect(coordinator.acquire({ resource: 'slot-0', holderId: 'agent-a', requestId: 'r0' })).toMatchObject({ ok: true, grant: { fence: 1 } });
+      for (let i = 0; i < 1024; i += 1)
+        coordinator.acquire({ resource: `slot-${i}`, holderId: 'agent-a', requestId: `r${i}` });
+      expect(coordinator.acquire({ resource: 'slot-0', holderId: 'agent-a', requestId: 'r0' })).toMatchObject({
+        ok: true,
+        grant: { fence: 1 },
+      });
       expect(coordinator.issuedFence).toBe(1024);
     });
 
     it('decides a retry evicted after 1024 newer grants as a new acquire, which burns a fence once free', () => {
       // Given 1025 grants: r0's entry is evicted
       const { clock, coordinator } = setup();
-      for (let i = 0; i <= 1024; i += 1) coordinator.acquire({ resource: `slot-${i}`, holderId: 'agent-a', requestId: `r${i}` });
+      for (let i = 0; i <= 1024; i += 1)
+        coordinator.acquire({ resource: `slot-${i}`, holderId: 'agent-a', requestId: `r${i}` });
       // When r0 is retried while its lease is still current
       const whileCurrent = coordinator.acquire({ resource: 'slot-0', holderId: 'agent-a', requestId: 'r0' });
       // Then it is an ordinary second acquisition by the holder

@@ -10,7 +10,14 @@ import {
 } from '../validate.js';
 import { decideAcquire, decideExpiry, decideRelease, decideRenew } from './lease-rules.js';
 import { LeaseTable } from './lease-table.js';
-import type { AcquireOutcome, FenceToken, LeaseDecision, LeaseRecord, ReleaseOutcome, RenewOutcome } from './outcomes.js';
+import type {
+  AcquireOutcome,
+  FenceToken,
+  LeaseDecision,
+  LeaseRecord,
+  ReleaseOutcome,
+  RenewOutcome,
+} from './outcomes.js';
 
 /** Options of {@link LeaseCoordinator}. @see docs/design.md § "The library's rules" (TTLs are bounded) */
 export interface LeaseCoordinatorOptions {
@@ -142,7 +149,8 @@ export class LeaseCoordinator {
     requireId(api, 'request.holderId', request.holderId);
     requireId(api, 'request.requestId', request.requestId);
     requireFence(api, 'request.fence', request.fence);
-    if (request.ttlMillis !== undefined) requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis, this.maxTtlMillis);
+    if (request.ttlMillis !== undefined)
+      requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis, this.maxTtlMillis);
     const command = {
       resource: request.resource,
       holderId: request.holderId,

@@ -116,8 +116,8 @@ export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: I
   if (replayed !== undefined) {
     if (replayed.resource !== resource) {
       throw new ProtocolMisuseError(
-        `${api}: requestId ${JSON.stringify(requestId)} of holder ${JSON.stringify(holderId)} was used for resource `
-          + `${JSON.stringify(replayed.resource)}, not ${JSON.stringify(resource)}; use a fresh requestId per acquisition`,
+        `${api}: requestId ${JSON.stringify(requestId)} of holder ${JSON.stringify(holderId)} was used for resource ` +
+          `${JSON.stringify(replayed.resource)}, not ${JSON.stringify(resource)}; use a fresh requestId per acquisition`,
       );
     }
     if (current !== undefined && current.fence === replayed.fence && now.isBefore(current.expiresAt)) {
@@ -134,8 +134,17 @@ export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: I
   }
 
   const fence = table.issuedFence + 1;
-  if (!Number.isSafeInteger(fence)) throw new RangeError(`${api}: the fence counter is exhausted at ${table.issuedFence}`);
-  const lease: LeaseRecord = Object.freeze({ resource, holderId, fence, ttlMillis, requestId, grantedAt: now, expiresAt: now.plus(ttlMillis) });
+  if (!Number.isSafeInteger(fence))
+    throw new RangeError(`${api}: the fence counter is exhausted at ${table.issuedFence}`);
+  const lease: LeaseRecord = Object.freeze({
+    resource,
+    holderId,
+    fence,
+    ttlMillis,
+    requestId,
+    grantedAt: now,
+    expiresAt: now.plus(ttlMillis),
+  });
   const changes: LeaseChange[] = [];
   if (current !== undefined) {
     changes.push(Object.freeze({ type: 'expired', resource, holderId: current.holderId, fence: current.fence }));
@@ -192,7 +201,9 @@ export function decideRenew(table: LeaseTable, request: RenewCommand, now: Insta
   const renewed = { ...current, ttlMillis, expiresAt };
   return {
     outcome: Object.freeze({ ok: true, grant: grantOf(renewed, requestId) }),
-    changes: Object.freeze([Object.freeze({ type: 'renewed', resource, holderId, fence, requestId, ttlMillis, expiresAt } as const)]),
+    changes: Object.freeze([
+      Object.freeze({ type: 'renewed', resource, holderId, fence, requestId, ttlMillis, expiresAt } as const),
+    ]),
   };
 }
 
@@ -238,7 +249,9 @@ export function decideExpiry(table: LeaseTable, now: Instant): LeaseDecision<{ r
   const changes: LeaseChange[] = [];
   for (const lease of table.leases()) {
     if (now.isAtOrAfter(lease.expiresAt)) {
-      changes.push(Object.freeze({ type: 'expired', resource: lease.resource, holderId: lease.holderId, fence: lease.fence }));
+      changes.push(
+        Object.freeze({ type: 'expired', resource: lease.resource, holderId: lease.holderId, fence: lease.fence }),
+      );
     }
   }
   return { outcome: Object.freeze({ expired: changes.length }), changes: Object.freeze(changes) };

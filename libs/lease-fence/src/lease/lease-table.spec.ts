@@ -17,13 +17,26 @@ describe('LeaseTable', () => {
       table.apply(granted('slot', 'agent-a', 4, 'r1'));
       expect(table.lease('slot')?.fence).toBe(4);
       expect(table.issuedFence).toBe(4);
-      expect(table.replayed('agent-a', 'r1')).toEqual({ holderId: 'agent-a', requestId: 'r1', resource: 'slot', fence: 4 });
+      expect(table.replayed('agent-a', 'r1')).toEqual({
+        holderId: 'agent-a',
+        requestId: 'r1',
+        resource: 'slot',
+        fence: 4,
+      });
     });
 
     it('moves the expiry of a renewed lease and keeps its fence and acquire requestId', () => {
       const table = new LeaseTable();
       table.apply(granted('slot', 'agent-a', 1, 'r1'));
-      table.apply({ type: 'renewed', resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n1', ttlMillis: 2_000, expiresAt: t(2_500) });
+      table.apply({
+        type: 'renewed',
+        resource: 'slot',
+        holderId: 'agent-a',
+        fence: 1,
+        requestId: 'n1',
+        ttlMillis: 2_000,
+        expiresAt: t(2_500),
+      });
       expect(table.lease('slot')).toMatchObject({ fence: 1, requestId: 'r1', ttlMillis: 2_000, expiresAt: t(2_500) });
     });
 
@@ -40,15 +53,29 @@ describe('LeaseTable', () => {
     it('refuses a change that does not match the current lease and changes nothing', () => {
       const table = new LeaseTable();
       table.apply(granted('slot', 'agent-a', 1));
-      expect(() => table.apply({ type: 'released', resource: 'slot', holderId: 'agent-b', fence: 1 })).toThrow(ProtocolMisuseError);
-      expect(() => table.apply({ type: 'expired', resource: 'slot', holderId: 'agent-a', fence: 2 })).toThrow(ProtocolMisuseError);
+      expect(() => table.apply({ type: 'released', resource: 'slot', holderId: 'agent-b', fence: 1 })).toThrow(
+        ProtocolMisuseError,
+      );
+      expect(() => table.apply({ type: 'expired', resource: 'slot', holderId: 'agent-a', fence: 2 })).toThrow(
+        ProtocolMisuseError,
+      );
       expect(table.lease('slot')?.holderId).toBe('agent-a');
     });
 
     it('refuses a granted change whose instants are plain numbers, leaving the table empty', () => {
       const table = new LeaseTable();
-      const lease = { resource: 'slot', holderId: 'agent-a', fence: 1, ttlMillis: 1_000, requestId: 'r', grantedAt: 0, expiresAt: 1_000 };
-      expect(() => table.apply({ type: 'granted', lease } as unknown as LeaseChange)).toThrow(/lease\.grantedAt must be an Instant/);
+      const lease = {
+        resource: 'slot',
+        holderId: 'agent-a',
+        fence: 1,
+        ttlMillis: 1_000,
+        requestId: 'r',
+        grantedAt: 0,
+        expiresAt: 1_000,
+      };
+      expect(() => table.apply({ type: 'granted', lease } as unknown as LeaseChange)).toThrow(
+        /lease\.grantedAt must be an Instant/,
+      );
       expect([...table.leases()]).toEqual([]);
       expect(table.issuedFence).toBe(0);
     });
@@ -78,7 +105,7 @@ describe('LeaseTable', () => {
   });
 
   describe('highestFence', () => {
-    it('is 0 for a resource never granted, and the latest generation\'s fence after it ends', () => {
+    it("is 0 for a resource never granted, and the latest generation's fence after it ends", () => {
       // Arrange
       const table = new LeaseTable();
       // Act
@@ -125,7 +152,12 @@ describe('LeaseTable', () => {
       table.apply(granted('slot', 'agent-a', 1));
       table.reanchor('slot', t(900, 'boot-2'));
       const lease = table.lease('slot');
-      expect(lease).toMatchObject({ fence: 1, holderId: 'agent-a', expiresAt: t(900, 'boot-2'), grantedAt: t(-100, 'boot-2') });
+      expect(lease).toMatchObject({
+        fence: 1,
+        holderId: 'agent-a',
+        expiresAt: t(900, 'boot-2'),
+        grantedAt: t(-100, 'boot-2'),
+      });
     });
 
     it('refuses a grantedAt in another domain than expiresAt', () => {
@@ -141,7 +173,7 @@ describe('LeaseTable', () => {
   });
 
   describe('observeFence', () => {
-    it('raises the resource\'s highest fence and the counter, grants nothing, and never lowers either', () => {
+    it("raises the resource's highest fence and the counter, grants nothing, and never lowers either", () => {
       const table = new LeaseTable();
       table.apply(granted('a', 'agent-a', 1, 'r1'));
       table.observeFence('slot', 57);
@@ -158,10 +190,23 @@ describe('LeaseTable', () => {
       table.apply(granted('a', 'agent-a', 11, 'r1'));
       table.apply(granted('b', 'agent-b', 12, 'r2'));
       table.burnFence(20);
-      table.apply({ type: 'renewed', resource: 'a', holderId: 'agent-a', fence: 11, requestId: 'n1', ttlMillis: 1_000, expiresAt: t(5_000) });
+      table.apply({
+        type: 'renewed',
+        resource: 'a',
+        holderId: 'agent-a',
+        fence: 11,
+        requestId: 'n1',
+        ttlMillis: 1_000,
+        expiresAt: t(5_000),
+      });
       const restored = LeaseTable.fromJSON(JSON.parse(JSON.stringify(table)) as LeaseTableSnapshot);
       expect(restored.toJSON()).toEqual(table.toJSON());
-      expect(restored.replayedRenewal('agent-a', 'n1')).toEqual({ holderId: 'agent-a', requestId: 'n1', resource: 'a', fence: 11 });
+      expect(restored.replayedRenewal('agent-a', 'n1')).toEqual({
+        holderId: 'agent-a',
+        requestId: 'n1',
+        resource: 'a',
+        fence: 11,
+      });
       expect(restored.lease('a')?.expiresAt).toBeInstanceOf(Instant);
       expect(restored.issuedFence).toBe(20);
       expect(restored.replayCacheSize).toBe(3);
@@ -177,7 +222,10 @@ describe('LeaseTable', () => {
       const snapshot = JSON.parse(JSON.stringify(table)) as LeaseTableSnapshot;
       const restored = LeaseTable.fromJSON(snapshot);
       // Then it still knows fence 1 was granted on 'slot'
-      expect(snapshot.highestFences).toEqual([{ resource: 'slot', fence: 1 }, { resource: 'other', fence: 2 }]);
+      expect(snapshot.highestFences).toEqual([
+        { resource: 'slot', fence: 1 },
+        { resource: 'other', fence: 2 },
+      ]);
       expect(restored.highestFence('slot')).toBe(1);
       expect(restored.highestFence('other')).toBe(2);
     });
@@ -188,18 +236,34 @@ describe('LeaseTable', () => {
         format: 1,
         issuedFence: 9,
         replayCacheSize: 4,
-        leases: [{ resource: 'a', holderId: 'agent-a', fence: 5, ttlMillis: 1_000, requestId: 'r5', grantedAt: { millis: 0, domain: 'boot-1' }, expiresAt: { millis: 1_000, domain: 'boot-1' } }],
-        replayCache: [{ holderId: 'agent-b', requestId: 'r3', resource: 'b', fence: 3 }, { holderId: 'agent-a', requestId: 'r5', resource: 'a', fence: 5 }],
+        leases: [
+          {
+            resource: 'a',
+            holderId: 'agent-a',
+            fence: 5,
+            ttlMillis: 1_000,
+            requestId: 'r5',
+            grantedAt: { millis: 0, domain: 'boot-1' },
+            expiresAt: { millis: 1_000, domain: 'boot-1' },
+          },
+        ],
+        replayCache: [
+          { holderId: 'agent-b', requestId: 'r3', resource: 'b', fence: 3 },
+          { holderId: 'agent-a', requestId: 'r5', resource: 'a', fence: 5 },
+        ],
       };
       // Act
       const restored = LeaseTable.fromJSON(legacy);
       // Assert
       expect([restored.highestFence('a'), restored.highestFence('b'), restored.highestFence('c')]).toEqual([5, 3, 0]);
       expect(restored.issuedFence).toBe(9);
-      expect(restored.toJSON().highestFences).toEqual([{ resource: 'b', fence: 3 }, { resource: 'a', fence: 5 }]);
+      expect(restored.toJSON().highestFences).toEqual([
+        { resource: 'b', fence: 3 },
+        { resource: 'a', fence: 5 },
+      ]);
     });
 
-    it('raises a highestFences entry below the resource\'s current lease to that lease\'s fence', () => {
+    it("raises a highestFences entry below the resource's current lease to that lease's fence", () => {
       const table = new LeaseTable();
       table.apply(granted('a', 'agent-a', 4));
       const restored = LeaseTable.fromJSON({ ...table.toJSON(), highestFences: [{ resource: 'a', fence: 2 }] });
@@ -219,13 +283,39 @@ describe('LeaseTable', () => {
     it('refuses a malformed snapshot naming the field', () => {
       const good = new LeaseTable().toJSON();
       expect(() => LeaseTable.fromJSON({ ...good, format: 2 } as unknown as LeaseTableSnapshot)).toThrow(/format/);
-      const badLease = { ...good, leases: [{ resource: 'a', holderId: 'x', fence: 0, ttlMillis: 1, requestId: 'r', grantedAt: { millis: 0, domain: 'd' }, expiresAt: { millis: 1, domain: 'd' } }] };
+      const badLease = {
+        ...good,
+        leases: [
+          {
+            resource: 'a',
+            holderId: 'x',
+            fence: 0,
+            ttlMillis: 1,
+            requestId: 'r',
+            grantedAt: { millis: 0, domain: 'd' },
+            expiresAt: { millis: 1, domain: 'd' },
+          },
+        ],
+      };
       expect(() => LeaseTable.fromJSON(badLease)).toThrow(/leases\[0\]\.fence/);
-      expect(() => LeaseTable.fromJSON({ ...good, highestFences: {} } as unknown as LeaseTableSnapshot)).toThrow(/highestFences/);
-      expect(() => LeaseTable.fromJSON({ ...good, renewalReplayCache: {} } as unknown as LeaseTableSnapshot)).toThrow(/renewalReplayCache/);
-      expect(() => LeaseTable.fromJSON({ ...good, renewalReplayCache: [{ holderId: 'a', requestId: '', resource: 'r', fence: 1 }] })).toThrow(/renewalReplayCache\[0\]\.requestId/);
-      expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: 'a', fence: 0 }] })).toThrow(/highestFences\[0\]\.fence/);
-      expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: '', fence: 1 }] })).toThrow(/highestFences\[0\]\.resource/);
+      expect(() => LeaseTable.fromJSON({ ...good, highestFences: {} } as unknown as LeaseTableSnapshot)).toThrow(
+        /highestFences/,
+      );
+      expect(() => LeaseTable.fromJSON({ ...good, renewalReplayCache: {} } as unknown as LeaseTableSnapshot)).toThrow(
+        /renewalReplayCache/,
+      );
+      expect(() =>
+        LeaseTable.fromJSON({
+          ...good,
+          renewalReplayCache: [{ holderId: 'a', requestId: '', resource: 'r', fence: 1 }],
+        }),
+      ).toThrow(/renewalReplayCache\[0\]\.requestId/);
+      expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: 'a', fence: 0 }] })).toThrow(
+        /highestFences\[0\]\.fence/,
+      );
+      expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: '', fence: 1 }] })).toThrow(
+        /highestFences\[0\]\.resource/,
+      );
     });
   });
 });

@@ -104,7 +104,8 @@ function requireReplayEntry(api: string, at: string, entry: ReplayEntryJson): vo
 }
 
 function requireInstant(api: string, field: string, value: unknown): asserts value is Instant {
-  if (!(value instanceof Instant)) throw new TypeError(`${api}: ${field} must be an Instant, got ${describeValue(value)}`);
+  if (!(value instanceof Instant))
+    throw new TypeError(`${api}: ${field} must be an Instant, got ${describeValue(value)}`);
 }
 
 /**
@@ -185,7 +186,10 @@ export class LeaseTable {
    * The lease (resource and fence) this holder's renewal request renewed, if still remembered:
    * the last {@link LeaseTable.replayCacheSize} renewals are, oldest evicted first.
    */
-  replayedRenewal(holderId: string, requestId: string): { readonly resource: string; readonly fence: number } | undefined {
+  replayedRenewal(
+    holderId: string,
+    requestId: string,
+  ): { readonly resource: string; readonly fence: number } | undefined {
     return this.renewalReplay.get(holderId, requestId);
   }
 
@@ -209,14 +213,27 @@ export class LeaseTable {
         requireInstant('LeaseTable.apply', 'lease.expiresAt', lease.expiresAt);
         this.current.set(lease.resource, freezeRecord(lease));
         this.raiseHighest(lease.resource, lease.fence);
-        this.replay.remember({ holderId: lease.holderId, requestId: lease.requestId, resource: lease.resource, fence: lease.fence });
+        this.replay.remember({
+          holderId: lease.holderId,
+          requestId: lease.requestId,
+          resource: lease.resource,
+          fence: lease.fence,
+        });
         return;
       }
       case 'renewed': {
         requireInstant('LeaseTable.apply', 'expiresAt', change.expiresAt);
         const lease = this.matching(change);
-        this.current.set(lease.resource, freezeRecord({ ...lease, ttlMillis: change.ttlMillis, expiresAt: change.expiresAt }));
-        this.renewalReplay.remember({ holderId: change.holderId, requestId: change.requestId, resource: change.resource, fence: change.fence });
+        this.current.set(
+          lease.resource,
+          freezeRecord({ ...lease, ttlMillis: change.ttlMillis, expiresAt: change.expiresAt }),
+        );
+        this.renewalReplay.remember({
+          holderId: change.holderId,
+          requestId: change.requestId,
+          resource: change.resource,
+          fence: change.fence,
+        });
         return;
       }
       case 'released':
@@ -225,7 +242,9 @@ export class LeaseTable {
         this.current.delete(change.resource);
         return;
       default:
-        throw new TypeError(`LeaseTable.apply: unknown change type ${describeValue((change as { type?: unknown }).type)}`);
+        throw new TypeError(
+          `LeaseTable.apply: unknown change type ${describeValue((change as { type?: unknown }).type)}`,
+        );
     }
   }
 
@@ -312,15 +331,20 @@ export class LeaseTable {
     const api = 'LeaseTable.fromJSON';
     requireObject(api, 'snapshot', snapshot);
     if (snapshot.format !== 1) throw new TypeError(`${api}: format must be 1, got ${describeValue(snapshot.format)}`);
-    if (!Array.isArray(snapshot.leases)) throw new TypeError(`${api}: leases must be an array, got ${describeValue(snapshot.leases)}`);
+    if (!Array.isArray(snapshot.leases))
+      throw new TypeError(`${api}: leases must be an array, got ${describeValue(snapshot.leases)}`);
     if (!Array.isArray(snapshot.replayCache)) {
       throw new TypeError(`${api}: replayCache must be an array, got ${describeValue(snapshot.replayCache)}`);
     }
     if (snapshot.highestFences !== undefined && !Array.isArray(snapshot.highestFences)) {
-      throw new TypeError(`${api}: highestFences must be an array when present, got ${describeValue(snapshot.highestFences)}`);
+      throw new TypeError(
+        `${api}: highestFences must be an array when present, got ${describeValue(snapshot.highestFences)}`,
+      );
     }
     if (snapshot.renewalReplayCache !== undefined && !Array.isArray(snapshot.renewalReplayCache)) {
-      throw new TypeError(`${api}: renewalReplayCache must be an array when present, got ${describeValue(snapshot.renewalReplayCache)}`);
+      throw new TypeError(
+        `${api}: renewalReplayCache must be an array when present, got ${describeValue(snapshot.renewalReplayCache)}`,
+      );
     }
     const table = new LeaseTable({ startFence: snapshot.issuedFence, replayCacheSize: snapshot.replayCacheSize });
     for (const [index, entry] of (snapshot.highestFences ?? []).entries()) {
@@ -373,13 +397,18 @@ export class LeaseTable {
   }
 
   /** The current lease a renewed/released/expired change refers to, or a ProtocolMisuseError. */
-  private matching(change: { readonly type: string; readonly resource: string; readonly holderId: string; readonly fence: number }): LeaseRecord {
+  private matching(change: {
+    readonly type: string;
+    readonly resource: string;
+    readonly holderId: string;
+    readonly fence: number;
+  }): LeaseRecord {
     const lease = this.current.get(change.resource);
     if (lease === undefined || lease.fence !== change.fence || lease.holderId !== change.holderId) {
       throw new ProtocolMisuseError(
-        `LeaseTable.apply: ${change.type} change for resource ${JSON.stringify(change.resource)}, fence ${change.fence}, `
-          + `holder ${JSON.stringify(change.holderId)} does not match the current lease `
-          + (lease === undefined ? '(none)' : `(fence ${lease.fence}, holder ${JSON.stringify(lease.holderId)})`),
+        `LeaseTable.apply: ${change.type} change for resource ${JSON.stringify(change.resource)}, fence ${change.fence}, ` +
+          `holder ${JSON.stringify(change.holderId)} does not match the current lease ` +
+          (lease === undefined ? '(none)' : `(fence ${lease.fence}, holder ${JSON.stringify(lease.holderId)})`),
       );
     }
     return lease;

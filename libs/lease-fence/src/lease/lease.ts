@@ -43,11 +43,12 @@ export interface Lease {
 }
 
 /** @internal Builds a frozen {@link Lease}; only LeaseClient calls it. */
-export const createLease = (
-  fields: Omit<Lease, 'hasExpired' | 'remainingMillis' | 'token'>,
-  clock: Clock,
-): Lease => {
-  const token: FenceToken = Object.freeze({ resource: fields.resource, holderId: fields.holderId, fence: fields.fence });
+export const createLease = (fields: Omit<Lease, 'hasExpired' | 'remainingMillis' | 'token'>, clock: Clock): Lease => {
+  const token: FenceToken = Object.freeze({
+    resource: fields.resource,
+    holderId: fields.holderId,
+    fence: fields.fence,
+  });
   const { deadline } = fields;
   return Object.freeze({
     ...fields,

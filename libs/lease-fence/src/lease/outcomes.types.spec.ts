@@ -27,12 +27,16 @@ describe('outcome types', () => {
   });
 
   it('lists exactly the acquire denial reasons', () => {
-    expectTypeOf<Extract<AcquireOutcome, { ok: false }>['reason']>().toEqualTypeOf<'held' | 'already-held' | 'expired'>();
+    expectTypeOf<Extract<AcquireOutcome, { ok: false }>['reason']>().toEqualTypeOf<
+      'held' | 'already-held' | 'expired'
+    >();
   });
 
   it('gives held denials the holder and the wait in milliseconds', () => {
     expectTypeOf<Extract<AcquireOutcome, { reason: 'held' }>>().toHaveProperty('heldBy').toEqualTypeOf<string>();
-    expectTypeOf<Extract<AcquireOutcome, { reason: 'held' }>>().toHaveProperty('retryAfterMillis').toEqualTypeOf<number>();
+    expectTypeOf<Extract<AcquireOutcome, { reason: 'held' }>>()
+      .toHaveProperty('retryAfterMillis')
+      .toEqualTypeOf<number>();
   });
 
   it('gives already-held and replayed-expired denials the fence', () => {

@@ -10,7 +10,7 @@ import { LeaseCoordinator } from './lease-coordinator.js';
 import { createManualClock } from '../time/manual-clock.js';
 
 describe('renewal with a shorter ttl', () => {
-  it('never lets the coordinator grant another holder while the first holder\'s latest lease is still before its deadline', () => {
+  it("never lets the coordinator grant another holder while the first holder's latest lease is still before its deadline", () => {
     // Given one timeline, no drift, 100 ms skew assumed by both clients
     const coordinatorClock = createManualClock('coordinator');
     const clockA = createManualClock('agent-a');
@@ -38,6 +38,8 @@ describe('renewal with a shorter ttl', () => {
 
     // Then either agent-b is refused, or agent-a's latest lease has already expired
     const bothHold = outcomeB.ok && !leaseA.hasExpired();
-    expect({ bGranted: outcomeB.ok, aStillValidMillis: leaseA.remainingMillis(), bothHold }).toMatchObject({ bothHold: false });
+    expect({ bGranted: outcomeB.ok, aStillValidMillis: leaseA.remainingMillis(), bothHold }).toMatchObject({
+      bothHold: false,
+    });
   });
 });

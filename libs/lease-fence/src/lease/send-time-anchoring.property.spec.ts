@@ -73,12 +73,19 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc
     })),
   }));
 
-type Anchor = (args: { request: { sentAt: Instant }; lease: Lease; receivedAt: Instant; ttlMillis: number; skewMillis: number }) => Instant;
+type Anchor = (args: {
+  request: { sentAt: Instant };
+  lease: Lease;
+  receivedAt: Instant;
+  ttlMillis: number;
+  skewMillis: number;
+}) => Instant;
 
 /** The library's deadline, as LeaseClient computed it. */
 const libraryDeadline: Anchor = ({ lease }) => lease.deadline;
 /** The naive deadline: dated from when the reply arrived. */
-const replyAnchoredDeadline: Anchor = ({ receivedAt, ttlMillis, skewMillis }) => receivedAt.plus(ttlMillis - skewMillis);
+const replyAnchoredDeadline: Anchor = ({ receivedAt, ttlMillis, skewMillis }) =>
+  receivedAt.plus(ttlMillis - skewMillis);
 
 /**
  * Runs the scenario; returns the worst `holderDeadline - coordinatorExpiry` on the shared
@@ -98,7 +105,12 @@ function worstOverrun(scenario: Scenario, anchor: Anchor): number {
 
   const coordinator = new LeaseCoordinator({ clock: coordinatorClock, ttlMillis: scenario.ttlMillis });
   let n = 0;
-  const client = new LeaseClient({ clock: clientClock, holderId: 'agent-a', clockSkewMillis, newRequestId: () => `r${++n}` });
+  const client = new LeaseClient({
+    clock: clientClock,
+    holderId: 'agent-a',
+    clockSkewMillis,
+    newRequestId: () => `r${++n}`,
+  });
   let lease: Lease | undefined;
   let worst = Number.NEGATIVE_INFINITY;
   for (const trip of scenario.trips) {
@@ -108,8 +120,17 @@ function worstOverrun(scenario: Scenario, anchor: Anchor): number {
     advance(trip.replyDelayMillis);
     if (outcome.ok) {
       const receivedAt = clientClock.now();
-      lease = request.kind === 'acquire' ? client.completeAcquire(request, outcome.grant) : client.completeRenewal(request, outcome.grant);
-      const deadline = anchor({ request, lease, receivedAt, ttlMillis: outcome.grant.ttlMillis, skewMillis: clockSkewMillis });
+      lease =
+        request.kind === 'acquire'
+          ? client.completeAcquire(request, outcome.grant)
+          : client.completeRenewal(request, outcome.grant);
+      const deadline = anchor({
+        request,
+        lease,
+        receivedAt,
+        ttlMillis: outcome.grant.ttlMillis,
+        skewMillis: clockSkewMillis,
+      });
       worst = Math.max(worst, clientToT(deadline) - coordinatorToT(outcome.grant.coordinatorExpiresAt));
     } else {
       lease = undefined; // expired or held: acquire afresh next time

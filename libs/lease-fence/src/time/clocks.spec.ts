@@ -32,7 +32,12 @@ describe('createManualClock', () => {
     ['a negative advance', () => createManualClock('t').advance(-1), RangeError, 'ms'],
     ['a NaN advance', () => createManualClock('t').advance(Number.NaN), RangeError, 'ms'],
     ['a negative stepPerRead', () => createManualClock('t', { stepPerRead: -1 }), RangeError, 'options.stepPerRead'],
-    ['an infinite start', () => createManualClock('t', { start: Number.POSITIVE_INFINITY }), RangeError, 'options.start'],
+    [
+      'an infinite start',
+      () => createManualClock('t', { start: Number.POSITIVE_INFINITY }),
+      RangeError,
+      'options.start',
+    ],
     ['an empty domain', () => createManualClock(''), TypeError, 'domain'],
   ])('refuses %s', (_label, act, errorClass, field) => {
     expect(act).toThrow(errorClass);

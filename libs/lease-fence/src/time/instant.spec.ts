@@ -15,7 +15,9 @@ describe('Instant', () => {
       ['Infinity', Number.POSITIVE_INFINITY],
       ['-Infinity', Number.NEGATIVE_INFINITY],
     ])('refuses %s millis with a RangeError naming the field', (_label, millis) => {
-      expect(() => Instant.of(millis, 'agent-a')).toThrow(/Instant\.of: millis must be a finite number of milliseconds/);
+      expect(() => Instant.of(millis, 'agent-a')).toThrow(
+        /Instant\.of: millis must be a finite number of milliseconds/,
+      );
       expect(() => Instant.of(millis, 'agent-a')).toThrow(RangeError);
     });
 
@@ -43,14 +45,14 @@ describe('Instant', () => {
     it('compares readings strictly and inclusively', () => {
       const a = Instant.of(10, 'c');
       const b = Instant.of(20, 'c');
-      expect([a.isBefore(b), a.isAfter(b), b.isAfter(a), b.isAtOrAfter(a), a.isAtOrAfter(a), a.equals(Instant.of(10, 'c'))]).toEqual([
-        true,
-        false,
-        true,
-        true,
-        true,
-        true,
-      ]);
+      expect([
+        a.isBefore(b),
+        a.isAfter(b),
+        b.isAfter(a),
+        b.isAtOrAfter(a),
+        a.isAtOrAfter(a),
+        a.equals(Instant.of(10, 'c')),
+      ]).toEqual([true, false, true, true, true, true]);
       expect(a.isBefore(a)).toBe(false);
     });
 
