@@ -185,13 +185,11 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
   app.get(`${GATE_PATH_PREFIX}/readyz`, async (_request, reply) =>
     options.isReady()
       ? { ok: true, resource: gate.resource, floor: gate.floor ?? null }
-      : reply
-          .code(503)
-          .send({
-            ok: false,
-            reason: 'not-ready',
-            message: "the floor store is opening or the coordinator's keys were never fetched",
-          }),
+      : reply.code(503).send({
+          ok: false,
+          reason: 'not-ready',
+          message: "the floor store is opening or the coordinator's keys were never fetched",
+        }),
   );
   app.get(`${GATE_PATH_PREFIX}/metrics`, async (_request, reply) =>
     reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),

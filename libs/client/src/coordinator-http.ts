@@ -24,9 +24,7 @@ import { systemTimers, type Timers } from './timers.js';
  * `safeParse` of the protocol's reply schemas.
  */
 export interface ReplySchema<T> {
-  safeParse(
-    data: unknown,
-  ):
+  safeParse(data: unknown):
     | { readonly success: true; readonly data: T }
     | {
         readonly success: false;

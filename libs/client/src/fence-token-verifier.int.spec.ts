@@ -24,9 +24,7 @@ const newKey = createTestSigningKey;
 const sign = (key: TestSigningKey, payload: unknown): Promise<string> => key.sign(payload);
 
 /** A `/v1/keys` server whose JWKS the test changes (a rotation), counting fetches; or answering 500. */
-async function openKeysServer(
-  initial: KeysReply,
-): Promise<{
+async function openKeysServer(initial: KeysReply): Promise<{
   url: string;
   fetches: () => number;
   publish: (jwks: KeysReply | 'error') => void;

@@ -77,15 +77,13 @@ describe('evolveView', () => {
       log.started();
       log.granted('slot', 'agent-a', 7);
       log.granted('other', 'agent-b', 8);
-      const restart = log
-        .advance(2_000)
-        .restart('boot-b', {
-          atMillis: 50,
-          downMillis: 300,
-          carried: [{ resource: 'slot', holderId: 'agent-a', fence: 7 }],
-          graceMillis: 7_000,
-          recoveredFence: 8,
-        });
+      const restart = log.advance(2_000).restart('boot-b', {
+        atMillis: 50,
+        downMillis: 300,
+        carried: [{ resource: 'slot', holderId: 'agent-a', fence: 7 }],
+        graceMillis: 7_000,
+        recoveredFence: 8,
+      });
       log.advance(1_000).renewed('slot', 'agent-a', 7);
 
       // Act

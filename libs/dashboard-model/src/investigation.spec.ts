@@ -84,13 +84,11 @@ describe('investigate', () => {
     const log = new LogBuilder({ ttlMillis: 10_000 });
     log.started();
     log.granted('slot', 'agent-a', 1);
-    log
-      .advance(2_000)
-      .restart('boot-b', {
-        carried: [{ resource: 'slot', holderId: 'agent-a', fence: 1 }],
-        graceMillis: 8_000,
-        recoveredFence: 1,
-      });
+    log.advance(2_000).restart('boot-b', {
+      carried: [{ resource: 'slot', holderId: 'agent-a', fence: 1 }],
+      graceMillis: 8_000,
+      recoveredFence: 1,
+    });
     log.advance(9_000).expired('slot', 'agent-a', 1);
     log.granted('slot', 'agent-b', 2);
     const rejection = log

@@ -186,9 +186,7 @@ const noise: fc.Arbitrary<Readonly<Record<string, string | readonly string[]>>> 
 );
 
 /** The defects a write can carry; each yields the request parts it replaces. */
-type WriteDefect = (
-  route: WriteRoute,
-) => fc.Arbitrary<{
+type WriteDefect = (route: WriteRoute) => fc.Arbitrary<{
   defect: string;
   token?: string | null;
   authorization?: string;
@@ -240,12 +238,10 @@ const WRITE_DEFECTS: readonly WriteDefect[] = [
       .map((method) => ({ defect: `method ${method}`, method, path: route.path('deploy-x') })),
   () => notJsonObject.map((body) => ({ defect: 'body not a JSON object', body })),
   (route) =>
-    fc
-      .tuple(fc.constantFrom(...route.numericFields), badNumberText)
-      .map(([field, text]) => ({
-        defect: `${field}=${text.slice(0, 20)}`,
-        body: toJsonText({ ...route.fields, [field]: text }),
-      })),
+    fc.tuple(fc.constantFrom(...route.numericFields), badNumberText).map(([field, text]) => ({
+      defect: `${field}=${text.slice(0, 20)}`,
+      body: toJsonText({ ...route.fields, [field]: text }),
+    })),
   (route) =>
     fc
       .constantFrom(
@@ -287,12 +283,10 @@ const WRITE_DEFECTS: readonly WriteDefect[] = [
         body: toJsonText(route.fields),
       })),
   (route) =>
-    fc
-      .integer({ min: 17_000, max: 200_000 })
-      .map((length) => ({
-        defect: `oversize body ${length}`,
-        body: toJsonText({ ...route.fields, pad: JSON.stringify('p'.repeat(length)) }),
-      })),
+    fc.integer({ min: 17_000, max: 200_000 }).map((length) => ({
+      defect: `oversize body ${length}`,
+      body: toJsonText({ ...route.fields, pad: JSON.stringify('p'.repeat(length)) }),
+    })),
   (route) =>
     deeplyNested.map((nested) => ({
       defect: 'deeply nested value',

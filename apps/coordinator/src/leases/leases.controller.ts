@@ -131,15 +131,13 @@ export class LeasesController {
     const resource = parseResource(resourceParam);
     const { requestId, fence, ttlMillis } = parseInput(RenewBodySchema, body, 'body');
     checkTtlMillis(ttlMillis, this.config);
-    const outcome = await this.host
-      .current()
-      .renew({
-        resource,
-        holderId: agent.holderId,
-        fence,
-        requestId,
-        ...(ttlMillis === undefined ? {} : { ttlMillis }),
-      });
+    const outcome = await this.host.current().renew({
+      resource,
+      holderId: agent.holderId,
+      fence,
+      requestId,
+      ...(ttlMillis === undefined ? {} : { ttlMillis }),
+    });
     if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));
     return { ok: true, grant: toWireGrant(outcome.grant, await this.signer.sign(outcome.grant)) };
   }

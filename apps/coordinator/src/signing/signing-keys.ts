@@ -40,11 +40,9 @@ const Base64Url32Schema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be 32 by
 
 /** One key of the file: an Ed25519 JWK, private (`d`) or public only. */
 const SigningJwkSchema = z.object({
-  kty: z
-    .string()
-    .refine((kty) => kty === 'OKP', {
-      error: (issue) => `must be "OKP" (an Ed25519 key), got ${JSON.stringify(issue.input)}`,
-    }),
+  kty: z.string().refine((kty) => kty === 'OKP', {
+    error: (issue) => `must be "OKP" (an Ed25519 key), got ${JSON.stringify(issue.input)}`,
+  }),
   crv: z
     .string()
     .refine((crv) => crv === 'Ed25519', { error: (issue) => `must be "Ed25519", got ${JSON.stringify(issue.input)}` }),

@@ -159,16 +159,14 @@ const expectFenceNotReused = (m: Model, outcome: AcquireOutcome): void => {
 
 const expectSameState = (m: Model, r: Real): void => {
   expect(r.coordinator.issuedFence).toBe(m.issued);
-  const realLeases = r.coordinator
-    .leases()
-    .map((l) => ({
-      resource: l.resource,
-      holderId: l.holderId,
-      fence: l.fence,
-      ttlMillis: l.ttlMillis,
-      requestId: l.requestId,
-      expiresAtMillis: l.expiresAt.millis,
-    }));
+  const realLeases = r.coordinator.leases().map((l) => ({
+    resource: l.resource,
+    holderId: l.holderId,
+    fence: l.fence,
+    ttlMillis: l.ttlMillis,
+    requestId: l.requestId,
+    expiresAtMillis: l.expiresAt.millis,
+  }));
   const byResource = (a: { resource: string }, b: { resource: string }): number => a.resource.localeCompare(b.resource);
   expect(realLeases.sort(byResource)).toEqual([...m.leases].map((l) => ({ ...l })).sort(byResource));
 };
