@@ -21,7 +21,8 @@
  * Targets (issue 13): ≤ 1 ms added at p50 on loopback, ≥ 0.7× the direct throughput. Printed as
  * met or not; figures, not a test: nothing here asserts.
  * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256`; `--cpu-prof DIR` makes the
- * gate and the upstream write V8 CPU profiles (`gate.cpuprofile`, `upstream.cpuprofile`) there.
+ * gate and the upstream write V8 CPU profiles (`gate.cpuprofile`, `upstream.cpuprofile`) there;
+ * `--baseline-gate PATH/dist/main.js` measures another build of the gate alongside.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
@@ -44,6 +45,7 @@ const { values: options } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     'body-bytes': { type: 'string', default: '256' },
     'cpu-prof': { type: 'string' },
+    'baseline-gate': { type: 'string' },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -55,6 +57,12 @@ const TARGET_ADDED_P50_MILLIS = 1;
 const TARGET_THROUGHPUT_RATIO = 0.7;
 /** `--cpu-prof DIR`: the gate and the upstream write V8 CPU profiles there when they stop (for `node --cpu-prof` analysis). */
 const CPU_PROF_DIR = options['cpu-prof'];
+/**
+ * `--baseline-gate PATH`: another build of the gate (its `dist/main.js`, e.g. from a checkout of
+ * the main branch) measured in the same run, in the same rounds, as a third arm: a before/after
+ * that one machine's drift hits equally.
+ */
+const BASELINE_GATE = options['baseline-gate'];
 const profileArgs = (name: string): string[] =>
   CPU_PROF_DIR === undefined
     ? []
@@ -101,6 +109,9 @@ interface Sample {
 
 /** The processes whose CPU a measurement records: this load generator, the gate, the upstream. */
 type ProcessName = 'client' | 'gate' | 'upstream';
+
+/** What a request is sent to: the upstream itself, this tree's gate, or the `--baseline-gate` build. */
+type Arm = 'direct' | 'gate' | 'baseline';
 
 /** CPU seconds used so far by each measured process (`/proc/<pid>/stat`, 10 ms ticks; this process: `process.cpuUsage`). */
 type CpuReading = Record<ProcessName, number>;
@@ -181,24 +192,30 @@ async function main(): Promise<void> {
       PATH: process.env.PATH,
     });
     children.push(upstream.child);
-    const gate = await spawnListening([...profileArgs('gate'), join(root, 'apps', 'gate', 'dist', 'main.js')], {
-      PATH: process.env.PATH,
-      PORT: '0',
-      LOG_LEVEL: 'info', // 'listening' is an info line; the gate logs nothing per request
-      LEASE_FENCE_GATE_RESOURCE: RESOURCE,
-      LEASE_FENCE_GATE_UPSTREAM: upstream.url,
-      LEASE_FENCE_COORDINATOR_URL: coordinator.url,
-      LEASE_FENCE_GATE_TOKEN: tokens.gate,
-      LEASE_FENCE_DATA_DIR: join(dir, 'gate'),
-    }).catch((error: unknown) => {
-      throw new Error(`${(error as Error).message} (is apps/gate built? \`npx nx run @lease-fence/gate:build\`)`);
-    });
+    const startGate = (mainJs: string, name: string) =>
+      spawnListening([...profileArgs(name), mainJs], {
+        PATH: process.env.PATH,
+        PORT: '0',
+        LOG_LEVEL: 'info', // 'listening' is an info line; the gate logs nothing per request
+        LEASE_FENCE_GATE_RESOURCE: RESOURCE,
+        LEASE_FENCE_GATE_UPSTREAM: upstream.url,
+        LEASE_FENCE_COORDINATOR_URL: coordinator.url,
+        LEASE_FENCE_GATE_TOKEN: tokens.gate,
+        LEASE_FENCE_DATA_DIR: join(dir, name),
+      }).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message} (is ${mainJs} built? \`npx nx run @lease-fence/gate:build\`)`);
+      });
+    const gate = await startGate(join(root, 'apps', 'gate', 'dist', 'main.js'), 'gate');
     children.push(gate.child);
+    const baseline = BASELINE_GATE === undefined ? undefined : await startGate(BASELINE_GATE, 'baseline');
+    if (baseline !== undefined) children.push(baseline.child);
+    /** The gate whose CPU the current measurement records. */
+    let measuredGate = gate.child;
     readCpu = () => {
       const self = process.cpuUsage();
       return {
         client: (self.user + self.system) / 1e6,
-        gate: cpuSecondsOf(gate.child.pid!) ?? Number.NaN,
+        gate: cpuSecondsOf(measuredGate.pid!) ?? Number.NaN,
         upstream: cpuSecondsOf(upstream.child.pid!) ?? Number.NaN,
       };
     };
@@ -211,37 +228,42 @@ async function main(): Promise<void> {
 
     console.log(`bench:gate | ${machineLine()}`);
     console.log(
-      `upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate, medians\n`,
+      `upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate${baseline === undefined ? '' : `/baseline gate (${BASELINE_GATE})`}, medians\n`,
     );
     // Warm-up: the gate fetches the keys and makes the floor durable once; connections open.
     await load(gate.url, 'POST', grant.signedToken, CONCURRENCY, 1);
+    if (baseline !== undefined) await load(baseline.url, 'POST', grant.signedToken, CONCURRENCY, 1);
     await load(upstream.url, 'POST', grant.signedToken, CONCURRENCY, 1);
+    const arms: (readonly [Arm, string, ChildProcess])[] = [
+      ['direct', upstream.url, gate.child],
+      ['gate', gate.url, gate.child],
+      ...(baseline === undefined ? [] : [['baseline', baseline.url, baseline.child] as const]),
+    ];
 
     const rows: string[][] = [];
     const verdicts: string[] = [];
     for (const method of ['POST', 'GET'] as const) {
       const what = method === 'POST' ? 'admitted write (POST + token)' : 'open read (GET)';
-      const runs: Record<'direct' | 'gate', { latency: Sample[]; throughput: Sample[] }> = {
+      const runs: Record<Arm, { latency: Sample[]; throughput: Sample[] }> = {
         direct: { latency: [], throughput: [] },
         gate: { latency: [], throughput: [] },
+        baseline: { latency: [], throughput: [] },
       };
       for (let round = 0; round < ROUNDS; round += 1) {
-        for (const [path, url] of [
-          ['direct', upstream.url],
-          ['gate', gate.url],
-        ] as const) {
+        for (const [path, url, child] of arms) {
+          measuredGate = child;
           runs[path].latency.push(await load(url, method, grant.signedToken, 1, SECONDS));
           runs[path].throughput.push(await load(url, method, grant.signedToken, CONCURRENCY, SECONDS));
         }
       }
-      const figure = (path: 'direct' | 'gate') => ({
+      const figure = (path: Arm) => ({
         p50: median(runs[path].latency.map((s) => s.p50Millis)),
         p99: median(runs[path].latency.map((s) => s.p99Millis)),
         rps: median(runs[path].throughput.map((s) => s.requestsPerSecond)),
         failures: [...runs[path].latency, ...runs[path].throughput].reduce((sum, s) => sum + s.failures, 0),
         cpu: (name: ProcessName) => median(runs[path].throughput.map((s) => s.cpuMicrosPerRequest[name])),
       });
-      const cpuCells = (figures: ReturnType<typeof figure>, path: 'direct' | 'gate'): string[] => [
+      const cpuCells = (figures: ReturnType<typeof figure>, path: Arm): string[] => [
         fixed(figures.cpu('client'), 0),
         path === 'direct' ? '' : fixed(figures.cpu('gate'), 0),
         fixed(figures.cpu('upstream'), 0),
@@ -282,6 +304,22 @@ async function main(): Promise<void> {
           `throughput ${fixed(ratio, 2)}× direct (target ≥ ${TARGET_THROUGHPUT_RATIO}×: ${ratio >= TARGET_THROUGHPUT_RATIO ? 'met' : 'NOT met'}); ` +
           `with a core per process ${fixed(ownCoreRatio(direct, gated), 2)}× (from CPU µs/req)`,
       );
+      if (baseline !== undefined) {
+        const before = figure('baseline');
+        rows.push([
+          `${what}, through the baseline gate`,
+          fixed(before.p50, 3),
+          fixed(before.p99, 3),
+          fixed(before.rps, 0),
+          `+${fixed(before.p50 - direct.p50, 3)} ms p50, ${fixed(before.rps / direct.rps, 2)}× req/s`,
+          String(before.failures),
+          ...cpuCells(before, 'baseline'),
+        ]);
+        verdicts.push(
+          `${what}, baseline gate: added p50 ${fixed(before.p50 - direct.p50, 3)} ms; throughput ${fixed(before.rps / direct.rps, 2)}× direct; ` +
+            `with a core per process ${fixed(ownCoreRatio(direct, before), 2)}×`,
+        );
+      }
     }
     console.log(
       markdownTable(
