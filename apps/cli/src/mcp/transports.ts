@@ -1,0 +1,159 @@
+/**
+ * The MCP server's two transports, from the official SDK: stdio (one session: the process's
+ * stdin and stdout) and Streamable HTTP (one session per `Mcp-Session-Id`, on node:http). A
+ * session ends when stdin closes, when the client deletes its HTTP session, or when the process
+ * is asked to stop; its leases are released then.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { LeaseFenceMcpSession } from './server.js';
+
+/** Makes the server of one new session. */
+export type McpSessionFactory = () => LeaseFenceMcpSession;
+
+/**
+ * Serves one session over this process's stdin/stdout. Resolves once the session has ended:
+ * stdin closed (the client went away) or `stop` aborted; its leases are released by then.
+ */
+export async function serveStdio(newSession: McpSessionFactory, stop: AbortSignal): Promise<void> {
+  const session = newSession();
+  const transport = new StdioServerTransport();
+  const ended = new Promise<void>((resolve) => {
+    const end = (): void => resolve();
+    // The SDK's stdio transport does not watch for the end of stdin; a client that exits closes it.
+    process.stdin.once('end', end);
+    process.stdin.once('close', end);
+    stop.addEventListener('abort', end, { once: true });
+    transport.onclose = end;
+  });
+  await session.server.connect(transport);
+  await ended;
+  await session.close();
+}
+
+/** Options of {@link serveStreamableHttp}. */
+export interface StreamableHttpOptions {
+  /** Interface to bind. Loopback names get DNS-rebinding protection (the `Host` header is checked). */
+  readonly host: string;
+  /** Port to listen on (0 = any free port). */
+  readonly port: number;
+}
+
+/** A listening Streamable HTTP MCP endpoint. */
+export interface StreamableHttpEndpoint {
+  /** `http://host:port/mcp`. */
+  readonly url: string;
+  /** Sessions open now. */
+  readonly sessions: () => number;
+  /** Ends every session (releasing its leases) and stops listening. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+/** The path the MCP endpoint is served on. */
+export const MCP_PATH = '/mcp';
+
+/**
+ * Serves MCP over Streamable HTTP at `/mcp`: a POST without `Mcp-Session-Id` starts a session
+ * (its `initialize`), later requests carry the id, `DELETE` ends it (and releases its leases).
+ */
+export async function serveStreamableHttp(
+  newSession: McpSessionFactory,
+  options: StreamableHttpOptions,
+): Promise<StreamableHttpEndpoint> {
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; session: LeaseFenceMcpSession }>();
+  /** `Host` values a loopback endpoint accepts (DNS-rebinding protection); read once listening, when the port is known. */
+  const allowedHosts = (): string[] =>
+    LOOPBACK.has(options.host) ? [...LOOPBACK].map((host) => `${host.includes(':') ? `[${host}]` : host}:${port}`) : [];
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const path = new URL(request.url ?? '/', 'http://mcp').pathname;
+    if (path !== MCP_PATH) {
+      plain(response, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
+      return;
+    }
+    const sessionId = request.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const open = sessions.get(sessionId);
+      if (open === undefined) {
+        jsonRpcError(
+          response,
+          404,
+          -32001,
+          `session not found: ${sessionId} (ended or never started); initialize again`,
+        );
+        return;
+      }
+      await open.transport.handleRequest(request, response);
+      return;
+    }
+    const session = newSession();
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, session });
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+        void session.close();
+      },
+      ...(allowedHosts().length === 0 ? {} : { enableDnsRebindingProtection: true, allowedHosts: allowedHosts() }),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      void session.close();
+    };
+    await session.server.connect(transport);
+    await transport.handleRequest(request, response);
+    // A first request that was not an initialize starts no session: drop its server at once.
+    if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await session.close();
+  };
+
+  const server: Server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent)
+        jsonRpcError(
+          response,
+          500,
+          -32603,
+          `internal error: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      else response.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostInUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${hostInUrl}:${port}${MCP_PATH}`,
+    sessions: () => sessions.size,
+    close: async () => {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(open.map(({ session }) => session.close()));
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+const plain = (response: ServerResponse, status: number, text: string): void => {
+  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
+};
+
+const jsonRpcError = (response: ServerResponse, status: number, code: number, message: string): void => {
+  response
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+};
