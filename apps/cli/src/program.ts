@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
+import { mcpCommand } from './mcp/command.js';
 
 /** The package's version, as `lease-fence --version` prints it. */
 const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -19,5 +20,6 @@ export function createProgram(): Command {
     .version(VERSION)
     .showHelpAfterError()
     .exitOverride();
+  program.addCommand(mcpCommand());
   return program;
 }

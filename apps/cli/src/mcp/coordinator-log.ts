@@ -4,7 +4,15 @@
  * (`@lease-fence/dashboard-model`), so `who_holds` at a past time and `explain_rejection` give the
  * same answers as the dashboard. Every role may read these routes, so the agent token suffices.
  */
-import type { EventsReply, RecordedRejection, WireLease } from '@lease-fence/protocol';
+import {
+  EventsReplySchema,
+  LeasesReplySchema,
+  RejectionsReplySchema,
+  type EventsReply,
+  type RecordedRejection,
+  type WireLease,
+} from '@lease-fence/protocol';
+import type { CoordinatorHttp } from '@lease-fence/client';
 import { ViewHistory, type Generation } from '@lease-fence/dashboard-model';
 
 /** The coordinator's read routes, as the MCP server uses them. Each throws when the coordinator cannot answer. */
@@ -51,4 +59,22 @@ export function generationOf(history: ViewHistory, resource: string, fence: numb
     if (generation?.fence === fence) return generation;
   }
   return undefined;
+}
+
+/**
+ * The reads over the SDK's HTTP transport (its timeouts, retries and typed errors), replies
+ * parsed with the protocol's schemas.
+ *
+ * @param http - A transport with a token of any role (every role may read).
+ */
+export function coordinatorHttpReads(http: CoordinatorHttp): CoordinatorReads {
+  return {
+    leases: async (signal) =>
+      (await http.get('list leases', '/v1/leases', { 200: LeasesReplySchema }, signal)).value.leases,
+    rejections: async (signal) =>
+      (await http.get('list rejections', '/v1/rejections', { 200: RejectionsReplySchema }, signal)).value.rejections,
+    eventsAfter: async (after, limit, signal) =>
+      (await http.get('read events', `/v1/events?after=${after}&limit=${limit}`, { 200: EventsReplySchema }, signal))
+        .value,
+  };
 }
