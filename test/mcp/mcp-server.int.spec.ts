@@ -252,7 +252,7 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       ).toBe(true);
     });
 
-    it('answers initialize over Streamable HTTP on 127.0.0.1', async () => {
+    it('answers initialize over Streamable HTTP on 127.0.0.1, and releases at the end of the session', async () => {
       const child = spawn(process.execPath, [CLI_MAIN, 'mcp', '--http', '--port', '0', '--host', '127.0.0.1'], {
         env: {
           PATH: process.env.PATH ?? '',
@@ -276,7 +276,17 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
         expect(transport.sessionId).toBeTruthy();
         const { tools } = await client.listTools();
         expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());
+        // A lease taken in the session is released when the client deletes the session.
+        const acquired = (await client.callTool({
+          name: 'acquire_lease',
+          arguments: { resource: 'deploy-http', ttlMillis: 60_000 },
+        })) as CallToolResult;
+        expect(acquired.content[0]).toMatchObject({ text: expect.stringMatching(/^acquired deploy-http with fence/) });
         await transport.terminateSession();
+        await eventually('the HTTP session lease released', async () => {
+          const { leases } = await viewerGet('/v1/leases', LeasesReplySchema);
+          return !leases.some((lease) => lease.resource === 'deploy-http');
+        });
         await client.close();
       } finally {
         await stopByPid(child, 'SIGTERM');

@@ -32,6 +32,8 @@ export async function serveStdio(newSession: McpSessionFactory, stop: AbortSigna
   await session.server.connect(transport);
   await ended;
   await session.close();
+  // stdin stays open when the process is stopped by a signal; an open stdin would keep it alive.
+  process.stdin.destroy();
 }
 
 /** Options of {@link serveStreamableHttp}. */
