@@ -6,7 +6,13 @@
 import { createRequire } from 'node:module';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
-import { addConnectionOptions, connectionSettingsOf, coordinatorHttp, openAgentConnection } from '../connection.js';
+import {
+  addConnectionOptions,
+  connectionSettingsOf,
+  coordinatorHttp,
+  openAgentConnection,
+  toCliError,
+} from '../connection.js';
 import { coordinatorHttpReads } from './coordinator-log.js';
 import { createLeaseFenceMcpServer } from './server.js';
 import { serveStdio, serveStreamableHttp } from './transports.js';
@@ -59,7 +65,13 @@ export function mcpCommand(): Command {
     const settings = connectionSettingsOf(self);
     const agent = await openAgentConnection(settings, 'lease-fence mcp');
     const reads = coordinatorHttpReads(coordinatorHttp(settings));
-    const newSession = () => createLeaseFenceMcpServer({ client: agent.client, reads, version: VERSION });
+    // The same words for a coordinator that is down or refuses the token as the other commands use.
+    const describeFailure = (error: unknown): string => {
+      const described = toCliError(error, settings);
+      return described instanceof Error ? described.message : String(described);
+    };
+    const newSession = () =>
+      createLeaseFenceMcpServer({ client: agent.client, reads, version: VERSION, describeFailure });
     const stop = new AbortController();
     const onSignal = (): void => stop.abort();
     process.once('SIGINT', onSignal);

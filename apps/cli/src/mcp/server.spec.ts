@@ -120,4 +120,17 @@ describe('lease-fence MCP server sessions', () => {
     await first.call('release_lease', { resource: 'deploy-a' });
     expect((await waiting).text).toMatch(/^acquired deploy-a with fence 2 .*after waiting/);
   });
+
+  it('answers a coordinator that cannot serve, and contradictory arguments, with an error result in words', async () => {
+    const agent = await connect('agent-1', 'token-1');
+    double.inject({ route: 'acquire', kind: 'unavailable', times: 100 });
+    const unavailable = await agent.call('acquire_lease', { resource: 'deploy-a' });
+    expect(unavailable.isError).toBe(true);
+    expect(unavailable.text).toMatch(/recovering/);
+    expect(agent.session.session.current('deploy-a').state).toBe('none');
+
+    const both = await agent.call('who_holds', { resource: 'deploy-a', atTime: '2026-12-01T21:30:00Z', atPosition: 3 });
+    expect(both.isError).toBe(true);
+    expect(both.text).toBe('atTime and atPosition: give one of them, not both.');
+  });
 });

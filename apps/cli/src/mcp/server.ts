@@ -12,13 +12,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import {
-  CoordinatorHttpError,
-  CoordinatorUnavailableError,
-  CoordinatorUnreachableError,
-  type LeaseFenceClient,
-  type LeaseLostError,
-} from '@lease-fence/client';
+import type { LeaseFenceClient, LeaseLostError } from '@lease-fence/client';
 import {
   formatDuration,
   formatWallDateTime,
@@ -54,6 +48,12 @@ export interface LeaseFenceMcpServerOptions {
   readonly reads: CoordinatorReads;
   /** The server's version, as `initialize` reports it. */
   readonly version: string;
+  /**
+   * Plain words for a failure of a tool's request to the coordinator (unreachable, unavailable,
+   * token refused, bad input it refused), shown to the agent as an error result.
+   * @defaultValue the error's message
+   */
+  readonly describeFailure?: (error: unknown) => string;
 }
 
 /** One session's server and its leases. */
@@ -105,6 +105,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     },
   });
   const { reads } = options;
+  const describeFailure =
+    options.describeFailure ?? ((error: unknown) => (error instanceof Error ? error.message : String(error)));
 
   /** Every tool answer goes through here, so untold losses come first. */
   const answer = (text: string, structured: Record<string, unknown>, isError = false): CallToolResult => {
@@ -128,7 +130,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       try {
         return await body(args);
       } catch (error) {
-        return answer(failureText(error), { ok: false, error: errorName(error) }, true);
+        return answer(failureText(error, describeFailure), { ok: false, error: errorName(error) }, true);
       }
     };
 
@@ -598,15 +600,11 @@ const denialText = (
 const generationText = (generation: Generation): string =>
   `${generation.holderId} with fence ${generation.fence} (from ${formatWallDateTime(generation.startWallMillis)}${generation.end === undefined ? '' : ` to ${formatWallDateTime(generation.endWallMillis)}, ${generation.end.kind}`})`;
 
-const failureText = (error: unknown): string => {
-  if (error instanceof CoordinatorUnreachableError)
-    return `the coordinator could not be reached (${error.message}). Nothing was changed; try again later.`;
-  if (error instanceof CoordinatorUnavailableError)
-    return `the coordinator is unavailable (${error.reason}); try again later.`;
-  if (error instanceof CoordinatorHttpError) return `the coordinator refused the request: ${error.message}`;
+/** A failure's plain words: a request that got no answer in time, or what `describeFailure` says. */
+const failureText = (error: unknown, describeFailure: (error: unknown) => string): string => {
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
     return `no answer in time (${error.message}); the request may or may not have been applied.`;
-  return error instanceof Error ? error.message : String(error);
+  return describeFailure(error);
 };
 
 const errorName = (error: unknown): string => (error instanceof Error ? error.name : 'Error');
