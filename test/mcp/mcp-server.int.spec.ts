@@ -237,6 +237,11 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
         new RegExp(`^agent-1 wrote to deploy-mcp with fence ${fence1} .*agent-2.*refused`),
       );
 
+      // Who held it when the refusal was recorded: the log's answer.
+      expect((await other.call('who_holds', { resource: RESOURCE, atPosition: position })).text).toMatch(
+        new RegExp(`^at log position ${position}, deploy-mcp was held by agent-2 with fence ${fence2} \\(from `),
+      );
+
       // Ending agent-2's session releases its lease (its TTL is 60 s, so only the release frees it).
       await other.close();
       await eventually('agent-2 lease released at session end', async () => {

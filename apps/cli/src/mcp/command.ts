@@ -13,7 +13,7 @@ import {
   openAgentConnection,
   toCliError,
 } from '../connection.js';
-import { coordinatorHttpReads } from './coordinator-log.js';
+import { coordinatorHttpReads } from '../coordinator-log.js';
 import { createLeaseFenceMcpServer } from './server.js';
 import { serveStdio, serveStreamableHttp } from './transports.js';
 

@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CoordinatorReads } from './coordinator-log.js';
+import type { CoordinatorReads } from '../coordinator-log.js';
 import { createLeaseFenceMcpServer, type LeaseFenceMcpSession } from './server.js';
 
 /** These tests never read the log: a read fails the test loudly. */

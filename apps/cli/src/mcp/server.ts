@@ -22,7 +22,7 @@ import {
 } from '@lease-fence/dashboard-model';
 import { IdSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
-import { generationOf, loadHistory, type CoordinatorReads } from './coordinator-log.js';
+import { generationOf, holderAtPosition, loadHistory, type CoordinatorReads } from '../coordinator-log.js';
 import { LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
 import { LeaseSession } from './lease-session.js';
 
@@ -299,9 +299,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         );
       }
       const position = atPosition as number;
-      const state = history.stateAt(position);
-      const open = state.lanes.get(resource)?.generations.filter((g) => g.end === undefined) ?? [];
-      const generation = open[open.length - 1];
+      const generation = holderAtPosition(history, resource, position);
       return generation === undefined
         ? answer(`at log position ${position}, nobody held ${resource}.`, { ok: true, resource, held: false })
         : answer(`at log position ${position}, ${resource} was held by ${generationText(generation)}.`, {

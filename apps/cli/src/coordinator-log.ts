@@ -1,8 +1,8 @@
 /**
- * What the MCP server reads from the coordinator besides leases: the current holders, the
- * recorded refusals, and the whole event log folded by the dashboard's own model
- * (`@lease-fence/dashboard-model`), so `who_holds` at a past time and `explain_rejection` give the
- * same answers as the dashboard. Every role may read these routes, so the agent token suffices.
+ * What the command line and the MCP server read from the coordinator besides leases: the current
+ * holders, the recorded refusals, and the whole event log folded by the dashboard's own model
+ * (`@lease-fence/dashboard-model`), so "who held it then" and the explanation of a refusal are the
+ * dashboard's answers. Every role may read these routes, so an agent token suffices.
  */
 import {
   EventsReplySchema,
@@ -59,6 +59,22 @@ export function generationOf(history: ViewHistory, resource: string, fence: numb
     if (generation?.fence === fence) return generation;
   }
   return undefined;
+}
+
+/**
+ * Who held `resource` at log `position`: the latest of its generations still open once the event
+ * at that position was recorded (a lease that lapsed but whose expiry was not recorded yet counts
+ * as open, as in the log). Undefined when nobody did.
+ *
+ * @throws RangeError when `position` is not an integer ≥ 0 (`ViewHistory.stateAt`).
+ */
+export function holderAtPosition(history: ViewHistory, resource: string, position: number): Generation | undefined {
+  const open =
+    history
+      .stateAt(position)
+      .lanes.get(resource)
+      ?.generations.filter((g) => g.end === undefined) ?? [];
+  return open[open.length - 1];
 }
 
 /**
