@@ -42,6 +42,13 @@ export interface StreamableHttpOptions {
   readonly host: string;
   /** Port to listen on (0 = any free port). */
   readonly port: number;
+  /**
+   * A session with no request open (no call in flight, no notification stream) for this long is
+   * ended and its leases released, milliseconds: a client that went away without `DELETE` must
+   * not keep its leases renewed for ever. A quiet client that is still there loses its session
+   * too (its next request is answered 404 and it initializes again). Integer ≥ 1.
+   */
+  readonly sessionIdleMillis: number;
 }
 
 /** A listening Streamable HTTP MCP endpoint. */
@@ -54,19 +61,34 @@ export interface StreamableHttpEndpoint {
   close(): Promise<void>;
 }
 
+/** A live HTTP session and whether its client is still there. */
+interface OpenSession {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly session: LeaseFenceMcpSession;
+  /** Requests of the session not answered yet (calls in flight, notification streams). */
+  openRequests: number;
+  /** When the last open request ended (monotonic milliseconds, `performance.now`). */
+  idleSinceMillis: number;
+}
+
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 /** The path the MCP endpoint is served on. */
 export const MCP_PATH = '/mcp';
 
 /**
  * Serves MCP over Streamable HTTP at `/mcp`: a POST without `Mcp-Session-Id` starts a session
- * (its `initialize`), later requests carry the id, `DELETE` ends it (and releases its leases).
+ * (its `initialize`), later requests carry the id, `DELETE` ends it (and releases its leases), and
+ * so does `sessionIdleMillis` without any request open.
  */
 export async function serveStreamableHttp(
   newSession: McpSessionFactory,
   options: StreamableHttpOptions,
 ): Promise<StreamableHttpEndpoint> {
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; session: LeaseFenceMcpSession }>();
+  if (!Number.isSafeInteger(options.sessionIdleMillis) || options.sessionIdleMillis < 1)
+    throw new RangeError(
+      `serveStreamableHttp: sessionIdleMillis must be a positive integer (milliseconds), got ${String(options.sessionIdleMillis)}`,
+    );
+  const sessions = new Map<string, OpenSession>();
   /** `Host` values a loopback endpoint accepts (DNS-rebinding protection); read once listening, when the port is known. */
   const allowedHosts = (): string[] =>
     LOOPBACK.has(options.host) ? [...LOOPBACK].map((host) => `${host.includes(':') ? `[${host}]` : host}:${port}`) : [];
@@ -96,7 +118,9 @@ export async function serveStreamableHttp(
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, session });
+        const open: OpenSession = { transport, session, openRequests: 0, idleSinceMillis: performance.now() };
+        sessions.set(id, open);
+        track(open, response);
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -113,6 +137,27 @@ export async function serveStreamableHttp(
     // A first request that was not an initialize starts no session: drop its server at once.
     if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await session.close();
   };
+
+  /** Counts `response` as open on `open` until it ends (an SSE stream stays open while the client listens). */
+  const track = (open: OpenSession, response: ServerResponse): void => {
+    open.openRequests += 1;
+    response.once('close', () => {
+      open.openRequests -= 1;
+      open.idleSinceMillis = performance.now();
+    });
+  };
+  const sweep = setInterval(
+    () => {
+      const now = performance.now();
+      for (const [id, open] of sessions) {
+        if (open.openRequests > 0 || now - open.idleSinceMillis < options.sessionIdleMillis) continue;
+        sessions.delete(id);
+        void open.transport.close().finally(() => open.session.close());
+      }
+    },
+    Math.min(options.sessionIdleMillis, 1000),
+  );
+  sweep.unref();
 
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
@@ -139,6 +184,7 @@ export async function serveStreamableHttp(
     url: `http://${hostInUrl}:${port}${MCP_PATH}`,
     sessions: () => sessions.size,
     close: async () => {
+      clearInterval(sweep);
       const open = [...sessions.values()];
       sessions.clear();
       await Promise.all(open.map(({ session }) => session.close()));
