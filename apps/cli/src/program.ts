@@ -6,6 +6,10 @@
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
 import type { CliIo } from './cli-io.js';
+import { eventsCommand } from './commands/events.js';
+import { explainCommand } from './commands/explain.js';
+import { holdersCommand } from './commands/holders.js';
+import { rejectionsCommand } from './commands/rejections.js';
 import { runCommand } from './commands/run.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
 
@@ -38,6 +42,13 @@ export function createProgram(io: CliIo): Command {
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .addHelpText('after', HELP)
     .exitOverride();
-  for (const command of [runCommand(io)]) program.addCommand(command.exitOverride());
+  for (const command of [
+    runCommand(io),
+    holdersCommand(io),
+    eventsCommand(io),
+    rejectionsCommand(io),
+    explainCommand(io),
+  ])
+    program.addCommand(command.exitOverride());
   return program;
 }
