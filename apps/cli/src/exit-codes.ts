@@ -11,6 +11,8 @@ export const EXIT = {
   ok: 0,
   /** A bad flag, argument or setting (EX_USAGE); nothing was sent. */
   usage: 64,
+  /** A defect of `lease-fence` itself (EX_SOFTWARE): the message has the stack; please report it. */
+  internal: 70,
   /** The coordinator could not be reached, or answered 503 through every retry (EX_UNAVAILABLE). */
   coordinatorUnavailable: 69,
   /** The resource was held by another holder past `--wait` (EX_TEMPFAIL: try again later). */
@@ -66,6 +68,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   0     success
   64    a bad flag, argument or setting (nothing was sent)
   69    the coordinator is unreachable or unavailable (its URL and what failed are printed)
+  70    an internal error of lease-fence (please report it)
   75    the resource is held by another holder (past --wait, for run)
   76    the coordinator's reply does not match the protocol
   77    the token was refused, or its role may not do this

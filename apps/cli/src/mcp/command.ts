@@ -13,7 +13,7 @@ import {
   openAgentConnection,
   toCliError,
 } from '../connection.js';
-import { coordinatorHttpReads } from '../coordinator-log.js';
+import { coordinatorHttpReads } from './coordinator-reads.js';
 import { DURATION_SYNTAX, DurationMillisSchema, parseDurationMillis } from '../duration.js';
 import { createLeaseFenceMcpServer } from './server.js';
 import { serveStdio, serveStreamableHttp } from './transports.js';

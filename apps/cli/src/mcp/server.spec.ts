@@ -11,14 +11,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CoordinatorReads } from '../coordinator-log.js';
+import type { CoordinatorReads } from './coordinator-reads.js';
 import { createLeaseFenceMcpServer, type LeaseFenceMcpSession } from './server.js';
 
 /** These tests never read the log: a read fails the test loudly. */
 const noReads: CoordinatorReads = {
   leases: () => Promise.reject(new Error('unexpected read: leases')),
   rejections: () => Promise.reject(new Error('unexpected read: rejections')),
-  eventsAfter: () => Promise.reject(new Error('unexpected read: events')),
+  history: () => Promise.reject(new Error('unexpected read: events')),
 };
 
 const eventually = async (what: string, probe: () => boolean): Promise<void> => {

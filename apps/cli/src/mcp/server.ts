@@ -19,10 +19,11 @@ import {
   investigate,
   whoHeld,
   type Generation,
+  openGeneration,
 } from '@lease-fence/dashboard-model';
 import { IdSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
-import { generationOf, holderAtPosition, loadHistory, type CoordinatorReads } from '../coordinator-log.js';
+import { generationOf, type CoordinatorReads } from './coordinator-reads.js';
 import { LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
 import { LeaseSession } from './lease-session.js';
 
@@ -278,7 +279,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
               },
             );
       }
-      const history = await loadHistory(reads, session.signal);
+      const history = await reads.history();
       if (atTime !== undefined) {
         const wallMillis = Date.parse(atTime);
         const held = whoHeld(history.head, resource, wallMillis);
@@ -299,7 +300,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         );
       }
       const position = atPosition as number;
-      const generation = holderAtPosition(history, resource, position);
+      const lane = history.stateAt(position).lanes.get(resource);
+      const generation = lane === undefined ? undefined : openGeneration(lane);
       return generation === undefined
         ? answer(`at log position ${position}, nobody held ${resource}.`, { ok: true, resource, held: false })
         : answer(`at log position ${position}, ${resource} was held by ${generationText(generation)}.`, {
@@ -362,7 +364,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ position }) => {
-      const result = investigate(await loadHistory(reads, session.signal), position, 0);
+      const result = investigate(await reads.history(), position, 0);
       if (result.ok)
         return answer(result.investigation.explanation, {
           ok: true,
@@ -462,7 +464,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       );
     let since = '';
     try {
-      const generation = generationOf(await loadHistory(reads, session.signal), resource, reply.current.fence);
+      const generation = generationOf(await reads.history(), resource, reply.current.fence);
       if (generation !== undefined) since = ` since ${formatWallDateTime(generation.startWallMillis)}`;
     } catch {
       // the refusal stands on its own; the time is a courtesy

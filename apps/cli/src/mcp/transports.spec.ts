@@ -8,14 +8,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CoordinatorReads } from '../coordinator-log.js';
+import type { CoordinatorReads } from './coordinator-reads.js';
 import { createLeaseFenceMcpServer } from './server.js';
 import { serveStreamableHttp, type StreamableHttpEndpoint } from './transports.js';
 
 const noReads: CoordinatorReads = {
   leases: () => Promise.reject(new Error('unexpected read: leases')),
   rejections: () => Promise.reject(new Error('unexpected read: rejections')),
-  eventsAfter: () => Promise.reject(new Error('unexpected read: events')),
+  history: () => Promise.reject(new Error('unexpected read: events')),
 };
 
 describe('Streamable HTTP sessions', () => {
