@@ -615,6 +615,7 @@ describe('health, metrics and docs', () => {
         '/v1/leases',
         '/v1/events',
         '/v1/rejections',
+        '/v1/whoami',
         '/v1/stream',
         '/healthz',
         '/readyz',
@@ -631,6 +632,21 @@ describe('health, metrics and docs', () => {
     expect(page.text).toContain('/v1/leases/{resource}/acquire');
     expect(page.text).toContain('<code>after</code>');
     expect(page.text).not.toContain('`');
+  });
+
+  it('tells each token who it is at GET /v1/whoami, never echoing the token', async () => {
+    const { agentA, gate, viewer } = TEST_TOKENS;
+    const agent = await call(app.url, 'GET', '/v1/whoami', { token: agentA.token });
+    expect(agent).toMatchObject({ status: 200, body: { role: 'agent', holderId: agentA.holderId } });
+    expect(agent.text).not.toContain(agentA.token);
+    expect((await call(app.url, 'GET', '/v1/whoami', { token: gate.token })).body).toEqual({
+      role: 'gate',
+      gateId: gate.gateId,
+      resources: gate.resources,
+    });
+    expect((await call(app.url, 'GET', '/v1/whoami', { token: viewer.token })).body).toEqual({ role: 'viewer' });
+    expect((await call(app.url, 'GET', '/v1/whoami')).status).toBe(401);
+    expect((await call(app.url, 'GET', '/v1/whoami?x=1', { token: viewer.token })).status).toBe(400);
   });
 
   it('answers an unknown API route with a JSON 404', async () => {

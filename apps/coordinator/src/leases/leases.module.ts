@@ -4,7 +4,11 @@ import { CoordinatorModule } from '../coordinator/coordinator.module.js';
 import { EventsController } from './events.controller.js';
 import { GatesController } from './gates.controller.js';
 import { LeasesController } from './leases.controller.js';
+import { WhoAmIController } from './whoami.controller.js';
 
 /** Controllers only; the coordinator comes from {@link CoordinatorModule}. */
-@Module({ imports: [CoordinatorModule], controllers: [LeasesController, GatesController, EventsController] })
+@Module({
+  imports: [CoordinatorModule],
+  controllers: [LeasesController, GatesController, EventsController, WhoAmIController],
+})
 export class LeasesModule {}
