@@ -11,9 +11,18 @@
  * Both for admitted writes (POST with `Lease-Fence-Token`) and for open reads (GET, forwarded
  * without a check: the proxy alone).
  *
+ * Each process is charged its own CPU: the load generator (this process, the same for both
+ * arms), the gate and the upstream each run in a process of their own, and the CPU time each
+ * spent per request under the throughput load is printed (`/proc/<pid>/stat`). On a machine with
+ * fewer free cores than busy processes the requests/s ratio measures how the three share the
+ * cores, so the ratio "with a core per process" (the busiest process's CPU per request bounds its
+ * requests/s) is printed next to it: what a machine with a core per process would see.
+ *
  * Targets (issue 13): ≤ 1 ms added at p50 on loopback, ≥ 0.7× the direct throughput. Printed as
  * met or not; figures, not a test: nothing here asserts.
- * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256`.
+ * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256`; `--cpu-prof DIR` makes the
+ * gate and the upstream write V8 CPU profiles (`gate.cpuprofile`, `upstream.cpuprofile`) there;
+ * `--baseline-gate PATH/dist/main.js` measures another build of the gate alongside.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
@@ -26,6 +35,7 @@ import { writeTokensFile } from '../support/test-tokens.js';
 import { machineLine, repoRoot } from './support/bench-env.js';
 import { createBenchTokens } from './support/bench-tokens.js';
 import { startBenchCoordinator } from './support/coordinator-child.js';
+import { cpuSecondsOf } from './support/proc-usage.js';
 import { fixed, markdownTable, median, quantile } from './support/stats.js';
 
 const { values: options } = parseArgs({
@@ -34,6 +44,8 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '16' },
     'body-bytes': { type: 'string', default: '256' },
+    'cpu-prof': { type: 'string' },
+    'baseline-gate': { type: 'string' },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -43,12 +55,25 @@ const BODY = 'x'.repeat(Number(options['body-bytes']));
 const RESOURCE = 'res-gate-bench';
 const TARGET_ADDED_P50_MILLIS = 1;
 const TARGET_THROUGHPUT_RATIO = 0.7;
+/** `--cpu-prof DIR`: the gate and the upstream write V8 CPU profiles there when they stop (for `node --cpu-prof` analysis). */
+const CPU_PROF_DIR = options['cpu-prof'];
+/**
+ * `--baseline-gate PATH`: another build of the gate (its `dist/main.js`, e.g. from a checkout of
+ * the main branch) measured in the same run, in the same rounds, as a third arm: a before/after
+ * that one machine's drift hits equally.
+ */
+const BASELINE_GATE = options['baseline-gate'];
+const profileArgs = (name: string): string[] =>
+  CPU_PROF_DIR === undefined
+    ? []
+    : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `${name}.cpuprofile`];
 
 /** The upstream: a node:http server that reads each body and answers 200 with a short text. */
 const UPSTREAM_SOURCE = `
 const http = require('node:http');
 const server = http.createServer((req, res) => { req.resume(); req.on('end', () => res.end('ok')); });
 server.keepAliveTimeout = 60000;
+process.once('SIGTERM', () => process.exit(0)); // a normal exit, so --cpu-prof writes its profile
 server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening', url: 'http://127.0.0.1:' + server.address().port })));
 `;
 
@@ -78,7 +103,19 @@ interface Sample {
   readonly p50Millis: number;
   readonly p99Millis: number;
   readonly failures: number;
+  /** CPU time each process spent per successful request during the measurement (µs), by process. */
+  readonly cpuMicrosPerRequest: Readonly<Record<ProcessName, number>>;
 }
+
+/** The processes whose CPU a measurement records: this load generator, the gate, the upstream. */
+type ProcessName = 'client' | 'gate' | 'upstream';
+
+/** What a request is sent to: the upstream itself, this tree's gate, or the `--baseline-gate` build. */
+type Arm = 'direct' | 'gate' | 'baseline';
+
+/** CPU seconds used so far by each measured process (`/proc/<pid>/stat`, 10 ms ticks; this process: `process.cpuUsage`). */
+type CpuReading = Record<ProcessName, number>;
+let readCpu: () => CpuReading = () => ({ client: 0, gate: 0, upstream: 0 });
 
 /** `concurrency` closed loops of requests for `seconds` on keep-alive connections; latencies in ms. */
 async function load(
@@ -120,6 +157,7 @@ async function load(
       });
       outgoing.end(method === 'POST' ? BODY : undefined);
     });
+  const cpuBefore = readCpu();
   const endAt = performance.now() + seconds * 1000;
   const startedAt = performance.now();
   await Promise.all(
@@ -128,8 +166,11 @@ async function load(
     }),
   );
   const elapsedSeconds = (performance.now() - startedAt) / 1000;
+  const cpuAfter = readCpu();
   agent.destroy();
+  const perRequest = (name: ProcessName): number => ((cpuAfter[name] - cpuBefore[name]) * 1e6) / latencies.length;
   return {
+    cpuMicrosPerRequest: { client: perRequest('client'), gate: perRequest('gate'), upstream: perRequest('upstream') },
     requestsPerSecond: latencies.length / elapsedSeconds,
     p50Millis: quantile(latencies, 0.5),
     p99Millis: quantile(latencies, 0.99),
@@ -147,21 +188,37 @@ async function main(): Promise<void> {
     tokensFile: await writeTokensFile(dir, tokens.entries),
   });
   try {
-    const upstream = await spawnListening(['-e', UPSTREAM_SOURCE], { PATH: process.env.PATH });
-    children.push(upstream.child);
-    const gate = await spawnListening([join(root, 'apps', 'gate', 'dist', 'main.js')], {
+    const upstream = await spawnListening([...profileArgs('upstream'), '-e', UPSTREAM_SOURCE], {
       PATH: process.env.PATH,
-      PORT: '0',
-      LOG_LEVEL: 'info', // 'listening' is an info line; the gate logs nothing per request
-      LEASE_FENCE_GATE_RESOURCE: RESOURCE,
-      LEASE_FENCE_GATE_UPSTREAM: upstream.url,
-      LEASE_FENCE_COORDINATOR_URL: coordinator.url,
-      LEASE_FENCE_GATE_TOKEN: tokens.gate,
-      LEASE_FENCE_DATA_DIR: join(dir, 'gate'),
-    }).catch((error: unknown) => {
-      throw new Error(`${(error as Error).message} (is apps/gate built? \`npx nx run @lease-fence/gate:build\`)`);
     });
+    children.push(upstream.child);
+    const startGate = (mainJs: string, name: string) =>
+      spawnListening([...profileArgs(name), mainJs], {
+        PATH: process.env.PATH,
+        PORT: '0',
+        LOG_LEVEL: 'info', // 'listening' is an info line; the gate logs nothing per request
+        LEASE_FENCE_GATE_RESOURCE: RESOURCE,
+        LEASE_FENCE_GATE_UPSTREAM: upstream.url,
+        LEASE_FENCE_COORDINATOR_URL: coordinator.url,
+        LEASE_FENCE_GATE_TOKEN: tokens.gate,
+        LEASE_FENCE_DATA_DIR: join(dir, name),
+      }).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message} (is ${mainJs} built? \`npx nx run @lease-fence/gate:build\`)`);
+      });
+    const gate = await startGate(join(root, 'apps', 'gate', 'dist', 'main.js'), 'gate');
     children.push(gate.child);
+    const baseline = BASELINE_GATE === undefined ? undefined : await startGate(BASELINE_GATE, 'baseline');
+    if (baseline !== undefined) children.push(baseline.child);
+    /** The gate whose CPU the current measurement records. */
+    let measuredGate = gate.child;
+    readCpu = () => {
+      const self = process.cpuUsage();
+      return {
+        client: (self.user + self.system) / 1e6,
+        gate: cpuSecondsOf(measuredGate.pid!) ?? Number.NaN,
+        upstream: cpuSecondsOf(upstream.child.pid!) ?? Number.NaN,
+      };
+    };
     const acquired = await fetch(`${coordinator.url}/v1/leases/${RESOURCE}/acquire`, {
       method: 'POST',
       headers: { authorization: `Bearer ${tokens.agents[0]}`, 'content-type': 'application/json' },
@@ -171,35 +228,53 @@ async function main(): Promise<void> {
 
     console.log(`bench:gate | ${machineLine()}`);
     console.log(
-      `upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate, medians\n`,
+      `upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate${baseline === undefined ? '' : `/baseline gate (${BASELINE_GATE})`}, medians\n`,
     );
     // Warm-up: the gate fetches the keys and makes the floor durable once; connections open.
     await load(gate.url, 'POST', grant.signedToken, CONCURRENCY, 1);
+    if (baseline !== undefined) await load(baseline.url, 'POST', grant.signedToken, CONCURRENCY, 1);
     await load(upstream.url, 'POST', grant.signedToken, CONCURRENCY, 1);
+    const arms: (readonly [Arm, string, ChildProcess])[] = [
+      ['direct', upstream.url, gate.child],
+      ['gate', gate.url, gate.child],
+      ...(baseline === undefined ? [] : [['baseline', baseline.url, baseline.child] as const]),
+    ];
 
     const rows: string[][] = [];
     const verdicts: string[] = [];
     for (const method of ['POST', 'GET'] as const) {
       const what = method === 'POST' ? 'admitted write (POST + token)' : 'open read (GET)';
-      const runs: Record<'direct' | 'gate', { latency: Sample[]; throughput: Sample[] }> = {
+      const runs: Record<Arm, { latency: Sample[]; throughput: Sample[] }> = {
         direct: { latency: [], throughput: [] },
         gate: { latency: [], throughput: [] },
+        baseline: { latency: [], throughput: [] },
       };
       for (let round = 0; round < ROUNDS; round += 1) {
-        for (const [path, url] of [
-          ['direct', upstream.url],
-          ['gate', gate.url],
-        ] as const) {
+        for (const [path, url, child] of arms) {
+          measuredGate = child;
           runs[path].latency.push(await load(url, method, grant.signedToken, 1, SECONDS));
           runs[path].throughput.push(await load(url, method, grant.signedToken, CONCURRENCY, SECONDS));
         }
       }
-      const figure = (path: 'direct' | 'gate') => ({
+      const figure = (path: Arm) => ({
         p50: median(runs[path].latency.map((s) => s.p50Millis)),
         p99: median(runs[path].latency.map((s) => s.p99Millis)),
         rps: median(runs[path].throughput.map((s) => s.requestsPerSecond)),
         failures: [...runs[path].latency, ...runs[path].throughput].reduce((sum, s) => sum + s.failures, 0),
+        cpu: (name: ProcessName) => median(runs[path].throughput.map((s) => s.cpuMicrosPerRequest[name])),
       });
+      const cpuCells = (figures: ReturnType<typeof figure>, path: Arm): string[] => [
+        fixed(figures.cpu('client'), 0),
+        path === 'direct' ? '' : fixed(figures.cpu('gate'), 0),
+        fixed(figures.cpu('upstream'), 0),
+      ];
+      /**
+       * The throughput ratio if each process had a core of its own: each is single-threaded, so
+       * the busiest one per request bounds the requests/s (1 / its CPU seconds per request).
+       */
+      const ownCoreRatio = (direct: ReturnType<typeof figure>, gated: ReturnType<typeof figure>): number =>
+        Math.max(direct.cpu('client'), direct.cpu('upstream')) /
+        Math.max(gated.cpu('client'), gated.cpu('gate'), gated.cpu('upstream'));
       const direct = figure('direct');
       const gated = figure('gate');
       const addedP50 = gated.p50 - direct.p50;
@@ -212,6 +287,7 @@ async function main(): Promise<void> {
           fixed(direct.rps, 0),
           '',
           String(direct.failures),
+          ...cpuCells(direct, 'direct'),
         ],
         [
           `${what}, through the gate`,
@@ -220,12 +296,30 @@ async function main(): Promise<void> {
           fixed(gated.rps, 0),
           `+${fixed(addedP50, 3)} ms p50, ${fixed(ratio, 2)}× req/s`,
           String(gated.failures),
+          ...cpuCells(gated, 'gate'),
         ],
       );
       verdicts.push(
         `${what}: added p50 ${fixed(addedP50, 3)} ms (target ≤ ${TARGET_ADDED_P50_MILLIS} ms: ${addedP50 <= TARGET_ADDED_P50_MILLIS ? 'met' : 'NOT met'}); ` +
-          `throughput ${fixed(ratio, 2)}× direct (target ≥ ${TARGET_THROUGHPUT_RATIO}×: ${ratio >= TARGET_THROUGHPUT_RATIO ? 'met' : 'NOT met'})`,
+          `throughput ${fixed(ratio, 2)}× direct (target ≥ ${TARGET_THROUGHPUT_RATIO}×: ${ratio >= TARGET_THROUGHPUT_RATIO ? 'met' : 'NOT met'}); ` +
+          `with a core per process ${fixed(ownCoreRatio(direct, gated), 2)}× (from CPU µs/req)`,
       );
+      if (baseline !== undefined) {
+        const before = figure('baseline');
+        rows.push([
+          `${what}, through the baseline gate`,
+          fixed(before.p50, 3),
+          fixed(before.p99, 3),
+          fixed(before.rps, 0),
+          `+${fixed(before.p50 - direct.p50, 3)} ms p50, ${fixed(before.rps / direct.rps, 2)}× req/s`,
+          String(before.failures),
+          ...cpuCells(before, 'baseline'),
+        ]);
+        verdicts.push(
+          `${what}, baseline gate: added p50 ${fixed(before.p50 - direct.p50, 3)} ms; throughput ${fixed(before.rps / direct.rps, 2)}× direct; ` +
+            `with a core per process ${fixed(ownCoreRatio(direct, before), 2)}×`,
+        );
+      }
     }
     console.log(
       markdownTable(
@@ -236,6 +330,9 @@ async function main(): Promise<void> {
           `req/s (${CONCURRENCY} in flight)`,
           'gate vs direct',
           'failures',
+          'CPU µs/req: client',
+          'gate',
+          'upstream',
         ],
         rows,
       ),

@@ -58,12 +58,18 @@ const HOP_BY_HOP = [
   'upgrade',
 ] as const;
 
-const withoutHopByHop = <H extends Record<string, unknown>>(headers: H): H => {
-  const copy: Record<string, unknown> = { ...headers };
-  const connection = copy.connection;
-  if (typeof connection === 'string') for (const name of connection.split(',')) delete copy[name.trim().toLowerCase()];
-  for (const name of HOP_BY_HOP) delete copy[name];
-  return copy as H;
+/**
+ * Removes the hop-by-hop headers from `headers` in place and returns it. Only for objects made
+ * for this one request: reply-from hands `rewriteRequestHeaders` its own copy of the request's
+ * headers and `rewriteHeaders` the headers undici parsed for this reply, so copying them again
+ * would only add an allocation per request.
+ */
+const removeHopByHop = <H extends Record<string, unknown>>(headers: H): H => {
+  const connection = headers.connection;
+  if (typeof connection === 'string')
+    for (const name of connection.split(',')) delete headers[name.trim().toLowerCase() as keyof H];
+  for (const name of HOP_BY_HOP) delete headers[name];
+  return headers;
 };
 
 /** Why a request was answered by the gate itself: the `reason` of its JSON body, and a metrics label. */
@@ -200,11 +206,11 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
     reply.raw.once('finish', () => metrics.forwardedSeconds.observe(Number(process.hrtime.bigint() - startedAt) / 1e9));
     return reply.from(request.url, {
       rewriteRequestHeaders: (_request, headers) => {
-        const forwarded = withoutHopByHop(headers);
+        const forwarded = removeHopByHop(headers);
         delete forwarded[FENCE_TOKEN_HEADER];
         return forwarded;
       },
-      rewriteHeaders: (headers) => withoutHopByHop(headers),
+      rewriteHeaders: (headers) => removeHopByHop(headers),
       // A proxy in front of a write must not replay it: reply-from retries GETs on 503 by default.
       retryDelay: () => null,
       onError: (_failed, { error }) => {

@@ -110,6 +110,7 @@ describe('FenceTokenVerifier', () => {
         'wrong-namespace': 1,
       },
       keysUnavailable: 0,
+      cacheHits: 0,
     });
   });
 
@@ -154,6 +155,12 @@ describe('FenceTokenVerifier', () => {
 
   it('refuses bad options naming the field', () => {
     expect(() => new FenceTokenVerifier({ namespace: '', keys: { jwks: { keys: [] } } })).toThrow(/namespace/);
+    expect(
+      () => new FenceTokenVerifier({ namespace: 'default', keys: { jwks: { keys: [] } }, tokenCacheCapacity: -1 }),
+    ).toThrow(/tokenCacheCapacity/);
+    expect(
+      () => new FenceTokenVerifier({ namespace: 'default', keys: { jwks: { keys: [] } }, tokenCacheCapacity: 1.5 }),
+    ).toThrow(/tokenCacheCapacity/);
     expect(() => new FenceTokenVerifier({ namespace: 'default', keys: { url: 'ftp://coordinator/v1/keys' } })).toThrow(
       /keys\.url must be http/,
     );
@@ -206,6 +213,67 @@ describe('FenceTokenVerifier', () => {
       expect(await eager.verify(await sign(newKeyOfRotation, { ...grant, fence: 4 }), 'slot')).toMatchObject({
         fence: 4,
       });
+    });
+
+    it('answers a repeated token from its cache, and refuses it once the coordinator stops publishing its key', async () => {
+      // Arrange: the coordinator publishes the old key; refetches are allowed at once (no cooldown)
+      const [oldKey, nextKey] = [await newKey(), await newKey()];
+      const keys = await openKeysServer(jwksOf(oldKey));
+      cleanups.push(keys.close);
+      const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: keys.url, cooldownMillis: 0 } });
+      const grant = { resource: 'slot', holderId: 'agent-a', fence: 1, namespace: 'default' };
+      const oldToken = await sign(oldKey, grant);
+
+      // Act: the same token twice (the second from the cache), then the old key is removed and a
+      // token of the new key makes the verifier refetch the keys
+      await verifier.verify(oldToken, 'slot');
+      const again = await verifier.verify(oldToken, 'slot');
+      const hitsBeforeRemoval = verifier.stats.cacheHits;
+      keys.publish(jwksOf(nextKey));
+      await verifier.verify(await sign(nextKey, { ...grant, fence: 2 }), 'slot');
+      const afterRemoval = await refusal(verifier.verify(oldToken, 'slot'));
+
+      // Assert
+      expect(again).toEqual({ resource: 'slot', holderId: 'agent-a', fence: 1 });
+      expect(hitsBeforeRemoval).toBe(1);
+      expect((afterRemoval as InvalidFenceTokenError).reason).toBe('unknown-key');
+      expect(verifier.stats.cacheHits).toBe(1);
+    });
+
+    it('drops its cache when the keys are refetched, even with the same key published again', async () => {
+      // Arrange: the key set is older than its maximum age at every call, so each verify refetches it
+      const key = await newKey();
+      const keys = await openKeysServer(jwksOf(key));
+      cleanups.push(keys.close);
+      const verifier = new FenceTokenVerifier({
+        namespace: 'default',
+        keys: { url: keys.url, cacheMaxAgeMillis: 0 },
+      });
+      const token = await sign(key, { resource: 'slot', holderId: 'agent-a', fence: 1, namespace: 'default' });
+
+      // Act
+      for (let i = 0; i < 3; i += 1) await verifier.verify(token, 'slot');
+
+      // Assert: every call fetched the keys and checked the signature again
+      expect(keys.fetches()).toBeGreaterThanOrEqual(3);
+      expect(verifier.stats).toMatchObject({ verified: 3, cacheHits: 0 });
+    });
+
+    it('refuses a token of a removed key at once when the key set is refetched on every call, cached or not', async () => {
+      const [oldKey, nextKey] = [await newKey(), await newKey()];
+      const keys = await openKeysServer(jwksOf(oldKey));
+      cleanups.push(keys.close);
+      const verifier = new FenceTokenVerifier({
+        namespace: 'default',
+        keys: { url: keys.url, cacheMaxAgeMillis: 0, cooldownMillis: 0 },
+      });
+      const token = await sign(oldKey, { resource: 'slot', holderId: 'agent-a', fence: 1, namespace: 'default' });
+      await verifier.verify(token, 'slot');
+
+      keys.publish(jwksOf(nextKey));
+      const refused = await refusal(verifier.verify(token, 'slot'));
+
+      expect((refused as InvalidFenceTokenError).reason).toBe('unknown-key');
     });
 
     it('fails closed with a retryable SigningKeysUnavailableError, not counted as invalid, when the keys cannot be fetched', async () => {

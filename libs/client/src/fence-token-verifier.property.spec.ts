@@ -144,3 +144,49 @@ describe('FenceTokenVerifier against mutated tokens (property)', () => {
     );
   });
 });
+
+describe('FenceTokenVerifier with its verified-token cache (property)', () => {
+  it('answers every sequence of genuine, repeated and spoiled tokens exactly as a verifier without the cache does', async () => {
+    // Arrange: the same key set, cached and uncached; a few genuine tokens, so they repeat
+    const cached = new FenceTokenVerifier({ namespace: NAMESPACE, keys: { jwks: coordinatorKey.jwks } });
+    const uncached = new FenceTokenVerifier({
+      namespace: NAMESPACE,
+      keys: { jwks: coordinatorKey.jwks },
+      tokenCacheCapacity: 0,
+    });
+    const grants: SignedGrantPayload[] = [1, 2, 3].map((fence) => ({
+      resource: RESOURCE,
+      namespace: NAMESPACE,
+      holderId: `agent-${fence}`,
+      fence,
+    }));
+    const genuine = await Promise.all(grants.map((grant) => coordinatorKey.sign(grant)));
+    const outcome = (promise: Promise<unknown>): Promise<unknown> =>
+      promise.then(
+        (token) => ({ admitted: token }),
+        (error: unknown) => ({ refused: error instanceof InvalidFenceTokenError ? error.reason : String(error) }),
+      );
+    const step = fc.record({
+      which: fc.integer({ min: 0, max: grants.length - 1 }),
+      mutation: fc.option(MUTATIONS, { freq: 2 }),
+      resource: fc.constantFrom(RESOURCE, RESOURCE, 'other-slot'),
+    });
+
+    // Act / Assert
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), async (steps) => {
+        for (const { which, mutation, resource } of steps) {
+          const token = mutation === null ? genuine[which]! : await mutation[1](genuine[which]!, grants[which]!);
+          expect(await outcome(cached.verify(token, resource))).toEqual(
+            await outcome(uncached.verify(token, resource)),
+          );
+        }
+      }),
+      { numRuns: 200 },
+    );
+    expect(cached.stats.cacheHits).toBeGreaterThan(0); // the cache was used, not only filled
+    expect(uncached.stats.cacheHits).toBe(0);
+    expect(cached.stats.verified).toBe(uncached.stats.verified);
+    expect(cached.stats.invalidByReason).toEqual(uncached.stats.invalidByReason);
+  });
+});

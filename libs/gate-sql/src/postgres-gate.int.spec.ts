@@ -100,3 +100,31 @@ describe('PostgreSQL: two writers in parallel transactions on real connections',
     }
   });
 });
+
+describe('PostgreSQL: the floor row is locked in the same query as BEGIN', () => {
+  it("keeps resources with quotes and backslashes apart: each one's floor is its own row", async () => {
+    const database = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      // Arrange: two resource ids that a naive quoting would confuse or break on
+      const grants = await createTestGrants();
+      const [quoted, plain] = [String.raw`o'brien\db`, 'o'];
+      const quotedGate = postgresFenceGate({ pool, resource: quoted, verifier: grants.verifier });
+      const plainGate = postgresFenceGate({ pool, resource: plain, verifier: grants.verifier });
+      await migrate(quotedGate);
+
+      // Act
+      await fencedTransaction(quotedGate, await grants.grant(quoted, 'agent-a', 5), async () => undefined);
+      await fencedTransaction(plainGate, await grants.grant(plain, 'agent-b', 2), async () => undefined);
+      const stale = fencedTransaction(quotedGate, await grants.grant(quoted, 'agent-c', 4), async () => undefined);
+
+      // Assert
+      await expect(stale).rejects.toBeInstanceOf(StaleFenceError);
+      expect((await quotedGate.driver.readState(quoted))?.floor).toEqual({ fence: 5, holderId: 'agent-a' });
+      expect((await plainGate.driver.readState(plain))?.floor).toEqual({ fence: 2, holderId: 'agent-b' });
+    } finally {
+      await pool.end();
+      await database.drop();
+    }
+  });
+});

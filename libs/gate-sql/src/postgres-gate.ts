@@ -3,8 +3,13 @@
  * {@link SqlGateDriver}. The floor row is locked with `SELECT … FOR UPDATE` inside the caller's
  * transaction, so a second fenced transaction of the same resource waits at that row until the
  * first commits or rolls back, then reads the floor the first left.
+ *
+ * Round trips are the gate's cost (`pg` sends one query at a time and waits for its answer): a
+ * fenced transaction sends `BEGIN` and the locking `SELECT` as one simple-protocol query, and a
+ * raised floor's `UPDATE` with the `COMMIT`, so it costs the bare transaction's three round trips
+ * (begin, the caller's statements, commit) whether the floor moves or not.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import {
   floorRowOf,
   schemaSql,
@@ -24,8 +29,10 @@ import {
  */
 const MIGRATE_LOCK_KEY = '7800626451224109925';
 
-const SELECT_FLOOR =
-  'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors WHERE resource = $1';
+const FLOOR_COLUMNS = 'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors';
+const SELECT_FLOOR = `${FLOOR_COLUMNS} WHERE resource = $1`;
+/** {@link SELECT_FLOOR} with the resource as a quoted literal (for a simple-protocol query). */
+const SELECT_FLOOR_LITERAL = (quotedResource: string): string => `${FLOOR_COLUMNS} WHERE resource = ${quotedResource}`;
 const SELECT_OUTBOX = `SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
   FROM lease_fence_outbox WHERE resource = $1 AND seq > $2 ORDER BY seq`;
 const INSERT_REFUSAL = `INSERT INTO lease_fence_outbox
@@ -41,15 +48,24 @@ export type PostgresPool = Pick<Pool, 'connect'>;
  * @internal Use `postgresFenceGate`.
  */
 export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> => {
-  /** BEGIN … COMMIT on one connection; ROLLBACK and rethrow on any error. */
-  const inTransaction = async <T>(body: (client: PoolClient) => Promise<T>): Promise<T> => {
+  /**
+   * BEGIN … COMMIT on one connection; ROLLBACK and rethrow on any error. `begin` is the query that
+   * opens the transaction (`BEGIN`, or `BEGIN; <statement>` to save a round trip); `body` gets
+   * its result.
+   */
+  const inTransaction = async <T>(
+    body: (client: PoolClient, begun: QueryResult | QueryResult[]) => Promise<T>,
+    begin: (client: PoolClient) => string = () => 'BEGIN',
+    commit: () => string = () => 'COMMIT',
+  ): Promise<T> => {
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
       try {
-        const value = await body(client);
-        await client.query('COMMIT');
+        // Inside the try: a failed `BEGIN; SELECT …` may leave the transaction open (aborted).
+        const begun = (await client.query(begin(client))) as QueryResult | QueryResult[];
+        const value = await body(client, begun);
+        await client.query(commit());
         return value;
       } catch (error) {
         await client.query('ROLLBACK').catch((rollbackError: unknown) => {
@@ -71,34 +87,44 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
         await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK_KEY]);
         await client.query(schemaSql('BIGINT'));
       }),
-    withLockedFloor: (resource, body) =>
-      inTransaction(async (client) => {
-        let { rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]);
-        if (rows[0] === undefined) {
-          // The row must exist to be locked: a first writer creates it; a concurrent first writer
-          // waits on the inserted key, then finds it and does nothing.
-          await client.query(
-            'INSERT INTO lease_fence_floors (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING',
-            [resource],
-          );
-          ({ rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]));
-        }
-        const locked: LockedFloor<PoolClient> = {
-          tx: client,
-          row: floorRowOf(rows[0] as FloorColumns),
-          saveFloor: async (floor) => {
+    withLockedFloor: (resource, body) => {
+      /** The raised floor's UPDATE, sent with the COMMIT (one round trip less for a new fence). */
+      let raiseFloor: string | undefined;
+      return inTransaction(
+        async (client, begun) => {
+          // `BEGIN; SELECT …` answers one result per statement: the second is the floor row.
+          let { rows } = (begun as QueryResult<FloorColumns>[])[1] as QueryResult<FloorColumns>;
+          if (rows[0] === undefined) {
+            // The row must exist to be locked: a first writer creates it; a concurrent first writer
+            // waits on the inserted key, then finds it and does nothing.
             await client.query(
-              'UPDATE lease_fence_floors SET floor_fence = $2, floor_holder_id = $3 WHERE resource = $1',
-              [resource, floor.fence, floor.holderId],
+              'INSERT INTO lease_fence_floors (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING',
+              [resource],
             );
-          },
-          saveRefusal: async (refusal, nextSeq) => {
-            await client.query(INSERT_REFUSAL, [...refusalColumns(refusal)]);
-            await client.query('UPDATE lease_fence_floors SET next_seq = $2 WHERE resource = $1', [resource, nextSeq]);
-          },
-        };
-        return body(locked);
-      }),
+            ({ rows } = await client.query<FloorColumns>(`${SELECT_FLOOR} FOR UPDATE`, [resource]));
+          }
+          const locked: LockedFloor<PoolClient> = {
+            tx: client,
+            row: floorRowOf(rows[0] as FloorColumns),
+            saveFloor: async (floor) => {
+              // Literals for the simple protocol: the fence is a safe integer (FenceGate checked it).
+              raiseFloor = `UPDATE lease_fence_floors SET floor_fence = ${String(floor.fence)}, floor_holder_id = ${client.escapeLiteral(floor.holderId)} WHERE resource = ${client.escapeLiteral(resource)}`;
+            },
+            saveRefusal: async (refusal, nextSeq) => {
+              await client.query(INSERT_REFUSAL, [...refusalColumns(refusal)]);
+              await client.query('UPDATE lease_fence_floors SET next_seq = $2 WHERE resource = $1', [
+                resource,
+                nextSeq,
+              ]);
+            },
+          };
+          return body(locked);
+        },
+        // The simple protocol takes no parameters: the resource is quoted by pg's escapeLiteral.
+        (client) => `BEGIN; ${SELECT_FLOOR_LITERAL(client.escapeLiteral(resource))} FOR UPDATE`,
+        () => (raiseFloor === undefined ? 'COMMIT' : `${raiseFloor}; COMMIT`),
+      );
+    },
     readState: async (resource) => {
       // One snapshot for both reads, so the outbox matches the row's reported_through_seq.
       return inTransaction(async (client): Promise<GateRowState | undefined> => {

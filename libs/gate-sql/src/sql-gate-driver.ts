@@ -42,7 +42,10 @@ export interface LockedFloor<Tx> {
   readonly tx: Tx;
   /** The locked row (created with no floor, seq 1, when the resource has none yet). */
   readonly row: FloorRow;
-  /** Writes the raised floor into the locked row. */
+  /**
+   * Writes the raised floor into the locked row, in this transaction: at once, or (PostgreSQL)
+   * together with its COMMIT, so it is durable exactly when the caller's statements are.
+   */
   saveFloor(floor: GateFloor): Promise<void>;
   /** Writes a refusal into the outbox and `nextSeq` (its seq + 1) into the locked row. */
   saveRefusal(refusal: PendingRejection, nextSeq: number): Promise<void>;

@@ -55,10 +55,11 @@ export const sqliteDriver = (database: Database.Database): SqlGateDriver<Databas
   };
   const inTransaction = <T>(mode: 'IMMEDIATE' | 'DEFERRED', body: () => Promise<T>): Promise<T> =>
     serialised(database, async () => {
-      database.exec(`BEGIN ${mode}`);
+      // Prepared like every other statement: `exec` would compile BEGIN and COMMIT on every transaction.
+      statement(`BEGIN ${mode}`).run();
       try {
         const value = await body();
-        database.exec('COMMIT');
+        statement('COMMIT').run();
         return value;
       } catch (error) {
         // Some errors (SQLITE_FULL, SQLITE_IOERR, …) have already rolled SQLite back.
@@ -74,12 +75,15 @@ export const sqliteDriver = (database: Database.Database): SqlGateDriver<Databas
     },
     withLockedFloor: (resource, body) =>
       inTransaction('IMMEDIATE', async () => {
-        statement('INSERT INTO lease_fence_floors (resource) VALUES (?) ON CONFLICT (resource) DO NOTHING').run(
-          resource,
-        );
+        // The write lock is already held (BEGIN IMMEDIATE): read the row, and create it only when missing.
+        let columns = statement(SELECT_FLOOR).get(resource) as FloorColumns | undefined;
+        if (columns === undefined) {
+          statement('INSERT INTO lease_fence_floors (resource) VALUES (?)').run(resource);
+          columns = statement(SELECT_FLOOR).get(resource) as FloorColumns;
+        }
         const locked: LockedFloor<Database.Database> = {
           tx: database,
-          row: floorRowOf(statement(SELECT_FLOOR).get(resource) as FloorColumns),
+          row: floorRowOf(columns),
           saveFloor: async (floor) => {
             statement('UPDATE lease_fence_floors SET floor_fence = ?, floor_holder_id = ? WHERE resource = ?').run(
               floor.fence,

@@ -31,6 +31,7 @@ export {
   requireId,
   requireFence,
   requireObject,
+  requireCount,
 } from './validate.js';
 export { BoundedMap } from './collections/bounded-map.js';
 /** The rule's shapes: tokens, records, grants, outcomes and changes (documented in lease/outcomes.ts). */
