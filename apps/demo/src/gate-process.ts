@@ -45,7 +45,7 @@ export interface GateProcess {
 /** The gate's log messages worth a demo line, and how to say them. */
 const SHOWN: Readonly<Record<string, (fields: Record<string, unknown>) => string>> = {
   'floor restored': (f) =>
-    `restarted: floor ${describeFloor(f['floor'])} and ${String(f['outbox'])} unreported refusal(s) restored from its data directory`,
+    `started: floor ${describeFloor(f['floor'])} and ${String(f['outbox'])} unreported refusal(s) restored from its data directory`,
   'refusal reported': (f) => `reported refusal #${String(f['seq'])} to the coordinator (FenceRejected)`,
   'refusal not reported yet': (f) => `could not report refusal #${String(f['seq'])} yet; it stays in the outbox`,
   'invalid token refused': (f) => `refused an invalid token (${String(f['reason'])})`,

@@ -112,7 +112,7 @@ const startGate = async (slot: SlotGate): Promise<void> => {
     setTimeout(() => void restartGate(slot), UNEXPECTED_EXIT_RESTART_DELAY_MILLIS);
   });
 };
-for (const slot of slotGates.values()) await startGate(slot);
+await Promise.all([...slotGates.values()].map(startGate));
 
 const uncovered = config.resources.filter(
   (resource) => !tokens.gate.resources.some((pattern) => resourceMatches(pattern, resource)),

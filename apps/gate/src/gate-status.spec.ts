@@ -15,13 +15,12 @@ const outboxWith = (pending: number): RejectionOutbox =>
   }) as unknown as RejectionOutbox;
 
 describe('collectGateStatus', () => {
-  it("reports the floor, the outbox backlog, and the fence refusals and invalid tokens the gate's metrics counted", async () => {
-    const gate = new FenceGate('deploy-slot');
-    gate.admit({ resource: 'deploy-slot', holderId: 'agent-2', fence: 7 });
+  it('reports the floor, the outbox backlog, every refusal the gate made (its durable seq, also from before a restart), and the invalid tokens its metrics counted', async () => {
+    // A gate restored with 4 refusals made before its restart
+    const gate = new FenceGate('deploy-slot', { initialFloor: { holderId: 'agent-2', fence: 7 }, initialSeq: 5 });
     const outbox = outboxWith(2);
     const metrics = createGateMetrics('deploy-slot', outbox);
-    metrics.refused.inc({ reason: 'stale-fence' }, 3);
-    metrics.refused.inc({ reason: 'double-grant' });
+    metrics.refused.inc({ reason: 'stale-fence' }); // counted by the seq, not by this metric
     metrics.refused.inc({ reason: 'invalid-token' }, 2);
     metrics.refused.inc({ reason: 'upstream-timeout' }); // neither
 

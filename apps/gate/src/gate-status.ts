@@ -1,12 +1,13 @@
 /**
  * The sidecar's status reports: now and then it tells the coordinator what it observes about
- * itself — its floor (holder, fence), outbox backlog, and the refusals and invalid tokens it
- * answered since it started — over its gate link as a `status` frame, or with
+ * itself — its floor (holder, fence), outbox backlog, the refusals it ever made (durable: its
+ * last refusal seq, so a restart does not reset it) and the invalid tokens it answered since it
+ * started — over its gate link as a `status` frame, or with
  * `POST /v1/gates/status` while the link is not open. The coordinator keeps the latest in memory
  * and lists it at `GET /v1/gates` (the dashboard's gates panel); nothing is appended to its log.
  *
- * The counts are read from the metrics the gate server already keeps
- * (`lease_fence_gate_refused_total{reason}`), so there is one count of each.
+ * The invalid-token count is read from the metrics the gate server already keeps
+ * (`lease_fence_gate_refused_total{reason="invalid-token"}`), so there is one count of it.
  */
 import type { FenceGateClient, GateLink, RejectionOutbox } from '@lease-fence/client';
 import type { GateStatusBody } from '@lease-fence/protocol';
@@ -20,8 +21,7 @@ export interface GateStatusSource {
   readonly metrics: GateMetrics;
 }
 
-/** The `refused_total` reasons that count as refusals of a fence (409), and as invalid tokens (401). */
-const FENCE_REFUSALS = new Set(['stale-fence', 'double-grant']);
+/** The `refused_total` reason of an invalid token (401). */
 const INVALID_TOKEN = 'invalid-token';
 
 /**
@@ -30,12 +30,9 @@ const INVALID_TOKEN = 'invalid-token';
  */
 export async function collectGateStatus(source: GateStatusSource, nowMillis: number): Promise<GateStatusBody> {
   const { values } = await source.metrics.refused.get();
-  let refusals = 0;
-  let invalidTokens = 0;
-  for (const { labels, value } of values) {
-    if (FENCE_REFUSALS.has(String(labels.reason))) refusals += value;
-    else if (labels.reason === INVALID_TOKEN) invalidTokens += value;
-  }
+  const invalidTokens = values
+    .filter(({ labels }) => labels.reason === INVALID_TOKEN)
+    .reduce((sum, { value }) => sum + value, 0);
   const floor = source.gate.floor;
   return {
     resources: [
@@ -43,7 +40,8 @@ export async function collectGateStatus(source: GateStatusSource, nowMillis: num
         resource: source.gate.resource,
         floor: floor === undefined ? null : { holderId: floor.holderId, fence: floor.fence },
         outboxBacklog: source.outbox.pendingRejections().length,
-        refusals,
+        // Refusals are numbered 1, 2, … without gaps and the seq is durable before each 409.
+        refusals: source.gate.nextSeq - 1,
         invalidTokens,
       },
     ],

@@ -20,7 +20,7 @@ export interface GateRow {
   readonly floor: { readonly holderId: string; readonly fence: number } | undefined;
   /** Refusals durable in the gate's outbox, not yet acknowledged by the coordinator. */
   readonly outboxBacklog: number;
-  /** Stale or double-granted fences refused since the gate process started. */
+  /** Stale or double-granted fences the gate refused, ever (its last refusal seq). */
   readonly refusals: number;
   /** Invalid tokens refused since the gate process started. */
   readonly invalidTokens: number;

@@ -21,7 +21,7 @@ export const GateResourceStatusSchema = z.strictObject({
   floor: z.strictObject(HolderFenceSchema.shape).nullable(),
   /** Refusals durable in the gate's outbox and not yet acknowledged by the coordinator. */
   outboxBacklog: CountSchema,
-  /** Writes refused for a stale or double-granted fence since the gate process started. */
+  /** Writes the gate refused for a stale or double-granted fence, ever: its last refusal seq (durable, so a restart keeps it). */
   refusals: CountSchema,
   /** Writes refused for a missing, malformed, altered or foreign token since the gate process started. */
   invalidTokens: CountSchema,

@@ -222,7 +222,7 @@ export class GatesController {
     operationId: 'listGates',
     summary:
       'The gates that reported their status since this coordinator started: per gate and resource the floor (holder, fence), outbox backlog, ' +
-      "refusals and invalid tokens since the gate started, the gate's report time and the coordinator's time of that report (`lastContactMillis`). " +
+      "refusals (the gate's last refusal seq) and invalid tokens (since the gate process started), the gate's report time and the coordinator's time of that report (`lastContactMillis`). " +
       'Observation kept in memory, not facts of the log: empty after a restart until the gates report again.',
     query: NoQuerySchema,
     replies: {

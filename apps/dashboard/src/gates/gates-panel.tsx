@@ -44,7 +44,10 @@ export function GatesPanel({ rows, error, staleAfterMillis }: GatesPanelProps): 
               <th scope="col" title="refusals durable at the gate and not yet acknowledged by the coordinator">
                 Outbox backlog
               </th>
-              <th scope="col" title="stale or double-granted fences refused (409) since the gate started">
+              <th
+                scope="col"
+                title="stale or double-granted fences refused (409): the gate's last refusal seq, kept across its restarts"
+              >
                 Refusals
               </th>
               <th
