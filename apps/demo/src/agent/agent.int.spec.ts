@@ -24,7 +24,7 @@ describe('runAgent (against the coordinator test double and a real gate sidecar)
   let coordinatorClock: ManualClock;
   let double: CoordinatorTestDouble;
   let recorder: DeployRecorder;
-  let gate: GateProcess;
+  let gate: GateProcess | undefined;
 
   const agentClient = (holderId: string): LeaseFenceClient =>
     new LeaseFenceClient({
@@ -57,12 +57,15 @@ describe('runAgent (against the coordinator test double and a real gate sidecar)
       port: 0,
       log: () => undefined,
     });
-  });
+  }, 60_000); // starting the sidecar process takes seconds on a loaded machine
 
   afterEach(async () => {
-    const exited = new Promise((resolve) => gate.child.once('exit', resolve));
-    gate.child.kill('SIGTERM');
-    await exited;
+    const child = gate?.child;
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
     await recorder.close();
     await double.close();
     await rm(directory, { recursive: true, force: true });
@@ -77,14 +80,14 @@ describe('runAgent (against the coordinator test double and a real gate sidecar)
       coordinatorClock.advance(TTL_MILLIS);
       const taken = await agentClient('agent-2').acquire(SLOT);
       if (!taken.ok) throw new Error(`agent-2 expected a grant, got ${taken.reason}`);
-      const claimed = await deployThroughGate(gate.url, taken.lease, 'claim');
+      const claimed = await deployThroughGate(gate!.url, taken.lease, 'claim');
       if (!claimed.ok) throw new Error(`agent-2's claim was not admitted: ${JSON.stringify(claimed)}`);
     };
 
     // Act
     const stats = await runAgent({
       client: agentClient('agent-1'),
-      gateUrls: { [SLOT]: gate.url },
+      gateUrls: { [SLOT]: gate!.url },
       resources: [SLOT],
       ttlMillis: TTL_MILLIS,
       modelCallMillis: { min: 0, max: 0 },
@@ -123,7 +126,7 @@ describe('runAgent (against the coordinator test double and a real gate sidecar)
     flipped[0] = (flipped[0] ?? 0) ^ 0xff;
 
     const result = await deployThroughGate(
-      gate.url,
+      gate!.url,
       { ...taken.lease, signedToken: `${head}.${payload}.${flipped.toString('base64url')}` },
       'forged',
     );
