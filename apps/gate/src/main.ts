@@ -135,18 +135,25 @@ async function run(config: GateConfig): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
-  // Started by a supervisor with an IPC channel (the demo does): the channel closes when it dies,
-  // and the gate stops instead of running on as an orphan holding its port and data directory.
-  if (process.channel !== undefined) {
-    process.channel.unref();
-    process.once('disconnect', () => void stop('parent gone'));
-  }
+  onParentGone = () => void stop('parent gone');
 }
+
+/**
+ * What to do when the IPC channel of a supervisor that started the gate with one (the demo does)
+ * closes because it died: exit before the gate runs, stop cleanly once it does.
+ */
+let onParentGone = (): void => process.exit(0);
 
 const main = async (): Promise<void> => {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     process.stdout.write(GATE_CONFIG_HELP);
     return;
+  }
+  // Watched from the start, so a supervisor that dies while the gate is still starting is noticed
+  // too: the gate stops instead of running on as an orphan holding its port and data directory.
+  if (process.channel !== undefined) {
+    process.channel.unref();
+    process.once('disconnect', () => onParentGone());
   }
   let config: GateConfig;
   try {
