@@ -1,11 +1,12 @@
 /**
  * The durable coordinator's options, their defaults and checks, and the argument checks of its
- * commands. Ids and fences are checked with the protocol's schemas (the one copy of those
- * rules), so a command the log would refuse is refused before it is decided.
+ * commands. Ids and fences are checked with lease-fence's rules (the one copy of each, which the
+ * protocol's schemas are built from), so a command the log would refuse is refused before it is
+ * decided.
  *
  * @see ./durable-coordinator.ts
  */
-import { IdSchema, MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
+import { MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { describeValue, MAX_TTL_MILLIS, requireFence, requireId, requireObject, type Clock } from 'lease-fence';
 import type { CoordinatorCommand } from './decider/commands.js';
 import type { FenceFirstOptions } from './fence-first-options.js';
@@ -165,17 +166,9 @@ export function callHook(hook: () => void): void {
   }
 }
 
-/**
- * An id as the protocol defines it: lease-fence's id rule (a non-empty string), then the
- * protocol's `IdSchema` (1–200 printable ASCII characters), the wire's one copy of that rule.
- */
+/** An id by lease-fence's id rule (`requireId`, the one copy, which the protocol's `IdSchema` is built from), returning the value. */
 export function checkId(api: string, field: string, value: unknown): string {
   requireId(api, field, value);
-  const parsed = IdSchema.safeParse(value);
-  if (!parsed.success)
-    throw new RangeError(
-      `${api}: ${field} ${parsed.error.issues[0]?.message ?? 'is not a valid id'}, got ${describeValue(value)}`,
-    );
   return value;
 }
 

@@ -27,7 +27,12 @@ export {
 export {
   MAX_TTL_MILLIS,
   DEFAULT_REPLAY_CACHE_SIZE,
+  MAX_ID_LENGTH,
+  ID_PATTERN,
+  ID_PROBLEMS,
   describeValue,
+  idProblem,
+  isId,
   requireId,
   requireFence,
   requireObject,

@@ -36,11 +36,65 @@ export const describeValue = (value: unknown): string => {
   return String(value);
 };
 
+/** Longest accepted resource, holder, request or gate id, in characters (the id rule, {@link isId}). */
+export const MAX_ID_LENGTH = 200;
+
 /**
- * The id rule of the lease rules: a non-empty string.
- * @throws TypeError `"<api>: <field> must be a non-empty string, got <value>"` otherwise.
+ * The characters of an id: printable ASCII (`!` to `~` and the space), with no space at either
+ * end. Resource names may contain `/` and `:` (for example `repo:web/deploy-slot`). Part of the
+ * id rule ({@link isId}); the protocol's zod `IdSchema` is built from it and {@link MAX_ID_LENGTH}.
+ */
+export const ID_PATTERN: RegExp = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/**
+ * The phrases of the id rule's refusals, each to follow the field's name. lease-fence's
+ * {@link requireId} and the protocol's zod `IdSchema` both report them.
+ */
+export const ID_PROBLEMS = Object.freeze({
+  notString: 'must be a string',
+  empty: 'must not be empty',
+  tooLong: `must be at most ${MAX_ID_LENGTH} characters`,
+  notPrintable: 'must be printable ASCII without leading or trailing spaces',
+} as const);
+
+/**
+ * Why `value` is not an id (one of {@link ID_PROBLEMS}), or `undefined` for an id. The one copy
+ * of the id rule: a string of 1 to {@link MAX_ID_LENGTH} characters matching {@link ID_PATTERN}.
+ */
+export function idProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return ID_PROBLEMS.notString;
+  if (value.length === 0) return ID_PROBLEMS.empty;
+  if (value.length > MAX_ID_LENGTH) return ID_PROBLEMS.tooLong;
+  if (!ID_PATTERN.test(value)) return ID_PROBLEMS.notPrintable;
+  return undefined;
+}
+
+/** `true` when `value` is an id: a string of 1 to {@link MAX_ID_LENGTH} characters matching {@link ID_PATTERN}. */
+export const isId = (value: unknown): value is string => idProblem(value) === undefined;
+
+/**
+ * The id rule (resources, holders, request ids, gate ids), the same the coordinator's wire
+ * keeps, so an id the service would refuse is refused here first: see {@link idProblem}.
+ * @throws TypeError `"<api>: <field> must be a non-empty string, got <value>"` for a non-string
+ *   or an empty string; RangeError `"<api>: <field> <problem>, got <value>"` for a string that is
+ *   too long or not printable ASCII without spaces at its ends.
  */
 export function requireId(api: string, field: string, value: unknown): asserts value is string {
+  const problem = idProblem(value);
+  if (problem === undefined) return;
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`${api}: ${field} must be a non-empty string, got ${describeValue(value)}`);
+  }
+  throw new RangeError(`${api}: ${field} ${problem}, got ${describeValue(value)}`);
+}
+
+/**
+ * The clock-domain rule: a non-empty string. Looser than the id rule on purpose: a domain only
+ * names a clock (an agent's, a test's) and never goes on the wire, except the coordinator's boot
+ * id, which the coordinator checks with {@link requireId}.
+ * @throws TypeError `"<api>: <field> must be a non-empty string, got <value>"` otherwise.
+ */
+export function requireClockDomain(api: string, field: string, value: unknown): asserts value is string {
   if (typeof value !== 'string' || value.length === 0) {
     throw new TypeError(`${api}: ${field} must be a non-empty string, got ${describeValue(value)}`);
   }
