@@ -7,7 +7,15 @@
  * @see ./durable-coordinator.ts
  */
 import { MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
-import { describeValue, MAX_TTL_MILLIS, requireFence, requireId, requireObject, type Clock } from 'lease-fence';
+import {
+  describeValue,
+  MAX_TTL_MILLIS,
+  requireFence,
+  requireId,
+  requireObject,
+  requireTtlMillis,
+  type Clock,
+} from 'lease-fence';
 import type { CoordinatorCommand } from './decider/commands.js';
 import type { FenceFirstOptions } from './fence-first-options.js';
 import { checkLockDelayRules, type LockDelayRule } from './lock-delay.js';
@@ -218,14 +226,11 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
       `${api}: wallClock must be a function returning epoch milliseconds, got ${describeValue(options.wallClock)}`,
     );
   }
-  const minTtlMillis = requireInteger('minTtlMillis', options.minTtlMillis ?? 1, 1, MAX_TTL_MILLIS, 'milliseconds');
-  const maxTtlMillis = requireInteger(
-    'maxTtlMillis',
-    options.maxTtlMillis ?? MAX_TTL_MILLIS,
-    minTtlMillis,
-    MAX_TTL_MILLIS,
-    'milliseconds',
-  );
+  const minTtlMillis = options.minTtlMillis ?? 1;
+  requireTtlMillis(api, 'minTtlMillis', minTtlMillis);
+  const maxTtlMillis = options.maxTtlMillis ?? MAX_TTL_MILLIS;
+  requireTtlMillis(api, 'maxTtlMillis', maxTtlMillis, { minTtlMillis, maxTtlMillis: MAX_TTL_MILLIS });
+  requireTtlMillis(api, 'defaultTtlMillis', options.defaultTtlMillis, { minTtlMillis, maxTtlMillis });
   const max = Number.MAX_SAFE_INTEGER;
   const checkpointIntervalMillis = requireInteger(
     'checkpointIntervalMillis',
@@ -239,13 +244,7 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     namespace: checkId(api, 'namespace', options.namespace),
     clock,
     wallClock: options.wallClock ?? Date.now,
-    defaultTtlMillis: requireInteger(
-      'defaultTtlMillis',
-      options.defaultTtlMillis,
-      minTtlMillis,
-      maxTtlMillis,
-      'milliseconds',
-    ),
+    defaultTtlMillis: options.defaultTtlMillis,
     minTtlMillis,
     maxTtlMillis,
     snapshotEvery: requireInteger('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),

@@ -21,6 +21,7 @@ import {
   describeValue,
   MAX_TTL_MILLIS,
   requireObject,
+  requireTtlMillis,
   type FenceToken,
   type Instant,
   type ReleaseOutcome,
@@ -643,14 +644,9 @@ export class DurableCoordinator {
     return { instant: this.config.clock.now(), wallMillis: this.config.wallClock() };
   }
 
+  /** lease-fence's TTL rule within the configured `[minTtlMillis, maxTtlMillis]`, returning the value. */
   private checkTtl(api: string, ttlMillis: unknown): number {
-    const { minTtlMillis, maxTtlMillis } = this.config;
-    const what = `an integer number of milliseconds in [${minTtlMillis}, ${maxTtlMillis}]`;
-    if (typeof ttlMillis !== 'number')
-      throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
-    if (!Number.isInteger(ttlMillis) || ttlMillis < minTtlMillis || ttlMillis > maxTtlMillis) {
-      throw new RangeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
-    }
+    requireTtlMillis(api, 'ttlMillis', ttlMillis, this.config);
     return ttlMillis;
   }
 

@@ -34,6 +34,10 @@ export {
   idProblem,
   isId,
   requireId,
+  isTtlMillis,
+  requireTtlMillis,
+  DEFAULT_TTL_BOUNDS,
+  type TtlBounds,
   requireFence,
   requireObject,
 } from './validate.js';

@@ -108,20 +108,50 @@ function requireNumber(api: string, field: string, value: unknown, what: string)
 }
 
 /**
- * Throws unless `value` is an integer number of milliseconds in `[1, maxTtlMillis]`.
- * @internal
+ * The bounds a TTL must lie in, in milliseconds (both inclusive): integers with
+ * `1 <= minTtlMillis <= maxTtlMillis <= MAX_TTL_MILLIS`. A coordinator's configured bounds.
+ */
+export interface TtlBounds {
+  /** Shortest accepted TTL, in milliseconds. */
+  readonly minTtlMillis: number;
+  /** Longest accepted TTL, in milliseconds; at most {@link MAX_TTL_MILLIS}. */
+  readonly maxTtlMillis: number;
+}
+
+/** The library's own TTL bounds: `[1, MAX_TTL_MILLIS]` milliseconds. */
+export const DEFAULT_TTL_BOUNDS: TtlBounds = Object.freeze({ minTtlMillis: 1, maxTtlMillis: MAX_TTL_MILLIS });
+
+/**
+ * The TTL rule, the one copy: `value` is an integer number of milliseconds within `bounds`
+ * (`[1, MAX_TTL_MILLIS]` by default). The coordinator's configured bounds, its service's request
+ * check and the library's calls all decide with it.
+ */
+export function isTtlMillis(value: unknown, bounds: TtlBounds = DEFAULT_TTL_BOUNDS): value is number {
+  return (
+    typeof value === 'number' && Number.isInteger(value) && value >= bounds.minTtlMillis && value <= bounds.maxTtlMillis
+  );
+}
+
+/**
+ * Throws unless `value` keeps the TTL rule ({@link isTtlMillis}) within `bounds`.
+ * @throws TypeError (not a number) / RangeError (not an integer in the bounds)
+ *   `"<api>: <field> must be a positive integer number of milliseconds, at most <max>, got <value>"`
+ *   when the lower bound is 1, else `"… must be an integer number of milliseconds in [<min>, <max>], got <value>"`.
  */
 export function requireTtlMillis(
   api: string,
   field: string,
   value: unknown,
-  maxTtlMillis: number = MAX_TTL_MILLIS,
+  bounds: TtlBounds = DEFAULT_TTL_BOUNDS,
 ): asserts value is number {
-  const what = `a positive integer number of milliseconds, at most ${maxTtlMillis}`;
+  if (isTtlMillis(value, bounds)) return;
+  const { minTtlMillis, maxTtlMillis } = bounds;
+  const what =
+    minTtlMillis === 1
+      ? `a positive integer number of milliseconds, at most ${maxTtlMillis}`
+      : `an integer number of milliseconds in [${minTtlMillis}, ${maxTtlMillis}]`;
   requireNumber(api, field, value, what);
-  if (!Number.isInteger(value) || value < 1 || value > maxTtlMillis) {
-    throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
-  }
+  throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
 }
 
 /**

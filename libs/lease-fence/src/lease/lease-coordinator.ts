@@ -7,6 +7,7 @@ import {
   requireId,
   requireObject,
   requireTtlMillis,
+  type TtlBounds,
 } from '../validate.js';
 import { decideAcquire, decideExpiry, decideRelease, decideRenew } from './lease-rules.js';
 import { LeaseTable } from './lease-table.js';
@@ -84,6 +85,8 @@ export class LeaseCoordinator {
   readonly ttlMillis: number;
   /** Largest duration a request may ask for, in milliseconds. */
   readonly maxTtlMillis: number;
+  /** The TTL rule's bounds for requests: `[1, maxTtlMillis]`. */
+  private readonly ttlBounds: TtlBounds;
 
   /**
    * @throws TypeError if `clock` is not a Clock; TypeError / RangeError if `ttlMillis`,
@@ -98,7 +101,8 @@ export class LeaseCoordinator {
     }
     const maxTtlMillis = options.maxTtlMillis ?? MAX_TTL_MILLIS;
     requireTtlMillis(api, 'maxTtlMillis', maxTtlMillis);
-    requireTtlMillis(api, 'ttlMillis', options.ttlMillis, maxTtlMillis);
+    this.ttlBounds = { minTtlMillis: 1, maxTtlMillis };
+    requireTtlMillis(api, 'ttlMillis', options.ttlMillis, this.ttlBounds);
     this.clock = clock;
     this.ttlMillis = options.ttlMillis;
     this.maxTtlMillis = maxTtlMillis;
@@ -129,7 +133,7 @@ export class LeaseCoordinator {
     requireId(api, 'request.holderId', request.holderId);
     requireId(api, 'request.requestId', request.requestId);
     const ttlMillis = request.ttlMillis ?? this.ttlMillis;
-    requireTtlMillis(api, 'request.ttlMillis', ttlMillis, this.maxTtlMillis);
+    requireTtlMillis(api, 'request.ttlMillis', ttlMillis, this.ttlBounds);
     const command = { resource: request.resource, holderId: request.holderId, requestId: request.requestId, ttlMillis };
     return this.run(decideAcquire(this.table, command, this.clock.now()));
   }
@@ -149,8 +153,7 @@ export class LeaseCoordinator {
     requireId(api, 'request.holderId', request.holderId);
     requireId(api, 'request.requestId', request.requestId);
     requireFence(api, 'request.fence', request.fence);
-    if (request.ttlMillis !== undefined)
-      requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis, this.maxTtlMillis);
+    if (request.ttlMillis !== undefined) requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis, this.ttlBounds);
     const command = {
       resource: request.resource,
       holderId: request.holderId,
