@@ -12,6 +12,7 @@ import {
   MAX_TTL_MILLIS,
   requireFence,
   requireId,
+  requireInteger,
   requireObject,
   requireTtlMillis,
   type Clock,
@@ -197,17 +198,9 @@ export function checkWallMillis(api: string, field: string, value: unknown): num
   return value;
 }
 
-function requireInteger(field: string, value: unknown, min: number, max: number, unit: string): number {
-  const api = 'DurableCoordinator.open';
-  if (typeof value !== 'number')
-    throw new TypeError(
-      `${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`,
-    );
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new RangeError(
-      `${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`,
-    );
-  }
+/** An integer option of {@link DurableCoordinator.open}, by lease-fence's `requireInteger`, returning the value. */
+function integerOption(field: string, value: unknown, min: number, max: number, unit: string): number {
+  requireInteger('DurableCoordinator.open', field, value, { min, max, unit });
   return value;
 }
 
@@ -232,7 +225,7 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
   requireTtlMillis(api, 'maxTtlMillis', maxTtlMillis, { minTtlMillis, maxTtlMillis: MAX_TTL_MILLIS });
   requireTtlMillis(api, 'defaultTtlMillis', options.defaultTtlMillis, { minTtlMillis, maxTtlMillis });
   const max = Number.MAX_SAFE_INTEGER;
-  const checkpointIntervalMillis = requireInteger(
+  const checkpointIntervalMillis = integerOption(
     'checkpointIntervalMillis',
     options.checkpointIntervalMillis ?? 1000,
     1,
@@ -247,36 +240,36 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     defaultTtlMillis: options.defaultTtlMillis,
     minTtlMillis,
     maxTtlMillis,
-    snapshotEvery: requireInteger('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),
+    snapshotEvery: integerOption('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),
     checkpointIntervalMillis,
-    graceCheckpointIntervalMillis: requireInteger(
+    graceCheckpointIntervalMillis: integerOption(
       'graceCheckpointIntervalMillis',
       options.graceCheckpointIntervalMillis ?? Math.min(100, checkpointIntervalMillis),
       1,
       MAX_TTL_MILLIS,
       'milliseconds',
     ),
-    floorWaitMillis: requireInteger('floorWaitMillis', options.floorWaitMillis ?? 0, 0, MAX_TTL_MILLIS, 'milliseconds'),
-    lostFenceMarginFences: requireInteger(
+    floorWaitMillis: integerOption('floorWaitMillis', options.floorWaitMillis ?? 0, 0, MAX_TTL_MILLIS, 'milliseconds'),
+    lostFenceMarginFences: integerOption(
       'lostFenceMarginFences',
       options.lostFenceMarginFences ?? 1_000_000,
       0,
       max,
       'fences',
     ),
-    maxBatch: requireInteger('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
+    maxBatch: integerOption('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
     replayCacheSize:
       options.replayCacheSize === undefined
         ? undefined
-        : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
-    burnFencesThrough: requireInteger('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),
+        : integerOption('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
+    burnFencesThrough: integerOption('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),
     lockDelays: checkLockDelayRules(api, options.lockDelays ?? []),
     runTimers: options.runTimers ?? true,
     heartbeat: options.heartbeat ?? false,
     takeOverAtVersion:
       options.takeOverAtVersion === undefined
         ? undefined
-        : requireInteger('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),
+        : integerOption('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),
     fenceFirst: checkFenceFirst(api, options.fenceFirst),
     hooks: {
       onAppend: options.onAppend,
@@ -296,6 +289,6 @@ function checkFenceFirst(api: string, fenceFirst: FenceFirstOptions | undefined)
     );
   if (typeof fenceFirst.admit !== 'function')
     throw new TypeError(`${api}: fenceFirst.admit must be a function, got ${describeValue(fenceFirst.admit)}`);
-  requireInteger('fenceFirst.timeoutMillis', fenceFirst.timeoutMillis, 1, MAX_TTL_MILLIS, 'milliseconds');
+  integerOption('fenceFirst.timeoutMillis', fenceFirst.timeoutMillis, 1, MAX_TTL_MILLIS, 'milliseconds');
   return fenceFirst;
 }

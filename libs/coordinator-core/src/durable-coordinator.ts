@@ -18,8 +18,8 @@
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
 import {
-  describeValue,
   MAX_TTL_MILLIS,
+  requireCount,
   requireObject,
   requireTtlMillis,
   type FenceToken,
@@ -363,10 +363,7 @@ export class DurableCoordinator {
     if (rejection.kind !== 'stale' && rejection.kind !== 'double-grant') {
       throw new RangeError(`${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(rejection.kind)}`);
     }
-    if (typeof rejection.seq !== 'number')
-      throw new TypeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
-    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0)
-      throw new RangeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
+    requireCount(api, 'seq', rejection.seq);
     return this.enqueue({
       type: 'RecordFenceRejection',
       gateId: checkId(api, 'gateId', rejection.gateId),

@@ -40,6 +40,10 @@ export {
   type TtlBounds,
   requireFence,
   requireObject,
+  isIntegerInRange,
+  requireInteger,
+  requireCount,
+  type IntegerRange,
 } from './validate.js';
 export { BoundedMap } from './collections/bounded-map.js';
 /** The rule's shapes: tokens, records, grants, outcomes and changes (documented in lease/outcomes.ts). */

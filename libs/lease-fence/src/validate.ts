@@ -1,9 +1,9 @@
 /**
- * Argument checks shared by every public entry point. Each throws `TypeError` (wrong type) or
- * `RangeError` (right type, value out of range) with a message naming the API, the field, the
- * unit and the value received, and never substitutes a default.
- *
- * @internal
+ * The workspace's one validation module: the id, TTL, fence, count and integer rules, and the
+ * argument checks built on them. Each check throws `TypeError` (wrong type) or `RangeError`
+ * (right type, value out of range) with a message naming the API, the field, the unit and the
+ * value received, and never substitutes a default. The rules and the checks other packages need
+ * are exported from the package's index (with TSDoc here); the rest are internal to lease-fence.
  */
 
 /**
@@ -166,13 +166,53 @@ export function requireFence(api: string, field: string, value: unknown): assert
   }
 }
 
-/** Throws unless `value` is a non-negative safe integer. @internal */
+/**
+ * `true` when `value` is a safe integer in `[min, max]` (both inclusive). The one integer check
+ * of the workspace: {@link requireInteger}, {@link requireCount}, the coordinator's options and
+ * the gates' outboxes decide with it.
+ * @param max - @defaultValue `Number.MAX_SAFE_INTEGER`
+ */
+export function isIntegerInRange(value: unknown, min: number, max: number = Number.MAX_SAFE_INTEGER): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
+}
+
+/** The range and unit of an integer option, for {@link requireInteger}. */
+export interface IntegerRange {
+  /** Smallest accepted value. */
+  readonly min: number;
+  /** Largest accepted value. @defaultValue `Number.MAX_SAFE_INTEGER` */
+  readonly max?: number;
+  /** What the integer counts, for the message (`'milliseconds'`, `'events'`, `'fences'`, …). */
+  readonly unit: string;
+}
+
+/**
+ * Throws unless `value` is a safe integer in `range` ({@link isIntegerInRange}).
+ * @throws TypeError (not a number) / RangeError (a fraction, NaN, ±Infinity, unsafe, or out of
+ *   range) `"<api>: <field> must be an integer (<unit>) in [<min>, <max>], got <value>"`.
+ */
+export function requireInteger(
+  api: string,
+  field: string,
+  value: unknown,
+  range: IntegerRange,
+): asserts value is number {
+  const { min, max = Number.MAX_SAFE_INTEGER, unit } = range;
+  if (isIntegerInRange(value, min, max)) return;
+  const what = `an integer (${unit}) in [${min}, ${max}]`;
+  requireNumber(api, field, value, what);
+  throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
+}
+
+/**
+ * Throws unless `value` is a count: a non-negative safe integer (a seq, a capacity, a fence counter).
+ * @throws TypeError (not a number) / RangeError (otherwise) `"<api>: <field> must be a non-negative safe integer, got <value>"`.
+ */
 export function requireCount(api: string, field: string, value: unknown): asserts value is number {
+  if (isIntegerInRange(value, 0)) return;
   const what = 'a non-negative safe integer';
   requireNumber(api, field, value, what);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
-  }
+  throw new RangeError(`${api}: ${field} must be ${what}, got ${describeValue(value)}`);
 }
 
 /**
