@@ -9,7 +9,7 @@ import {
   requireTtlMillis,
   type TtlBounds,
 } from '../validate.js';
-import { decideAcquire, decideExpiry, decideRelease, decideRenew } from './lease-rules.js';
+import { decideCheckedAcquire, decideCheckedRelease, decideCheckedRenew, decideExpiry } from './lease-rules.js';
 import { LeaseTable } from './lease-table.js';
 import type {
   AcquireOutcome,
@@ -135,7 +135,7 @@ export class LeaseCoordinator {
     const ttlMillis = request.ttlMillis ?? this.ttlMillis;
     requireTtlMillis(api, 'request.ttlMillis', ttlMillis, this.ttlBounds);
     const command = { resource: request.resource, holderId: request.holderId, requestId: request.requestId, ttlMillis };
-    return this.run(decideAcquire(this.table, command, this.clock.now()));
+    return this.run(decideCheckedAcquire(this.table, command, this.clock.now()));
   }
 
   /**
@@ -161,7 +161,7 @@ export class LeaseCoordinator {
       requestId: request.requestId,
       ttlMillis: request.ttlMillis,
     };
-    return this.run(decideRenew(this.table, command, this.clock.now()));
+    return this.run(decideCheckedRenew(this.table, command, this.clock.now()));
   }
 
   /**
@@ -177,7 +177,7 @@ export class LeaseCoordinator {
     requireId(api, 'token.resource', token.resource);
     requireId(api, 'token.holderId', token.holderId);
     requireFence(api, 'token.fence', token.fence);
-    return this.run(decideRelease(this.table, token, this.clock.now()));
+    return this.run(decideCheckedRelease(this.table, token, this.clock.now()));
   }
 
   /** Removes every lease past its expiry (reads the clock once). @returns how many expired. */
