@@ -79,7 +79,7 @@ describe('apps/gate/README.md', () => {
 
   it('lists exactly the variables the gate reads, in its configuration table', () => {
     const table = readme.slice(readme.indexOf('## Configuration'));
-    const listed = [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]);
+    const listed = [...table.matchAll(/^\| `([A-Z_]+)`\s*\|/gm)].map((match) => match[1]);
 
     expect(listed).toEqual(GATE_CONFIG_VARIABLES);
   });

@@ -112,8 +112,7 @@ describe('SDK documentation examples', () => {
     const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: `${baseUrl}/v1/keys` } });
     const slot = new FenceGate('deploy-slot-b');
     // the agent sends lease.signedToken with its write; the gate takes the fence from it, once verified
-    const deploy = (signedToken: string) =>
-      commitVerified(slot, verifier, signedToken, () => applyDeployment(signedToken));
+    const deploy = (token: string) => commitVerified(slot, verifier, token, () => applyDeployment(token));
     // #endregion
     await deploy(acquired.lease.signedToken);
     const [header, payload, signature] = acquired.lease.signedToken.split('.');
@@ -145,14 +144,18 @@ describe('SDK documentation examples', () => {
       );
       return lines.map((line) => line.slice(indent)).join('\n');
     };
-    /** The import lines of the ```ts block of `markdown` that ends with `body` (the rest is `body`, verbatim). */
+    /** The import statements of the ```ts block of `markdown` that ends with `body` (the rest is `body`, verbatim). */
     const quoted = (markdown: string, body: string): { imports: string[] } => {
       const block = [...markdown.matchAll(/```ts\n([\s\S]*?)\n```/g)]
         .map((match) => match[1]!)
         .find((code) => code.endsWith(body));
       if (block === undefined) throw new Error(`no \`\`\`ts block ends with:\n${body}`);
       const head = block.slice(0, block.length - body.length);
-      return { imports: head.split('\n').filter((line) => line.trim() !== '') };
+      // One entry per import statement, however Prettier wrapped it: `import { a, b } from 'm';`.
+      const statements = head.split(';').map((statement) => statement.replace(/\s+/g, ' ').replace(/,\s*\}/, ' }'));
+      return {
+        imports: statements.filter((statement) => statement.trim() !== '').map((statement) => `${statement.trim()};`),
+      };
     };
     /** The values (not the types) that `line` imports, and whether the module exports each. */
     const missingExports = async (line: string): Promise<string[]> => {

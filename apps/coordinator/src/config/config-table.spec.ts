@@ -74,13 +74,17 @@ const DEFAULT_IN_TABLE: Record<string, { readonly shows: string; readonly holds:
 
 /** The rows of the guide's configuration table: each variable named in a row, with the default written for it. */
 function tableDefaults(): Map<string, string> {
-  const start = guide.indexOf('| variable | default | meaning |');
-  if (start < 0) throw new Error('docs/service.md has no configuration table (| variable | default | meaning |)');
-  const rows = guide.slice(start).split('\n').slice(2);
+  const header = /^\|\s*variable\s*\|\s*default\s*\|\s*meaning\s*\|/m.exec(guide);
+  if (header === null) throw new Error('docs/service.md has no configuration table (| variable | default | meaning |)');
+  const rows = guide.slice(header.index).split('\n').slice(2);
   const table = new Map<string, string>();
   for (const row of rows) {
     if (!row.startsWith('|')) break;
-    const [variableCell, defaultCell] = row.split(' | ').map((cell) => cell.replace(/^\| /, ''));
+    // Cells between unescaped pipes, without the padding Prettier aligns them with.
+    const [variableCell, defaultCell] = row
+      .split(/(?<!\\)\|/)
+      .slice(1, -1)
+      .map((cell) => cell.trim());
     const variables = variableCell!.split(' / ').map((name) => name.replaceAll('`', ''));
     const written = defaultCell!.split(' / ');
     variables.forEach((variable, index) =>
