@@ -56,6 +56,20 @@ module.exports = {
       to: { path: ['^(libs/(?!protocol/|lease-fence/)|apps/|test/)', '(^|/)node_modules/(?!zod/)'] },
     },
     {
+      name: 'config-env-depends-on-zod-only',
+      severity: 'error',
+      comment: 'libs/config-env is environment parsing: zod, and lease-fence for the id length; no I/O, nothing else.',
+      from: { path: lib('config-env'), pathNot: TEST_FILES },
+      to: { path: ['^(libs/(?!config-env/|lease-fence/)|apps/|test/)', '(^|/)node_modules/(?!zod/)'] },
+    },
+    {
+      name: 'config-env-no-io',
+      severity: 'error',
+      comment: 'libs/config-env parses what it is given; the apps read process.env.',
+      from: { path: lib('config-env'), pathNot: TEST_FILES },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
       name: 'core-no-drivers',
       severity: 'error',
       comment: 'coordinator-core has no NestJS, no database driver and no logger; adapters and the app bring those.',

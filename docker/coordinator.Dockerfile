@@ -30,6 +30,7 @@ WORKDIR /src
 COPY package.json package-lock.json .npmrc nx.json tsconfig.base.json eslint.config.mjs ./
 COPY libs/lease-fence/package.json libs/lease-fence/
 COPY libs/protocol/package.json libs/protocol/
+COPY libs/config-env/package.json libs/config-env/
 COPY libs/coordinator-core/package.json libs/coordinator-core/
 COPY libs/event-log-sqlite/package.json libs/event-log-sqlite/
 COPY libs/event-log-eventstoredb/package.json libs/event-log-eventstoredb/

@@ -3,16 +3,27 @@
  * typed {@link GateConfig} with units in the names. Pure (the environment and the working
  * directory are parameters); `main.ts` is the one place that reads `process.env`.
  *
- * Same conventions as the coordinator's (`apps/coordinator/src/config/config.ts`): an unset or
- * blank variable takes its default, a bad one is never replaced by it, and {@link GateConfigError}
- * names every offending variable.
+ * Same conventions as the coordinator's, by the same helpers (`@lease-fence/config-env`): an
+ * unset or blank variable takes its default, a bad one is never replaced by it, and
+ * {@link GateConfigError} names every offending variable.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { IdSchema, MAX_ID_LENGTH } from '@lease-fence/protocol';
+import {
+  EnvConfigError,
+  envInteger,
+  envIssuesOf,
+  envLogLevel,
+  envNamespace,
+  envRequired,
+  envText,
+  LOG_LEVELS,
+  type EnvIssue,
+} from '@lease-fence/config-env';
+import { IdSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 
-/** pino log levels accepted in `LOG_LEVEL`. */
-export const GATE_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** pino log levels accepted in `LOG_LEVEL` (`@lease-fence/config-env`'s `LOG_LEVELS`). */
+export const GATE_LOG_LEVELS = LOG_LEVELS;
 
 /**
  * The parsed configuration. Durations are milliseconds, paths absolute.
@@ -51,50 +62,17 @@ export interface GateConfig {
  * Thrown by {@link parseGateConfig} when a variable is missing, malformed or out of range.
  * `issues` names every offending variable; `main.ts` prints the message and exits 1.
  */
-export class GateConfigError extends Error {
-  /** Stable error code. */
-  readonly code = 'invalid-config';
-
+export class GateConfigError extends EnvConfigError {
   /** @param issues - One entry per offending variable: its name and what is wrong. */
-  constructor(readonly issues: readonly { readonly variable: string; readonly message: string }[]) {
-    super(`invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
+  constructor(issues: readonly EnvIssue[]) {
+    super(issues);
     this.name = 'GateConfigError';
   }
 }
 
-const blank = (raw: string | undefined): raw is undefined => raw === undefined || raw.trim() === '';
-
-const required = (what: string) =>
-  z.string({ error: `is required: ${what}` }).transform((raw, ctx) => {
-    if (blank(raw)) {
-      ctx.addIssue({ code: 'custom', message: `is required: ${what}` });
-      return z.NEVER;
-    }
-    return raw.trim();
-  });
-
-const withDefault = (fallback: string) =>
-  z
-    .string()
-    .optional()
-    .transform((raw) => (blank(raw) ? fallback : raw.trim()));
-
-const integer = (min: number, max: number, unit: string, fallback: number) =>
-  withDefault(String(fallback)).transform((text, ctx) => {
-    const value = /^\+?\d+$/.test(text) ? Number(text) : Number.NaN;
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be an integer ${unit} in [${min}, ${max}], got ${JSON.stringify(text)}`,
-      });
-      return z.NEVER;
-    }
-    return value;
-  });
-
 /** An http(s) URL; `originOnly` refuses a path, query or fragment (the upstream's requests keep their own path). */
 const httpUrl = (what: string, originOnly: boolean) =>
-  required(what).transform((text, ctx) => {
+  envRequired(what).transform((text, ctx) => {
     let url: URL;
     try {
       url = new URL(text);
@@ -124,19 +102,14 @@ const httpUrl = (what: string, originOnly: boolean) =>
 const METHOD_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 const EnvSchema = z.object({
-  LEASE_FENCE_GATE_RESOURCE: required('the resource this gate guards').pipe(IdSchema),
+  LEASE_FENCE_GATE_RESOURCE: envRequired('the resource this gate guards').pipe(IdSchema),
   LEASE_FENCE_GATE_UPSTREAM: httpUrl('the guarded service, e.g. http://127.0.0.1:8080', true),
-  PORT: integer(0, 65_535, '(TCP port)', 3100),
-  HOST: withDefault('127.0.0.1'),
+  PORT: envInteger(0, 65_535, '(TCP port)', 3100),
+  HOST: envText('127.0.0.1'),
   LEASE_FENCE_COORDINATOR_URL: httpUrl('the coordinator, e.g. http://127.0.0.1:3000', false),
-  LEASE_FENCE_GATE_TOKEN: required("a gate token of the coordinator's tokens file covering the resource"),
-  LEASE_FENCE_DATA_DIR: withDefault('./data'),
-  LEASE_FENCE_NAMESPACE: withDefault('default').pipe(
-    z
-      .string()
-      .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
-      .regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
-  ),
+  LEASE_FENCE_GATE_TOKEN: envRequired("a gate token of the coordinator's tokens file covering the resource"),
+  LEASE_FENCE_DATA_DIR: envText('./data'),
+  LEASE_FENCE_NAMESPACE: envNamespace('default'),
   LEASE_FENCE_GATE_OPEN_METHODS: z
     .string()
     .optional()
@@ -156,18 +129,10 @@ const EnvSchema = z.object({
       }
       return new Set(methods.map((method) => method.toUpperCase()));
     }),
-  LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 30_000),
-  LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 5_000),
-  LEASE_FENCE_GATE_STATUS_REPORT_MILLIS: integer(100, 3_600_000, 'of milliseconds', 5_000),
-  LOG_LEVEL: withDefault('info').transform((raw, ctx) => {
-    const level = GATE_LOG_LEVELS.find((l) => l === raw.toLowerCase());
-    if (level !== undefined) return level;
-    ctx.addIssue({
-      code: 'custom',
-      message: `must be one of ${GATE_LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`,
-    });
-    return z.NEVER;
-  }),
+  LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS: envInteger(1, 3_600_000, 'of milliseconds', 30_000),
+  LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS: envInteger(1, 3_600_000, 'of milliseconds', 5_000),
+  LEASE_FENCE_GATE_STATUS_REPORT_MILLIS: envInteger(100, 3_600_000, 'of milliseconds', 5_000),
+  LOG_LEVEL: envLogLevel('info'),
 });
 
 /** The name of every environment variable the sidecar reads, in the order of its schema (and of `--help`). */
@@ -205,12 +170,7 @@ Environment:
 export function parseGateConfig(env: Readonly<Record<string, string | undefined>>, cwd: string): GateConfig {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new GateConfigError(
-      parsed.error.issues.map((issue) => ({
-        variable: String(issue.path[0] ?? 'environment'),
-        message: issue.message,
-      })),
-    );
+    throw new GateConfigError(envIssuesOf(parsed.error));
   }
   const e = parsed.data;
   return {

@@ -350,6 +350,36 @@ describe('commitDurably', () => {
     expect(restored?.nextSeq).toBe(4);
   });
 
+  it.each<[unknown, typeof TypeError]>([
+    ['3', TypeError],
+    [-1, RangeError],
+    [1.5, RangeError],
+    [Number.NaN, RangeError],
+  ])(
+    'refuses an acknowledgement through %j, naming throughSeq, and keeps the outbox',
+    async (throughSeq, errorClass) => {
+      // Arrange
+      const path = join(directory, 'slot.floor.json');
+      const store = await openFileFloorStore({ path, resource: RESOURCE });
+      const gate = new FenceGate(RESOURCE, { initialFloor: { fence: 9, holderId: 'agent-2' } });
+      await commitDurably(
+        gate,
+        store,
+        { resource: RESOURCE, holderId: 'agent-1', fence: 3 },
+        async () => undefined,
+      ).catch(() => undefined);
+
+      // Act
+      const refused = await store.acknowledgeRejections(throughSeq as number).catch((error: unknown) => error);
+
+      // Assert
+      expect(refused).toBeInstanceOf(errorClass);
+      expect((refused as Error).message).toContain('FileFloorStore.acknowledgeRejections: throughSeq');
+      const restored = await (await openFileFloorStore({ path, resource: RESOURCE })).load();
+      expect(restored?.outbox?.map((entry) => entry.seq)).toEqual([1]);
+    },
+  );
+
   it('drops acknowledged refusals from the outbox durably, and never lets an older save bring them back', async () => {
     // Arrange
     const path = join(directory, 'slot.floor.json');

@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { isIntegerInRange, requireCount } from 'lease-fence';
 import { FloorStoreCorruptError } from './errors.js';
 import {
   mergeGateStates,
@@ -169,14 +170,10 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
 
   /**
    * Saves `reportedThroughSeq = throughSeq`, which drops those refusals from the outbox.
-   * @throws RangeError when `throughSeq` is not an integer ≥ 0; what {@link FileFloorStore.save} throws.
+   * @throws TypeError / RangeError (lease-fence's `requireCount`) when `throughSeq` is not a non-negative safe integer; what {@link FileFloorStore.save} throws.
    */
   async acknowledgeRejections(throughSeq: number): Promise<void> {
-    if (!Number.isSafeInteger(throughSeq) || throughSeq < 0) {
-      throw new RangeError(
-        `FileFloorStore.acknowledgeRejections: throughSeq must be an integer ≥ 0 (a rejection seq), got ${String(throughSeq)}`,
-      );
-    }
+    requireCount('FileFloorStore.acknowledgeRejections', 'throughSeq', throughSeq);
     const latest = this.#latest;
     if (latest === undefined || throughSeq <= latest.reportedThroughSeq) return;
     await this.save({
@@ -252,15 +249,16 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
     if (content.resource !== this.resource)
       return corrupt(`holds resource ${JSON.stringify(content.resource)}, not ${JSON.stringify(this.resource)}`);
     const { nextSeq, reportedThroughSeq } = content;
-    if (!isCount(nextSeq, 1)) return corrupt(`nextSeq must be an integer ≥ 1, got ${JSON.stringify(nextSeq)}`);
-    if (!isCount(reportedThroughSeq, 0))
+    if (!isIntegerInRange(nextSeq, 1)) return corrupt(`nextSeq must be an integer ≥ 1, got ${JSON.stringify(nextSeq)}`);
+    if (!isIntegerInRange(reportedThroughSeq, 0))
       return corrupt(`reportedThroughSeq must be an integer ≥ 0, got ${JSON.stringify(reportedThroughSeq)}`);
     const outbox = content.version === 1 ? [] : this.#parseOutbox(content.outbox, nextSeq, reportedThroughSeq, corrupt);
     const { floor } = content;
     if (floor === null) return { resource: this.resource, nextSeq, reportedThroughSeq, outbox };
     if (typeof floor !== 'object' || floor === undefined) return corrupt('floor must be an object or null');
     const { fence, holderId } = floor as { fence?: unknown; holderId?: unknown };
-    if (!isCount(fence, 1)) return corrupt(`floor.fence must be a positive integer, got ${JSON.stringify(fence)}`);
+    if (!isIntegerInRange(fence, 1))
+      return corrupt(`floor.fence must be a positive integer, got ${JSON.stringify(fence)}`);
     if (!isId(holderId)) return corrupt('floor.holderId must be a non-empty string');
     return { resource: this.resource, floor: { fence, holderId }, nextSeq, reportedThroughSeq, outbox };
   }
@@ -279,7 +277,7 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
       const { seq, resource, kind, rejected, current, wallMillis } = entry as Partial<
         Record<keyof PendingRejection, unknown>
       >;
-      if (!isCount(seq, 1) || seq <= previousSeq || seq >= nextSeq) {
+      if (!isIntegerInRange(seq, 1) || seq <= previousSeq || seq >= nextSeq) {
         return corrupt(
           `${at}.seq must be an integer above ${previousSeq} and below nextSeq ${nextSeq}, got ${JSON.stringify(seq)}`,
         );
@@ -294,7 +292,7 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
           holderId?: unknown;
           fence?: unknown;
         };
-        if (!isId(holderId) || !isCount(fence, 1))
+        if (!isId(holderId) || !isIntegerInRange(fence, 1))
           return corrupt(`${at}.${name} must be { holderId: non-empty string, fence: positive integer }`);
         return { holderId, fence };
       };
@@ -311,9 +309,6 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
     });
   }
 }
-
-const isCount = (value: unknown, minimum: number): value is number =>
-  Number.isSafeInteger(value) && (value as number) >= minimum;
 
 const isMissing = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';

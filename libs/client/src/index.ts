@@ -12,6 +12,7 @@
  * @see docs/design.md § Layout (libs/client)
  * @packageDocumentation
  */
+/** The agent's client of the coordinator's HTTP API: acquire, renew, release and `withLease`. */
 export {
   LeaseFenceClient,
   type LeaseFenceClientOptions,
@@ -19,10 +20,13 @@ export {
   type WithLeaseOptions,
   type WithLeaseResult,
 } from './lease-fence-client.js';
+/** A held lease with its signed token (documented at its source). */
 export type { Lease } from './signed-lease.js';
+/** Background renewal of a lease, with an abort signal when it is lost. */
 export { LeaseKeeper, type LeaseKeeperOptions, type LeaseKeeperState, type LeaseRenewer } from './lease-keeper.js';
 /** What acquire, renew and release resolve to: outcomes as data (documented in results.ts). */
 export type { AcquireResult, AcquireDenial, RenewResult, ReleaseResult, DeadOnArrival } from './results.js';
+/** The SDK's typed errors: HTTP replies, an unreachable or unavailable coordinator, a lost lease, a corrupt floor store. */
 export {
   CoordinatorHttpError,
   CoordinatorUnreachableError,
@@ -32,6 +36,7 @@ export {
   FloorStoreCorruptError,
   type LeaseLostReason,
 } from './errors.js';
+/** The HTTP transport: retries with the same requestId, replies parsed with the protocol's schemas. */
 export {
   CoordinatorHttp,
   type CoordinatorHttpOptions,
@@ -40,9 +45,13 @@ export {
   type ReplySchemas,
   type RetryEvent,
 } from './coordinator-http.js';
+/** Retry policy: capped exponential backoff with jitter. */
 export { createRetryPolicy, backoffDelayMillis, type RetryOptions, type RetryPolicy } from './retry-policy.js';
+/** Injectable timers (the system's by default), bounded to what `setTimeout` can wait. */
 export { systemTimers, MAX_TIMER_MILLIS, type Timers } from './timers.js';
+/** A gate's client of the coordinator: reports refusals, admitted fences and floors, retrying transient failures. */
 export { FenceGateClient, type FenceGateClientOptions } from './fence-gate-client.js';
+/** Periodic reports of a gate's floor to the coordinator. */
 export {
   reportFloors,
   type FloorReporter,
@@ -50,6 +59,7 @@ export {
   type FloorSink,
   type FloorSource,
 } from './floor-reporter.js';
+/** Drains a gate's outbox of refusals to the coordinator, in order, acknowledging each. */
 export {
   reportRejections,
   type RejectionReporter,
@@ -57,6 +67,7 @@ export {
   type RejectionSink,
   isFinalRefusal,
 } from './rejection-reporter.js';
+/** Durable gate floors: the store port, its outbox of refusals, and `commitDurably` around a FenceGate. */
 export {
   commitDurably,
   gateOptionsFrom,
@@ -67,7 +78,9 @@ export {
   type PendingRejection,
   type RejectionOutbox,
 } from './floor-store.js';
+/** The file floor store: a gate's floor and outbox in one atomically replaced JSON file. */
 export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from './file-floor-store.js';
+/** The gate link of fence-first handover: a gate's WebSocket to the coordinator, admitting reserved fences. */
 export {
   openGateLink,
   type GateLink,
@@ -75,6 +88,7 @@ export {
   type GateLinkOptions,
   type GuardedResource,
 } from './gate-link.js';
+/** The check of coordinator-signed grants before a gate compares their fence. */
 export {
   FenceTokenVerifier,
   commitVerified,

@@ -1,12 +1,22 @@
 /**
  * The durable coordinator's options, their defaults and checks, and the argument checks of its
- * commands. Ids and fences are checked with the protocol's schemas (the one copy of those
- * rules), so a command the log would refuse is refused before it is decided.
+ * commands. Ids and fences are checked with lease-fence's rules (the one copy of each, which the
+ * protocol's schemas are built from), so a command the log would refuse is refused before it is
+ * decided.
  *
  * @see ./durable-coordinator.ts
  */
-import { IdSchema, MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
-import { describeValue, MAX_TTL_MILLIS, requireFence, requireId, requireObject, type Clock } from 'lease-fence';
+import { MillisSchema, type CoordinatorEvent } from '@lease-fence/protocol';
+import {
+  describeValue,
+  MAX_TTL_MILLIS,
+  requireFence,
+  requireId,
+  requireInteger,
+  requireObject,
+  requireTtlMillis,
+  type Clock,
+} from 'lease-fence';
 import type { CoordinatorCommand } from './decider/commands.js';
 import type { FenceFirstOptions } from './fence-first-options.js';
 import { checkLockDelayRules, type LockDelayRule } from './lock-delay.js';
@@ -165,17 +175,9 @@ export function callHook(hook: () => void): void {
   }
 }
 
-/**
- * An id as the protocol defines it: lease-fence's id rule (a non-empty string), then the
- * protocol's `IdSchema` (1–200 printable ASCII characters), the wire's one copy of that rule.
- */
+/** An id by lease-fence's id rule (`requireId`, the one copy, which the protocol's `IdSchema` is built from), returning the value. */
 export function checkId(api: string, field: string, value: unknown): string {
   requireId(api, field, value);
-  const parsed = IdSchema.safeParse(value);
-  if (!parsed.success)
-    throw new RangeError(
-      `${api}: ${field} ${parsed.error.issues[0]?.message ?? 'is not a valid id'}, got ${describeValue(value)}`,
-    );
   return value;
 }
 
@@ -196,17 +198,9 @@ export function checkWallMillis(api: string, field: string, value: unknown): num
   return value;
 }
 
-function requireInteger(field: string, value: unknown, min: number, max: number, unit: string): number {
-  const api = 'DurableCoordinator.open';
-  if (typeof value !== 'number')
-    throw new TypeError(
-      `${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`,
-    );
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new RangeError(
-      `${api}: ${field} must be an integer (${unit}) in [${min}, ${max}], got ${describeValue(value)}`,
-    );
-  }
+/** An integer option of {@link DurableCoordinator.open}, by lease-fence's `requireInteger`, returning the value. */
+function integerOption(field: string, value: unknown, min: number, max: number, unit: string): number {
+  requireInteger('DurableCoordinator.open', field, value, { min, max, unit });
   return value;
 }
 
@@ -225,16 +219,13 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
       `${api}: wallClock must be a function returning epoch milliseconds, got ${describeValue(options.wallClock)}`,
     );
   }
-  const minTtlMillis = requireInteger('minTtlMillis', options.minTtlMillis ?? 1, 1, MAX_TTL_MILLIS, 'milliseconds');
-  const maxTtlMillis = requireInteger(
-    'maxTtlMillis',
-    options.maxTtlMillis ?? MAX_TTL_MILLIS,
-    minTtlMillis,
-    MAX_TTL_MILLIS,
-    'milliseconds',
-  );
+  const minTtlMillis = options.minTtlMillis ?? 1;
+  requireTtlMillis(api, 'minTtlMillis', minTtlMillis);
+  const maxTtlMillis = options.maxTtlMillis ?? MAX_TTL_MILLIS;
+  requireTtlMillis(api, 'maxTtlMillis', maxTtlMillis, { minTtlMillis, maxTtlMillis: MAX_TTL_MILLIS });
+  requireTtlMillis(api, 'defaultTtlMillis', options.defaultTtlMillis, { minTtlMillis, maxTtlMillis });
   const max = Number.MAX_SAFE_INTEGER;
-  const checkpointIntervalMillis = requireInteger(
+  const checkpointIntervalMillis = integerOption(
     'checkpointIntervalMillis',
     options.checkpointIntervalMillis ?? 1000,
     1,
@@ -246,45 +237,39 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     namespace: checkId(api, 'namespace', options.namespace),
     clock,
     wallClock: options.wallClock ?? Date.now,
-    defaultTtlMillis: requireInteger(
-      'defaultTtlMillis',
-      options.defaultTtlMillis,
-      minTtlMillis,
-      maxTtlMillis,
-      'milliseconds',
-    ),
+    defaultTtlMillis: options.defaultTtlMillis,
     minTtlMillis,
     maxTtlMillis,
-    snapshotEvery: requireInteger('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),
+    snapshotEvery: integerOption('snapshotEvery', options.snapshotEvery ?? 10_000, 1, max, 'events'),
     checkpointIntervalMillis,
-    graceCheckpointIntervalMillis: requireInteger(
+    graceCheckpointIntervalMillis: integerOption(
       'graceCheckpointIntervalMillis',
       options.graceCheckpointIntervalMillis ?? Math.min(100, checkpointIntervalMillis),
       1,
       MAX_TTL_MILLIS,
       'milliseconds',
     ),
-    floorWaitMillis: requireInteger('floorWaitMillis', options.floorWaitMillis ?? 0, 0, MAX_TTL_MILLIS, 'milliseconds'),
-    lostFenceMarginFences: requireInteger(
+    floorWaitMillis: integerOption('floorWaitMillis', options.floorWaitMillis ?? 0, 0, MAX_TTL_MILLIS, 'milliseconds'),
+    lostFenceMarginFences: integerOption(
       'lostFenceMarginFences',
       options.lostFenceMarginFences ?? 1_000_000,
       0,
       max,
       'fences',
     ),
-    maxBatch: requireInteger('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
+    maxBatch: integerOption('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
     replayCacheSize:
       options.replayCacheSize === undefined
         ? undefined
-        : requireInteger('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
-    burnFencesThrough: requireInteger('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),
+        : integerOption('replayCacheSize', options.replayCacheSize, 0, max, 'grants'),
+    burnFencesThrough: integerOption('burnFencesThrough', options.burnFencesThrough ?? 0, 0, max, 'fence'),
     lockDelays: checkLockDelayRules(api, options.lockDelays ?? []),
     runTimers: options.runTimers ?? true,
     heartbeat: options.heartbeat ?? false,
     takeOverAtVersion:
       options.takeOverAtVersion === undefined
         ? undefined
-        : requireInteger('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),
+        : integerOption('takeOverAtVersion', options.takeOverAtVersion, 0, max, 'events'),
     fenceFirst: checkFenceFirst(api, options.fenceFirst),
     hooks: {
       onAppend: options.onAppend,
@@ -304,6 +289,6 @@ function checkFenceFirst(api: string, fenceFirst: FenceFirstOptions | undefined)
     );
   if (typeof fenceFirst.admit !== 'function')
     throw new TypeError(`${api}: fenceFirst.admit must be a function, got ${describeValue(fenceFirst.admit)}`);
-  requireInteger('fenceFirst.timeoutMillis', fenceFirst.timeoutMillis, 1, MAX_TTL_MILLIS, 'milliseconds');
+  integerOption('fenceFirst.timeoutMillis', fenceFirst.timeoutMillis, 1, MAX_TTL_MILLIS, 'milliseconds');
   return fenceFirst;
 }

@@ -1,5 +1,13 @@
 import type { CoordinatorEvent } from '@lease-fence/protocol';
-import { createManualClock, createMonotonicClock, Instant, ProtocolMisuseError, type ManualClock } from 'lease-fence';
+import fc from 'fast-check';
+import {
+  createManualClock,
+  createMonotonicClock,
+  Instant,
+  isTtlMillis,
+  ProtocolMisuseError,
+  type ManualClock,
+} from 'lease-fence';
 import { afterEach, describe, expect, it } from 'vitest';
 import { replayLog } from './recovery.js';
 import { DurableCoordinator, type DurableCoordinatorOptions } from './durable-coordinator.js';
@@ -217,6 +225,29 @@ describe('DurableCoordinator', () => {
   });
 
   describe('input validation', () => {
+    it("acquires with exactly the TTLs lease-fence's TTL rule accepts within the configured bounds", async () => {
+      const bounds = { minTtlMillis: 100, maxTtlMillis: 60_000 };
+      const { coordinator } = await openCoordinator({ ...bounds });
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.constantFrom(99, 100, 60_000, 60_001, 100.5, 0, -0, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53),
+            fc.integer({ min: -10, max: 70_000 }),
+            fc.double(),
+          ),
+          async (ttlMillis) => {
+            const acquired = await coordinator.acquire({ ...request(`slot-${++n}`, 'agent-a'), ttlMillis }).then(
+              (outcome) => outcome.ok,
+              (error: unknown) => (error instanceof RangeError || error instanceof TypeError ? 'refused' : error),
+            );
+            expect(acquired).toBe(isTtlMillis(ttlMillis, bounds) ? true : 'refused');
+          },
+        ),
+        { numRuns: 300, seed: 20261201 },
+      );
+    });
+
     it.each([
       ['acquire', 'resource', (c: DurableCoordinator) => c.acquire({ ...request('', 'agent-a') }), TypeError],
       [

@@ -18,9 +18,10 @@
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorEvent, RecordedRejection } from '@lease-fence/protocol';
 import {
-  describeValue,
   MAX_TTL_MILLIS,
+  requireCount,
   requireObject,
+  requireTtlMillis,
   type FenceToken,
   type Instant,
   type ReleaseOutcome,
@@ -362,10 +363,7 @@ export class DurableCoordinator {
     if (rejection.kind !== 'stale' && rejection.kind !== 'double-grant') {
       throw new RangeError(`${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(rejection.kind)}`);
     }
-    if (typeof rejection.seq !== 'number')
-      throw new TypeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
-    if (!Number.isSafeInteger(rejection.seq) || rejection.seq < 0)
-      throw new RangeError(`${api}: seq must be a non-negative integer, got ${describeValue(rejection.seq)}`);
+    requireCount(api, 'seq', rejection.seq);
     return this.enqueue({
       type: 'RecordFenceRejection',
       gateId: checkId(api, 'gateId', rejection.gateId),
@@ -643,14 +641,9 @@ export class DurableCoordinator {
     return { instant: this.config.clock.now(), wallMillis: this.config.wallClock() };
   }
 
+  /** lease-fence's TTL rule within the configured `[minTtlMillis, maxTtlMillis]`, returning the value. */
   private checkTtl(api: string, ttlMillis: unknown): number {
-    const { minTtlMillis, maxTtlMillis } = this.config;
-    const what = `an integer number of milliseconds in [${minTtlMillis}, ${maxTtlMillis}]`;
-    if (typeof ttlMillis !== 'number')
-      throw new TypeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
-    if (!Number.isInteger(ttlMillis) || ttlMillis < minTtlMillis || ttlMillis > maxTtlMillis) {
-      throw new RangeError(`${api}: ttlMillis must be ${what}, got ${describeValue(ttlMillis)}`);
-    }
+    requireTtlMillis(api, 'ttlMillis', ttlMillis, this.config);
     return ttlMillis;
   }
 

@@ -8,7 +8,9 @@
  * after a failed append, standby takeover).
  *
  * @see docs/design.md § "The event-sourced coordinator"
+ * @packageDocumentation
  */
+/** The EventLog port: the append/read/subscribe/snapshot contract every adapter implements, and its record shapes. */
 export type {
   AppendOptions,
   AppendResult,
@@ -19,6 +21,7 @@ export type {
   Snapshot,
   Subscription,
 } from './ports/event-log.js';
+/** The EventLog port's typed errors, which adapters translate their vendor's errors into. */
 export {
   EventLogClosedError,
   EventLogCorruptError,
@@ -27,12 +30,15 @@ export {
   ExpectedVersionConflictError,
   type EventLogCorruptIssue,
 } from './ports/event-log-errors.js';
+/** The argument checks every EventLog adapter applies before touching its store. */
 export { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './ports/event-log-arguments.js';
+/** A subscription built from reads: catch-up from a position, then live, for adapters without one of their own. */
 export {
   createCatchUpSubscription,
   type CatchUpSource,
   type CatchUpSubscriptionOptions,
 } from './ports/catch-up-subscription.js';
+/** Paging helpers for adapters: reads in bounded pages, decoded in log order. */
 export {
   groupIntoPages,
   readInPages,
@@ -40,6 +46,7 @@ export {
   readRecordPages,
   type PagedRecordSource,
 } from './ports/paged-read.js';
+/** The in-memory EventLog: the reference semantics of the port, for tests and the `memory` log. */
 export {
   createMemoryEventLog,
   createMemoryEventLogStorage,
@@ -48,6 +55,7 @@ export {
   type MemoryEventLogOptions,
   type MemoryEventLogStorage,
 } from './ports/memory-event-log.js';
+/** The codec: the one place records are encoded, decoded and upcast, naming the position of a bad record. */
 export {
   checkEvents,
   decodeRecord,
@@ -57,6 +65,7 @@ export {
   type StoredEventRecord,
   type StoredSnapshot,
 } from './codec.js';
+/** The decider's commands and their outcomes. */
 export {
   MAX_WALL_MILLIS,
   type AcquireLease,
@@ -91,8 +100,11 @@ export {
   type StartOutcome,
   type TakeSnapshot,
 } from './decider/commands.js';
+/** `decide`: what a command does, as events and an outcome (pure). */
 export { decide, type Decision } from './decider/decide.js';
+/** `evolve`: folds one event into the state (pure). */
 export { evolve } from './decider/evolve.js';
+/** The decider's state, its snapshots and the views read from it. */
 export {
   cloneState,
   createInitialState,
@@ -109,17 +121,24 @@ export {
   type LeaseView,
   type Reservation,
 } from './decider/state.js';
+/** Options of fence-first handover: which resources, and how a gate is asked to admit a reserved fence. */
 export type { FenceAdmitRequest, FenceFirstOptions } from './fence-first-options.js';
+/** Lock-delay rules: per resource pattern, how long a resource stays ungranted after an unclean loss. */
 export { checkLockDelayRules, lockDelayMillisFor, type LockDelayRule, type LockDelayRuleNamer } from './lock-delay.js';
+/** Recovery: snapshot plus replay into a state, with the grace deadline of carried leases. */
 export { replayLog, type ReplayOptions, type ReplayResult } from './recovery.js';
+/** The DurableCoordinator shell: serialises commands, group commit, persist before acknowledge. */
 export {
   DurableCoordinator,
   type DurableCoordinatorOptions,
   type DurableCoordinatorStatus,
   type RecoveryInfo,
 } from './durable-coordinator.js';
+/** The error of a coordinator that cannot take a command now (retryable). */
 export { CoordinatorUnavailableError, type CoordinatorUnavailableReason } from './errors.js';
+/** The StandbyCoordinator: follows a log and takes it over when its writer falls silent. */
 export { StandbyCoordinator, type StandbyCoordinatorOptions, type TakeOverOptions } from './standby-coordinator.js';
+/** The CoordinatorSupervisor: keeps one coordinator serving (re-open with backoff, fence burning, standby takeover). */
 export {
   CoordinatorNotServingError,
   CoordinatorSupervisor,

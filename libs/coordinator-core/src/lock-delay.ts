@@ -8,7 +8,7 @@
  * decider (`decider/decide.ts`, from the loss instants `decider/evolve.ts` keeps in the state).
  */
 import { ResourcePatternSchema, resourceMatches } from '@lease-fence/protocol';
-import { MAX_TTL_MILLIS } from 'lease-fence';
+import { isIntegerInRange, MAX_TTL_MILLIS } from 'lease-fence';
 
 /** One lock-delay rule: resources `pattern` covers wait `millis` after an unclean loss before a new grant. */
 export interface LockDelayRule {
@@ -51,7 +51,7 @@ export function checkLockDelayRules(
         `${api}: ${nameOf(index, 'pattern')} ${JSON.stringify(parsed.data)} is listed twice; give each pattern one delay`,
       );
     seen.add(parsed.data);
-    if (typeof millis !== 'number' || !Number.isSafeInteger(millis) || millis < 0 || millis > MAX_TTL_MILLIS) {
+    if (!isIntegerInRange(millis, 0, MAX_TTL_MILLIS)) {
       throw new RangeError(
         `${api}: ${nameOf(index, 'millis')} must be an integer of milliseconds in [0, ${MAX_TTL_MILLIS}], got ${String(millis)}`,
       );

@@ -16,7 +16,7 @@
  *
  * @see docs/design.md § "The event-sourced coordinator" (single writer, Recovery) and § Scale (a standby per shard)
  */
-import { describeValue, MAX_TTL_MILLIS, type Clock, type Instant } from 'lease-fence';
+import { describeValue, MAX_TTL_MILLIS, requireInteger, type Clock, type Instant } from 'lease-fence';
 import { DurableCoordinator } from './durable-coordinator.js';
 import { callHook, resolveOptions, type DurableCoordinatorOptions } from './durable-coordinator-options.js';
 import { EventLogUnavailableError, ExpectedVersionConflictError } from './ports/event-log-errors.js';
@@ -270,13 +270,7 @@ export class StandbyCoordinator {
   }
 }
 
+/** A delay option of {@link StandbyCoordinator.follow}: lease-fence's `requireInteger`, milliseconds in [1, MAX_TTL_MILLIS] (a timer's range). */
 function requireMillis(field: string, value: unknown): void {
-  const api = 'StandbyCoordinator.follow';
-  if (typeof value !== 'number')
-    throw new TypeError(`${api}: ${field} must be a positive integer (milliseconds), got ${describeValue(value)}`);
-  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TTL_MILLIS) {
-    throw new RangeError(
-      `${api}: ${field} must be a positive integer (milliseconds) ≤ ${MAX_TTL_MILLIS}, got ${describeValue(value)}`,
-    );
-  }
+  requireInteger('StandbyCoordinator.follow', field, value, { min: 1, max: MAX_TTL_MILLIS, unit: 'milliseconds' });
 }

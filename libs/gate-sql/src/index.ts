@@ -7,6 +7,7 @@
  * @see docs/design.md § "The library's rules" (FenceGate)
  * @packageDocumentation
  */
+/** The transactional SQL gate: the fence check, raised floor and refusal outbox in the guarded data's own transaction (PostgreSQL, SQLite). */
 export {
   fencedTransaction,
   migrate,
@@ -17,6 +18,9 @@ export {
   type SqlFenceGateOptions,
   type SqliteFenceGateOptions,
 } from './sql-fence-gate.js';
+/** The PostgreSQL pool shape the gate needs (satisfied by `pg`'s Pool). */
 export type { PostgresPool } from './postgres-gate.js';
+/** The driver port between the SQL gate and a database, and the rows it reads. */
 export type { FloorRow, GateRowState, LockedFloor, SqlGateDriver } from './sql-gate-driver.js';
+/** The SQL gate's outbox of refusals and the drainer that reports it and the floor to the coordinator. */
 export { drainSqlGate, SqlGateOutbox, type SqlGateDrainer, type SqlGateDrainerOptions } from './sql-outbox.js';

@@ -21,7 +21,7 @@ import {
   type RejectionSink,
   type Timers,
 } from '@lease-fence/client';
-import type { GateFloor } from 'lease-fence';
+import { isIntegerInRange, requireCount, type GateFloor } from 'lease-fence';
 import type { SqlFenceGate } from './sql-fence-gate.js';
 import type { GateRowState } from './sql-gate-driver.js';
 
@@ -78,14 +78,10 @@ export class SqlGateOutbox implements RejectionOutbox, FloorSource {
   /**
    * Records that the coordinator acknowledged every refusal through `throughSeq` (raises
    * `reported_through_seq`, deletes those outbox rows) in one transaction.
-   * @throws RangeError when `throughSeq` is not an integer ≥ 0; what the database throws.
+   * @throws TypeError / RangeError (lease-fence's `requireCount`) when `throughSeq` is not a non-negative safe integer; what the database throws.
    */
   async acknowledgeRejections(throughSeq: number): Promise<void> {
-    if (!Number.isSafeInteger(throughSeq) || throughSeq < 0) {
-      throw new RangeError(
-        `SqlGateOutbox.acknowledgeRejections: throughSeq must be an integer ≥ 0 (a rejection seq), got ${String(throughSeq)}`,
-      );
-    }
+    requireCount('SqlGateOutbox.acknowledgeRejections', 'throughSeq', throughSeq);
     if (throughSeq <= this.reportedThroughSeq) return;
     await this.#gate.driver.acknowledge(this.resource, throughSeq);
     const state = this.#state;
@@ -154,13 +150,13 @@ export const drainSqlGate = (
   options: SqlGateDrainerOptions = {},
 ): SqlGateDrainer => {
   const pollIntervalMillis = options.pollIntervalMillis ?? 1000;
-  if (!Number.isSafeInteger(pollIntervalMillis) || pollIntervalMillis < 1) {
+  if (!isIntegerInRange(pollIntervalMillis, 1)) {
     throw new RangeError(
       `drainSqlGate: pollIntervalMillis must be a positive integer (milliseconds), got ${String(pollIntervalMillis)}`,
     );
   }
   const { pollIntervalMillis: _poll, floorEveryMillis, onError: _onError, ...reporterOptions } = options;
-  if (floorEveryMillis !== undefined && (!Number.isSafeInteger(floorEveryMillis) || floorEveryMillis < 1)) {
+  if (floorEveryMillis !== undefined && !isIntegerInRange(floorEveryMillis, 1)) {
     throw new RangeError(
       `drainSqlGate: floorEveryMillis must be a positive integer (milliseconds), got ${String(floorEveryMillis)}`,
     );

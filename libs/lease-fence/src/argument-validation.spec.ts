@@ -72,6 +72,24 @@ describe('argument validation', () => {
         ['request.requestId'],
       ],
       [
+        'a resource with a trailing space (the id rule the service keeps)',
+        (c) => c.acquire({ resource: 'slot ', holderId: 'a', requestId: 'r' }),
+        RangeError,
+        ['LeaseCoordinator.acquire: request.resource', 'printable ASCII', 'got "slot "'],
+      ],
+      [
+        'a holder id of 201 characters',
+        (c) => c.acquire({ resource: 's', holderId: 'h'.repeat(201), requestId: 'r' }),
+        RangeError,
+        ['request.holderId', 'at most 200 characters'],
+      ],
+      [
+        'a requestId outside printable ASCII',
+        (c) => c.acquire({ resource: 's', holderId: 'a', requestId: 'r\u00e9' }),
+        RangeError,
+        ['request.requestId', 'printable ASCII'],
+      ],
+      [
         'a zero ttl',
         (c) => c.acquire({ resource: 's', holderId: 'a', requestId: 'r', ttlMillis: 0 }),
         RangeError,

@@ -27,11 +27,23 @@ export {
 export {
   MAX_TTL_MILLIS,
   DEFAULT_REPLAY_CACHE_SIZE,
+  MAX_ID_LENGTH,
+  ID_PATTERN,
+  ID_PROBLEMS,
   describeValue,
+  idProblem,
+  isId,
   requireId,
+  isTtlMillis,
+  requireTtlMillis,
+  DEFAULT_TTL_BOUNDS,
+  type TtlBounds,
   requireFence,
   requireObject,
+  isIntegerInRange,
+  requireInteger,
   requireCount,
+  type IntegerRange,
 } from './validate.js';
 export { BoundedMap } from './collections/bounded-map.js';
 /** The rule's shapes: tokens, records, grants, outcomes and changes (documented in lease/outcomes.ts). */

@@ -13,20 +13,23 @@
  *
  * @see docs/design.md § "The event-sourced coordinator" (Events)
  */
+import { ID_PATTERN, ID_PROBLEMS, MAX_ID_LENGTH } from 'lease-fence';
 import { z } from 'zod';
 
-/** Longest accepted resource, holder, gate or request id, in characters. */
-export const MAX_ID_LENGTH = 200;
+/** Longest accepted resource, holder, gate or request id, in characters: lease-fence's `MAX_ID_LENGTH`. */
+export { MAX_ID_LENGTH };
 
 /**
- * An identifier: 1 to {@link MAX_ID_LENGTH} printable characters, no whitespace at either end.
- * Resource names may contain `/` and `:` (for example `repo:web/deploy-slot`).
+ * An identifier, by lease-fence's id rule (its `isId`, the one copy): 1 to
+ * {@link MAX_ID_LENGTH} printable ASCII characters, no space at either end. Resource names may
+ * contain `/` and `:` (for example `repo:web/deploy-slot`). Built from the rule's constants so
+ * the JSON schema (OpenAPI) shows `maxLength` and `pattern`; the messages are its `ID_PROBLEMS`.
  */
 export const IdSchema = z
   .string()
-  .min(1, 'must not be empty')
-  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
-  .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, 'must be printable ASCII without leading or trailing spaces');
+  .min(1, ID_PROBLEMS.empty)
+  .max(MAX_ID_LENGTH, ID_PROBLEMS.tooLong)
+  .regex(ID_PATTERN, ID_PROBLEMS.notPrintable);
 
 /** A fencing token's number: a positive safe integer. */
 export const FenceSchema = z

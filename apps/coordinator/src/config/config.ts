@@ -8,7 +8,19 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { checkLockDelayRules, type LockDelayRule } from '@lease-fence/coordinator-core';
-import { MAX_ID_LENGTH, ResourcePatternSchema } from '@lease-fence/protocol';
+import {
+  EnvConfigError,
+  envInteger as integer,
+  envIssuesOf,
+  envLogLevel,
+  envNamespace,
+  envText as text,
+  isUnset as unset,
+  LOG_LEVELS,
+  type EnvIssue,
+  type LogLevel,
+} from '@lease-fence/config-env';
+import { ResourcePatternSchema } from '@lease-fence/protocol';
 import { MAX_TTL_MILLIS } from 'lease-fence';
 import { z } from 'zod';
 
@@ -32,10 +44,8 @@ export type CoordinatorRole = 'active' | 'standby';
  */
 const EVENTSTORE_CONNECTION_STRING_PATTERN = /^(kurrentdb|kurrent|kdb|esdb)(\+discover)?:\/\/\S+$/i;
 
-/** pino log levels accepted in `LOG_LEVEL`. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-/** One of {@link LOG_LEVELS}. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
+/** pino log levels accepted in `LOG_LEVEL`, and one of them (from `@lease-fence/config-env`). */
+export { LOG_LEVELS, type LogLevel };
 
 /**
  * The parsed configuration. Durations are milliseconds, sizes bytes, paths absolute.
@@ -173,13 +183,10 @@ export interface Config {
  * Thrown by {@link parseConfig} when a variable is malformed or out of range. `issues` names
  * every offending variable; the message lists them one per line. The process exits 1 on it.
  */
-export class ConfigError extends Error {
-  /** Stable error code. */
-  readonly code = 'invalid-config';
-
+export class ConfigError extends EnvConfigError {
   /** @param issues - One entry per offending variable: its name and what is wrong. */
-  constructor(readonly issues: readonly { readonly variable: string; readonly message: string }[]) {
-    super(`invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
+  constructor(issues: readonly EnvIssue[]) {
+    super(issues);
     this.name = 'ConfigError';
   }
 }
@@ -193,33 +200,6 @@ export interface ParseConfigContext {
   /** Whether a directory holding `index.html` exists at the path. */
   readonly hasIndexHtml: (dir: string) => boolean;
 }
-
-const unset = (value: string | undefined): boolean => value === undefined || value.trim() === '';
-
-/** An integer variable in [min, max]; `fallback` when unset (`undefined` = no default: decided after parsing). */
-const integer = <F extends number | undefined>(min: number, max: number, unit: string, fallback: F) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx): number | F => {
-      if (raw === undefined || unset(raw)) return fallback;
-      const text = raw.trim();
-      const value = /^[+]?\d+$/.test(text) ? Number(text) : Number.NaN;
-      if (!Number.isSafeInteger(value) || value < min || value > max) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be an integer ${unit} in [${min}, ${max}], got ${JSON.stringify(raw)}`,
-        });
-        return z.NEVER;
-      }
-      return value;
-    });
-
-const text = (fallback: string) =>
-  z
-    .string()
-    .optional()
-    .transform((raw) => (raw === undefined || unset(raw) ? fallback : raw.trim()));
 
 const EnvSchema = z.object({
   PORT: integer(0, 65_535, '(TCP port)', 3000),
@@ -235,12 +215,7 @@ const EnvSchema = z.object({
   LEASE_FENCE_SQLITE_DURABILITY: text('full').pipe(
     z.enum(['full', 'normal'], { error: (issue) => `must be full or normal, got ${JSON.stringify(issue.input)}` }),
   ),
-  LEASE_FENCE_NAMESPACE: text('default').pipe(
-    z
-      .string()
-      .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
-      .regex(/^[\w.:-]+$/, 'must use only letters, digits, _ . : -'),
-  ),
+  LEASE_FENCE_NAMESPACE: envNamespace('default'),
   LEASE_FENCE_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 10_000),
   LEASE_FENCE_MIN_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 100),
   LEASE_FENCE_MAX_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 3_600_000),
@@ -265,12 +240,7 @@ const EnvSchema = z.object({
   LEASE_FENCE_TOKENS_FILE: z.string().optional(),
   LEASE_FENCE_SIGNING_KEYS_FILE: z.string().optional(),
   LEASE_FENCE_DASHBOARD_DIR: z.string().optional(),
-  LOG_LEVEL: text('info').transform((raw, ctx): LogLevel => {
-    const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
-    if (level !== undefined) return level;
-    ctx.addIssue({ code: 'custom', message: `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}` });
-    return z.NEVER;
-  }),
+  LOG_LEVEL: envLogLevel('info'),
   LEASE_FENCE_MAX_BODY_BYTES: integer(256, 1024 * 1024, 'of bytes', 16 * 1024),
   LEASE_FENCE_STREAM_MAX_BUFFERED_BYTES: integer(1024, 256 * 1024 * 1024, 'of bytes', 1024 * 1024),
   LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: integer(10, 3_600_000, 'of milliseconds', 5_000),
@@ -355,12 +325,7 @@ function parseLockDelays(raw: string): readonly LockDelayRule[] | string {
 export function parseConfig(env: Readonly<Record<string, string | undefined>>, context: ParseConfigContext): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => ({
-        variable: String(issue.path[0] ?? 'environment'),
-        message: issue.message,
-      })),
-    );
+    throw new ConfigError(envIssuesOf(parsed.error));
   }
   const e = parsed.data;
   const issues: { variable: string; message: string }[] = [];

@@ -20,6 +20,9 @@ import {
   decideRenew,
   Instant,
   ProtocolMisuseError,
+  requireCount,
+  requireFence,
+  requireId,
   wasFenceIssued,
   type LeaseChange,
   type LeaseTable,
@@ -98,7 +101,7 @@ function decideAny(
       const pending = pendingReservationDenial(state, command.resource, instant);
       if (pending !== undefined) return { events: [], outcome: pending };
       const lockDelayMillis = command.lockDelayMillis ?? 0;
-      if (lockDelayMillis !== 0) requireCount('AcquireLease', 'lockDelayMillis', lockDelayMillis);
+      if (lockDelayMillis !== 0) requireCount('decide AcquireLease', 'lockDelayMillis', lockDelayMillis);
       const { outcome, changes } = decideAcquire(state.table, command, instant);
       const delayed = lockDelayOf(state, command.resource, lockDelayMillis, changes, instant.millis);
       if (delayed !== undefined)
@@ -178,10 +181,10 @@ function decideAny(
       };
     }
     case 'AdmitFence': {
-      requireString('AdmitFence', 'gateId', command.gateId);
-      requireString('AdmitFence', 'resource', command.resource);
-      requireString('AdmitFence', 'holderId', command.holderId);
-      requirePositiveInteger('AdmitFence', 'fence', command.fence);
+      requireId('decide AdmitFence', 'gateId', command.gateId);
+      requireId('decide AdmitFence', 'resource', command.resource);
+      requireId('decide AdmitFence', 'holderId', command.holderId);
+      requireFence('decide AdmitFence', 'fence', command.fence);
       const implausible = implausibleAdmit(state.table, command, state.reservedFences);
       if (implausible !== undefined) return { events: [], outcome: implausible };
       const { gateId, resource, holderId, fence } = command;
@@ -192,7 +195,7 @@ function decideAny(
     }
     case 'ReserveFence':
       if ((command.lockDelayMillis ?? 0) !== 0)
-        requireCount('ReserveFence', 'lockDelayMillis', command.lockDelayMillis);
+        requireCount('decide ReserveFence', 'lockDelayMillis', command.lockDelayMillis);
       return decideReserve(
         command,
         state,
@@ -202,11 +205,11 @@ function decideAny(
         (changes) => lockDelayOf(state, command.resource, command.lockDelayMillis ?? 0, changes, instant.millis),
       );
     case 'ActivateReservedLease':
-      requireString('ActivateReservedLease', 'gateId', command.gateId);
-      requirePositiveInteger('ActivateReservedLease', 'fence', command.fence);
+      requireId('decide ActivateReservedLease', 'gateId', command.gateId);
+      requireFence('decide ActivateReservedLease', 'fence', command.fence);
       return decideActivate(command, state, instant, stamp);
     case 'BurnReservedFence':
-      requirePositiveInteger('BurnReservedFence', 'fence', command.fence);
+      requireFence('decide BurnReservedFence', 'fence', command.fence);
       return decideBurn(command, state, stamp);
     case 'Checkpoint': {
       const live = command.evenWithoutLeases === true || state.table.leases().next().done !== true;
@@ -218,11 +221,11 @@ function decideAny(
         : { events: [], outcome: { ok: true, checkpointed: false } };
     }
     case 'ReportFloor': {
-      requireString('ReportFloor', 'gateId', command.gateId);
-      requireString('ReportFloor', 'resource', command.resource);
-      requireString('ReportFloor', 'holderId', command.holderId);
-      requirePositiveInteger('ReportFloor', 'fence', command.fence);
-      requireCount('ReportFloor', 'marginFences', command.marginFences);
+      requireId('decide ReportFloor', 'gateId', command.gateId);
+      requireId('decide ReportFloor', 'resource', command.resource);
+      requireId('decide ReportFloor', 'holderId', command.holderId);
+      requireFence('decide ReportFloor', 'fence', command.fence);
+      requireCount('decide ReportFloor', 'marginFences', command.marginFences);
       const { gateId, resource, holderId, fence, marginFences } = command;
       // A floor this log knows of (it issued that fence, or a higher one, for this resource): nothing to learn.
       if (fence <= state.table.highestFence(resource))
@@ -281,9 +284,9 @@ function decideStart(
   state: CoordinatorState,
   now: Now,
 ): Decision<OutcomeByCommand['StartCoordinator']> {
-  requireString('StartCoordinator', 'namespace', command.namespace);
-  requireCount('StartCoordinator', 'eventsReplayed', command.eventsReplayed);
-  requireCount('StartCoordinator', 'burnFencesThrough', command.burnFencesThrough);
+  requireId('decide StartCoordinator', 'namespace', command.namespace);
+  requireCount('decide StartCoordinator', 'eventsReplayed', command.eventsReplayed);
+  requireCount('decide StartCoordinator', 'burnFencesThrough', command.burnFencesThrough);
   if (typeof command.fromSnapshot !== 'boolean')
     throw new TypeError(`decide StartCoordinator: fromSnapshot must be a boolean, got ${String(command.fromSnapshot)}`);
   if (typeof command.replayMillis !== 'number' || !Number.isFinite(command.replayMillis) || command.replayMillis < 0) {
@@ -554,9 +557,9 @@ function checkNow(now: Now): void {
 
 function checkRejection(command: RecordFenceRejection): void {
   const api = 'RecordFenceRejection';
-  requireString(api, 'gateId', command.gateId);
-  requireString(api, 'resource', command.resource);
-  requireCount(api, 'seq', command.seq);
+  requireId(`decide ${api}`, 'gateId', command.gateId);
+  requireId(`decide ${api}`, 'resource', command.resource);
+  requireCount(`decide ${api}`, 'seq', command.seq);
   if (command.kind !== 'stale' && command.kind !== 'double-grant') {
     throw new RangeError(`decide ${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(command.kind)}`);
   }
@@ -564,8 +567,8 @@ function checkRejection(command: RecordFenceRejection): void {
     const value = command[side];
     if (value === null || typeof value !== 'object')
       throw new TypeError(`decide ${api}: ${side} must be an object { holderId, fence }, got ${String(value)}`);
-    requireString(api, `${side}.holderId`, value.holderId);
-    requirePositiveInteger(api, `${side}.fence`, value.fence);
+    requireId(`decide ${api}`, `${side}.holderId`, value.holderId);
+    requireFence(`decide ${api}`, `${side}.fence`, value.fence);
   }
   if (
     command.gateWallMillis !== undefined &&
@@ -577,23 +580,4 @@ function checkRejection(command: RecordFenceRejection): void {
       `decide ${api}: gateWallMillis must be finite, non-negative epoch milliseconds, got ${String(command.gateWallMillis)}`,
     );
   }
-}
-
-function requireString(api: string, field: string, value: unknown): void {
-  if (typeof value !== 'string' || value === '')
-    throw new TypeError(`decide ${api}: ${field} must be a non-empty string, got ${JSON.stringify(value)}`);
-}
-
-function requireCount(api: string, field: string, value: unknown): void {
-  if (typeof value !== 'number')
-    throw new TypeError(`decide ${api}: ${field} must be a non-negative integer, got ${String(value)}`);
-  if (!Number.isSafeInteger(value) || value < 0)
-    throw new RangeError(`decide ${api}: ${field} must be a non-negative integer, got ${String(value)}`);
-}
-
-function requirePositiveInteger(api: string, field: string, value: unknown): void {
-  if (typeof value !== 'number')
-    throw new TypeError(`decide ${api}: ${field} must be a positive integer, got ${String(value)}`);
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new RangeError(`decide ${api}: ${field} must be a positive integer, got ${String(value)}`);
 }

@@ -13,7 +13,14 @@
  * @see docs/design.md § "The event-sourced coordinator" (decide/evolve)
  */
 import type { CoordinatorEvent } from '@lease-fence/protocol';
-import { decideAcquire, type AcquireOutcome, type Grant, type Instant, type LeaseChange } from 'lease-fence';
+import {
+  decideAcquire,
+  isIntegerInRange,
+  type AcquireOutcome,
+  type Grant,
+  type Instant,
+  type LeaseChange,
+} from 'lease-fence';
 import type {
   ActivateOutcome,
   ActivateReservedLease,
@@ -73,7 +80,7 @@ export function decideReserve(
   acquireEvents: (outcome: ReturnType<typeof decideAcquire>) => readonly CoordinatorEvent[],
   lockDelay: (changes: readonly LeaseChange[]) => LockDelayDenial | undefined,
 ): Decided<ReserveFenceOutcome> {
-  if (!Number.isSafeInteger(command.timeoutMillis) || command.timeoutMillis < 1) {
+  if (!isIntegerInRange(command.timeoutMillis, 1)) {
     throw new RangeError(
       `decide ReserveFence: timeoutMillis must be a positive integer number of milliseconds, got ${String(command.timeoutMillis)}`,
     );

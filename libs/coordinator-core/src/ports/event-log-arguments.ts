@@ -4,10 +4,11 @@
  *
  * @see ./event-log.ts for the port's contract.
  */
+import { isIntegerInRange } from 'lease-fence';
 import type { AppendOptions, ReadRange, Snapshot } from './event-log.js';
 
-const isNonNegativeInteger = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+/** A version, position or count: lease-fence's integer rule with no upper bound but the safe range. */
+const isNonNegativeInteger = (value: unknown): value is number => isIntegerInRange(value, 0);
 
 /**
  * Checks `options.expectedVersion` of an append.

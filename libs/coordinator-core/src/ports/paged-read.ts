@@ -6,6 +6,7 @@
  *
  * @see docs/design.md § "The event-sourced coordinator" (the EventLog port; Recovery)
  */
+import { isIntegerInRange } from 'lease-fence';
 import { decodeRecord, type StoredEventRecord } from '../codec.js';
 import { checkReadRange } from './event-log-arguments.js';
 import type { EventLog, ReadRange, RecordedEvent } from './event-log.js';
@@ -93,7 +94,7 @@ export function groupIntoPages(
   events: AsyncIterable<RecordedEvent>,
   pageSize: number,
 ): AsyncIterable<readonly RecordedEvent[]> {
-  if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
+  if (!isIntegerInRange(pageSize, 1)) {
     throw new RangeError(`groupIntoPages: pageSize must be a positive integer (events), got ${String(pageSize)}`);
   }
   return {

@@ -36,7 +36,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ReadinessReply } from '@lease-fence/protocol';
-import { createMonotonicClock, type Clock } from 'lease-fence';
+import { createMonotonicClock, isIntegerInRange, type Clock } from 'lease-fence';
 import {
   DurableCoordinator,
   type DurableCoordinatorOptions,
@@ -246,7 +246,7 @@ export class CoordinatorSupervisor {
       throw new TypeError(`CoordinatorSupervisor: role must be 'active' or 'standby', got ${String(options.role)}`);
     }
     const takeover = options.takeoverAfterMillis;
-    if (this.role === 'standby' && (takeover === undefined || !Number.isSafeInteger(takeover) || takeover < 1)) {
+    if (this.role === 'standby' && !isIntegerInRange(takeover, 1)) {
       throw new RangeError(
         `CoordinatorSupervisor: takeoverAfterMillis must be a positive integer (milliseconds) for a standby, got ${String(takeover)}`,
       );

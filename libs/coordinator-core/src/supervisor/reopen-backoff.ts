@@ -3,6 +3,7 @@
  * re-open the coordinator: capped exponential backoff with jitter, so a fleet of coordinators
  * that lost one server does not come back in lock-step.
  */
+import { isIntegerInRange } from 'lease-fence';
 
 /** Options of {@link createReopenBackoff}. */
 export interface ReopenBackoffOptions {
@@ -38,7 +39,7 @@ export function createReopenBackoff(options: ReopenBackoffOptions): ReopenBackof
     ['initialDelayMillis', initialDelayMillis],
     ['maxDelayMillis', maxDelayMillis],
   ] as const) {
-    if (!Number.isSafeInteger(value) || value < 1)
+    if (!isIntegerInRange(value, 1))
       throw new RangeError(
         `createReopenBackoff: ${field} must be a positive integer (milliseconds), got ${String(value)}`,
       );
@@ -50,7 +51,7 @@ export function createReopenBackoff(options: ReopenBackoffOptions): ReopenBackof
   }
   return {
     delayMillis(failures) {
-      if (!Number.isSafeInteger(failures) || failures < 1)
+      if (!isIntegerInRange(failures, 1))
         throw new RangeError(`ReopenBackoff.delayMillis: failures must be a positive integer, got ${String(failures)}`);
       // 2^(failures - 1) overflows to Infinity for large counts; min() caps it either way.
       const ceiling = Math.min(maxDelayMillis, initialDelayMillis * 2 ** Math.min(failures - 1, 52));

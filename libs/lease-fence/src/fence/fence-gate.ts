@@ -200,7 +200,7 @@ export class FenceGate {
     const fence = token.fence;
     if (!Number.isSafeInteger(fence) || fence < 1) requireFence(api, 'token.fence', fence);
     const holderId = token.holderId;
-    if (typeof holderId !== 'string' || holderId.length === 0) requireId(api, 'token.holderId', holderId);
+    requireId(api, 'token.holderId', holderId);
     if (token.resource !== this.resource) {
       throw new ProtocolMisuseError(
         `${api}: token is for resource ${describeValue(token.resource)} but this gate guards ${JSON.stringify(this.resource)}`,

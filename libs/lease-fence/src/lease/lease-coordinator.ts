@@ -7,8 +7,9 @@ import {
   requireId,
   requireObject,
   requireTtlMillis,
+  type TtlBounds,
 } from '../validate.js';
-import { decideAcquire, decideExpiry, decideRelease, decideRenew } from './lease-rules.js';
+import { decideCheckedAcquire, decideCheckedRelease, decideCheckedRenew, decideExpiry } from './lease-rules.js';
 import { LeaseTable } from './lease-table.js';
 import type {
   AcquireOutcome,
@@ -84,6 +85,8 @@ export class LeaseCoordinator {
   readonly ttlMillis: number;
   /** Largest duration a request may ask for, in milliseconds. */
   readonly maxTtlMillis: number;
+  /** The TTL rule's bounds for requests: `[1, maxTtlMillis]`. */
+  private readonly ttlBounds: TtlBounds;
 
   /**
    * @throws TypeError if `clock` is not a Clock; TypeError / RangeError if `ttlMillis`,
@@ -98,7 +101,8 @@ export class LeaseCoordinator {
     }
     const maxTtlMillis = options.maxTtlMillis ?? MAX_TTL_MILLIS;
     requireTtlMillis(api, 'maxTtlMillis', maxTtlMillis);
-    requireTtlMillis(api, 'ttlMillis', options.ttlMillis, maxTtlMillis);
+    this.ttlBounds = { minTtlMillis: 1, maxTtlMillis };
+    requireTtlMillis(api, 'ttlMillis', options.ttlMillis, this.ttlBounds);
     this.clock = clock;
     this.ttlMillis = options.ttlMillis;
     this.maxTtlMillis = maxTtlMillis;
@@ -129,9 +133,9 @@ export class LeaseCoordinator {
     requireId(api, 'request.holderId', request.holderId);
     requireId(api, 'request.requestId', request.requestId);
     const ttlMillis = request.ttlMillis ?? this.ttlMillis;
-    requireTtlMillis(api, 'request.ttlMillis', ttlMillis, this.maxTtlMillis);
+    requireTtlMillis(api, 'request.ttlMillis', ttlMillis, this.ttlBounds);
     const command = { resource: request.resource, holderId: request.holderId, requestId: request.requestId, ttlMillis };
-    return this.run(decideAcquire(this.table, command, this.clock.now()));
+    return this.run(decideCheckedAcquire(this.table, command, this.clock.now()));
   }
 
   /**
@@ -149,8 +153,7 @@ export class LeaseCoordinator {
     requireId(api, 'request.holderId', request.holderId);
     requireId(api, 'request.requestId', request.requestId);
     requireFence(api, 'request.fence', request.fence);
-    if (request.ttlMillis !== undefined)
-      requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis, this.maxTtlMillis);
+    if (request.ttlMillis !== undefined) requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis, this.ttlBounds);
     const command = {
       resource: request.resource,
       holderId: request.holderId,
@@ -158,7 +161,7 @@ export class LeaseCoordinator {
       requestId: request.requestId,
       ttlMillis: request.ttlMillis,
     };
-    return this.run(decideRenew(this.table, command, this.clock.now()));
+    return this.run(decideCheckedRenew(this.table, command, this.clock.now()));
   }
 
   /**
@@ -174,7 +177,7 @@ export class LeaseCoordinator {
     requireId(api, 'token.resource', token.resource);
     requireId(api, 'token.holderId', token.holderId);
     requireFence(api, 'token.fence', token.fence);
-    return this.run(decideRelease(this.table, token, this.clock.now()));
+    return this.run(decideCheckedRelease(this.table, token, this.clock.now()));
   }
 
   /** Removes every lease past its expiry (reads the clock once). @returns how many expired. */

@@ -108,6 +108,20 @@ export function decideAcquire(table: LeaseTable, request: AcquireCommand, now: I
   requireId(api, 'request.holderId', request.holderId);
   requireId(api, 'request.requestId', request.requestId);
   requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis);
+  return decideCheckedAcquire(table, request, now);
+}
+
+/**
+ * {@link decideAcquire} for a request already checked by a public entry point of this package
+ * (`LeaseCoordinator`): checks only `now` (a reading of the caller's clock, which no entry point checks).
+ * @internal not exported from the package.
+ */
+export function decideCheckedAcquire(
+  table: LeaseTable,
+  request: AcquireCommand,
+  now: Instant,
+): LeaseDecision<AcquireOutcome> {
+  const api = 'decideAcquire';
   requireNow(api, now);
   const { resource, holderId, requestId, ttlMillis } = request;
   const current = table.lease(resource);
@@ -185,6 +199,20 @@ export function decideRenew(table: LeaseTable, request: RenewCommand, now: Insta
   requireId(api, 'request.requestId', request.requestId);
   requireFence(api, 'request.fence', request.fence);
   if (request.ttlMillis !== undefined) requireTtlMillis(api, 'request.ttlMillis', request.ttlMillis);
+  return decideCheckedRenew(table, request, now);
+}
+
+/**
+ * {@link decideRenew} for a request already checked by a public entry point of this package
+ * (`LeaseCoordinator`): checks only `now` (a reading of the caller's clock, which no entry point checks).
+ * @internal not exported from the package.
+ */
+export function decideCheckedRenew(
+  table: LeaseTable,
+  request: RenewCommand,
+  now: Instant,
+): LeaseDecision<RenewOutcome> {
+  const api = 'decideRenew';
   requireNow(api, now);
   const { resource, holderId, fence, requestId } = request;
   const current = standingOf(table, request, now);
@@ -226,6 +254,20 @@ export function decideRelease(table: LeaseTable, token: FenceToken, now: Instant
   requireId(api, 'token.resource', token.resource);
   requireId(api, 'token.holderId', token.holderId);
   requireFence(api, 'token.fence', token.fence);
+  return decideCheckedRelease(table, token, now);
+}
+
+/**
+ * {@link decideRelease} for a request already checked by a public entry point of this package
+ * (`LeaseCoordinator`): checks only `now` (a reading of the caller's clock, which no entry point checks).
+ * @internal not exported from the package.
+ */
+export function decideCheckedRelease(
+  table: LeaseTable,
+  token: FenceToken,
+  now: Instant,
+): LeaseDecision<ReleaseOutcome> {
+  const api = 'decideRelease';
   requireNow(api, now);
   const { resource, holderId, fence } = token;
   const current = standingOf(table, token, now);

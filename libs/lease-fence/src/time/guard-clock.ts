@@ -1,5 +1,5 @@
 import { ClockReadingError } from '../errors.js';
-import { requireFunction, requireId } from '../validate.js';
+import { requireClockDomain, requireFunction } from '../validate.js';
 import type { Clock } from './clock.js';
 import { Instant } from './instant.js';
 
@@ -19,7 +19,7 @@ import { Instant } from './instant.js';
  * ```
  */
 export function guardClock(domain: string, read: () => number): Clock {
-  requireId('guardClock', 'domain', domain);
+  requireClockDomain('guardClock', 'domain', domain);
   requireFunction('guardClock', 'read', read);
   let previous = Number.NEGATIVE_INFINITY;
   return Object.freeze({

@@ -1,5 +1,5 @@
 import { ClockDomainError } from '../errors.js';
-import { describeValue, requireId } from '../validate.js';
+import { describeValue, requireClockDomain } from '../validate.js';
 
 /**
  * A clock reading: milliseconds on one clock, plus the name of that clock (its domain).
@@ -33,7 +33,7 @@ export class Instant {
    *   or `domain` is not a non-empty string.
    */
   static of(millis: number, domain: string): Instant {
-    requireId('Instant.of', 'domain', domain);
+    requireClockDomain('Instant.of', 'domain', domain);
     if (typeof millis !== 'number') {
       throw new TypeError(`Instant.of: millis must be a finite number of milliseconds, got ${describeValue(millis)}`);
     }

@@ -1,4 +1,4 @@
-import { requireId, requireMillis } from '../validate.js';
+import { requireClockDomain, requireMillis } from '../validate.js';
 import type { Clock } from './clock.js';
 import { Instant } from './instant.js';
 
@@ -48,7 +48,7 @@ export interface ManualClockOptions {
  */
 export function createManualClock(domain: string, options: ManualClockOptions = {}): ManualClock {
   const api = 'createManualClock';
-  requireId(api, 'domain', domain);
+  requireClockDomain(api, 'domain', domain);
   const start = options.start ?? 0;
   const stepPerRead = options.stepPerRead ?? 0;
   requireMillis(api, 'options.start', start);
