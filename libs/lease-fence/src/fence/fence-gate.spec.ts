@@ -22,6 +22,17 @@ describe('FenceGate', () => {
       expect(gate.floor).toEqual({ fence: 1, holderId: 'agent-a' });
     });
 
+    it('still refuses a holder id outside the id rule after a valid holder wrote, changing nothing', () => {
+      const gate = new FenceGate('deploy-slot');
+      gate.commit(token('agent-a', 1), () => undefined);
+      for (const holderId of ['agent-a ', '', 'agent-\u00e9', 'a'.repeat(201)]) {
+        expect(() => gate.commit(token(holderId, 2), () => undefined), JSON.stringify(holderId)).toThrow(
+          /token\.holderId/,
+        );
+      }
+      expect(gate.floor).toEqual({ fence: 1, holderId: 'agent-a' });
+    });
+
     it('admits a higher fence and raises the floor to it', () => {
       const gate = new FenceGate('deploy-slot');
       gate.commit(token('agent-a', 1), () => undefined);

@@ -60,6 +60,8 @@ export class FenceGate {
   private floorFence = 0;
   /** The floor's holder; `undefined` when unknown (no floor yet, or a bare-number initialFloor). */
   private floorHolder: string | undefined;
+  /** The last `token.holderId` that passed the id rule: a holder writing again skips the rule's regex on the hot path. */
+  private checkedHolderId: string | undefined;
   private seq: number;
   private readonly log: RejectionRecord[] = [];
   private readonly onRejection: ((rejection: RejectionRecord) => void) | undefined;
@@ -200,7 +202,10 @@ export class FenceGate {
     const fence = token.fence;
     if (!Number.isSafeInteger(fence) || fence < 1) requireFence(api, 'token.fence', fence);
     const holderId = token.holderId;
-    requireId(api, 'token.holderId', holderId);
+    if (holderId !== this.checkedHolderId) {
+      requireId(api, 'token.holderId', holderId);
+      this.checkedHolderId = holderId;
+    }
     if (token.resource !== this.resource) {
       throw new ProtocolMisuseError(
         `${api}: token is for resource ${describeValue(token.resource)} but this gate guards ${JSON.stringify(this.resource)}`,
