@@ -6,6 +6,7 @@ import {
   fenceAdmitted,
   fenceFloorReported,
   fenceRejected,
+  fenceReserved,
   rejectionsMissing,
   leaseExpired,
   leaseGranted,
@@ -547,6 +548,26 @@ describe('decide', () => {
           events: [fenceFloorReported('other', 'agent-c', 40, { atMillis: 1500, raisedTo: 157 })],
           outcome: { ok: true, raised: true, fenceCounter: 157 },
         });
+    });
+
+    it('appends nothing for the fence a pending fence-first reservation holds, which a gate may already have as its floor', () => {
+      // Given agent-a's lease released and fence 2 reserved for agent-b (its gate admitted it; the grant waits for the admit to be recorded)
+      const reserved = [
+        started,
+        grantedA,
+        leaseReleased('slot', 'agent-a', 1, { atMillis: 1050 }),
+        fenceReserved('slot', 'agent-b', 2, {
+          atMillis: 1100,
+          requestId: 'req-b',
+          ttlMillis: 10_000,
+          deadlineMillis: 6100,
+        }),
+      ];
+      // When the gate reports that floor, Then nothing is learned and the counter stays where it is
+      given(reserved)
+        .at(at(1200))
+        .when(report('agent-b', 2))
+        .then({ events: [], outcome: { ok: true, raised: false, fenceCounter: 2 } });
     });
 
     it('refuses a floor whose margin would pass the largest safe fence as implausible, with no event', () => {

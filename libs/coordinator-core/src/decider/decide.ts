@@ -227,8 +227,10 @@ function decideAny(
       requireFence('decide ReportFloor', 'fence', command.fence);
       requireCount('decide ReportFloor', 'marginFences', command.marginFences);
       const { gateId, resource, holderId, fence, marginFences } = command;
-      // A floor this log knows of (it issued that fence, or a higher one, for this resource): nothing to learn.
-      if (fence <= state.table.highestFence(resource))
+      // A floor this log knows of (it issued or reserved that fence, or a higher one, for this
+      // resource): nothing to learn. A fence-first fence a gate admitted before its grant is such a
+      // floor; taking it for a lost fence would raise the counter by the whole margin.
+      if (isKnownFence(state.table, state.reservedFences, resource, fence))
         return { events: [], outcome: { ok: true, raised: false, fenceCounter: state.table.issuedFence } };
       // The raised counter must leave room for at least as many grants as the margin: a floor that
       // would exhaust the fence range (every later acquire failing) is a broken gate, not evidence.
@@ -361,6 +363,19 @@ const implausible = (field: ImplausibleField, message: string): ImplausibleRepor
 });
 
 /**
+ * Whether this log knows `fence` for `resource`: it granted that fence or a higher one there
+ * (lease-fence's `wasFenceIssued`), or fence-first handover reserved it or a higher one there
+ * (granted, pending or burned: a gate may hold it as its floor). The one rule both the
+ * plausibility checks of gate reports and `ReportFloor` keep.
+ */
+const isKnownFence = (
+  table: LeaseTable,
+  reserved: ReadonlyMap<string, number>,
+  resource: string,
+  fence: number,
+): boolean => wasFenceIssued(table, resource, fence) || fence <= (reserved.get(resource) ?? 0);
+
+/**
  * Why `fence` cannot have been issued for `resource`, or undefined if it can (lease-fence's
  * `wasFenceIssued`). A fence reserved for the resource by fence-first handover counts as issued
  * even if it was never granted (pending or burned): a gate may have raised its floor to it.
@@ -372,7 +387,7 @@ const neverIssued = (
   resource: string,
   fence: number,
 ): ImplausibleReport | undefined =>
-  wasFenceIssued(table, resource, fence) || fence <= (reserved.get(resource) ?? 0)
+  isKnownFence(table, reserved, resource, fence)
     ? undefined
     : implausible(
         field,
