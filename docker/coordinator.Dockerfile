@@ -36,6 +36,7 @@ COPY libs/event-log-eventstoredb/package.json libs/event-log-eventstoredb/
 COPY libs/client/package.json libs/client/
 COPY libs/gate-sql/package.json libs/gate-sql/
 COPY libs/dashboard-model/package.json libs/dashboard-model/
+COPY apps/cli/package.json apps/cli/
 COPY apps/coordinator/package.json apps/coordinator/
 COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/demo/package.json apps/demo/

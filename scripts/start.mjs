@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm start`: build what is needed, start the coordinator on the embedded SQLite log in
- * ./data, create ./data/tokens.json on first run, start the demo (a fenced deploy slot and
- * contending agents), and print the dashboard URL. Ctrl-C (or SIGTERM) stops everything in
+ * ./data, create ./data/tokens.json on first run, start the demo (contending agents deploying
+ * through a `lease-fence-gate` sidecar per deploy slot, in front of a deploy recorder; the demo
+ * starts and supervises the sidecars, their data under ./data/demo/gates), and print the dashboard URL. Ctrl-C (or SIGTERM) stops everything in
  * order: the demo first (its agents release their leases), then the coordinator.
  *
  * `npm run coordinator` (`--coordinator-only`): the same without the demo.
@@ -17,7 +18,7 @@
  * LEASE_FENCE_TOKENS_FILE (<data>/tokens.json), DEMO_AGENTS (4) and the demo's DEMO_* settings.
  * With the demo, the coordinator's LEASE_FENCE_FENCE_FIRST defaults to the demo's slots
  * (DEMO_RESOURCES, or deploy-slot-*): each grant of a slot becomes active only once the deploy
- * slot has admitted its fence over its gate link (set LEASE_FENCE_FENCE_FIRST= to turn it off).
+ * slot's gate has admitted its fence over its gate link (set LEASE_FENCE_FENCE_FIRST= to turn it off).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,7 +43,7 @@ const demoMain = join(root, 'apps/demo/dist/main.js');
 
 // 1. Build.
 if (!args.has('--skip-build')) {
-  const required = ['@lease-fence/coordinator', ...(coordinatorOnly ? [] : ['@lease-fence/demo'])];
+  const required = ['@lease-fence/coordinator', ...(coordinatorOnly ? [] : ['@lease-fence/gate', '@lease-fence/demo'])];
   say(`building ${required.join(', ')} …`);
   if (!build(required)) fail('the build failed (see above)');
   say('building @lease-fence/dashboard …');

@@ -1,17 +1,17 @@
 /**
- * The short chaos run of `npm test` (see `chaos.ts`): the coordinator and the deploy slot's gate
- * process killed with SIGKILL in both orders, a few cycles. `CHAOS_CYCLES` / `CHAOS_SEED` set a
+ * The short chaos run of `npm test` (see `chaos.ts`): the coordinator and the gate (a
+ * `lease-fence-gate` sidecar per resource) killed with SIGKILL in both orders, a few cycles. `CHAOS_CYCLES` / `CHAOS_SEED` set a
  * longer run (`npm run chaos -- --cycles 50` does), which also prints its figures.
  */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { COORDINATOR_MAIN } from '../support/coordinator-process.js';
-import { DEPLOY_SLOT_MAIN, runChaos } from './chaos.js';
+import { GATE_MAIN, runChaos } from './chaos.js';
 
 const cycles = Number(process.env['CHAOS_CYCLES'] ?? '2');
 const seed = Number(process.env['CHAOS_SEED'] ?? '2026');
 
-describe.skipIf(!existsSync(COORDINATOR_MAIN) || !existsSync(DEPLOY_SLOT_MAIN))(
+describe.skipIf(!existsSync(COORDINATOR_MAIN) || !existsSync(GATE_MAIN))(
   'chaos: coordinator and gate killed with SIGKILL under the demo workload',
   () => {
     it(

@@ -1,9 +1,10 @@
 /**
- * The chaos run: the built coordinator (SQLite log) and the demo's deploy slot (a gate process
- * with its SQLite outbox) under a demo-like workload, both killed with SIGKILL at random moments,
- * in both orders, then restarted, cycle after cycle. Afterwards it checks, from the gate's own
- * database and the coordinator's log:
- * - every refusal the gate made durable (seqs 1 .. next_seq - 1 of each resource) is in the log
+ * The chaos run: the built coordinator (SQLite log) and the gate — one built `lease-fence-gate`
+ * sidecar per resource, as the demo runs them, each with its floor file and refusal outbox, in
+ * front of a recording upstream — under a demo-like workload, both killed with SIGKILL at random
+ * moments, in both orders, then restarted, cycle after cycle. Afterwards it checks, from the
+ * gates' own floor files and the coordinator's log:
+ * - every refusal a gate made durable (seqs 1 .. nextSeq - 1 of each resource) is in the log
  *   exactly once, with the content the writer was told (for each 409 a writer received);
  * - per (gate, resource) the seqs in the log are contiguous from 1, and no `RejectionsMissing`;
  * - every grant acknowledged to an agent is in the log (0 acknowledged grants lost).
@@ -16,16 +17,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { LeaseFenceClient, type AcquireResult, type Lease } from '@lease-fence/client';
+import { LeaseFenceClient, openFileFloorStore, type AcquireResult, type Lease } from '@lease-fence/client';
 import { EventsReplySchema, type CoordinatorEvent } from '@lease-fence/protocol';
-import Database from 'better-sqlite3';
 import { REPO_ROOT, startCoordinator, type RunningCoordinator } from '../support/coordinator-process.js';
-import { stopByPid, waitForExit } from '../support/stop-by-pid.js';
+import { startRecordingUpstream } from '../gate/support/recording-upstream.js';
+import { followUntilListening } from '../support/listening-child.js';
+import { stopByPid } from '../support/stop-by-pid.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
-/** The demo's deploy slot process entry (built). */
-export const DEPLOY_SLOT_MAIN = join(REPO_ROOT, 'apps/demo/dist/deploy-slot-main.js');
+/** The built sidecar: one per resource, as the demo runs them. */
+export const GATE_MAIN = join(REPO_ROOT, 'apps/gate/dist/main.js');
 
 /** Options of {@link runChaos}. */
 export interface ChaosOptions {
@@ -51,7 +53,7 @@ export interface ChaosReport {
   readonly gateFirst: number;
   /** Refusals the gate made durable (the sum over resources of next_seq - 1). */
   readonly refusalsDurable: number;
-  /** Writes the slot accepted (200). */
+  /** Writes the gate admitted and the upstream answered (200). */
   readonly writesAccepted: number;
   /** 409 refusals the writers received. */
   readonly refusalsAnswered: number;
@@ -88,45 +90,60 @@ const createRandom = (seed: number): (() => number) => {
 
 const sleep = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
 
-/** A running deploy slot process. */
+/** The running gate: one sidecar per resource. */
 interface GateProcess {
-  readonly child: ChildProcess;
-  readonly url: string;
+  readonly children: readonly ChildProcess[];
+  /** Each resource's sidecar URL. */
+  readonly urls: ReadonlyMap<string, string>;
 }
 
-/** Starts the deploy slot on `port` (0 = any) and waits for its `listening` message. */
-const startGate = async (options: { coordinatorUrl: string; dataDir: string; port: number }): Promise<GateProcess> => {
-  const child = spawn(process.execPath, [DEPLOY_SLOT_MAIN], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      LEASE_FENCE_URL: options.coordinatorUrl,
-      DEMO_GATE_TOKEN: TEST_TOKENS.gate.token,
-      DEMO_RESOURCES: RESOURCES.join(','),
-      DEMO_SLOT_PORT: String(options.port),
-      LEASE_FENCE_DEMO_DIR: options.dataDir,
-    },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = waitForExit(child);
-  const listening = new Promise<string>((resolve) =>
-    child.on('message', (message: { type?: string; url?: string }) => {
-      if (message.type === 'listening' && message.url !== undefined) resolve(message.url);
+/** The floor file and outbox directory of `resource`'s sidecar. */
+const gateDataDir = (dataDir: string, resource: string): string => join(dataDir, resource);
+
+/**
+ * Starts one sidecar per resource (on `ports`' port for it, 0 = any) in front of `upstreamUrl`,
+ * and waits for each to log `listening`.
+ */
+const startGate = async (options: {
+  coordinatorUrl: string;
+  upstreamUrl: string;
+  dataDir: string;
+  ports: ReadonlyMap<string, number>;
+}): Promise<GateProcess> => {
+  const started = await Promise.all(
+    RESOURCES.map(async (resource) => {
+      const child = spawn(process.execPath, [GATE_MAIN], {
+        cwd: REPO_ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          LEASE_FENCE_GATE_RESOURCE: resource,
+          LEASE_FENCE_GATE_UPSTREAM: options.upstreamUrl,
+          LEASE_FENCE_COORDINATOR_URL: options.coordinatorUrl,
+          LEASE_FENCE_GATE_TOKEN: TEST_TOKENS.gate.token,
+          LEASE_FENCE_DATA_DIR: gateDataDir(options.dataDir, resource),
+          PORT: String(options.ports.get(resource) ?? 0),
+          HOST: '127.0.0.1',
+          LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS: '500',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      try {
+        return { resource, child, url: await followUntilListening(child, `the gate of ${resource}`).url };
+      } catch (error) {
+        child.kill('SIGKILL');
+        throw error;
+      }
     }),
   );
-  const url = await Promise.race([
-    listening,
-    exited.then((exit) =>
-      Promise.reject(
-        new Error(
-          `deploy slot exited (code ${exit.code}, signal ${exit.signal}) before listening: ${stderr.slice(-2000)}`,
-        ),
-      ),
-    ),
-  ]);
-  return { child, url };
+  return {
+    children: started.map(({ child }) => child),
+    urls: new Map(started.map(({ resource, url }) => [resource, url])),
+  };
+};
+
+/** SIGKILL (a crash) or SIGTERM of every sidecar of the gate, by PID. */
+const stopGate = async (gate: GateProcess, signal: NodeJS.Signals): Promise<void> => {
+  await Promise.all(gate.children.map((child) => stopByPid(child, signal)));
 };
 
 /** A writer's view of one write to the slot. */
@@ -148,26 +165,38 @@ const contentOf = (rejection: {
     rejection.current.fence,
   ]);
 
-/** Sends `step` under `lease`: its `signedToken`, which the slot verifies before its gate compares the fence. */
-const writeToSlot = async (slotUrl: string, lease: Lease, step: string): Promise<WriteOutcome> => {
+/** Sends `step` under `lease` through its resource's sidecar, the signed token in `Lease-Fence-Token`. */
+const writeToSlot = async (gateUrl: string, lease: Lease, step: string): Promise<WriteOutcome> => {
   try {
-    const response = await fetch(`${slotUrl}/slots/${encodeURIComponent(lease.resource)}/deploy`, {
+    const response = await fetch(`${gateUrl}/slots/${encodeURIComponent(lease.resource)}/deploy`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ signedToken: lease.signedToken, step }),
+      headers: { 'content-type': 'application/json', 'lease-fence-token': lease.signedToken },
+      body: JSON.stringify({ step }),
       signal: AbortSignal.timeout(3000),
     });
+    if (response.status === 200) {
+      await response.text(); // the recording upstream's plain-text answer
+      return { kind: 'written' };
+    }
     const body = (await response.json()) as {
-      rejection?: {
-        seq: number;
-        kind: string;
-        rejected: { holderId: string; fence: number };
-        current: { holderId: string; fence: number };
-      };
+      reason?: string;
+      seq?: number;
+      rejected?: { holderId: string; fence: number };
+      current?: { holderId: string; fence: number };
     };
-    if (response.status === 200) return { kind: 'written' };
-    if (response.status === 409 && body.rejection !== undefined)
-      return { kind: 'refused', seq: body.rejection.seq, content: contentOf(body.rejection) };
+    if (
+      response.status === 409 &&
+      body.seq !== undefined &&
+      body.rejected !== undefined &&
+      body.current !== undefined
+    ) {
+      const kind = body.reason === 'double-grant' ? 'double-grant' : 'stale';
+      return {
+        kind: 'refused',
+        seq: body.seq,
+        content: contentOf({ kind, rejected: body.rejected, current: body.current }),
+      };
+    }
     return { kind: 'unanswered' };
   } catch {
     return { kind: 'unanswered' };
@@ -189,18 +218,17 @@ const readLog = async (coordinatorUrl: string): Promise<CoordinatorEvent[]> => {
   }
 };
 
-/** Per resource, the gate's `next_seq` from its own database (what it made durable). */
-const readGateSeqs = (slotDataDir: string): Map<string, number> => {
-  const db = new Database(join(slotDataDir, 'deploy-slot.sqlite'), { readonly: true, fileMustExist: true });
-  try {
-    const rows = db.prepare('SELECT resource, next_seq FROM gate_state').all() as {
-      resource: string;
-      next_seq: number;
-    }[];
-    return new Map(rows.map((row) => [row.resource, row.next_seq]));
-  } finally {
-    db.close();
+/** Per resource, the gate's `nextSeq` from its own floor file (what it made durable). */
+const readGateSeqs = async (dataDir: string): Promise<Map<string, number>> => {
+  const seqs = new Map<string, number>();
+  for (const resource of RESOURCES) {
+    const store = await openFileFloorStore({
+      path: join(gateDataDir(dataDir, resource), `${encodeURIComponent(resource)}.floor.json`),
+      resource,
+    });
+    seqs.set(resource, (await store.load())?.nextSeq ?? 1);
   }
+  return seqs;
 };
 
 /**
@@ -209,14 +237,15 @@ const readGateSeqs = (slotDataDir: string): Map<string, number> => {
  * @throws if a process cannot be (re)started; the invariants are reported, not thrown.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
-  if (!existsSync(DEPLOY_SLOT_MAIN))
-    throw new Error(`${DEPLOY_SLOT_MAIN} is missing: build it first with \`npx nx run @lease-fence/demo:build\``);
+  if (!existsSync(GATE_MAIN))
+    throw new Error(`${GATE_MAIN} is missing: build it first with \`npx nx run @lease-fence/gate:build\``);
   const startedAt = performance.now();
   const random = createRandom(options.seed ?? 1);
   const between = ([low, high]: readonly [number, number]): number => low + Math.floor(random() * (high - low + 1));
   const log = options.log ?? (() => undefined);
   const coordinatorDir = await createTempDir('lease-fence-chaos-coordinator-');
-  const slotDir = await createTempDir('lease-fence-chaos-slot-');
+  const slotDir = await createTempDir('lease-fence-chaos-gate-');
+  const upstream = await startRecordingUpstream();
   // Short leases and a short grace keep the workload moving across coordinator restarts.
   const coordinatorEnv = { LEASE_FENCE_TTL_MILLIS: '600', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '100' };
   // A loaded machine can take long to start a process: wait for it rather than fail the run.
@@ -227,8 +256,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     return await chaosCycles();
   } finally {
     // Whatever happened, nothing of this run stays behind.
-    if (started.gate !== undefined) await stopByPid(started.gate.child, 'SIGKILL');
+    if (started.gate !== undefined) await stopGate(started.gate, 'SIGKILL');
     await started.coordinator?.kill();
+    await upstream.close();
     await removeTempDir(coordinatorDir);
     await removeTempDir(slotDir);
   }
@@ -240,9 +270,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       startTimeoutMillis,
     }));
     const coordinatorPort = new URL(coordinator.url).port;
-    let gate = (started.gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: 0 }));
-    const slotUrl = gate.url;
-    const slotPort = Number(new URL(slotUrl).port);
+    let gate = (started.gate = await startGate({
+      coordinatorUrl: coordinator.url,
+      upstreamUrl: upstream.url,
+      dataDir: slotDir,
+      ports: new Map(),
+    }));
+    const gateUrls = gate.urls;
+    const gatePorts = new Map([...gateUrls].map(([resource, url]) => [resource, Number(new URL(url).port)]));
 
     const acknowledgedGrants: { resource: string; holderId: string; fence: number }[] = [];
     const answeredRefusals: { resource: string; seq: number; content: string }[] = [];
@@ -283,6 +318,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // The workload: per resource, first takes the lease and writes, second takes it over and
     // writes, first writes again under its old fence (refused once second's write landed).
     const workload = async (resource: string, offset: number): Promise<void> => {
+      const slotUrl = gateUrls.get(resource)!;
       for (let round = 0; !stopping; round += 1) {
         const [first, second] = round % 2 === offset ? [clients[0]!, clients[1]!] : [clients[1]!, clients[0]!];
         const older = await acquire(first, resource);
@@ -317,7 +353,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     };
     const restartGate = async (): Promise<void> => {
       const t = performance.now();
-      gate = started.gate = await startGate({ coordinatorUrl: coordinator.url, dataDir: slotDir, port: slotPort });
+      gate = started.gate = await startGate({
+        coordinatorUrl: coordinator.url,
+        upstreamUrl: upstream.url,
+        dataDir: slotDir,
+        ports: gatePorts,
+      });
       log(`gate up again in ${Math.round(performance.now() - t)} ms`);
     };
 
@@ -333,8 +374,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         else gateFirst += 1;
         const kills =
           order === 'coordinator-first'
-            ? [() => coordinator.kill(), () => stopByPid(gate.child, 'SIGKILL')]
-            : [() => stopByPid(gate.child, 'SIGKILL'), () => coordinator.kill()];
+            ? [() => coordinator.kill(), () => stopGate(gate, 'SIGKILL')]
+            : [() => stopGate(gate, 'SIGKILL'), () => coordinator.kill()];
         await kills[0]!();
         await sleep(between([0, 300]));
         await kills[1]!();
@@ -357,7 +398,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
 
     // Let the gate drain its outbox: every durable refusal must reach the log.
-    const durable = readGateSeqs(slotDir);
+    const durable = await readGateSeqs(slotDir);
     const deadline = Date.now() + 60_000;
     let events = await readLog(coordinator.url);
     const loggedSeqs = (resource: string): number[] =>
@@ -373,7 +414,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       await sleep(200);
       events = await readLog(coordinator.url);
     }
-    await stopByPid(gate.child, 'SIGTERM');
+    await stopGate(gate, 'SIGTERM');
     await coordinator.stop();
 
     let refusalsDurable = 0;

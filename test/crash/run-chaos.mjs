@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The long chaos run (`npm run chaos -- --cycles 50 [--seed 7]`): builds the coordinator and the
-// demo with Nx, then runs test/crash/chaos.int.spec.ts with that many kill cycles, printing each
+// gate sidecar with Nx, then runs test/crash/chaos.int.spec.ts with that many kill cycles, printing each
 // cycle and the figures at the end (the same checks as the short run in `npm test`).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -42,10 +42,10 @@ const run = (command, args, cwd) =>
   });
 const bin = (tool) => join(root, 'node_modules', '.bin', tool);
 try {
-  console.error('chaos: building the coordinator and the demo');
+  console.error('chaos: building the coordinator and the gate');
   await run(
     bin('nx'),
-    ['run-many', '-t', 'build', '-p', '@lease-fence/coordinator', '@lease-fence/demo', '--outputStyle=static'],
+    ['run-many', '-t', 'build', '-p', '@lease-fence/coordinator', '@lease-fence/gate', '--outputStyle=static'],
     root,
   );
   console.error(`chaos: ${values.cycles} cycles, seed ${values.seed}`);

@@ -26,10 +26,10 @@ function composePortEntries(text: string): string[] {
   const lines = text.split('\n').map((line) => line.replace(/^(\s*)#\s?/, '$1'));
   lines.forEach((line, index) => {
     const flow = /^\s*ports:\s*\[(.*)\]\s*$/.exec(line);
-    if (flow !== null) entries.push(...flow[1]!.split(',').map((entry) => entry.trim().replace(/^"|"$/g, '')));
+    if (flow !== null) entries.push(...flow[1]!.split(',').map((entry) => entry.trim().replace(/^["']|["']$/g, '')));
     if (!/^\s*ports:\s*$/.test(line)) return;
     for (const item of lines.slice(index + 1)) {
-      const match = /^\s*-\s*"?([^"\s]+)"?\s*$/.exec(item);
+      const match = /^\s*-\s*["']?([^"'\s]+)["']?\s*$/.exec(item);
       if (match === null) break;
       entries.push(match[1]!);
     }

@@ -6,13 +6,14 @@
  * `libs/coordinator-core/README.md` and `libs/client/README.md` are regions of test files, checked
  * by `test/crash/readme-example.int.spec.ts` and `libs/client/src/readme-examples.int.spec.ts`.)
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { packagesOf, readmeExample } from '../support/readme-examples.js';
 
 const repository = fileURLToPath(new URL('../../', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -31,25 +32,9 @@ const READMES: readonly { readonly readmePath: string; readonly heading?: string
   { readmePath: 'libs/dashboard-model/README.md' },
 ];
 
-/** The first fenced block of `language` in `text` at or after `from`, without its fences. */
-function fencedBlock(text: string, language: string, from = 0): { code: string; end: number } {
-  const open = text.indexOf(`\`\`\`${language}\n`, from);
-  if (open < 0) throw new Error(`no \`\`\`${language} block`);
-  const start = open + language.length + 4;
-  const close = text.indexOf('\n```', start);
-  return { code: text.slice(start, close + 1), end: close + 4 };
-}
-
-/** The bare package specifiers `code` imports (`node:` builtins excluded). */
-const packagesOf = (code: string): string[] =>
-  [...code.matchAll(/from '([^']+)';/g)].map((match) => match[1]!).filter((name) => !name.startsWith('node:'));
-
 describe.each(READMES)('$readmePath example', ({ readmePath, heading }) => {
-  const readme = readFileSync(join(repository, readmePath), 'utf8');
-  const from = heading === undefined ? 0 : readme.indexOf(`\n${heading}\n`);
-  if (from < 0) throw new Error(`${readmePath} has no heading ${heading ?? ''}`);
-  const example = fencedBlock(readme, 'ts', from);
-  const expectedOutput = fencedBlock(readme, 'text', example.end).code;
+  const example = readmeExample(join(repository, readmePath), heading);
+  const expectedOutput = example.expectedOutput;
   const name = readmePath.split('/')[1]!;
 
   it('imports from published package names only', () => {

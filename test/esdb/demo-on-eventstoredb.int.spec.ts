@@ -107,7 +107,7 @@ describe('the demo on EventStoreDB', () => {
 
   it('serves the demo end to end: grants, renewals, expiries and refused stale writes are logged, every event served is in the EventStoreDB stream at its position, and the demo stops cleanly', async () => {
     // Given the built coordinator on the emulator, and the built demo started against it
-    // (the deploy slot accepts signed grants of this namespace only)
+    // (the deploy slots' gates accept signed grants of this namespace only)
     const running = startDemo({
       coordinatorUrl: coordinator!.url,
       tokensFile,
@@ -128,7 +128,7 @@ describe('the demo on EventStoreDB', () => {
     // And the demo is stopped (SIGTERM): its agents release their leases
     const exit = await running.stop();
 
-    // Then the demo exited cleanly, having seen its stale write refused by the slot
+    // Then the demo exited cleanly, having seen its stale write refused by a slot's gate
     expect(seen).toMatchObject({
       LeaseGranted: expect.any(Number),
       LeaseRenewed: expect.any(Number),
@@ -136,7 +136,9 @@ describe('the demo on EventStoreDB', () => {
       FenceRejected: expect.any(Number),
     });
     expect(exit).toEqual({ code: 0, signal: null });
-    expect(running.output.some((line) => /deploy-slot-[ab] +REFUSED/.test(line))).toBe(true);
+    expect(running.output.some((line) => /deploy-slot-[ab] +wrote .* REFUSED by the gate with 409/.test(line))).toBe(
+      true,
+    );
 
     // And the coordinator's log holds the demo's story: its agents' grants and its gate's refusals
     const served = await readServedLog(coordinator!.url);

@@ -112,11 +112,12 @@ describe.skipIf(!coordinatorBuilt())('the SDK against the real coordinator', () 
   });
 
   it('answers a renewal of an expired lease with expired, never reviving it', async () => {
-    // Arrange: a 150 ms lease, taken over by another agent once it expired.
+    // Arrange: a 1 s lease, taken over by another agent once it expired. (Shorter leases can
+    // arrive already spent on a loaded machine, which the SDK rightly refuses to hand out.)
     const resource = 'deploy-expired';
     const holder = agent(1);
-    const acquired = await holder.acquire(resource, { ttlMillis: 150 });
-    if (!acquired.ok) throw new Error('expected a grant');
+    const acquired = await holder.acquire(resource, { ttlMillis: 1_000 });
+    if (!acquired.ok) throw new Error(`expected a grant, got ${JSON.stringify(acquired)}`);
     let taken = await agent(2).acquire(resource, { ttlMillis: 5000 });
     while (!taken.ok && taken.reason === 'held') {
       await new Promise((resolve) =>

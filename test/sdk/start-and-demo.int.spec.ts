@@ -2,7 +2,7 @@
  * `npm start` as a user runs it (`scripts/start.mjs --skip-build`; Nx builds the projects
  * before this suite): the coordinator on the SQLite log, tokens created on the first run, the
  * demo producing grants, renewals, expiries and refused stale writes, its slots fenced first (each
- * grant reserved, then admitted by the deploy slot, then granted), and a clean stop.
+ * grant reserved, then admitted by the deploy slot's gate, then granted), and a clean stop.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -123,9 +123,9 @@ describe.skipIf(!coordinatorBuilt())('scripts/start.mjs', () => {
       LeaseExpired: expect.any(Number),
       FenceRejected: expect.any(Number),
     });
-    expect(started.output.some((line) => / agent-\d +deploy-slot-[ab] +wrote .* REFUSED by the slot/.test(line))).toBe(
-      true,
-    );
+    expect(
+      started.output.some((line) => / agent-\d +deploy-slot-[ab] +wrote .* REFUSED by the gate with 409/.test(line)),
+    ).toBe(true);
     expect(started.output.some((line) => line.includes('[start] stopped'))).toBe(true);
     expect(code).toBe(0);
     await expect(fetch(`${dashboard.origin}/readyz`)).rejects.toThrow();

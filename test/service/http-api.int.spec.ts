@@ -433,6 +433,62 @@ describe('gate reports', () => {
   });
 });
 
+describe('gate status', () => {
+  const status = (resource: string, refusals: number) => ({
+    resources: [{ resource, floor: { holderId: 'agent-a', fence: 3 }, outboxBacklog: 0, refusals, invalidTokens: 1 }],
+    reportedAtMillis: 1_700_000_000_000,
+  });
+  interface GatesBody {
+    nowMillis: number;
+    gates: { gateId: string; lastContactMillis: number; resources: Record<string, unknown>[] }[];
+  }
+
+  it('keeps the latest status a gate reports (202), lists it at GET /v1/gates for a viewer, and appends nothing', async () => {
+    const resource = fresh('deploy');
+    const headBefore = await viewer.head();
+    await gate.post('/v1/gates/status', status(resource, 1));
+    const reply = await gate.post('/v1/gates/status', status(resource, 4));
+
+    const listed = await viewer.get<GatesBody>('/v1/gates');
+
+    expect(reply.status).toBe(202);
+    expect(listed.status).toBe(200);
+    const gate1 = listed.body.gates.find((g) => g.gateId === 'gate-1');
+    expect(gate1?.resources.filter((r) => r['resource'] === resource)).toEqual([
+      {
+        resource,
+        floor: { holderId: 'agent-a', fence: 3 },
+        outboxBacklog: 0,
+        refusals: 4,
+        invalidTokens: 1,
+        reportedAtMillis: 1_700_000_000_000,
+        lastContactMillis: expect.any(Number),
+      },
+    ]);
+    expect(listed.body.nowMillis).toBeGreaterThanOrEqual(gate1!.lastContactMillis);
+    expect(await viewer.head()).toBe(headBefore);
+  });
+
+  it('refuses a status naming a resource outside the gate token with 403, and a malformed one with 400 naming the field', async () => {
+    const outside = await gate.post('/v1/gates/status', status('payments', 1));
+    const malformed = await gate.post('/v1/gates/status', { ...status(fresh('deploy'), 1), reportedAtMillis: 'now' });
+
+    expect(outside.status).toBe(403);
+    expect(outside.body).toMatchObject({ error: 'forbidden', message: expect.stringContaining('payments') });
+    expect(malformed.status).toBe(400);
+    expect(JSON.stringify(malformed.body)).toContain('reportedAtMillis');
+    const listed = await viewer.get<GatesBody>('/v1/gates');
+    expect(JSON.stringify(listed.body)).not.toContain('payments');
+  });
+
+  it('refuses an agent or a viewer reporting a gate status with 403', async () => {
+    for (const token of [TEST_TOKENS.agentA.token, TEST_TOKENS.viewer.token]) {
+      const reply = await call(app.url, 'POST', '/v1/gates/status', { token, json: status('deploy-x', 1) });
+      expect(reply.status).toBe(403);
+    }
+  });
+});
+
 describe('auth', () => {
   it('answers a missing token with 401 and a Bearer challenge', async () => {
     const reply = await call(app.url, 'POST', `/v1/leases/${fresh()}/acquire`, { json: { requestId: 'x' } });
@@ -615,6 +671,7 @@ describe('health, metrics and docs', () => {
         '/v1/leases',
         '/v1/events',
         '/v1/rejections',
+        '/v1/whoami',
         '/v1/stream',
         '/healthz',
         '/readyz',
@@ -631,6 +688,21 @@ describe('health, metrics and docs', () => {
     expect(page.text).toContain('/v1/leases/{resource}/acquire');
     expect(page.text).toContain('<code>after</code>');
     expect(page.text).not.toContain('`');
+  });
+
+  it('tells each token who it is at GET /v1/whoami, never echoing the token', async () => {
+    const { agentA, gate, viewer } = TEST_TOKENS;
+    const agent = await call(app.url, 'GET', '/v1/whoami', { token: agentA.token });
+    expect(agent).toMatchObject({ status: 200, body: { role: 'agent', holderId: agentA.holderId } });
+    expect(agent.text).not.toContain(agentA.token);
+    expect((await call(app.url, 'GET', '/v1/whoami', { token: gate.token })).body).toEqual({
+      role: 'gate',
+      gateId: gate.gateId,
+      resources: gate.resources,
+    });
+    expect((await call(app.url, 'GET', '/v1/whoami', { token: viewer.token })).body).toEqual({ role: 'viewer' });
+    expect((await call(app.url, 'GET', '/v1/whoami')).status).toBe(401);
+    expect((await call(app.url, 'GET', '/v1/whoami?x=1', { token: viewer.token })).status).toBe(400);
   });
 
   it('answers an unknown API route with a JSON 404', async () => {

@@ -15,7 +15,8 @@ export interface AgentWorkerData {
   readonly token: string;
   /** The coordinator as the agent sees it (through the lossy proxy). */
   readonly coordinatorUrl: string;
-  readonly slotUrl: string;
+  /** Each slot's gate (sidecar base URL), by resource. */
+  readonly gateUrls: Readonly<Record<string, string>>;
   readonly resources: readonly string[];
   readonly ttlMillis: number;
   readonly clockSkewMillis: number;
@@ -49,7 +50,7 @@ const client = new LeaseFenceClient({
 
 const stats = await runAgent({
   client,
-  slotUrl: data.slotUrl,
+  gateUrls: data.gateUrls,
   resources: data.resources,
   ttlMillis: data.ttlMillis,
   modelCallMillis: data.modelCallMillis,

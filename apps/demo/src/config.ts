@@ -9,7 +9,7 @@ export interface DemoConfig {
   readonly coordinatorUrl: string;
   /** The coordinator's tokens file (`LEASE_FENCE_TOKENS_FILE`): agent tokens and a gate token. */
   readonly tokensFile: string;
-  /** Where the deploy slot keeps its SQLite database (`LEASE_FENCE_DEMO_DIR`). @defaultValue `./data/demo` */
+  /** The demo's data directory (`LEASE_FENCE_DEMO_DIR`): each slot's gate keeps its floor and refusal outbox in `gates/<slot>` under it. @defaultValue `./data/demo` */
   readonly dataDir: string;
   /** Contending agents (`DEMO_AGENTS`); at most one per agent token. @defaultValue 4 */
   readonly agents: number;
@@ -25,7 +25,7 @@ export interface DemoConfig {
   readonly stallProbability: number;
   /** Probability that the demo's proxy drops a lease reply after the coordinator processed it (`DEMO_LOST_REPLY_RATE`). @defaultValue 0.1 */
   readonly lostReplyRate: number;
-  /** Kill -9 and restart the deploy slot this often, in milliseconds; 0 = never (`DEMO_RESOURCE_RESTART_EVERY_MILLIS`). @defaultValue 25000 */
+  /** Kill -9 and restart one slot's gate (in turn) this often, in milliseconds; 0 = never (`DEMO_RESOURCE_RESTART_EVERY_MILLIS`). @defaultValue 25000 */
   readonly resourceRestartEveryMillis: number;
   /** Stop by itself after this long, in milliseconds; 0 = run until SIGINT/SIGTERM (`DEMO_DURATION_MILLIS`). @defaultValue 0 */
   readonly durationMillis: number;

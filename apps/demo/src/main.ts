@@ -1,22 +1,26 @@
 /**
- * The demo (`node dist/main.js`): a fenced deploy slot (a child process with its own SQLite
- * database), N contending agents (worker threads), and a proxy that loses some of their lease
- * replies, all against a running coordinator. Within a minute the coordinator's log shows
+ * The demo (`node dist/main.js`): deploy slots behind real `lease-fence-gate` sidecars (a plain
+ * deploy recorder as their upstream, one sidecar child process per slot, each with its floor and
+ * refusal outbox under `<LEASE_FENCE_DEMO_DIR>/gates/<slot>`), N contending agents (worker
+ * threads) that deploy through the gates with their signed tokens, and a proxy that loses some
+ * of their lease replies, all against a running coordinator. Within a minute the coordinator's log shows
  * grants, renewals, expiries, reassignments and refused stale writes (FenceRejected).
  *
  * Configuration: see `config.ts` (`LEASE_FENCE_URL`, `LEASE_FENCE_TOKENS_FILE`, `DEMO_*`).
  * Stops cleanly on SIGINT / SIGTERM (or after `DEMO_DURATION_MILLIS`, or when the IPC channel of
  * its launcher `scripts/start.mjs` closes because the launcher died): agents release their
- * leases, then the slot reports its last refusals and exits.
+ * leases, then each gate reports its last refusals and exits.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { resourceMatches } from '@lease-fence/protocol';
 import type { AgentWorkerData } from './agent-worker.js';
 import type { AgentStats } from './agent/agent.js';
 import { readDemoConfig } from './config.js';
+import { openDeployRecorder } from './deploy-recorder/deploy-recorder.js';
+import { startGateProcess } from './gate-process.js';
 import { createLogger, seconds } from './log.js';
 import { openLossyProxy } from './lossy-proxy.js';
 import { createRandom } from './random.js';
@@ -33,6 +37,9 @@ log(
     `stall probability ${config.stallProbability}, lost replies ${config.lostReplyRate}, seed ${config.seed}`,
 );
 
+/** Set once the demo stops: nothing is restarted from then on. */
+let stopping = false;
+
 await waitForCoordinator(config.coordinatorUrl);
 
 const random = createRandom(config.seed);
@@ -42,49 +49,70 @@ const proxy = await openLossyProxy({
   log: createLogger('proxy'),
 });
 
-/** How long after an exit the demo did not cause it restarts the deploy slot, in milliseconds. */
+/** How long after an exit the demo did not cause it restarts a gate, in milliseconds. */
 const UNEXPECTED_EXIT_RESTART_DELAY_MILLIS = 1000;
+/** How often each gate reports its status (floor, outbox backlog, counters) to the coordinator, in milliseconds. */
+const GATE_STATUS_REPORT_MILLIS = 2000;
 
-// The fenced resource: a child process, so it can crash (kill -9) and restart with its floors.
-let slot: ChildProcess | undefined;
-let slotPort = 0;
-const startSlot = (): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('./deploy-slot-main.js', import.meta.url)), [], {
-      detached: true,
-      env: {
-        ...process.env,
-        LEASE_FENCE_URL: config.coordinatorUrl,
-        DEMO_GATE_TOKEN: tokens.gate.token,
-        DEMO_RESOURCES: config.resources.join(','),
-        DEMO_SLOT_PORT: String(slotPort),
-        LEASE_FENCE_DEMO_DIR: config.dataDir,
-      },
-    });
-    slot = child;
-    child.once('message', (message: { type?: string; url?: string }) => {
-      if (message.type === 'listening' && message.url !== undefined) {
-        slotPort = Number(new URL(message.url).port);
-        log(undefined, `the deploy slot listens on ${message.url} (pid ${String(child.pid)})`);
-        child.removeAllListeners('exit');
-        // An exit the demo did not cause (its timed crash and its stop remove this listener first):
-        // restart at once, so agents do not meet a closed port until the next timed crash.
-        child.once('exit', (code, signal) => {
-          if (stopping) return;
-          log(
-            undefined,
-            `the deploy slot exited (${signal === null ? `code ${String(code)}` : `signal ${signal}`}) unexpectedly; restarting it`,
-          );
-          setTimeout(() => void restartSlot(), UNEXPECTED_EXIT_RESTART_DELAY_MILLIS);
-        });
-        resolve(message.url);
-      }
-    });
-    child.once('exit', (code, signal) =>
-      reject(new Error(`deploy slot exited before listening (code ${String(code)}, signal ${String(signal)})`)),
-    );
+// The upstream: a plain service that records the deploys reaching it and checks nothing.
+const recorder = await openDeployRecorder({ port: 0, log: createLogger('deploy-slots') });
+log(
+  undefined,
+  `the deploy recorder (the slots' upstream) listens on ${recorder.url}; GET ${recorder.url}/deploys lists what reached it`,
+);
+
+/** One `lease-fence-gate` sidecar per slot, in front of the recorder: the fenced resource. */
+interface SlotGate {
+  readonly resource: string;
+  readonly dataDir: string;
+  /** Fixed after the first start, so agents find a restarted gate at the same URL. */
+  port: number;
+  url: string;
+  child: ChildProcess | undefined;
+}
+const gateLog = createLogger('gate');
+const slotGates = new Map<string, SlotGate>(
+  config.resources.map((resource) => [
+    resource,
+    {
+      resource,
+      dataDir: join(config.dataDir, 'gates', encodeURIComponent(resource)),
+      port: 0,
+      url: '',
+      child: undefined,
+    },
+  ]),
+);
+
+/** Starts (or restarts) the gate of one slot; a restart keeps its port and its data directory (floor and outbox). */
+const startGate = async (slot: SlotGate): Promise<void> => {
+  mkdirSync(slot.dataDir, { recursive: true });
+  const started = await startGateProcess({
+    resource: slot.resource,
+    upstreamUrl: recorder.url,
+    coordinatorUrl: config.coordinatorUrl,
+    gateToken: tokens.gate.token,
+    dataDir: slot.dataDir,
+    port: slot.port,
+    statusReportMillis: GATE_STATUS_REPORT_MILLIS,
+    log: gateLog,
   });
-const slotUrl = await startSlot();
+  slot.child = started.child;
+  slot.url = started.url;
+  slot.port = Number(new URL(started.url).port);
+  log(slot.resource, `its lease-fence-gate listens on ${started.url} (pid ${String(started.child.pid)})`);
+  // An exit the demo did not cause (its timed crash and its stop remove this listener first):
+  // restart at once, so agents do not meet a closed port until the next timed crash.
+  started.child.once('exit', (code, signal) => {
+    if (stopping) return;
+    log(
+      slot.resource,
+      `its gate exited (${signal === null ? `code ${String(code)}` : `signal ${signal}`}) unexpectedly; restarting it`,
+    );
+    setTimeout(() => void restartGate(slot), UNEXPECTED_EXIT_RESTART_DELAY_MILLIS);
+  });
+};
+await Promise.all([...slotGates.values()].map(startGate));
 
 const uncovered = config.resources.filter(
   (resource) => !tokens.gate.resources.some((pattern) => resourceMatches(pattern, resource)),
@@ -98,7 +126,7 @@ const workers = agents.map((agent, index) => {
     holderId: agent.holderId,
     token: agent.token,
     coordinatorUrl: proxy.url,
-    slotUrl,
+    gateUrls: Object.fromEntries([...slotGates.values()].map((slot) => [slot.resource, slot.url])),
     resources: config.resources,
     ttlMillis: config.ttlMillis,
     clockSkewMillis: config.clockSkewMillis,
@@ -114,37 +142,43 @@ const workers = agents.map((agent, index) => {
   return { worker, exited: new Promise<void>((resolve) => worker.once('exit', () => resolve())) };
 });
 
+let crashes = 0;
 const restartTimer =
   config.resourceRestartEveryMillis > 0
     ? setInterval(() => {
-        const crashed = slot;
+        // One gate at a time, in turn.
+        const slot = [...slotGates.values()][crashes % slotGates.size]!;
+        crashes += 1;
+        const crashed = slot.child;
         // Exited already (killed from outside, or a restart still under way): its 'exit' listener
-        // restarts it, and a second restart would start a second slot.
+        // restarts it, and a second restart would start a second gate.
         if (crashed === undefined || crashed.exitCode !== null || crashed.signalCode !== null) return;
-        log(undefined, 'the deploy slot CRASHES (kill -9); restarting it: its floors come back from its database');
+        log(
+          slot.resource,
+          'its gate CRASHES (kill -9); restarting it: its floor and outbox come back from its data directory',
+        );
         crashed.removeAllListeners('exit');
-        crashed.once('exit', () => void restartSlot());
+        crashed.once('exit', () => void restartGate(slot));
         crashed.kill('SIGKILL');
       }, config.resourceRestartEveryMillis)
     : undefined;
 
-/** Starts the slot again, retrying every 2 s until it listens (or the demo stops). */
-async function restartSlot(): Promise<void> {
+/** Starts a slot's gate again, retrying every 2 s until it listens (or the demo stops). */
+async function restartGate(slot: SlotGate): Promise<void> {
   while (!stopping) {
     try {
-      await startSlot();
+      await startGate(slot);
       return;
     } catch (error) {
       log(
-        undefined,
-        `the deploy slot did not restart (${error instanceof Error ? error.message : String(error)}); trying again in 2 s`,
+        slot.resource,
+        `its gate did not restart (${error instanceof Error ? error.message : String(error)}); trying again in 2 s`,
       );
       await delay(2000);
     }
   }
 }
 
-let stopping = false;
 const stop = async (why: string): Promise<void> => {
   if (stopping) return;
   stopping = true;
@@ -154,13 +188,18 @@ const stop = async (why: string): Promise<void> => {
   const agentsDone = Promise.all(workers.map(({ exited }) => exited));
   const timedOut = await Promise.race([agentsDone.then(() => false), delay(15_000).then(() => true)]);
   if (timedOut) await Promise.all(workers.map(({ worker }) => worker.terminate()));
-  const current = slot;
-  if (current !== undefined && current.exitCode === null && current.signalCode === null) {
-    current.removeAllListeners('exit');
-    const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
-    current.kill('SIGTERM');
-    await Promise.race([exited, delay(5000)]);
-  }
+  // Each gate drains its refusal outbox before it exits (SIGTERM), within its own bound.
+  await Promise.all(
+    [...slotGates.values()].map(async ({ child }) => {
+      if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      child.removeAllListeners('exit');
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      if ((await Promise.race([exited.then(() => false), delay(5000).then(() => true)])) === true)
+        child.kill('SIGKILL');
+    }),
+  );
+  await recorder.close();
   await proxy.close();
   const total = stats.reduce(
     (sum, each) => ({

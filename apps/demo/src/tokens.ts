@@ -1,6 +1,6 @@
 /**
  * Reads the coordinator's tokens file (`LEASE_FENCE_TOKENS_FILE`): the demo's agents use the
- * agent tokens, its deploy slot the gate token.
+ * agent tokens, the gate sidecars of its deploy slots the gate token.
  */
 import { readFile } from 'node:fs/promises';
 

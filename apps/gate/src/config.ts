@@ -41,6 +41,8 @@ export interface GateConfig {
   readonly upstreamTimeoutMillis: number;
   /** Interval of the floor reports to the coordinator (milliseconds). `LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS`, default 5 000. */
   readonly floorReportMillis: number;
+  /** Interval of the status reports to the coordinator (floor, outbox backlog, refusal and invalid-token counts; `GET /v1/gates`), milliseconds. `LEASE_FENCE_GATE_STATUS_REPORT_MILLIS`, default 5 000. */
+  readonly statusReportMillis: number;
   /** pino level. `LOG_LEVEL`, default `info`. */
   readonly logLevel: (typeof GATE_LOG_LEVELS)[number];
 }
@@ -156,6 +158,7 @@ const EnvSchema = z.object({
     }),
   LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 30_000),
   LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS: integer(1, 3_600_000, 'of milliseconds', 5_000),
+  LEASE_FENCE_GATE_STATUS_REPORT_MILLIS: integer(100, 3_600_000, 'of milliseconds', 5_000),
   LOG_LEVEL: withDefault('info').transform((raw, ctx) => {
     const level = GATE_LOG_LEVELS.find((l) => l === raw.toLowerCase());
     if (level !== undefined) return level;
@@ -189,6 +192,7 @@ Environment:
   LEASE_FENCE_GATE_OPEN_METHODS  GET,HEAD,OPTIONS  methods forwarded without a token (empty = none)
   LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS  30000  no reply headers (or a stalled body) this long: 504
   LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS      5000   interval of floor reports to the coordinator
+  LEASE_FENCE_GATE_STATUS_REPORT_MILLIS     5000   interval of status reports (floor, outbox backlog, counts) to GET /v1/gates
   LOG_LEVEL                      info      ${GATE_LOG_LEVELS.join(', ')}
 `;
 
@@ -221,6 +225,7 @@ export function parseGateConfig(env: Readonly<Record<string, string | undefined>
     openMethods: e.LEASE_FENCE_GATE_OPEN_METHODS,
     upstreamTimeoutMillis: e.LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS,
     floorReportMillis: e.LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS,
+    statusReportMillis: e.LEASE_FENCE_GATE_STATUS_REPORT_MILLIS,
     logLevel: e.LOG_LEVEL,
   };
 }

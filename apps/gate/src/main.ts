@@ -4,7 +4,8 @@
  * once (the one reader of `process.env` here), restores the gate from its floor file, and runs:
  * the HTTP proxy (`gate-server.ts`), the refusal reporter draining the outbox
  * (`reportRejections`), the floor reporter (`reportFloors`) and the gate link of fence-first
- * handover (`openGateLink`), all from `@lease-fence/client`. SIGTERM / SIGINT stop it cleanly;
+ * handover (`openGateLink`), all from `@lease-fence/client`, and the status reports
+ * (`gate-status.ts`, listed by the coordinator at `GET /v1/gates`). SIGTERM / SIGINT stop it cleanly;
  * a kill -9 loses nothing acknowledged (every floor and refusal was durable before its answer).
  */
 import { mkdir } from 'node:fs/promises';
@@ -23,6 +24,7 @@ import { FenceGate } from 'lease-fence';
 import { pino } from 'pino';
 import { GATE_CONFIG_HELP, GateConfigError, parseGateConfig, type GateConfig } from './config.js';
 import { createGateServer, GATE_PATH_PREFIX } from './gate-server.js';
+import { collectGateStatus, startStatusReports } from './gate-status.js';
 import { createGateMetrics } from './metrics.js';
 
 /** Fetches the coordinator's `/v1/keys` until it answers a JWKS (readiness: a gate that never saw the keys cannot admit). */
@@ -106,6 +108,13 @@ async function run(config: GateConfig): Promise<void> {
     metrics,
     logger,
   });
+  const statusReports = startStatusReports({
+    collect: () => collectGateStatus({ gate, outbox: store, metrics }, Date.now()),
+    link,
+    client: coordinator,
+    everyMillis: config.statusReportMillis,
+    onError: (error) => logger.debug({ err: error }, 'status not reported this round'),
+  });
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info(
     { url: address, upstream: config.upstream.origin, ownPaths: `${GATE_PATH_PREFIX}/{healthz,readyz,metrics}` },
@@ -119,19 +128,32 @@ async function run(config: GateConfig): Promise<void> {
     logger.info({ signal }, 'stopping');
     stopping.abort();
     await app.close();
-    await Promise.allSettled([link.close(), rejections.close(), floors.stop()]);
+    await Promise.allSettled([statusReports.stop(), link.close(), rejections.close(), floors.stop()]);
     logger.info('stopped');
     logger.flush();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  onParentGone = () => void stop('parent gone');
 }
+
+/**
+ * What to do when the IPC channel of a supervisor that started the gate with one (the demo does)
+ * closes because it died: exit before the gate runs, stop cleanly once it does.
+ */
+let onParentGone = (): void => process.exit(0);
 
 const main = async (): Promise<void> => {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     process.stdout.write(GATE_CONFIG_HELP);
     return;
+  }
+  // Watched from the start, so a supervisor that dies while the gate is still starting is noticed
+  // too: the gate stops instead of running on as an orphan holding its port and data directory.
+  if (process.channel !== undefined) {
+    process.channel.unref();
+    process.once('disconnect', () => onParentGone());
   }
   let config: GateConfig;
   try {

@@ -140,7 +140,36 @@ export class CoordinatorHttp {
     replies: ReplySchemas<T>,
     signal?: AbortSignal,
   ): Promise<ParsedReply<T>> {
-    const payload = JSON.stringify(body);
+    return this.#send(operation, path, JSON.stringify(body), replies, signal);
+  }
+
+  /**
+   * GETs `path` (a read: leases, events, rejections, whoami) and parses the reply with the schema
+   * registered for its status. Retried like {@link CoordinatorHttp.post}: a read changes nothing.
+   *
+   * @param operation - Names the request in errors and retry events (e.g. `list leases`).
+   * @param path - Path below the base URL with its query, starting with `/`, already URL-encoded.
+   * @param replies - Expected statuses and their schemas.
+   * @param signal - Aborts the request and the backoff; the promise rejects with `signal.reason`.
+   * @throws what {@link CoordinatorHttp.post} throws, for the same reasons.
+   */
+  async get<T>(
+    operation: string,
+    path: string,
+    replies: ReplySchemas<T>,
+    signal?: AbortSignal,
+  ): Promise<ParsedReply<T>> {
+    return this.#send(operation, path, undefined, replies, signal);
+  }
+
+  /** One request (`payload` absent = GET), retried with backoff while the failure may be transient. */
+  async #send<T>(
+    operation: string,
+    path: string,
+    payload: string | undefined,
+    replies: ReplySchemas<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<ParsedReply<T>> {
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
       let failure: unknown;
@@ -173,15 +202,23 @@ export class CoordinatorHttp {
 
   async #attempt(
     path: string,
-    payload: string,
+    payload: string | undefined,
     signal: AbortSignal | undefined,
   ): Promise<{ status: number; text: string }> {
     const linked = linkSignals(signal, AbortSignal.timeout(this.#timeoutMillis));
     try {
       const response = await fetch(`${this.#baseUrl}${path}`, {
-        method: 'POST',
-        headers: { authorization: this.#authorization, 'content-type': 'application/json', accept: 'application/json' },
-        body: payload,
+        ...(payload === undefined
+          ? { method: 'GET', headers: { authorization: this.#authorization, accept: 'application/json' } }
+          : {
+              method: 'POST',
+              headers: {
+                authorization: this.#authorization,
+                'content-type': 'application/json',
+                accept: 'application/json',
+              },
+              body: payload,
+            }),
         signal: linked.signal,
       });
       return { status: response.status, text: await response.text() };

@@ -10,6 +10,7 @@ import {
   RejectionAcceptedReplySchema,
   type AdmitBody,
   type FloorReportBody,
+  type GateStatusBody,
   type RejectionBody,
 } from '@lease-fence/protocol';
 import type { FenceToken, GateFloor, RejectionRecord } from 'lease-fence';
@@ -17,6 +18,7 @@ import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from 
 
 const REJECTION_REPLIES: ReplySchemas<{ ok: true; duplicate: boolean }> = { 202: RejectionAcceptedReplySchema };
 const ADMIT_REPLIES: ReplySchemas<{ ok: true }> = { 200: OkReplySchema, 202: OkReplySchema };
+const STATUS_REPLIES: ReplySchemas<{ ok: true }> = { 202: OkReplySchema };
 const FLOOR_REPLIES: ReplySchemas<{ ok: true; raised: boolean; fenceCounter: number }> = {
   202: FloorReportReplySchema,
 };
@@ -106,5 +108,17 @@ export class FenceGateClient {
       options.signal,
     );
     return { raised: value.raised, fenceCounter: value.fenceCounter };
+  }
+
+  /**
+   * Reports the gate's status (`POST /v1/gates/status`): its floors, outbox backlog and counters,
+   * kept by the coordinator in memory and served by `GET /v1/gates`. For a gate whose gate link is
+   * not open (an open gate link sends it with `GateLink.sendStatus`). Observation only: nothing is
+   * appended to the log.
+   * @throws like {@link FenceGateClient.reportRejection}; {@link CoordinatorHttpError} 400 naming the
+   *   field for a resource outside the gate token's patterns.
+   */
+  async reportStatus(status: GateStatusBody, options: { readonly signal?: AbortSignal } = {}): Promise<void> {
+    await this.#http.post('report status', '/v1/gates/status', status, STATUS_REPLIES, options.signal);
   }
 }

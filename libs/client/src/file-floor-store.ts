@@ -10,7 +10,7 @@
  * reporter drains. The cost is one rewrite (and two fsyncs) of the whole file per save, so an
  * outbox that grows during a long coordinator outage makes each save proportionally larger.
  * A resource with its own transactional database should keep the state there instead, in the
- * write's transaction (the demo's deploy slot does, in SQLite).
+ * write's transaction (`@lease-fence/gate-sql` does, in PostgreSQL or SQLite).
  *
  * @see docs/design.md § "The library's rules" (A resource restores its floor after its own restart)
  */

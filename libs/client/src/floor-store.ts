@@ -6,7 +6,7 @@
  *
  * A floor must be durable BEFORE the write it admits is, and a refusal BEFORE the writer is told
  * of it: {@link commitDurably} does both, or keep them in the same transaction as the write
- * (the demo's deploy slot does, in SQLite).
+ * (`@lease-fence/gate-sql` does, in PostgreSQL or SQLite).
  *
  * @see docs/design.md § "The library's rules" (A resource restores its floor after its own restart)
  */
@@ -61,7 +61,7 @@ export interface FloorStore {
 /**
  * Where a gate's refusals wait, durably, until the coordinator has acknowledged them: what a
  * rejection reporter drains ({@link reportRejections}). Implemented by {@link FileFloorStore}
- * and by a resource's own database (the demo's deploy slot).
+ * and by a resource's own database (`@lease-fence/gate-sql`'s outbox table).
  */
 export interface RejectionOutbox {
   /** The gate's resource. */

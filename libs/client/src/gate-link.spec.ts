@@ -103,6 +103,34 @@ describe('openGateLink', () => {
     expect(events).toContainEqual({ type: 'admitted', resource: 'deploy-slot', holderId: 'agent-b', fence: 9 });
   });
 
+  it('sends a status frame only while guarding, and says whether it did', async () => {
+    const coordinator = await fakeCoordinator();
+    opened.push(coordinator);
+    const gate = new FenceGate('deploy-slot');
+    const status = {
+      resources: [{ resource: 'deploy-slot', floor: null, outboxBacklog: 0, refusals: 2, invalidTokens: 1 }],
+      reportedAtMillis: 1_700_000_000_000,
+    };
+    const link = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [{ gate, store: gatedStore().store }],
+    });
+    opened.push(link);
+    const beforeGuarding = link.sendStatus(status);
+    await link.whenGuarding();
+
+    const sent = link.sendStatus(status);
+    await coordinator.until(() => coordinator.received.length === 2);
+
+    expect(beforeGuarding).toBe(false);
+    expect(sent).toBe(true);
+    expect(coordinator.received).toEqual([
+      { type: 'guard', resources: ['deploy-slot'] },
+      { type: 'status', ...status },
+    ]);
+  });
+
   it("runs the SDK guide's gate-link example: a durable floor store, guarding once linked, admits saved before answered", async () => {
     // Arrange
     const coordinator = await fakeCoordinator();

@@ -12,6 +12,7 @@ import {
   type AdmitFrame,
   CoordinatorToGateFrameSchema,
   GATE_LINK_PATH,
+  type GateStatusBody,
   type GateToCoordinatorFrame,
 } from '@lease-fence/protocol';
 import type { FenceGate } from 'lease-fence';
@@ -63,6 +64,13 @@ export interface GateLinkOptions {
 export interface GateLink {
   /** Whether the coordinator has acknowledged the `guard` of the current connection. */
   readonly guarding: boolean;
+  /**
+   * Sends the gate's status (floors, outbox backlog, counters) over the link, if it is open and
+   * guarding. Observation only: the coordinator keeps the latest in memory (`GET /v1/gates`).
+   * @returns whether it was sent; `false` when the link is not guarding (send it with
+   *   `FenceGateClient.reportStatus` instead).
+   */
+  sendStatus(status: GateStatusBody): boolean;
   /** Resolves once the coordinator routes admits to this link (now, if it already does). */
   whenGuarding(): Promise<void>;
   /** Closes the link and stops reconnecting. Idempotent. */
@@ -183,6 +191,12 @@ export function openGateLink(options: GateLinkOptions): GateLink {
   return {
     get guarding() {
       return guarding;
+    },
+    sendStatus: (status) => {
+      const ws = socket;
+      if (!guarding || ws === undefined || ws.readyState !== WebSocket.OPEN) return false;
+      send(ws, { type: 'status', ...status });
+      return true;
     },
     whenGuarding: () => (guarding ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
     close: async () => {

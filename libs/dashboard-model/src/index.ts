@@ -10,6 +10,7 @@ export * from './evolve-view.js';
 export * from './explain-rejection.js';
 export * from './fold-events.js';
 export * from './format.js';
+export * from './gate-rows.js';
 export * from './holder-color.js';
 export * from './investigation-export.js';
 export * from './investigation.js';

@@ -9,17 +9,20 @@
  * 3. gate → `admitted` (same `id`, `resource`, `fence`) once the raised floor is durable. Only
  *    then does the coordinator grant the lease.
  *
+ * At any time, gate → `status`: its floors, outbox backlog and counters (observation, kept in the
+ * coordinator's memory and served by `GET /v1/gates`; see `./gate-status.ts`).
+ *
  * A frame the coordinator cannot accept gets an `error` frame naming the field; it changes no
  * state and the link stays open.
  */
 import { z } from 'zod';
 import { FenceSchema, IdSchema } from './events.js';
+import { MAX_GUARDED_RESOURCES, StatusFrameSchema } from './gate-status.js';
 
 /** The path of the gate link. */
 export const GATE_LINK_PATH = '/v1/gates/link';
 
-/** Most resources one link may guard. */
-export const MAX_GUARDED_RESOURCES = 256;
+export { MAX_GUARDED_RESOURCES } from './gate-status.js';
 
 /** gate → coordinator: the resources this gate guards (replaces an earlier `guard`). */
 export const GuardFrameSchema = z.object({
@@ -38,8 +41,12 @@ export const AdmittedFrameSchema = z.object({
   fence: FenceSchema,
 });
 
-/** Any frame a gate sends. */
-export const GateToCoordinatorFrameSchema = z.discriminatedUnion('type', [GuardFrameSchema, AdmittedFrameSchema]);
+/** Any frame a gate sends (`status`: see `./gate-status.ts`). */
+export const GateToCoordinatorFrameSchema = z.discriminatedUnion('type', [
+  GuardFrameSchema,
+  AdmittedFrameSchema,
+  StatusFrameSchema,
+]);
 /** The parsed shape of {@link GateToCoordinatorFrameSchema}. */
 export type GateToCoordinatorFrame = z.infer<typeof GateToCoordinatorFrameSchema>;
 

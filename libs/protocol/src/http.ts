@@ -328,3 +328,26 @@ export const ReadinessReplySchema = z.object({
 });
 /** The parsed shape of {@link ReadinessReplySchema}. */
 export type ReadinessReply = z.infer<typeof ReadinessReplySchema>;
+
+/**
+ * A bearer token as the coordinator's tokens file lists it and clients send it: 1 to 4096 printable ASCII
+ * characters without spaces (it travels in an `Authorization` header). Messages never echo the token.
+ */
+export const BearerTokenSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(4096, 'must be at most 4096 characters')
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+/**
+ * 200 reply of `GET /v1/whoami`: who the bearer token authenticates as, from the coordinator's tokens file
+ * (never the token itself). An agent's `holderId` is the holder every lease it takes is granted to, so a
+ * client can be configured from the token alone; a gate's `resources` are the patterns it may report for.
+ */
+export const WhoAmIReplySchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('agent'), holderId: IdSchema }),
+  z.object({ role: z.literal('gate'), gateId: IdSchema, resources: z.array(z.string()) }),
+  z.object({ role: z.literal('viewer') }),
+]);
+/** The parsed shape of {@link WhoAmIReplySchema}. */
+export type WhoAmIReply = z.infer<typeof WhoAmIReplySchema>;

@@ -8,4 +8,5 @@ export * from './http.js';
 export * from './resource-pattern.js';
 export * from './stream.js';
 export * from './gate-link.js';
+export * from './gate-status.js';
 export * from './signed-grant.js';

@@ -28,6 +28,18 @@ const validInputs: Readonly<Record<string, unknown>> = {
   },
   AdmitBodySchema: { holderId: 'agent-a', fence: 3 },
   FloorReportBodySchema: { holderId: 'agent-a', fence: 57 },
+  GateStatusBodySchema: {
+    resources: [
+      {
+        resource: 'deploy-slot',
+        floor: { holderId: 'agent-a', fence: 3 },
+        outboxBacklog: 0,
+        refusals: 1,
+        invalidTokens: 2,
+      },
+    ],
+    reportedAtMillis: 1,
+  },
   HolderFenceBodySchema: { holderId: 'agent-a', fence: 3 },
   EventsQuerySchema: { after: '0', limit: '10' },
   NoQuerySchema: {},

@@ -1,7 +1,7 @@
 /**
  * What `npm start` runs, started the way the black-box tests start it: the BUILT coordinator on
  * an ephemeral loopback port with a temporary data dir (SQLite log) and tokens file, serving the
- * built dashboard, and the built demo (`apps/demo/dist/main.js`: a fenced deploy slot and
+ * built dashboard, and the built demo (`apps/demo/dist/main.js`: deploy slots behind gate sidecars and
  * contending agents) against it. The coordinator can be crashed (`kill -9`) and restarted on the
  * same data dir and the same port, so the demo's agents and the browser reconnect to it.
  *

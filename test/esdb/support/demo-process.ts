@@ -1,5 +1,5 @@
 /**
- * Starts the BUILT demo (`apps/demo/dist/main.js`: a fenced deploy slot, contending agents and a
+ * Starts the BUILT demo (`apps/demo/dist/main.js`: deploy slots behind gate sidecars, contending agents and a
  * lossy proxy) as a child process against an already started coordinator, the way
  * `scripts/start.mjs` does, and stops it by PID.
  *
@@ -21,7 +21,7 @@ export interface StartDemoOptions {
   readonly coordinatorUrl: string;
   /** The coordinator's tokens file (`LEASE_FENCE_TOKENS_FILE`): agent tokens and a gate token with a `gateId`. */
   readonly tokensFile: string;
-  /** Where the deploy slot keeps its SQLite database (`LEASE_FENCE_DEMO_DIR`); the caller removes it. */
+  /** The demo's data directory (`LEASE_FENCE_DEMO_DIR`: its gates' floors and outboxes); the caller removes it. */
   readonly dataDir: string;
   /** The demo's `DEMO_*` settings (see `apps/demo/src/config.ts`), e.g. `{ DEMO_TTL_MILLIS: '1500' }`. */
   readonly env?: Readonly<Record<string, string>>;
@@ -34,7 +34,7 @@ export interface RunningDemo {
   /** Its stdout lines and stderr chunks so far, in arrival order (for failure messages and assertions). */
   readonly output: readonly string[];
   /**
-   * SIGTERM by PID: the demo's agents release their leases and its deploy slot exits. A demo still
+   * SIGTERM by PID: the demo's agents release their leases and its gates exit. A demo still
    * running after `timeoutMillis` (milliseconds, @defaultValue 30 000) is killed with SIGKILL.
    * Resolves with how it exited.
    */

@@ -63,32 +63,38 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
 }
 
 /**
- * A proxy in front of the coordinator that forwards everything but holds requests whose path
- * matches `hold` unanswered (a coordinator that never acknowledges), until closed.
+ * A proxy in front of `targetUrl` (the coordinator, or a gate) that forwards everything but holds
+ * requests whose path matches `hold` unanswered (a coordinator that never acknowledges, a write
+ * stalled on its way) until `release()`, which forwards them too; `close()` drops any still held.
+ * Forwards the `headers` named (lower case), the method and the body.
  */
 export async function startHoldingProxy(
-  coordinatorUrl: string,
+  targetUrl: string,
   hold: RegExp,
-): Promise<{ readonly url: string; readonly held: number; close(): Promise<void> }> {
+  headers: readonly string[] = ['authorization', 'content-type'],
+): Promise<{ readonly url: string; readonly held: number; release(): void; close(): Promise<void> }> {
   let held = 0;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const path = request.url ?? '/';
-      if (hold.test(path)) {
-        held += 1;
-        return;
-      }
-      void fetch(`${coordinatorUrl}${path}`, {
-        method: request.method ?? 'GET',
-        headers: Object.fromEntries(
-          ['authorization', 'content-type'].flatMap((name) =>
-            typeof request.headers[name] === 'string' ? [[name, request.headers[name]]] : [],
-          ),
-        ),
-        ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
-      })
+      const holding = hold.test(path);
+      if (holding) held += 1;
+      void (holding ? released : Promise.resolve())
+        .then(() =>
+          fetch(`${targetUrl}${path}`, {
+            method: request.method ?? 'GET',
+            headers: Object.fromEntries(
+              headers.flatMap((name) =>
+                typeof request.headers[name] === 'string' ? [[name, request.headers[name]]] : [],
+              ),
+            ),
+            ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+          }),
+        )
         .then(async (reply) =>
           response
             .writeHead(reply.status, { 'content-type': reply.headers.get('content-type') ?? 'application/json' })
@@ -103,6 +109,7 @@ export async function startHoldingProxy(
     get held() {
       return held;
     },
+    release: () => release(),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -6,27 +6,21 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { IdSchema, ResourcePatternSchema } from '@lease-fence/protocol';
+import { BearerTokenSchema, IdSchema, ResourcePatternSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 import type { Principal } from './principal.js';
 import { TokenRegistry } from './token-registry.js';
 
-const TokenSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(4096, 'must be at most 4096 characters')
-  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
-
 /** One entry of the tokens file. */
 export const TokenEntrySchema = z.discriminatedUnion('role', [
-  z.strictObject({ token: TokenSchema, role: z.literal('agent'), holderId: IdSchema }),
+  z.strictObject({ token: BearerTokenSchema, role: z.literal('agent'), holderId: IdSchema }),
   z.strictObject({
-    token: TokenSchema,
+    token: BearerTokenSchema,
     role: z.literal('gate'),
     resources: z.array(ResourcePatternSchema).min(1, 'must list at least one resource'),
     gateId: IdSchema.optional(),
   }),
-  z.strictObject({ token: TokenSchema, role: z.literal('viewer') }),
+  z.strictObject({ token: BearerTokenSchema, role: z.literal('viewer') }),
 ]);
 /** One parsed entry of the tokens file. */
 export type TokenEntry = z.infer<typeof TokenEntrySchema>;

@@ -28,12 +28,14 @@ import {
   ReleaseBodySchema,
   RenewBodySchema,
   StreamFrameSchema,
+  WhoAmIReplySchema,
 } from '@lease-fence/protocol';
 import type { z } from 'zod';
 import { HealthController } from '../health/health.controller.js';
 import { EventsController } from '../leases/events.controller.js';
 import { GatesController } from '../leases/gates.controller.js';
 import { LeasesController } from '../leases/leases.controller.js';
+import { WhoAmIController } from '../leases/whoami.controller.js';
 import { KeysController } from '../signing/keys.controller.js';
 import { UpgradeRequiredController } from '../websocket/upgrade-required.controller.js';
 import { type ApiRoute, routesOf } from './api-doc.js';
@@ -65,6 +67,7 @@ export const NAMED_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   StreamFrame: StreamFrameSchema,
   CoordinatorToGateFrame: CoordinatorToGateFrameSchema,
   ErrorReply: ErrorReplySchema,
+  WhoAmIReply: WhoAmIReplySchema,
 };
 
 /** Every controller of the application, in the order the documentation lists them. */
@@ -74,6 +77,7 @@ export const API_CONTROLLERS: readonly Type[] = [
   UpgradeRequiredController,
   EventsController,
   KeysController,
+  WhoAmIController,
   HealthController,
   DocsController,
 ];

@@ -12,6 +12,7 @@ import { Injectable } from '@nestjs/common';
 import type { FenceAdmitRequest } from '@lease-fence/coordinator-core';
 import { type CoordinatorToGateFrame, GateToCoordinatorFrameSchema } from '@lease-fence/protocol';
 import { gateCovers, type GatePrincipal } from '../auth/principal.js';
+import type { GateStatuses } from './gate-statuses.js';
 
 /** One open link, as the registry sees it: who is at the other end and how to send to it. */
 export interface GateLinkPeer {
@@ -62,7 +63,11 @@ export class GateLinks {
   private readonly waiting = new Set<Waiting>();
   private nextId = 1;
 
-  constructor(private readonly timers: GateLinksTimers = realTimers) {}
+  constructor(
+    private readonly timers: GateLinksTimers = realTimers,
+    /** Where `status` frames go; absent: they are refused. */
+    private readonly statuses?: GateStatuses,
+  ) {}
 
   /** Open links, for tests and diagnostics. */
   get size(): number {
@@ -125,7 +130,7 @@ export class GateLinks {
     try {
       json = JSON.parse(text);
     } catch {
-      refuse('', 'a frame must be a JSON object { type: "guard" | "admitted", ... }');
+      refuse('', 'a frame must be a JSON object { type: "guard" | "admitted" | "status", ... }');
       return;
     }
     const parsed = GateToCoordinatorFrameSchema.safeParse(json);
@@ -136,6 +141,15 @@ export class GateLinks {
       return;
     }
     const frame = parsed.data;
+    if (frame.type === 'status') {
+      const { type: _type, ...status } = frame;
+      const refused =
+        this.statuses === undefined
+          ? { kind: 'invalid', field: 'type', message: 'this coordinator keeps no gate statuses; nothing kept' }
+          : this.statuses.record(link.peer.gate, status);
+      if (refused !== undefined) refuse(refused.field, refused.message);
+      return;
+    }
     if (frame.type === 'guard') {
       const resources = [...new Set(frame.resources)];
       const outside = resources.findIndex((resource) => !gateCovers(link.peer.gate, resource));

@@ -3,6 +3,8 @@
  * raises without a write (`FenceAdmitted`) and its current floor (`FenceFloorReported` when the
  * log has lost fences); anyone with a token may list recorded rejections.
  * A gate reports only for resources its token's patterns cover; `gateId` comes from the token.
+ * Gates also report their status (floors, outbox backlog, counters), kept in memory and listed
+ * by `GET /v1/gates` (observation, never appended to the log).
  */
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import type { ImplausibleReport } from '@lease-fence/coordinator-core';
@@ -12,6 +14,9 @@ import {
   FloorReportBodySchema,
   type FloorReportReply,
   FloorReportReplySchema,
+  type GatesReply,
+  GatesReplySchema,
+  GateStatusBodySchema,
   NoQuerySchema,
   type OkReply,
   OkReplySchema,
@@ -21,9 +26,11 @@ import {
   type RejectionsReply,
   RejectionsReplySchema,
 } from '@lease-fence/protocol';
+import { ForbiddenError } from '../auth/auth.errors.js';
 import type { GatePrincipal } from '../auth/principal.js';
 import { CurrentPrincipal, GateGuard, ViewerGuard } from '../auth/role.guards.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
+import { GateStatuses } from '../gate-link/gate-statuses.js';
 import { ApiDoc, READ_REPLIES, REPLIES, WRITE_REPLIES } from '../docs/api-doc.js';
 import { DeniedOutcome } from '../http/denied-outcome.js';
 import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
@@ -41,7 +48,10 @@ const implausibleInput = (outcome: ImplausibleReport): InvalidRequestError =>
 /** Rejections and admits reported by gates. */
 @Controller('v1')
 export class GatesController {
-  constructor(private readonly host: CoordinatorHost) {}
+  constructor(
+    private readonly host: CoordinatorHost,
+    private readonly statuses: GateStatuses,
+  ) {}
 
   /**
    * Records a rejection; idempotent by (gate, resource, seq): the same report again answers
@@ -178,5 +188,51 @@ export class GatesController {
   rejections(@Query() query: unknown): RejectionsReply {
     parseInput(NoQuerySchema, query, 'query');
     return { rejections: [...this.host.current().rejections()] };
+  }
+
+  /**
+   * Keeps the gate's status (`./gate-statuses.ts`): observation, not appended to the log. The same
+   * report a gate sends as a `status` frame on its gate link, for a gate whose link is not open.
+   * 400 naming the field for a malformed body; 403 naming it for a resource outside the gate
+   * token's patterns, as for every gate report (nothing kept).
+   */
+  @Post('gates/status')
+  @HttpCode(202)
+  @UseGuards(GateGuard)
+  @ApiDoc({
+    operationId: 'reportGateStatus',
+    summary:
+      "Report the gate's status: per resource its floor, outbox backlog, refusals and invalid tokens. Kept in memory (latest per gate and resource, " +
+      'listed by `GET /v1/gates`), never appended to the log. Gates with an open gate link send it there as a `status` frame instead.',
+    body: GateStatusBodySchema,
+    replies: { 202: { description: 'Kept.', schemas: [OkReplySchema] }, ...WRITE_REPLIES },
+  })
+  reportStatus(@Body() body: unknown, @CurrentPrincipal() gate: GatePrincipal): OkReply {
+    const status = parseInput(GateStatusBodySchema, body, 'body');
+    const refused = this.statuses.record(gate, status);
+    if (refused?.kind === 'forbidden') throw new ForbiddenError(`${refused.field}: ${refused.message}`);
+    if (refused !== undefined) throw new InvalidRequestError([{ path: refused.field, message: refused.message }]);
+    return { ok: true };
+  }
+
+  /** Every gate that reported its status since this coordinator started, with the coordinator's time of its last report. */
+  @Get('gates')
+  @UseGuards(ViewerGuard)
+  @ApiDoc({
+    operationId: 'listGates',
+    summary:
+      'The gates that reported their status since this coordinator started: per gate and resource the floor (holder, fence), outbox backlog, ' +
+      "refusals (the gate's last refusal seq) and invalid tokens (since the gate process started), the gate's report time and the coordinator's time of that report (`lastContactMillis`). " +
+      'Observation kept in memory, not facts of the log: empty after a restart until the gates report again.',
+    query: NoQuerySchema,
+    replies: {
+      200: { description: 'Gates, by gate id.', schemas: [GatesReplySchema] },
+      400: REPLIES.badInput,
+      ...READ_REPLIES,
+    },
+  })
+  gates(@Query() query: unknown): GatesReply {
+    parseInput(NoQuerySchema, query, 'query');
+    return this.statuses.list();
   }
 }

@@ -1,10 +1,15 @@
 /** The `/v1` HTTP routes: leases, gate reports, history. */
 import { Module } from '@nestjs/common';
 import { CoordinatorModule } from '../coordinator/coordinator.module.js';
+import { GateLinkModule } from '../gate-link/gate-link.module.js';
 import { EventsController } from './events.controller.js';
 import { GatesController } from './gates.controller.js';
 import { LeasesController } from './leases.controller.js';
+import { WhoAmIController } from './whoami.controller.js';
 
-/** Controllers only; the coordinator comes from {@link CoordinatorModule}. */
-@Module({ imports: [CoordinatorModule], controllers: [LeasesController, GatesController, EventsController] })
+/** Controllers only; the coordinator comes from {@link CoordinatorModule}, the gates' statuses from {@link GateLinkModule}. */
+@Module({
+  imports: [CoordinatorModule, GateLinkModule],
+  controllers: [LeasesController, GatesController, EventsController, WhoAmIController],
+})
 export class LeasesModule {}

@@ -1,6 +1,6 @@
 /**
  * What the dashboard shows and where: the top bar, the live controls, the investigation, the
- * filters and notices, the timeline, the who-held probe, the rejections and events, the rates,
+ * filters and notices, the timeline, the who-held probe, the rejections and events, the gates, the rates,
  * the restarts and the problems. Presentational: every figure and action comes in as a prop
  * (see dashboard.tsx).
  */
@@ -9,6 +9,8 @@ import type { RecordedEvent } from '@lease-fence/protocol';
 import {
   exportInvestigation,
   formatWallTime,
+  GATE_STALE_AFTER_MILLIS,
+  type GateRow,
   investigationMarkdown,
   type holdDurations,
   type HoldingAnswer,
@@ -23,6 +25,7 @@ import type { StatsSample } from '../stream/stats-history.js';
 import { LeaseDetails } from '../timeline/lease-details.js';
 import { TimelineView } from '../timeline/timeline-view.js';
 import type { TimeWindow } from '../timeline/time-scale.js';
+import { GatesPanel } from '../gates/gates-panel.js';
 import { RejectionsTable } from '../rejections/rejections-table.js';
 import { ConnectionBanner } from './connection-banner.js';
 import type { DashboardSnapshot } from './dashboard-store.js';
@@ -82,6 +85,8 @@ export interface DashboardLayoutProps {
   readonly rates: { readonly bins: readonly RateBin[]; readonly widthMillis: number };
   readonly denials: readonly StatsSample[];
   readonly holds: ReturnType<typeof holdDurations>;
+  /** The gates panel's rows (undefined until `GET /v1/gates` first answers) and why the last poll failed. */
+  readonly gates: { readonly rows: readonly GateRow[] | undefined; readonly error: string | undefined };
   readonly importControl: ReactElement;
   readonly importAlert: ReactElement | undefined;
   readonly unreadableAt: string | undefined;
@@ -298,6 +303,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
           caption={`Events around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`}
         />
       </div>
+      <GatesPanel rows={props.gates.rows} error={props.gates.error} staleAfterMillis={GATE_STALE_AFTER_MILLIS} />
       <LazyRatePanels
         bins={props.rates.bins}
         binWidthMillis={props.rates.widthMillis}

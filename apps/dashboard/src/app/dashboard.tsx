@@ -6,6 +6,8 @@
 import { useCallback, useMemo, useRef, useState, type ReactElement } from 'react';
 import {
   filterLanes,
+  GATE_STALE_AFTER_MILLIS,
+  gateRows,
   hasLeaseActivity,
   holdDurations,
   investigate,
@@ -15,6 +17,7 @@ import {
   type DashboardSummary,
   type SearchHit,
 } from '@lease-fence/dashboard-model';
+import { useGates } from '../gates/use-gates.js';
 import { zoomWindow, type TimeWindow } from '../timeline/time-scale.js';
 import { DashboardLayout } from './dashboard-layout.js';
 import { DashboardStore } from './dashboard-store.js';
@@ -290,6 +293,17 @@ export function Dashboard({
   const colorOf = useHolderColors(holderIds, holderIds.length);
   const probeWall = view.cursorWallMillis ?? (view.at?.kind === 'wall' ? view.at.wallMillis : undefined);
 
+  // The gates' live status, joined with the seq gaps of the viewed log.
+  const gatesResult = useGates(env, token);
+  const gateReply = gatesResult?.ok === true ? gatesResult.reply : undefined;
+  const gates = useMemo(
+    () => ({
+      rows: gateReply === undefined ? undefined : gateRows(gateReply, state.missingRejections, GATE_STALE_AFTER_MILLIS),
+      error: gatesResult?.ok === false ? gatesResult.message : undefined,
+    }),
+    [gateReply, gatesResult, state.missingRejections],
+  );
+
   return (
     <HolderColorContext value={colorOf}>
       <DashboardLayout
@@ -325,6 +339,7 @@ export function Dashboard({
         rates={rates}
         denials={denials}
         holds={holds}
+        gates={gates}
         importControl={importControl}
         importAlert={importAlert}
         unreadableAt={unreadableAt}

@@ -3,19 +3,20 @@
  * step to the slot with its fencing token. Some model calls stall the whole agent (its event
  * loop is blocked, as in a long GC pause or a synchronous call): renewals cannot run, the lease
  * expires, another agent takes the slot, and the stalled agent's next write — sent without
- * noticing, because it checked its signal just before the stall — is refused by the slot's gate.
+ * noticing, because it checked its signal just before the stall — is refused by the slot's
+ * `lease-fence-gate` sidecar (409), and never reaches the deploy recorder behind it.
  */
 import { LeaseLostError, type LeaseFenceClient } from '@lease-fence/client';
 import type { Lease } from '@lease-fence/client';
 import { seconds, type Logger } from '../log.js';
 import type { Random } from '../random.js';
-import { writeToSlot } from './deploy-slot-client.js';
+import { deployThroughGate } from './deploy-client.js';
 
 /** Options of {@link runAgent}. */
 export interface AgentOptions {
   readonly client: LeaseFenceClient;
-  /** The deploy slot's base URL. */
-  readonly slotUrl: string;
+  /** Each slot's gate (its `lease-fence-gate` sidecar's base URL), by resource. */
+  readonly gateUrls: Readonly<Record<string, string>>;
   readonly resources: readonly string[];
   /** Lease duration asked for, in milliseconds. */
   readonly ttlMillis: number;
@@ -137,25 +138,34 @@ const runJob = async (
       log(resource, `not writing "${step}": the lease can no longer be trusted`);
       return false;
     }
-    const result = await writeToSlot(options.slotUrl, lease, step);
+    const gateUrl = options.gateUrls[resource];
+    if (gateUrl === undefined) {
+      log(resource, `not writing "${step}": no gate for this slot`);
+      return false;
+    }
+    const result = await deployThroughGate(gateUrl, lease, step);
     if (result.ok) {
       stats.acceptedWrites += 1;
-      log(resource, `wrote "${step}" with fence ${lease.fence}: accepted`);
+      log(
+        resource,
+        `wrote "${step}" with fence ${lease.fence}: accepted by the gate (deployment #${result.deploymentId})`,
+      );
       return true;
     }
     if (result.reason === 'refused') {
       stats.refusedWrites += 1;
+      const { rejected, current } = result;
       log(
         resource,
-        `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (${result.kind}, floor ${result.floorFence} held by ${result.floorHolderId})`,
+        `wrote "${step}" with fence ${rejected.fence}: REFUSED by the gate with 409 (${result.kind}: ${rejected.holderId} holds fence ${rejected.fence}, the slot's floor is fence ${current.fence} of ${current.holderId}; refusal #${result.seq}; not forwarded to the deploy recorder)`,
       );
     } else if (result.reason === 'invalid-token') {
       log(
         resource,
-        `wrote "${step}" with fence ${lease.fence}: REFUSED by the slot (invalid token: ${result.tokenReason})`,
+        `wrote "${step}" with fence ${lease.fence}: REFUSED by the gate with 401 (invalid token: ${result.message})`,
       );
     } else {
-      log(resource, `could not reach the slot for "${step}": ${result.message}`);
+      log(resource, `could not reach the gate for "${step}": ${result.message}`);
     }
     return false;
   };

@@ -1,0 +1,68 @@
+/**
+ * `lease-fence rejections [--resource R] [--json]`: the refused writes the gates reported
+ * (`GET /v1/rejections`: the most recent 1000), oldest first.
+ */
+import { formatWallDateTime } from '@lease-fence/dashboard-model';
+import { RejectionsReplySchema } from '@lease-fence/protocol';
+import { Command } from 'commander';
+import type { CliIo } from '../cli-io.js';
+import { addConnectionOptions, connectionSettingsOf, coordinatorHttp, toCliError } from '../connection.js';
+import { EXIT_CODES_HELP } from '../exit-codes.js';
+import { resourceFlag } from '../flags.js';
+import { renderTable } from '../table.js';
+
+/** The `rejections` subcommand. */
+export function rejectionsCommand(io: CliIo): Command {
+  const command = new Command('rejections')
+    .summary('list the writes gates refused (stale or double-grant fences)')
+    .description(
+      'List the refused writes the gates reported, oldest first (the most recent 1000): position, time, resource, gate, kind, the refused holder and fence, and the holder and fence the gate had. Explain one with `lease-fence explain <position>`.',
+    )
+    .option('-r, --resource <resource>', 'only this resource')
+    .option('--json', 'print one JSON document: { rejections: [...] }');
+  addConnectionOptions(command).addHelpText(
+    'after',
+    `
+Examples:
+  $ lease-fence rejections
+  $ lease-fence rejections --resource deploy-slot-a --json
+
+${EXIT_CODES_HELP}`,
+  );
+  command.action(async (flags: { resource?: string; json?: boolean }, self: Command) => {
+    const settings = connectionSettingsOf(self);
+    const resource = flags.resource === undefined ? undefined : resourceFlag('--resource', flags.resource);
+    let rejections;
+    try {
+      ({
+        value: { rejections },
+      } = await coordinatorHttp(settings).get('list rejections', '/v1/rejections', { 200: RejectionsReplySchema }));
+    } catch (error) {
+      throw toCliError(error, settings);
+    }
+    const shown = rejections.filter((r) => resource === undefined || r.resource === resource);
+    if (flags.json === true) {
+      io.stdout.write(`${JSON.stringify({ rejections: shown })}\n`);
+      return;
+    }
+    if (shown.length === 0) {
+      io.stdout.write(`no refused writes${resource === undefined ? '' : ` for ${resource}`}\n`);
+      return;
+    }
+    io.stdout.write(
+      renderTable(
+        ['POSITION', 'TIME', 'RESOURCE', 'GATE', 'KIND', 'REFUSED', 'GATE HAD'],
+        shown.map((r) => [
+          String(r.position),
+          formatWallDateTime(r.wallMillis),
+          r.resource,
+          r.gateId,
+          r.kind,
+          `${r.rejected.holderId} fence ${r.rejected.fence}`,
+          `${r.current.holderId} fence ${r.current.fence}`,
+        ]),
+      ),
+    );
+  });
+  return command;
+}

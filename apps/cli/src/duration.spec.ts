@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { parseDurationMillis } from './duration.js';
+
+describe('parseDurationMillis', () => {
+  it.each([
+    ['500ms', 500],
+    ['30s', 30_000],
+    ['2m', 120_000],
+    ['1h', 3_600_000],
+    ['0s', 0],
+  ])('%s is %d ms', (text, millis) => {
+    expect(parseDurationMillis(text)).toBe(millis);
+  });
+
+  it.each(['30', '1.5s', '-1s', '2 m', '2min', 's', '', '1e3ms', '0x10s'])('refuses %j, quoting it', (text) => {
+    expect(() => parseDurationMillis(text)).toThrow(
+      `must be a whole number with a unit: 500ms, 30s, 2m or 1h, got ${JSON.stringify(text)}`,
+    );
+  });
+});

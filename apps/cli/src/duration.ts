@@ -1,0 +1,47 @@
+/**
+ * The one duration parser of the command line and the MCP server: `500ms`, `30s`, `2m`, `1h`.
+ *
+ * Hand-written rather than taken from `ms` (vercel/ms): `ms` also accepts bare numbers, decimals
+ * (`1.5h`), negative values and long unit words, so a typo such as `30` (meant as seconds) would
+ * silently become 30 milliseconds. A lease's TTL and a wait are too important for that: here a
+ * duration is a whole number followed by exactly one of four units, and anything else is refused
+ * with a message that names the flag.
+ */
+import { z } from 'zod';
+
+/** Milliseconds per unit of a duration. */
+const UNIT_MILLIS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+
+const DURATION = /^(\d{1,10})(ms|s|m|h)$/;
+
+/** The syntax, as error messages and `--help` say it. */
+export const DURATION_SYNTAX = 'a whole number with a unit: 500ms, 30s, 2m or 1h';
+
+/**
+ * Parses a duration into milliseconds.
+ *
+ * @param text - A whole number and a unit (`ms`, `s`, `m`, `h`), no spaces: `500ms`, `30s`, `2m`.
+ * @returns The duration in milliseconds (a safe integer ≥ 0).
+ * @throws RangeError when `text` is not of that form (the message quotes it and gives the syntax).
+ */
+export function parseDurationMillis(text: string): number {
+  const match = DURATION.exec(text.trim());
+  if (match === null) throw new RangeError(`must be ${DURATION_SYNTAX}, got ${JSON.stringify(text)}`);
+  const [, amount, unit] = match as unknown as [string, string, keyof typeof UNIT_MILLIS];
+  const millis = Number(amount) * UNIT_MILLIS[unit];
+  if (!Number.isSafeInteger(millis)) throw new RangeError(`is too long, got ${JSON.stringify(text)}`);
+  return millis;
+}
+
+/**
+ * A zod schema of a duration string (the form {@link parseDurationMillis} accepts), parsed to
+ * milliseconds, for settings read from flags, the environment or MCP tool inputs.
+ */
+export const DurationMillisSchema = z.string().transform((text, context) => {
+  try {
+    return parseDurationMillis(text);
+  } catch (error) {
+    context.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});

@@ -1,0 +1,35 @@
+/**
+ * Reading the coordinator's log over HTTP (`GET /v1/events`, page by page) for the commands that
+ * fold it: `holders --at`, `events`, `explain`.
+ */
+import type { CoordinatorHttp } from '@lease-fence/client';
+import { EventsReplySchema, type RecordedEvent } from '@lease-fence/protocol';
+
+/** Events per `GET /v1/events` page (the route's largest `limit`). */
+const PAGE = 10_000;
+
+/**
+ * Reads the events after position `after`, up to `through` (inclusive; absent = the head as of the
+ * last page), calling `onEvent` for each in log order.
+ *
+ * @returns The log's head position as of the last page read.
+ * @throws what {@link CoordinatorHttp.get} throws.
+ */
+export async function readEvents(
+  http: CoordinatorHttp,
+  options: { readonly after?: number; readonly through?: number },
+  onEvent: (recorded: RecordedEvent) => void,
+): Promise<number> {
+  let after = options.after ?? 0;
+  for (;;) {
+    const limit = options.through === undefined ? PAGE : Math.min(PAGE, options.through - after);
+    if (limit <= 0) return after;
+    const { value } = await http.get('read events', `/v1/events?after=${after}&limit=${limit}`, {
+      200: EventsReplySchema,
+    });
+    for (const recorded of value.events) onEvent(recorded);
+    const last = value.events[value.events.length - 1];
+    if (last === undefined || last.position >= value.head) return value.head;
+    after = last.position;
+  }
+}

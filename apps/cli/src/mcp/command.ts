@@ -1,0 +1,121 @@
+/**
+ * `lease-fence mcp`: serves leases with fencing tokens to AI agents over the Model Context
+ * Protocol, on stdio (the default: one session, the process) or Streamable HTTP (`--http`).
+ * Connection settings are the command line's own (`connection.ts`); the token must be an agent's.
+ */
+import { createRequire } from 'node:module';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { z } from 'zod';
+import {
+  addConnectionOptions,
+  connectionSettingsOf,
+  coordinatorHttp,
+  openAgentConnection,
+  toCliError,
+} from '../connection.js';
+import { coordinatorHttpReads } from './coordinator-reads.js';
+import { DURATION_SYNTAX, DurationMillisSchema, parseDurationMillis } from '../duration.js';
+import { createLeaseFenceMcpServer } from './server.js';
+import { serveStdio, serveStreamableHttp } from './transports.js';
+
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** The default `--port` of `--http`. */
+export const DEFAULT_MCP_PORT = 3200;
+/** The default `--host` of `--http`: loopback only. */
+export const DEFAULT_MCP_HOST = '127.0.0.1';
+/** The default `--session-idle-timeout` of `--http`. */
+export const DEFAULT_SESSION_IDLE_TIMEOUT = '30m';
+
+const PortSchema = z.coerce
+  .number()
+  .int('must be a whole number')
+  .min(0, 'must be 0 (any free port) to 65535')
+  .max(65_535, 'must be 0 (any free port) to 65535');
+
+const parseIdleTimeout = (text: string): number => {
+  const parsed = DurationMillisSchema.safeParse(text);
+  if (!parsed.success) throw new InvalidArgumentError(parsed.error.issues.map((i) => i.message).join('; '));
+  if (parsed.data < 1) throw new InvalidArgumentError(`must be longer than 0, got ${JSON.stringify(text)}`);
+  return parsed.data;
+};
+
+const parsePort = (text: string): number => {
+  if (!/^\d+$/.test(text)) throw new InvalidArgumentError(`must be a port number 0-65535, got ${JSON.stringify(text)}`);
+  const parsed = PortSchema.safeParse(text);
+  if (!parsed.success) throw new InvalidArgumentError(parsed.error.issues.map((i) => i.message).join('; '));
+  return parsed.data;
+};
+
+/**
+ * Builds the `mcp` subcommand.
+ *
+ * Exits (through the program's error handling) with the connection's codes when the coordinator
+ * cannot be reached or the token is not an agent's, before serving anything.
+ */
+export function mcpCommand(): Command {
+  const command = new Command('mcp')
+    .description(
+      'Serve fenced leases to AI agents over MCP: tools acquire_lease, renew_lease, release_lease, who_holds, list_rejections, explain_rejection, fenced_request; resources lease-fence://leases and lease-fence://rejections. Leases are renewed while the session lives and released when it ends. stdio by default (logs go to stderr); --http for Streamable HTTP at /mcp.',
+    )
+    .addOption(new Option('--http', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio'))
+    .addOption(
+      new Option('--port <port>', `port for --http (0: any free port, printed on stderr)`)
+        .argParser(parsePort)
+        .default(DEFAULT_MCP_PORT),
+    )
+    .addOption(
+      new Option(
+        '--host <host>',
+        'interface for --http; loopback (the default) also checks the Host header against DNS rebinding',
+      ).default(DEFAULT_MCP_HOST),
+    )
+    .addOption(
+      new Option(
+        '--session-idle-timeout <duration>',
+        `for --http: end a session (releasing its leases) after this long without a request, e.g. 10m, 2h (${DURATION_SYNTAX}); a client that comes back later initializes a new session`,
+      )
+        .argParser(parseIdleTimeout)
+        .default(parseDurationMillis(DEFAULT_SESSION_IDLE_TIMEOUT), DEFAULT_SESSION_IDLE_TIMEOUT),
+    );
+  addConnectionOptions(command);
+  command.action(
+    async (options: { http?: boolean; port: number; host: string; sessionIdleTimeout: number }, self: Command) => {
+      const settings = connectionSettingsOf(self);
+      const agent = await openAgentConnection(settings, 'lease-fence mcp');
+      const reads = coordinatorHttpReads(coordinatorHttp(settings));
+      // The same words for a coordinator that is down or refuses the token as the other commands use.
+      const describeFailure = (error: unknown): string => {
+        const described = toCliError(error, settings);
+        return described instanceof Error ? described.message : String(described);
+      };
+      const newSession = () =>
+        createLeaseFenceMcpServer({ client: agent.client, reads, version: VERSION, describeFailure });
+      const stop = new AbortController();
+      const onSignal = (): void => stop.abort();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        if (options.http !== true) {
+          process.stderr.write(
+            `lease-fence mcp: serving ${agent.holderId} on stdio, coordinator ${settings.coordinatorUrl}\n`,
+          );
+          await serveStdio(newSession, stop.signal);
+          return;
+        }
+        const endpoint = await serveStreamableHttp(newSession, {
+          host: options.host,
+          port: options.port,
+          sessionIdleMillis: options.sessionIdleTimeout,
+        });
+        process.stderr.write(`lease-fence mcp: listening on ${endpoint.url} as ${agent.holderId}\n`);
+        await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await endpoint.close();
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    },
+  );
+  return command;
+}

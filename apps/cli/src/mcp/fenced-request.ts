@@ -1,0 +1,96 @@
+/**
+ * `fenced_request`'s I/O: one HTTP request to a `lease-fence-gate` sidecar carrying the held
+ * lease's signed token in `Lease-Fence-Token`, and the reading of the answer: the upstream's, or
+ * one the gate gave itself (its refusals are documented in apps/gate/README.md).
+ */
+import { z } from 'zod';
+
+/** The header the gate reads the signed grant from (apps/gate/README.md). */
+export const LEASE_FENCE_TOKEN_HEADER = 'Lease-Fence-Token';
+
+/** The most characters of an answer's body handed back to the agent. */
+export const MAX_BODY_CHARS = 64 * 1024;
+
+const HolderFenceSchema = z.object({ holderId: z.string(), fence: z.number().int() });
+
+/** The gate's 409: the write was refused and never reached the service; the refusal is in its outbox. */
+const GateFenceRefusalSchema = z.object({
+  ok: z.literal(false),
+  reason: z.enum(['stale-fence', 'double-grant']),
+  resource: z.string(),
+  seq: z.number().int(),
+  rejected: HolderFenceSchema,
+  current: HolderFenceSchema,
+});
+
+/** Every other answer the gate gives itself (401 `invalid-token`, 503 `keys-unavailable`, 502/504 …). */
+const GateOwnAnswerSchema = z.object({ ok: z.literal(false), reason: z.string(), message: z.string() });
+
+/** What one fenced request came back with. */
+export type FencedAnswer =
+  | {
+      readonly kind: 'upstream';
+      readonly status: number;
+      readonly contentType: string | undefined;
+      readonly body: string;
+      /** True when the body was longer than {@link MAX_BODY_CHARS} and was cut. */
+      readonly truncated: boolean;
+    }
+  | ({ readonly kind: 'fence-refused'; readonly status: number } & z.infer<typeof GateFenceRefusalSchema>)
+  | ({ readonly kind: 'gate-refused'; readonly status: number } & z.infer<typeof GateOwnAnswerSchema>);
+
+/** One request as `fenced_request` sends it. */
+export interface FencedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly body: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly signedToken: string;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Sends `request` with its signed token and reads the answer. A JSON body without a
+ * `content-type` header is sent as `application/json`, any other body as `text/plain`.
+ *
+ * @throws when no answer came (connection refused, timeout: `signal`'s reason).
+ */
+export async function sendFencedRequest(request: FencedRequest): Promise<FencedAnswer> {
+  const headers = new Headers(request.headers);
+  headers.set(LEASE_FENCE_TOKEN_HEADER, request.signedToken);
+  if (request.body !== undefined && !headers.has('content-type'))
+    headers.set('content-type', isJson(request.body) ? 'application/json' : 'text/plain; charset=utf-8');
+  const response = await fetch(request.url, {
+    method: request.method,
+    headers,
+    ...(request.body === undefined ? {} : { body: request.body }),
+    signal: request.signal,
+  });
+  const text = await response.text();
+  const contentType = response.headers.get('content-type') ?? undefined;
+  if (contentType?.includes('application/json') === true && response.status >= 400) {
+    const parsed = parseJson(text);
+    const refusal = GateFenceRefusalSchema.safeParse(parsed);
+    if (response.status === 409 && refusal.success)
+      return { kind: 'fence-refused', status: response.status, ...refusal.data };
+    const own = GateOwnAnswerSchema.safeParse(parsed);
+    if (own.success) return { kind: 'gate-refused', status: response.status, ...own.data };
+  }
+  return {
+    kind: 'upstream',
+    status: response.status,
+    contentType,
+    body: text.slice(0, MAX_BODY_CHARS),
+    truncated: text.length > MAX_BODY_CHARS,
+  };
+}
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+};
+
+const isJson = (text: string): boolean => parseJson(text) !== undefined;

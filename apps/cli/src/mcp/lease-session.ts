@@ -1,0 +1,198 @@
+/**
+ * The leases of one MCP session: acquired through the agent SDK, kept renewed by its
+ * {@link LeaseKeeper} while the session lives, released when it ends, and every loss queued so
+ * the next tool result says it plainly (and the server also sends it as a notification).
+ */
+import {
+  systemTimers,
+  type AcquireDenial,
+  type Lease,
+  type LeaseFenceClient,
+  type LeaseKeeper,
+  type LeaseLostError,
+  type ReleaseResult,
+  type Timers,
+} from '@lease-fence/client';
+
+/**
+ * The longest pause between two acquire attempts while waiting, milliseconds: the coordinator's
+ * `retryAfterMillis` is the holder's remaining TTL, but a release frees the resource sooner.
+ */
+export const MAX_ACQUIRE_POLL_MILLIS = 1000;
+
+/** A lease this session holds (or held, until its loss was reported). */
+export interface SessionLease {
+  readonly resource: string;
+  /** The keeper renewing it; its `view` is the latest renewal (same fence, same `signedToken`). */
+  readonly keeper: LeaseKeeper;
+  /** TTL asked for at the acquire and on every renewal, milliseconds; undefined = the coordinator's default. */
+  readonly ttlMillis: number | undefined;
+}
+
+/** How an acquire of this session ended. */
+export type SessionAcquireResult =
+  | { readonly ok: true; readonly lease: Lease; readonly waitedMillis: number }
+  | { readonly ok: false; readonly reason: 'already-held-here'; readonly lease: Lease }
+  | (AcquireDenial & { readonly waitedMillis: number });
+
+/** Options of {@link LeaseSession}. */
+export interface LeaseSessionOptions {
+  /** Called once per lost lease, as soon as its keeper gives it up (for the notification). */
+  readonly onLost?: (error: LeaseLostError) => void;
+  /** How waits between acquire attempts sleep. @defaultValue the SDK's `systemTimers` */
+  readonly timers?: Timers;
+  /** Monotonic milliseconds for the wait budget. @defaultValue `performance.now` */
+  readonly nowMillis?: () => number;
+}
+
+/**
+ * One MCP session's leases, by resource. Not safe to share between sessions: each session
+ * releases only its own leases when it ends.
+ */
+export class LeaseSession {
+  readonly #client: LeaseFenceClient;
+  readonly #leases = new Map<string, SessionLease>();
+  /** Losses not yet told in a tool result, oldest first. */
+  readonly #untoldLosses: LeaseLostError[] = [];
+  readonly #ended = new AbortController();
+  readonly #options: LeaseSessionOptions;
+
+  /** @param client - The agent's SDK client (its token's holder takes every lease of this session). */
+  constructor(client: LeaseFenceClient, options: LeaseSessionOptions = {}) {
+    this.#client = client;
+    this.#options = options;
+  }
+
+  /** The holder every lease of this session is granted to. */
+  get holderId(): string {
+    return this.#client.holderId;
+  }
+
+  /** Aborted when the session ends: pending acquires and requests stop. */
+  get signal(): AbortSignal {
+    return this.#ended.signal;
+  }
+
+  /** The leases held or lost-but-not-yet-forgotten, by resource. */
+  get leases(): ReadonlyMap<string, SessionLease> {
+    return this.#leases;
+  }
+
+  /**
+   * Acquires `resource`, trying again while it is `held` or in `lock-delay` until `waitMillis`
+   * have passed (each retry after the coordinator's `retryAfterMillis`, at most
+   * {@link MAX_ACQUIRE_POLL_MILLIS}, and no later than the wait's end).
+   * Once acquired, the lease is renewed in the background until released, lost or the session ends.
+   *
+   * @param ttlMillis - Lease duration asked for, milliseconds; undefined = the coordinator's default.
+   * @param waitMillis - How long to keep trying while another holder has it, milliseconds (0 = one try).
+   * @throws what `LeaseFenceClient.acquire` throws (coordinator unreachable or unavailable, bad input).
+   */
+  async acquire(resource: string, ttlMillis: number | undefined, waitMillis: number): Promise<SessionAcquireResult> {
+    const existing = this.#leases.get(resource);
+    if (existing !== undefined && existing.keeper.state === 'held')
+      return { ok: false, reason: 'already-held-here', lease: existing.keeper.view };
+    const now = this.#options.nowMillis ?? (() => performance.now());
+    const timers = this.#options.timers ?? systemTimers;
+    const started = now();
+    for (;;) {
+      const result = await this.#client.acquire(resource, {
+        ...(ttlMillis === undefined ? {} : { ttlMillis }),
+        signal: this.#ended.signal,
+      });
+      const waitedMillis = Math.round(now() - started);
+      if (result.ok) {
+        const keeper = this.#client.keep(result.lease, {
+          ...(ttlMillis === undefined ? {} : { ttlMillis }),
+          onLost: (error) => {
+            this.#untoldLosses.push(error);
+            this.#options.onLost?.(error);
+          },
+        });
+        this.#leases.set(resource, { resource, keeper, ttlMillis });
+        return { ok: true, lease: keeper.view, waitedMillis };
+      }
+      const leftMillis = waitMillis - waitedMillis;
+      if ((result.reason !== 'held' && result.reason !== 'lock-delay') || leftMillis <= 0)
+        return { ...result, waitedMillis };
+      await timers.sleep(
+        Math.max(1, Math.min(result.retryAfterMillis, MAX_ACQUIRE_POLL_MILLIS, leftMillis)),
+        this.#ended.signal,
+      );
+    }
+  }
+
+  /**
+   * Renews the lease on `resource` now, besides the keeper's own schedule (which goes on with the
+   * acquire's TTL). Undefined when this session has no lease on it.
+   *
+   * @throws what `LeaseFenceClient.renew` throws.
+   */
+  async renew(resource: string, ttlMillis: number | undefined): Promise<SessionLeaseRenewal | undefined> {
+    const held = this.#leases.get(resource);
+    if (held === undefined) return undefined;
+    if (held.keeper.state !== 'held') return { ok: false, reason: 'lost', lost: held.keeper.lost };
+    const result = await this.#client.renew(held.keeper.view, {
+      ...(ttlMillis === undefined ? {} : { ttlMillis }),
+      signal: this.#ended.signal,
+    });
+    return result.ok ? { ok: true, lease: result.lease } : { ok: false, reason: result.reason, lost: undefined };
+  }
+
+  /**
+   * Stops renewing the lease on `resource` and gives it back to the coordinator. Undefined when
+   * this session has no lease on it.
+   *
+   * @throws what `LeaseFenceClient.release` throws (the lease is forgotten by the session anyway).
+   */
+  async release(resource: string): Promise<{ readonly fence: number; readonly result: ReleaseResult } | undefined> {
+    const held = this.#leases.get(resource);
+    if (held === undefined) return undefined;
+    this.#leases.delete(resource);
+    return { fence: held.keeper.lease.fence, result: await held.keeper.release() };
+  }
+
+  /** The live lease on `resource`, the loss that ended it, or nothing. */
+  current(
+    resource: string,
+  ):
+    | { readonly state: 'held'; readonly lease: Lease }
+    | { readonly state: 'lost'; readonly lease: Lease; readonly lost: LeaseLostError | undefined }
+    | { readonly state: 'none' } {
+    const held = this.#leases.get(resource);
+    if (held === undefined) return { state: 'none' };
+    if (held.keeper.state === 'held') return { state: 'held', lease: held.keeper.view };
+    return { state: 'lost', lease: held.keeper.lease, lost: held.keeper.lost };
+  }
+
+  /** Losses not told yet (oldest first); each is returned once. */
+  takeUntoldLosses(): LeaseLostError[] {
+    return this.#untoldLosses.splice(0, this.#untoldLosses.length);
+  }
+
+  /**
+   * Ends the session: aborts pending acquires and requests, stops every keeper and releases
+   * every lease still held. Idempotent. Never throws: a release that fails leaves the lease to
+   * expire after its TTL.
+   *
+   * @returns How many leases were released (confirmed by the coordinator).
+   */
+  async close(): Promise<number> {
+    if (this.#ended.signal.aborted) return 0;
+    this.#ended.abort(new Error('the MCP session ended'));
+    const held = [...this.#leases.values()];
+    this.#leases.clear();
+    const results = await Promise.allSettled(held.map((lease) => lease.keeper.release()));
+    return results.filter((result) => result.status === 'fulfilled' && result.value.ok).length;
+  }
+}
+
+/** Result of {@link LeaseSession.renew}. */
+export type SessionLeaseRenewal =
+  | { readonly ok: true; readonly lease: Lease }
+  | {
+      readonly ok: false;
+      readonly reason: 'lost' | 'expired' | 'not-holder' | 'dead-on-arrival';
+      /** Why the keeper gave it up, when `reason` is `'lost'`. */
+      readonly lost: LeaseLostError | undefined;
+    };

@@ -1,0 +1,136 @@
+/**
+ * The MCP server's session semantics in-process: the SDK's `Client` linked to the server by the
+ * SDK's in-memory transport, the agent SDK against the coordinator test double. What must hold:
+ * a lease is renewed while the session lives and released when it ends; a lost lease is told as a
+ * notification and first in the next tool result; a lost lease is never used for a write; waiting
+ * for a held resource takes it once it is free.
+ */
+import { LeaseFenceClient } from '@lease-fence/client';
+import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CoordinatorReads } from './coordinator-reads.js';
+import { createLeaseFenceMcpServer, type LeaseFenceMcpSession } from './server.js';
+
+/** These tests never read the log: a read fails the test loudly. */
+const noReads: CoordinatorReads = {
+  leases: () => Promise.reject(new Error('unexpected read: leases')),
+  rejections: () => Promise.reject(new Error('unexpected read: rejections')),
+  history: () => Promise.reject(new Error('unexpected read: events')),
+};
+
+const eventually = async (what: string, probe: () => boolean): Promise<void> => {
+  for (let i = 0; i < 400 && !probe(); i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+  if (!probe()) throw new Error(`timed out waiting for ${what}`);
+};
+
+describe('lease-fence MCP server sessions', () => {
+  let double: CoordinatorTestDouble;
+  const open: LeaseFenceMcpSession[] = [];
+
+  beforeEach(async () => {
+    double = await openCoordinatorTestDouble({
+      tokens: [
+        { token: 'token-1', role: 'agent', holderId: 'agent-1' },
+        { token: 'token-2', role: 'agent', holderId: 'agent-2' },
+      ],
+    });
+  });
+
+  afterEach(async () => {
+    for (const session of open.splice(0)) await session.close();
+    await double.close();
+  });
+
+  const connect = async (
+    holderId: string,
+    token: string,
+  ): Promise<{
+    session: LeaseFenceMcpSession;
+    notices: string[];
+    call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult & { text: string }>;
+  }> => {
+    const client = new LeaseFenceClient({ baseUrl: double.url, token, holderId, clockSkewMillis: 50 });
+    const session = createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' });
+    open.push(session);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await session.server.connect(serverSide);
+    const mcp = new Client({ name: 'spec', version: '1.0.0' });
+    const notices: string[] = [];
+    mcp.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(String(n.params.data)));
+    await mcp.connect(clientSide);
+    return {
+      session,
+      notices,
+      call: async (name, args) => {
+        const result = (await mcp.callTool({ name, arguments: args })) as CallToolResult;
+        return { ...result, text: result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n') };
+      },
+    };
+  };
+
+  it('keeps a lease renewed while the session lives and releases it when the session ends', async () => {
+    const agent = await connect('agent-1', 'token-1');
+    const acquired = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1500 });
+    expect(acquired.text).toMatch(/^acquired deploy-a with fence 1 /);
+
+    await double.nextHandled((r) => r.route === 'renew' && r.status === 200);
+    await double.nextHandled((r) => r.route === 'renew' && r.status === 200);
+    expect(agent.session.session.current('deploy-a').state).toBe('held');
+
+    await agent.session.close();
+    const release = double.handled.find((r) => r.route === 'release');
+    expect(release).toMatchObject({ resource: 'deploy-a', status: 200 });
+  });
+
+  it('tells a lost lease as a notification and first in the next tool result, and never writes with it', async () => {
+    const agent = await connect('agent-1', 'token-1');
+    await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1500 });
+    double.inject({ route: 'renew', kind: 'unavailable', times: 1000 });
+
+    await eventually('the LEASE LOST notification', () => agent.notices.length > 0);
+    expect(agent.notices[0]).toMatch(/^LEASE LOST: your lease on deploy-a \(fence 1\) can no longer be trusted: /);
+
+    const write = await agent.call('fenced_request', {
+      resource: 'deploy-a',
+      method: 'POST',
+      url: 'http://127.0.0.1:9/never-reached',
+      body: '{}',
+    });
+    expect(write.isError).toBe(true);
+    expect(write.text).toMatch(/^LEASE LOST: your lease on deploy-a \(fence 1\)/);
+    expect(write.text).toContain('not sent: your lease on deploy-a (fence 1) was lost');
+    // told once: the next result carries no notice
+    const next = await agent.call('release_lease', { resource: 'deploy-a' });
+    expect(next.text).not.toContain('LEASE LOST');
+  });
+
+  it('waits for a held resource when asked to, and says who holds it when not', async () => {
+    const first = await connect('agent-1', 'token-1');
+    const second = await connect('agent-2', 'token-2');
+    await first.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+
+    const denied = await second.call('acquire_lease', { resource: 'deploy-a' });
+    expect(denied.text).toMatch(/^not acquired: deploy-a is held by agent-1\. Try again in /);
+
+    const waiting = second.call('acquire_lease', { resource: 'deploy-a', waitMillis: 20_000 });
+    await double.nextHandled((r) => r.route === 'acquire' && r.status === 409);
+    await first.call('release_lease', { resource: 'deploy-a' });
+    expect((await waiting).text).toMatch(/^acquired deploy-a with fence 2 .*after waiting/);
+  });
+
+  it('answers a coordinator that cannot serve, and contradictory arguments, with an error result in words', async () => {
+    const agent = await connect('agent-1', 'token-1');
+    double.inject({ route: 'acquire', kind: 'unavailable', times: 100 });
+    const unavailable = await agent.call('acquire_lease', { resource: 'deploy-a' });
+    expect(unavailable.isError).toBe(true);
+    expect(unavailable.text).toMatch(/recovering/);
+    expect(agent.session.session.current('deploy-a').state).toBe('none');
+
+    const both = await agent.call('who_holds', { resource: 'deploy-a', atTime: '2026-12-01T21:30:00Z', atPosition: 3 });
+    expect(both.isError).toBe(true);
+    expect(both.text).toBe('atTime and atPosition: give one of them, not both.');
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * The Streamable HTTP transport in-process: a client that goes away without deleting its session
+ * must not keep its leases renewed for ever; the idle session is ended and its leases released.
+ */
+import { LeaseFenceClient } from '@lease-fence/client';
+import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CoordinatorReads } from './coordinator-reads.js';
+import { createLeaseFenceMcpServer } from './server.js';
+import { serveStreamableHttp, type StreamableHttpEndpoint } from './transports.js';
+
+const noReads: CoordinatorReads = {
+  leases: () => Promise.reject(new Error('unexpected read: leases')),
+  rejections: () => Promise.reject(new Error('unexpected read: rejections')),
+  history: () => Promise.reject(new Error('unexpected read: events')),
+};
+
+describe('Streamable HTTP sessions', () => {
+  let double: CoordinatorTestDouble;
+  let endpoint: StreamableHttpEndpoint | undefined;
+
+  beforeEach(async () => {
+    double = await openCoordinatorTestDouble({ tokens: [{ token: 'token-1', role: 'agent', holderId: 'agent-1' }] });
+  });
+
+  afterEach(async () => {
+    await endpoint?.close();
+    await double.close();
+  });
+
+  it('ends a session whose client went away without DELETE, releasing its lease', async () => {
+    const client = new LeaseFenceClient({
+      baseUrl: double.url,
+      token: 'token-1',
+      holderId: 'agent-1',
+      clockSkewMillis: 50,
+    });
+    endpoint = await serveStreamableHttp(
+      () => createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' }),
+      { host: '127.0.0.1', port: 0, sessionIdleMillis: 2000 },
+    );
+    const mcp = new Client({ name: 'spec', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(endpoint.url)));
+    const acquired = (await mcp.callTool({
+      name: 'acquire_lease',
+      arguments: { resource: 'deploy-a', ttlMillis: 60_000 },
+    })) as CallToolResult;
+    expect(acquired.content[0]).toMatchObject({ text: expect.stringMatching(/^acquired deploy-a with fence 1 /) });
+    expect(endpoint.sessions()).toBe(1);
+
+    await mcp.close(); // drops its connections, sends no DELETE
+    const release = await double.nextHandled((r) => r.route === 'release');
+    expect(release).toMatchObject({ resource: 'deploy-a', status: 200 });
+    expect(endpoint.sessions()).toBe(0);
+  });
+});
