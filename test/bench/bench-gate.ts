@@ -1,8 +1,14 @@
 /**
  * `npm run bench:gate`: what the gate sidecar (`apps/gate`, built) costs in front of an HTTP
  * service, against calling that service directly, in the same run on the same machine. The
- * upstream is a minimal node:http server in a process of its own (reads the body, answers 200);
- * the coordinator (built, SQLite) grants one lease whose signed token every write carries.
+ * upstream is a node:http server in a process of its own, of one of two kinds (`--upstream`,
+ * both by default, each measured with a gate of its own and printed in its own table):
+ * - `noop`: reads the body, answers 200. The worst case for a proxy: the upstream does nothing
+ *   the gate's own work could hide behind.
+ * - `durable`: a service that records each write durably, as the demo's deploy slot would:
+ *   appends each POST body to a file and `fdatasync`s it before answering; reads answer from
+ *   memory (the count of records).
+ * The coordinator (built, SQLite) grants one lease whose signed token every write carries.
  *
  * Two loads, each measured direct and through the gate in alternating rounds (medians reported):
  * - latency: one request at a time, so p50/p99 show the time the gate adds to a request
@@ -20,8 +26,9 @@
  *
  * Targets (issue 13): ≤ 1 ms added at p50 on loopback, ≥ 0.7× the direct throughput. Printed as
  * met or not; figures, not a test: nothing here asserts.
- * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256`; `--cpu-prof DIR` makes the
- * gate and the upstream write V8 CPU profiles (`gate.cpuprofile`, `upstream.cpuprofile`) there;
+ * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256 --upstream noop|durable`
+ * (default: both); `--cpu-prof DIR` makes the gate and the upstream write V8 CPU profiles
+ * (`<upstream>-gate.cpuprofile`, `<upstream>-upstream.cpuprofile`) there;
  * `--baseline-gate PATH/dist/main.js` measures another build of the gate alongside.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -46,6 +53,7 @@ const { values: options } = parseArgs({
     'body-bytes': { type: 'string', default: '256' },
     'cpu-prof': { type: 'string' },
     'baseline-gate': { type: 'string' },
+    upstream: { type: 'string' },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -63,15 +71,58 @@ const CPU_PROF_DIR = options['cpu-prof'];
  * that one machine's drift hits equally.
  */
 const BASELINE_GATE = options['baseline-gate'];
+/** The kinds of upstream `--upstream` chooses from (see the file's comment). */
+const UPSTREAM_KINDS = ['noop', 'durable'] as const;
+type UpstreamKind = (typeof UPSTREAM_KINDS)[number];
+/** `--upstream noop|durable`: measure in front of one kind of upstream only; both by default, no-op first. */
+const UPSTREAMS: readonly UpstreamKind[] = (() => {
+  const chosen = options.upstream;
+  if (chosen === undefined) return UPSTREAM_KINDS;
+  if (!(UPSTREAM_KINDS as readonly string[]).includes(chosen))
+    throw new Error(`--upstream must be one of ${UPSTREAM_KINDS.join(', ')} (got ${JSON.stringify(chosen)})`);
+  return [chosen as UpstreamKind];
+})();
 const profileArgs = (name: string): string[] =>
   CPU_PROF_DIR === undefined
     ? []
     : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `${name}.cpuprofile`];
 
-/** The upstream: a node:http server that reads each body and answers 200 with a short text. */
-const UPSTREAM_SOURCE = `
+/** The no-op upstream: a node:http server that reads each body and answers 200 with a short text. */
+const NOOP_UPSTREAM_SOURCE = `
 const http = require('node:http');
 const server = http.createServer((req, res) => { req.resume(); req.on('end', () => res.end('ok')); });
+server.keepAliveTimeout = 60000;
+process.once('SIGTERM', () => process.exit(0)); // a normal exit, so --cpu-prof writes its profile
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening', url: 'http://127.0.0.1:' + server.address().port })));
+`;
+
+/**
+ * The durable upstream: a POST (any method but GET/HEAD) appends its body to the file named by
+ * the `RECORDS_FILE` environment variable and is answered once `fdatasync` returned, each
+ * request with a sync of its own (what a service that records deploys one by one does); a GET
+ * answers from memory with the count of records.
+ */
+const DURABLE_UPSTREAM_SOURCE = `
+const http = require('node:http');
+const fs = require('node:fs');
+const fd = fs.openSync(process.env.RECORDS_FILE, 'a');
+let records = 0;
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' || req.method === 'HEAD') { req.resume(); return req.on('end', () => res.end(String(records))); }
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    chunks.push(Buffer.from('\\n'));
+    fs.write(fd, Buffer.concat(chunks), (writeError) => {
+      if (writeError) { res.statusCode = 500; return res.end(writeError.message); }
+      fs.fdatasync(fd, (syncError) => {
+        if (syncError) { res.statusCode = 500; return res.end(syncError.message); }
+        records += 1;
+        res.end('recorded');
+      });
+    });
+  });
+});
 server.keepAliveTimeout = 60000;
 process.once('SIGTERM', () => process.exit(0)); // a normal exit, so --cpu-prof writes its profile
 server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening', url: 'http://127.0.0.1:' + server.address().port })));
@@ -179,29 +230,65 @@ async function load(
 }
 
 async function main(): Promise<void> {
-  const root = repoRoot();
   const dir = await createTempDir('bench-gate-');
   const tokens = createBenchTokens(1);
-  const children: ChildProcess[] = [];
   const coordinator = await startBenchCoordinator({
     dataDir: join(dir, 'coordinator'),
     tokensFile: await writeTokensFile(dir, tokens.entries),
   });
   try {
-    const upstream = await spawnListening([...profileArgs('upstream'), '-e', UPSTREAM_SOURCE], {
-      PATH: process.env.PATH,
+    const acquired = await fetch(`${coordinator.url}/v1/leases/${RESOURCE}/acquire`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.agents[0]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ requestId: 'bench-gate', ttlMillis: 3_600_000 }),
     });
+    const { grant } = (await acquired.json()) as { grant: { signedToken: string } };
+    console.log(`bench:gate | ${machineLine()}`);
+    for (const kind of UPSTREAMS) {
+      await measureUpstream(kind, {
+        dir,
+        coordinatorUrl: coordinator.url,
+        gateToken: tokens.gate,
+        signedToken: grant.signedToken,
+      });
+    }
+  } finally {
+    await coordinator.stop();
+    await removeTempDir(dir);
+  }
+}
+
+/** What every upstream's measurement shares: the temporary directory, the coordinator and the lease. */
+interface BenchContext {
+  readonly dir: string;
+  readonly coordinatorUrl: string;
+  /** The gate role's bearer token for the coordinator. */
+  readonly gateToken: string;
+  /** The lease's signed token every write carries. */
+  readonly signedToken: string;
+}
+
+/** Starts an upstream of `kind` and a gate (and the baseline gate) in front of it, measures, prints its table, stops them. */
+async function measureUpstream(kind: UpstreamKind, context: BenchContext): Promise<void> {
+  const root = repoRoot();
+  const { dir } = context;
+  const children: ChildProcess[] = [];
+  try {
+    const upstream = await spawnListening(
+      [...profileArgs(`${kind}-upstream`), '-e', kind === 'noop' ? NOOP_UPSTREAM_SOURCE : DURABLE_UPSTREAM_SOURCE],
+      { PATH: process.env.PATH, RECORDS_FILE: join(dir, `${kind}-records.log`) },
+    );
     children.push(upstream.child);
     const startGate = (mainJs: string, name: string) =>
-      spawnListening([...profileArgs(name), mainJs], {
+      spawnListening([...profileArgs(`${kind}-${name}`), mainJs], {
         PATH: process.env.PATH,
         PORT: '0',
         LOG_LEVEL: 'info', // 'listening' is an info line; the gate logs nothing per request
         LEASE_FENCE_GATE_RESOURCE: RESOURCE,
         LEASE_FENCE_GATE_UPSTREAM: upstream.url,
-        LEASE_FENCE_COORDINATOR_URL: coordinator.url,
-        LEASE_FENCE_GATE_TOKEN: tokens.gate,
-        LEASE_FENCE_DATA_DIR: join(dir, name),
+        LEASE_FENCE_COORDINATOR_URL: context.coordinatorUrl,
+        LEASE_FENCE_GATE_TOKEN: context.gateToken,
+        LEASE_FENCE_DATA_DIR: join(dir, `${kind}-${name}`),
       }).catch((error: unknown) => {
         throw new Error(`${(error as Error).message} (is ${mainJs} built? \`npx nx run @lease-fence/gate:build\`)`);
       });
@@ -219,14 +306,11 @@ async function main(): Promise<void> {
         upstream: cpuSecondsOf(upstream.child.pid!) ?? Number.NaN,
       };
     };
-    const acquired = await fetch(`${coordinator.url}/v1/leases/${RESOURCE}/acquire`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${tokens.agents[0]}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ requestId: 'bench-gate', ttlMillis: 3_600_000 }),
-    });
-    const { grant } = (await acquired.json()) as { grant: { signedToken: string } };
+    const grant = { signedToken: context.signedToken };
 
-    console.log(`bench:gate | ${machineLine()}`);
+    console.log(
+      `\n### upstream: ${kind === 'noop' ? 'no-op (reads the body, answers 200)' : 'durable (appends each POST body to a file, fdatasync, then answers; GET from memory)'}\n`,
+    );
     console.log(
       `upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate${baseline === undefined ? '' : `/baseline gate (${BASELINE_GATE})`}, medians\n`,
     );
@@ -300,7 +384,7 @@ async function main(): Promise<void> {
         ],
       );
       verdicts.push(
-        `${what}: added p50 ${fixed(addedP50, 3)} ms (target ≤ ${TARGET_ADDED_P50_MILLIS} ms: ${addedP50 <= TARGET_ADDED_P50_MILLIS ? 'met' : 'NOT met'}); ` +
+        `${kind} upstream, ${what}: added p50 ${fixed(addedP50, 3)} ms (target ≤ ${TARGET_ADDED_P50_MILLIS} ms: ${addedP50 <= TARGET_ADDED_P50_MILLIS ? 'met' : 'NOT met'}); ` +
           `throughput ${fixed(ratio, 2)}× direct (target ≥ ${TARGET_THROUGHPUT_RATIO}×: ${ratio >= TARGET_THROUGHPUT_RATIO ? 'met' : 'NOT met'}); ` +
           `with a core per process ${fixed(ownCoreRatio(direct, gated), 2)}× (from CPU µs/req)`,
       );
@@ -316,7 +400,7 @@ async function main(): Promise<void> {
           ...cpuCells(before, 'baseline'),
         ]);
         verdicts.push(
-          `${what}, baseline gate: added p50 ${fixed(before.p50 - direct.p50, 3)} ms; throughput ${fixed(before.rps / direct.rps, 2)}× direct; ` +
+          `${kind} upstream, ${what}, baseline gate: added p50 ${fixed(before.p50 - direct.p50, 3)} ms; throughput ${fixed(before.rps / direct.rps, 2)}× direct; ` +
             `with a core per process ${fixed(ownCoreRatio(direct, before), 2)}×`,
         );
       }
@@ -340,8 +424,6 @@ async function main(): Promise<void> {
     console.log(`\n${verdicts.join('\n')}`);
   } finally {
     for (const child of children.reverse()) await stopByPid(child, 'SIGTERM');
-    await coordinator.stop();
-    await removeTempDir(dir);
   }
 }
 
