@@ -3,13 +3,15 @@
  * BUILT bin against the BUILT coordinator, on a log with two generations of one resource and one
  * refused write reported by a gate.
  */
+import { spawnSync } from 'node:child_process';
 import { investigate, ViewHistory } from '@lease-fence/dashboard-model';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
 import { call } from '../support/coordinator-http.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
-import { runCli, startCli } from './support/cli-process.js';
+import { eventually } from '../support/eventually.js';
+import { CLI_MAIN, runCli, startCli } from './support/cli-process.js';
 
 const RESOURCE = 'deploy-cli';
 let app: RunningCoordinator;
@@ -161,6 +163,35 @@ describe('lease-fence events', () => {
 
     process.kill(cli.pid, 'SIGINT');
     expect((await cli.exited).code).toBe(0);
+  });
+
+  it('--follow without --from prints only events logged from now on, and says where it starts', async () => {
+    const cli = startCli(['events', '--follow', '--json'], env);
+    await eventually('the follow to start', () => cli.stderr().includes('following the log after position'));
+
+    await post(TEST_TOKENS.agentA.token, '/v1/leases/cli-follow-new/acquire', { requestId: 'cli-follow-new-1' });
+    await cli.waitForLine((line) => line.includes('cli-follow-new'));
+
+    const startedAfter = Number(/following the log after position (\d+)/.exec(cli.stderr())?.[1]);
+    const printed = cli.lines.map((line) => JSON.parse(line) as RecordedEvent);
+    expect(startedAfter).toBeGreaterThan(0);
+    expect(printed.every((recorded) => recorded.position > startedAfter)).toBe(true);
+    expect(printed.map((recorded) => recorded.event.type)).toContain('LeaseGranted');
+    process.kill(cli.pid, 'SIGINT');
+    expect((await cli.exited).code).toBe(0);
+  });
+
+  it('ends quietly with exit 0 when its reader goes away (| head)', async () => {
+    const result = spawnSync(
+      'sh',
+      ['-c', `node ${JSON.stringify(CLI_MAIN)} events --json --follow --from 1 | head -c 1`],
+      {
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
+    expect(result.stderr).not.toContain('EPIPE');
   });
 
   it('exits 77 when the token is refused', async () => {

@@ -110,7 +110,7 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       });
       await eventually('the gate to be ready', async () => (await fetch(`${gate.url}${OWN}/readyz`)).status === 200);
       renewalsBlocked = await startHoldingProxy(coordinator.url, /\/renew$/);
-      valve = await startHoldingProxy(gate.url, /./, ['lease-fence-token', 'content-type']);
+      valve = await startHoldingProxy(gate.url, /^\/deployments\//, ['lease-fence-token', 'content-type']);
     });
 
     afterAll(async () => {
@@ -185,6 +185,15 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       expect(fresh.isError).toBeFalsy();
       expect(fresh.text).toMatch(/^200/);
       expect(upstream.received.filter((r) => r.url === '/deployments/fresh')).toHaveLength(1);
+      // The token goes only to the gate that guards the resource: the service itself is not sent it.
+      const direct = await other.call('fenced_request', {
+        resource: RESOURCE,
+        method: 'POST',
+        url: `${upstream.url}/deployments/direct`,
+      });
+      expect(direct.isError).toBe(true);
+      expect(direct.text).toMatch(/^not sent: .* not a lease-fence-gate's readiness/);
+      expect(upstream.received.filter((r) => r.url === '/deployments/direct')).toEqual([]);
 
       // The valve opens: agent-1's late write reaches the gate and is refused.
       valve.release();

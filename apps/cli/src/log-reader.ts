@@ -33,3 +33,13 @@ export async function readEvents(
     after = last.position;
   }
 }
+
+/**
+ * The log's head position now (one `GET /v1/events` of a single event), for `events --follow`
+ * without `--from`, which prints only what is logged from now on.
+ * @throws what {@link CoordinatorHttp.get} throws.
+ */
+export async function readHead(http: CoordinatorHttp): Promise<number> {
+  const { value } = await http.get('read the log head', '/v1/events?after=0&limit=1', { 200: EventsReplySchema });
+  return value.head;
+}

@@ -10,6 +10,12 @@ import { CliError, EXIT } from './exit-codes.js';
 import { createProgram } from './program.js';
 
 const io: CliIo = { stdout: process.stdout, stderr: process.stderr, exitCode: EXIT.ok };
+// A reader that went away (`lease-fence events --follow | head -3`) ends the command quietly, as
+// it does for other Unix tools, instead of an unhandled EPIPE.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(io.exitCode);
+  throw error;
+});
 
 try {
   await createProgram(io).parseAsync(process.argv);

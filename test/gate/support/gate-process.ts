@@ -50,15 +50,4 @@ export async function startGate(env: Readonly<Record<string, string>>): Promise<
   };
 }
 
-/** Waits until `probe` is true, polling; throws with `what` after `timeoutMillis` (a deadline, not an assertion on timing). */
-export async function eventually(
-  what: string,
-  probe: () => Promise<boolean> | boolean,
-  timeoutMillis = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMillis;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { eventually } from '../../support/eventually.js';

@@ -17,7 +17,7 @@ import {
 } from '../connection.js';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { parseFlag, PositionSchema } from '../flags.js';
-import { readEvents } from '../log-reader.js';
+import { readEvents, readHead } from '../log-reader.js';
 import { renderTable } from '../table.js';
 
 /** The fields of an event's data worth a column, in this order. */
@@ -49,7 +49,10 @@ export function eventsCommand(io: CliIo): Command {
     .description(
       'Print the events of the coordinator’s log from --from on (position, time, type, details); with --follow keep printing new events until interrupted.',
     )
-    .option('--from <position>', 'the first position to print (1 = the start of the log)', '1')
+    .option(
+      '--from <position>',
+      'the first position to print (default: 1, the start of the log; with --follow: only events logged from now on)',
+    )
     .option('--follow', 'keep printing new events as they are logged (Ctrl-C to stop)')
     .option('--json', 'print { events: [...], head } (with --follow: one JSON event per line)');
   addConnectionOptions(command).addHelpText(
@@ -62,14 +65,24 @@ Examples:
 
 ${EXIT_CODES_HELP}`,
   );
-  command.action(async (flags: { from: string; follow?: boolean; json?: boolean }, self: Command) => {
+  command.action(async (flags: { from?: string; follow?: boolean; json?: boolean }, self: Command) => {
     const settings = connectionSettingsOf(self);
-    const after = parseFlag(PositionSchema, '--from', flags.from) - 1;
     const json = flags.json === true;
     if (flags.follow === true) {
+      let after: number;
+      try {
+        after =
+          flags.from === undefined
+            ? await readHead(coordinatorHttp(settings))
+            : parseFlag(PositionSchema, '--from', flags.from) - 1;
+      } catch (error) {
+        throw error instanceof CliError ? error : toCliError(error, settings);
+      }
+      warn(io, `following the log after position ${after} (Ctrl-C to stop)`);
       await follow(io, settings, after, json);
       return;
     }
+    const after = flags.from === undefined ? 0 : parseFlag(PositionSchema, '--from', flags.from) - 1;
     const events: RecordedEvent[] = [];
     let head: number;
     try {

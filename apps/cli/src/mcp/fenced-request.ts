@@ -26,6 +26,52 @@ const GateFenceRefusalSchema = z.object({
 /** Every other answer the gate gives itself (401 `invalid-token`, 503 `keys-unavailable`, 502/504 …). */
 const GateOwnAnswerSchema = z.object({ ok: z.literal(false), reason: z.string(), message: z.string() });
 
+/**
+ * The sidecar's own readiness path (apps/gate/src/gate-server.ts, `GATE_PATH_PREFIX`): a ready
+ * gate answers 200 `{ ok: true, resource, floor }`, one still starting 503 `{ reason: 'not-ready' }`.
+ */
+export const GATE_READY_PATH = '/.well-known/lease-fence-gate/readyz';
+
+const GateReadySchema = z.object({ ok: z.literal(true), resource: z.string() });
+
+/** Why `url` is not a ready `lease-fence-gate` guarding `resource`, or `undefined` when it is. */
+export type GateCheck =
+  undefined | { readonly reason: 'not-a-gate' | 'other-resource' | 'not-ready'; readonly detail: string };
+
+/**
+ * Asks the origin of `url` whether it is a `lease-fence-gate` guarding `resource`, before a
+ * signed token is sent there: a token handed to a service without a gate skips the fence check
+ * and can be replayed by whoever received it. Only a ready gate naming `resource` passes.
+ */
+export async function checkGate(url: string, resource: string, signal: AbortSignal): Promise<GateCheck> {
+  const probe = new URL(GATE_READY_PATH, url).href;
+  let response: Response;
+  try {
+    response = await fetch(probe, { signal, redirect: 'manual', headers: { accept: 'application/json' } });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return { reason: 'not-a-gate', detail: `${probe} could not be reached (${(error as Error).message})` };
+  }
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (response.status === 503 && (json as { reason?: unknown } | undefined)?.reason === 'not-ready')
+    return { reason: 'not-ready', detail: `the gate at ${new URL(url).origin} is still starting` };
+  const ready = GateReadySchema.safeParse(json);
+  if (response.status !== 200 || !ready.success)
+    return { reason: 'not-a-gate', detail: `${probe} answered ${response.status}, not a lease-fence-gate's readiness` };
+  if (ready.data.resource !== resource)
+    return {
+      reason: 'other-resource',
+      detail: `the gate at ${new URL(url).origin} guards ${JSON.stringify(ready.data.resource)}, not ${JSON.stringify(resource)}`,
+    };
+  return undefined;
+}
+
 /** What one fenced request came back with. */
 export type FencedAnswer =
   | {

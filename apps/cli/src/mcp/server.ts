@@ -24,7 +24,7 @@ import {
 import { IdSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 import { generationOf, type CoordinatorReads } from './coordinator-reads.js';
-import { LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
+import { checkGate, LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
 import { LeaseSession } from './lease-session.js';
 
 /** The tool names, exactly as an MCP client lists them. */
@@ -437,13 +437,21 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           { ok: false, resource, reason: 'lease-lost', sent: false, fence: current.lease.fence },
           true,
         );
+      const signal = AbortSignal.any([session.signal, AbortSignal.timeout(timeoutMillis)]);
+      const notAGate = await checkGate(url, resource, signal);
+      if (notAGate !== undefined)
+        return answer(
+          `not sent: ${notAGate.detail}. fenced_request sends your lease's token only to the lease-fence-gate that guards ${resource}, so the write is fenced and the token goes nowhere else; pass a URL on that gate.`,
+          { ok: false, resource, reason: notAGate.reason, sent: false },
+          true,
+        );
       const reply = await sendFencedRequest({
         method,
         url,
         body,
         headers,
         signedToken: current.lease.signedToken,
-        signal: AbortSignal.any([session.signal, AbortSignal.timeout(timeoutMillis)]),
+        signal,
       });
       return answerFenced(resource, reply);
     }),
