@@ -16,8 +16,8 @@ import { startBlackholeProxy, type BlackholeProxy } from './support/blackhole-pr
 import { isAlive, killGroup, runCli, startCli } from './support/cli-process.js';
 
 /**
- * The command `run` starts: prints `{ pid, env }` (its LEASE_FENCE_* variables) as one JSON line,
- * then, by mode: `exit:N` exits N; `ignore-term` logs each SIGINT/SIGTERM/SIGHUP to the log file and
+ * The command `run` starts: prints `{ pid, env }` (its LEASE_FENCE_* variables) as one JSON line
+ * once its signal handlers are installed, and by mode: `exit:N` exits N; `ignore-term` logs each SIGINT/SIGTERM/SIGHUP to the log file and
  * keeps running; `plain` installs no handler (a signal ends it). It exits by itself after 60 s so a
  * failed test leaves nothing behind.
  */
@@ -26,10 +26,11 @@ import { appendFileSync } from 'node:fs';
 const [mode, logFile] = process.argv.slice(2);
 const names = ['LEASE_FENCE_RESOURCE', 'LEASE_FENCE_FENCE', 'LEASE_FENCE_HOLDER', 'LEASE_FENCE_TOKEN'];
 const env = Object.fromEntries(names.map((name) => [name, process.env[name]]));
-console.log(JSON.stringify({ pid: process.pid, env }));
-if (mode.startsWith('exit:')) process.exit(Number(mode.slice(5)));
 if (mode === 'ignore-term')
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => appendFileSync(logFile, signal + '\\n'));
+// Printed once the handlers are in place: a test that signals after this line cannot race them.
+console.log(JSON.stringify({ pid: process.pid, env }));
+if (mode.startsWith('exit:')) process.exit(Number(mode.slice(5)));
 setTimeout(() => process.exit(99), 60_000);
 `;
 

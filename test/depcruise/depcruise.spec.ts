@@ -15,6 +15,8 @@ import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DEPCRUISE_BIN = join(WORKSPACE, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
 const CRUISED_FOLDERS = ['libs', 'apps', 'test'];
+/** Workspace folders the cruised code imports from without being cruised itself (the public-packages helper). */
+const IMPORTED_FOLDERS = ['scripts'];
 /** Build output and caches are not sources; `node_modules` folders are linked, not copied. */
 const SKIPPED = new Set(['dist', '.nx', 'coverage', '.git']);
 const CRUISE_TIMEOUT_MILLIS = 180_000;
@@ -150,7 +152,8 @@ describe('npm run depcruise on a scratch copy of the workspace', () => {
       if (entry.isFile()) copyFileSync(join(WORKSPACE, entry.name), join(scratch, entry.name));
     }
     symlinkSync(join(WORKSPACE, 'node_modules'), join(scratch, 'node_modules'), 'dir');
-    for (const folder of CRUISED_FOLDERS) copySources(join(WORKSPACE, folder), join(scratch, folder));
+    for (const folder of [...CRUISED_FOLDERS, ...IMPORTED_FOLDERS])
+      copySources(join(WORKSPACE, folder), join(scratch, folder));
   });
 
   afterAll(async () => {
