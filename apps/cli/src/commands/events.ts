@@ -76,7 +76,7 @@ ${EXIT_CODES_HELP}`,
             ? await readHead(coordinatorHttp(settings))
             : parseFlag(PositionSchema, '--from', flags.from) - 1;
       } catch (error) {
-        throw error instanceof CliError ? error : toCliError(error, settings);
+        throw toCliError(error, settings); // a CliError (a bad --from) passes through unchanged
       }
       warn(io, `following the log after position ${after} (Ctrl-C to stop)`);
       await follow(io, settings, after, json);
