@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
 import { call } from '../support/coordinator-http.js';
+import { eventually } from '../support/eventually.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 import { startBlackholeProxy, type BlackholeProxy } from './support/blackhole-proxy.js';
@@ -199,7 +200,7 @@ describe('lease-fence run', () => {
     groups.push(pid);
 
     process.kill(cli.pid, 'SIGTERM');
-    await waitFor(() => readIfExists(logFile).includes('SIGTERM'));
+    await eventually('the command to log SIGTERM', () => readIfExists(logFile).includes('SIGTERM'), 60_000);
     expect(isAlive(pid)).toBe(true);
     expect((await holders()).filter((lease) => lease.resource === 'cli-term')).toHaveLength(1);
 
@@ -232,10 +233,14 @@ describe('lease-fence run', () => {
       groups.push(pid);
 
       proxy.blackhole(); // the agent can no longer renew; the coordinator still serves others
-      const taken = await waitFor(async () => {
-        const reply = await acquireAs(TEST_TOKENS.agentB.token, 'cli-lost', 60_000);
-        return reply.status === 200 ? reply.body.grant : undefined;
-      });
+      const taken = await eventually(
+        'agent-b to take cli-lost',
+        async () => {
+          const reply = await acquireAs(TEST_TOKENS.agentB.token, 'cli-lost', 60_000);
+          return reply.status === 200 ? reply.body.grant : undefined;
+        },
+        60_000,
+      );
 
       const exit = await cli.exited;
       expect(exit.code).toBe(79);
@@ -247,15 +252,6 @@ describe('lease-fence run', () => {
     });
   });
 });
-
-/** Repeats `probe` every 100 ms until it returns something truthy (the test's own timeout bounds it). */
-async function waitFor<T>(probe: () => T | Promise<T>): Promise<NonNullable<T>> {
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const readIfExists = (file: string): string => {
   try {

@@ -9,11 +9,11 @@
  * - the demo restarts a gate killed from outside (`kill -9` by hand) at once, on the same URL.
  */
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo } from '../esdb/support/demo-process.js';
 import { startGate, type GateProcess } from '../gate/support/gate-process.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../gate/support/recording-upstream.js';
+import { eventually } from '../support/eventually.js';
 import { coordinatorHttp } from '../support/coordinator-http.js';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
@@ -48,19 +48,6 @@ async function slotEvents(app: RunningCoordinator): Promise<LoggedEvent['event']
     '/v1/events?after=0&limit=10000',
   );
   return reply.body.events.map(({ event }) => event).filter((event) => event.data['resource'] === SLOT);
-}
-
-/** Waits for `probe` to return a value; throws `describe()` after `timeoutMillis` (a deadline, not a timing assertion). */
-async function eventually<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  describe: () => string,
-  timeoutMillis = 60_000,
-): Promise<T> {
-  for (const startedAt = performance.now(); ; await delay(100)) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    if (performance.now() - startedAt > timeoutMillis) throw new Error(describe());
-  }
 }
 
 /** Acquires the slot for `agent` through the coordinator's HTTP API; the grant, or throws with the reply. */
@@ -106,6 +93,7 @@ describe('the demo behind its gate sidecars', () => {
     try {
       // Act: wait for an agent's refused deploy
       const refused = await eventually(
+        () => `no refused deploy within 90 s:\n${output()}`,
         () =>
           demo.output
             .map((line) =>
@@ -114,7 +102,6 @@ describe('the demo behind its gate sidecars', () => {
               ),
             )
             .find((match) => match !== null),
-        () => `no refused deploy within 90 s:\n${output()}`,
         90_000,
       );
       const [, holderId, step, fence, floorFence, floorHolderId, seq] = refused;
@@ -124,11 +111,12 @@ describe('the demo behind its gate sidecars', () => {
 
       // Assert: in the coordinator's log as the gate's refusal #seq, with the same holders and fences
       const logged = await eventually(
+        () => `refusal #${seq} not in the coordinator's log:\n${output()}`,
         async () =>
           (await slotEvents(coordinator)).find(
             (event) => event.type === 'FenceRejected' && event.data['seq'] === Number(seq),
           ),
-        () => `refusal #${seq} not in the coordinator's log:\n${output()}`,
+        60_000,
       );
       expect(logged.data).toMatchObject({
         gateId: TEST_TOKENS.gate.gateId,
@@ -169,8 +157,9 @@ describe('the demo behind its gate sidecars', () => {
       const floorOf = async (): Promise<Grant | undefined> =>
         ((await (await fetch(`${gateUrl}/.well-known/lease-fence-gate/readyz`)).json()) as { floor?: Grant }).floor;
       await eventually(
-        () => gate!.logLines.find((line) => line.includes('gate link: guarding')),
         () => `the gate did not open its link:\n${gate!.logLines.join('\n')}`,
+        () => gate!.logLines.find((line) => line.includes('gate link: guarding')),
+        60_000,
       );
       const first = await acquire(before, TEST_TOKENS.agentA);
       expect(await floorOf()).toEqual({ holderId: 'agent-a', fence: first.fence });
@@ -180,12 +169,14 @@ describe('the demo behind its gate sidecars', () => {
       // Act: a coordinator on the same port with an empty log; the gate reconnects and reports its floor
       const after = await startFenceFirstCoordinator(port);
       const reported = await eventually(
-        async () => (await slotEvents(after)).find((event) => event.type === 'FenceFloorReported'),
         () => `no FenceFloorReported:\n${gate!.logLines.slice(-20).join('\n')}`,
+        async () => (await slotEvents(after)).find((event) => event.type === 'FenceFloorReported'),
+        60_000,
       );
       await eventually(
-        () => (gate!.logLines.filter((line) => line.includes('gate link: guarding')).length >= 2 ? true : undefined),
         () => 'the gate did not link to the new coordinator',
+        () => (gate!.logLines.filter((line) => line.includes('gate link: guarding')).length >= 2 ? true : undefined),
+        60_000,
       );
       const second = await acquire(after, TEST_TOKENS.agentB);
 
@@ -221,15 +212,17 @@ describe('the demo, when a gate is killed from outside', () => {
     });
     try {
       const [first] = await eventually(
-        () => (gatesListening(demo.output).length >= 1 ? gatesListening(demo.output) : undefined),
         () => `the demo started no gate:\n${demo.output.join('\n')}`,
+        () => (gatesListening(demo.output).length >= 1 ? gatesListening(demo.output) : undefined),
+        60_000,
       );
 
       // Act: kill -9 from outside the demo
       process.kill(first!.pid, 'SIGKILL');
       const [, second] = await eventually(
-        () => (gatesListening(demo.output).length >= 2 ? gatesListening(demo.output) : undefined),
         () => `the demo did not restart the gate:\n${demo.output.join('\n')}`,
+        () => (gatesListening(demo.output).length >= 2 ? gatesListening(demo.output) : undefined),
+        60_000,
       );
 
       // Assert: a new gate process on the same URL, which answers, and the log says why

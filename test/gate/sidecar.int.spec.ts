@@ -64,8 +64,9 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
       );
     return gate;
   };
-  const guarding = (gate: GateProcess): Promise<void> =>
-    eventually('the gate link', () => gate.logLines.some((line) => line.includes('"gate link: guarding"')));
+  const guarding = async (gate: GateProcess): Promise<void> => {
+    await eventually('the gate link', () => gate.logLines.some((line) => line.includes('"gate link: guarding"')));
+  };
 
   const acquire = async (agent: number, resource: string): Promise<{ fence: number; signedToken: string }> => {
     const response = await fetch(`${coordinator.url}/v1/leases/${encodeURIComponent(resource)}/acquire`, {

@@ -1,14 +1,21 @@
-/** Polling for a condition in black-box tests, shared by the gate, CLI and MCP suites. */
+/** Polling for a condition in black-box tests, shared by the gate, CLI, MCP and crash suites. */
 
-/** Waits until `probe` is true, polling; throws with `what` after `timeoutMillis` (a deadline, not an assertion on timing). */
-export async function eventually(
-  what: string,
-  probe: () => Promise<boolean> | boolean,
+/**
+ * Polls `probe` every 50 ms until it returns a truthy value, and resolves with that value (a
+ * boolean probe resolves `true`; a `find` resolves what it found). After `timeoutMillis` it
+ * throws: `timed out waiting for <what>` when `what` is a string, or the message `what()` builds
+ * then (to show the state that was waited on). A deadline, not an assertion on timing.
+ */
+export async function eventually<T>(
+  what: string | (() => string),
+  probe: () => T | Promise<T>,
   timeoutMillis = 20_000,
-): Promise<void> {
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMillis;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(typeof what === 'string' ? `timed out waiting for ${what}` : what());
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
