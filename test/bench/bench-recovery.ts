@@ -216,7 +216,7 @@ try {
     '\nfloor = open the file read-only and iterate every row of `events` (no decoding, no fold). in process = openSqliteEventLog + DurableCoordinator.open: ' +
       'integrity check, latest snapshot, replay, CoordinatorStarted appended (fsync). service replayMillis = the recovery time the service reports in its `ready` line ' +
       '(snapshot, replay and CoordinatorStarted, after its log file is opened and checked); spawn → ready adds Node and Nest start-up and the file check. ' +
-      "CPU time ratio = this process's user + system CPU time for the in-process recovery over that of the floor (medians): on a shared machine it moves less with the load than wall time.",
+      "CPU time ratio = this process's user + system CPU time for the in-process recovery over that of the floor (medians): on a shared machine it leaves out the time spent waiting for a core.",
   );
 } finally {
   await removeTempDir(work);
