@@ -2,38 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { foldEvents } from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { EXPOSURE_COLORS, PLAIN_EXPOSURE_FILLS } from './draw-exposure.js';
-import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
+import { recordingCanvas } from '../testing/recording-canvas.js';
+import { drawTimeline } from './draw-timeline.js';
 import { layoutLane } from './lane-layout.js';
-
-/** A recording canvas double: every fillRect with the fill style it used. */
-function recordingCanvas(): Canvas2DLike & { rects: { x: number; w: number; fill: string }[] } {
-  const rects: { x: number; w: number; fill: string }[] = [];
-  const noop = (): void => undefined;
-  const ctx = {
-    rects,
-    fillStyle: '' as Canvas2DLike['fillStyle'],
-    strokeStyle: '' as Canvas2DLike['strokeStyle'],
-    lineWidth: 1,
-    font: '',
-    textBaseline: 'middle' as CanvasTextBaseline,
-    textAlign: 'left' as CanvasTextAlign,
-    globalAlpha: 1,
-    fillRect: (x: number, _y: number, w: number) => void rects.push({ x, w, fill: String(ctx.fillStyle) }),
-    clearRect: noop,
-    beginPath: noop,
-    moveTo: noop,
-    lineTo: noop,
-    closePath: noop,
-    arc: noop,
-    fill: noop,
-    stroke: noop,
-    fillText: noop,
-    setLineDash: noop,
-    save: noop,
-    restore: noop,
-  };
-  return ctx;
-}
 
 /** `slot`: agent-a (fence 1), then agent-b (fence 2) admitted by the gate 400 ms after its grant, then agent-c (3) with no evidence. */
 function state() {
