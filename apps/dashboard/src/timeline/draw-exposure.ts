@@ -9,9 +9,17 @@
  * Allocation-free per frame: it reads the bars the layout already made, and the hatch patterns
  * are made once per canvas ({@link createExposureFills}).
  */
-import type { Canvas2DLike } from './draw-timeline.js';
 import type { BarLayout } from './lane-layout.js';
 import { xOfWall, type TimeWindow } from './time-scale.js';
+
+/**
+ * The canvas calls a band needs: a part of `CanvasRenderingContext2D` (draw-timeline.ts's
+ * `Canvas2DLike` has them all; named here so that file can import this one without a cycle).
+ */
+export type ExposureCanvas = Pick<
+  CanvasRenderingContext2D,
+  'fillStyle' | 'strokeStyle' | 'lineWidth' | 'fillRect' | 'beginPath' | 'moveTo' | 'lineTo' | 'stroke' | 'setLineDash'
+>;
 
 /** The fills of the two kinds of band: a hatch pattern on a real canvas, a translucent colour elsewhere. */
 export interface ExposureFills {
@@ -89,7 +97,7 @@ export function createExposureFills(
  * @returns 1 when a band was drawn, else 0.
  */
 export function drawExposureBand(
-  ctx: Canvas2DLike,
+  ctx: ExposureCanvas,
   bar: BarLayout,
   plot: { readonly left: number; readonly width: number; readonly window: TimeWindow },
   top: number,
