@@ -41,9 +41,13 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
  */
 const NOT_FORWARDED: ReadonlySet<string> = new Set([...HOP_BY_HOP, FENCE_TOKEN_HEADER, 'host', 'expect']);
 
-/** The header names a `Connection` header lists (lower case), which are hop-by-hop too; `undefined` when there is none. */
+/**
+ * The header names a `Connection` header lists (lower case), which are hop-by-hop too; `undefined`
+ * when it lists none but the connection options every client and server send (`keep-alive`,
+ * `close`), so the common request allocates nothing here.
+ */
 function connectionNamed(connection: string | string[] | undefined): ReadonlySet<string> | undefined {
-  if (connection === undefined) return undefined;
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return undefined;
   const named = new Set<string>();
   for (const value of Array.isArray(connection) ? connection : [connection])
     for (const name of value.split(',')) named.add(name.trim().toLowerCase());
