@@ -26,7 +26,7 @@ import {
   type FileFloorStore,
 } from '@lease-fence/client';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { DoubleGrantError, StaleFenceError, type FenceGate } from 'lease-fence';
+import { DoubleGrantError, StaleFenceError, type FenceGate, type FenceToken } from 'lease-fence';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { createForwarder, FENCE_TOKEN_HEADER } from './forwarder.js';
@@ -104,6 +104,12 @@ export interface GateServerOptions {
   readonly isReady: () => boolean;
   readonly metrics: GateMetrics;
   readonly logger: Logger;
+  /**
+   * Called with the token of each admitted write once its floor is durable, before it is
+   * forwarded; must not block (main.ts passes `reportAdmits(…).admitted`, which reports a new
+   * fence to the coordinator in the background). @defaultValue nothing
+   */
+  readonly onAdmitted?: (token: FenceToken) => void;
 }
 
 /** The body of every answer the gate gives itself (not the upstream's). */
@@ -138,7 +144,7 @@ const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
  * A refused request's body is never read and nothing of it reaches the upstream.
  */
 export async function createGateServer(options: GateServerOptions): Promise<FastifyInstance> {
-  const { gate, store, verifier, metrics, logger, openMethods } = options;
+  const { gate, store, verifier, metrics, logger, openMethods, onAdmitted } = options;
   let closing = false;
 
   /** Answers `response` with the gate's own JSON body (a refusal, counted by reason). */
@@ -178,8 +184,9 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
 
   /** Verifies the write's token and makes its floor durable, then forwards it; or answers the refusal. */
   const admit = async (signedToken: string, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    let token: FenceToken;
     try {
-      const token = await verifier.verify(signedToken, gate.resource);
+      token = await verifier.verify(signedToken, gate.resource);
       // The floor (or the refusal) is durable once this resolves (or rejects); nothing else runs under it.
       await commitDurably(gate, store, token, async () => undefined);
     } catch (error) {
@@ -211,6 +218,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
       );
     }
     metrics.admitted.inc();
+    onAdmitted?.(token);
     forwarder.forward(request, response);
   };
 
