@@ -103,6 +103,8 @@ describe('fence-first handovers on the lane', () => {
       fill: noop,
       stroke: noop,
       fillText: noop,
+      rect: noop,
+      clip: noop,
       setLineDash: noop,
       save: noop,
       restore: noop,
