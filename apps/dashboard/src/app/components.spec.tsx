@@ -7,6 +7,7 @@ import { ConnectionBanner } from './connection-banner.js';
 import { FilterBar } from './filter-bar.js';
 import { LiveControls } from './live-controls.js';
 import { RestartList } from './restart-list.js';
+import { RatePanels } from '../rates/rate-panels.js';
 
 const noop = (): void => undefined;
 
@@ -270,5 +271,24 @@ describe('RestartList', () => {
     const one = { ...restart, carriedLeases: restart.carriedLeases.slice(0, 1) };
     const html = renderToString(<RestartList restarts={[one]} onJump={noop} />);
     expect(html).toContain('1 lease carried, grace until');
+  });
+});
+
+describe('RatePanels', () => {
+  it('titles the hold-duration histogram', () => {
+    const html = renderToString(
+      <RatePanels
+        bins={[]}
+        binWidthMillis={1_000}
+        denials={[]}
+        holdBins={[{ label: '< 100 ms', fromMillis: 0, count: 3 }]}
+        holdP50Millis={40}
+        holdP95Millis={90}
+        cursorWallMillis={undefined}
+        onCursor={noop}
+        widthPx={900}
+      />,
+    );
+    expect(html).toMatch(/<figcaption data-testid="hold-title"><h4>Hold durations<\/h4>/);
   });
 });
