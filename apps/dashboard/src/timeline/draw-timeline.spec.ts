@@ -1,39 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
+import { recordingCanvas } from '../testing/recording-canvas.js';
 import { drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
 import { CHAR_WIDTH_PX, overlaps, type Box } from './label-layout.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
-
-/** A recording canvas double: keeps fillRect and arc calls. */
-function recordingCanvas(): Canvas2DLike & { rects: [number, number, number, number][]; arcs: number } {
-  const calls = { rects: [] as [number, number, number, number][], arcs: 0 };
-  const noop = (): void => undefined;
-  return Object.assign(calls, {
-    fillStyle: '',
-    strokeStyle: '',
-    lineWidth: 1,
-    font: '',
-    textBaseline: 'middle' as CanvasTextBaseline,
-    textAlign: 'left' as CanvasTextAlign,
-    globalAlpha: 1,
-    fillRect: (x: number, y: number, w: number, h: number) => void calls.rects.push([x, y, w, h]),
-    clearRect: noop,
-    beginPath: noop,
-    moveTo: noop,
-    lineTo: noop,
-    closePath: noop,
-    fill: noop,
-    stroke: noop,
-    fillText: noop,
-    rect: noop,
-    clip: noop,
-    setLineDash: noop,
-    save: noop,
-    restore: noop,
-    arc: () => void (calls.arcs += 1),
-  });
-}
 
 describe('drawTimeline', () => {
   it('draws every bar, tick and marker of the rows it is given, each at least 1 px wide', () => {
@@ -73,7 +44,7 @@ describe('drawTimeline', () => {
     expect(bars).toBe(600);
     expect(shapes).toBe(bars + ticks + markers + 1 /* restart */);
     expect(ctx.arcs).toBe(markers);
-    expect(ctx.rects.every(([, , w]) => w >= 1)).toBe(true);
+    expect(ctx.rects.every(({ w }) => w >= 1)).toBe(true);
   });
 });
 

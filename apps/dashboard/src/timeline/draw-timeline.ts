@@ -5,6 +5,7 @@
  * (virtualisation happens in the caller).
  */
 import type { HandoverPhase } from '@lease-fence/dashboard-model';
+import { drawExposureBand, PLAIN_EXPOSURE_FILLS, type ExposureFills } from './draw-exposure.js';
 import type { BarLayout, LaneRowLayout, RestartCluster } from './lane-layout.js';
 import { CHAR_WIDTH_PX, fitBarLabel, renewalTickBox, rowsBand, tickLabelsClearOf, truncate } from './label-layout.js';
 import { axisTicks, type TimeWindow } from './time-scale.js';
@@ -59,6 +60,8 @@ export interface DrawOptions {
   readonly nowX?: number | undefined;
   readonly asOfX?: number | undefined;
   readonly cursorX?: number | undefined;
+  /** Fills of the exposure bands (hatch patterns made once per canvas). @defaultValue {@link PLAIN_EXPOSURE_FILLS} */
+  readonly exposureFills?: ExposureFills | undefined;
 }
 
 /** Colours of the end markers and overlays, chosen to stay apart for colour-blind readers. */
@@ -109,6 +112,9 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     ctx.fillRect(labelWidthPx + x0, axisHeightPx, Math.max(1, r.graceEndX - x0), heightPx - axisHeightPx);
   }
 
+  const plot = { left: labelWidthPx, width: plotWidth, window: options.window };
+  const exposureFills = options.exposureFills ?? PLAIN_EXPOSURE_FILLS;
+  const openEndX = options.asOfX ?? options.nowX;
   // Rows are cut at the axis: a row scrolled half out of view never draws inside the axis band.
   ctx.save();
   const band = rowsBand(widthPx, heightPx, axisHeightPx);
@@ -129,6 +135,8 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     ctx.fillText(truncate(row.layout.resource, labelWidthPx - 8), 4, top + rowHeightPx / 2);
     const barTop = top + 4;
     const barHeight = rowHeightPx - 9;
+    // Exposure bands under the bars (not counted in `shapes`: they add no bar, tick or marker).
+    for (const bar of row.layout.bars) drawExposureBand(ctx, bar, plot, top, rowHeightPx - 1, exposureFills, openEndX);
     for (const bar of row.layout.bars) {
       drawBar(ctx, bar, labelWidthPx, plotWidth, barTop, barHeight, options.colorOf);
       shapes += 1;
