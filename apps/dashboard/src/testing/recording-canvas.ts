@@ -37,6 +37,8 @@ export function recordingCanvas(): Canvas2DLike & { readonly rects: RecordedRect
     fill: noop,
     stroke: noop,
     fillText: noop,
+    rect: noop,
+    clip: noop,
     setLineDash: noop,
     save: noop,
     restore: noop,
