@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
  * import: the coordinator brings every library.
  */
 const NEEDS = {
-  service: ['@lease-fence/coordinator', '@lease-fence/client'], // the client: the agent link transport, and the fence-first mode's gate link
+  service: ['@lease-fence/coordinator', '@lease-fence/client', '@lease-fence/dashboard-model'], // the client: the agent link transport and the fence-first mode's gate link; dashboard-model: bench-dashboard.ts is compiled too
   recovery: ['@lease-fence/coordinator'],
   lib: ['lease-fence', '@lease-fence/coordinator'],
   stream: ['@lease-fence/coordinator'],

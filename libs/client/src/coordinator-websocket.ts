@@ -128,6 +128,8 @@ export class CoordinatorWebSocket {
     signal?.throwIfAborted();
     const id = this.#nextId++;
     const { socket, pending } = connection;
+    if (socket.readyState !== WebSocket.OPEN)
+      throw new AgentLinkDroppedError('the agent link closed before the request was sent');
     return new Promise<Answer>((resolve, reject) => {
       const settle = (): void => {
         pending.delete(id);
