@@ -116,14 +116,14 @@ describe.skipIf(!coordinatorBuilt()).each(['http', 'websocket'] as const)(
 
       // Assert: every acquire granted, once, with the fence the log holds
       expect(proxy.dropped).toContain('/v1/leases/deploy-batch-7/acquire');
-      const granted = (await events()).filter(
-        (event) => event.type === 'LeaseGranted' && event.data.resource.startsWith('deploy-batch-'),
+      const granted = (await events()).flatMap((event) =>
+        event.type === 'LeaseGranted' && event.data.resource.startsWith('deploy-batch-') ? [event.data] : [],
       );
       expect(granted).toHaveLength(resources.length);
       for (const [index, result] of results.entries()) {
-        const logged = granted.filter((event) => 'resource' in event.data && event.data.resource === resources[index]);
+        const logged = granted.filter((data) => data.resource === resources[index]);
         expect(logged).toHaveLength(1);
-        expect(result.ok && result.lease.fence).toBe(logged[0]?.data.fence);
+        expect(result.ok && result.lease.fence).toBe(logged[0]?.fence);
       }
     });
 
