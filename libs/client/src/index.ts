@@ -45,6 +45,8 @@ export {
   type ReplySchemas,
   type RetryEvent,
 } from './coordinator-http.js';
+/** The agent link transport (`transport: 'websocket'`): many operations on one WebSocket, retried like HTTP. */
+export { CoordinatorWebSocket, AgentLinkDroppedError } from './coordinator-websocket.js';
 /** Retry policy: capped exponential backoff with jitter. */
 export { createRetryPolicy, backoffDelayMillis, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 /** Injectable timers (the system's by default), bounded to what `setTimeout` can wait. */

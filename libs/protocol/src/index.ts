@@ -11,3 +11,4 @@ export * from './gate-link.js';
 export * from './gate-status.js';
 export * from './signed-grant.js';
 export * from './shape-check.js';
+export * from './agent-link.js';
