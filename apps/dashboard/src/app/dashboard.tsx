@@ -5,7 +5,9 @@
  */
 import { useCallback, useMemo, useRef, useState, type ReactElement } from 'react';
 import {
+  currentHolders,
   filterLanes,
+  formatWallDateTime,
   GATE_STALE_AFTER_MILLIS,
   gateRows,
   hasLeaseActivity,
@@ -18,6 +20,7 @@ import {
   type SearchHit,
 } from '@lease-fence/dashboard-model';
 import { useGates } from '../gates/use-gates.js';
+import { HoldersTable } from '../holders/holders-table.js';
 import { zoomWindow, type TimeWindow } from '../timeline/time-scale.js';
 import { DashboardLayout } from './dashboard-layout.js';
 import { DashboardStore } from './dashboard-store.js';
@@ -37,7 +40,8 @@ import { useKeyboardCommands } from './use-keyboard-commands.js';
 import { useLeaseStream } from './use-lease-stream.js';
 import { useReplay } from './use-replay.js';
 import { useSampled } from './use-sampled.js';
-import { DEFAULT_VIEW, formatViewUrl, type ViewUrlState } from './url-state.js';
+import { browserTimeZone, TimeJump } from './time-jump.js';
+import { DEFAULT_VIEW, formatViewUrl, type AsOf, type ViewUrlState } from './url-state.js';
 import { useWidth } from './use-width.js';
 
 /** Props of {@link Dashboard}. */
@@ -126,6 +130,10 @@ export function Dashboard({
     [denialInputs],
   );
   const hits = useMemo(() => searchLog(viewed.state, viewed.index, view.search), [viewed, view.search]);
+  // Current holders as of the view: durations from now while live (to the second, so the rows are
+  // rebuilt at most once a second between loads), else from the as-of time.
+  const holdersWallMillis = asOf.live ? Math.floor(coordinatorNow() / 1_000) * 1_000 : (asOf.wallMillis ?? 0);
+  const holderRows = useMemo(() => currentHolders(viewed.state, holdersWallMillis), [viewed, holdersWallMillis]);
   const investigationLoadedTo = Math.min(
     loadedPosition,
     (view.investigation?.position ?? 0) + (view.investigation?.contextRadius ?? 0),
@@ -162,6 +170,10 @@ export function Dashboard({
   );
   const resume = useCallback(
     () => updateView({ ...view, at: undefined, window: undefined, playing: false }),
+    [view, updateView],
+  );
+  const jumpTo = useCallback(
+    (at: AsOf) => updateView({ ...view, at, window: undefined, playing: false }),
     [view, updateView],
   );
   const step = useCallback(
@@ -340,6 +352,29 @@ export function Dashboard({
         denials={denials}
         holds={holds}
         gates={gates}
+        timeJump={
+          <TimeJump
+            now={env.now}
+            timeZone={browserTimeZone()}
+            bounds={{
+              firstPosition: history.index.firstPosition,
+              lastPosition: Math.max(headPosition, history.position),
+              firstWallMillis: history.index.events()[0]?.event.data.wallMillis,
+              lastWallMillis: history.head.lastWallMillis,
+            }}
+            onJump={jumpTo}
+          />
+        }
+        holdersPanel={
+          <HoldersTable
+            rows={holderRows}
+            asOfLabel={
+              asOf.live
+                ? 'now (live)'
+                : `as of position ${asOf.position.toLocaleString('en-US')}${asOf.wallMillis === undefined ? '' : ` · ${formatWallDateTime(asOf.wallMillis)}`}`
+            }
+          />
+        }
         importControl={importControl}
         importAlert={importAlert}
         unreadableAt={unreadableAt}
