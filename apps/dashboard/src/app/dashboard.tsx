@@ -76,6 +76,8 @@ export function Dashboard({
   onTokenRefused,
 }: DashboardProps): ReactElement {
   const [store] = useState(() => new DashboardStore({ schedule: env.schedule }));
+  // The zone the time input reads a time without offset in: the browser's, read once.
+  const [timeZone] = useState(browserTimeZone);
   // The whole snapshot: live, the as-of position, the lanes and every count move with each loaded event.
   const snapshot = useDashboardStore(store, wholeSnapshot);
   const mainRef = useRef<HTMLDivElement>(null);
@@ -355,7 +357,7 @@ export function Dashboard({
         timeJump={
           <TimeJump
             now={env.now}
-            timeZone={browserTimeZone()}
+            timeZone={timeZone}
             bounds={{
               firstPosition: history.index.firstPosition,
               lastPosition: Math.max(headPosition, history.position),
