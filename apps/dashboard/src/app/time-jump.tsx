@@ -5,7 +5,7 @@
  * outside the log, gets a message under the field and changes nothing. The language is
  * `parseJumpTarget` in `@lease-fence/dashboard-model`.
  */
-import { useState, type ReactElement } from 'react';
+import { memo, useState, type ReactElement } from 'react';
 import {
   describeLocalZone,
   formatWallDateTime,
@@ -21,8 +21,8 @@ export interface TimeJumpProps {
   readonly now: () => number;
   /** IANA zone local times are read in: the browser's ({@link browserTimeZone}). */
   readonly timeZone: string;
-  /** The log's ends, to refuse a point outside it. */
-  readonly bounds: LogBounds;
+  /** The log's ends, read when Enter is pressed, to refuse a point outside it. */
+  readonly bounds: () => LogBounds;
   /** Moves the view (the caller pauses the live view there). */
   readonly onJump: (at: AsOf) => void;
 }
@@ -32,8 +32,8 @@ export function browserTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
 }
 
-/** The "jump to" field. */
-export function TimeJump({ now, timeZone, bounds, onJump }: TimeJumpProps): ReactElement {
+/** The "jump to" field (memoised: its props change only when the view moves). */
+export const TimeJump = memo(function TimeJump({ now, timeZone, bounds, onJump }: TimeJumpProps): ReactElement {
   const [text, setText] = useState('');
   const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly message: string } | undefined>();
   const hint = `local time, ${timeZone}`;
@@ -49,7 +49,7 @@ export function TimeJump({ now, timeZone, bounds, onJump }: TimeJumpProps): Reac
       setOutcome({ ok: false, message: parsed.message });
       return;
     }
-    const outside = jumpOutsideLog(parsed.target, bounds, formatWallDateTime);
+    const outside = jumpOutsideLog(parsed.target, bounds(), formatWallDateTime);
     if (outside !== undefined) {
       setOutcome({ ok: false, message: outside });
       return;
@@ -94,4 +94,4 @@ export function TimeJump({ now, timeZone, bounds, onJump }: TimeJumpProps): Reac
       </span>
     </form>
   );
-}
+});

@@ -66,7 +66,7 @@ describe('TimeJump', () => {
       <TimeJump
         now={() => Date.parse('2026-12-02T10:00:00Z')}
         timeZone="Europe/Berlin"
-        bounds={{ firstPosition: 1, lastPosition: 10, firstWallMillis: 0, lastWallMillis: 1 }}
+        bounds={() => ({ firstPosition: 1, lastPosition: 10, firstWallMillis: 0, lastWallMillis: 1 })}
         onJump={() => undefined}
       />,
     );

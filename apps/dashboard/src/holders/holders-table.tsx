@@ -6,7 +6,7 @@
  * by a resource or holder substring, and virtualised: 500 resources cost only the rows in view.
  * The rows come from `currentHolders` in `@lease-fence/dashboard-model`.
  */
-import { useContext, useMemo, useState, type ReactElement } from 'react';
+import { memo, useContext, useMemo, useState, type ReactElement } from 'react';
 import {
   DEFAULT_HOLDER_SORT,
   filterHolderRows,
@@ -61,8 +61,11 @@ function expiryText(row: HolderRow): string {
   }
 }
 
-/** The current-holders table. */
-export function HoldersTable({
+/**
+ * The current-holders table (memoised: while live its rows change at most once a second, so the
+ * dashboard's per-batch renders skip it).
+ */
+export const HoldersTable = memo(function HoldersTable({
   rows,
   asOfLabel,
   heightPx = 240,
@@ -186,4 +189,4 @@ export function HoldersTable({
       )}
     </section>
   );
-}
+});
