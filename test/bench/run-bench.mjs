@@ -19,7 +19,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
  */
 const NEEDS = {
   service: ['@lease-fence/coordinator', '@lease-fence/client'], // the client: the fence-first mode's gate link
-  recovery: ['@lease-fence/coordinator'],
+  recovery: ['@lease-fence/coordinator', '@lease-fence/dashboard-model'], // dashboard-model: bench-dashboard.ts is compiled too
   lib: ['lease-fence', '@lease-fence/coordinator'],
   stream: ['@lease-fence/coordinator'],
   dashboard: ['@lease-fence/coordinator', '@lease-fence/dashboard'],

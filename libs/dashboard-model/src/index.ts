@@ -4,11 +4,13 @@
  */
 export * from './clock-stamp.js';
 export * from './clone-view-state.js';
+export * from './coordinator-start.js';
 export * from './current-holders.js';
 export * from './debug-hook.js';
 export * from './event-index.js';
 export * from './evolve-view.js';
 export * from './explain-rejection.js';
+export * from './exposure.js';
 export * from './fold-events.js';
 export * from './format.js';
 export * from './gate-rows.js';

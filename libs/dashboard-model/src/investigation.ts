@@ -10,6 +10,7 @@
 import type { CarriedLease, CoordinatorEventType, RecordedEvent } from '@lease-fence/protocol';
 import type { ClockStamp } from './clock-stamp.js';
 import { explainRejection, type FloorEvidence } from './explain-rejection.js';
+import { exposurePositions } from './exposure.js';
 import type { ViewHistory } from './view-history.js';
 import type { Generation, Lane, RejectionView } from './view-state.js';
 
@@ -180,11 +181,72 @@ export function investigationPositions(history: ViewHistory, investigation: Inve
     positions.add(g.firstSeen.position);
     if (g.end !== undefined) positions.add(g.end.stamp.position);
     for (const c of g.carried) positions.add(c.position);
+    for (const p of exposurePositions(index, g)) positions.add(p);
   }
   for (const r of investigation.restarts) positions.add(r.stamp.position);
   if (investigation.floor.admitted !== undefined) positions.add(investigation.floor.admitted.position);
   for (const e of investigation.context) positions.add(e.position);
   return [...positions].filter((p) => p <= index.lastPosition && index.at(p) !== undefined).sort((a, b) => a - b);
+}
+
+/** What the events after the refusal (in an investigation's context) did to one of its generations. */
+export interface AfterRefusal {
+  readonly position: number;
+  /** `renewed`, `released` or `expired` by its holder; `superseded` by a grant of a higher fence on the resource. */
+  readonly kind: 'renewed' | 'released' | 'expired' | 'superseded';
+}
+
+/**
+ * The investigation describes both generations **as of the refusal** (its position); the events
+ * listed around it may go further. This is what those later events (positions after the refusal,
+ * within `context`) did to one of the generations, in log order, up to and including its end, so
+ * a view or an export can say so beside the as-of description instead of contradicting its own
+ * event list. Pure.
+ *
+ * @param investigation - An investigation.
+ * @param generation - `investigation.rejected` or `investigation.current` (undefined gives none).
+ * @returns The renewals and the end, in position order; empty when the generation had ended by the refusal.
+ */
+export function afterRefusal(investigation: Investigation, generation: Generation | undefined): AfterRefusal[] {
+  if (generation === undefined || generation.end !== undefined) return [];
+  const out: AfterRefusal[] = [];
+  for (const { position, event } of investigation.context) {
+    if (position <= investigation.position || !('resource' in event.data)) continue;
+    if (event.data.resource !== investigation.rejection.resource) continue;
+    let kind: AfterRefusal['kind'] | undefined;
+    switch (event.type) {
+      case 'LeaseRenewed':
+      case 'LeaseReleased':
+      case 'LeaseExpired':
+        if (event.data.fence === generation.fence && event.data.holderId === generation.holderId)
+          kind = event.type === 'LeaseRenewed' ? 'renewed' : event.type === 'LeaseReleased' ? 'released' : 'expired';
+        break;
+      case 'LeaseGranted':
+        if (event.data.fence > generation.fence) kind = 'superseded';
+        break;
+      default:
+        break;
+    }
+    if (kind === undefined) continue;
+    out.push({ position, kind });
+    if (kind !== 'renewed') break;
+  }
+  return out;
+}
+
+/**
+ * {@link afterRefusal} as one phrase ("renewed at 41, 44; released at 47"), or undefined when
+ * there is nothing after the refusal.
+ */
+export function describeAfterRefusal(after: readonly AfterRefusal[]): string | undefined {
+  if (after.length === 0) return undefined;
+  const renewals = after.filter((a) => a.kind === 'renewed').map((a) => a.position);
+  const end = after.find((a) => a.kind !== 'renewed');
+  const parts = [
+    ...(renewals.length === 0 ? [] : [`renewed at position${renewals.length > 1 ? 's' : ''} ${renewals.join(', ')}`]),
+    ...(end === undefined ? [] : [`${end.kind} at position ${end.position}`]),
+  ];
+  return parts.join('; ');
 }
 
 function findGeneration(lane: Lane, fence: number, holderId: string): Generation | undefined {

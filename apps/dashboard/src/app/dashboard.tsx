@@ -42,7 +42,7 @@ import { useLeaseStream } from './use-lease-stream.js';
 import { useReplay } from './use-replay.js';
 import { useSampled } from './use-sampled.js';
 import { browserTimeZone, TimeJump } from './time-jump.js';
-import { DEFAULT_VIEW, formatViewUrl, type AsOf, type ViewUrlState } from './url-state.js';
+import { DEFAULT_VIEW, formatViewUrl, liveView, type AsOf, type ViewUrlState } from './url-state.js';
 import { useWidth } from './use-width.js';
 
 /** Props of {@link Dashboard}. */
@@ -186,10 +186,7 @@ export function Dashboard({
     () => updateView({ ...view, at: { kind: 'position', position: asOf.position } }),
     [view, updateView, asOf.position],
   );
-  const resume = useCallback(
-    () => updateView({ ...view, at: undefined, window: undefined, playing: false }),
-    [view, updateView],
-  );
+  const resume = useCallback(() => updateView(liveView(view)), [view, updateView]);
   const jumpTo = useCallback(
     (at: AsOf) => updateView({ ...view, at, window: undefined, playing: false }),
     [view, updateView],

@@ -6,6 +6,7 @@
  */
 import { bench, describe } from 'vitest';
 import {
+  exposureSummaries,
   foldEvents,
   filterLanes,
   SCALE_TARGET,
@@ -48,6 +49,9 @@ describe('lanes at the scale target (500 lanes, 20 000 bars, 2 000 rejections)',
     },
     { iterations: 20 },
   );
+  bench('exposure panel rows (p50/p99/max per lane, worst first): its once-a-second cost while live', () => {
+    void exposureSummaries(target);
+  });
   bench(
     'filter lanes by holder, rejections and fence range',
     () => void filterLanes(target, { holder: 'coder', hasRejections: true, fenceMin: 1_000, fenceMax: 15_000 }),

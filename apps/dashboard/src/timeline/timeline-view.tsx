@@ -16,6 +16,7 @@ import {
 } from 'react';
 import { formatWallTime, whoHeld, type Lane, type ViewState } from '@lease-fence/dashboard-model';
 import { HolderColorContext } from '../app/holder-colors.js';
+import { createExposureFills, type ExposureFills } from './draw-exposure.js';
 import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
 import { LeaseDetails, RejectionDetails } from './lease-details.js';
 import { layoutLane, layoutRestarts, visibleRows, type LaneRowLayout, type MarkerCluster } from './lane-layout.js';
@@ -73,6 +74,8 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
   const [widthPx, setWidthPx] = useState(1_000);
   const [scrollTop, setScrollTop] = useState(0);
   const [hover, setHover] = useState<Hover | undefined>(undefined);
+  // The hatch patterns of the exposure bands, made once for the canvas (not per frame).
+  const exposureFillsRef = useRef<ExposureFills | undefined>(undefined);
   const shapesRef = useRef(0);
   const frameRef = useRef(0);
   /** The last frame drawn, and a count of commits: a render may change anything drawn, so it forces a frame. */
@@ -120,6 +123,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     if (!decision.draw) return;
     const ctx = canvas.getContext('2d');
     if (ctx === null) return;
+    exposureFillsRef.current ??= createExposureFills(ctx);
     drawnRef.current = decision.frame;
     if (canvas.width !== Math.floor(widthPx * dpr) || canvas.height !== Math.floor(heightPx * dpr)) {
       canvas.width = Math.floor(widthPx * dpr);
@@ -152,6 +156,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
       nowX: at(p.nowWallMillis?.()),
       asOfX: at(p.asOfWallMillis),
       cursorX: at(p.cursorWallMillis),
+      exposureFills: exposureFillsRef.current,
     });
     canvas.dataset['shapes'] = String(shapesRef.current);
     // For benchmarks: the log position this frame shows, and what drawing it cost (layout + canvas calls).
@@ -220,8 +225,12 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
 
   const drag = useRef<{ startX: number; window: TimeWindow; moved: boolean } | undefined>(undefined);
 
-  const locate = (event: ReactPointerEvent<HTMLCanvasElement>): Hover | undefined => {
-    const rect = event.currentTarget.getBoundingClientRect();
+  /** Where the pointer last was over the canvas (client pixels), to re-read the hover when lanes scroll under it. */
+  const pointerRef = useRef<{ clientX: number; clientY: number } | undefined>(undefined);
+  const locate = (event: { clientX: number; clientY: number }): Hover | undefined => {
+    const canvas = canvasRef.current;
+    if (canvas === null) return undefined;
+    const rect = canvas.getBoundingClientRect();
     const x = event.clientX - rect.left - LABEL_WIDTH_PX;
     const y = event.clientY - rect.top;
     if (x < 0 || y < AXIS_HEIGHT_PX) return undefined;
@@ -251,6 +260,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
         return;
       }
     }
+    pointerRef.current = { clientX: event.clientX, clientY: event.clientY };
     setHover(locate(event));
   };
   const onPointerUp = (event: ReactPointerEvent<HTMLCanvasElement>): void => {
@@ -280,6 +290,8 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
         style={{ height: heightPx }}
         onScroll={(e) => {
           setScrollTop(e.currentTarget.scrollTop);
+          // The lanes moved under a still pointer: the tooltip names the lane now under it.
+          if (pointerRef.current !== undefined) setHover(locate(pointerRef.current));
           draw();
         }}
       >
@@ -301,13 +313,18 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
             onPointerDown={onPointerDown}
             onPointerMove={onPointerMove}
             onPointerUp={onPointerUp}
-            onPointerLeave={() => setHover(undefined)}
+            onPointerLeave={() => {
+              pointerRef.current = undefined;
+              setHover(undefined);
+            }}
           />
         </div>
       </div>
       {hover !== undefined && (
         <div
           className="timeline-tooltip"
+          data-testid="lane-tooltip"
+          data-resource={hover.resource}
           style={{ left: Math.min(hover.x + 14, Math.max(0, widthPx - 440)), top: hover.y + 14 }}
         >
           {hover.marker !== undefined ? (
