@@ -5,6 +5,7 @@
 export * from './clock-stamp.js';
 export * from './clone-view-state.js';
 export * from './coordinator-start.js';
+export * from './current-holders.js';
 export * from './debug-hook.js';
 export * from './event-index.js';
 export * from './evolve-view.js';
@@ -16,6 +17,7 @@ export * from './gate-rows.js';
 export * from './holder-color.js';
 export * from './investigation-export.js';
 export * from './investigation.js';
+export * from './jump-target.js';
 export * from './lane-filter.js';
 export * from './mutable-view-state.js';
 export * from './rates.js';

@@ -88,6 +88,10 @@ export interface DashboardLayoutProps {
   readonly holds: ReturnType<typeof holdDurations>;
   /** The gates panel's rows (undefined until `GET /v1/gates` first answers) and why the last poll failed. */
   readonly gates: { readonly rows: readonly GateRow[] | undefined; readonly error: string | undefined };
+  /** The "jump to" time input, shown beside the live controls. */
+  readonly timeJump: ReactElement;
+  /** The current-holders table. */
+  readonly holdersPanel: ReactElement;
   readonly importControl: ReactElement;
   readonly importAlert: ReactElement | undefined;
   readonly unreadableAt: string | undefined;
@@ -159,6 +163,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
         onPlay={(playing) => updateView({ ...view, playing })}
         onSpeed={(speed) => updateView({ ...view, speed })}
       />
+      {props.timeJump}
       {view.investigation !== undefined && (
         <LazyInvestigationView
           result={investigation}
@@ -290,6 +295,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
           <LeaseDetails answer={probe} nowWallMillis={asOf.live ? coordinatorNow : undefined} />
         </section>
       )}
+      {props.holdersPanel}
       <div className="columns">
         <RejectionsTable
           rejections={state.rejections}

@@ -5,7 +5,9 @@
  */
 import { useCallback, useMemo, useRef, useState, type ReactElement } from 'react';
 import {
+  currentHolders,
   filterLanes,
+  formatWallDateTime,
   GATE_STALE_AFTER_MILLIS,
   gateRows,
   hasLeaseActivity,
@@ -15,9 +17,11 @@ import {
   searchLog,
   whoHeld,
   type DashboardSummary,
+  type LogBounds,
   type SearchHit,
 } from '@lease-fence/dashboard-model';
 import { useGates } from '../gates/use-gates.js';
+import { HoldersTable } from '../holders/holders-table.js';
 import { zoomWindow, type TimeWindow } from '../timeline/time-scale.js';
 import { DashboardLayout } from './dashboard-layout.js';
 import { DashboardStore } from './dashboard-store.js';
@@ -37,7 +41,8 @@ import { useKeyboardCommands } from './use-keyboard-commands.js';
 import { useLeaseStream } from './use-lease-stream.js';
 import { useReplay } from './use-replay.js';
 import { useSampled } from './use-sampled.js';
-import { DEFAULT_VIEW, formatViewUrl, liveView, type ViewUrlState } from './url-state.js';
+import { browserTimeZone, TimeJump } from './time-jump.js';
+import { DEFAULT_VIEW, formatViewUrl, liveView, type AsOf, type ViewUrlState } from './url-state.js';
 import { useWidth } from './use-width.js';
 
 /** Props of {@link Dashboard}. */
@@ -72,6 +77,8 @@ export function Dashboard({
   onTokenRefused,
 }: DashboardProps): ReactElement {
   const [store] = useState(() => new DashboardStore({ schedule: env.schedule }));
+  // The zone the time input reads a time without offset in: the browser's, read once.
+  const [timeZone] = useState(browserTimeZone);
   // The whole snapshot: live, the as-of position, the lanes and every count move with each loaded event.
   const snapshot = useDashboardStore(store, wholeSnapshot);
   const mainRef = useRef<HTMLDivElement>(null);
@@ -126,6 +133,25 @@ export function Dashboard({
     [denialInputs],
   );
   const hits = useMemo(() => searchLog(viewed.state, viewed.index, view.search), [viewed, view.search]);
+  // Current holders as of the view. Live, durations run from now and the rows are rebuilt at most
+  // once a second (the live fold changes with every loaded batch, up to 2 000 events/s); otherwise
+  // from the as-of time, whenever the as-of point moves.
+  const holdersWallMillis = asOf.live ? Math.floor(coordinatorNow() / 1_000) * 1_000 : (asOf.wallMillis ?? 0);
+  const holdersInput = useSampled(
+    { state, wallMillis: holdersWallMillis },
+    asOf.live ? `live:${holdersWallMillis}` : `${asOf.position}:${holdersWallMillis}`,
+  );
+  const holderRows = useMemo(() => currentHolders(holdersInput.state, holdersInput.wallMillis), [holdersInput]);
+  // Read when Enter is pressed, so the field needs no new props per loaded batch.
+  const jumpBounds = useCallback(
+    (): LogBounds => ({
+      firstPosition: history.index.firstPosition,
+      lastPosition: Math.max(store.headPosition, history.position),
+      firstWallMillis: history.index.events()[0]?.event.data.wallMillis,
+      lastWallMillis: history.head.lastWallMillis,
+    }),
+    [history, store],
+  );
   const investigationLoadedTo = Math.min(
     loadedPosition,
     (view.investigation?.position ?? 0) + (view.investigation?.contextRadius ?? 0),
@@ -161,6 +187,10 @@ export function Dashboard({
     [view, updateView, asOf.position],
   );
   const resume = useCallback(() => updateView(liveView(view)), [view, updateView]);
+  const jumpTo = useCallback(
+    (at: AsOf) => updateView({ ...view, at, window: undefined, playing: false }),
+    [view, updateView],
+  );
   const step = useCallback(
     (direction: 1 | -1) => seek(stepPosition(history, asOf.position, direction, headPosition)),
     [seek, history, asOf.position, headPosition],
@@ -337,6 +367,17 @@ export function Dashboard({
         denials={denials}
         holds={holds}
         gates={gates}
+        timeJump={<TimeJump now={env.now} timeZone={timeZone} bounds={jumpBounds} onJump={jumpTo} />}
+        holdersPanel={
+          <HoldersTable
+            rows={holderRows}
+            asOfLabel={
+              asOf.live
+                ? 'now (live)'
+                : `as of position ${asOf.position.toLocaleString('en-US')}${asOf.wallMillis === undefined ? '' : ` · ${formatWallDateTime(asOf.wallMillis)}`}`
+            }
+          />
+        }
         importControl={importControl}
         importAlert={importAlert}
         unreadableAt={unreadableAt}

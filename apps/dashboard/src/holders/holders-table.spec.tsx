@@ -1,0 +1,78 @@
+import { renderToString } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import { currentHolders, foldEvents, synthesizeEvents } from '@lease-fence/dashboard-model';
+import { TimeJump } from '../app/time-jump.js';
+import { HoldersTable } from './holders-table.js';
+
+/** Counts elements carrying `data-testid="<id>"` in rendered HTML. */
+function countTestIds(html: string, id: string): number {
+  return html.split(`data-testid="${id}"`).length - 1;
+}
+
+describe('HoldersTable', () => {
+  // 500 resources, folded to the middle of the log, where many of them are held.
+  const events = synthesizeEvents({ seed: 4, resources: 500, generations: 3_000, rejections: 0, restarts: 0 });
+  const state = foldEvents(events.slice(0, Math.floor(events.length / 2)));
+  const rows = currentHolders(state, state.lastWallMillis ?? 0);
+
+  it('renders only the rows in view of 500 current holders (virtualised), and counts them all', () => {
+    // Act
+    const html = renderToString(<HoldersTable rows={rows} asOfLabel="now (live)" />);
+
+    // Assert
+    expect(rows.length).toBeGreaterThan(100);
+    expect(html).toContain(`data-total="${rows.length}"`);
+    expect(html).toContain(`Current holders (<!-- -->${rows.length}<!-- -->)`);
+    expect(countTestIds(html, 'holder-row')).toBeGreaterThan(0);
+    expect(countTestIds(html, 'holder-row')).toBeLessThanOrEqual(20);
+  });
+
+  it('marks the sorted column with aria-sort and lists the rows in that order', () => {
+    // Act
+    const html = renderToString(
+      <HoldersTable rows={rows} asOfLabel="now" initialSort={{ key: 'fence', direction: 'descending' }} />,
+    );
+
+    // Assert
+    expect(html).toMatch(/aria-sort="descending"[^>]*><button[^>]*data-testid="holders-sort-fence"/);
+    expect(html.match(/aria-sort="none"/g)).toHaveLength(5);
+    const fences = [...html.matchAll(/data-fence="(\d+)"/g)].map((m) => Number(m[1]));
+    expect(fences).toEqual([...fences].sort((a, b) => b - a));
+    expect(fences[0]).toBe(Math.max(...rows.map((r) => r.fence)));
+  });
+
+  it('filters by a resource or holder substring and says how many of all match', () => {
+    // Arrange
+    const holder = rows[0]!.holderId;
+    const matching = rows.filter((r) => r.holderId.includes(holder) || r.resource.includes(holder)).length;
+
+    // Act
+    const html = renderToString(<HoldersTable rows={rows} asOfLabel="now" initialFilter={holder} />);
+
+    // Assert
+    expect(html).toContain(`Current holders (<!-- -->${matching} of ${rows.length}<!-- -->)`);
+    for (const m of html.matchAll(/data-holder="([^"]+)"/g)) expect(m[1]).toContain(holder);
+  });
+
+  it('says so when nobody holds a lease', () => {
+    expect(renderToString(<HoldersTable rows={[]} asOfLabel="now" />)).toContain('data-testid="holders-empty"');
+  });
+});
+
+describe('TimeJump', () => {
+  it('names the zone a time without offset is read in, with its offset now', () => {
+    // Act
+    const html = renderToString(
+      <TimeJump
+        now={() => Date.parse('2026-12-02T10:00:00Z')}
+        timeZone="Europe/Berlin"
+        bounds={() => ({ firstPosition: 1, lastPosition: 10, firstWallMillis: 0, lastWallMillis: 1 })}
+        onJump={() => undefined}
+      />,
+    );
+
+    // Assert
+    expect(html).toContain('local time, Europe/Berlin (UTC+1)');
+    expect(html).toContain('data-testid="time-jump-input"');
+  });
+});
