@@ -15,6 +15,7 @@ export * from './holder-color.js';
 export * from './investigation-export.js';
 export * from './investigation.js';
 export * from './lane-filter.js';
+export * from './lease-match.js';
 export * from './mutable-view-state.js';
 export * from './rates.js';
 export * from './search-log.js';
