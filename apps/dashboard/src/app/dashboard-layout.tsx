@@ -16,7 +16,9 @@ import {
   type HoldingAnswer,
   type InvestigationResult,
   type Lane,
+  type LeaseMatch,
   type RateBin,
+  type RejectionView,
   type SearchHit,
   type ViewHistory,
   type ViewState,
@@ -31,7 +33,7 @@ import { ConnectionBanner } from './connection-banner.js';
 import type { DashboardSnapshot } from './dashboard-store.js';
 import type { DashboardEnvironment } from './environment.js';
 import { EventTable } from './event-table.js';
-import { FilterBar } from './filter-bar.js';
+import { FilterBar, type FilterMatchCounts } from './filter-bar.js';
 import { LazyInvestigationView, LazyRatePanels } from './lazy-panels.js';
 import { LiveControls } from './live-controls.js';
 import { followWindow, type ResolvedAsOf } from './navigation.js';
@@ -70,6 +72,12 @@ export interface DashboardLayoutProps {
   /** The lanes the filter keeps, and how many there are in all. */
   readonly lanes: readonly Lane[];
   readonly totalLanes: number;
+  /** The compiled filter: the timeline dims what it does not match. */
+  readonly match: LeaseMatch;
+  /** What the filter matches; undefined when no filter is set. */
+  readonly matchCounts: FilterMatchCounts | undefined;
+  /** The rejections the filter matches, in log order (every rejection when no filter is set). */
+  readonly rejections: readonly RejectionView[];
   readonly hits: readonly SearchHit[];
   readonly investigation: InvestigationResult | undefined;
   /** Permalink of the open investigation (no token). */
@@ -191,6 +199,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
         filter={view.filter}
         shown={lanes.length}
         total={total}
+        counts={props.matchCounts}
         onChange={(filter) => updateView({ ...view, filter })}
       />
       {props.loading && (
@@ -248,6 +257,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
       <TimelineView
         state={state}
         lanes={lanes}
+        match={props.match}
         resolveWindow={props.resolveWindow}
         animate={asOf.live && view.window === undefined}
         nowWallMillis={asOf.live ? coordinatorNow : undefined}
@@ -291,7 +301,8 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
       )}
       <div className="columns">
         <RejectionsTable
-          rejections={state.rejections}
+          rejections={props.rejections}
+          of={props.matchCounts === undefined ? undefined : state.rejections.length}
           missing={state.missingRejections}
           selectedPosition={view.investigation?.position}
           onSelect={openInvestigation}
@@ -300,7 +311,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
           events={props.contextEvents}
           focusPosition={focusPosition}
           onPick={seek}
-          caption={`Events around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`}
+          caption={`${props.matchCounts === undefined ? 'Events' : 'Events matching the filters'} around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`}
         />
       </div>
       <GatesPanel rows={props.gates.rows} error={props.gates.error} staleAfterMillis={GATE_STALE_AFTER_MILLIS} />

@@ -1,13 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
-import { drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
+import { compileLeaseMatch, synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
+import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
 
-/** A recording canvas double: keeps fillRect and arc calls. */
-function recordingCanvas(): Canvas2DLike & { rects: [number, number, number, number][]; arcs: number } {
-  const calls = { rects: [] as [number, number, number, number][], arcs: 0 };
+/** A recording canvas double: keeps fillRect and arc calls, and the fill style and alpha of each fillRect. */
+function recordingCanvas(): Canvas2DLike & {
+  rects: [number, number, number, number][];
+  fills: { style: string; alpha: number }[];
+  arcs: number;
+  arcAlphas: number[];
+} {
+  const calls = {
+    rects: [] as [number, number, number, number][],
+    fills: [] as { style: string; alpha: number }[],
+    arcs: 0,
+    arcAlphas: [] as number[],
+  };
   const noop = (): void => undefined;
-  return Object.assign(calls, {
+  const ctx = Object.assign(calls, {
     fillStyle: '',
     strokeStyle: '',
     lineWidth: 1,
@@ -15,7 +25,10 @@ function recordingCanvas(): Canvas2DLike & { rects: [number, number, number, num
     textBaseline: 'middle' as CanvasTextBaseline,
     textAlign: 'left' as CanvasTextAlign,
     globalAlpha: 1,
-    fillRect: (x: number, y: number, w: number, h: number) => void calls.rects.push([x, y, w, h]),
+    fillRect: (x: number, y: number, w: number, h: number) => {
+      calls.rects.push([x, y, w, h]);
+      calls.fills.push({ style: String(ctx.fillStyle), alpha: ctx.globalAlpha });
+    },
     clearRect: noop,
     beginPath: noop,
     moveTo: noop,
@@ -27,8 +40,12 @@ function recordingCanvas(): Canvas2DLike & { rects: [number, number, number, num
     setLineDash: noop,
     save: noop,
     restore: noop,
-    arc: () => void (calls.arcs += 1),
+    arc: () => {
+      calls.arcs += 1;
+      calls.arcAlphas.push(ctx.globalAlpha);
+    },
   });
+  return ctx;
 }
 
 describe('drawTimeline', () => {
@@ -101,5 +118,52 @@ describe('placeRestartLabel', () => {
     expect(b).toEqual(second);
     expect(a!.text.endsWith('…')).toBe(true);
     expect(a!.left + a!.widthPx).toBeLessThanOrEqual(second.left);
+  });
+});
+
+describe('drawTimeline with a holder filter', () => {
+  it('draws the bars and markers the filter matches opaque and dims the rest, leaving the alpha at 1', () => {
+    // Arrange: every holder has a colour of its own, so each fill says whose bar it is
+    const state = foldEvents(synthesizeEvents({ seed: 3, resources: 4, generations: 60, rejections: 20, restarts: 0 }));
+    const lanes = [...state.lanes.values()];
+    const holder = lanes[0]!.generations[0]!.holderId;
+    const match = compileLeaseMatch({ holder });
+    const gens = lanes.flatMap((l) => l.generations);
+    const window = {
+      fromWallMillis: Math.min(...gens.map((g) => g.startWallMillis)),
+      toWallMillis: Math.max(...gens.map((g) => g.endWallMillis)),
+    };
+    const colorOf = (id: string): string => `color:${id}`;
+    const rows = lanes.map((lane, i) => ({
+      y: 24 + i * 22,
+      layout: layoutLane(lane, { window, widthPx: 4_000, match }),
+      highlighted: false,
+    }));
+    const ctx = recordingCanvas();
+
+    // Act
+    drawTimeline(ctx, rows, {
+      widthPx: 4_160,
+      heightPx: 200,
+      rowHeightPx: 22,
+      labelWidthPx: 160,
+      axisHeightPx: 24,
+      window,
+      restarts: [],
+      colorOf,
+    });
+
+    // Assert
+    const barFills = ctx.fills.filter((f) => f.style.startsWith('color:'));
+    const mine = barFills.filter((f) => f.style === colorOf(holder));
+    const others = barFills.filter((f) => f.style !== colorOf(holder));
+    expect(mine.length).toBe(gens.filter((g) => g.holderId.toLowerCase().includes(holder.toLowerCase())).length);
+    expect(others.length).toBeGreaterThan(0);
+    expect(new Set(mine.map((f) => f.alpha))).toEqual(new Set([1]));
+    expect(new Set(others.map((f) => f.alpha))).toEqual(new Set([DIMMED_ALPHA]));
+    const markers = rows.flatMap((r) => r.layout.rejections);
+    expect(ctx.arcAlphas).toEqual(markers.map((m) => (m.matching > 0 ? 1 : DIMMED_ALPHA)));
+    expect(new Set(ctx.arcAlphas).size).toBe(2);
+    expect(ctx.globalAlpha).toBe(1);
   });
 });

@@ -10,6 +10,7 @@ import type {
   GenerationEndKind,
   HandoverView,
   Lane,
+  LeaseMatch,
   RejectionView,
   RestartView,
 } from '@lease-fence/dashboard-model';
@@ -29,6 +30,8 @@ export interface BarLayout {
   readonly reassigned: boolean;
   /** `holder · f<fence>` when the bar is wide enough to carry it. */
   readonly label: string | undefined;
+  /** The holder and fence filters match it (always true without them); the rest are drawn dimmed. */
+  readonly matches: boolean;
 }
 
 /** Renewal ticks within one pixel column bucket. */
@@ -44,6 +47,8 @@ export interface MarkerCluster {
   readonly count: number;
   /** Of them, `double-grant` ones. */
   readonly doubleGrants: number;
+  /** Of them, the ones the filter matches (all without a holder or fence filter); none: drawn dimmed. */
+  readonly matching: number;
   readonly first: RejectionView;
   readonly last: RejectionView;
 }
@@ -89,6 +94,8 @@ export interface LayoutOptions {
   readonly labelMinPx?: number;
   /** Renewal ticks are bucketed by this many pixels. @defaultValue 3 */
   readonly tickBucketPx?: number;
+  /** The compiled filter that decides {@link BarLayout.matches} and {@link MarkerCluster.matching}. @defaultValue everything matches */
+  readonly match?: LeaseMatch;
 }
 
 /**
@@ -102,6 +109,7 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
   const minBarPx = options.minBarPx ?? 1;
   const labelMinPx = options.labelMinPx ?? 72;
   const tickBucketPx = options.tickBucketPx ?? 3;
+  const match = options.match;
   const bars: BarLayout[] = [];
   const tickBuckets = new Map<number, number>();
   const gens = lane.generations;
@@ -125,6 +133,7 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
       end: g.end?.kind ?? 'open',
       reassigned,
       label: width >= labelMinPx ? `${g.holderId} · f${g.fence}` : undefined,
+      matches: match === undefined || match.generation(g),
     });
     const walls = g.renewalWallMillis;
     for (let k = 0; k < walls.length; k += 1) {
@@ -145,6 +154,7 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
       x: c.x,
       count: c.items.length,
       doubleGrants: c.items.filter((r) => r.kind === 'double-grant').length,
+      matching: match === undefined ? c.items.length : c.items.filter(match.rejection).length,
       first: c.items[0] as RejectionView,
       last: c.items[c.items.length - 1] as RejectionView,
     }),
