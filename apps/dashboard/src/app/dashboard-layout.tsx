@@ -25,6 +25,7 @@ import {
 } from '@lease-fence/dashboard-model';
 import type { StatsSample } from '../stream/stats-history.js';
 import { LeaseDetails } from '../timeline/lease-details.js';
+import { TimelineLegend } from '../timeline/timeline-legend.js';
 import { TimelineView } from '../timeline/timeline-view.js';
 import type { TimeWindow } from '../timeline/time-scale.js';
 import { GatesPanel } from '../gates/gates-panel.js';
@@ -254,6 +255,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
             </button>
           </p>
         )}
+      <TimelineLegend lanes={lanes} window={windowNow} />
       <TimelineView
         state={state}
         lanes={lanes}

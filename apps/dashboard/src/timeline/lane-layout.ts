@@ -98,6 +98,11 @@ export interface LayoutOptions {
   readonly match?: LeaseMatch;
 }
 
+/** Whether a generation's bar has any part in `window` (the bars laid out, and the holders the legend lists). */
+export function barInWindow(g: Generation, window: TimeWindow): boolean {
+  return g.endWallMillis >= window.fromWallMillis && g.startWallMillis <= window.toWallMillis;
+}
+
 /**
  * Lays out one lane in a window.
  *
@@ -115,7 +120,7 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
   const gens = lane.generations;
   for (let i = 0; i < gens.length; i += 1) {
     const g = gens[i] as Generation;
-    if (g.endWallMillis < window.fromWallMillis || g.startWallMillis > window.toWallMillis) continue;
+    if (!barInWindow(g, window)) continue;
     const x0 = xOfWall(window, widthPx, g.startWallMillis);
     const x1 = xOfWall(window, widthPx, g.endWallMillis);
     const width = Math.max(minBarPx, x1 - x0);
