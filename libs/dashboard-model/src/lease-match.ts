@@ -24,7 +24,10 @@ import type { Generation, Lane, RejectionView, ViewState } from './view-state.js
 export interface LeaseMatch {
   /** The holder or the fence range is set: bars and markers are matched one by one. */
   readonly byLease: boolean;
-  /** Any filter is set: the tables show only matching rows. */
+  /**
+   * A holder, fence or resource filter is set: the tables show only matching rows and the counts
+   * are shown. ("With rejections" alone only keeps lanes.)
+   */
   readonly active: boolean;
   /** Whether a resource id matches the resource pattern (true when there is none). */
   resource(resource: string): boolean;
@@ -50,7 +53,7 @@ export function compileLeaseMatch(filter: LaneFilter): LeaseMatch {
   const fenceMin = filter.fenceMin ?? -Infinity;
   const fenceMax = filter.fenceMax ?? Infinity;
   const byLease = holder !== undefined || filter.fenceMin !== undefined || filter.fenceMax !== undefined;
-  const active = byLease || resourcePattern !== undefined || filter.hasRejections === true;
+  const active = byLease || resourcePattern !== undefined;
   const side = (holderId: string, fence: number): boolean =>
     (holder === undefined || holderId.toLowerCase().includes(holder)) && fence >= fenceMin && fence <= fenceMax;
   const resource = (id: string): boolean => resourcePattern === undefined || resourcePattern(id);

@@ -159,7 +159,7 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
       x: c.x,
       count: c.items.length,
       doubleGrants: c.items.filter((r) => r.kind === 'double-grant').length,
-      matching: match === undefined ? c.items.length : c.items.filter(match.rejection).length,
+      matching: match?.byLease === true ? countWhere(c.items, match.rejection) : c.items.length,
       first: c.items[0] as RejectionView,
       last: c.items[c.items.length - 1] as RejectionView,
     }),
@@ -207,6 +207,13 @@ export function visibleRows(
   const first = Math.max(0, Math.floor(scrollTopPx / rowHeightPx) - overscan);
   const last = Math.min(rowCount, Math.ceil((scrollTopPx + viewportHeightPx) / rowHeightPx) + overscan);
   return { first: Math.min(first, last), last };
+}
+
+/** How many of `items` satisfy `predicate` (no array allocated: this runs per marker per frame). */
+function countWhere<T>(items: readonly T[], predicate: (item: T) => boolean): number {
+  let n = 0;
+  for (const item of items) if (predicate(item)) n += 1;
+  return n;
 }
 
 /** Greedy clustering in x order: an item joins the cluster when within `clusterPx` of its first item. */
