@@ -6,8 +6,9 @@
  */
 import type { CoordinatorEventType, EventOf, RecordedEvent } from '@lease-fence/protocol';
 import { projectToWall, stampOf, type ClockStamp } from './clock-stamp.js';
+import { exposureAtGrant, exposureOnEnd, exposureOnFloor } from './exposure.js';
 import type { MutableGeneration, MutableHandover, MutableLane, MutableViewState } from './mutable-view-state.js';
-import { MAX_ANOMALIES_KEPT, type GenerationEndKind, type ViewState } from './view-state.js';
+import { MAX_ANOMALIES_KEPT, type ExposureEvidenceKind, type GenerationEndKind, type ViewState } from './view-state.js';
 
 /**
  * Folds one recorded event into `state` and returns it.
@@ -24,6 +25,10 @@ import { MAX_ANOMALIES_KEPT, type GenerationEndKind, type ViewState } from './vi
  * - Fence-first: `FenceReserved` starts a handover (`pending`); `FenceAdmitted` of its fence
  *   makes it `admitted`, its `LeaseGranted` `active` (a grant of a reserved fence is not an
  *   anomaly although the reservation already counted the fence), `FenceBurned` `burned`.
+ * - Exposure (see exposure.ts): a `LeaseGranted` on a resource that had a generation before opens
+ *   the new generation's exposure window; a gate event showing the floor at or above its fence
+ *   (`FenceAdmitted`, `FenceFloorReported`, a `FenceRejected`'s current fence) closes it; the
+ *   generation's end without such evidence makes it `unknown`.
  * - `CoordinatorStarted` keeps each carried lease as the same generation (re-anchored expiry in
  *   the new boot) and ends every other open generation `not-carried`.
  * - An event about a generation whose grant is not among the loaded events (a partial log, an
@@ -84,6 +89,7 @@ export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState
       };
       lane.rejections.push(rejection);
       s.rejections.push(rejection);
+      onFloorEvidence(lane, d.current.fence, 'rejected', stamp, d.gateId);
       break;
     }
     case 'RejectionsMissing': {
@@ -103,6 +109,7 @@ export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState
       const lane = laneFor(s, event.data.resource, stamp.position);
       lane.admissions += 1;
       settleHandover(lane, event.data.fence, 'admitted', stamp, { gateId: event.data.gateId });
+      onFloorEvidence(lane, event.data.fence, 'admitted', stamp, event.data.gateId);
       break;
     }
     case 'FenceReserved': {
@@ -131,6 +138,13 @@ export function evolveView(state: ViewState, recorded: RecordedEvent): ViewState
     case 'FenceFloorReported':
       // A gate's floor above the log's fences (the log lost them): later grants go above raisedTo.
       s.fenceCounter = Math.max(s.fenceCounter, event.data.raisedTo);
+      onFloorEvidence(
+        laneFor(s, event.data.resource, stamp.position),
+        event.data.fence,
+        'floor-reported',
+        stamp,
+        event.data.gateId,
+      );
       break;
     case 'SnapshotTaken':
     case 'CoordinatorCheckpointed':
@@ -144,6 +158,7 @@ function onGranted(s: MutableViewState, d: EventOf<'LeaseGranted'>['data'], stam
   const open = openOf(lane);
   if (open !== undefined) endGeneration(open, 'superseded', stamp);
   const activated = settleHandover(lane, d.fence, 'active', stamp, {});
+  const exposure = exposureAtGrant(lane.generations.length, d.fence, lane.floorFence, stamp, activated);
   if (!activated && d.fence <= s.fenceCounter) {
     anomaly(
       s,
@@ -173,6 +188,7 @@ function onGranted(s: MutableViewState, d: EventOf<'LeaseGranted'>['data'], stam
     end: undefined,
     startWallMillis: 0,
     endWallMillis: 0,
+    exposure,
   };
   addGeneration(s, lane, generation);
 }
@@ -209,6 +225,7 @@ function onRenewed(s: MutableViewState, d: EventOf<'LeaseRenewed'>['data'], stam
       end: undefined,
       startWallMillis: 0,
       endWallMillis: 0,
+      exposure: undefined,
     });
   } else {
     anomaly(
@@ -250,6 +267,7 @@ function onEnded(
       end: { kind, stamp },
       startWallMillis: 0,
       endWallMillis: 0,
+      exposure: undefined,
     });
     return;
   }
@@ -307,6 +325,7 @@ function onStarted(s: MutableViewState, d: EventOf<'CoordinatorStarted'>['data']
         end: undefined,
         startWallMillis: 0,
         endWallMillis: 0,
+        exposure: undefined,
       });
     } else {
       anomaly(
@@ -344,6 +363,7 @@ function laneFor(s: MutableViewState, resource: string, position: number): Mutab
       firstPosition: position,
       lastPosition: position,
       maxFence: 0,
+      floorFence: 0,
     };
     s.lanes.set(resource, lane);
   }
@@ -398,6 +418,20 @@ function addGeneration(s: MutableViewState, lane: MutableLane, generation: Mutab
 function endGeneration(generation: MutableGeneration, kind: GenerationEndKind, stamp: ClockStamp): void {
   generation.end = { kind, stamp };
   refreshInterval(generation);
+  generation.exposure = exposureOnEnd(generation);
+}
+
+/** A gate event showed the resource's floor at `fence`: raise the lane's floor, close the open generation's exposure. */
+function onFloorEvidence(
+  lane: MutableLane,
+  fence: number,
+  kind: ExposureEvidenceKind,
+  stamp: ClockStamp,
+  gateId: string,
+): void {
+  lane.floorFence = Math.max(lane.floorFence, fence);
+  const open = openOf(lane);
+  if (open !== undefined) open.exposure = exposureOnFloor(open, fence, kind, stamp, gateId);
 }
 
 /** The one rule for where a generation's bar starts and ends (see {@link Generation.endWallMillis}). */

@@ -8,6 +8,7 @@ export * from './debug-hook.js';
 export * from './event-index.js';
 export * from './evolve-view.js';
 export * from './explain-rejection.js';
+export * from './exposure.js';
 export * from './fold-events.js';
 export * from './format.js';
 export * from './gate-rows.js';

@@ -10,6 +10,7 @@
 import type { CarriedLease, CoordinatorEventType, RecordedEvent } from '@lease-fence/protocol';
 import type { ClockStamp } from './clock-stamp.js';
 import { explainRejection, type FloorEvidence } from './explain-rejection.js';
+import { exposurePositions } from './exposure.js';
 import type { ViewHistory } from './view-history.js';
 import type { Generation, Lane, RejectionView } from './view-state.js';
 
@@ -180,6 +181,7 @@ export function investigationPositions(history: ViewHistory, investigation: Inve
     positions.add(g.firstSeen.position);
     if (g.end !== undefined) positions.add(g.end.stamp.position);
     for (const c of g.carried) positions.add(c.position);
+    for (const p of exposurePositions(index, g)) positions.add(p);
   }
   for (const r of investigation.restarts) positions.add(r.stamp.position);
   if (investigation.floor.admitted !== undefined) positions.add(investigation.floor.admitted.position);

@@ -144,8 +144,6 @@ export function holdDurations(state: ViewState): {
     while (d >= (HOLD_BOUNDS[bin] ?? Infinity)) bin += 1;
     counts[bin] = (counts[bin] ?? 0) + 1;
   }
-  const quantile = (q: number): number | undefined =>
-    durations.length === 0 ? undefined : durations[Math.min(durations.length - 1, Math.floor(q * durations.length))];
   return {
     bins: counts.map((count, i) => ({
       label: HOLD_LABELS[i] ?? '',
@@ -153,7 +151,18 @@ export function holdDurations(state: ViewState): {
       count,
     })),
     count: durations.length,
-    p50Millis: quantile(0.5),
-    p95Millis: quantile(0.95),
+    p50Millis: quantileOfSorted(durations, 0.5),
+    p95Millis: quantileOfSorted(durations, 0.95),
   };
+}
+
+/**
+ * The nearest-rank quantile of ascending `sorted` values: `sorted[floor(q × n)]`, capped at the last.
+ *
+ * @param sorted - Values in ascending order.
+ * @param q - The quantile, 0 to 1 (0.5: the median).
+ * @returns The value, or undefined when `sorted` is empty.
+ */
+export function quantileOfSorted(sorted: ArrayLike<number>, q: number): number | undefined {
+  return sorted.length === 0 ? undefined : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }

@@ -83,6 +83,56 @@ export interface Generation {
    * event), else — open with unknown expiry — the start. Never below `startWallMillis`.
    */
   readonly endWallMillis: number;
+  /**
+   * Its exposure window, when its grant is a handover (a `LeaseGranted` on a resource that had a
+   * generation before it in the loaded events); undefined for a resource's first grant and for a
+   * generation whose grant is not loaded. See {@link ExposureView}.
+   */
+  readonly exposure: ExposureView | undefined;
+}
+
+/**
+ * The log event that showed a resource's gate floor at or above a fence:
+ * `admitted` (`FenceAdmitted` with that fence or higher), `floor-reported` (`FenceFloorReported`
+ * with a floor at or above it), `rejected` (a `FenceRejected` whose current fence is at or above it:
+ * the gate refused an older write because it had admitted the new fence).
+ */
+export type ExposureEvidenceKind = 'admitted' | 'floor-reported' | 'rejected';
+
+/**
+ * The exposure window of one handover: from the grant of fence F until the first evidence in the
+ * log that the resource's gate floor reached F. Inside it an older holder's write would still
+ * have been admitted by the gate. Values of {@link ExposureView.status}:
+ * - `closed`: evidence arrived while the generation was open; `durationMillis` is known. A floor
+ *   already at F when the grant was logged (fence-first: `FenceReserved` → `FenceAdmitted` →
+ *   `LeaseGranted`) closes it at the grant: 0 ms.
+ * - `open`: the generation is still open and no evidence has arrived yet (as of this position).
+ * - `unknown`: the generation ended before any evidence (no gate reported for the resource):
+ *   the exposure is not known, and is never shown as 0.
+ *
+ * Immutable: the fold replaces a generation's exposure rather than changing it, so a cloned view
+ * state keeps the one it had.
+ */
+export interface ExposureView {
+  readonly status: 'closed' | 'open' | 'unknown';
+  /** The grant activated a fence-first reservation (a gate admitted the fence before the grant). */
+  readonly fenceFirst: boolean;
+  /** The evidence event (`closed`); the grant itself when the floor was already there. */
+  readonly evidence: ClockStamp | undefined;
+  /** What the evidence was (`closed` only). */
+  readonly evidenceKind: ExposureEvidenceKind | undefined;
+  /** The gate whose event was the evidence (`closed` by a gate event only). */
+  readonly gateId: string | undefined;
+  /**
+   * Grant to evidence, milliseconds (`closed` only): the coordinator's monotonic readings when both
+   * events are of one boot, else wall time; never below 0.
+   */
+  readonly durationMillis: number | undefined;
+  /**
+   * Where the window ends on the wall-time axis, epoch milliseconds: the evidence (`closed`) or the
+   * generation's end (`unknown`); undefined while `open` (it runs to "now").
+   */
+  readonly endWallMillis: number | undefined;
 }
 
 /** A `FenceRejected` event: a resource's FenceGate refused a write. */
@@ -187,6 +237,11 @@ export interface Lane {
   readonly lastPosition: number;
   /** Highest fence of its generations; 0 when none. */
   readonly maxFence: number;
+  /**
+   * Highest fence the log shows a gate of this resource at or above (its floor): the max of
+   * `FenceAdmitted` fences, `FenceFloorReported` floors and `FenceRejected` current fences; 0 when none.
+   */
+  readonly floorFence: number;
 }
 
 /** An event the fold could not place (e.g. a renewal of an ended generation); it changed nothing. */

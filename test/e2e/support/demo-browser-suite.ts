@@ -11,7 +11,7 @@ import type { CoordinatorEventType, EventOf, RecordedEvent } from '@lease-fence/
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { chromiumMissingReason, launchChromium, type LaunchedChromium, type PageProblem } from './chromium.js';
-import { startDemoStack, type DemoStack } from './demo-stack.js';
+import { startDemoStack, type DemoStack, type DemoStackOptions } from './demo-stack.js';
 import { EventLogReader } from './event-log-reader.js';
 
 /** A recorded event of one type, narrowed. */
@@ -52,8 +52,9 @@ export interface DemoBrowser {
 /**
  * Registers the suite's `beforeAll` / `afterEach` / `afterAll` (call it inside its `describe`).
  * @param beforeStart - Runs first in `beforeAll` (e.g. creating an artifacts folder).
+ * @param stackOptions - Options of the demo stack (e.g. more coordinator settings). @defaultValue none
  */
-export function useDemoBrowser(beforeStart?: () => Promise<void>): DemoBrowser {
+export function useDemoBrowser(beforeStart?: () => Promise<void>, stackOptions: DemoStackOptions = {}): DemoBrowser {
   let stack: DemoStack | undefined;
   let log: EventLogReader | undefined;
   let browser: LaunchedChromium | undefined;
@@ -66,7 +67,7 @@ export function useDemoBrowser(beforeStart?: () => Promise<void>): DemoBrowser {
     if (MISSING_CHROMIUM !== undefined)
       throw new Error(`CI=true requires the browser tests to run: ${MISSING_CHROMIUM}`);
     await beforeStart?.();
-    stack = await startDemoStack();
+    stack = await startDemoStack(stackOptions);
     log = new EventLogReader(stack.url, stack.viewerToken);
     browser = await launchChromium();
     page = await browser.firstPage();

@@ -31,7 +31,7 @@ export const DEMO_MAIN = join(REPO_ROOT, 'apps/demo/dist/main.js');
 export const E2E_VIEWER_TOKEN = 'e2e-viewer-7c1d4b9a02';
 
 /** One viewer, four agents (`agent-1` … `agent-4`) and the demo's gate (`deploy-gate` over `deploy-*`). */
-const E2E_TOKENS: readonly TokenEntry[] = [
+export const E2E_TOKENS: readonly TokenEntry[] = [
   { token: E2E_VIEWER_TOKEN, role: 'viewer' },
   ...[1, 2, 3, 4].map((index): TokenEntry => ({
     token: `e2e-agent-${index}-5e8f30c1`,
@@ -64,6 +64,12 @@ const COORDINATOR_ENV: Readonly<Record<string, string>> = {
   LEASE_FENCE_DASHBOARD_DIR: DASHBOARD_DIST,
 };
 
+/** Options of {@link startDemoStack}. */
+export interface DemoStackOptions {
+  /** More coordinator settings (e.g. `LEASE_FENCE_FENCE_FIRST`), kept across restarts. @defaultValue none */
+  readonly coordinatorEnv?: Readonly<Record<string, string>>;
+}
+
 /** A running coordinator + demo. */
 export interface DemoStack {
   /** `http://127.0.0.1:<port>`; the same across {@link DemoStack.crashAndRestartCoordinator}. */
@@ -94,12 +100,12 @@ export function missingBuildReason(): string | undefined {
  *
  * @throws Error from {@link missingBuildReason}, or when the coordinator does not start.
  */
-export async function startDemoStack(): Promise<DemoStack> {
+export async function startDemoStack(options: DemoStackOptions = {}): Promise<DemoStack> {
   const notBuilt = missingBuildReason();
   if (notBuilt !== undefined) throw new Error(notBuilt);
   const dataDir = await createTempDir('lease-fence-e2e-');
   const tokensFile = await writeTokensFile(dataDir, E2E_TOKENS);
-  const env = { ...COORDINATOR_ENV, LEASE_FENCE_TOKENS_FILE: tokensFile };
+  const env = { ...COORDINATOR_ENV, ...options.coordinatorEnv, LEASE_FENCE_TOKENS_FILE: tokensFile };
   let coordinator: RunningCoordinator;
   try {
     coordinator = await startCoordinator({ dataDir, env });

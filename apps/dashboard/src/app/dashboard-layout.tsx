@@ -28,6 +28,7 @@ import { LeaseDetails } from '../timeline/lease-details.js';
 import { TimelineLegend } from '../timeline/timeline-legend.js';
 import { TimelineView } from '../timeline/timeline-view.js';
 import type { TimeWindow } from '../timeline/time-scale.js';
+import { ExposurePanel } from '../exposure/exposure-panel.js';
 import { GatesPanel } from '../gates/gates-panel.js';
 import { RejectionsTable } from '../rejections/rejections-table.js';
 import { ConnectionBanner } from './connection-banner.js';
@@ -316,6 +317,12 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
           caption={`${props.matchCounts === undefined ? 'Events' : 'Events matching the filters'} around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`}
         />
       </div>
+      <ExposurePanel
+        state={state}
+        live={asOf.live}
+        nowMillis={coordinatorNow}
+        onPick={(resource) => updateView({ ...view, resource })}
+      />
       <GatesPanel rows={props.gates.rows} error={props.gates.error} staleAfterMillis={GATE_STALE_AFTER_MILLIS} />
       <LazyRatePanels
         bins={props.rates.bins}

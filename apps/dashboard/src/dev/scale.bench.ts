@@ -8,6 +8,7 @@ import { bench, describe } from 'vitest';
 import {
   compileLeaseMatch,
   countMatches,
+  exposureSummaries,
   foldEvents,
   filterLanes,
   MatchingEvents,
@@ -64,6 +65,9 @@ describe('lanes at the scale target (500 lanes, 20 000 bars, 2 000 rejections)',
     () => void new MatchingEvents(byHolder).update(history.index.events()),
     { iterations: 5 },
   );
+  bench('exposure panel rows (p50/p99/max per lane, worst first): its once-a-second cost while live', () => {
+    void exposureSummaries(target);
+  });
   bench(
     'filter lanes by holder, rejections and fence range',
     () => void filterLanes(target, { holder: 'coder', hasRejections: true, fenceMin: 1_000, fenceMax: 15_000 }),

@@ -1,52 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { compileLeaseMatch, synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
-import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
+import { recordingCanvas } from '../testing/recording-canvas.js';
+import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels } from './draw-timeline.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
-
-/** A recording canvas double: keeps fillRect and arc calls, and the fill style and alpha of each fillRect. */
-function recordingCanvas(): Canvas2DLike & {
-  rects: [number, number, number, number][];
-  fills: { style: string; alpha: number }[];
-  arcs: number;
-  arcAlphas: number[];
-} {
-  const calls = {
-    rects: [] as [number, number, number, number][],
-    fills: [] as { style: string; alpha: number }[],
-    arcs: 0,
-    arcAlphas: [] as number[],
-  };
-  const noop = (): void => undefined;
-  const ctx = Object.assign(calls, {
-    fillStyle: '',
-    strokeStyle: '',
-    lineWidth: 1,
-    font: '',
-    textBaseline: 'middle' as CanvasTextBaseline,
-    textAlign: 'left' as CanvasTextAlign,
-    globalAlpha: 1,
-    fillRect: (x: number, y: number, w: number, h: number) => {
-      calls.rects.push([x, y, w, h]);
-      calls.fills.push({ style: String(ctx.fillStyle), alpha: ctx.globalAlpha });
-    },
-    clearRect: noop,
-    beginPath: noop,
-    moveTo: noop,
-    lineTo: noop,
-    closePath: noop,
-    fill: noop,
-    stroke: noop,
-    fillText: noop,
-    setLineDash: noop,
-    save: noop,
-    restore: noop,
-    arc: () => {
-      calls.arcs += 1;
-      calls.arcAlphas.push(ctx.globalAlpha);
-    },
-  });
-  return ctx;
-}
 
 describe('drawTimeline', () => {
   it('draws every bar, tick and marker of the rows it is given, each at least 1 px wide', () => {
@@ -86,7 +42,7 @@ describe('drawTimeline', () => {
     expect(bars).toBe(600);
     expect(shapes).toBe(bars + ticks + markers + 1 /* restart */);
     expect(ctx.arcs).toBe(markers);
-    expect(ctx.rects.every(([, , w]) => w >= 1)).toBe(true);
+    expect(ctx.rects.every(({ w }) => w >= 1)).toBe(true);
   });
 });
 
@@ -154,9 +110,9 @@ describe('drawTimeline with a holder filter', () => {
     });
 
     // Assert
-    const barFills = ctx.fills.filter((f) => f.style.startsWith('color:'));
-    const mine = barFills.filter((f) => f.style === colorOf(holder));
-    const others = barFills.filter((f) => f.style !== colorOf(holder));
+    const barFills = ctx.rects.filter((f) => f.fill.startsWith('color:'));
+    const mine = barFills.filter((f) => f.fill === colorOf(holder));
+    const others = barFills.filter((f) => f.fill !== colorOf(holder));
     expect(mine.length).toBe(gens.filter((g) => g.holderId.toLowerCase().includes(holder.toLowerCase())).length);
     expect(others.length).toBeGreaterThan(0);
     expect(new Set(mine.map((f) => f.alpha))).toEqual(new Set([1]));

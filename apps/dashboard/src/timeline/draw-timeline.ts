@@ -5,6 +5,7 @@
  * (virtualisation happens in the caller).
  */
 import type { HandoverPhase } from '@lease-fence/dashboard-model';
+import { drawExposureBand, PLAIN_EXPOSURE_FILLS, type ExposureFills } from './draw-exposure.js';
 import type { BarLayout, LaneRowLayout, RestartCluster } from './lane-layout.js';
 import { axisTicks, type TimeWindow } from './time-scale.js';
 
@@ -56,6 +57,8 @@ export interface DrawOptions {
   readonly nowX?: number | undefined;
   readonly asOfX?: number | undefined;
   readonly cursorX?: number | undefined;
+  /** Fills of the exposure bands (hatch patterns made once per canvas). @defaultValue {@link PLAIN_EXPOSURE_FILLS} */
+  readonly exposureFills?: ExposureFills | undefined;
 }
 
 /** Colours of the end markers and overlays, chosen to stay apart for colour-blind readers. */
@@ -121,6 +124,9 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     drawGrace(ctx, labelWidthPx + x0, axisHeightPx, r.graceEndX - x0, heightPx - axisHeightPx);
   }
 
+  const plot = { left: labelWidthPx, width: plotWidth, window: options.window };
+  const exposureFills = options.exposureFills ?? PLAIN_EXPOSURE_FILLS;
+  const openEndX = options.asOfX ?? options.nowX;
   for (const row of rows) {
     const top = row.y;
     if (top + rowHeightPx < axisHeightPx || top > heightPx) continue;
@@ -135,6 +141,8 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     ctx.fillText(truncate(row.layout.resource, labelWidthPx - 8), 4, top + rowHeightPx / 2);
     const barTop = top + 4;
     const barHeight = rowHeightPx - 9;
+    // Exposure bands under the bars (not counted in `shapes`: they add no bar, tick or marker).
+    for (const bar of row.layout.bars) drawExposureBand(ctx, bar, plot, top, rowHeightPx - 1, exposureFills, openEndX);
     for (const bar of row.layout.bars) {
       drawBar(ctx, bar, labelWidthPx, plotWidth, barTop, barHeight, options.colorOf);
       shapes += 1;

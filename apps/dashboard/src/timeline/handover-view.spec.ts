@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { cloneViewState, evolveView, foldEvents } from '@lease-fence/dashboard-model';
-import { drawTimeline, TIMELINE_COLORS, type Canvas2DLike } from './draw-timeline.js';
+import { recordingCanvas } from '../testing/recording-canvas.js';
+import { drawTimeline, TIMELINE_COLORS } from './draw-timeline.js';
 import { layoutLane } from './lane-layout.js';
 
 describe('fence-first handovers on the lane', () => {
@@ -85,48 +86,19 @@ describe('fence-first handovers on the lane', () => {
     log.advance(300).burned('deploy', 'agent-b', 1);
     const lane = foldEvents(log.events).lanes.get('deploy')!;
     const window = { fromWallMillis: 1_000_000, toWallMillis: 1_001_000 };
-    const filled: { style: string; rect: number[] }[] = [];
-    const noop = (): void => undefined;
-    const ctx: { fillStyle: unknown } & Record<string, unknown> = {
-      fillStyle: '',
-      strokeStyle: '',
-      lineWidth: 1,
-      font: '',
-      textBaseline: 'middle',
-      textAlign: 'left',
-      globalAlpha: 1,
-      clearRect: noop,
-      beginPath: noop,
-      moveTo: noop,
-      lineTo: noop,
-      closePath: noop,
-      fill: noop,
-      stroke: noop,
-      fillText: noop,
-      setLineDash: noop,
-      save: noop,
-      restore: noop,
-      arc: noop,
-    };
-    ctx.fillRect = (x: number, y: number, w: number, h: number) => {
-      filled.push({ style: String(ctx.fillStyle), rect: [x, y, w, h] });
-    };
+    const ctx = recordingCanvas();
 
-    drawTimeline(
-      ctx as unknown as Canvas2DLike,
-      [{ y: 24, layout: layoutLane(lane, { window, widthPx: 1_000 }), highlighted: false }],
-      {
-        widthPx: 1_100,
-        heightPx: 60,
-        rowHeightPx: 22,
-        labelWidthPx: 100,
-        axisHeightPx: 24,
-        window,
-        restarts: [],
-        colorOf: () => '#888',
-      },
-    );
+    drawTimeline(ctx, [{ y: 24, layout: layoutLane(lane, { window, widthPx: 1_000 }), highlighted: false }], {
+      widthPx: 1_100,
+      heightPx: 60,
+      rowHeightPx: 22,
+      labelWidthPx: 100,
+      axisHeightPx: 24,
+      window,
+      restarts: [],
+      colorOf: () => '#888',
+    });
 
-    expect(filled).toContainEqual({ style: TIMELINE_COLORS.handoverBurned, rect: [100, 25, 300, 3] });
+    expect(ctx.rects).toContainEqual({ fill: TIMELINE_COLORS.handoverBurned, x: 100, y: 25, w: 300, h: 3, alpha: 1 });
   });
 });

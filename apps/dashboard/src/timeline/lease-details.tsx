@@ -13,6 +13,7 @@ import {
   type HoldingAnswer,
   type Generation,
 } from '@lease-fence/dashboard-model';
+import { describeExposure } from '../exposure/describe-exposure.js';
 import type { MarkerCluster } from './lane-layout.js';
 
 /** Props of {@link LeaseDetails}. */
@@ -73,6 +74,7 @@ export function GenerationDetails({
 }: GenerationDetailsProps): ReactElement {
   const open = g.end === undefined;
   const now = useNow(open ? nowWallMillis : undefined);
+  const exposure = describeExposure(g);
   return (
     <div
       className="lease-details"
@@ -135,6 +137,14 @@ export function GenerationDetails({
             <dt>{endLabel(g)}</dt>
             <dd>
               bar ends {formatWallTime(g.endWallMillis)} wall · logged {describeStamp(g.end.stamp)}
+            </dd>
+          </>
+        )}
+        {exposure !== undefined && (
+          <>
+            <dt>exposure</dt>
+            <dd data-testid="lease-exposure" data-status={g.exposure?.status}>
+              {exposure}
             </dd>
           </>
         )}

@@ -121,6 +121,7 @@ function swatchBar(options: {
     end: undefined,
     startWallMillis: 0,
     endWallMillis: 0,
+    exposure: undefined,
   };
   return {
     x: 0,

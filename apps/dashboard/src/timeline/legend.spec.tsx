@@ -2,39 +2,10 @@ import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { foldEvents, type GenerationEndKind, type HandoverPhase } from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
-import { DIMMED_ALPHA, TIMELINE_COLORS, type Canvas2DLike } from './draw-timeline.js';
+import { recordingCanvas } from '../testing/recording-canvas.js';
+import { DIMMED_ALPHA, TIMELINE_COLORS } from './draw-timeline.js';
 import { drawLegendSwatch } from './legend-swatches.js';
 import { holdersInView, LEGEND_SHAPES, TimelineLegend } from './timeline-legend.js';
-
-/** A canvas double that records each fillRect's and arc's style and alpha. */
-function recordingCanvas(): Canvas2DLike & { fills: { style: string; alpha: number }[] } {
-  const fills: { style: string; alpha: number }[] = [];
-  const noop = (): void => undefined;
-  const ctx = {
-    fills,
-    fillStyle: '' as string | CanvasGradient | CanvasPattern,
-    strokeStyle: '' as string | CanvasGradient | CanvasPattern,
-    lineWidth: 1,
-    font: '',
-    textBaseline: 'middle' as CanvasTextBaseline,
-    textAlign: 'left' as CanvasTextAlign,
-    globalAlpha: 1,
-    fillRect: () => void fills.push({ style: String(ctx.fillStyle), alpha: ctx.globalAlpha }),
-    fill: () => void fills.push({ style: String(ctx.fillStyle), alpha: ctx.globalAlpha }),
-    clearRect: noop,
-    beginPath: noop,
-    moveTo: noop,
-    lineTo: noop,
-    closePath: noop,
-    arc: noop,
-    stroke: noop,
-    fillText: noop,
-    setLineDash: noop,
-    save: noop,
-    restore: noop,
-  };
-  return ctx;
-}
 
 describe('the legend', () => {
   it('has a swatch for every way a bar ends and every handover phase the lanes draw', () => {
@@ -51,7 +22,8 @@ describe('the legend', () => {
     const draw = (swatch: Parameters<typeof drawLegendSwatch>[1]) => {
       const ctx = recordingCanvas();
       drawLegendSwatch(ctx, swatch, (holderId) => `colour-of-${holderId}`);
-      return ctx.fills;
+      // Rectangles and path fills, in the order the swatch draws its kinds of shape.
+      return [...ctx.rects, ...ctx.pathFills].map(({ fill, alpha }) => ({ style: fill, alpha }));
     };
 
     expect(draw({ kind: 'holder', holderId: 'agent-2' })).toEqual([{ style: 'colour-of-agent-2', alpha: 1 }]);

@@ -16,6 +16,7 @@ import {
 } from 'react';
 import { formatWallTime, whoHeld, type Lane, type LeaseMatch, type ViewState } from '@lease-fence/dashboard-model';
 import { HolderColorContext } from '../app/holder-colors.js';
+import { createExposureFills, type ExposureFills } from './draw-exposure.js';
 import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
 import { LeaseDetails, RejectionDetails } from './lease-details.js';
 import { layoutLane, layoutRestarts, visibleRows, type LaneRowLayout, type MarkerCluster } from './lane-layout.js';
@@ -75,6 +76,8 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
   const [widthPx, setWidthPx] = useState(1_000);
   const [scrollTop, setScrollTop] = useState(0);
   const [hover, setHover] = useState<Hover | undefined>(undefined);
+  // The hatch patterns of the exposure bands, made once for the canvas (not per frame).
+  const exposureFillsRef = useRef<ExposureFills | undefined>(undefined);
   const shapesRef = useRef(0);
   const frameRef = useRef(0);
   /** The last frame drawn, and a count of commits: a render may change anything drawn, so it forces a frame. */
@@ -122,6 +125,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     if (!decision.draw) return;
     const ctx = canvas.getContext('2d');
     if (ctx === null) return;
+    exposureFillsRef.current ??= createExposureFills(ctx);
     drawnRef.current = decision.frame;
     if (canvas.width !== Math.floor(widthPx * dpr) || canvas.height !== Math.floor(heightPx * dpr)) {
       canvas.width = Math.floor(widthPx * dpr);
@@ -154,6 +158,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
       nowX: at(p.nowWallMillis?.()),
       asOfX: at(p.asOfWallMillis),
       cursorX: at(p.cursorWallMillis),
+      exposureFills: exposureFillsRef.current,
     });
     canvas.dataset['shapes'] = String(shapesRef.current);
     // For benchmarks: the log position this frame shows, and what drawing it cost (layout + canvas calls).

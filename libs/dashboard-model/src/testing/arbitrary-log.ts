@@ -18,6 +18,8 @@ type Op =
   | { kind: 'renew' | 'release' | 'expire'; resource: number; holder: number; fenceOffset: number; matching: boolean }
   | { kind: 'reject'; resource: number; holder: number; fenceOffset: number }
   | { kind: 'admit'; resource: number }
+  | { kind: 'floor'; resource: number; reported: boolean; fenceOffset: number }
+  | { kind: 'fence-first'; resource: number; holder: number; admit: boolean; advanceMillis: number }
   | { kind: 'restart'; carry: boolean[]; atMillis: number }
   | { kind: 'checkpoint' };
 
@@ -54,6 +56,25 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('admit' as const), resource: resourceIndex }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('floor' as const),
+      resource: resourceIndex,
+      reported: fc.boolean(),
+      fenceOffset: fc.integer({ min: -2, max: 1 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('fence-first' as const),
+      resource: resourceIndex,
+      holder: holderIndex,
+      admit: fc.boolean(),
+      advanceMillis: fc.integer({ min: 0, max: 500 }),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -125,6 +146,32 @@ export function arbitraryLog(maxLength = 80): fc.Arbitrary<RecordedEvent[]> {
         case 'admit': {
           const current = last.get(o.resource) ?? { holder: 0, fence: 1 };
           log.admitted(ARBITRARY_RESOURCES[o.resource] as string, HOLDERS[current.holder] as string, current.fence);
+          break;
+        }
+        case 'floor': {
+          // A gate's floor near the resource's fence: `FenceAdmitted`, or `FenceFloorReported` (which raises the counter).
+          const current = last.get(o.resource) ?? { holder: 0, fence: 1 };
+          const resource = ARBITRARY_RESOURCES[o.resource] as string;
+          const holderId = HOLDERS[current.holder] as string;
+          const floor = Math.max(1, current.fence + o.fenceOffset);
+          if (o.reported) {
+            fence = Math.max(fence, floor) + 2;
+            log.floorReported(resource, holderId, floor, fence);
+          } else log.admitted(resource, holderId, floor);
+          break;
+        }
+        case 'fence-first': {
+          // Reserve the next fence; a gate admits it and it is granted, or it is burned.
+          fence += 1;
+          const resource = ARBITRARY_RESOURCES[o.resource] as string;
+          const holderId = HOLDERS[o.holder] as string;
+          log.reserved(resource, holderId, fence);
+          log.advance(o.advanceMillis);
+          if (o.admit) {
+            log.admitted(resource, holderId, fence);
+            last.set(o.resource, { holder: o.holder, fence });
+            log.granted(resource, holderId, fence);
+          } else log.burned(resource, holderId, fence);
           break;
         }
         case 'restart': {

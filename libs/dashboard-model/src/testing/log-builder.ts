@@ -180,6 +180,15 @@ export class LogBuilder {
     });
   }
 
+  /** A gate's floor above the log's fences (`FenceFloorReported`); the counter rises to `raisedTo`. */
+  floorReported(resource: string, holderId: string, fence: number, raisedTo: number, gateId = 'gate-1'): RecordedEvent {
+    return this.#push({
+      type: 'FenceFloorReported',
+      version: 1,
+      data: { ...this.#stamp(), resource, gateId, holderId, fence, raisedTo },
+    });
+  }
+
   /** A fence-first reservation, its deadline `timeoutMillis` (default 2 000) after now. */
   reserved(
     resource: string,
