@@ -10,7 +10,8 @@
  *   libs/dashboard-model        → protocol only (pure: no React, no DOM, no I/O)
  *   libs/protocol               → zod and lease-fence (the lease rules' denial reasons, no I/O)
  *   libs/lease-fence            → nothing (pure TypeScript, no I/O)
- *   apps/dashboard              → protocol and dashboard-model only (it talks HTTP + WebSocket)
+ *   apps/dashboard              → protocol and dashboard-model only (it talks HTTP + WebSocket), and
+ *                                 the client's retry policy (one copy of the jittered backoff; no imports)
  *
  * Rules are written by layer (folder patterns), never by file list, so new files fall under them.
  *
@@ -128,9 +129,12 @@ module.exports = {
     {
       name: 'dashboard-protocol-and-model-only',
       severity: 'error',
-      comment: 'The dashboard talks HTTP + WebSocket: it imports libs/protocol and libs/dashboard-model only.',
+      comment:
+        "The dashboard talks HTTP + WebSocket: it imports libs/protocol and libs/dashboard-model only, and the client's retry policy (pure, importing nothing), so the SDK and the dashboard reconnect with one backoff.",
       from: { path: '^apps/dashboard/' },
-      to: { path: ['^libs/(?!(protocol|dashboard-model)/)', '^apps/(?!dashboard/)', '^test/'] },
+      to: {
+        path: ['^libs/(?!(protocol|dashboard-model)/|client/src/retry-policy\\.ts$)', '^apps/(?!dashboard/)', '^test/'],
+      },
     },
     { name: 'libs-never-import-apps', severity: 'error', from: { path: '^libs/' }, to: { path: '^(apps|test)/' } },
     {

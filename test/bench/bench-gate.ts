@@ -1,40 +1,49 @@
 /**
  * `npm run bench:gate`: what the gate sidecar (`apps/gate`, built) costs in front of an HTTP
- * service, against calling that service directly, in the same run on the same machine. The
- * upstream is a node:http server in a process of its own, of one of two kinds (`--upstream`,
- * both by default, each measured with a gate of its own and printed in its own table):
+ * service, against calling that service directly and against the barest proxy, in the same run
+ * on the same machine. The upstream is a node:http server in a process of its own, of one of
+ * three kinds (`--upstream`, all by default, each measured with a gate of its own and printed in
+ * its own table):
  * - `noop`: reads the body, answers 200. The worst case for a proxy: the upstream does nothing
  *   the gate's own work could hide behind.
  * - `durable`: a service that records each write durably, as the demo's deploy slot would:
  *   appends each POST body to a file and `fdatasync`s it before answering; reads answer from
  *   memory (the count of records).
+ * - `busy`: computes for 1 ms per request before answering (a handler doing real work).
  * The coordinator (built, SQLite) grants one lease whose signed token every write carries.
  *
- * Two loads, each measured direct and through the gate in alternating rounds (medians reported):
+ * Three arms, measured in alternating rounds (medians reported): direct (the upstream itself),
+ * the reference proxy (`support/reference-proxy.ts`: node:http + an undici `Pool`, no checks at
+ * all, in a process of its own — the ceiling any Node proxy reaches here) and the gate; the
+ * report prints gate/direct, reference/direct and gate/reference. Two loads each:
  * - latency: one request at a time, so p50/p99 show the time the gate adds to a request
  *   (verify the token, make the floor durable — a write only when the floor moves — forward);
  * - throughput: `--concurrency` requests in flight on keep-alive connections, requests/s.
  * Both for admitted writes (POST with `Lease-Fence-Token`) and for open reads (GET, forwarded
  * without a check: the proxy alone).
  *
- * Each process is charged its own CPU: the load generator (this process, the same for both
- * arms), the gate and the upstream each run in a process of their own, and the CPU time each
- * spent per request under the throughput load is printed (`/proc/<pid>/stat`). On a machine with
- * fewer free cores than busy processes the requests/s ratio measures how the three share the
- * cores, so the ratio "with a core per process" (the busiest process's CPU per request bounds its
- * requests/s) is printed next to it: what a machine with a core per process would see.
+ * Each process is charged its own CPU: the load generator (this process, the same for every
+ * arm), the proxy and the upstream each run in a process of their own, and the CPU time each
+ * spent per request under the throughput load is printed (`/proc/<pid>/stat`), with the share of
+ * a core the load generator used (near 100 %, it, not the proxy, bounds the requests/s). On a
+ * machine with fewer free cores than busy processes the requests/s ratio measures how the
+ * processes share the cores, so the ratio "with a core per process" (the busiest process's CPU
+ * per request bounds its requests/s) is printed next to it: what a machine with a core per
+ * process would see.
  *
  * Targets (issue 13): ≤ 1 ms added at p50 on loopback, ≥ 0.7× the direct throughput. Printed as
  * met or not; figures, not a test: nothing here asserts.
- * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256 --upstream noop|durable`
- * (default: both); `--cpu-prof DIR` makes the gate and the upstream write V8 CPU profiles
- * (`<upstream>-gate.cpuprofile`, `<upstream>-upstream.cpuprofile`) there;
- * `--baseline-gate PATH/dist/main.js` measures another build of the gate alongside.
+ * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256 --upstream noop|durable|busy`
+ * (default: all three); `--cpu-prof DIR` makes the gate, the reference proxy and the upstream
+ * write V8 CPU profiles (`<upstream>-gate.cpuprofile`, `<upstream>-reference.cpuprofile`,
+ * `<upstream>-upstream.cpuprofile`) there; `--baseline-gate PATH/dist/main.js` measures another
+ * build of the gate alongside.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stopByPid } from '../support/stop-by-pid.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
@@ -72,9 +81,15 @@ const CPU_PROF_DIR = options['cpu-prof'];
  */
 const BASELINE_GATE = options['baseline-gate'];
 /** The kinds of upstream `--upstream` chooses from (see the file's comment). */
-const UPSTREAM_KINDS = ['noop', 'durable'] as const;
+const UPSTREAM_KINDS = ['noop', 'durable', 'busy'] as const;
 type UpstreamKind = (typeof UPSTREAM_KINDS)[number];
-/** `--upstream noop|durable`: measure in front of one kind of upstream only; both by default, no-op first. */
+/** Each kind's heading in the report. */
+const UPSTREAM_DESCRIPTIONS: Readonly<Record<UpstreamKind, string>> = {
+  noop: 'no-op (reads the body, answers 200)',
+  durable: 'durable (appends each POST body to a file, fdatasync, then answers; GET from memory)',
+  busy: 'busy (computes for 1 ms per request, then answers)',
+};
+/** `--upstream noop|durable|busy`: measure in front of one kind of upstream only; all three by default, in that order. */
 const UPSTREAMS: readonly UpstreamKind[] = (() => {
   const chosen = options.upstream;
   if (chosen === undefined) return UPSTREAM_KINDS;
@@ -82,6 +97,8 @@ const UPSTREAMS: readonly UpstreamKind[] = (() => {
     throw new Error(`--upstream must be one of ${UPSTREAM_KINDS.join(', ')} (got ${JSON.stringify(chosen)})`);
   return [chosen as UpstreamKind];
 })();
+/** The reference proxy's compiled script, beside this one's (`support/reference-proxy.ts`). */
+const REFERENCE_PROXY_JS = fileURLToPath(new URL('./support/reference-proxy.js', import.meta.url));
 const profileArgs = (name: string): string[] =>
   CPU_PROF_DIR === undefined
     ? []
@@ -128,6 +145,34 @@ process.once('SIGTERM', () => process.exit(0)); // a normal exit, so --cpu-prof 
 server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening', url: 'http://127.0.0.1:' + server.address().port })));
 `;
 
+/**
+ * The busy upstream: every request is answered after 1 ms of computation (the handler spins on
+ * the clock), what a service that does real work per request spends — rendering, validating,
+ * a query's CPU — so the proxy's cost is seen against a request that costs something.
+ */
+const BUSY_UPSTREAM_SOURCE = `
+const http = require('node:http');
+const WORK_NANOS = 1000000n;
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const until = process.hrtime.bigint() + WORK_NANOS;
+    while (process.hrtime.bigint() < until);
+    res.end('worked');
+  });
+});
+server.keepAliveTimeout = 60000;
+process.once('SIGTERM', () => process.exit(0)); // a normal exit, so --cpu-prof writes its profile
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening', url: 'http://127.0.0.1:' + server.address().port })));
+`;
+
+/** The upstream's source by kind. */
+const UPSTREAM_SOURCES: Readonly<Record<UpstreamKind, string>> = {
+  noop: NOOP_UPSTREAM_SOURCE,
+  durable: DURABLE_UPSTREAM_SOURCE,
+  busy: BUSY_UPSTREAM_SOURCE,
+};
+
 /** Spawns `args` and resolves with the child and the `url` of its `listening` log line. */
 function spawnListening(
   args: readonly string[],
@@ -158,15 +203,18 @@ interface Sample {
   readonly cpuMicrosPerRequest: Readonly<Record<ProcessName, number>>;
 }
 
-/** The processes whose CPU a measurement records: this load generator, the gate, the upstream. */
-type ProcessName = 'client' | 'gate' | 'upstream';
+/** The processes whose CPU a measurement records: this load generator, the proxy in between (a gate or the reference proxy), the upstream. */
+type ProcessName = 'client' | 'proxy' | 'upstream';
 
-/** What a request is sent to: the upstream itself, this tree's gate, or the `--baseline-gate` build. */
-type Arm = 'direct' | 'gate' | 'baseline';
+/**
+ * What a request is sent to: the upstream itself, the bare reference proxy
+ * (`support/reference-proxy.ts`), this tree's gate, or the `--baseline-gate` build.
+ */
+type Arm = 'direct' | 'reference' | 'gate' | 'baseline';
 
 /** CPU seconds used so far by each measured process (`/proc/<pid>/stat`, 10 ms ticks; this process: `process.cpuUsage`). */
 type CpuReading = Record<ProcessName, number>;
-let readCpu: () => CpuReading = () => ({ client: 0, gate: 0, upstream: 0 });
+let readCpu: () => CpuReading = () => ({ client: 0, proxy: 0, upstream: 0 });
 
 /** `concurrency` closed loops of requests for `seconds` on keep-alive connections; latencies in ms. */
 async function load(
@@ -221,7 +269,7 @@ async function load(
   agent.destroy();
   const perRequest = (name: ProcessName): number => ((cpuAfter[name] - cpuBefore[name]) * 1e6) / latencies.length;
   return {
-    cpuMicrosPerRequest: { client: perRequest('client'), gate: perRequest('gate'), upstream: perRequest('upstream') },
+    cpuMicrosPerRequest: { client: perRequest('client'), proxy: perRequest('proxy'), upstream: perRequest('upstream') },
     requestsPerSecond: latencies.length / elapsedSeconds,
     p50Millis: quantile(latencies, 0.5),
     p99Millis: quantile(latencies, 0.99),
@@ -274,10 +322,10 @@ async function measureUpstream(kind: UpstreamKind, context: BenchContext): Promi
   const { dir } = context;
   const children: ChildProcess[] = [];
   try {
-    const upstream = await spawnListening(
-      [...profileArgs(`${kind}-upstream`), '-e', kind === 'noop' ? NOOP_UPSTREAM_SOURCE : DURABLE_UPSTREAM_SOURCE],
-      { PATH: process.env.PATH, RECORDS_FILE: join(dir, `${kind}-records.log`) },
-    );
+    const upstream = await spawnListening([...profileArgs(`${kind}-upstream`), '-e', UPSTREAM_SOURCES[kind]], {
+      PATH: process.env.PATH,
+      RECORDS_FILE: join(dir, `${kind}-records.log`),
+    });
     children.push(upstream.child);
     const startGate = (mainJs: string, name: string) =>
       spawnListening([...profileArgs(`${kind}-${name}`), mainJs], {
@@ -296,33 +344,36 @@ async function measureUpstream(kind: UpstreamKind, context: BenchContext): Promi
     children.push(gate.child);
     const baseline = BASELINE_GATE === undefined ? undefined : await startGate(BASELINE_GATE, 'baseline');
     if (baseline !== undefined) children.push(baseline.child);
-    /** The gate whose CPU the current measurement records. */
-    let measuredGate = gate.child;
+    const reference = await spawnListening([...profileArgs(`${kind}-reference`), REFERENCE_PROXY_JS], {
+      PATH: process.env.PATH,
+      UPSTREAM_URL: upstream.url,
+      CONNECTIONS: String(CONCURRENCY),
+    });
+    children.push(reference.child);
+    /** The proxy whose CPU the current measurement records (none for the direct calls). */
+    let measuredProxy: ChildProcess | undefined;
     readCpu = () => {
       const self = process.cpuUsage();
       return {
         client: (self.user + self.system) / 1e6,
-        gate: cpuSecondsOf(measuredGate.pid!) ?? Number.NaN,
+        proxy: measuredProxy === undefined ? 0 : (cpuSecondsOf(measuredProxy.pid!) ?? Number.NaN),
         upstream: cpuSecondsOf(upstream.child.pid!) ?? Number.NaN,
       };
     };
     const grant = { signedToken: context.signedToken };
 
+    console.log(`\n### upstream: ${UPSTREAM_DESCRIPTIONS[kind]}\n`);
     console.log(
-      `\n### upstream: ${kind === 'noop' ? 'no-op (reads the body, answers 200)' : 'durable (appends each POST body to a file, fdatasync, then answers; GET from memory)'}\n`,
+      `upstream: node:http in its own process | reference: a bare node:http + undici Pool proxy, no checks | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/reference/gate${baseline === undefined ? '' : `/baseline gate (${BASELINE_GATE})`}, medians\n`,
     );
-    console.log(
-      `upstream: node:http in its own process | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/gate${baseline === undefined ? '' : `/baseline gate (${BASELINE_GATE})`}, medians\n`,
-    );
-    // Warm-up: the gate fetches the keys and makes the floor durable once; connections open.
-    await load(gate.url, 'POST', grant.signedToken, CONCURRENCY, 1);
-    if (baseline !== undefined) await load(baseline.url, 'POST', grant.signedToken, CONCURRENCY, 1);
-    await load(upstream.url, 'POST', grant.signedToken, CONCURRENCY, 1);
-    const arms: (readonly [Arm, string, ChildProcess])[] = [
-      ['direct', upstream.url, gate.child],
+    const arms: (readonly [Arm, string, ChildProcess | undefined])[] = [
+      ['direct', upstream.url, undefined],
+      ['reference', reference.url, reference.child],
       ['gate', gate.url, gate.child],
       ...(baseline === undefined ? [] : [['baseline', baseline.url, baseline.child] as const]),
     ];
+    // Warm-up: the gates fetch the keys and make the floor durable once; connections open; V8 optimizes.
+    for (const [, url] of arms) await load(url, 'POST', grant.signedToken, CONCURRENCY, 1);
 
     const rows: string[][] = [];
     const verdicts: string[] = [];
@@ -330,78 +381,77 @@ async function measureUpstream(kind: UpstreamKind, context: BenchContext): Promi
       const what = method === 'POST' ? 'admitted write (POST + token)' : 'open read (GET)';
       const runs: Record<Arm, { latency: Sample[]; throughput: Sample[] }> = {
         direct: { latency: [], throughput: [] },
+        reference: { latency: [], throughput: [] },
         gate: { latency: [], throughput: [] },
         baseline: { latency: [], throughput: [] },
       };
       for (let round = 0; round < ROUNDS; round += 1) {
-        for (const [path, url, child] of arms) {
-          measuredGate = child;
-          runs[path].latency.push(await load(url, method, grant.signedToken, 1, SECONDS));
-          runs[path].throughput.push(await load(url, method, grant.signedToken, CONCURRENCY, SECONDS));
+        for (const [arm, url, child] of arms) {
+          measuredProxy = child;
+          runs[arm].latency.push(await load(url, method, grant.signedToken, 1, SECONDS));
+          runs[arm].throughput.push(await load(url, method, grant.signedToken, CONCURRENCY, SECONDS));
         }
       }
-      const figure = (path: Arm) => ({
-        p50: median(runs[path].latency.map((s) => s.p50Millis)),
-        p99: median(runs[path].latency.map((s) => s.p99Millis)),
-        rps: median(runs[path].throughput.map((s) => s.requestsPerSecond)),
-        failures: [...runs[path].latency, ...runs[path].throughput].reduce((sum, s) => sum + s.failures, 0),
-        cpu: (name: ProcessName) => median(runs[path].throughput.map((s) => s.cpuMicrosPerRequest[name])),
+      const figure = (arm: Arm) => ({
+        p50: median(runs[arm].latency.map((s) => s.p50Millis)),
+        p99: median(runs[arm].latency.map((s) => s.p99Millis)),
+        rps: median(runs[arm].throughput.map((s) => s.requestsPerSecond)),
+        failures: [...runs[arm].latency, ...runs[arm].throughput].reduce((sum, s) => sum + s.failures, 0),
+        cpu: (name: ProcessName) => median(runs[arm].throughput.map((s) => s.cpuMicrosPerRequest[name])),
       });
-      const cpuCells = (figures: ReturnType<typeof figure>, path: Arm): string[] => [
-        fixed(figures.cpu('client'), 0),
-        path === 'direct' ? '' : fixed(figures.cpu('gate'), 0),
-        fixed(figures.cpu('upstream'), 0),
-      ];
+      type Figures = ReturnType<typeof figure>;
+      /** The share of one core the load generator used under the throughput load (1 = this process was the bottleneck). */
+      const clientCoreShare = (figures: Figures): number => (figures.cpu('client') * figures.rps) / 1e6;
+      const direct = figure('direct');
       /**
        * The throughput ratio if each process had a core of its own: each is single-threaded, so
        * the busiest one per request bounds the requests/s (1 / its CPU seconds per request).
        */
-      const ownCoreRatio = (direct: ReturnType<typeof figure>, gated: ReturnType<typeof figure>): number =>
+      const ownCoreRatio = (proxied: Figures): number =>
         Math.max(direct.cpu('client'), direct.cpu('upstream')) /
-        Math.max(gated.cpu('client'), gated.cpu('gate'), gated.cpu('upstream'));
-      const direct = figure('direct');
+        Math.max(proxied.cpu('client'), proxied.cpu('proxy'), proxied.cpu('upstream'));
+      const row = (label: string, figures: Figures, versus: string): string[] => [
+        `${what}, ${label}`,
+        fixed(figures.p50, 3),
+        fixed(figures.p99, 3),
+        fixed(figures.rps, 0),
+        versus,
+        String(figures.failures),
+        fixed(figures.cpu('client'), 0),
+        figures === direct ? '' : fixed(figures.cpu('proxy'), 0),
+        fixed(figures.cpu('upstream'), 0),
+        `${fixed(clientCoreShare(figures) * 100, 0)} %`,
+      ];
+      const versusDirect = (figures: Figures): string =>
+        `+${fixed(figures.p50 - direct.p50, 3)} ms p50, ${fixed(figures.rps / direct.rps, 2)}× req/s`;
+      const ceiling = figure('reference');
       const gated = figure('gate');
       const addedP50 = gated.p50 - direct.p50;
       const ratio = gated.rps / direct.rps;
       rows.push(
-        [
-          `${what}, direct`,
-          fixed(direct.p50, 3),
-          fixed(direct.p99, 3),
-          fixed(direct.rps, 0),
-          '',
-          String(direct.failures),
-          ...cpuCells(direct, 'direct'),
-        ],
-        [
-          `${what}, through the gate`,
-          fixed(gated.p50, 3),
-          fixed(gated.p99, 3),
-          fixed(gated.rps, 0),
-          `+${fixed(addedP50, 3)} ms p50, ${fixed(ratio, 2)}× req/s`,
-          String(gated.failures),
-          ...cpuCells(gated, 'gate'),
-        ],
+        row('direct', direct, ''),
+        row('through the reference proxy', ceiling, versusDirect(ceiling)),
+        row('through the gate', gated, `${versusDirect(gated)}; ${fixed(gated.rps / ceiling.rps, 2)}× the reference`),
       );
       verdicts.push(
         `${kind} upstream, ${what}: added p50 ${fixed(addedP50, 3)} ms (target ≤ ${TARGET_ADDED_P50_MILLIS} ms: ${addedP50 <= TARGET_ADDED_P50_MILLIS ? 'met' : 'NOT met'}); ` +
           `throughput ${fixed(ratio, 2)}× direct (target ≥ ${TARGET_THROUGHPUT_RATIO}×: ${ratio >= TARGET_THROUGHPUT_RATIO ? 'met' : 'NOT met'}); ` +
-          `with a core per process ${fixed(ownCoreRatio(direct, gated), 2)}× (from CPU µs/req)`,
+          `the reference proxy ${fixed(ceiling.rps / direct.rps, 2)}× direct, the gate ${fixed(gated.rps / ceiling.rps, 2)}× the reference; ` +
+          `with a core per process: gate ${fixed(ownCoreRatio(gated), 2)}×, reference ${fixed(ownCoreRatio(ceiling), 2)}× (from CPU µs/req); ` +
+          `the load generator used ${fixed(clientCoreShare(direct) * 100, 0)} / ${fixed(clientCoreShare(ceiling) * 100, 0)} / ${fixed(clientCoreShare(gated) * 100, 0)} % of a core (direct / reference / gate)`,
       );
       if (baseline !== undefined) {
         const before = figure('baseline');
-        rows.push([
-          `${what}, through the baseline gate`,
-          fixed(before.p50, 3),
-          fixed(before.p99, 3),
-          fixed(before.rps, 0),
-          `+${fixed(before.p50 - direct.p50, 3)} ms p50, ${fixed(before.rps / direct.rps, 2)}× req/s`,
-          String(before.failures),
-          ...cpuCells(before, 'baseline'),
-        ]);
+        rows.push(
+          row(
+            'through the baseline gate',
+            before,
+            `${versusDirect(before)}; ${fixed(before.rps / ceiling.rps, 2)}× the reference`,
+          ),
+        );
         verdicts.push(
-          `${kind} upstream, ${what}, baseline gate: added p50 ${fixed(before.p50 - direct.p50, 3)} ms; throughput ${fixed(before.rps / direct.rps, 2)}× direct; ` +
-            `with a core per process ${fixed(ownCoreRatio(direct, before), 2)}×`,
+          `${kind} upstream, ${what}, baseline gate: added p50 ${fixed(before.p50 - direct.p50, 3)} ms; throughput ${fixed(before.rps / direct.rps, 2)}× direct, ` +
+            `${fixed(before.rps / ceiling.rps, 2)}× the reference; with a core per process ${fixed(ownCoreRatio(before), 2)}×`,
         );
       }
     }
@@ -412,11 +462,12 @@ async function measureUpstream(kind: UpstreamKind, context: BenchContext): Promi
           'p50 ms (1 in flight)',
           'p99 ms (1 in flight)',
           `req/s (${CONCURRENCY} in flight)`,
-          'gate vs direct',
+          'vs direct',
           'failures',
           'CPU µs/req: client',
-          'gate',
+          'proxy',
           'upstream',
+          'client core use',
         ],
         rows,
       ),

@@ -39,8 +39,15 @@ const RESOURCES = 500;
 
 let boots = 0;
 
+/** CPU milliseconds (user + system) this process spent since `since` (a `process.cpuUsage()` reading). */
+const cpuMillisSince = (since: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+};
+
 /** The floor: open the file read-only and read every event row (all columns), nothing else. */
-function readEveryRow(file: string): { millis: number; rows: number } {
+function readEveryRow(file: string): { millis: number; cpuMillis: number; rows: number } {
+  const cpuStarted = process.cpuUsage();
   const started = performance.now();
   const db = new Database(file, { readonly: true });
   let rows = 0;
@@ -51,13 +58,14 @@ function readEveryRow(file: string): { millis: number; rows: number } {
     if (row !== undefined) rows += 1;
   }
   db.close();
-  return { millis: performance.now() - started, rows };
+  return { millis: performance.now() - started, cpuMillis: cpuMillisSince(cpuStarted), rows };
 }
 
 /** Recovery in this process: open the log, recover, ready to grant. */
 async function recoverInProcess(
   file: string,
-): Promise<{ millis: number; eventsReplayed: number; fromSnapshot: boolean }> {
+): Promise<{ millis: number; cpuMillis: number; eventsReplayed: number; fromSnapshot: boolean }> {
+  const cpuStarted = process.cpuUsage();
   const started = performance.now();
   const log = await openSqliteEventLog({ file, durability: 'full' });
   const coordinator = await DurableCoordinator.open({
@@ -69,10 +77,11 @@ async function recoverInProcess(
     runTimers: false,
   });
   const millis = performance.now() - started;
+  const cpuMillis = cpuMillisSince(cpuStarted);
   const { eventsReplayed, fromSnapshot } = coordinator.recovery;
   await coordinator.close();
   await log.close();
-  return { millis, eventsReplayed, fromSnapshot };
+  return { millis, cpuMillis, eventsReplayed, fromSnapshot };
 }
 
 /** The service from spawn to its `ready` line, on a data dir holding `file` (or nothing). */
@@ -128,12 +137,15 @@ try {
       `bench:recovery: wrote ${written} events (${megabytes.toFixed(0)} MiB) in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s; measuring (${repeat}× each)`,
     );
 
-    const floor = median(Array.from({ length: repeat }, () => readEveryRow(pristine).millis));
+    const floorRuns = Array.from({ length: repeat }, () => readEveryRow(pristine));
+    const floor = median(floorRuns.map((run) => run.millis));
+    const floorCpu = median(floorRuns.map((run) => run.cpuMillis));
     for (const [label, source] of [
       ['with snapshot', pristine],
       ['without snapshot', noSnapshot],
     ] as const) {
       const inProcess: number[] = [];
+      const inProcessCpu: number[] = [];
       const service: number[] = [];
       const serviceReplay: number[] = [];
       let replayed = 0;
@@ -142,6 +154,7 @@ try {
         copyFileSync(source, copy);
         const result = await recoverInProcess(copy);
         inProcess.push(result.millis);
+        inProcessCpu.push(result.cpuMillis);
         replayed = result.eventsReplayed;
         await removeTempDir(copy);
         const dataDir = join(work, `service-${i}`);
@@ -153,10 +166,12 @@ try {
         await removeTempDir(dataDir);
       }
       const recovery = median(inProcess);
+      const recoveryCpu = median(inProcessCpu);
       if (label === 'without snapshot') {
         perEvent.push(
           `${written.toLocaleString('en-US')} events: in process ${fixed((recovery * 1000) / replayed, 2)} µs per event replayed, ` +
-            `service replayMillis ${fixed((median(serviceReplay) * 1000) / replayed, 2)} µs per event; floor ${fixed((floor * 1000) / written, 2)} µs per row`,
+            `service replayMillis ${fixed((median(serviceReplay) * 1000) / replayed, 2)} µs per event; floor ${fixed((floor * 1000) / written, 2)} µs per row; ` +
+            `CPU time in process ${fixed((recoveryCpu * 1000) / replayed, 2)} µs per event, floor ${fixed((floorCpu * 1000) / written, 2)} µs per row`,
         );
       }
       rows.push([
@@ -166,6 +181,7 @@ try {
         fixed(floor, 0),
         fixed(recovery, 0),
         `× ${fixed(recovery / floor, 2)}`,
+        `× ${fixed(recoveryCpu / floorCpu, 2)}`,
         fixed(median(service), 0),
         fixed(median(serviceReplay), 0),
         `× ${fixed(median(serviceReplay) / floor, 2)}`,
@@ -187,6 +203,7 @@ try {
         'floor: read every row',
         'in process: open → ready',
         'ratio to floor',
+        'CPU time ratio to floor',
         'service: spawn → ready',
         'service: recovery (replayMillis)',
         'ratio to floor',
@@ -198,7 +215,8 @@ try {
   console.log(
     '\nfloor = open the file read-only and iterate every row of `events` (no decoding, no fold). in process = openSqliteEventLog + DurableCoordinator.open: ' +
       'integrity check, latest snapshot, replay, CoordinatorStarted appended (fsync). service replayMillis = the recovery time the service reports in its `ready` line ' +
-      '(snapshot, replay and CoordinatorStarted, after its log file is opened and checked); spawn → ready adds Node and Nest start-up and the file check.',
+      '(snapshot, replay and CoordinatorStarted, after its log file is opened and checked); spawn → ready adds Node and Nest start-up and the file check. ' +
+      "CPU time ratio = this process's user + system CPU time for the in-process recovery over that of the floor (medians): on a shared machine it leaves out the time spent waiting for a core.",
   );
 } finally {
   await removeTempDir(work);

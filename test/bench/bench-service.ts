@@ -10,9 +10,17 @@
  * and Redis from apt and its two npm packages there. Everything it starts listens on 127.0.0.1,
  * is stopped by PID, and the temp dirs are removed at the end.
  *
+ * Our coordinator runs over both of its transports, each a system of its own in the same run:
+ * `lease-fence` (HTTP, one request per operation, `adapters/lease-fence-coordinator.mjs`) and
+ * `lease-fence-ws` (the SDK's agent link: one WebSocket per workload agent, many operations in
+ * flight per connection, `adapters/lease-fence-ws.mjs`). `--transports http,websocket` (the
+ * default) picks them. The report ends with the issue's targets: `lease-fence-ws` acquires/s
+ * against Redis (appendfsync always), its acquire p99 against 2 × Redis's, and HTTP against the
+ * in-memory stand-in.
+ *
  * `LEASE_FENCE_BENCH_CPU_PROF_DIR=<dir>` makes the coordinator write a CPU profile per round there.
  * Options (after `--`): `--seconds 10 --concurrency 32 --resources 64 --rounds 3
- * --systems etcd,redis-always,mock-http --modes default`. Figures, not a test: nothing here asserts.
+ * --systems etcd,redis-always,mock-http --modes default --transports http,websocket`. Figures, not a test: nothing here asserts.
  *
  * `--modes default,fence-first,lock-delay` runs our coordinator once per mode ({@link MODES}: the
  * environment each mode adds) in every round, interleaved (round 1: each mode, round 2: each
@@ -54,10 +62,17 @@ const { values: options } = parseArgs({
     systems: { type: 'string', default: 'etcd,redis-always,mock-http' },
     modes: { type: 'string', default: 'default' },
     baseline: { type: 'string' },
+    transports: { type: 'string', default: 'http,websocket' },
   },
 });
 const concurrency = Number(options.concurrency);
 const PRODUCT_LABEL = 'lease-fence';
+/** Each transport of our coordinator: the harness adapter that drives it and its label (`lease-fence`, `lease-fence-ws`). */
+const TRANSPORTS: Readonly<Record<string, { readonly adapter: string; readonly label: string }>> = {
+  http: { adapter: 'lease-fence-coordinator.mjs', label: PRODUCT_LABEL },
+  websocket: { adapter: 'lease-fence-ws.mjs', label: `${PRODUCT_LABEL}-ws` },
+};
+const WS_LABEL = TRANSPORTS.websocket!.label;
 
 /**
  * The coordinator's modes, as the environment each one adds to the default configuration. The
@@ -84,6 +99,15 @@ const HARNESS_ENV: Readonly<Record<string, Readonly<Record<string, string>>>> = 
   'fence-first': { LEASE_FENCE_BENCH_GATE_LINK: '1' },
 };
 const modes = options.modes.split(',').map((mode) => mode.trim());
+const transports = options.transports.split(',').map((transport) => transport.trim());
+for (const transport of transports) {
+  if (TRANSPORTS[transport] === undefined) {
+    console.error(
+      `bench:service: --transports: unknown transport ${JSON.stringify(transport)}; known: ${Object.keys(TRANSPORTS).join(', ')}`,
+    );
+    process.exit(2);
+  }
+}
 for (const mode of modes) {
   if (MODES[mode] === undefined) {
     console.error(
@@ -96,9 +120,14 @@ for (const mode of modes) {
     process.exit(2);
   }
 }
-/** Our system's label in the harness's results: `lease-fence`, or `lease-fence/<mode>` for a mode other than the default. */
-const labelOf = (mode: string): string => (mode === 'default' ? PRODUCT_LABEL : `${PRODUCT_LABEL}/${mode}`);
-const isOurs = (system: string): boolean => system === PRODUCT_LABEL || system.startsWith(`${PRODUCT_LABEL}/`);
+/** Our system's label in the harness's results: the transport's (`lease-fence`, `lease-fence-ws`), with `/<mode>` for a mode other than the default. */
+const labelOf = (mode: string, transport: string): string =>
+  mode === 'default' ? TRANSPORTS[transport]!.label : `${TRANSPORTS[transport]!.label}/${mode}`;
+const isOurs = (system: string): boolean =>
+  system === PRODUCT_LABEL ||
+  system.startsWith(`${PRODUCT_LABEL}/`) ||
+  system === WS_LABEL ||
+  system.startsWith(`${WS_LABEL}/`);
 
 /** One fsync probe line of the harness: what it measured and its figures (`p50_ms`, `p99_ms`, … milliseconds). */
 interface ProbeLine {
@@ -175,6 +204,40 @@ const readJsonLines = <T>(file: string): T[] => {
     .map((l) => JSON.parse(l) as T);
 };
 
+/**
+ * The issue's targets, each a ratio of medians in this run (printed when both systems ran):
+ * the agent link's acquires/s ≥ 1.0 × Redis appendfsync-always's, its acquire p99 ≤ 2 × Redis's,
+ * and HTTP's acquires/s ≥ 0.8 × the in-memory stand-in's.
+ */
+function printTargets(
+  m: (system: string, pick: (r: WorkloadResult) => number | null | undefined) => number,
+  systems: ReadonlySet<string>,
+): void {
+  const targets: [string, string, string, number, 'min' | 'max', number][] = [
+    [WS_LABEL, 'redis-always', 'acquires ok/s', 1.0, 'min', 0],
+    [WS_LABEL, 'redis-always', 'acquire p99', 2.0, 'max', 0],
+    [PRODUCT_LABEL, 'mock-http', 'acquires ok/s', 0.8, 'min', 0],
+  ];
+  const rows = targets
+    .filter(([ours, peer]) => systems.has(ours) && systems.has(peer))
+    .map(([ours, peer, what, bound, kind]) => {
+      const pick = (r: WorkloadResult): number | null =>
+        what === 'acquire p99' ? r.latency.acquire.p99_ms : r.acquires_ok_per_s;
+      const ratio = m(ours, pick) / m(peer, pick);
+      const met = kind === 'min' ? ratio >= bound : ratio <= bound;
+      return [
+        `${ours} / ${peer}`,
+        what,
+        `× ${fixed(ratio, 2)}`,
+        `${kind === 'min' ? '≥' : '≤'} ${bound}`,
+        met ? 'met' : 'not met',
+      ];
+    });
+  if (rows.length === 0) return;
+  console.log('\ntargets (issue 18, medians of this run):\n');
+  console.log(markdownTable(['ratio', 'of', 'measured', 'target', ''], rows));
+}
+
 /** Prints the report: per system medians over rounds, then our ratios to each peer. */
 function report(
   results: readonly WorkloadResult[],
@@ -185,7 +248,6 @@ function report(
   const per = new Map(systems.map((s) => [s, results.filter((r) => r.system === s)]));
   const m = (system: string, pick: (r: WorkloadResult) => number | null | undefined): number =>
     median((per.get(system) ?? []).map(pick));
-  const ours = (pick: (r: WorkloadResult) => number | null | undefined): number => m(PRODUCT_LABEL, pick);
   const rows = systems.map((s) => {
     const rs = per.get(s)!;
     const ok = rs.map((r) => r.acquires_ok_per_s);
@@ -268,30 +330,38 @@ function report(
   console.log(
     '\ncycles/s = completed acquire → renew → release cycles per second; a busy acquire is a counted attempt, not a cycle.',
   );
-  if (!per.has(PRODUCT_LABEL)) return;
-  console.log('\nratios, lease-fence / peer (throughput > 1: we do more; p99 < 1: we are faster):\n');
-  const ratioRows = systems
-    .filter((s) => !isOurs(s))
-    .map((peer) => [
-      `lease-fence / ${peer}`,
-      `× ${fixed(ours((r) => r.acquires_ok_per_s) / m(peer, (r) => r.acquires_ok_per_s), 2)}`,
-      `× ${fixed(ours((r) => r.releases_per_s) / m(peer, (r) => r.releases_per_s), 2)}`,
-      `× ${fixed(ours((r) => r.latency.acquire.p99_ms) / m(peer, (r) => r.latency.acquire.p99_ms), 2)}`,
-      `× ${fixed(ours((r) => r.latency.renew.p99_ms) / m(peer, (r) => r.latency.renew.p99_ms), 2)}`,
-      `× ${fixed(ours((r) => r.latency.release.p99_ms) / m(peer, (r) => r.latency.release.p99_ms), 2)}`,
-    ]);
+  printTargets(m, new Set(systems));
+  if (!per.has(PRODUCT_LABEL) && !per.has(WS_LABEL)) return;
+  console.log('\nratios, ours / peer (throughput > 1: we do more; p99 < 1: we are faster):\n');
+  const ratioRows = [PRODUCT_LABEL, WS_LABEL]
+    .filter((label) => per.has(label))
+    .flatMap((label) =>
+      systems
+        .filter((s) => !isOurs(s))
+        .map((peer) => [
+          `${label} / ${peer}`,
+          `× ${fixed(m(label, (r) => r.acquires_ok_per_s) / m(peer, (r) => r.acquires_ok_per_s), 2)}`,
+          `× ${fixed(m(label, (r) => r.releases_per_s) / m(peer, (r) => r.releases_per_s), 2)}`,
+          `× ${fixed(m(label, (r) => r.latency.acquire.p99_ms) / m(peer, (r) => r.latency.acquire.p99_ms), 2)}`,
+          `× ${fixed(m(label, (r) => r.latency.renew.p99_ms) / m(peer, (r) => r.latency.renew.p99_ms), 2)}`,
+          `× ${fixed(m(label, (r) => r.latency.release.p99_ms) / m(peer, (r) => r.latency.release.p99_ms), 2)}`,
+        ]),
+    );
   if (ratioRows.length > 0)
     console.log(
       markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows),
     );
   const modeRows = systems
-    .filter((s) => isOurs(s) && s !== PRODUCT_LABEL)
-    .map((mode) => [
-      `${mode} / ${PRODUCT_LABEL}`,
-      `× ${fixed(m(mode, (r) => r.acquires_ok_per_s) / ours((r) => r.acquires_ok_per_s), 2)}`,
-      `× ${fixed(m(mode, (r) => r.releases_per_s) / ours((r) => r.releases_per_s), 2)}`,
-      `× ${fixed(m(mode, (r) => r.latency.acquire.p99_ms) / ours((r) => r.latency.acquire.p99_ms), 2)}`,
-    ]);
+    .filter((s) => isOurs(s) && s !== PRODUCT_LABEL && s !== WS_LABEL)
+    .map((mode) => {
+      const base = mode.startsWith(`${WS_LABEL}/`) ? WS_LABEL : PRODUCT_LABEL;
+      return [
+        `${mode} / ${base}`,
+        `× ${fixed(m(mode, (r) => r.acquires_ok_per_s) / m(base, (r) => r.acquires_ok_per_s), 2)}`,
+        `× ${fixed(m(mode, (r) => r.releases_per_s) / m(base, (r) => r.releases_per_s), 2)}`,
+        `× ${fixed(m(mode, (r) => r.latency.acquire.p99_ms) / m(base, (r) => r.latency.acquire.p99_ms), 2)}`,
+      ];
+    });
   if (modeRows.length > 0) {
     console.log('\nmodes against the default (the cost of each mode; throughput < 1 and p99 > 1: it costs):\n');
     console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99'], modeRows));
@@ -340,7 +410,7 @@ try {
       .join(' ');
     return `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} ${modeEnv} node ${cpuProfileArgs().join(' ')} ${mainOf(mode)}`;
   };
-  const runHarness = (mode: string, rounds: string): Promise<number> =>
+  const runHarness = (mode: string, transport: string, rounds: string, systems: string): Promise<number> =>
     run(
       'bash',
       [
@@ -354,15 +424,15 @@ try {
         '--rounds',
         rounds,
         '--systems',
-        options.systems,
+        systems,
         '--out',
         resultsFile,
         '--product-cmd',
         productCommand(mode),
         '--product-adapter',
-        join(root, 'test', 'bench', 'adapters', 'lease-fence-coordinator.mjs'),
+        join(root, 'test', 'bench', 'adapters', TRANSPORTS[transport]!.adapter),
         '--product-label',
-        labelOf(mode),
+        labelOf(mode, transport),
       ],
       root,
       {
@@ -373,12 +443,18 @@ try {
       },
     );
   let code = 0;
-  if (modes.length === 1) {
-    code = await runHarness(modes[0]!, options.rounds);
+  const products = modes.flatMap((mode) => transports.map((transport) => ({ mode, transport })));
+  if (products.length === 1) {
+    code = await runHarness(products[0]!.mode, products[0]!.transport, options.rounds, options.systems);
   } else {
-    // The harness runs one product per call: one call per mode and round, interleaved.
+    // The harness runs one product per call: one call per product and round, interleaved. The
+    // first product of a round runs beside every peer of --systems; the others beside Redis
+    // (appendfsync always) only, the anchor of the agent link's targets, so each round measures
+    // it next to them without running every peer again.
+    const anchor = options.systems.split(',').includes('redis-always') ? 'redis-always' : options.systems;
     for (let round = 1; round <= Number(options.rounds); round += 1) {
-      for (const mode of modes) code = Math.max(code, await runHarness(mode, '1'));
+      for (const [index, { mode, transport }] of products.entries())
+        code = Math.max(code, await runHarness(mode, transport, '1', index === 0 ? options.systems : anchor));
     }
   }
   const lines = readJsonLines<WorkloadResult & Partial<ProbeLine>>(resultsFile);

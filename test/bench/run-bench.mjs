@@ -13,17 +13,20 @@ import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /**
- * Projects each benchmark needs built (Nx builds their dependencies first). Every script of this
- * folder is compiled together (tsconfig.bench.json), so each entry also builds what the others
- * import: the coordinator brings every library.
+ * What every benchmark needs built: every script of this folder is compiled together
+ * (tsconfig.bench.json), so each needs what any of them imports (the coordinator brings every
+ * library it uses; the client is the agent link transport and the gate link; dashboard-model is
+ * imported by bench-dashboard.ts).
  */
+const COMPILED_TOGETHER = ['@lease-fence/coordinator', '@lease-fence/client', '@lease-fence/dashboard-model'];
+/** Projects each benchmark needs built besides {@link COMPILED_TOGETHER} (Nx builds their dependencies first). */
 const NEEDS = {
-  service: ['@lease-fence/coordinator', '@lease-fence/client'], // the client: the fence-first mode's gate link
-  recovery: ['@lease-fence/coordinator'],
-  lib: ['lease-fence', '@lease-fence/coordinator'],
-  stream: ['@lease-fence/coordinator'],
-  dashboard: ['@lease-fence/coordinator', '@lease-fence/dashboard'],
-  gate: ['@lease-fence/coordinator', '@lease-fence/gate', '@lease-fence/dashboard-model'], // dashboard-model: bench-dashboard.ts is compiled too
+  service: [],
+  recovery: [],
+  lib: ['lease-fence'],
+  stream: [],
+  dashboard: ['@lease-fence/dashboard'],
+  gate: ['@lease-fence/gate'],
 };
 
 const [name, ...rest] = process.argv.slice(2);
@@ -60,11 +63,12 @@ function step(label, command, commandArgs, stdio = 'inherit') {
 }
 
 const bin = (tool) => join(root, 'node_modules', '.bin', tool);
+const projects = [...COMPILED_TOGETHER, ...NEEDS[name]];
 try {
   await step(
-    `building ${NEEDS[name].join(', ')}`,
+    `building ${projects.join(', ')}`,
     bin('nx'),
-    ['run-many', '-t', 'build', '-p', ...NEEDS[name], '--outputStyle=static'],
+    ['run-many', '-t', 'build', '-p', ...projects, '--outputStyle=static'],
     ['ignore', 'ignore', 'inherit'],
   );
   await step('compiling test/bench', bin('tsc'), ['-p', join(root, 'test', 'bench', 'tsconfig.bench.json')]);

@@ -1,6 +1,7 @@
 /**
  * The short chaos run of `npm test` (see `chaos.ts`): the coordinator and the gate (a
- * `lease-fence-gate` sidecar per resource) killed with SIGKILL in both orders, a few cycles. `CHAOS_CYCLES` / `CHAOS_SEED` set a
+ * `lease-fence-gate` sidecar per resource) killed with SIGKILL in both orders, a few cycles, with
+ * the agents on each transport (HTTP, and the agent link WebSocket). `CHAOS_CYCLES` / `CHAOS_SEED` set a
  * longer run (`npm run chaos -- --cycles 50` does), which also prints its figures.
  */
 import { existsSync } from 'node:fs';
@@ -14,13 +15,14 @@ const seed = Number(process.env['CHAOS_SEED'] ?? '2026');
 describe.skipIf(!existsSync(COORDINATOR_MAIN) || !existsSync(GATE_MAIN))(
   'chaos: coordinator and gate killed with SIGKILL under the demo workload',
   () => {
-    it(
-      `loses no refusal and no acknowledged grant over ${cycles} kill cycles in both orders (seed ${seed})`,
-      async () => {
+    it.each(['http', 'websocket'] as const)(
+      `loses no refusal and no acknowledged grant over ${cycles} kill cycles in both orders (seed ${seed}), agents over %s`,
+      async (transport) => {
         // Arrange / Act
         const report = await runChaos({
           cycles,
           seed,
+          transport,
           log: process.env['CHAOS_VERBOSE'] === '1' ? (line) => console.log(line) : undefined,
         });
         console.log(`chaos figures: ${JSON.stringify(report)}`);

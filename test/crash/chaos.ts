@@ -43,6 +43,12 @@ export interface ChaosOptions {
   readonly runMillis?: readonly [number, number];
   /** Progress lines. @defaultValue none */
   readonly log?: (line: string) => void;
+  /**
+   * How the agents reach the coordinator (`LeaseFenceClient`'s `transport`): with `'websocket'`
+   * each agent's link drops at every coordinator kill and its in-flight operations are resent
+   * with the same requestId on the next connection. @defaultValue 'http'
+   */
+  readonly transport?: 'http' | 'websocket';
 }
 
 /** What one chaos run did and found. */
@@ -292,6 +298,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           clockSkewMillis: 50,
           timeoutMillis: 1000,
           retry: { maxAttempts: 3, initialDelayMillis: 20, maxDelayMillis: 200 },
+          transport: options.transport ?? 'http',
         }),
     );
     const acquire = async (client: LeaseFenceClient, resource: string): Promise<Lease | undefined> => {
@@ -395,6 +402,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     } finally {
       stopping = true;
       await Promise.all(running);
+      await Promise.all(clients.map((client) => client.close()));
     }
 
     // Let the gate drain its outbox: every durable refusal must reach the log.

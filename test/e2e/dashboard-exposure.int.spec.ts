@@ -36,7 +36,7 @@ const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
 /** The fence-first resource (the demo's gate token covers `deploy-*`; the demo's agents never use it). */
 const FENCE_FIRST_RESOURCE = 'deploy-fence-first';
 /** How many random `?at=` positions are checked. */
-const RANDOM_POSITIONS = 6;
+const RANDOM_POSITIONS = 20;
 
 /** One row of the panel, or of the computation here (the dashboard model's row shape; only the type is shared). */
 type ExposureRow = ExposureSummary;
@@ -310,5 +310,5 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard exposure panel, against the 
         context,
       ).toEqual(exposureRowsOf(log.upTo(position)));
     }
-  }, 240_000);
+  }, 480_000);
 });

@@ -229,6 +229,33 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     expect(await floorOf(gate)).toEqual(floor);
   });
 
+  it("reports each new fence it admits once, so the log shows when the handover's exposure ended", async () => {
+    const resource = 'deploy-exposure';
+    const gate = await gateFor(resource);
+    const admittedFences = async (): Promise<number[]> =>
+      (await events(resource))
+        .filter((event) => event.type === 'FenceAdmitted')
+        .map((event) => (event.data as { fence: number }).fence);
+
+    const first = await acquire(1, resource);
+    for (const attempt of [1, 2, 3])
+      expect((await write(gate, `/exposure/first-${attempt}`, first.signedToken)).status).toBe(200);
+    await eventually('the first fence to be reported', async () => (await admittedFences()).length === 1);
+    await release(1, resource, first.fence);
+    const second = await acquire(2, resource);
+    expect((await write(gate, '/exposure/second', second.signedToken)).status).toBe(200);
+    await eventually('the second fence to be reported', async () => (await admittedFences()).length === 2);
+
+    expect(await admittedFences()).toEqual([first.fence, second.fence]);
+    const [grant, admit] = (await events(resource)).filter(
+      (event) =>
+        (event.type === 'LeaseGranted' || event.type === 'FenceAdmitted') &&
+        (event.data as { fence: number }).fence === second.fence,
+    );
+    expect([grant?.type, admit?.type]).toEqual(['LeaseGranted', 'FenceAdmitted']);
+    expect(admit?.data).toMatchObject({ holderId: 'agent-2', gateId: expect.any(String) });
+  });
+
   it("kill -9 and restart: the floor is remembered and the refusal outbox is drained, seqs contiguous in the coordinator's log", async () => {
     const resource = 'deploy-crash';
     // The first life reports through a proxy that never acknowledges a refusal: they stay in the outbox.

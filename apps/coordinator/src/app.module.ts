@@ -5,6 +5,7 @@
  */
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { AgentLinkModule } from './agent-link/agent-link.module.js';
 import type { AuthFailureLog } from './auth/auth-failure-log.js';
 import { AuthModule } from './auth/auth.module.js';
 import type { TokenRegistry } from './auth/token-registry.js';
@@ -49,6 +50,7 @@ export class AppModule {
         CoordinatorModule,
         LeasesModule,
         StreamModule,
+        AgentLinkModule,
         HealthModule,
         DocsModule,
       ],

@@ -1,18 +1,23 @@
 /**
- * The sidecar's HTTP side: a Fastify server that proxies every request to the upstream with
- * `@fastify/reply-from` (undici underneath, bodies streamed both ways), and admits a write only
- * once its signed token was verified and the gate's raised floor is durable.
+ * The sidecar's HTTP side: one node:http server whose requests take one of two paths.
+ * - The data path (every request but the gate's own): answered by the gate itself when refused,
+ *   else forwarded by `forwarder.ts` (undici, bodies streamed both ways). A write is admitted only
+ *   once its signed token was verified and the gate's raised floor is durable.
+ * - The gate's own paths (`GATE_PATH_PREFIX/healthz|readyz|metrics`): a Fastify app, which
+ *   also answers what Node's parser refused (`clientErrorHandler`) and stops the server.
  *
- * Why `@fastify/reply-from` and not `@fastify/http-proxy`: http-proxy is reply-from plus a
- * prefix router and WebSocket proxying; the gate needs a handler that runs its check before
- * forwarding (reply-from's `reply.from()` call is exactly that point), and refuses upgrades.
- * Why not undici's `ProxyAgent`: that is a forward-proxy client (CONNECT), not a server.
+ * Why the data path is not a Fastify route: the forwarding used to be a catch-all route calling
+ * `@fastify/reply-from`, and `npm run bench:gate` showed that path spending several times the
+ * CPU per request of a bare node:http + undici proxy (see `forwarder.ts`). Requests for the
+ * data path now reach plain handlers on Node's own request and response objects; Fastify sees
+ * only paths under `GATE_PATH_PREFIX`, and hands back those it has no route for (a request for
+ * `GATE_PATH_PREFIX/other` is the upstream's, as before).
  *
  * The check itself is the client library's: `FenceTokenVerifier.verify` then `commitDurably`
  * (floor or refusal durable in the `FileFloorStore` before the answer). This file maps their
  * outcomes to HTTP answers and nothing else.
  */
-import replyFrom from '@fastify/reply-from';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import {
   commitDurably,
   InvalidFenceTokenError,
@@ -20,20 +25,14 @@ import {
   type FenceTokenVerifier,
   type FileFloorStore,
 } from '@lease-fence/client';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
-import { DoubleGrantError, StaleFenceError, type FenceGate } from 'lease-fence';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { DoubleGrantError, StaleFenceError, type FenceGate, type FenceToken } from 'lease-fence';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { createForwarder, FENCE_TOKEN_HEADER } from './forwarder.js';
 import type { GateMetrics } from './metrics.js';
 
-/** The header a writer sends its lease's signed token in (`lease.signedToken` of the agent SDK). Stripped before forwarding. */
-export const FENCE_TOKEN_HEADER = 'lease-fence-token';
+export { FENCE_TOKEN_HEADER };
 
 /**
  * The sidecar's own paths: `healthz`, `readyz` and `metrics` under this prefix are answered by
@@ -41,36 +40,6 @@ export const FENCE_TOKEN_HEADER = 'lease-fence-token';
  * metadata (RFC 8615), so an ordinary service has nothing of its own there.
  */
 export const GATE_PATH_PREFIX = '/.well-known/lease-fence-gate';
-
-/**
- * Hop-by-hop headers (RFC 9110 §7.6.1): meaningful for one connection only, so a proxy removes
- * them (and every header the `Connection` header names) in both directions. reply-from removes
- * the request's `Connection` and the headers it names, and undici sets its own framing; the rest
- * of the list is ours to remove.
- */
-const HOP_BY_HOP = [
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-] as const;
-
-/**
- * Removes the hop-by-hop headers from `headers` in place and returns it. Only for objects made
- * for this one request: reply-from hands `rewriteRequestHeaders` its own copy of the request's
- * headers and `rewriteHeaders` the headers undici parsed for this reply, so copying them again
- * would only add an allocation per request.
- */
-const removeHopByHop = <H extends Record<string, unknown>>(headers: H): H => {
-  const connection = headers.connection;
-  if (typeof connection === 'string')
-    for (const name of connection.split(',')) delete headers[name.trim().toLowerCase() as keyof H];
-  for (const name of HOP_BY_HOP) delete headers[name];
-  return headers;
-};
 
 /** Why a request was answered by the gate itself: the `reason` of its JSON body, and a metrics label. */
 export type GateRefusalReason =
@@ -81,7 +50,8 @@ export type GateRefusalReason =
   | 'floor-store-unavailable'
   | 'upstream-unreachable'
   | 'upstream-timeout'
-  | 'bad-request';
+  | 'bad-request'
+  | 'closing';
 
 /** How long a connection refused for a malformed request may keep sending before it is cut (milliseconds). */
 const CLIENT_ERROR_DRAIN_MILLIS = 5_000;
@@ -134,6 +104,12 @@ export interface GateServerOptions {
   readonly isReady: () => boolean;
   readonly metrics: GateMetrics;
   readonly logger: Logger;
+  /**
+   * Called with the token of each admitted write once its floor is durable, before it is
+   * forwarded; must not block (main.ts passes `reportAdmits(…).admitted`, which reports a new
+   * fence to the coordinator in the background). @defaultValue nothing
+   */
+  readonly onAdmitted?: (token: FenceToken) => void;
 }
 
 /** The body of every answer the gate gives itself (not the upstream's). */
@@ -148,48 +124,173 @@ type GateAnswer =
     }
   | { ok: false; reason: GateRefusalReason; message: string };
 
+/** How long an idle client connection is kept open (milliseconds): Fastify's default, which the gate had before it made its own server. */
+const KEEP_ALIVE_TIMEOUT_MILLIS = 72_000;
+
+/** The response headers of every answer the gate gives itself. */
+const ANSWER_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } as const;
+const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
+
 /**
- * Builds the sidecar's Fastify server (not listening yet). Requests:
- * - `GATE_PATH_PREFIX/healthz|readyz|metrics`: the gate's own, never forwarded;
+ * Builds the sidecar's server (a Fastify instance over its own node:http server; not listening
+ * yet: `listen` and `close` are Fastify's). Requests:
+ * - `GATE_PATH_PREFIX/healthz|readyz|metrics` (GET, HEAD): the gate's own, never forwarded;
  * - a method in `openMethods`: forwarded as is (minus `Lease-Fence-Token`);
  * - any other method: `Lease-Fence-Token` verified (401 `invalid-token`, 503 `keys-unavailable`),
  *   admitted by `commitDurably` (409 `stale-fence` / `double-grant` once the refusal is durable;
  *   503 `floor-store-unavailable` when the floor cannot be saved), then forwarded;
- * - upstream unreachable or reset → 502 `upstream-unreachable`, too slow → 504 `upstream-timeout`.
+ * - upstream unreachable or reset → 502 `upstream-unreachable`, too slow → 504 `upstream-timeout`;
+ * - once the server is closing, 503 `closing` with `Connection: close`.
  * A refused request's body is never read and nothing of it reaches the upstream.
  */
 export async function createGateServer(options: GateServerOptions): Promise<FastifyInstance> {
-  const { gate, store, verifier, metrics, logger } = options;
-  const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
-    // Fastify gives every request a pino child bound to its request id: an object and a bindings
-    // string per request that only a per-request log line would use, and the gate writes none
-    // (its warnings and errors name the URL). Every request logs through the one logger instead.
-    childLoggerFactory: (parent) => parent,
-    // A proxy forwards what it gets: no body parsing, no trailing-slash or case rewriting.
-    return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 8192 },
-    clientErrorHandler: answerClientError,
-  });
-  // Bodies are streamed to the upstream untouched: the "parser" hands Fastify the raw request stream.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-  await app.register(replyFrom, {
-    base: options.upstream.origin,
-    disableRequestLogging: true,
-    undici: {
-      headersTimeout: options.upstreamTimeoutMillis,
-      bodyTimeout: options.upstreamTimeoutMillis,
-      connections: 128,
-      pipelining: 1,
+  const { gate, store, verifier, metrics, logger, openMethods, onAdmitted } = options;
+  let closing = false;
+
+  /** Answers `response` with the gate's own JSON body (a refusal, counted by reason). */
+  const answer = (response: ServerResponse, status: number, body: GateAnswer, retryAfter = false): void => {
+    metrics.refused.inc({ reason: body.reason });
+    response.writeHead(status, retryAfter ? RETRY_ANSWER_HEADERS : ANSWER_HEADERS);
+    response.end(JSON.stringify(body));
+  };
+
+  const forwarder = createForwarder({
+    upstream: options.upstream,
+    upstreamTimeoutMillis: options.upstreamTimeoutMillis,
+    onForwarded: (seconds) => metrics.forwardedSeconds.observe(seconds),
+    onFailure: (failure, error, request, response) => {
+      const timedOut = failure === 'upstream-timeout';
+      logger.warn({ err: error, url: request.url }, timedOut ? 'upstream timed out' : 'upstream unreachable');
+      // The reply had begun (or the client left): all that is left is to cut the connection.
+      if (response.headersSent || response.destroyed) {
+        response.destroy();
+        return;
+      }
+      if (timedOut) {
+        answer(response, 504, {
+          ok: false,
+          reason: 'upstream-timeout',
+          message: `the upstream sent no reply within ${options.upstreamTimeoutMillis} ms`,
+        });
+      } else {
+        answer(response, 502, {
+          ok: false,
+          reason: 'upstream-unreachable',
+          message: `the upstream failed: ${error.code ?? 'error'} (${error.message})`,
+        });
+      }
     },
   });
 
-  const answer = (reply: FastifyReply, status: number, body: GateAnswer): FastifyReply => {
-    metrics.refused.inc({ reason: body.reason });
-    return reply.code(status).header('cache-control', 'no-store').send(body);
+  /** Verifies the write's token and makes its floor durable, then forwards it; or answers the refusal. */
+  const admit = async (signedToken: string, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    let token: FenceToken;
+    try {
+      token = await verifier.verify(signedToken, gate.resource);
+      // The floor (or the refusal) is durable once this resolves (or rejects); nothing else runs under it.
+      await commitDurably(gate, store, token, async () => undefined);
+    } catch (error) {
+      if (error instanceof InvalidFenceTokenError)
+        return answer(response, 401, { ok: false, reason: 'invalid-token', message: error.message });
+      if (error instanceof SigningKeysUnavailableError)
+        return answer(response, 503, { ok: false, reason: 'keys-unavailable', message: error.message }, true);
+      if (error instanceof StaleFenceError || error instanceof DoubleGrantError) {
+        const { seq, resource, rejected, current } = error.rejection;
+        return answer(response, 409, {
+          ok: false,
+          reason: error instanceof StaleFenceError ? 'stale-fence' : 'double-grant',
+          resource,
+          seq,
+          rejected,
+          current,
+        });
+      }
+      logger.error({ err: error }, 'cannot save the floor: the write is refused');
+      return answer(
+        response,
+        503,
+        {
+          ok: false,
+          reason: 'floor-store-unavailable',
+          message: `the gate cannot make its floor durable: ${(error as Error).message}`,
+        },
+        true,
+      );
+    }
+    metrics.admitted.inc();
+    onAdmitted?.(token);
+    forwarder.forward(request, response);
   };
+
+  /** The data path: every request that is not the gate's own. */
+  const serveData = (request: IncomingMessage, response: ServerResponse): void => {
+    if (closing) {
+      response.shouldKeepAlive = false;
+      return answer(response, 503, { ok: false, reason: 'closing', message: 'the gate is shutting down' }, true);
+    }
+    if (request.url?.startsWith('/') !== true) {
+      return answer(response, 400, {
+        ok: false,
+        reason: 'bad-request',
+        message: 'the request target must be a path (origin-form), not an absolute URL',
+      });
+    }
+    const { headers } = request;
+    if (headers.upgrade !== undefined) {
+      return answer(response, 400, {
+        ok: false,
+        reason: 'bad-request',
+        message: 'protocol upgrades (WebSocket) are not proxied by the gate',
+      });
+    }
+    if (openMethods.has(request.method ?? '')) return forwarder.forward(request, response);
+    const signedToken = headers[FENCE_TOKEN_HEADER];
+    if (typeof signedToken !== 'string') {
+      return answer(response, 401, {
+        ok: false,
+        reason: 'invalid-token',
+        message: `a ${request.method} needs its lease's signed token in the Lease-Fence-Token header`,
+      });
+    }
+    admit(signedToken, request, response).catch((error: unknown) => {
+      logger.error({ err: error, url: request.url }, 'request failed in the gate');
+      if (response.headersSent) response.destroy();
+      else answer(response, 400, { ok: false, reason: 'bad-request', message: (error as Error).message });
+    });
+  };
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    // Fastify gives every request a pino child bound to its request id, which only a
+    // per-request log line would use, and the gate writes none.
+    childLoggerFactory: (parent) => parent,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: false, caseSensitive: true },
+    clientErrorHandler: answerClientError,
+    // The gate's own server: the data path never enters Fastify (see the file's comment).
+    serverFactory: (fastifyHandler): Server => {
+      const server = createServer((request, response) =>
+        request.url?.startsWith(GATE_PATH_PREFIX) === true
+          ? fastifyHandler(request, response)
+          : serveData(request, response),
+      );
+      // The timeouts Fastify gives a server it makes itself (its defaults, which the gate had).
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MILLIS;
+      server.requestTimeout = 0;
+      server.setTimeout(0);
+      return server;
+    },
+  });
+  // A body sent to a path under the prefix that Fastify hands back to the data path is streamed
+  // to the upstream untouched: the "parser" hands Fastify the raw request stream.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onClose', async () => forwarder.destroy());
 
   app.get(`${GATE_PATH_PREFIX}/healthz`, async () => ({ ok: true }));
   app.get(`${GATE_PATH_PREFIX}/readyz`, async (_request, reply) =>
@@ -204,108 +305,10 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
   app.get(`${GATE_PATH_PREFIX}/metrics`, async (_request, reply) =>
     reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
-
-  /**
-   * How every request is forwarded: one object for the server's life, not four closures per
-   * request (nothing in it depends on the request but what reply-from hands each callback).
-   */
-  const forwardOptions: Parameters<FastifyReply['from']>[1] = {
-    rewriteRequestHeaders: (_request, headers) => {
-      const forwarded = removeHopByHop(headers);
-      delete forwarded[FENCE_TOKEN_HEADER];
-      return forwarded;
-    },
-    rewriteHeaders: (headers) => removeHopByHop(headers),
-    // A proxy in front of a write must not replay it: reply-from retries GETs on 503 by default.
-    retryDelay: () => null,
-    onError: (failed, { error }) => {
-      const reply = failed as unknown as FastifyReply; // reply-from hands back the reply it was called on
-      const { code, statusCode } = error as { code?: string; statusCode?: number };
-      // reply-from's errors carry the status it would answer: 504 for every kind of timeout.
-      const timedOut = statusCode === 504;
-      logger.warn({ err: error, url: reply.request.url }, timedOut ? 'upstream timed out' : 'upstream unreachable');
-      if (reply.sent) return;
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      if (timedOut) {
-        answer(reply, 504, {
-          ok: false,
-          reason: 'upstream-timeout',
-          message: `the upstream sent no reply within ${options.upstreamTimeoutMillis} ms`,
-        });
-      } else {
-        answer(reply, 502, {
-          ok: false,
-          reason: 'upstream-unreachable',
-          message: `the upstream failed: ${cause?.code ?? code ?? 'error'}${cause?.message === undefined ? '' : ` (${cause.message})`}`,
-        });
-      }
-    },
-  };
-
-  const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const startedAt = process.hrtime.bigint();
-    reply.raw.once('finish', () => metrics.forwardedSeconds.observe(Number(process.hrtime.bigint() - startedAt) / 1e9));
-    return reply.from(request.url, forwardOptions);
-  };
-
-  app.all('/*', async (request, reply) => {
-    if (!request.url.startsWith('/')) {
-      return answer(reply, 400, {
-        ok: false,
-        reason: 'bad-request',
-        message: 'the request target must be a path (origin-form), not an absolute URL',
-      });
-    }
-    if (request.headers.upgrade !== undefined) {
-      return answer(reply, 400, {
-        ok: false,
-        reason: 'bad-request',
-        message: 'protocol upgrades (WebSocket) are not proxied by the gate',
-      });
-    }
-    if (options.openMethods.has(request.method)) return forward(request, reply);
-    const signedToken = request.headers[FENCE_TOKEN_HEADER];
-    if (signedToken === undefined) {
-      return answer(reply, 401, {
-        ok: false,
-        reason: 'invalid-token',
-        message: `a ${request.method} needs its lease's signed token in the Lease-Fence-Token header`,
-      });
-    }
-    try {
-      const token = await verifier.verify(signedToken, gate.resource);
-      // The floor (or the refusal) is durable once this resolves (or rejects); nothing else runs under it.
-      await commitDurably(gate, store, token, async () => undefined);
-    } catch (error) {
-      if (error instanceof InvalidFenceTokenError)
-        return answer(reply, 401, { ok: false, reason: 'invalid-token', message: error.message });
-      if (error instanceof SigningKeysUnavailableError) {
-        return answer(reply.header('retry-after', '1'), 503, {
-          ok: false,
-          reason: 'keys-unavailable',
-          message: error.message,
-        });
-      }
-      if (error instanceof StaleFenceError || error instanceof DoubleGrantError) {
-        const { seq, resource, rejected, current } = error.rejection;
-        return answer(reply, 409, {
-          ok: false,
-          reason: error instanceof StaleFenceError ? 'stale-fence' : 'double-grant',
-          resource,
-          seq,
-          rejected,
-          current,
-        });
-      }
-      logger.error({ err: error }, 'cannot save the floor: the write is refused');
-      return answer(reply.header('retry-after', '1'), 503, {
-        ok: false,
-        reason: 'floor-store-unavailable',
-        message: `the gate cannot make its floor durable: ${(error as Error).message}`,
-      });
-    }
-    metrics.admitted.inc();
-    return forward(request, reply);
+  // Anything else under the prefix (another path, another method) is the upstream's, as any other path.
+  app.setNotFoundHandler((request, reply) => {
+    reply.hijack();
+    serveData(request.raw, reply.raw);
   });
 
   return app;

@@ -3,7 +3,8 @@
  * `lease-fence-gate`: the composition root of the fencing reverse proxy. Reads the environment
  * once (the one reader of `process.env` here), restores the gate from its floor file, and runs:
  * the HTTP proxy (`gate-server.ts`), the refusal reporter draining the outbox
- * (`reportRejections`), the floor reporter (`reportFloors`) and the gate link of fence-first
+ * (`reportRejections`), the floor reporter (`reportFloors`), the admit reporter (`reportAdmits`:
+ * each new fence admitted, so the log shows when a handover's exposure ended) and the gate link of fence-first
  * handover (`openGateLink`), all from `@lease-fence/client`, and the status reports
  * (`gate-status.ts`, listed by the coordinator at `GET /v1/gates`). SIGTERM / SIGINT stop it cleanly;
  * a kill -9 loses nothing acknowledged (every floor and refusal was durable before its answer).
@@ -16,6 +17,7 @@ import {
   gateOptionsFrom,
   openFileFloorStore,
   openGateLink,
+  reportAdmits,
   reportFloors,
   reportRejections,
 } from '@lease-fence/client';
@@ -76,6 +78,10 @@ async function run(config: GateConfig): Promise<void> {
     everyMillis: config.floorReportMillis,
     onError: (error) => logger.debug({ err: error }, 'floor not reported this round'),
   });
+  const admits = reportAdmits(coordinator, {
+    admittedFences: new Map(gate.floor === undefined ? [] : [[config.resource, gate.floor.fence]]),
+    onError: (error, token) => logger.debug({ err: error, fence: token.fence }, 'admit not reported'),
+  });
   const link = openGateLink({
     baseUrl: config.coordinatorUrl,
     token: config.gateToken,
@@ -107,6 +113,7 @@ async function run(config: GateConfig): Promise<void> {
     isReady: () => keysFetched,
     metrics,
     logger,
+    onAdmitted: admits.admitted,
   });
   const statusReports = startStatusReports({
     collect: () => collectGateStatus({ gate, outbox: store, metrics }, Date.now()),
@@ -128,7 +135,7 @@ async function run(config: GateConfig): Promise<void> {
     logger.info({ signal }, 'stopping');
     stopping.abort();
     await app.close();
-    await Promise.allSettled([statusReports.stop(), link.close(), rejections.close(), floors.stop()]);
+    await Promise.allSettled([statusReports.stop(), link.close(), rejections.close(), floors.stop(), admits.stop()]);
     logger.info('stopped');
     logger.flush();
     process.exit(0);

@@ -95,18 +95,7 @@ export class CoordinatorHttp {
    * @throws RangeError when `timeoutMillis` or a `retry` field is out of range (the message names it).
    */
   constructor(api: string, options: CoordinatorHttpOptions) {
-    const url = parseBaseUrl(api, options.baseUrl);
-    if (typeof options.token !== 'string' || options.token.length === 0) {
-      throw new TypeError(
-        `${api}: token must be a non-empty string, got ${options.token === '' ? 'an empty string' : typeof options.token}`,
-      );
-    }
-    const timeoutMillis = options.timeoutMillis ?? 5000;
-    if (!Number.isSafeInteger(timeoutMillis) || timeoutMillis < 1) {
-      throw new RangeError(
-        `${api}: timeoutMillis must be a positive integer (milliseconds), got ${String(timeoutMillis)}`,
-      );
-    }
+    const { url, timeoutMillis } = checkConnectionOptions(api, options);
     this.#baseUrl = url.href.replace(/\/+$/, '');
     this.#authorization = `Bearer ${options.token}`;
     this.#timeoutMillis = timeoutMillis;
@@ -170,34 +159,21 @@ export class CoordinatorHttp {
     replies: ReplySchemas<T>,
     signal: AbortSignal | undefined,
   ): Promise<ParsedReply<T>> {
-    for (let attempt = 1; ; attempt += 1) {
-      signal?.throwIfAborted();
-      let failure: unknown;
-      try {
+    return sendWithRetries(
+      this.#retrying,
+      operation,
+      async () => {
         const { status, text } = await this.#attempt(path, payload, signal);
-        if (status === 503) {
-          failure = new CoordinatorHttpError(status, parseBody(text), operation);
-        } else {
-          return parseReply(operation, status, text, replies);
-        }
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        if (!isTransportFailure(error)) throw error;
-        failure = error;
-      }
-      if (attempt >= this.#retry.maxAttempts) {
-        throw failure instanceof CoordinatorHttpError
-          ? new CoordinatorUnavailableError(operation, attempt, failure)
-          : new CoordinatorUnreachableError(operation, attempt, failure);
-      }
-      const delayMillis = backoffDelayMillis(this.#retry, attempt);
-      try {
-        this.#onRetry?.({ operation, attempt, delayMillis, error: failure });
-      } catch {
-        // observers never change the request's fate
-      }
-      await this.#timers.sleep(delayMillis, signal);
-    }
+        return { status, body: parseBody(text) };
+      },
+      replies,
+      signal,
+    );
+  }
+
+  /** How this transport retries (shared with the agent link transport, `coordinator-websocket.ts`). */
+  get #retrying(): Retrying {
+    return { policy: this.#retry, timers: this.#timers, onRetry: this.#onRetry };
   }
 
   async #attempt(
@@ -228,6 +204,58 @@ export class CoordinatorHttp {
   }
 }
 
+/** How a transport retries: its policy, its timers and its retry observer. @internal */
+export interface Retrying {
+  readonly policy: RetryPolicy;
+  readonly timers: Timers;
+  readonly onRetry: ((event: RetryEvent) => void) | undefined;
+}
+
+/**
+ * The one retry loop of the SDK's transports (HTTP and the agent link): runs `attempt` until it
+ * answers with a status other than 503, retrying transport failures (network errors, timeouts,
+ * a dropped connection) and 503 with backoff and jitter, at most `policy.maxAttempts` times.
+ * Every attempt sends the same request (same requestId), so the coordinator applies it at most once.
+ * @param attempt - One exchange: resolves with the status and the parsed body, rejects on a transport failure.
+ * @throws what {@link CoordinatorHttp.post} throws, for the same reasons. @internal
+ */
+export async function sendWithRetries<T>(
+  retrying: Retrying,
+  operation: string,
+  attempt: () => Promise<{ readonly status: number; readonly body: unknown }>,
+  replies: ReplySchemas<T>,
+  signal: AbortSignal | undefined,
+): Promise<ParsedReply<T>> {
+  for (let attemptNumber = 1; ; attemptNumber += 1) {
+    signal?.throwIfAborted();
+    let failure: unknown;
+    try {
+      const { status, body } = await attempt();
+      if (status === 503) {
+        failure = new CoordinatorHttpError(status, body, operation);
+      } else {
+        return parseReply(operation, status, body, replies);
+      }
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (!isTransportFailure(error)) throw error;
+      failure = error;
+    }
+    if (attemptNumber >= retrying.policy.maxAttempts) {
+      throw failure instanceof CoordinatorHttpError
+        ? new CoordinatorUnavailableError(operation, attemptNumber, failure)
+        : new CoordinatorUnreachableError(operation, attemptNumber, failure);
+    }
+    const delayMillis = backoffDelayMillis(retrying.policy, attemptNumber);
+    try {
+      retrying.onRetry?.({ operation, attempt: attemptNumber, delayMillis, error: failure });
+    } catch {
+      // observers never change the request's fate
+    }
+    await retrying.timers.sleep(delayMillis, signal);
+  }
+}
+
 /** Failures of the exchange itself (as opposed to a reply): fetch's TypeError, timeouts, aborts, socket errors. */
 const isTransportFailure = (error: unknown): boolean =>
   error instanceof TypeError ||
@@ -237,6 +265,29 @@ const isTransportFailure = (error: unknown): boolean =>
     'code' in error &&
     typeof error.code === 'string' &&
     /^(E[A-Z]+|UND_ERR)/.test(error.code));
+
+/**
+ * The checks every transport makes of its connection options: `baseUrl`, `token`, `timeoutMillis`.
+ * @throws TypeError / RangeError naming `api` and the field. @internal
+ */
+export const checkConnectionOptions = (
+  api: string,
+  options: CoordinatorHttpOptions,
+): { readonly url: URL; readonly timeoutMillis: number } => {
+  const url = parseBaseUrl(api, options.baseUrl);
+  if (typeof options.token !== 'string' || options.token.length === 0) {
+    throw new TypeError(
+      `${api}: token must be a non-empty string, got ${options.token === '' ? 'an empty string' : typeof options.token}`,
+    );
+  }
+  const timeoutMillis = options.timeoutMillis ?? 5000;
+  if (!Number.isSafeInteger(timeoutMillis) || timeoutMillis < 1) {
+    throw new RangeError(
+      `${api}: timeoutMillis must be a positive integer (milliseconds), got ${String(timeoutMillis)}`,
+    );
+  }
+  return { url, timeoutMillis };
+};
 
 /** `baseUrl` as an absolute http(s) URL. @throws TypeError naming `api` otherwise. @internal */
 export const parseBaseUrl = (api: string, baseUrl: string | URL): URL => {
@@ -263,8 +314,7 @@ const parseBody = (text: string): unknown => {
   }
 };
 
-const parseReply = <T>(operation: string, status: number, text: string, replies: ReplySchemas<T>): ParsedReply<T> => {
-  const body = parseBody(text);
+const parseReply = <T>(operation: string, status: number, body: unknown, replies: ReplySchemas<T>): ParsedReply<T> => {
   const schema = replies[status];
   if (schema === undefined) throw new CoordinatorHttpError(status, body, operation);
   const parsed = schema.safeParse(body);

@@ -45,12 +45,16 @@ export {
   type ReplySchemas,
   type RetryEvent,
 } from './coordinator-http.js';
+/** The agent link transport (`transport: 'websocket'`): many operations on one WebSocket, retried like HTTP. */
+export { CoordinatorWebSocket, AgentLinkDroppedError } from './coordinator-websocket.js';
 /** Retry policy: capped exponential backoff with jitter. */
 export { createRetryPolicy, backoffDelayMillis, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 /** Injectable timers (the system's by default), bounded to what `setTimeout` can wait. */
 export { systemTimers, MAX_TIMER_MILLIS, type Timers } from './timers.js';
 /** A gate's client of the coordinator: reports refusals, admitted fences and floors, retrying transient failures. */
 export { FenceGateClient, type FenceGateClientOptions } from './fence-gate-client.js';
+/** Reports each new fence a gate admits, so the log shows when a handover's exposure ended. */
+export { reportAdmits, type AdmitReporter, type AdmitReporterOptions, type AdmitSink } from './admit-reporter.js';
 /** Periodic reports of a gate's floor to the coordinator. */
 export {
   reportFloors,

@@ -14,24 +14,32 @@ import { openCoordinatorTestDouble, type CoordinatorTestDouble } from './testing
 const TTL_MILLIS = 3000;
 const SKEW_MILLIS = 100;
 
-describe('LeaseFenceClient', () => {
+describe.each(['http', 'websocket'] as const)('LeaseFenceClient over %s', (transport) => {
   let coordinatorClock: ManualClock;
   let clientClock: ManualClock;
   let double: CoordinatorTestDouble;
   let retries: RetryEvent[];
 
+  const opened: LeaseFenceClient[] = [];
   const connect = (overrides: Partial<LeaseFenceClientOptions> = {}): LeaseFenceClient =>
-    new LeaseFenceClient({
-      baseUrl: double.url,
-      token: 'token-agent-1',
-      holderId: 'agent-1',
-      clockSkewMillis: SKEW_MILLIS,
-      clock: clientClock,
-      timeoutMillis: 2000,
-      retry: { maxAttempts: 3, initialDelayMillis: 0 },
-      onRetry: (event) => retries.push(event),
-      ...overrides,
-    });
+    track(
+      new LeaseFenceClient({
+        baseUrl: double.url,
+        token: 'token-agent-1',
+        holderId: 'agent-1',
+        clockSkewMillis: SKEW_MILLIS,
+        clock: clientClock,
+        timeoutMillis: 2000,
+        retry: { maxAttempts: 3, initialDelayMillis: 0 },
+        onRetry: (event) => retries.push(event),
+        transport,
+        ...overrides,
+      }),
+    );
+  const track = (client: LeaseFenceClient): LeaseFenceClient => {
+    opened.push(client);
+    return client;
+  };
 
   beforeEach(async () => {
     coordinatorClock = createManualClock('coordinator', { start: 50_000 });
@@ -49,6 +57,7 @@ describe('LeaseFenceClient', () => {
   });
 
   afterEach(async () => {
+    await Promise.all(opened.splice(0).map((client) => client.close()));
     await double.close();
   });
 
@@ -170,7 +179,9 @@ describe('LeaseFenceClient', () => {
       await expect(failure).rejects.toBeInstanceOf(CoordinatorUnreachableError);
       await expect(failure).rejects.toMatchObject({ code: 'coordinator-unreachable', attempts: 3, retryable: true });
       await expect(failure).rejects.toThrow(
-        /^acquire deploy-slot-a: coordinator unreachable after 3 attempts: fetch failed/,
+        transport === 'http'
+          ? /^acquire deploy-slot-a: coordinator unreachable after 3 attempts: fetch failed/
+          : /^acquire deploy-slot-a: coordinator unreachable after 3 attempts: connect ECONNREFUSED/,
       );
     });
 

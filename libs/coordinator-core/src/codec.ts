@@ -7,10 +7,12 @@
  * @see docs/design.md § "The event-sourced coordinator" (Events)
  */
 import {
+  compileShapeCheck,
   CoordinatorEventSchema,
   type CoordinatorEvent,
   type CoordinatorEventType,
   type RecordedEvent,
+  type ShapeCheck,
 } from '@lease-fence/protocol';
 import { EventLogCorruptError, type EventLogCorruptIssue } from './ports/event-log-errors.js';
 import type { Snapshot } from './ports/event-log.js';
@@ -63,6 +65,19 @@ type EventMemberSchema = (typeof CoordinatorEventSchema.options)[number];
  */
 const MEMBER_SCHEMAS: ReadonlyMap<string, EventMemberSchema> = new Map(
   CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, schema]),
+);
+
+/**
+ * Per event type, the member schema's `data` compiled into a yes/no check (`compileShapeCheck`
+ * of `@lease-fence/protocol`): it accepts a record's data only when the schema accepts it as it
+ * is, so a record it accepts is exactly what zod would have returned, without zod's issue
+ * machinery and its copy of every object. Anything else goes to the schema itself, which
+ * accepts (stripping an unknown key) or names the field. Measured on a 100k-event log, replay's
+ * validation went from about as costly as `JSON.parse` to a small fraction of it (the figures are
+ * in the commit that introduced it); the schema stays the one copy of each rule.
+ */
+const DATA_CHECKS: ReadonlyMap<string, ShapeCheck> = new Map(
+  CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, compileShapeCheck(schema.shape.data)]),
 );
 
 /**
@@ -130,7 +145,9 @@ export function encodeEvents(api: string, events: readonly CoordinatorEvent[]): 
 
 /**
  * Decodes one stored record: parses `data` if it is JSON text, upcasts old versions, and
- * validates the result with the protocol schema (the union's member for the record's type).
+ * validates the result with the protocol schema (the union's member for the record's type):
+ * JSON text through the schema's compiled check first ({@link DATA_CHECKS}), the schema itself
+ * for whatever that check does not pass, so the issues of a corrupt record are the schema's.
  *
  * @returns the record as a {@link RecordedEvent} (current schema version).
  * @throws {@link EventLogCorruptError} naming `raw.position` when the type or version is
@@ -150,6 +167,7 @@ export function decodeRecord(raw: StoredEventRecord): RecordedEvent {
     ]);
   }
   let data: unknown = raw.data;
+  const parsedHere = typeof data === 'string';
   if (typeof data === 'string') {
     try {
       data = JSON.parse(data);
@@ -173,14 +191,23 @@ export function decodeRecord(raw: StoredEventRecord): RecordedEvent {
       ]);
     upcast = upcaster(upcast);
   }
-  const parsed = schema.safeParse({ type: raw.type, version: current, data: upcast });
-  if (!parsed.success) throw corruptAt(raw.position, toIssues(parsed.error));
+  let event: CoordinatorEvent;
+  if (parsedHere && DATA_CHECKS.get(raw.type)!(upcast)) {
+    // Exactly what the schema would return, every field checked: the object JSON.parse (or an
+    // upcaster) just made, which nothing else holds. Data an adapter handed over as an object is
+    // copied by the schema as before, so the event never aliases the adapter's storage.
+    event = { type: raw.type, version: current, data: upcast } as CoordinatorEvent;
+  } else {
+    const parsed = schema.safeParse({ type: raw.type, version: current, data: upcast });
+    if (!parsed.success) throw corruptAt(raw.position, toIssues(parsed.error));
+    event = parsed.data;
+  }
   if (!Number.isFinite(raw.recordedAtMillis)) {
     throw corruptAt(raw.position, [
       { path: 'recordedAtMillis', message: `must be a finite number, got ${String(raw.recordedAtMillis)}` },
     ]);
   }
-  return { position: raw.position, recordedAtMillis: raw.recordedAtMillis, event: parsed.data };
+  return { position: raw.position, recordedAtMillis: raw.recordedAtMillis, event };
 }
 
 /** The error that stops a reader at the record at `position`. */

@@ -6,11 +6,12 @@
  * @see docs/design.md § "The event-sourced coordinator" (one ordered log per namespace)
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
+import { isRestart } from './coordinator-start.js';
 
 /** Kinds of event the timeline marks and `n` / `p` jump between. */
 export type MarkerKind = 'rejection' | 'restart';
 
-/** An event worth jumping to: a `FenceRejected` or a `CoordinatorStarted`. */
+/** An event worth jumping to: a `FenceRejected` or a restart's `CoordinatorStarted` (not a fresh log's first start). */
 export interface MarkerRef {
   readonly position: number;
   readonly kind: MarkerKind;
@@ -75,7 +76,8 @@ export class EventIndex {
       positions.push(recorded.position);
     }
     if (event.type === 'FenceRejected') this.#markers.push({ position: recorded.position, kind: 'rejection' });
-    else if (event.type === 'CoordinatorStarted') this.#markers.push({ position: recorded.position, kind: 'restart' });
+    else if (event.type === 'CoordinatorStarted' && isRestart(event.data))
+      this.#markers.push({ position: recorded.position, kind: 'restart' });
     switch (event.type) {
       case 'FenceRejected':
         this.#noteHolder(event.data.current.holderId);

@@ -98,7 +98,7 @@ describe('evolveView', () => {
         kind: 'not-carried',
         stamp: { position: restart.position },
       });
-      expect(state.restarts[1]).toMatchObject({
+      expect(state.restarts[0]).toMatchObject({
         recoveredFence: 8,
         droppedLeases: [{ resource: 'other', holderId: 'agent-b', fence: 8 }],
         graceEndWallMillis: restart.event.data.wallMillis + 7_000,

@@ -6,6 +6,7 @@
  */
 import type { CoordinatorEventType, EventOf, RecordedEvent } from '@lease-fence/protocol';
 import { projectToWall, stampOf, type ClockStamp } from './clock-stamp.js';
+import { isRestart } from './coordinator-start.js';
 import { exposureAtGrant, exposureOnEnd, exposureOnFloor } from './exposure.js';
 import type { MutableGeneration, MutableHandover, MutableLane, MutableViewState } from './mutable-view-state.js';
 import { MAX_ANOMALIES_KEPT, type ExposureEvidenceKind, type GenerationEndKind, type ViewState } from './view-state.js';
@@ -30,7 +31,8 @@ import { MAX_ANOMALIES_KEPT, type ExposureEvidenceKind, type GenerationEndKind, 
  *   (`FenceAdmitted`, `FenceFloorReported`, a `FenceRejected`'s current fence) closes it; the
  *   generation's end without such evidence makes it `unknown`.
  * - `CoordinatorStarted` keeps each carried lease as the same generation (re-anchored expiry in
- *   the new boot) and ends every other open generation `not-carried`.
+ *   the new boot) and ends every other open generation `not-carried`. Only a restart
+ *   ({@link isRestart}) joins `restarts`; a fresh log's first start is a start.
  * - An event about a generation whose grant is not among the loaded events (a partial log, an
  *   imported slice) starts a generation with `granted: undefined`, when the lane has none open.
  * - Anything else that does not fit (a renewal of an ended generation, a fence that does not
@@ -336,6 +338,7 @@ function onStarted(s: MutableViewState, d: EventOf<'CoordinatorStarted'>['data']
       );
     }
   }
+  if (!isRestart(d)) return;
   s.restarts.push({
     stamp,
     namespace: d.namespace,

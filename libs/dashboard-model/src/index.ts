@@ -4,6 +4,7 @@
  */
 export * from './clock-stamp.js';
 export * from './clone-view-state.js';
+export * from './coordinator-start.js';
 export * from './debug-hook.js';
 export * from './event-index.js';
 export * from './evolve-view.js';

@@ -5,7 +5,14 @@
  */
 import { RecordedEventSchema, type RecordedEvent } from '@lease-fence/protocol';
 import { describeStamp, formatDuration, formatWallDateTime, formatWallTime, shortBootId } from './format.js';
-import { investigate, investigationPositions, type Investigation, type InvestigationResult } from './investigation.js';
+import {
+  afterRefusal,
+  describeAfterRefusal,
+  investigate,
+  investigationPositions,
+  type Investigation,
+  type InvestigationResult,
+} from './investigation.js';
 import { ViewHistory } from './view-history.js';
 import type { Generation } from './view-state.js';
 
@@ -134,6 +141,9 @@ export function importInvestigation(doc: InvestigationExport): {
 /**
  * A Markdown summary for a ticket: the sentence, both generations with the clock of every time,
  * the floor, restarts, the events around the rejection, and the link that reopens the view.
+ * The generations are described as of the refusal and say so; what the listed events show after
+ * it (renewals, the end) is in the table's last column, so the summary never contradicts its own
+ * event list.
  *
  * @param investigation - The investigation.
  * @param link - Permalink of the investigation view (no token in it).
@@ -145,10 +155,12 @@ export function investigationMarkdown(investigation: Investigation, link: string
     '',
     investigation.explanation,
     '',
-    '| | holder | fence | start | end | how it ended |',
-    '|---|---|---|---|---|---|',
-    generationRow('refused', rejection.rejected.holderId, rejection.rejected.fence, rejected),
-    generationRow('floor', rejection.current.holderId, rejection.current.fence, current),
+    `Both generations as of the refusal (position ${investigation.position}); the last column is what the events below show after it.`,
+    '',
+    '| | holder | fence | start | end | how it ended | after the refusal |',
+    '|---|---|---|---|---|---|---|',
+    generationRow('refused', rejection.rejected.holderId, rejection.rejected.fence, rejected, investigation),
+    generationRow('floor', rejection.current.holderId, rejection.current.fence, current, investigation),
     '',
     `- Rejection: gate \`${rejection.gateId}\` seq ${rejection.seq} (${rejection.kind}), recorded ${describeStamp(rejection.stamp)}` +
       (rejection.gateWallMillis === undefined ? '' : `; gate wall clock ${formatWallTime(rejection.gateWallMillis)}`),
@@ -180,12 +192,21 @@ export function investigationMarkdown(investigation: Investigation, link: string
   return lines.join('\n') + '\n';
 }
 
-function generationRow(role: string, holderId: string, fence: number, g: Generation | undefined): string {
-  if (g === undefined) return `| ${role} | ${holderId} | ${fence} | not in the loaded log | | |`;
+function generationRow(
+  role: string,
+  holderId: string,
+  fence: number,
+  g: Generation | undefined,
+  investigation: Investigation,
+): string {
+  if (g === undefined) return `| ${role} | ${holderId} | ${fence} | not in the loaded log | | | |`;
   const start =
     g.granted === undefined ? `${formatWallTime(g.startWallMillis)} (first seen)` : formatWallTime(g.startWallMillis);
   const end =
-    g.end === undefined ? `open, expires ${formatWallTime(g.endWallMillis)}` : formatWallTime(g.endWallMillis);
+    g.end === undefined
+      ? `expires ${formatWallTime(g.endWallMillis)} (projected at the refusal)`
+      : formatWallTime(g.endWallMillis);
   const carried = g.carried.length > 0 ? `, carried across ${g.carried.length} restart(s)` : '';
-  return `| ${role} | ${g.holderId} | ${g.fence} | ${start} | ${end} | ${g.end?.kind ?? 'open'}${carried} |`;
+  const after = describeAfterRefusal(afterRefusal(investigation, g)) ?? '';
+  return `| ${role} | ${g.holderId} | ${g.fence} | ${start} | ${end} | ${g.end?.kind ?? 'open at the refusal'}${carried} | ${after} |`;
 }

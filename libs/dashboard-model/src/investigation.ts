@@ -189,6 +189,66 @@ export function investigationPositions(history: ViewHistory, investigation: Inve
   return [...positions].filter((p) => p <= index.lastPosition && index.at(p) !== undefined).sort((a, b) => a - b);
 }
 
+/** What the events after the refusal (in an investigation's context) did to one of its generations. */
+export interface AfterRefusal {
+  readonly position: number;
+  /** `renewed`, `released` or `expired` by its holder; `superseded` by a grant of a higher fence on the resource. */
+  readonly kind: 'renewed' | 'released' | 'expired' | 'superseded';
+}
+
+/**
+ * The investigation describes both generations **as of the refusal** (its position); the events
+ * listed around it may go further. This is what those later events (positions after the refusal,
+ * within `context`) did to one of the generations, in log order, up to and including its end, so
+ * a view or an export can say so beside the as-of description instead of contradicting its own
+ * event list. Pure.
+ *
+ * @param investigation - An investigation.
+ * @param generation - `investigation.rejected` or `investigation.current` (undefined gives none).
+ * @returns The renewals and the end, in position order; empty when the generation had ended by the refusal.
+ */
+export function afterRefusal(investigation: Investigation, generation: Generation | undefined): AfterRefusal[] {
+  if (generation === undefined || generation.end !== undefined) return [];
+  const out: AfterRefusal[] = [];
+  for (const { position, event } of investigation.context) {
+    if (position <= investigation.position || !('resource' in event.data)) continue;
+    if (event.data.resource !== investigation.rejection.resource) continue;
+    let kind: AfterRefusal['kind'] | undefined;
+    switch (event.type) {
+      case 'LeaseRenewed':
+      case 'LeaseReleased':
+      case 'LeaseExpired':
+        if (event.data.fence === generation.fence && event.data.holderId === generation.holderId)
+          kind = event.type === 'LeaseRenewed' ? 'renewed' : event.type === 'LeaseReleased' ? 'released' : 'expired';
+        break;
+      case 'LeaseGranted':
+        if (event.data.fence > generation.fence) kind = 'superseded';
+        break;
+      default:
+        break;
+    }
+    if (kind === undefined) continue;
+    out.push({ position, kind });
+    if (kind !== 'renewed') break;
+  }
+  return out;
+}
+
+/**
+ * {@link afterRefusal} as one phrase ("renewed at 41, 44; released at 47"), or undefined when
+ * there is nothing after the refusal.
+ */
+export function describeAfterRefusal(after: readonly AfterRefusal[]): string | undefined {
+  if (after.length === 0) return undefined;
+  const renewals = after.filter((a) => a.kind === 'renewed').map((a) => a.position);
+  const end = after.find((a) => a.kind !== 'renewed');
+  const parts = [
+    ...(renewals.length === 0 ? [] : [`renewed at position${renewals.length > 1 ? 's' : ''} ${renewals.join(', ')}`]),
+    ...(end === undefined ? [] : [`${end.kind} at position ${end.position}`]),
+  ];
+  return parts.join('; ');
+}
+
 function findGeneration(lane: Lane, fence: number, holderId: string): Generation | undefined {
   let byFence: Generation | undefined;
   for (let i = lane.generations.length - 1; i >= 0; i -= 1) {

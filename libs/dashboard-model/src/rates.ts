@@ -5,6 +5,7 @@
  *
  * @see docs/design.md § "The event-sourced coordinator" (denials are counted, not logged)
  */
+import { isRestart } from './coordinator-start.js';
 import type { EventIndex } from './event-index.js';
 import type { ViewState } from './view-state.js';
 
@@ -84,7 +85,7 @@ export function logRates(
         row[4] = (row[4] ?? 0) + 1;
         break;
       case 'CoordinatorStarted':
-        row[5] = (row[5] ?? 0) + 1;
+        if (isRestart(recorded.event.data)) row[5] = (row[5] ?? 0) + 1;
         break;
       default:
         break;

@@ -37,8 +37,8 @@ describe('synthesizeEvents', () => {
     expect(state.lanes.size).toBe(40);
     expect(generations).toBe(800);
     expect(state.rejections).toHaveLength(80);
-    expect(state.restarts).toHaveLength(3);
-    expect(state.restarts.slice(1).some((r) => r.carriedLeases.length > 0)).toBe(true);
+    expect(state.restarts).toHaveLength(2); // the first start of the synthetic log is not a restart
+    expect(state.restarts.some((r) => r.carriedLeases.length > 0)).toBe(true);
     expect(state.anomalyCount).toBe(0);
   });
 

@@ -172,7 +172,7 @@ export interface MissingRejectionsView {
   readonly reportedSeq: number;
 }
 
-/** A `CoordinatorStarted` event: a boot that recovered from the log. */
+/** A restart's `CoordinatorStarted` event: a boot that recovered an earlier boot's log (`isRestart`, coordinator-start.ts). */
 export interface RestartView {
   readonly stamp: ClockStamp;
   readonly namespace: string;
@@ -277,7 +277,7 @@ export interface ViewState {
   readonly rejections: readonly RejectionView[];
   /** Every `RejectionsMissing` (refusals a gate lost before reporting them), in log order. */
   readonly missingRejections: readonly MissingRejectionsView[];
-  /** Every `CoordinatorStarted`, in log order. */
+  /** Every restart's `CoordinatorStarted`, in log order; a fresh log's first start is not a restart (`isRestart`, coordinator-start.ts). */
   readonly restarts: readonly RestartView[];
   /** Events folded, by type. */
   readonly counts: Readonly<Record<CoordinatorEventType, number>>;

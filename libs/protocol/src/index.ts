@@ -10,3 +10,5 @@ export * from './stream.js';
 export * from './gate-link.js';
 export * from './gate-status.js';
 export * from './signed-grant.js';
+export * from './shape-check.js';
+export * from './agent-link.js';

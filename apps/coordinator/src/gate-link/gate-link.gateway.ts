@@ -86,8 +86,8 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
   }
 }
 
-/** Closes `client` (going away) and resolves once it is closed; terminated if the peer has not completed the handshake after `graceMillis`. */
-function closeWithin(client: WebSocket, graceMillis: number): Promise<void> {
+/** Closes `client` (going away) and resolves once it is closed; terminated if the peer has not completed the handshake after `graceMillis`. Also used by the agent link. */
+export function closeWithin(client: WebSocket, graceMillis: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => client.terminate(), graceMillis);
     client.once('close', () => {

@@ -22,8 +22,8 @@ export class InvalidRequestError extends Error {
   }
 }
 
-/** Where a value came from; names the field when the issue is about the whole value. */
-export type InputPart = 'body' | 'query' | 'params';
+/** Where a value came from; names the field when the issue is about the whole value (`frame`: an agent link frame, `agent-link/agent-session.ts`). */
+export type InputPart = 'body' | 'query' | 'params' | 'frame';
 
 /**
  * Turns zod issues into {@link InputIssue}s that name the field (unknown keys, or query parameters, are named one by one).
@@ -36,8 +36,8 @@ export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPa
     if (issue.code === 'unrecognized_keys') {
       const message = part === 'query' ? 'is not a known query parameter' : 'is not a known field';
       for (const key of issue.keys) result.push({ path: path === '' ? key : `${path}.${key}`, message });
-    } else if (path === '' && part === 'body' && issue.code === 'invalid_type') {
-      result.push({ path: 'body', message: bodyIssue(value) });
+    } else if (path === '' && (part === 'body' || part === 'frame') && issue.code === 'invalid_type') {
+      result.push({ path: part, message: bodyIssue(value) });
     } else {
       const field = path === '' ? part : path;
       // One message per field: the first check it failed (an empty id is "too short", not also "not printable").

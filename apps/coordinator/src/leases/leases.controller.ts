@@ -1,10 +1,11 @@
 /**
  * Lease routes: `POST /v1/leases/:resource/{acquire,renew,release}` for agents and
- * `GET /v1/leases` for any token. Protocol schema in, one DurableCoordinator call, outcome out:
+ * `GET /v1/leases` for any token. Each write route calls {@link LeaseOperations} (the agent link
+ * `/v1/agent` calls the same): protocol schema in, one DurableCoordinator call, outcome out:
  * a grant is the reply body, signed (`signedToken`); a denial goes to the exception filter, which picks 409 / 410.
  * The holder is always the authenticated agent.
  */
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import {
   AcquireBodySchema,
   AlreadyHeldReplySchema,
@@ -22,22 +23,13 @@ import {
   ReleaseBodySchema,
   RenewBodySchema,
 } from '@lease-fence/protocol';
-import { ProtocolMisuseError } from 'lease-fence';
 import type { AgentPrincipal } from '../auth/principal.js';
 import { AgentGuard, CurrentPrincipal, ViewerGuard } from '../auth/role.guards.js';
-import type { Config } from '../config/config.js';
-import { CONFIG } from '../config/config.tokens.js';
 import { CoordinatorHost } from '../coordinator/coordinator-host.js';
 import { ApiDoc, READ_REPLIES, REPLIES, WRITE_REPLIES } from '../docs/api-doc.js';
-import { DeniedOutcome } from '../http/denied-outcome.js';
-import { InvalidRequestError, parseInput } from '../http/invalid-request.error.js';
-import { GrantSigner } from '../signing/grant-signer.js';
-import { checkTtlMillis, parseResource } from './lease-input.js';
-import { toWireDenial, toWireGrant, toWireLease } from './wire.js';
-
-/** The 400 message of an acquire whose requestId this agent already used for another resource. */
-const REQUEST_ID_REUSED =
-  'was already used by this agent to acquire another resource; send a fresh requestId for each acquisition (reuse one only to retry the same acquire)';
+import { parseInput } from '../http/invalid-request.error.js';
+import { LeaseOperations } from './lease-operations.js';
+import { toWireLease } from './wire.js';
 
 /** The 409 of a renew or release by an agent that does not hold the fence it names. */
 const NOT_HOLDER = { description: 'The caller does not hold that fence.', schemas: [NotHolderReplySchema] };
@@ -47,8 +39,7 @@ const NOT_HOLDER = { description: 'The caller does not hold that fence.', schema
 export class LeasesController {
   constructor(
     private readonly host: CoordinatorHost,
-    @Inject(CONFIG) private readonly config: Config,
-    private readonly signer: GrantSigner,
+    private readonly operations: LeaseOperations,
   ) {}
 
   /** Grants the lease to the calling agent, or denies it (`held`, `already-held` → 409; `expired` → 410). */
@@ -83,26 +74,12 @@ export class LeasesController {
       },
     },
   })
-  async acquire(
+  acquire(
     @Param('resource') resourceParam: string,
     @Body() body: unknown,
     @CurrentPrincipal() agent: AgentPrincipal,
   ): Promise<GrantReply> {
-    const resource = parseResource(resourceParam);
-    const { requestId, ttlMillis } = parseInput(AcquireBodySchema, body, 'body');
-    checkTtlMillis(ttlMillis, this.config);
-    const outcome = await this.host
-      .current()
-      .acquire({ resource, holderId: agent.holderId, requestId, ...(ttlMillis === undefined ? {} : { ttlMillis }) })
-      .catch((error: unknown) => {
-        // The one misuse an agent can commit with valid fields: reusing a requestId for another
-        // resource. Said in the API's words: lease-fence's message names its internal function.
-        if (error instanceof ProtocolMisuseError)
-          throw new InvalidRequestError([{ path: 'requestId', message: REQUEST_ID_REUSED }]);
-        throw error;
-      });
-    if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));
-    return { ok: true, grant: toWireGrant(outcome.grant, await this.signer.sign(outcome.grant)) };
+    return this.operations.acquire(resourceParam, body, agent);
   }
 
   /** Extends the calling agent's lease with the same fence, or denies it (`not-holder` → 409; `expired` → 410). */
@@ -123,23 +100,12 @@ export class LeasesController {
       ...WRITE_REPLIES,
     },
   })
-  async renew(
+  renew(
     @Param('resource') resourceParam: string,
     @Body() body: unknown,
     @CurrentPrincipal() agent: AgentPrincipal,
   ): Promise<GrantReply> {
-    const resource = parseResource(resourceParam);
-    const { requestId, fence, ttlMillis } = parseInput(RenewBodySchema, body, 'body');
-    checkTtlMillis(ttlMillis, this.config);
-    const outcome = await this.host.current().renew({
-      resource,
-      holderId: agent.holderId,
-      fence,
-      requestId,
-      ...(ttlMillis === undefined ? {} : { ttlMillis }),
-    });
-    if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));
-    return { ok: true, grant: toWireGrant(outcome.grant, await this.signer.sign(outcome.grant)) };
+    return this.operations.renew(resourceParam, body, agent);
   }
 
   /** Releases the calling agent's lease, or denies it (`not-holder` → 409; `expired` → 410). */
@@ -160,16 +126,12 @@ export class LeasesController {
       ...WRITE_REPLIES,
     },
   })
-  async release(
+  release(
     @Param('resource') resourceParam: string,
     @Body() body: unknown,
     @CurrentPrincipal() agent: AgentPrincipal,
   ): Promise<OkReply> {
-    const resource = parseResource(resourceParam);
-    const { fence } = parseInput(ReleaseBodySchema, body, 'body');
-    const outcome = await this.host.current().release({ resource, holderId: agent.holderId, fence });
-    if (!outcome.ok) throw new DeniedOutcome(toWireDenial(outcome));
-    return { ok: true };
+    return this.operations.release(resourceParam, body, agent);
   }
 
   /** The current holders, including leases carried across a restart (in grace). */

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KeysReplySchema, SignedGrantPayloadSchema } from '@lease-fence/protocol';
-import { compactVerify, createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+import { CompactSign, compactVerify, createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GrantSigner } from './grant-signer.js';
 import {
@@ -183,6 +183,37 @@ describe('GrantSigner', () => {
     const grant = { resource: 'r', holderId: 'agent-a', fence: 3 };
     expect(await signer.sign(grant)).toBe(await signer.sign({ ...grant }));
     expect(await signer.sign({ ...grant, fence: 4 })).not.toBe(await signer.sign(grant));
+  });
+
+  it("makes exactly jose's CompactSign token, for a fresh grant and for a renewal served from the cache", async () => {
+    // Arrange
+    const keys = await parseSigningKeys(FILE, await generateSigningKeysText());
+    const signer = new GrantSigner(keys, 'tenant-a');
+    const grant = { resource: 'deploy-slot', holderId: 'agent-ü', fence: 9 };
+    const expected = await new CompactSign(
+      new TextEncoder().encode(JSON.stringify({ ...grant, namespace: 'tenant-a' })),
+    )
+      .setProtectedHeader({ alg: 'EdDSA', kid: keys.active.kid, typ: 'lease-fence-grant+jws' })
+      .sign(keys.active.privateKey);
+
+    // Act
+    const first = await signer.sign(grant);
+    const renewal = await signer.sign({ ...grant });
+
+    // Assert
+    expect(first).toBe(expected);
+    expect(renewal).toBe(expected);
+  });
+
+  it('never serves a cached token for another holder or fence of the resource', async () => {
+    const signer = new GrantSigner(await parseSigningKeys(FILE, await generateSigningKeysText()), 'default');
+    const first = await signer.sign({ resource: 'r', holderId: 'agent-a', fence: 3 });
+    const otherHolder = await signer.sign({ resource: 'r', holderId: 'agent-b', fence: 3 });
+    const payloadOf = (token: string): unknown =>
+      JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8'));
+    expect(otherHolder).not.toBe(first);
+    expect(payloadOf(otherHolder)).toMatchObject({ holderId: 'agent-b', fence: 3 });
+    expect(payloadOf(await signer.sign({ resource: 'r', holderId: 'agent-b', fence: 4 }))).toMatchObject({ fence: 4 });
   });
 
   it('does not verify with a key the coordinator does not publish', async () => {

@@ -10,6 +10,8 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { INestApplicationContext } from '@nestjs/common';
 import { WsAdapter } from '@nestjs/platform-ws';
+import type { MessageMappingProperties } from '@nestjs/websockets';
+import type { Observable } from 'rxjs';
 import { WebSocketServer, type ServerOptions } from 'ws';
 import type { WebSocketUpgrades } from './websocket-upgrades.js';
 
@@ -48,6 +50,20 @@ export class CoordinatorWsAdapter extends WsAdapter {
     const server = new WebSocketServer({ ...wsOptions, noServer: true });
     this.upgrades.attach(path, server);
     return server;
+  }
+
+  /**
+   * Binds `@SubscribeMessage` handlers, only when a gateway has some. None of ours does (each
+   * reads its own frames, checked with the protocol's schemas), and the stock adapter would
+   * otherwise JSON-parse every message a second time through an rxjs pipeline, for nothing: on
+   * the agent link that is a cost per lease operation.
+   */
+  override bindMessageHandlers(
+    client: unknown,
+    handlers: MessageMappingProperties[],
+    transform: (data: unknown) => Observable<unknown>,
+  ): void {
+    if (handlers.length > 0) super.bindMessageHandlers(client, handlers, transform);
   }
 
   /** Removes the upgrade listener (after Nest closed the gateways' servers). */

@@ -1,11 +1,14 @@
 /**
- * A plain `GET` (no WebSocket upgrade) on one of the WebSocket paths, `/v1/stream` and the gate
- * link `/v1/gates/link`: told how to connect (426 Upgrade Required, `Upgrade: websocket`) instead
+ * A plain `GET` (no WebSocket upgrade) on one of the WebSocket paths, `/v1/stream`, the gate
+ * link `/v1/gates/link` and the agent link `/v1/agent`: told how to connect (426 Upgrade Required, `Upgrade: websocket`) instead
  * of a bare 404. The WebSockets themselves are answered on the HTTP server's `upgrade` event
  * (`websocket/websocket-upgrades.ts`) and never reach the routes.
  */
 import { Controller, Get, HttpException } from '@nestjs/common';
 import {
+  AGENT_LINK_PATH,
+  AGENT_LINK_SUBPROTOCOL,
+  AgentReplyFrameSchema,
   CoordinatorToGateFrameSchema,
   GATE_LINK_PATH,
   StreamFrameSchema,
@@ -66,6 +69,31 @@ export class UpgradeRequiredController {
   gateLink(): never {
     throw new HttpException(
       `${GATE_LINK_PATH} is a WebSocket: connect with a WebSocket client (GET with Upgrade: websocket) and a gate token (Authorization: Bearer, or ?token=)`,
+      UPGRADE_REQUIRED,
+    );
+  }
+
+  /** @throws HttpException 426 (`error: 'upgrade-required'`), always, naming how to connect. */
+  @Get(AGENT_LINK_PATH)
+  @ApiDoc({
+    operationId: 'openAgentLink',
+    role: 'agent',
+    summary:
+      `WebSocket (upgrade, subprotocol \`${AGENT_LINK_SUBPROTOCOL}\`): lease operations over one connection per agent. ` +
+      "Each text frame `{ id, op: acquire|renew|release, resource, body }` (body: the HTTP route's body) is answered by `{ id, status, body }` with the status and body the HTTP route answers, in any order, once durable. " +
+      'The token may be the `token` query parameter or the Authorization header.',
+    replies: {
+      101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [AgentReplyFrameSchema] },
+      400: REPLIES.badInput,
+      401: REPLIES.unauthenticated,
+      403: REPLIES.forbidden,
+      426: REPLIES.upgradeRequired,
+      503: REPLIES.shuttingDown,
+    },
+  })
+  agentLink(): never {
+    throw new HttpException(
+      `${AGENT_LINK_PATH} is a WebSocket: connect with a WebSocket client (GET with Upgrade: websocket, Sec-WebSocket-Protocol: ${AGENT_LINK_SUBPROTOCOL}) and an agent token (Authorization: Bearer, or ?token=)`,
       UPGRADE_REQUIRED,
     );
   }

@@ -29,10 +29,18 @@ function environment(search: string, saved?: string): DashboardEnvironment & { s
 }
 
 describe('App', () => {
-  it('asks for a viewer token when neither the URL nor the tab has one', () => {
+  it('asks for a viewer token when neither the URL nor the tab has one, saying that the link’s view opens after it', () => {
     const html = renderToString(<App env={environment('?inv=12')} />);
     expect(html).toContain('data-testid="token-prompt"');
     expect(html).toContain('data-testid="import-file"');
+    expect(html.replace(/<!-- -->/g, '')).toContain(
+      'This link opens the investigation of the rejection at log position 12 once you connect',
+    );
+  });
+
+  it('draws the investigation file picker as a button, not the raw "Choose File" control', () => {
+    const html = renderToString(<App env={environment('')} />);
+    expect(html).toMatch(/<label class="button"[^>]*>Open log file…<input type="file" class="sr-only"/);
   });
 
   it('renders the shell with the connection state and a loading message that says what to do', () => {

@@ -15,10 +15,18 @@ import {
 import { forgetViewerToken, resolveViewerToken, saveViewerToken } from '../stream/viewer-token.js';
 import type { DashboardEnvironment } from './environment.js';
 import { Dashboard } from './dashboard.js';
+import { FilePickerButton } from './file-picker.js';
 import { HolderColorContext, useHolderColors } from './holder-colors.js';
 import { LazyInvestigationView } from './lazy-panels.js';
 import { TokenPrompt } from './token-prompt.js';
-import { describeUnreadableAsOf, formatViewUrl, isNewView, parseViewUrl, type ViewUrlState } from './url-state.js';
+import {
+  describeUnreadableAsOf,
+  describeView,
+  formatViewUrl,
+  isNewView,
+  parseViewUrl,
+  type ViewUrlState,
+} from './url-state.js';
 
 /** Props of {@link App}. */
 export interface AppProps {
@@ -95,10 +103,13 @@ export function App({ env }: AppProps): ReactElement {
     });
   };
   const importControl = (
-    <label className="import">
-      Import investigation{' '}
-      <input type="file" accept="application/json,.json" onChange={onImportFile} data-testid="import-file" />
-    </label>
+    <FilePickerButton
+      label="Open log file…"
+      title="Open an exported investigation (JSON: the log events it needs, with their positions); no coordinator needed"
+      accept="application/json,.json"
+      onChange={onImportFile}
+      testId="import-file"
+    />
   );
   // Shown wherever the import control is: a file that did not import is said even over an imported investigation.
   const importAlert =
@@ -157,6 +168,7 @@ export function App({ env }: AppProps): ReactElement {
         {importAlert}
         <TokenPrompt
           message={tokenMessage}
+          linkView={describeView(view)}
           onSubmit={(typed) => {
             setTokenMessage(undefined);
             setToken(saveViewerToken(env.storage, typed));

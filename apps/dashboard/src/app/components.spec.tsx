@@ -1,12 +1,13 @@
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents, investigate, ViewHistory } from '@lease-fence/dashboard-model';
+import { synthesizeEvents, investigate, ViewHistory, type InvestigationResult } from '@lease-fence/dashboard-model';
 import { RejectionsTable } from '../rejections/rejections-table.js';
 import { InvestigationView } from '../investigation/investigation-view.js';
 import { ConnectionBanner } from './connection-banner.js';
 import { FilterBar } from './filter-bar.js';
 import { LiveControls } from './live-controls.js';
 import { RestartList } from './restart-list.js';
+import { RatePanels } from '../rates/rate-panels.js';
 
 const noop = (): void => undefined;
 
@@ -221,6 +222,23 @@ describe('RejectionsTable', () => {
   });
 });
 
+/** The investigation panel as server-rendered HTML, with no-op actions. */
+function renderInvestigation(result: InvestigationResult, link: string | undefined): string {
+  return renderToString(
+    <InvestigationView
+      result={result}
+      importedFrom={undefined}
+      link={link}
+      widthPx={900}
+      onClose={noop}
+      onContextRadius={noop}
+      onJump={noop}
+      onExportJson={noop}
+      onExportMarkdown={noop}
+    />,
+  );
+}
+
 describe('InvestigationView', () => {
   it('renders the explanation, both generations, the floor and the events around the rejection', () => {
     // Arrange
@@ -228,19 +246,7 @@ describe('InvestigationView', () => {
     const result = investigate(history, history.head.rejections[5]!.stamp.position);
 
     // Act
-    const html = renderToString(
-      <InvestigationView
-        result={result}
-        importedFrom={undefined}
-        link="http://h/?inv=1"
-        widthPx={900}
-        onClose={noop}
-        onContextRadius={noop}
-        onJump={noop}
-        onExportJson={noop}
-        onExportMarkdown={noop}
-      />,
-    );
+    const html = renderInvestigation(result, 'http://h/?inv=1');
 
     // Assert
     expect(result.ok).toBe(true);
@@ -252,21 +258,39 @@ describe('InvestigationView', () => {
     expect(html).toContain('data-testid="floor"');
   });
 
+  it('says the generations are as of the refusal, and what the listed events show after it', () => {
+    // Arrange: a rejection whose floor holder is still open at the refusal and renews or ends within ±10
+    const history = loadedHistory();
+    const found = history.head.rejections
+      .map((r) => investigate(history, r.stamp.position))
+      .flatMap((result) => (result.ok ? [result.investigation] : []))
+      .flatMap((inv) => {
+        const g = inv.current;
+        if (g === undefined || g.end !== undefined) return [];
+        const later = inv.context.find(
+          (e) =>
+            e.position > inv.position &&
+            (e.event.type === 'LeaseRenewed' || e.event.type === 'LeaseReleased') &&
+            e.event.data.resource === inv.rejection.resource &&
+            e.event.data.holderId === g.holderId &&
+            e.event.data.fence === g.fence,
+        );
+        return later === undefined ? [] : [{ inv, later }];
+      })[0];
+    if (found === undefined) throw new Error('the synthetic log has no such rejection');
+
+    // Act
+    const html = renderInvestigation({ ok: true, investigation: found.inv }, undefined);
+    const text = html.replace(/<!-- -->/g, '');
+
+    // Assert
+    expect(text).toContain(`Both generations as of the refusal (position ${found.inv.position})`);
+    expect(text).toMatch(new RegExp(`After the refusal \\(in the events below\\): [^<]*\\b${found.later.position}\\b`));
+  });
+
   it('says clearly that an unknown position is not in the log', () => {
     const result = investigate(loadedHistory(), 99_999_999);
-    const html = renderToString(
-      <InvestigationView
-        result={result}
-        importedFrom={undefined}
-        link={undefined}
-        widthPx={900}
-        onClose={noop}
-        onContextRadius={noop}
-        onJump={noop}
-        onExportJson={noop}
-        onExportMarkdown={noop}
-      />,
-    );
+    const html = renderInvestigation(result, undefined);
     expect(html).toContain('data-testid="not-in-log"');
     expect(html).toMatch(/Position <!-- -->99999999<!-- --> is not in the log/);
   });
@@ -276,7 +300,7 @@ describe('RestartList', () => {
   it('lists every restart with its recovered fence, replay and carried leases', () => {
     const restarts = loadedHistory().head.restarts;
     const html = renderToString(<RestartList restarts={restarts} onJump={noop} />);
-    expect(countTestIds(html, 'restart-marker')).toBe(3);
+    expect(countTestIds(html, 'restart-marker')).toBe(2); // the synthetic log's first start is not a restart
     expect(html).toContain('recovered fence');
     expect(html).toMatch(/leases? carried, grace until/);
   });
@@ -286,5 +310,24 @@ describe('RestartList', () => {
     const one = { ...restart, carriedLeases: restart.carriedLeases.slice(0, 1) };
     const html = renderToString(<RestartList restarts={[one]} onJump={noop} />);
     expect(html).toContain('1 lease carried, grace until');
+  });
+});
+
+describe('RatePanels', () => {
+  it('titles the hold-duration histogram', () => {
+    const html = renderToString(
+      <RatePanels
+        bins={[]}
+        binWidthMillis={1_000}
+        denials={[]}
+        holdBins={[{ label: '< 100 ms', fromMillis: 0, count: 3 }]}
+        holdP50Millis={40}
+        holdP95Millis={90}
+        cursorWallMillis={undefined}
+        onCursor={noop}
+        widthPx={900}
+      />,
+    );
+    expect(html).toMatch(/<figcaption data-testid="hold-title"><h4>Hold durations<\/h4>/);
   });
 });

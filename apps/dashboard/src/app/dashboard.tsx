@@ -41,7 +41,7 @@ import { useKeyboardCommands } from './use-keyboard-commands.js';
 import { useLeaseStream } from './use-lease-stream.js';
 import { useReplay } from './use-replay.js';
 import { useSampled } from './use-sampled.js';
-import { DEFAULT_VIEW, formatViewUrl, type ViewUrlState } from './url-state.js';
+import { DEFAULT_VIEW, formatViewUrl, liveView, type ViewUrlState } from './url-state.js';
 import { useWidth } from './use-width.js';
 
 /** Props of {@link Dashboard}. */
@@ -186,10 +186,7 @@ export function Dashboard({
     () => updateView({ ...view, at: { kind: 'position', position: asOf.position } }),
     [view, updateView, asOf.position],
   );
-  const resume = useCallback(
-    () => updateView({ ...view, at: undefined, window: undefined, playing: false }),
-    [view, updateView],
-  );
+  const resume = useCallback(() => updateView(liveView(view)), [view, updateView]);
   const step = useCallback(
     (direction: 1 | -1) => seek(stepPosition(history, asOf.position, direction, headPosition)),
     [seek, history, asOf.position, headPosition],

@@ -1,7 +1,9 @@
 /**
  * Keyboard commands: `[` / `]` step one event back / forward, `n` / `p` jump to the next /
  * previous rejection or restart, space pauses or resumes, `+` / `-` zoom, Escape closes the
- * investigation. Keys typed into a form field are left alone.
+ * investigation. Keys typed into a field that takes text are left alone; a focused slider, button
+ * or checkbox does not take these keys, so the shortcuts keep working after using the scrubber
+ * (whose own arrow keys keep moving it while it has focus).
  */
 
 /** What a key does. */
@@ -14,7 +16,7 @@ export interface KeyInput {
   readonly ctrlKey: boolean;
   readonly metaKey: boolean;
   readonly altKey: boolean;
-  /** True when focus is in an input, textarea, select or contenteditable element. */
+  /** True when focus is in a field that takes typed text (see {@link takesTypedText}). */
   readonly inFormField: boolean;
 }
 
@@ -35,4 +37,37 @@ export function commandForKey(input: KeyInput): KeyCommand | undefined {
   if (input.ctrlKey || input.metaKey || input.altKey) return undefined;
   if (input.inFormField && input.key !== 'Escape') return undefined;
   return COMMANDS[input.key];
+}
+
+/** Input types that take no typed text: shortcuts pass through them. */
+const NON_TEXT_INPUT_TYPES: ReadonlySet<string> = new Set([
+  'range',
+  'checkbox',
+  'radio',
+  'button',
+  'submit',
+  'reset',
+  'file',
+  'color',
+  'image',
+]);
+
+/** The parts of a focused element that decide whether it takes typed text. */
+export interface FocusedElement {
+  /** Upper-case tag name, as `Element.tagName`. */
+  readonly tagName: string;
+  /** `type` of an input (lower case); ignored for other elements. */
+  readonly type?: string | undefined;
+  readonly isContentEditable: boolean;
+}
+
+/**
+ * Whether keys pressed in `el` are typing (a text input, textarea, select or contenteditable), so
+ * the shortcuts must leave them alone. A range slider (the scrubber), a button, a checkbox or a
+ * file picker takes no text: the shortcuts work while it has focus.
+ */
+export function takesTypedText(el: FocusedElement): boolean {
+  if (el.isContentEditable) return true;
+  if (el.tagName === 'TEXTAREA' || el.tagName === 'SELECT') return true;
+  return el.tagName === 'INPUT' && !NON_TEXT_INPUT_TYPES.has((el.type ?? 'text').toLowerCase());
 }

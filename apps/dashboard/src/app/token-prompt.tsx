@@ -1,6 +1,6 @@
 /**
  * Asks for the viewer token when the URL has none and the tab has not saved one (or the
- * coordinator refused it).
+ * coordinator refused it). The link's view is kept: entering the token opens it.
  */
 import { useState, type ReactElement } from 'react';
 
@@ -8,11 +8,16 @@ import { useState, type ReactElement } from 'react';
 export interface TokenPromptProps {
   /** Why the token is asked for again (e.g. refused), if it is. */
   readonly message: string | undefined;
+  /**
+   * What the page's link opens (see `describeView` in url-state.ts), said so the reader knows the
+   * link's view opens once the token is entered; undefined for the plain live view.
+   */
+  readonly linkView: string | undefined;
   readonly onSubmit: (token: string) => void;
 }
 
 /** A form with one password field. */
-export function TokenPrompt({ message, onSubmit }: TokenPromptProps): ReactElement {
+export function TokenPrompt({ message, linkView, onSubmit }: TokenPromptProps): ReactElement {
   const [token, setToken] = useState('');
   return (
     <form
@@ -29,6 +34,11 @@ export function TokenPrompt({ message, onSubmit }: TokenPromptProps): ReactEleme
         start (it carries <code>?token=</code>), or paste a viewer token from the coordinator's token file. It is kept
         for this tab only.
       </p>
+      {linkView !== undefined && (
+        <p data-testid="token-keeps-link">
+          This link opens {linkView} once you connect: the token is asked for once per tab, and the link is kept.
+        </p>
+      )}
       {message !== undefined && (
         <p className="error" role="alert">
           {message}

@@ -6,6 +6,7 @@ import {
   describeUnreadableAsOf,
   formatViewUrl,
   isNewView,
+  liveView,
   parseViewUrl,
   type ViewUrlState,
 } from './url-state.js';
@@ -63,6 +64,17 @@ describe('URL state', () => {
     },
     NO_WALL_CLOCK_TIMEOUT,
   );
+
+  it('drops the replay and its speed on the way back to live, keeping filters and selection', () => {
+    // Arrange: a replay at 10× of a filtered view
+    const replaying = parseViewUrl('?at=120&play=1&speed=10&holder=agent-2&resource=res-1');
+
+    // Act
+    const live = formatViewUrl(liveView(replaying));
+
+    // Assert
+    expect(live).toBe('?holder=agent-2&resource=res-1');
+  });
 
   it('writes nothing for the default live view', () => {
     expect(formatViewUrl(DEFAULT_VIEW)).toBe('');

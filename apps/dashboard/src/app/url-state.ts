@@ -149,6 +149,37 @@ export function formatViewUrl(view: ViewUrlState): string {
 }
 
 /**
+ * What a link opens, in words for the token prompt ("the investigation of the rejection at log
+ * position 1234"), so a reader who opened a permalink in a new tab knows that view opens once the
+ * token is entered.
+ *
+ * @returns Undefined for the default live view (nothing particular to keep).
+ */
+export function describeView(view: ViewUrlState): string | undefined {
+  const at =
+    view.at === undefined
+      ? undefined
+      : view.at.kind === 'position'
+        ? `log position ${view.at.position}`
+        : isoOf(view.at.wallMillis);
+  const resource = view.resource === undefined ? '' : ` on ${view.resource}`;
+  if (view.investigation !== undefined)
+    return `the investigation of the rejection at log position ${view.investigation.position}`;
+  if (at !== undefined) return `the log as of ${at}${resource}`;
+  if (view.resource !== undefined) return `the live log${resource}`;
+  return formatViewUrl(view) === '' ? undefined : 'the live log with this link’s filters';
+}
+
+/**
+ * The view back at live (the Live button, space, or a replay reaching the head): no as-of point,
+ * following now, and no replay, its speed included, so a live link carries no `play` or `speed`.
+ * Filters, search, selection and an open investigation stay.
+ */
+export function liveView(view: ViewUrlState): ViewUrlState {
+  return { ...view, at: undefined, window: undefined, playing: false, speed: DEFAULT_VIEW.speed };
+}
+
+/**
  * Whether going from `before` to `after` is a new view worth a history entry (back/forward) rather
  * than a refinement of the same one (pan, zoom, cursor, search typing: replaced in place). A
  * replay is one entry: starting it pushes one, its steps (`at` moving while playing) and its stop

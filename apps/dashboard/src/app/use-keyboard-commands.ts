@@ -1,9 +1,9 @@
 /**
- * The dashboard's keyboard shortcuts: keys are read on the document (outside form fields), mapped
+ * The dashboard's keyboard shortcuts: keys are read on the document (outside fields that take text), mapped
  * to commands by keyboard.ts, and handed to the latest `onCommand`.
  */
 import { useEffect, useEffectEvent } from 'react';
-import { commandForKey, type KeyCommand } from './keyboard.js';
+import { commandForKey, takesTypedText, type KeyCommand } from './keyboard.js';
 
 /** Calls `onCommand` for every shortcut pressed while the component is mounted (no-op without a document). */
 export function useKeyboardCommands(onCommand: (command: KeyCommand) => void): void {
@@ -11,8 +11,8 @@ export function useKeyboardCommands(onCommand: (command: KeyCommand) => void): v
   useEffect(() => {
     if (typeof document === 'undefined') return undefined;
     const onKey = (event: KeyboardEvent): void => {
-      const el = event.target as HTMLElement | null;
-      const inFormField = el !== null && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
+      const el = event.target as (HTMLElement & { type?: string }) | null;
+      const inFormField = el !== null && takesTypedText(el);
       const command = commandForKey({
         key: event.key,
         ctrlKey: event.ctrlKey,

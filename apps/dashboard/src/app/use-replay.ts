@@ -8,7 +8,7 @@ import type { ViewHistory } from '@lease-fence/dashboard-model';
 import type { DashboardStore } from './dashboard-store.js';
 import type { DashboardEnvironment } from './environment.js';
 import { replayStep } from './navigation.js';
-import type { ViewUrlState } from './url-state.js';
+import { liveView, type ViewUrlState } from './url-state.js';
 
 /** Options of {@link useReplay}. */
 export interface ReplayOptions {
@@ -55,7 +55,7 @@ export function useReplay({
       last = now;
       const next = replayStep(history, position, wall, store.headPosition, store.caughtUp);
       if (next.kind === 'live') {
-        updateView({ ...current, at: undefined, playing: false, window: undefined });
+        updateView(liveView(current));
         return;
       }
       if (next.kind === 'seek') {

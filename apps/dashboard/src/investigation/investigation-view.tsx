@@ -5,7 +5,15 @@
  */
 import type { ReactElement } from 'react';
 import { EventTable } from '../app/event-table.js';
-import { describeStamp, formatWallTime, type InvestigationResult } from '@lease-fence/dashboard-model';
+import {
+  afterRefusal,
+  describeAfterRefusal,
+  describeStamp,
+  formatWallTime,
+  type Generation,
+  type Investigation,
+  type InvestigationResult,
+} from '@lease-fence/dashboard-model';
 import { GenerationDetails } from '../timeline/lease-details.js';
 import { GenerationsChart } from './generations-chart.js';
 
@@ -100,6 +108,10 @@ export function InvestigationView(props: InvestigationViewProps): ReactElement {
                 {inv.explanation}
               </p>
               <GenerationsChart investigation={inv} widthPx={Math.max(480, props.widthPx - 32)} />
+              <p className="muted" data-testid="as-of-refusal">
+                Both generations as of the refusal (position {inv.position}): expiries are projected from that point;
+                the events below may go further.
+              </p>
               <div className="investigation-grid">
                 <div>
                   <h4>
@@ -108,7 +120,10 @@ export function InvestigationView(props: InvestigationViewProps): ReactElement {
                   {inv.rejected === undefined ? (
                     <p className="muted">This generation is not in the loaded log.</p>
                   ) : (
-                    <GenerationDetails generation={inv.rejected} nowWallMillis={undefined} />
+                    <>
+                      <GenerationDetails generation={inv.rejected} nowWallMillis={undefined} />
+                      <AfterRefusalNote investigation={inv} generation={inv.rejected} />
+                    </>
                   )}
                 </div>
                 <div>
@@ -118,7 +133,10 @@ export function InvestigationView(props: InvestigationViewProps): ReactElement {
                   {inv.current === undefined ? (
                     <p className="muted">This generation is not in the loaded log.</p>
                   ) : (
-                    <GenerationDetails generation={inv.current} nowWallMillis={undefined} />
+                    <>
+                      <GenerationDetails generation={inv.current} nowWallMillis={undefined} />
+                      <AfterRefusalNote investigation={inv} generation={inv.current} />
+                    </>
                   )}
                 </div>
                 <div data-testid="floor">
@@ -190,5 +208,15 @@ export function InvestigationView(props: InvestigationViewProps): ReactElement {
           );
         })()}
     </section>
+  );
+}
+
+/** What the listed events show after the refusal for a generation open at it (nothing when none). */
+function AfterRefusalNote(props: { investigation: Investigation; generation: Generation }): ReactElement | null {
+  const text = describeAfterRefusal(afterRefusal(props.investigation, props.generation));
+  return text === undefined ? null : (
+    <p className="muted" data-testid="after-refusal">
+      After the refusal (in the events below): {text}.
+    </p>
   );
 }

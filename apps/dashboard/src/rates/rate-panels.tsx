@@ -103,13 +103,19 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
           <Line type="stepAfter" dataKey="restarts" stroke="#111827" dot={false} isAnimationActive={false} />
           {cursor !== undefined && <ReferenceLine x={cursor} stroke="#6b7280" strokeDasharray="3 3" />}
         </LineChart>
-        <BarChart width={half} height={200} data={[...props.holdBins]} data-testid="hold-chart">
-          <CartesianGrid stroke="#eee" />
-          <XAxis dataKey="label" />
-          <YAxis width={40} allowDecimals={false} />
-          <Tooltip />
-          <Bar dataKey="count" name="ended generations" fill="#6366f1" isAnimationActive={false} />
-        </BarChart>
+        <figure className="hold-durations">
+          <figcaption data-testid="hold-title">
+            <h4>Hold durations</h4>
+            <span className="muted">ended generations per bin, grant to end (wall)</span>
+          </figcaption>
+          <BarChart width={half} height={200} data={[...props.holdBins]} data-testid="hold-chart">
+            <CartesianGrid stroke="#eee" />
+            <XAxis dataKey="label" />
+            <YAxis width={40} allowDecimals={false} />
+            <Tooltip />
+            <Bar dataKey="count" name="ended generations" fill="#6366f1" isAnimationActive={false} />
+          </BarChart>
+        </figure>
         <p className="muted hold-summary">
           Hold durations (grant to end, wall): median{' '}
           {props.holdP50Millis === undefined ? '—' : formatDuration(props.holdP50Millis)}, p95{' '}

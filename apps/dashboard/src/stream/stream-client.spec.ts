@@ -11,7 +11,19 @@ function logOf(count: number): RecordedEvent[] {
   return log.events;
 }
 
-function harness(options: { after?: number } = {}) {
+/** A seeded source of uniform numbers in [0, 1) (a linear congruential generator), for the jitter. */
+function seededRandom(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x = (Math.imul(x, 1_664_525) + 1_013_904_223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
+/** The harness's jitter unless a test injects one: the top of each delay's range. */
+const TOP_OF_RANGE = (): number => 0.999;
+
+function harness(options: { after?: number; random?: () => number } = {}) {
   const sockets: FakeSocket[] = [];
   const timers = new ManualTimers();
   const delivered: number[] = [];
@@ -25,6 +37,7 @@ function harness(options: { after?: number } = {}) {
       return socket;
     },
     timers,
+    random: options.random ?? TOP_OF_RANGE,
     ...(options.after === undefined ? {} : { after: options.after }),
     onEvent: (e) => delivered.push(e.position),
     onState: (s) => states.push(s),
@@ -66,10 +79,11 @@ describe('StreamClient', () => {
     expect(h.sockets.map((s) => s.after)).toEqual([0, 3]);
     expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(h.client.duplicatesDropped).toBe(2);
-    expect(h.states.find((s) => s.status === 'reconnecting')).toMatchObject({ after: 3, retryInMillis: 250 });
+    expect(h.states.find((s) => s.status === 'reconnecting')).toMatchObject({ after: 3, retryInMillis: 249 });
   });
 
   it('backs off exponentially up to the maximum while the coordinator is down, and resets once connected', () => {
+    // (the harness draws the top of each jittered range: 0.999 × 250, × 500, …, × the 10 s cap)
     // Arrange
     const h = harness();
     h.client.start();
@@ -84,8 +98,51 @@ describe('StreamClient', () => {
     h.latest().open().serverClose(1006);
 
     // Assert
-    expect(delays).toEqual([250, 500, 1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
-    expect(h.timers.pendingDelays[0]).toBe(250);
+    expect(delays).toEqual([249, 499, 999, 1_998, 3_996, 7_992, 9_990, 9_990]);
+    expect(h.timers.pendingDelays[0]).toBe(249);
+  });
+
+  it('jitters each reconnect delay (full jitter): 200 dashboards dropped together spread out, each below its bound', () => {
+    // Arrange: 200 clients, one seeded random source, all connected
+    const random = seededRandom(17);
+    const clients = Array.from({ length: 200 }, () => harness({ random }));
+    clients.forEach((h) => h.client.start());
+
+    // Act: a coordinator restart drops every socket; then the retry fails again, twice
+    const rounds: number[][] = [[], [], []];
+    for (const round of rounds) {
+      for (const h of clients) {
+        h.latest().serverClose(1006);
+        round.push(h.timers.pendingDelays[0]!);
+        h.timers.advance(round[round.length - 1]!);
+      }
+    }
+
+    // Assert: in [0, 250 · 2^(n-1)) and spread over the range, not in lockstep
+    rounds.forEach((delays, n) => {
+      const bound = 250 * 2 ** n;
+      expect(delays.every((d) => d >= 0 && d < bound && Number.isInteger(d))).toBe(true);
+      expect(new Set(delays).size).toBeGreaterThan(100); // in lockstep it would be 1
+      expect(Math.min(...delays)).toBeLessThan(bound * 0.1);
+      expect(Math.max(...delays)).toBeGreaterThan(bound * 0.9);
+    });
+  });
+
+  it('never waits longer than maxBackoffMillis, whatever the random source returns', () => {
+    // Arrange: a source at the very top of [0, 1)
+    const h = harness({ random: () => 1 - Number.EPSILON });
+    h.client.start();
+
+    // Act
+    const delays: number[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      h.latest().serverClose(1006);
+      delays.push(h.timers.pendingDelays[0]!);
+      h.timers.advance(delays[i]!);
+    }
+
+    // Assert
+    expect(Math.max(...delays)).toBeLessThan(10_000);
   });
 
   it('treats a gap as a broken stream and resumes after the last position it delivered', () => {

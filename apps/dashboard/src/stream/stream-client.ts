@@ -11,6 +11,7 @@
  * @see docs/design.md § "The event-sourced coordinator" (catch-up subscription)
  */
 import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
+import { backoffDelayMillis, createRetryPolicy, type RetryPolicy } from '@lease-fence/client/retry-policy';
 import { parseStreamFrame } from './parse-frame.js';
 
 /** The part of the browser's `WebSocket` the client uses. */
@@ -68,10 +69,17 @@ export interface StreamClientOptions {
   readonly timers: TimerLike;
   /** Deliver events after this position. Integer ≥ 0. @defaultValue 0 */
   readonly after?: number;
-  /** First reconnect delay; doubles per failed attempt. @defaultValue 250 */
+  /**
+   * Upper bound of the first reconnect delay, milliseconds; the bound doubles per failed attempt.
+   * Each delay is drawn uniformly below its bound ("full jitter", as in the AWS Architecture Blog's
+   * "Exponential Backoff And Jitter"), so dashboards dropped together by one coordinator restart
+   * reconnect spread out, not in lockstep. @defaultValue 250
+   */
   readonly initialBackoffMillis?: number;
-  /** Longest reconnect delay. @defaultValue 10_000 */
+  /** Cap of the reconnect delay's bound, milliseconds: no delay reaches it. @defaultValue 10_000 */
   readonly maxBackoffMillis?: number;
+  /** Uniform numbers in [0, 1) for the jitter (inject a seeded source in tests). @defaultValue Math.random */
+  readonly random?: () => number;
   /** Reconnect when no frame arrived for this long (the server heartbeats). @defaultValue 30_000 */
   readonly staleAfterMillis?: number;
   /** Each event, exactly once, in position order. */
@@ -94,8 +102,7 @@ export interface StreamClientOptions {
  */
 export class StreamClient {
   readonly #options: StreamClientOptions;
-  readonly #initialBackoffMillis: number;
-  readonly #maxBackoffMillis: number;
+  readonly #backoff: RetryPolicy;
   readonly #staleAfterMillis: number;
   #socket: SocketLike | undefined;
   #state: ConnectionState;
@@ -111,14 +118,19 @@ export class StreamClient {
   #closed = false;
 
   /**
-   * @throws RangeError if `after` is not a non-negative integer, or a duration is not positive.
+   * @throws RangeError if `after` is not a non-negative integer, a duration is not positive, or
+   *   `maxBackoffMillis` is below `initialBackoffMillis`.
    */
   constructor(options: StreamClientOptions) {
     const after = options.after ?? 0;
     if (!Number.isSafeInteger(after) || after < 0)
       throw new RangeError(`StreamClient: after must be a non-negative integer (log position), got ${String(after)}`);
-    this.#initialBackoffMillis = positive('initialBackoffMillis', options.initialBackoffMillis ?? 250);
-    this.#maxBackoffMillis = positive('maxBackoffMillis', options.maxBackoffMillis ?? 10_000);
+    // The SDK's retry policy: one copy of the full-jitter backoff for every reconnecting client.
+    this.#backoff = createRetryPolicy('StreamClient', {
+      initialDelayMillis: positive('initialBackoffMillis', options.initialBackoffMillis ?? 250),
+      maxDelayMillis: positive('maxBackoffMillis', options.maxBackoffMillis ?? 10_000),
+      ...(options.random === undefined ? {} : { random: options.random }),
+    });
     this.#staleAfterMillis = positive('staleAfterMillis', options.staleAfterMillis ?? 30_000);
     this.#options = options;
     this.#position = after;
@@ -307,8 +319,8 @@ export class StreamClient {
   #scheduleReconnect(reason: string): void {
     if (this.#closed) return;
     this.#clearTimers();
-    const delay = Math.min(this.#maxBackoffMillis, this.#initialBackoffMillis * 2 ** this.#failures);
     this.#failures += 1;
+    const delay = backoffDelayMillis(this.#backoff, this.#failures);
     this.#dropped = false;
     this.#setState({
       status: 'reconnecting',

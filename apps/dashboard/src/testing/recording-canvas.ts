@@ -56,6 +56,8 @@ export function recordingCanvas(): Canvas2DLike & {
     fill: () => void ctx.pathFills.push({ fill: String(ctx.fillStyle), alpha: ctx.globalAlpha }),
     stroke: noop,
     fillText: noop,
+    rect: noop,
+    clip: noop,
     setLineDash: noop,
     save: noop,
     restore: noop,

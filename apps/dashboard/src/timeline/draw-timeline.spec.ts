@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { compileLeaseMatch, synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
+import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { recordingCanvas } from '../testing/recording-canvas.js';
-import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels } from './draw-timeline.js';
+import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
+import { CHAR_WIDTH_PX, overlaps, type Box } from './label-layout.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
 
 describe('drawTimeline', () => {
@@ -121,5 +123,154 @@ describe('drawTimeline with a holder filter', () => {
     expect(ctx.arcAlphas).toEqual(markers.map((m) => (m.matching > 0 ? 1 : DIMMED_ALPHA)));
     expect(new Set(ctx.arcAlphas).size).toBe(2);
     expect(ctx.globalAlpha).toBe(1);
+  });
+});
+
+/** One fillRect or fillText as it lands on the canvas: cut to the clip in force, with its style. */
+interface Painted {
+  readonly kind: 'rect' | 'text';
+  readonly fillStyle: string;
+  readonly box: Box;
+  readonly text: string;
+}
+
+/**
+ * A canvas double that keeps what is painted where, honouring `rect` + `clip` and `save` /
+ * `restore` the way a canvas does (for the rectangular clips the renderer uses), so tests see
+ * what ends up visible.
+ */
+function paintingCanvas(): Canvas2DLike & { painted: Painted[] } {
+  const painted: Painted[] = [];
+  const all: Box = { x: -1e9, y: -1e9, width: 2e9, height: 2e9 };
+  let clip = all;
+  let pendingRect: Box | undefined;
+  const stack: Box[] = [];
+  const cut = (b: Box): Box | undefined => {
+    const x0 = Math.max(b.x, clip.x);
+    const y0 = Math.max(b.y, clip.y);
+    const x1 = Math.min(b.x + b.width, clip.x + clip.width);
+    const y1 = Math.min(b.y + b.height, clip.y + clip.height);
+    return x1 > x0 && y1 > y0 ? { x: x0, y: y0, width: x1 - x0, height: y1 - y0 } : undefined;
+  };
+  const noop = (): void => undefined;
+  const ctx = {
+    painted,
+    fillStyle: '' as Canvas2DLike['fillStyle'],
+    strokeStyle: '' as Canvas2DLike['strokeStyle'],
+    lineWidth: 1,
+    font: '',
+    textBaseline: 'middle' as CanvasTextBaseline,
+    textAlign: 'left' as CanvasTextAlign,
+    globalAlpha: 1,
+    fillRect(x: number, y: number, w: number, h: number) {
+      const box = cut({ x, y, width: w, height: h });
+      if (box !== undefined) painted.push({ kind: 'rect', fillStyle: String(ctx.fillStyle), box, text: '' });
+    },
+    fillText(text: string, x: number, y: number) {
+      const width = text.length * CHAR_WIDTH_PX;
+      const left = ctx.textAlign === 'center' ? x - width / 2 : ctx.textAlign === 'right' ? x - width : x;
+      const box = cut({ x: left, y: y - 5.5, width, height: 11 });
+      if (box !== undefined) painted.push({ kind: 'text', fillStyle: String(ctx.fillStyle), box, text });
+    },
+    rect(x: number, y: number, w: number, h: number) {
+      pendingRect = { x, y, width: w, height: h };
+    },
+    clip() {
+      if (pendingRect !== undefined) clip = cut(pendingRect) ?? { x: 0, y: 0, width: 0, height: 0 };
+    },
+    save() {
+      stack.push(clip);
+    },
+    restore() {
+      clip = stack.pop() ?? all;
+    },
+    beginPath() {
+      pendingRect = undefined;
+    },
+    clearRect: noop,
+    moveTo: noop,
+    lineTo: noop,
+    closePath: noop,
+    fill: noop,
+    stroke: noop,
+    setLineDash: noop,
+    arc: noop,
+  };
+  return ctx;
+}
+
+describe('drawTimeline keeps text and marks apart', () => {
+  const BAR = '#3b82f6';
+  const TICK = 'rgba(17, 24, 39, 0.55)';
+  const base = { widthPx: 900, heightPx: 200, rowHeightPx: 22, labelWidthPx: 190, axisHeightPx: 26 };
+  const plotWidth = base.widthPx - base.labelWidthPx;
+  // One lane: agent-2 holds fence 123 for 60 s with a renewal every second, then agent-3 takes over.
+  const log = new LogBuilder({ wallMillis: Date.UTC(2026, 4, 28, 13, 24, 0) });
+  log.started();
+  log.granted('res-004', 'agent-2', 123);
+  for (let i = 0; i < 60; i += 1) log.advance(1_000).renewed('res-004', 'agent-2', 123);
+  log.advance(500).released('res-004', 'agent-2', 123);
+  log.advance(100).granted('res-004', 'agent-3', 124);
+  log.advance(40_000).restart('boot-b', { downMillis: 200, recoveredFence: 124 });
+  const state = foldEvents(log.events);
+  const lane = state.lanes.get('res-004')!;
+  const from = Date.UTC(2026, 4, 28, 13, 23, 55);
+  const frame = (window: { fromWallMillis: number; toWallMillis: number }, y: number) => {
+    const ctx = paintingCanvas();
+    drawTimeline(ctx, [{ y, layout: layoutLane(lane, { window, widthPx: plotWidth }), highlighted: false }], {
+      ...base,
+      window,
+      restarts: layoutRestarts(state.restarts, { window, widthPx: plotWidth }),
+      colorOf: () => BAR,
+    });
+    return ctx.painted;
+  };
+
+  it('cuts a row scrolled half out of view at the axis: nothing of it is drawn inside the axis band', () => {
+    // Act: the row's top is 11 px above the axis's bottom edge
+    const painted = frame({ fromWallMillis: from, toWallMillis: from + 120_000 }, base.axisHeightPx - 11);
+
+    // Assert
+    const axisBand: Box = { x: 0, y: 0, width: base.widthPx, height: base.axisHeightPx };
+    const rowPaint = painted.filter((p) => p.fillStyle === BAR || p.fillStyle === TICK || p.text.includes('res-004'));
+    expect(rowPaint.length).toBeGreaterThan(0);
+    expect(rowPaint.filter((p) => overlaps(p.box, axisBand))).toEqual([]);
+  });
+
+  it("draws renewal ticks clear of the bar's label", () => {
+    // Act
+    const painted = frame({ fromWallMillis: from, toWallMillis: from + 120_000 }, 40);
+
+    // Assert
+    const labels = painted.filter((p) => p.kind === 'text' && /f12[34]$/.test(p.text));
+    const ticks = painted.filter((p) => p.kind === 'rect' && p.fillStyle === TICK);
+    expect(labels.length).toBeGreaterThan(0);
+    expect(ticks.length).toBeGreaterThan(10);
+    expect(ticks.filter((t) => labels.some((l) => overlaps(t.box, l.box)))).toEqual([]);
+  });
+
+  it('cuts the holder of a narrow bar label, never its fence', () => {
+    // Act: zoomed out so agent-2's bar is ~95 px wide
+    const painted = frame({ fromWallMillis: from, toWallMillis: from + 450_000 }, 40);
+
+    // Assert
+    const label = painted.find((p) => p.kind === 'text' && p.text.includes('…'));
+    expect(label?.text).toMatch(/^ag[^·]*… · f123$/);
+  });
+
+  it("draws no axis tick label under a restart's label", () => {
+    // Act: every axis tick window in turn, so the restart label meets tick labels at many offsets
+    const clashes: string[] = [];
+    for (let shift = 0; shift < 10_000; shift += 500) {
+      const start = from + 60_000 + shift;
+      const painted = frame({ fromWallMillis: start, toWallMillis: start + 60_000 }, 40);
+      const restartLabel = painted.find((p) => p.kind === 'text' && p.text.startsWith('⟲'));
+      if (restartLabel === undefined) continue;
+      const tickLabels = painted.filter((p) => p.kind === 'text' && /^\d\d:\d\d/.test(p.text));
+      for (const t of tickLabels) if (overlaps(t.box, restartLabel.box)) clashes.push(`${shift}: ${t.text}`);
+    }
+
+    // Assert
+    expect(clashes).toEqual([]);
   });
 });

@@ -1,12 +1,13 @@
 /**
  * Draws laid-out lanes on a 2D canvas: one rectangle per bar (colour per holder), the end of each
- * bar marked by how it ended, renewal ticks, rejection markers with counts, restart lines with
+ * bar marked by how it ended, renewal ticks (below the bar), rejection markers with counts, restart lines with
  * shaded grace windows, and the now / as-of / cursor lines. Only the rows it is given are drawn
  * (virtualisation happens in the caller).
  */
 import type { HandoverPhase } from '@lease-fence/dashboard-model';
 import { drawExposureBand, PLAIN_EXPOSURE_FILLS, type ExposureFills } from './draw-exposure.js';
 import type { BarLayout, LaneRowLayout, RestartCluster } from './lane-layout.js';
+import { CHAR_WIDTH_PX, fitBarLabel, renewalTickBox, rowsBand, tickLabelsClearOf, truncate } from './label-layout.js';
 import { axisTicks, type TimeWindow } from './time-scale.js';
 
 /** The part of `CanvasRenderingContext2D` the renderer uses (a recording double in tests). */
@@ -28,6 +29,8 @@ export interface Canvas2DLike {
   fill(): void;
   stroke(): void;
   fillText(text: string, x: number, y: number): void;
+  rect(x: number, y: number, w: number, h: number): void;
+  clip(): void;
   setLineDash(segments: number[]): void;
   save(): void;
   restore(): void;
@@ -108,15 +111,10 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'middle';
 
-  // Axis and grid
-  ctx.textAlign = 'center';
-  for (const tick of axisTicks(options.window, plotWidth)) {
-    const x = labelWidthPx + tick.x;
-    ctx.fillStyle = TIMELINE_COLORS.grid;
-    ctx.fillRect(x, axisHeightPx, 1, heightPx - axisHeightPx);
-    ctx.fillStyle = TIMELINE_COLORS.muted;
-    ctx.fillText(tick.label, x, axisHeightPx / 2);
-  }
+  // Grid (the axis labels come last, clear of the restart labels)
+  const ticks = axisTicks(options.window, plotWidth).map((t) => ({ ...t, x: labelWidthPx + t.x }));
+  ctx.fillStyle = TIMELINE_COLORS.grid;
+  for (const tick of ticks) ctx.fillRect(tick.x, axisHeightPx, 1, heightPx - axisHeightPx);
 
   // Grace windows under everything
   for (const r of options.restarts) {
@@ -127,6 +125,12 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
   const plot = { left: labelWidthPx, width: plotWidth, window: options.window };
   const exposureFills = options.exposureFills ?? PLAIN_EXPOSURE_FILLS;
   const openEndX = options.asOfX ?? options.nowX;
+  // Rows are cut at the axis: a row scrolled half out of view never draws inside the axis band.
+  ctx.save();
+  const band = rowsBand(widthPx, heightPx, axisHeightPx);
+  ctx.beginPath();
+  ctx.rect(band.x, band.y, band.width, band.height);
+  ctx.clip();
   for (const row of rows) {
     const top = row.y;
     if (top + rowHeightPx < axisHeightPx || top > heightPx) continue;
@@ -169,6 +173,7 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
       shapes += 1;
     }
   }
+  ctx.restore();
 
   const labels: (RestartLabelPlacement | undefined)[] = [];
   for (const r of options.restarts) {
@@ -188,15 +193,15 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
     );
     shapes += 1;
   }
-  // The labels go in the axis band (never over the top lane's bars), on a white ground that hides
-  // the tick labels under it; one that would run into the next restart's label is shortened.
-  for (const label of separateLabels(labels)) {
-    ctx.fillStyle = '#ffffff';
-    ctx.fillRect(label.left - 2, 1, label.widthPx + 4, axisHeightPx - 2);
-    ctx.fillStyle = TIMELINE_COLORS.restart;
-    ctx.textAlign = 'left';
-    ctx.fillText(label.text, label.left, axisHeightPx / 2);
-  }
+  // The labels go in the axis band (never over the top lane's bars); one that would run into the
+  // next restart's label is shortened, and axis tick labels they would touch are left out.
+  const restartLabels = separateLabels(labels);
+  ctx.fillStyle = TIMELINE_COLORS.restart;
+  ctx.textAlign = 'left';
+  for (const label of restartLabels) ctx.fillText(label.text, label.left, axisHeightPx / 2);
+  ctx.fillStyle = TIMELINE_COLORS.muted;
+  ctx.textAlign = 'center';
+  for (const tick of tickLabelsClearOf(ticks, restartLabels)) ctx.fillText(tick.label, tick.x, axisHeightPx / 2);
 
   for (const [x, color, dash] of [
     [options.nowX, TIMELINE_COLORS.now, []],
@@ -212,9 +217,6 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
   }
   return shapes;
 }
-
-/** Estimated width of one character of the 11 px canvas font (no measureText per frame). */
-const CHAR_WIDTH_PX = 6.2;
 
 /** Where a restart line's label goes: its text (possibly shortened), left edge and estimated width. */
 export interface RestartLabelPlacement {
@@ -333,10 +335,12 @@ export function drawBar(
     ctx.fillStyle = TIMELINE_COLORS.restart;
     ctx.fillRect(left + x0, top + height - 2, w, 2);
   }
-  if (bar.label !== undefined && w >= 40) {
+  const label =
+    bar.label === undefined ? undefined : fitBarLabel(bar.generation.holderId, bar.generation.fence, w - 10);
+  if (label !== undefined) {
     ctx.fillStyle = TIMELINE_COLORS.text;
     ctx.textAlign = 'left';
-    ctx.fillText(truncate(bar.label, w - 10), left + x0 + 4, top + height / 2);
+    ctx.fillText(label, left + x0 + 4, top + height / 2);
   }
   ctx.globalAlpha = 1;
 }
@@ -347,10 +351,11 @@ export function drawGrace(ctx: Canvas2DLike, x: number, top: number, width: numb
   ctx.fillRect(x, top, Math.max(1, width), height);
 }
 
-/** One renewal tick (a cluster of renewals within a few pixels): 1 px wide, at the bar's bottom. */
+/** One renewal tick (a cluster of renewals within a few pixels), where `renewalTickBox` puts it. */
 export function drawRenewalTick(ctx: Canvas2DLike, x: number, barTop: number, barHeight: number): void {
   ctx.fillStyle = TIMELINE_COLORS.renewalTick;
-  ctx.fillRect(Math.floor(x), barTop + barHeight - 4, 1, 4);
+  const mark = renewalTickBox(x, barTop, barHeight);
+  ctx.fillRect(mark.x, mark.y, mark.width, mark.height);
 }
 
 /** A fence-first handover's strip along the top of its lane, coloured by phase: pending → admitted → active, or burned. */
@@ -415,10 +420,4 @@ function line(ctx: Canvas2DLike, x0: number, y0: number, x1: number, y1: number)
   ctx.moveTo(x0, y0);
   ctx.lineTo(x1, y1);
   ctx.stroke();
-}
-
-/** Truncates to roughly `widthPx` at ~6.2 px per character (no measureText per frame). */
-function truncate(text: string, widthPx: number): string {
-  const max = Math.max(0, Math.floor(widthPx / CHAR_WIDTH_PX));
-  return text.length <= max ? text : max <= 1 ? '' : `${text.slice(0, max - 1)}…`;
 }

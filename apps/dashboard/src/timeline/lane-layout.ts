@@ -28,7 +28,7 @@ export interface BarLayout {
   readonly end: BarEnd;
   /** The next generation went to another holder right at this bar's end (a handover: expiry or supersession, then a grant). */
   readonly reassigned: boolean;
-  /** `holder · f<fence>` when the bar is wide enough to carry it. */
+  /** `holder · f<fence>` when the bar is wide enough to carry it (drawn shortened by `fitBarLabel`, label-layout.ts: the holder is cut, never the fence). */
   readonly label: string | undefined;
   /** The holder and fence filters match it (always true without them); the rest are drawn dimmed. */
   readonly matches: boolean;

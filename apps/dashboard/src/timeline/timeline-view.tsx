@@ -227,8 +227,12 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
 
   const drag = useRef<{ startX: number; window: TimeWindow; moved: boolean } | undefined>(undefined);
 
-  const locate = (event: ReactPointerEvent<HTMLCanvasElement>): Hover | undefined => {
-    const rect = event.currentTarget.getBoundingClientRect();
+  /** Where the pointer last was over the canvas (client pixels), to re-read the hover when lanes scroll under it. */
+  const pointerRef = useRef<{ clientX: number; clientY: number } | undefined>(undefined);
+  const locate = (event: { clientX: number; clientY: number }): Hover | undefined => {
+    const canvas = canvasRef.current;
+    if (canvas === null) return undefined;
+    const rect = canvas.getBoundingClientRect();
     const x = event.clientX - rect.left - LABEL_WIDTH_PX;
     const y = event.clientY - rect.top;
     if (x < 0 || y < AXIS_HEIGHT_PX) return undefined;
@@ -258,6 +262,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
         return;
       }
     }
+    pointerRef.current = { clientX: event.clientX, clientY: event.clientY };
     setHover(locate(event));
   };
   const onPointerUp = (event: ReactPointerEvent<HTMLCanvasElement>): void => {
@@ -287,6 +292,8 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
         style={{ height: heightPx }}
         onScroll={(e) => {
           setScrollTop(e.currentTarget.scrollTop);
+          // The lanes moved under a still pointer: the tooltip names the lane now under it.
+          if (pointerRef.current !== undefined) setHover(locate(pointerRef.current));
           draw();
         }}
       >
@@ -308,13 +315,18 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
             onPointerDown={onPointerDown}
             onPointerMove={onPointerMove}
             onPointerUp={onPointerUp}
-            onPointerLeave={() => setHover(undefined)}
+            onPointerLeave={() => {
+              pointerRef.current = undefined;
+              setHover(undefined);
+            }}
           />
         </div>
       </div>
       {hover !== undefined && (
         <div
           className="timeline-tooltip"
+          data-testid="lane-tooltip"
+          data-resource={hover.resource}
           style={{ left: Math.min(hover.x + 14, Math.max(0, widthPx - 440)), top: hover.y + 14 }}
         >
           {hover.marker !== undefined ? (

@@ -9,6 +9,11 @@
  * (the socket is destroyed: the client sees a lost reply), delayed after processing, or replaced
  * by a 503 before processing.
  *
+ * The agent link (`/v1/agent`, the WebSocket of the SDK's `transport: 'websocket'`) is served
+ * too: each request frame is handled exactly as its HTTP route (same faults, same records), and
+ * answered `{ id, status, body }`; a `'drop-reply'` fault drops the whole connection, with every
+ * operation in flight on it.
+ *
  * Grants are signed as the real coordinator signs them (`grant.signedToken`, a compact EdDSA JWS
  * with the protocol's header and payload), with a key generated when the double opens; its public
  * key is served at `GET /v1/keys` and on {@link CoordinatorTestDouble.keys}.
@@ -16,7 +21,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import {
+  AGENT_LINK_PATH,
+  AGENT_LINK_SUBPROTOCOL,
   AcquireBodySchema,
   AdmitBodySchema,
   RejectionBodySchema,
@@ -28,6 +36,7 @@ import {
   type SignedGrantPayload,
 } from '@lease-fence/protocol';
 import { LeaseCoordinator, createMonotonicClock, type Clock, type Grant } from 'lease-fence';
+import { WebSocketServer } from 'ws';
 import { createTestSigningKey } from './test-signing-key.js';
 
 /** One entry of a tokens file (`LEASE_FENCE_TOKENS_FILE`), as the real coordinator reads it. */
@@ -239,6 +248,38 @@ export const openCoordinatorTestDouble = async (
     }
   };
 
+  /** One request of either transport: its fault, its outcome, and its record (listeners called). */
+  const serve = async (
+    route: DoubleRoute,
+    resource: string,
+    principal: TokenEntry,
+    body: unknown,
+  ): Promise<{ status: number; reply: unknown; fault: InjectedFault | undefined }> => {
+    const fault = takeFault(route);
+    const { status, reply } =
+      fault?.kind === 'unavailable'
+        ? {
+            status: 503,
+            reply: {
+              error: 'coordinator-unavailable',
+              message: 'injected fault: unavailable',
+              retryable: true,
+              reason: 'recovering',
+            },
+          }
+        : await decide(route, resource, principal, body);
+    const record: HandledRequest = { route, resource, body, status, reply, fault: fault?.kind };
+    handled.push(record);
+    for (const listener of [...listeners]) listener(record);
+    return { status, reply, fault };
+  };
+
+  /** Holds a reply as a `'delay-reply'` fault says. */
+  const delay = async (fault: InjectedFault): Promise<void> => {
+    if (fault.until !== undefined) await fault.until.catch(() => undefined);
+    if (fault.delayMillis !== undefined) await new Promise((resolve) => setTimeout(resolve, fault.delayMillis));
+  };
+
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const send = (status: number, reply: unknown): void => {
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
@@ -270,29 +311,13 @@ export const openCoordinatorTestDouble = async (
     } catch {
       return send(400, { error: 'invalid-request', message: 'body is not JSON', issues: [] });
     }
-    const fault = takeFault(route);
-    const { status, reply } =
-      fault?.kind === 'unavailable'
-        ? {
-            status: 503,
-            reply: {
-              error: 'coordinator-unavailable',
-              message: 'injected fault: unavailable',
-              retryable: true,
-              reason: 'recovering',
-            },
-          }
-        : await decide(route, resource, principal, body);
-    const record: HandledRequest = { route, resource, body, status, reply, fault: fault?.kind };
-    handled.push(record);
-    for (const listener of [...listeners]) listener(record);
+    const { status, reply, fault } = await serve(route, resource, principal, body);
     if (fault?.kind === 'drop-reply') {
       request.socket.destroy();
       return;
     }
     if (fault?.kind === 'delay-reply') {
-      if (fault.until !== undefined) await fault.until.catch(() => undefined);
-      if (fault.delayMillis !== undefined) await new Promise((resolve) => setTimeout(resolve, fault.delayMillis));
+      await delay(fault);
       if (request.socket.destroyed) return;
     }
     send(status, reply);
@@ -304,6 +329,32 @@ export const openCoordinatorTestDouble = async (
         response
           .writeHead(500, { 'content-type': 'application/json' })
           .end(JSON.stringify({ error: 'internal', message: String(error) }));
+    });
+  });
+  const links = new WebSocketServer({ noServer: true, handleProtocols: () => AGENT_LINK_SUBPROTOCOL });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const authorization = request.headers.authorization ?? '';
+    const principal = authorization.startsWith('Bearer ')
+      ? tokens.get(authorization.slice('Bearer '.length))
+      : undefined;
+    if (new URL(request.url ?? '/', 'http://double').pathname !== AGENT_LINK_PATH || principal === undefined) {
+      const status = principal === undefined ? '401 Unauthorized' : '404 Not Found';
+      const text = JSON.stringify({ error: status.slice(4).toLowerCase(), message: `upgrade refused: ${status}` });
+      socket.end(
+        `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+      );
+      return;
+    }
+    links.handleUpgrade(request, socket, head, (link) => {
+      link.on('message', (data) => {
+        const frame = JSON.parse(data.toString()) as { id: number; op: DoubleRoute; resource: string; body: unknown };
+        void (async () => {
+          const { status, reply, fault } = await serve(frame.op, frame.resource, principal, frame.body);
+          if (fault?.kind === 'drop-reply') return link.terminate();
+          if (fault?.kind === 'delay-reply') await delay(fault);
+          if (link.readyState === link.OPEN) link.send(JSON.stringify({ id: frame.id, status, body: reply }));
+        })();
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -337,6 +388,7 @@ export const openCoordinatorTestDouble = async (
     },
     close() {
       return new Promise<void>((resolve, reject) => {
+        for (const link of links.clients) link.terminate();
         server.close((error) => (error === undefined ? resolve() : reject(error)));
         server.closeAllConnections();
       });

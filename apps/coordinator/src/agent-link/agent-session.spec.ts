@@ -1,0 +1,205 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { decideReply } from '../http/api-exception.filter.js';
+import { DeniedOutcome } from '../http/denied-outcome.js';
+import { AgentSession, type AgentOperation, type AgentSessionSocket } from './agent-session.js';
+
+/** A socket double: records what the session sent and did. */
+class FakeSocket implements AgentSessionSocket {
+  readyState = 1;
+  bufferedAmount = 0;
+  readonly sent: { id: number | null; status: number; body: unknown }[] = [];
+  pauses = 0;
+  resumes = 0;
+  closedWith: { code: number; reason: string } | undefined;
+  send(text: string): void {
+    this.sent.push(JSON.parse(text) as { id: number | null; status: number; body: unknown });
+  }
+  pause(): void {
+    this.pauses += 1;
+  }
+  resume(): void {
+    this.resumes += 1;
+  }
+  close(code: number, reason: string): void {
+    this.closedWith = { code, reason };
+  }
+}
+
+/** An operation whose calls wait until the test settles them. */
+function deferredOperation(): AgentOperation & {
+  calls: { resource: string; body: unknown; settle: (value: unknown) => void; fail: (error: unknown) => void }[];
+} {
+  const calls: { resource: string; body: unknown; settle: (value: unknown) => void; fail: (error: unknown) => void }[] =
+    [];
+  const operation = (resource: string, body: unknown): Promise<unknown> =>
+    new Promise((settle, fail) => calls.push({ resource, body, settle, fail }));
+  return Object.assign(operation, { calls });
+}
+
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('AgentSession', () => {
+  let socket: FakeSocket;
+  let acquire: ReturnType<typeof deferredOperation>;
+  let bugs: unknown[];
+  const open = (overrides: { maxInFlight?: number; maxBufferedBytes?: number } = {}): AgentSession =>
+    new AgentSession(socket, {
+      operations: { acquire, renew: acquire, release: acquire },
+      decide: (error) => decideReply(error, { maxBodyBytes: 16_384 }),
+      onBug: (error) => bugs.push(error),
+      maxInFlight: overrides.maxInFlight ?? 4,
+      maxBufferedBytes: overrides.maxBufferedBytes ?? 1024,
+      slowReaderMillis: 1000,
+      drainCheckMillis: 10,
+    });
+
+  beforeEach(() => {
+    socket = new FakeSocket();
+    acquire = deferredOperation();
+    bugs = [];
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  describe('bad frames', () => {
+    it.each([
+      ['{not json', null, 'frame', /^malformed JSON/],
+      ['[1,2]', null, 'frame', /must be a JSON object, got an array/],
+      ['{"id":3,"op":"steal","resource":"r","body":{}}', 3, 'op', /must be one of acquire, renew, release/],
+      ['{"id":"x","op":"acquire","resource":"r","body":{}}', null, 'id', /number/],
+      ['{"id":4,"op":"acquire","resource":7,"body":{}}', 4, 'resource', /must be a string/],
+      [
+        '{"id":5,"op":"acquire","resource":"r","body":{},"holderId":"someone-else"}',
+        5,
+        'holderId',
+        /not a known field/,
+      ],
+    ])('answers %s with 400 naming the field (id %s) and runs nothing', async (text, id, path, message) => {
+      // Arrange
+      open().receive(text);
+      await flush();
+
+      // Assert
+      expect(acquire.calls).toHaveLength(0);
+      expect(socket.sent).toEqual([
+        {
+          id,
+          status: 400,
+          body: expect.objectContaining({
+            error: 'invalid-request',
+            issues: [expect.objectContaining({ path, message: expect.stringMatching(message) })],
+          }),
+        },
+      ]);
+    });
+
+    it('answers a binary message with 400 naming the frame', () => {
+      open().receiveBinary();
+      expect(socket.sent).toEqual([
+        {
+          id: null,
+          status: 400,
+          body: expect.objectContaining({ issues: [{ path: 'frame', message: 'must be a text message (JSON)' }] }),
+        },
+      ]);
+    });
+  });
+
+  describe('replies', () => {
+    it('answers each frame with its own id once its operation settles, in completion order, with the mapped status', async () => {
+      // Arrange
+      open().receive('{"id":1,"op":"acquire","resource":"a","body":{"requestId":"r1"}}');
+      open().receive('{"id":2,"op":"acquire","resource":"b","body":{"requestId":"r2"}}');
+
+      // Act: the second settles first, with a denial
+      acquire.calls[1]!.fail(new DeniedOutcome({ ok: false, reason: 'held', heldBy: 'agent-b', retryAfterMillis: 5 }));
+      await flush();
+      acquire.calls[0]!.settle({ ok: true });
+      await flush();
+
+      // Assert
+      expect(acquire.calls.map((call) => [call.resource, call.body])).toEqual([
+        ['a', { requestId: 'r1' }],
+        ['b', { requestId: 'r2' }],
+      ]);
+      expect(socket.sent).toEqual([
+        { id: 2, status: 409, body: { ok: false, reason: 'held', heldBy: 'agent-b', retryAfterMillis: 5 } },
+        { id: 1, status: 200, body: { ok: true } },
+      ]);
+    });
+
+    it('answers a bug with 500 without its message, and reports it', async () => {
+      open().receive('{"id":9,"op":"acquire","resource":"a","body":{}}');
+      acquire.calls[0]!.fail(new Error('secret detail'));
+      await flush();
+      expect(socket.sent).toEqual([
+        { id: 9, status: 500, body: { error: 'internal', message: 'internal error; it was logged' } },
+      ]);
+      expect(bugs).toHaveLength(1);
+    });
+  });
+
+  describe('backpressure', () => {
+    it('stops reading at maxInFlight operations and reads again once a reply brings it below', async () => {
+      // Arrange
+      const session = open({ maxInFlight: 3 });
+      const frame = (id: number): string => JSON.stringify({ id, op: 'acquire', resource: `r${id}`, body: {} });
+
+      // Act
+      session.receive(frame(1));
+      session.receive(frame(2));
+      const pausesBeforeBound = socket.pauses;
+      session.receive(frame(3));
+
+      // Assert
+      expect(pausesBeforeBound).toBe(0);
+      expect(socket.pauses).toBe(1);
+      expect(session.paused).toBe(true);
+      acquire.calls[0]!.settle({ ok: true });
+      await flush();
+      expect(socket.resumes).toBe(1);
+      expect(session.paused).toBe(false);
+      expect(session.inFlight).toBe(2);
+    });
+
+    it('stops reading while the replies stay above maxBufferedBytes, and resumes once they drain', async () => {
+      // Arrange
+      vi.useFakeTimers();
+      const session = open({ maxBufferedBytes: 100 });
+      session.receive('{"id":1,"op":"acquire","resource":"a","body":{}}');
+      socket.bufferedAmount = 5000; // the agent does not read
+
+      // Act
+      acquire.calls[0]!.settle({ ok: true });
+      await vi.advanceTimersByTimeAsync(0);
+
+      // Assert
+      expect(session.paused).toBe(true);
+      socket.bufferedAmount = 0;
+      await vi.advanceTimersByTimeAsync(20);
+      expect(session.paused).toBe(false);
+      expect(socket.closedWith).toBeUndefined();
+    });
+
+    it('closes a reader whose replies stayed above maxBufferedBytes for slowReaderMillis with 1008 and a reason', async () => {
+      // Arrange
+      vi.useFakeTimers();
+      const session = open({ maxBufferedBytes: 100 });
+      session.receive('{"id":1,"op":"acquire","resource":"a","body":{}}');
+      socket.bufferedAmount = 5000;
+      acquire.calls[0]!.settle({ ok: true });
+      await vi.advanceTimersByTimeAsync(0);
+
+      // Act
+      await vi.advanceTimersByTimeAsync(999);
+      const closedEarly = socket.closedWith;
+      await vi.advanceTimersByTimeAsync(20);
+
+      // Assert
+      expect(closedEarly).toBeUndefined();
+      expect(socket.closedWith).toEqual({ code: 1008, reason: expect.stringMatching(/^slow reader/) });
+    });
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * One agent link connection (`/v1/agent`), without the framework: reads request frames, runs
+ * each through the same lease operations the HTTP routes call, and writes each reply once its
+ * outcome is durable (the coordinator resolves only after the batch's append), in completion
+ * order, tagged with the frame's id. Bad frames are answered with a 400 naming the field and run
+ * nothing.
+ *
+ * Backpressure, both ways, with bounded memory:
+ * - a sender faster than the log: at {@link AgentSessionOptions.maxInFlight} operations in
+ *   flight the session stops reading the socket (`pause`), so TCP slows the sender; it resumes
+ *   when replies bring the count below the bound. Frames already read from the socket when it
+ *   paused (at most one socket read, 64 KiB) are still run, so the bound can be exceeded by that.
+ * - a slow reader: when the socket's unsent replies (`bufferedAmount`) exceed
+ *   {@link AgentSessionOptions.maxBufferedBytes}, the session stops reading too; if they are still
+ *   above it after {@link AgentSessionOptions.slowReaderMillis}, the connection is closed with
+ *   1008 and a reason. Operations already in flight still complete in the coordinator; their
+ *   replies are lost with the connection and the SDK resends them with the same requestId.
+ */
+import { AGENT_LINK_CLOSE_CODES, AgentRequestEnvelopeSchema, type AgentOp } from '@lease-fence/protocol';
+import type { DecidedReply } from '../http/api-exception.filter.js';
+import { InvalidRequestError, toInputIssues } from '../http/invalid-request.error.js';
+
+/** WebSocket `readyState` OPEN. */
+const OPEN = 1;
+
+/** The parts of a `ws` WebSocket the session uses. */
+export interface AgentSessionSocket {
+  readonly readyState: number;
+  /** Bytes queued for sending, not yet written to the kernel. */
+  readonly bufferedAmount: number;
+  send(text: string): void;
+  /** Stops reading from the socket (TCP then slows the sender). */
+  pause(): void;
+  resume(): void;
+  close(code: number, reason: string): void;
+}
+
+/** Runs one operation; the same functions the HTTP lease routes call (`leases/lease-operations.ts`). */
+export type AgentOperation = (resource: string, body: unknown) => Promise<unknown>;
+
+/** Options of {@link AgentSession}. */
+export interface AgentSessionOptions {
+  /** The operations, bound to the connection's authenticated agent. */
+  readonly operations: Readonly<Record<AgentOp, AgentOperation>>;
+  /** The one error mapping (`decideReply`): any thrown value → status and body. */
+  readonly decide: (error: unknown) => DecidedReply;
+  /** Called with a thrown value the mapping calls a bug (answered 500). */
+  readonly onBug: (error: unknown) => void;
+  /** Operations in flight at which the session stops reading (a positive integer). */
+  readonly maxInFlight: number;
+  /** Unsent reply bytes above which the reader is slow (bytes). */
+  readonly maxBufferedBytes: number;
+  /** How long a reader may stay above `maxBufferedBytes` before it is disconnected (milliseconds). */
+  readonly slowReaderMillis: number;
+  /** How often a paused slow reader's buffer is checked (milliseconds). @defaultValue 50 */
+  readonly drainCheckMillis?: number;
+}
+
+/** See the module description. */
+export class AgentSession {
+  #inFlight = 0;
+  #paused = false;
+  #drainTimer: NodeJS.Timeout | undefined;
+  #congestedSinceMillis = 0;
+  #closed = false;
+
+  constructor(
+    private readonly socket: AgentSessionSocket,
+    private readonly options: AgentSessionOptions,
+  ) {}
+
+  /** Operations received and not yet answered. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Whether the session has stopped reading the socket (backpressure). */
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /** A binary message: refused with 400 naming the frame. */
+  receiveBinary(): void {
+    this.#refuse(null, new InvalidRequestError([{ path: 'frame', message: 'must be a text message (JSON)' }]));
+  }
+
+  /** One text message from the agent. */
+  receive(text: string): void {
+    let frame: unknown;
+    try {
+      frame = JSON.parse(text);
+    } catch (error) {
+      this.#refuse(
+        null,
+        new InvalidRequestError([{ path: 'frame', message: `malformed JSON: ${(error as Error).message}` }]),
+      );
+      return;
+    }
+    const parsed = AgentRequestEnvelopeSchema.safeParse(frame);
+    if (!parsed.success) {
+      this.#refuse(readableId(frame), new InvalidRequestError(toInputIssues(parsed.error.issues, 'frame', frame)));
+      return;
+    }
+    const { id, op, resource, body } = parsed.data;
+    this.#inFlight += 1;
+    if (this.#inFlight >= this.options.maxInFlight) this.#pause();
+    this.options.operations[op](resource, body).then(
+      (reply) => this.#answer(id, 200, reply),
+      (error: unknown) => {
+        const decided = this.options.decide(error);
+        if (decided.isBug === true) this.options.onBug(error);
+        this.#answer(id, decided.status, decided.body);
+      },
+    );
+  }
+
+  /** The connection closed: stops the drain check; replies still to come are dropped. */
+  closed(): void {
+    this.#closed = true;
+    if (this.#drainTimer !== undefined) clearInterval(this.#drainTimer);
+    this.#drainTimer = undefined;
+  }
+
+  #answer(id: number, status: number, body: unknown): void {
+    this.#inFlight -= 1;
+    this.#send(id, status, body);
+    if (this.#paused && this.#drainTimer === undefined && this.#inFlight < this.options.maxInFlight) this.#resume();
+  }
+
+  #refuse(id: number | null, error: InvalidRequestError): void {
+    const decided = this.options.decide(error);
+    this.#send(id, decided.status, decided.body);
+  }
+
+  #send(id: number | null, status: number, body: unknown): void {
+    if (this.#closed || this.socket.readyState !== OPEN) return;
+    this.socket.send(JSON.stringify({ id, status, body }));
+    if (this.socket.bufferedAmount > this.options.maxBufferedBytes && this.#drainTimer === undefined)
+      this.#watchSlowReader();
+  }
+
+  /** The reader fell behind: stop reading until its buffer drains, or disconnect it after `slowReaderMillis`. */
+  #watchSlowReader(): void {
+    this.#pause();
+    this.#congestedSinceMillis = performance.now();
+    this.#drainTimer = setInterval(() => {
+      if (this.socket.bufferedAmount <= this.options.maxBufferedBytes) {
+        clearInterval(this.#drainTimer);
+        this.#drainTimer = undefined;
+        if (this.#inFlight < this.options.maxInFlight) this.#resume();
+      } else if (performance.now() - this.#congestedSinceMillis >= this.options.slowReaderMillis) {
+        this.closed();
+        this.socket.close(
+          AGENT_LINK_CLOSE_CODES.slowReader,
+          `slow reader: more than ${this.options.maxBufferedBytes} bytes of replies unread for ${this.options.slowReaderMillis} ms`,
+        );
+      }
+    }, this.options.drainCheckMillis ?? 50);
+  }
+
+  #pause(): void {
+    if (this.#paused) return;
+    this.#paused = true;
+    this.socket.pause();
+  }
+
+  #resume(): void {
+    this.#paused = false;
+    if (!this.#closed) this.socket.resume();
+  }
+}
+
+/** The `id` of a frame whose envelope failed, when it is itself valid; else `null`. */
+const readableId = (frame: unknown): number | null => {
+  if (typeof frame !== 'object' || frame === null || !('id' in frame)) return null;
+  const { id } = frame;
+  return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : null;
+};
