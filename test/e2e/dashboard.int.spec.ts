@@ -13,13 +13,9 @@
  * Without Chromium the suite is skipped with the reason, except with `CI=true`, where it fails
  * (`support/demo-browser-suite.ts`).
  */
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { holderColor } from '@lease-fence/dashboard-model';
-import { REPO_ROOT } from '../support/coordinator-process.js';
 import { launchChromium } from './support/chromium.js';
 import {
   dashboardUrl,
@@ -38,16 +34,14 @@ import {
 } from './support/demo-browser-suite.js';
 import type { DemoStack } from './support/demo-stack.js';
 import type { EventLogReader } from './support/event-log-reader.js';
-
-const ARTIFACTS_DIR = fileURLToPath(new URL('./artifacts/', import.meta.url));
-const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+import { createArtifactsDir, screenshot } from './support/screenshots.js';
 
 /** Console errors a crashed coordinator causes in a page that is connected to it (the stream retries). */
 const CONNECTION_LOST =
   /ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|WebSocket connection to .* failed/;
 
 describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinator and the demo', () => {
-  const suite = useDemoBrowser(() => mkdir(ARTIFACTS_DIR, { recursive: true }).then(() => undefined));
+  const suite = useDemoBrowser(createArtifactsDir);
   let stack: DemoStack;
   let log: EventLogReader;
   let page: Page;
@@ -57,12 +51,6 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
 
   /** The demo's first refused stale write (the same one for every test). */
   const aRejection = (): Promise<RecordedOf<'FenceRejected'>> => suite.firstRejection();
-
-  const screenshot = async (target: Page, name: string, docsName?: string): Promise<void> => {
-    await target.screenshot({ path: join(ARTIFACTS_DIR, name) });
-    if (UPDATE_SCREENSHOTS && docsName !== undefined)
-      await target.screenshot({ path: join(REPO_ROOT, 'docs', docsName) });
-  };
 
   /** Opens the live dashboard and waits until it has caught up with the log as read just before. */
   const openLive = async (target: Page): Promise<void> => {

@@ -34,6 +34,18 @@ export interface DashboardSummary {
   readonly shapesDrawn: number;
   readonly investigation: number | undefined;
   readonly search: string;
+  /**
+   * What the filters match as of `position` (the counts beside them): leases (bars), rejections,
+   * events, and kept lanes with a match; undefined when no filter is set.
+   */
+  readonly matches:
+    | {
+        readonly leases: number;
+        readonly rejections: number;
+        readonly events: number;
+        readonly lanesWithMatch: number;
+      }
+    | undefined;
 }
 
 /** The hook's surface. */

@@ -19,6 +19,7 @@ export * from './investigation-export.js';
 export * from './investigation.js';
 export * from './jump-target.js';
 export * from './lane-filter.js';
+export * from './lease-match.js';
 export * from './mutable-view-state.js';
 export * from './rates.js';
 export * from './search-log.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LogBuilder } from './testing/log-builder.js';
 import { foldEvents } from './fold-events.js';
-import { FENCE_RANGE_HINT, filterLanes, parseFenceFilterInput, parseFenceRange } from './lane-filter.js';
+import { FENCE_RANGE_HINT, parseFenceFilterInput, parseFenceRange } from './lane-filter.js';
+import { filterLanes } from './lease-match.js';
 
 function state() {
   const log = new LogBuilder();
@@ -18,15 +19,21 @@ describe('filterLanes', () => {
     [{ resource: 'deploy-*' }, ['deploy-slot:api', 'deploy-slot:web']],
     [{ resource: 'SLOT' }, ['deploy-slot:api', 'deploy-slot:web']],
     [{ resource: '*:db' }, ['migration:db']],
-    [{ holder: 'coder' }, ['deploy-slot:web', 'migration:db']],
+    [{ holder: 'coder' }, ['deploy-slot:api', 'deploy-slot:web', 'migration:db']],
+    [{ holder: 'coder', hideUnmatchedLanes: true }, ['deploy-slot:web', 'migration:db']],
     [{ hasRejections: true }, ['deploy-slot:api']],
-    [{ fenceMin: 2, fenceMax: 29 }, ['deploy-slot:api']],
-    [{ resource: 'deploy*', holder: 'coder' }, ['deploy-slot:web']],
-  ])('keeps the lanes matching %j, sorted, and counts every lane', (filter, expected) => {
-    const result = filterLanes(state(), filter);
-    expect(result.lanes.map((l) => l.resource)).toEqual(expected);
-    expect(result.total).toBe(3);
-  });
+    [{ fenceMin: 2, fenceMax: 29, hideUnmatchedLanes: true }, ['deploy-slot:api']],
+    [{ resource: 'deploy*', holder: 'coder', hideUnmatchedLanes: true }, ['deploy-slot:web']],
+    [{ holder: 'x', hideUnmatchedLanes: true }, ['deploy-slot:api']],
+    [{ hideUnmatchedLanes: true }, ['deploy-slot:api', 'deploy-slot:web', 'migration:db']],
+  ])(
+    'keeps the lanes %j keeps (holder and fence only remove with hideUnmatchedLanes), sorted, and counts every lane',
+    (filter, expected) => {
+      const result = filterLanes(state(), filter);
+      expect(result.lanes.map((l) => l.resource)).toEqual(expected);
+      expect(result.total).toBe(3);
+    },
+  );
 });
 
 describe('parseFenceRange', () => {

@@ -1,43 +1,26 @@
 /**
- * Lane filters: they remove lanes (the view shows "k of N lanes"), never bars inside a lane.
+ * The filters' settings and the fence box's reading. What they match, bar by bar and row by row,
+ * and which lanes they keep is `lease-match.ts`.
  */
-import type { Lane, ViewState } from './view-state.js';
 
-/** What lanes to keep. Every field is optional; all given fields must match. */
+/**
+ * The dashboard's filters. Every field is optional; all given fields must match. The resource
+ * pattern and "with rejections" keep or remove whole lanes; the holder and the fence range match
+ * bar by bar and row by row (see `compileLeaseMatch` in `lease-match.ts`).
+ */
 export interface LaneFilter {
   /** Resource pattern: `*` and `?` wildcards (whole id), otherwise a case-insensitive substring. */
   readonly resource?: string;
-  /** Keep lanes with a generation whose holder id contains this (case-insensitive). */
+  /** Bars, markers and rows whose holder id contains this (case-insensitive). */
   readonly holder?: string;
   /** Keep only lanes with at least one rejection. */
   readonly hasRejections?: boolean;
-  /** Keep lanes with a generation whose fence is ≥ this. */
+  /** Bars, markers and rows whose fence is ≥ this. */
   readonly fenceMin?: number;
-  /** Keep lanes with a generation whose fence is ≤ this. */
+  /** Bars, markers and rows whose fence is ≤ this. */
   readonly fenceMax?: number;
-}
-
-/**
- * The lanes of `state` that match `filter`, sorted by resource id, and how many there are in all.
- *
- * @returns `lanes` (kept, sorted) and `total` (every lane of the state).
- */
-export function filterLanes(state: ViewState, filter: LaneFilter): { readonly lanes: Lane[]; readonly total: number } {
-  const resource = compilePattern(filter.resource);
-  const holder = filter.holder?.trim().toLowerCase() || undefined;
-  const fenceMin = filter.fenceMin ?? -Infinity;
-  const fenceMax = filter.fenceMax ?? Infinity;
-  const byFence = filter.fenceMin !== undefined || filter.fenceMax !== undefined;
-  const lanes: Lane[] = [];
-  for (const lane of state.lanes.values()) {
-    if (resource !== undefined && !resource(lane.resource)) continue;
-    if (filter.hasRejections === true && lane.rejections.length === 0) continue;
-    if (holder !== undefined && !lane.generations.some((g) => g.holderId.toLowerCase().includes(holder))) continue;
-    if (byFence && !lane.generations.some((g) => g.fence >= fenceMin && g.fence <= fenceMax)) continue;
-    lanes.push(lane);
-  }
-  lanes.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
-  return { lanes, total: state.lanes.size };
+  /** Remove the lanes where the holder and fence filters match no bar and no rejection (otherwise they are dimmed). */
+  readonly hideUnmatchedLanes?: boolean;
 }
 
 /**
@@ -75,19 +58,4 @@ export function parseFenceFilterInput(text: string): FenceFilterInput {
     return { ok: false, message: `${FENCE_RANGE_HINT} (low end first)` };
   }
   return { ok: true, range };
-}
-
-function compilePattern(pattern: string | undefined): ((resource: string) => boolean) | undefined {
-  const p = pattern?.trim();
-  if (p === undefined || p === '') return undefined;
-  if (!/[*?]/.test(p)) {
-    const needle = p.toLowerCase();
-    return (resource) => resource.toLowerCase().includes(needle);
-  }
-  const source = p
-    .split('')
-    .map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
-    .join('');
-  const regex = new RegExp(`^${source}$`, 'i');
-  return (resource) => regex.test(resource);
 }

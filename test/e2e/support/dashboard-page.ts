@@ -5,7 +5,7 @@
  * coordinator serves on `/v1/events`.
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { expect, vi } from 'vitest';
 import {
   foldEvents,
@@ -125,7 +125,12 @@ interface CanvasLike {
  * each of `colours` (e.g. the holders' bar colours).
  */
 export async function readCanvasInk(page: Page, colours: readonly string[] = []): Promise<CanvasInk> {
-  return page.getByTestId('lanes-canvas').evaluate((element, wanted) => {
+  return readInkOf(page.getByTestId('lanes-canvas'), colours);
+}
+
+/** {@link readCanvasInk} of any canvas element (e.g. a legend swatch). */
+export async function readInkOf(canvasElement: Locator, colours: readonly string[] = []): Promise<CanvasInk> {
+  return canvasElement.evaluate((element, wanted) => {
     const canvas = element as unknown as CanvasLike;
     const document = (globalThis as unknown as { document: { createElement(tag: 'canvas'): CanvasLike } }).document;
     const rgbaOf = (data: ArrayLike<number>, i: number): number =>

@@ -125,11 +125,50 @@ describe('LiveControls', () => {
 });
 
 describe('FilterBar', () => {
-  it('shows "k of N lanes"', () => {
-    const html = renderToString(<FilterBar filter={{ resource: 'deploy-*' }} shown={12} total={500} onChange={noop} />);
-    expect(html).toMatch(
-      /data-testid="lane-count" data-shown="12" data-total="500">12<!-- --> of <!-- -->500<!-- --> lanes/,
+  it('shows "k of N lanes" when lanes were removed, and only "N lanes" when none was', () => {
+    const removed = renderToString(
+      <FilterBar filter={{ resource: 'deploy-*' }} shown={12} total={500} onChange={noop} />,
     );
+    const kept = renderToString(<FilterBar filter={{ holder: 'agent-2' }} shown={3} total={3} onChange={noop} />);
+
+    expect(removed).toMatch(/data-testid="lane-count" data-shown="12" data-total="500">12 of 500 lanes</);
+    expect(kept).toMatch(/data-testid="lane-count" data-shown="3" data-total="3">3 lanes</);
+  });
+
+  it('says what the holder and fence filters match, which side of a rejection counts, and as of which position', () => {
+    const counts = { leases: 12, rejections: 3, events: 40, lanesWithMatch: 2, asOfPosition: 1234 };
+
+    const html = renderToString(
+      <FilterBar
+        filter={{ holder: 'agent-2', fenceMin: 60, fenceMax: 70 }}
+        shown={3}
+        total={3}
+        counts={counts}
+        onChange={noop}
+      />,
+    );
+
+    expect(html).toContain(
+      '12 leases of agent-2 with fences 60–70 · 3 rejections (refused or floor) · 40 events · in 2 of 3 lanes, as of position 1234',
+    );
+    expect(html).toContain('data-testid="filter-hide-unmatched"');
+  });
+
+  it('leaves "in k of N lanes" out when the lanes without a match are hidden', () => {
+    const counts = { leases: 1, rejections: 0, events: 2, lanesWithMatch: 1, asOfPosition: 9 };
+
+    const html = renderToString(
+      <FilterBar
+        filter={{ holder: 'a', hideUnmatchedLanes: true }}
+        shown={1}
+        total={3}
+        counts={counts}
+        onChange={noop}
+      />,
+    );
+
+    expect(html).toContain('1 lease of a · 0 rejections (refused or floor) · 2 events, as of position 9');
+    expect(html).toContain('1 of 3 lanes');
   });
 });
 

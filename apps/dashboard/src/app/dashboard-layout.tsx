@@ -16,13 +16,16 @@ import {
   type HoldingAnswer,
   type InvestigationResult,
   type Lane,
+  type LeaseMatch,
   type RateBin,
+  type RejectionView,
   type SearchHit,
   type ViewHistory,
   type ViewState,
 } from '@lease-fence/dashboard-model';
 import type { StatsSample } from '../stream/stats-history.js';
 import { LeaseDetails } from '../timeline/lease-details.js';
+import { TimelineLegend } from '../timeline/timeline-legend.js';
 import { TimelineView } from '../timeline/timeline-view.js';
 import type { TimeWindow } from '../timeline/time-scale.js';
 import { ExposurePanel } from '../exposure/exposure-panel.js';
@@ -32,7 +35,7 @@ import { ConnectionBanner } from './connection-banner.js';
 import type { DashboardSnapshot } from './dashboard-store.js';
 import type { DashboardEnvironment } from './environment.js';
 import { EventTable } from './event-table.js';
-import { FilterBar } from './filter-bar.js';
+import { FilterBar, type FilterMatchCounts } from './filter-bar.js';
 import { LazyInvestigationView, LazyRatePanels } from './lazy-panels.js';
 import { LiveControls } from './live-controls.js';
 import { followWindow, type ResolvedAsOf } from './navigation.js';
@@ -71,6 +74,12 @@ export interface DashboardLayoutProps {
   /** The lanes the filter keeps, and how many there are in all. */
   readonly lanes: readonly Lane[];
   readonly totalLanes: number;
+  /** The compiled filter: the timeline dims what it does not match. */
+  readonly match: LeaseMatch;
+  /** What the filter matches; undefined when no filter is set. */
+  readonly matchCounts: FilterMatchCounts | undefined;
+  /** The rejections the filter matches, in log order (every rejection when no filter is set). */
+  readonly rejections: readonly RejectionView[];
   readonly hits: readonly SearchHit[];
   readonly investigation: InvestigationResult | undefined;
   /** Permalink of the open investigation (no token). */
@@ -197,6 +206,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
         filter={view.filter}
         shown={lanes.length}
         total={total}
+        counts={props.matchCounts}
         onChange={(filter) => updateView({ ...view, filter })}
       />
       {props.loading && (
@@ -251,9 +261,11 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
             </button>
           </p>
         )}
+      <TimelineLegend lanes={lanes} window={windowNow} />
       <TimelineView
         state={state}
         lanes={lanes}
+        match={props.match}
         resolveWindow={props.resolveWindow}
         animate={asOf.live && view.window === undefined}
         nowWallMillis={asOf.live ? coordinatorNow : undefined}
@@ -298,7 +310,8 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
       {props.holdersPanel}
       <div className="columns">
         <RejectionsTable
-          rejections={state.rejections}
+          rejections={props.rejections}
+          of={props.matchCounts === undefined ? undefined : state.rejections.length}
           missing={state.missingRejections}
           selectedPosition={view.investigation?.position}
           onSelect={openInvestigation}
@@ -307,7 +320,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
           events={props.contextEvents}
           focusPosition={focusPosition}
           onPick={seek}
-          caption={`Events around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`}
+          caption={`${props.matchCounts === undefined ? 'Events' : 'Events matching the filters'} around position ${focusPosition}${view.cursorWallMillis === undefined ? '' : ` (cursor ${formatWallTime(view.cursorWallMillis)})`}`}
         />
       </div>
       <ExposurePanel

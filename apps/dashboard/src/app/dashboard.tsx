@@ -5,6 +5,8 @@
  */
 import { useCallback, useMemo, useRef, useState, type ReactElement } from 'react';
 import {
+  compileLeaseMatch,
+  countMatches,
   currentHolders,
   filterLanes,
   formatWallDateTime,
@@ -14,6 +16,8 @@ import {
   holdDurations,
   investigate,
   logRates,
+  MatchingEvents,
+  matchingRejections,
   searchLog,
   whoHeld,
   type DashboardSummary,
@@ -104,7 +108,27 @@ export function Dashboard({
   }, [view, asOf.live, asOf.wallMillis, coordinatorNow]);
   const windowNow = resolveWindow();
 
-  const { lanes, total } = useMemo(() => filterLanes(viewed.state, view.filter), [viewed, view.filter]);
+  // One compiled filter decides the lanes, the dimmed bars and markers, the table rows and the counts.
+  const match = useMemo(() => compileLeaseMatch(view.filter), [view.filter]);
+  const { lanes, total } = useMemo(() => filterLanes(viewed.state, match), [viewed, match]);
+  const { index } = history;
+  const matchingEvents = useMemo(
+    () => (match.active ? new MatchingEvents(match).update(index.events()) : undefined),
+    [match, index],
+  );
+  matchingEvents?.update(index.events()); // scans only the events loaded since the last render
+  const matchCounts = useMemo(
+    () =>
+      matchingEvents === undefined
+        ? undefined
+        : {
+            ...countMatches(lanes, match),
+            events: matchingEvents.countUpTo(viewed.state.position),
+            asOfPosition: viewed.state.position,
+          },
+    [lanes, match, matchingEvents, viewed],
+  );
+  const rejections = useMemo(() => matchingRejections(viewed.state, match), [viewed, match]);
   // Rates, denials and hold durations are recomputed at most once a second while live.
   const followingNow = asOf.live && view.window === undefined;
   const rateKey = followingNow
@@ -171,10 +195,12 @@ export function Dashboard({
     view.cursorWallMillis === undefined
       ? asOf.position
       : Math.min(asOf.position, history.positionAtWall(view.cursorWallMillis));
-  const contextEvents = history.index.between(
-    focusPosition - CONTEXT_ROWS,
-    Math.min(asOf.position, focusPosition + CONTEXT_ROWS),
-  );
+  const contextEvents =
+    matchingEvents === undefined
+      ? history.index.between(focusPosition - CONTEXT_ROWS, Math.min(asOf.position, focusPosition + CONTEXT_ROWS))
+      : matchingEvents
+          .around(focusPosition, CONTEXT_ROWS, asOf.position)
+          .flatMap((position) => history.index.at(position) ?? []);
 
   // Navigation
   const seek = useCallback(
@@ -311,6 +337,7 @@ export function Dashboard({
       ),
       investigation: view.investigation?.position,
       search: view.search,
+      matches: matchCounts,
     }),
     (resource, wallMillis) => whoHeld(state, resource, wallMillis),
   );
@@ -345,6 +372,9 @@ export function Dashboard({
         state={state}
         lanes={lanes}
         totalLanes={total}
+        match={match}
+        matchCounts={matchCounts}
+        rejections={rejections}
         hits={hits}
         investigation={investigation}
         link={

@@ -1,19 +1,34 @@
 /**
- * Lane filters (resource pattern, holder, has-rejections, fence range) and "k of N lanes".
+ * The filters (resource pattern, holder, fence range, has-rejections, hide lanes with no match),
+ * what they match ("12 leases of agent-2 · 3 rejections · 40 events") and "k of N lanes".
  */
 import { useState, type ReactElement } from 'react';
-import { parseFenceFilterInput, type LaneFilter } from '@lease-fence/dashboard-model';
+import { parseFenceFilterInput, type LaneFilter, type MatchCounts } from '@lease-fence/dashboard-model';
+
+/** What the filter matches as of the view's position (see `compileLeaseMatch`). */
+export interface FilterMatchCounts extends MatchCounts {
+  /** Logged events up to `asOfPosition` that the filter matches. */
+  readonly events: number;
+  /** The position the counts are as of. */
+  readonly asOfPosition: number;
+}
 
 /** Props of {@link FilterBar}. */
 export interface FilterBarProps {
   readonly filter: LaneFilter;
+  /** Lanes kept (by the resource pattern, "with rejections" and "hide lanes with no match"). */
   readonly shown: number;
   readonly total: number;
+  /** What the filter matches; undefined when no filter is set. @defaultValue undefined */
+  readonly counts?: FilterMatchCounts | undefined;
   readonly onChange: (filter: LaneFilter) => void;
 }
 
-/** Filters remove lanes; the count says how many are left. */
-export function FilterBar({ filter, shown, total, onChange }: FilterBarProps): ReactElement {
+/**
+ * The holder and fence filters match bar by bar (the rest are dimmed, or their lanes hidden), the
+ * resource pattern and "with rejections" keep lanes; the counts say what matched.
+ */
+export function FilterBar({ filter, shown, total, counts, onChange }: FilterBarProps): ReactElement {
   const rangeText =
     filter.fenceMin === undefined && filter.fenceMax === undefined
       ? ''
@@ -93,11 +108,69 @@ export function FilterBar({ filter, shown, total, onChange }: FilterBarProps): R
         />{' '}
         with rejections
       </label>
+      <label title="Without it, lanes where the holder and fence filters match nothing stay, dimmed">
+        <input
+          type="checkbox"
+          checked={filter.hideUnmatchedLanes === true}
+          onChange={(e) =>
+            onChange(e.target.checked ? { ...filter, hideUnmatchedLanes: true } : without('hideUnmatchedLanes'))
+          }
+          data-testid="filter-hide-unmatched"
+        />{' '}
+        hide lanes with no match
+      </label>
+      {counts !== undefined && (
+        <span
+          className="match-count"
+          data-testid="match-count"
+          data-leases={counts.leases}
+          data-rejections={counts.rejections}
+          data-events={counts.events}
+          data-position={counts.asOfPosition}
+          title="A rejection matches when its refused holder · fence or the gate's floor holder · fence matches. Counts are as of the view's position."
+        >
+          {describeMatches(filter, counts, shown)}
+        </span>
+      )}
       <span className="lane-count" data-testid="lane-count" data-shown={shown} data-total={total}>
-        {shown.toLocaleString('en-US')} of {total.toLocaleString('en-US')} lanes
+        {shown < total
+          ? `${shown.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} lanes`
+          : `${total.toLocaleString('en-US')} lanes`}
       </span>
     </div>
   );
+}
+
+/**
+ * What a filter matched, in words: `12 leases of agent-2 with fences 60–70 · 3 rejections (refused
+ * or floor) · 40 events · in 2 of 3 lanes, as of position 1234`. Pure.
+ *
+ * @param shown - The lanes kept (the "of" of "in k of N lanes").
+ */
+export function describeMatches(filter: LaneFilter, counts: FilterMatchCounts, shown: number): string {
+  const n = (count: number, noun: string): string =>
+    `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
+  const holder = filter.holder?.trim();
+  const byFence = filter.fenceMin !== undefined || filter.fenceMax !== undefined;
+  const fences =
+    filter.fenceMin === filter.fenceMax
+      ? `fence ${filter.fenceMin}`
+      : filter.fenceMin === undefined
+        ? `fences ≤ ${filter.fenceMax}`
+        : filter.fenceMax === undefined
+          ? `fences ≥ ${filter.fenceMin}`
+          : `fences ${filter.fenceMin}–${filter.fenceMax}`;
+  const byLease = (holder !== undefined && holder !== '') || byFence;
+  return [
+    `${n(counts.leases, 'lease')}${holder ? ` of ${holder}` : ''}${byFence ? ` with ${fences}` : ''}`,
+    `${n(counts.rejections, 'rejection')}${byLease ? ' (refused or floor)' : ''}`,
+    n(counts.events, 'event'),
+    ...(byLease && filter.hideUnmatchedLanes !== true
+      ? [`in ${counts.lanesWithMatch.toLocaleString('en-US')} of ${shown.toLocaleString('en-US')} lanes`]
+      : []),
+  ]
+    .join(' · ')
+    .concat(`, as of position ${counts.asOfPosition}`);
 }
 
 function sameRange(

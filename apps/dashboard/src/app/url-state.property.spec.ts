@@ -36,6 +36,7 @@ const view: fc.Arbitrary<ViewUrlState> = fc.record({
       hasRejections: fc.constant(true as const),
       fenceMin: fc.integer({ min: 1, max: 1000 }),
       fenceMax: fc.integer({ min: 1000, max: 5000 }),
+      hideUnmatchedLanes: fc.constant(true as const),
     },
     { requiredKeys: [] },
   ),

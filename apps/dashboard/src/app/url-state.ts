@@ -8,7 +8,8 @@
  * | `at` | as-of: a log position (`at=1234`) or an ISO wall time (`at=2026-05-28T12:01:03.120Z`); absent = live |
  * | `from`, `to` | visible window, ISO wall times; absent = follow the as-of time (or now) |
  * | `span` | window width in milliseconds while following |
- * | `q`, `holder`, `rej=1`, `fence=10-200` | lane filters |
+ * | `q`, `holder`, `rej=1`, `fence=10-200` | filters: resource pattern and `rej` keep lanes; `holder` and `fence` match bars, markers and rows |
+ * | `hide=1` | remove the lanes where `holder` and `fence` match nothing (otherwise they are dimmed) |
  * | `search` | search box |
  * | `resource`, `cursor` | selected lane; shared time cursor (ISO wall time) |
  * | `inv`, `ctx` | investigation of the rejection at log position `inv`, ±`ctx` events |
@@ -82,6 +83,7 @@ export function parseViewUrl(search: string): ViewUrlState {
     ...(nonEmpty(p.get('holder')) === undefined ? {} : { holder: nonEmpty(p.get('holder')) as string }),
     ...(p.get('rej') === '1' ? { hasRejections: true } : {}),
     ...(fence ?? {}),
+    ...(p.get('hide') === '1' ? { hideUnmatchedLanes: true } : {}),
   };
   return {
     at,
@@ -131,6 +133,7 @@ export function formatViewUrl(view: ViewUrlState): string {
     const { fenceMin, fenceMax } = view.filter;
     p.set('fence', fenceMin === fenceMax ? String(fenceMin) : `${fenceMin ?? ''}-${fenceMax ?? ''}`);
   }
+  if (view.filter.hideUnmatchedLanes === true) p.set('hide', '1');
   if (view.search !== '') p.set('search', view.search);
   if (view.resource !== undefined) p.set('resource', view.resource);
   if (view.cursorWallMillis !== undefined) p.set('cursor', isoOf(view.cursorWallMillis));

@@ -6,9 +6,12 @@
  */
 import { bench, describe } from 'vitest';
 import {
+  compileLeaseMatch,
+  countMatches,
   exposureSummaries,
   foldEvents,
   filterLanes,
+  MatchingEvents,
   SCALE_TARGET,
   searchLog,
   synthesizeEvents,
@@ -24,6 +27,7 @@ const history = new ViewHistory();
 for (const e of million) history.append(e);
 const lanes = filterLanes(target, {}).lanes;
 const walls = lanes.flatMap((l) => l.generations.map((g) => g.startWallMillis));
+const byHolder = compileLeaseMatch({ holder: 'coder' });
 const whole = { fromWallMillis: Math.min(...walls), toWallMillis: Math.max(...walls) };
 
 describe(`fold (${million.length} events)`, () => {
@@ -48,6 +52,18 @@ describe('lanes at the scale target (500 lanes, 20 000 bars, 2 000 rejections)',
       for (const lane of lanes) layoutLane(lane, { window: whole, widthPx: 1_300 });
     },
     { iterations: 20 },
+  );
+  bench('layout of the rows in view with a holder filter (bars dimmed or not), whole log in 1 300 px', () => {
+    const { first, last } = visibleRows(0, 460, 22, lanes.length);
+    for (let i = first; i < last; i += 1) layoutLane(lanes[i]!, { window: whole, widthPx: 1_300, match: byHolder });
+  });
+  bench('count the leases and rejections a holder filter matches in all 500 lanes', () => {
+    void countMatches(lanes, byHolder);
+  });
+  bench(
+    'match the events of a holder over the ~900 000-event log (first scan; later renders scan only new events)',
+    () => void new MatchingEvents(byHolder).update(history.index.events()),
+    { iterations: 5 },
   );
   bench('exposure panel rows (p50/p99/max per lane, worst first): its once-a-second cost while live', () => {
     void exposureSummaries(target);

@@ -11,8 +11,10 @@ import { visibleRows } from '../timeline/lane-layout.js';
 
 /** Props of {@link RejectionsTable}. */
 export interface RejectionsTableProps {
-  /** In log order (the table shows newest first). */
+  /** In log order (the table shows newest first); the filters' matches when a filter is set. */
   readonly rejections: readonly RejectionView[];
+  /** Every rejection as of the view when `rejections` is filtered (the heading says "k of N"). @defaultValue undefined */
+  readonly of?: number | undefined;
   /** Refusals known to be missing, in log order. @defaultValue [] */
   readonly missing?: readonly MissingRejectionsView[];
   readonly selectedPosition: number | undefined;
@@ -26,6 +28,7 @@ const ROW_HEIGHT_PX = 26;
 /** The rejections table. */
 export function RejectionsTable({
   rejections,
+  of,
   missing = [],
   selectedPosition,
   onSelect,
@@ -41,7 +44,13 @@ export function RejectionsTable({
   }
   return (
     <section className="panel rejections" aria-label="Rejections">
-      <h3>Rejections ({count.toLocaleString('en-US')})</h3>
+      <h3 data-testid="rejections-heading">
+        Rejections (
+        {of === undefined
+          ? count.toLocaleString('en-US')
+          : `${count.toLocaleString('en-US')} of ${of.toLocaleString('en-US')} match the filters`}
+        )
+      </h3>
       {missing.length > 0 && (
         <ul className="missing-rejections" data-testid="missing-rejections" aria-label="Missing rejections">
           {missing.map((m) => (
@@ -58,7 +67,11 @@ export function RejectionsTable({
           ))}
         </ul>
       )}
-      {count === 0 ? (
+      {count === 0 && of !== undefined && of > 0 ? (
+        <p className="muted" data-testid="rejections-empty">
+          No rejection matches the filters (a rejection matches on its refused or its floor holder · fence).
+        </p>
+      ) : count === 0 ? (
         <p className="muted" data-testid="rejections-empty">
           No stale write has been refused as of this position. Gates report refusals with{' '}
           <code>POST /v1/resources/:resource/rejections</code>.

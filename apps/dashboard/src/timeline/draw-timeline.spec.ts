@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
+import { compileLeaseMatch, synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { recordingCanvas } from '../testing/recording-canvas.js';
-import { drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
+import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
 import { CHAR_WIDTH_PX, overlaps, type Box } from './label-layout.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
 
@@ -76,6 +76,53 @@ describe('placeRestartLabel', () => {
     expect(b).toEqual(second);
     expect(a!.text.endsWith('…')).toBe(true);
     expect(a!.left + a!.widthPx).toBeLessThanOrEqual(second.left);
+  });
+});
+
+describe('drawTimeline with a holder filter', () => {
+  it('draws the bars and markers the filter matches opaque and dims the rest, leaving the alpha at 1', () => {
+    // Arrange: every holder has a colour of its own, so each fill says whose bar it is
+    const state = foldEvents(synthesizeEvents({ seed: 3, resources: 4, generations: 60, rejections: 20, restarts: 0 }));
+    const lanes = [...state.lanes.values()];
+    const holder = lanes[0]!.generations[0]!.holderId;
+    const match = compileLeaseMatch({ holder });
+    const gens = lanes.flatMap((l) => l.generations);
+    const window = {
+      fromWallMillis: Math.min(...gens.map((g) => g.startWallMillis)),
+      toWallMillis: Math.max(...gens.map((g) => g.endWallMillis)),
+    };
+    const colorOf = (id: string): string => `color:${id}`;
+    const rows = lanes.map((lane, i) => ({
+      y: 24 + i * 22,
+      layout: layoutLane(lane, { window, widthPx: 4_000, match }),
+      highlighted: false,
+    }));
+    const ctx = recordingCanvas();
+
+    // Act
+    drawTimeline(ctx, rows, {
+      widthPx: 4_160,
+      heightPx: 200,
+      rowHeightPx: 22,
+      labelWidthPx: 160,
+      axisHeightPx: 24,
+      window,
+      restarts: [],
+      colorOf,
+    });
+
+    // Assert
+    const barFills = ctx.rects.filter((f) => f.fill.startsWith('color:'));
+    const mine = barFills.filter((f) => f.fill === colorOf(holder));
+    const others = barFills.filter((f) => f.fill !== colorOf(holder));
+    expect(mine.length).toBe(gens.filter((g) => g.holderId.toLowerCase().includes(holder.toLowerCase())).length);
+    expect(others.length).toBeGreaterThan(0);
+    expect(new Set(mine.map((f) => f.alpha))).toEqual(new Set([1]));
+    expect(new Set(others.map((f) => f.alpha))).toEqual(new Set([DIMMED_ALPHA]));
+    const markers = rows.flatMap((r) => r.layout.rejections);
+    expect(ctx.arcAlphas).toEqual(markers.map((m) => (m.matching > 0 ? 1 : DIMMED_ALPHA)));
+    expect(new Set(ctx.arcAlphas).size).toBe(2);
+    expect(ctx.globalAlpha).toBe(1);
   });
 });
 

@@ -85,7 +85,18 @@ export const TIMELINE_COLORS = {
   handoverBurned: '#dc2626',
   text: '#111827',
   muted: '#6b7280',
+  renewalTick: 'rgba(17, 24, 39, 0.55)',
+  openEnd: 'rgba(17, 24, 39, 0.6)',
 } as const;
+
+/**
+ * Opacity of a bar or rejection marker the holder and fence filters do not match (matching ones
+ * are drawn opaque): still visible, so the lane keeps its context, but clearly behind.
+ */
+export const DIMMED_ALPHA = 0.2;
+
+/** Opacity of a bar whose grant is not in the loaded events (an imported slice, a carried lease). */
+export const UNKNOWN_GRANT_ALPHA = 0.6;
 
 /**
  * Draws one frame.
@@ -107,9 +118,8 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
 
   // Grace windows under everything
   for (const r of options.restarts) {
-    ctx.fillStyle = TIMELINE_COLORS.grace;
     const x0 = Math.max(0, r.x);
-    ctx.fillRect(labelWidthPx + x0, axisHeightPx, Math.max(1, r.graceEndX - x0), heightPx - axisHeightPx);
+    drawGrace(ctx, labelWidthPx + x0, axisHeightPx, r.graceEndX - x0, heightPx - axisHeightPx);
   }
 
   const plot = { left: labelWidthPx, width: plotWidth, window: options.window };
@@ -141,22 +151,25 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
       drawBar(ctx, bar, labelWidthPx, plotWidth, barTop, barHeight, options.colorOf);
       shapes += 1;
     }
-    ctx.fillStyle = 'rgba(17, 24, 39, 0.55)';
     for (const tick of row.layout.ticks) {
       const x = labelWidthPx + tick.x;
       if (x < labelWidthPx || x > widthPx) continue;
-      const mark = renewalTickBox(x, barTop, barHeight);
-      ctx.fillRect(mark.x, mark.y, mark.width, mark.height);
+      drawRenewalTick(ctx, x, barTop, barHeight);
       shapes += 1;
     }
     for (const strip of row.layout.handovers) {
-      // A thin strip along the top of the lane: pending → admitted → active, or burned.
-      ctx.fillStyle = HANDOVER_COLOR[strip.handover.phase];
-      ctx.fillRect(labelWidthPx + strip.x, top + 1, strip.width, 3);
+      drawHandoverStrip(ctx, labelWidthPx + strip.x, top, strip.width, strip.handover.phase);
       shapes += 1;
     }
     for (const marker of row.layout.rejections) {
-      drawRejectionMarker(ctx, labelWidthPx + marker.x, barTop + barHeight / 2, marker.count, marker.doubleGrants > 0);
+      drawRejectionMarker(
+        ctx,
+        labelWidthPx + marker.x,
+        barTop + barHeight / 2,
+        marker.count,
+        marker.doubleGrants > 0,
+        marker.matching > 0,
+      );
       shapes += 1;
     }
   }
@@ -166,11 +179,7 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
   for (const r of options.restarts) {
     const x = labelWidthPx + r.x;
     if (x < labelWidthPx || x > widthPx) continue;
-    ctx.strokeStyle = TIMELINE_COLORS.restart;
-    ctx.lineWidth = 2;
-    ctx.setLineDash([6, 3]);
-    line(ctx, x, axisHeightPx, x, heightPx);
-    ctx.setLineDash([]);
+    drawRestartLine(ctx, x, axisHeightPx, heightPx);
     const only = r.restarts[0];
     labels.push(
       placeRestartLabel(
@@ -267,7 +276,15 @@ export function separateLabels(labels: readonly (RestartLabelPlacement | undefin
   return out;
 }
 
-function drawBar(
+/**
+ * Draws one generation's bar: its fill in the holder's colour, the mark of how it ended, the
+ * carried-across-a-restart strip and its label; all at {@link DIMMED_ALPHA} when the filter does
+ * not match it. The lanes and the legend's swatches both draw with it.
+ *
+ * @param left - The plot's left edge, CSS pixels (bar x is relative to it).
+ * @param plotWidth - The plot's width, CSS pixels (a bar is clipped 2 px beyond it).
+ */
+export function drawBar(
   ctx: Canvas2DLike,
   bar: BarLayout,
   left: number,
@@ -279,10 +296,11 @@ function drawBar(
   const x0 = Math.max(-2, bar.x);
   const x1 = Math.min(plotWidth + 2, bar.x + bar.width);
   const w = Math.max(1, x1 - x0);
+  const alpha = bar.matches ? 1 : DIMMED_ALPHA;
   ctx.fillStyle = colorOf(bar.generation.holderId);
-  ctx.globalAlpha = bar.generation.granted === undefined ? 0.6 : 1;
+  ctx.globalAlpha = alpha * (bar.generation.granted === undefined ? UNKNOWN_GRANT_ALPHA : 1);
   ctx.fillRect(left + x0, top, w, height);
-  ctx.globalAlpha = 1;
+  ctx.globalAlpha = alpha;
   const endX = left + bar.x + bar.width;
   if (bar.width >= 4 && endX <= left + plotWidth) {
     switch (bar.end) {
@@ -305,7 +323,7 @@ function drawBar(
         ctx.fillRect(endX - 3, top, 3, height);
         break;
       case 'open':
-        ctx.strokeStyle = 'rgba(17, 24, 39, 0.6)';
+        ctx.strokeStyle = TIMELINE_COLORS.openEnd;
         ctx.lineWidth = 1;
         ctx.setLineDash([2, 2]);
         line(ctx, endX - 0.5, top, endX - 0.5, top + height);
@@ -324,6 +342,41 @@ function drawBar(
     ctx.textAlign = 'left';
     ctx.fillText(label, left + x0 + 4, top + height / 2);
   }
+  ctx.globalAlpha = 1;
+}
+
+/** The shaded grace window after a restart (leases carried across it are honoured until its end). */
+export function drawGrace(ctx: Canvas2DLike, x: number, top: number, width: number, height: number): void {
+  ctx.fillStyle = TIMELINE_COLORS.grace;
+  ctx.fillRect(x, top, Math.max(1, width), height);
+}
+
+/** One renewal tick (a cluster of renewals within a few pixels), where `renewalTickBox` puts it. */
+export function drawRenewalTick(ctx: Canvas2DLike, x: number, barTop: number, barHeight: number): void {
+  ctx.fillStyle = TIMELINE_COLORS.renewalTick;
+  const mark = renewalTickBox(x, barTop, barHeight);
+  ctx.fillRect(mark.x, mark.y, mark.width, mark.height);
+}
+
+/** A fence-first handover's strip along the top of its lane, coloured by phase: pending → admitted → active, or burned. */
+export function drawHandoverStrip(
+  ctx: Canvas2DLike,
+  x: number,
+  laneTop: number,
+  width: number,
+  phase: HandoverPhase,
+): void {
+  ctx.fillStyle = HANDOVER_COLOR[phase];
+  ctx.fillRect(x, laneTop + 1, width, 3);
+}
+
+/** A coordinator restart: a dashed line from `top` to `bottom`. */
+export function drawRestartLine(ctx: Canvas2DLike, x: number, top: number, bottom: number): void {
+  ctx.strokeStyle = TIMELINE_COLORS.restart;
+  ctx.lineWidth = 2;
+  ctx.setLineDash([6, 3]);
+  line(ctx, x, top, x, bottom);
+  ctx.setLineDash([]);
 }
 
 const HANDOVER_COLOR: Readonly<Record<HandoverPhase, string>> = {
@@ -333,8 +386,20 @@ const HANDOVER_COLOR: Readonly<Record<HandoverPhase, string>> = {
   burned: TIMELINE_COLORS.handoverBurned,
 };
 
-function drawRejectionMarker(ctx: Canvas2DLike, x: number, y: number, count: number, doubleGrant: boolean): void {
+/**
+ * A rejection marker: a red dot (purple when it includes a double grant), larger with its count
+ * when it stands for several; at {@link DIMMED_ALPHA} when the filter matches none of them.
+ */
+export function drawRejectionMarker(
+  ctx: Canvas2DLike,
+  x: number,
+  y: number,
+  count: number,
+  doubleGrant: boolean,
+  matches = true,
+): void {
   const radius = count > 1 ? 7 : 4.5;
+  ctx.globalAlpha = matches ? 1 : DIMMED_ALPHA;
   ctx.fillStyle = doubleGrant ? TIMELINE_COLORS.doubleGrant : TIMELINE_COLORS.rejection;
   ctx.beginPath();
   ctx.arc(x, y, radius, 0, Math.PI * 2);
@@ -347,6 +412,7 @@ function drawRejectionMarker(ctx: Canvas2DLike, x: number, y: number, count: num
     ctx.textAlign = 'center';
     ctx.fillText(count > 99 ? '99+' : String(count), x, y + 0.5);
   }
+  ctx.globalAlpha = 1;
 }
 
 function line(ctx: Canvas2DLike, x0: number, y0: number, x1: number, y1: number): void {

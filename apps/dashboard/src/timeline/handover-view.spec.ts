@@ -99,6 +99,6 @@ describe('fence-first handovers on the lane', () => {
       colorOf: () => '#888',
     });
 
-    expect(ctx.rects).toContainEqual({ fill: TIMELINE_COLORS.handoverBurned, x: 100, y: 25, w: 300, h: 3 });
+    expect(ctx.rects).toContainEqual({ fill: TIMELINE_COLORS.handoverBurned, x: 100, y: 25, w: 300, h: 3, alpha: 1 });
   });
 });

@@ -10,6 +10,7 @@ import type {
   GenerationEndKind,
   HandoverView,
   Lane,
+  LeaseMatch,
   RejectionView,
   RestartView,
 } from '@lease-fence/dashboard-model';
@@ -29,6 +30,8 @@ export interface BarLayout {
   readonly reassigned: boolean;
   /** `holder · f<fence>` when the bar is wide enough to carry it (drawn shortened by `fitBarLabel`, label-layout.ts: the holder is cut, never the fence). */
   readonly label: string | undefined;
+  /** The holder and fence filters match it (always true without them); the rest are drawn dimmed. */
+  readonly matches: boolean;
 }
 
 /** Renewal ticks within one pixel column bucket. */
@@ -44,6 +47,8 @@ export interface MarkerCluster {
   readonly count: number;
   /** Of them, `double-grant` ones. */
   readonly doubleGrants: number;
+  /** Of them, the ones the filter matches (all without a holder or fence filter); none: drawn dimmed. */
+  readonly matching: number;
   readonly first: RejectionView;
   readonly last: RejectionView;
 }
@@ -89,6 +94,13 @@ export interface LayoutOptions {
   readonly labelMinPx?: number;
   /** Renewal ticks are bucketed by this many pixels. @defaultValue 3 */
   readonly tickBucketPx?: number;
+  /** The compiled filter that decides {@link BarLayout.matches} and {@link MarkerCluster.matching}. @defaultValue everything matches */
+  readonly match?: LeaseMatch;
+}
+
+/** Whether a generation's bar has any part in `window` (the bars laid out, and the holders the legend lists). */
+export function barInWindow(g: Generation, window: TimeWindow): boolean {
+  return g.endWallMillis >= window.fromWallMillis && g.startWallMillis <= window.toWallMillis;
 }
 
 /**
@@ -102,12 +114,13 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
   const minBarPx = options.minBarPx ?? 1;
   const labelMinPx = options.labelMinPx ?? 72;
   const tickBucketPx = options.tickBucketPx ?? 3;
+  const match = options.match;
   const bars: BarLayout[] = [];
   const tickBuckets = new Map<number, number>();
   const gens = lane.generations;
   for (let i = 0; i < gens.length; i += 1) {
     const g = gens[i] as Generation;
-    if (g.endWallMillis < window.fromWallMillis || g.startWallMillis > window.toWallMillis) continue;
+    if (!barInWindow(g, window)) continue;
     const x0 = xOfWall(window, widthPx, g.startWallMillis);
     const x1 = xOfWall(window, widthPx, g.endWallMillis);
     const width = Math.max(minBarPx, x1 - x0);
@@ -125,6 +138,7 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
       end: g.end?.kind ?? 'open',
       reassigned,
       label: width >= labelMinPx ? `${g.holderId} · f${g.fence}` : undefined,
+      matches: match === undefined || match.generation(g),
     });
     const walls = g.renewalWallMillis;
     for (let k = 0; k < walls.length; k += 1) {
@@ -145,6 +159,7 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
       x: c.x,
       count: c.items.length,
       doubleGrants: c.items.filter((r) => r.kind === 'double-grant').length,
+      matching: match?.byLease === true ? countWhere(c.items, match.rejection) : c.items.length,
       first: c.items[0] as RejectionView,
       last: c.items[c.items.length - 1] as RejectionView,
     }),
@@ -192,6 +207,13 @@ export function visibleRows(
   const first = Math.max(0, Math.floor(scrollTopPx / rowHeightPx) - overscan);
   const last = Math.min(rowCount, Math.ceil((scrollTopPx + viewportHeightPx) / rowHeightPx) + overscan);
   return { first: Math.min(first, last), last };
+}
+
+/** How many of `items` satisfy `predicate` (no array allocated: this runs per marker per frame). */
+function countWhere<T>(items: readonly T[], predicate: (item: T) => boolean): number {
+  let n = 0;
+  for (const item of items) if (predicate(item)) n += 1;
+  return n;
 }
 
 /** Greedy clustering in x order: an item joins the cluster when within `clusterPx` of its first item. */

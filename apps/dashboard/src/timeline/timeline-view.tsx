@@ -14,7 +14,7 @@ import {
   type PointerEvent as ReactPointerEvent,
   type ReactElement,
 } from 'react';
-import { formatWallTime, whoHeld, type Lane, type ViewState } from '@lease-fence/dashboard-model';
+import { formatWallTime, whoHeld, type Lane, type LeaseMatch, type ViewState } from '@lease-fence/dashboard-model';
 import { HolderColorContext } from '../app/holder-colors.js';
 import { createExposureFills, type ExposureFills } from './draw-exposure.js';
 import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
@@ -33,6 +33,8 @@ export interface TimelineViewProps {
   readonly state: ViewState;
   /** Lanes to show (filtered and sorted). */
   readonly lanes: readonly Lane[];
+  /** The compiled filter: bars and markers it does not match are drawn dimmed. @defaultValue everything matches */
+  readonly match?: LeaseMatch;
   /** The window to draw now; called on every frame (it may follow live time). */
   readonly resolveWindow: () => TimeWindow;
   /** Keep redrawing every animation frame (live: the window follows now). */
@@ -138,7 +140,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
       if (lane === undefined) continue;
       drawRows.push({
         y: AXIS_HEIGHT_PX + i * ROW_HEIGHT_PX - top,
-        layout: layoutLane(lane, { window: win, widthPx: plotWidth }),
+        layout: layoutLane(lane, { window: win, widthPx: plotWidth, match: p.match }),
         highlighted: lane.resource === p.selectedResource,
       });
     }
@@ -280,7 +282,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
   };
 
   const totalHeight = AXIS_HEIGHT_PX + lanes.length * ROW_HEIGHT_PX;
-  const mirror = mirrorRows(lanes, rows.first, rows.last, props.resolveWindow(), plotWidth);
+  const mirror = mirrorRows(lanes, rows.first, rows.last, props.resolveWindow(), plotWidth, props.match);
 
   return (
     <div className="timeline" ref={containerRef} data-testid="timeline" data-lanes={lanes.length}>
@@ -344,6 +346,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
             data-testid="lane-row"
             data-resource={row.resource}
             data-bars={row.bars.length}
+            data-matching-bars={row.bars.filter((b) => b.matches).length}
             data-rejections={row.rejections.reduce((n, c) => n + c.count, 0)}
           >
             {row.resource}:{' '}
@@ -353,7 +356,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
                   .slice(0, 20)
                   .map(
                     (b) =>
-                      `${b.generation.holderId} fence ${b.generation.fence} ${formatWallTime(b.generation.startWallMillis)}–${formatWallTime(b.generation.endWallMillis)} ${b.end}${b.reassigned ? ' (reassigned)' : ''}`,
+                      `${b.generation.holderId} fence ${b.generation.fence} ${formatWallTime(b.generation.startWallMillis)}–${formatWallTime(b.generation.endWallMillis)} ${b.end}${b.reassigned ? ' (reassigned)' : ''}${b.matches ? '' : ' (dimmed: no filter match)'}`,
                   )
                   .join('; ')}
             {row.bars.length > 20 && `; and ${row.bars.length - 20} more`}
@@ -371,11 +374,12 @@ function mirrorRows(
   last: number,
   window: TimeWindow,
   widthPx: number,
+  match: LeaseMatch | undefined,
 ): LaneRowLayout[] {
   const rows: LaneRowLayout[] = [];
   for (let i = first; i < last; i += 1) {
     const lane = lanes[i];
-    if (lane !== undefined) rows.push(layoutLane(lane, { window, widthPx }));
+    if (lane !== undefined) rows.push(layoutLane(lane, { window, widthPx, match }));
   }
   return rows;
 }
