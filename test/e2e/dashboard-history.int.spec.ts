@@ -388,11 +388,12 @@ describe.skipIf(SKIP_BROWSER_SUITES)(
       await expect.poll(() => new URL(page.url()).searchParams.get('play'), { timeout: UI_TIMEOUT_MILLIS }).toBe('1');
       expect(new URL(page.url()).searchParams.get('speed')).toBe(String(speed));
 
-      // Then: it ends live, at the head, with the replay over.
+      // Then: it ends live, at the head, with the replay over and its speed dropped from the URL
+      // (a live view has no replay speed; issue 17's `?speed=10` defect).
       const end = await waitForSummary(page, (s) => s.live, 'live after the replay', { timeoutMillis: 60_000 });
       await expect
         .poll(() => [...new URL(page.url()).searchParams.keys()], { timeout: UI_TIMEOUT_MILLIS })
-        .toEqual(['speed']);
+        .toEqual([]);
       await recording.stop();
       const samples = await recording.samples();
 
