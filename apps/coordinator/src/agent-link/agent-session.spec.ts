@@ -130,6 +130,24 @@ describe('AgentSession', () => {
       ]);
     });
 
+    it('refuses a frame whose id is already in flight, running nothing, and takes the id again once answered', async () => {
+      // Arrange
+      const session = open();
+      session.receive('{"id":7,"op":"acquire","resource":"a","body":{"requestId":"r1"}}');
+
+      // Act
+      session.receive('{"id":7,"op":"acquire","resource":"b","body":{"requestId":"r2"}}');
+      acquire.calls[0]!.settle({ ok: true });
+      await flush();
+      session.receive('{"id":7,"op":"acquire","resource":"c","body":{"requestId":"r3"}}');
+
+      // Assert
+      expect(acquire.calls.map((call) => call.resource)).toEqual(['a', 'c']);
+      expect(socket.sent[0]).toMatchObject({ id: 7, status: 400 });
+      expect(JSON.stringify(socket.sent[0]?.body)).toContain('frame.id');
+      expect(socket.sent[1]).toEqual({ id: 7, status: 200, body: { ok: true } });
+    });
+
     it('answers a bug with 500 without its message, and reports it', async () => {
       open().receive('{"id":9,"op":"acquire","resource":"a","body":{}}');
       acquire.calls[0]!.fail(new Error('secret detail'));

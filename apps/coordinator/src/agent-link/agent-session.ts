@@ -59,6 +59,8 @@ export interface AgentSessionOptions {
 /** See the module description. */
 export class AgentSession {
   #inFlight = 0;
+  /** Ids of the operations in flight: a second frame with one of them is refused (its reply could not be told apart). */
+  readonly #idsInFlight = new Set<number>();
   #paused = false;
   #drainTimer: NodeJS.Timeout | undefined;
   #congestedSinceMillis = 0;
@@ -102,6 +104,16 @@ export class AgentSession {
       return;
     }
     const { id, op, resource, body } = parsed.data;
+    if (this.#idsInFlight.has(id)) {
+      this.#refuse(
+        id,
+        new InvalidRequestError([
+          { path: 'frame.id', message: `${id} is already in flight on this connection: use a new id per operation` },
+        ]),
+      );
+      return;
+    }
+    this.#idsInFlight.add(id);
     this.#inFlight += 1;
     if (this.#inFlight >= this.options.maxInFlight) this.#pause();
     this.options.operations[op](resource, body).then(
@@ -123,6 +135,7 @@ export class AgentSession {
 
   #answer(id: number, status: number, body: unknown): void {
     this.#inFlight -= 1;
+    this.#idsInFlight.delete(id);
     this.#send(id, status, body);
     if (this.#paused && this.#drainTimer === undefined && this.#inFlight < this.options.maxInFlight) this.#resume();
   }

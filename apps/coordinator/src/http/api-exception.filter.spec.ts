@@ -3,6 +3,7 @@ import {
   CoordinatorNotServingError,
   CoordinatorUnavailableError,
   EventLogClosedError,
+  EventLogCorruptError,
   EventLogUnavailableError,
 } from '@lease-fence/coordinator-core';
 import { describe, expect, it } from 'vitest';
@@ -226,6 +227,23 @@ describe('decideReply', () => {
       expect(reply).toMatchObject({
         status: 503,
         body: { error: 'event-log-unavailable', retryable: true, reason: 'event-log-unavailable' },
+      });
+    });
+
+    it('answers a damaged record read after start-up with 500 naming its position and field, not "internal error"', () => {
+      const corrupt = new EventLogCorruptError({
+        position: 2,
+        issues: [{ path: 'data.fence', message: 'expected number' }],
+      });
+      const reply = decideReply(corrupt, options);
+      expect(reply).toMatchObject({
+        status: 500,
+        body: {
+          error: 'event-log-corrupt',
+          message: 'event at position 2 is corrupt: data.fence: expected number',
+          retryable: false,
+        },
+        isBug: true,
       });
     });
 

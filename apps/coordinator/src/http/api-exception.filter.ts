@@ -12,6 +12,7 @@ import {
   CoordinatorNotServingError,
   CoordinatorUnavailableError,
   EventLogClosedError,
+  EventLogCorruptError,
   EventLogUnavailableError,
 } from '@lease-fence/coordinator-core';
 import type { DenialReason, ErrorReply } from '@lease-fence/protocol';
@@ -115,6 +116,15 @@ export function decideReply(exception: unknown, options: DecideReplyOptions): De
       status: 503,
       body: { error: exception.code, message: 'the coordinator is shutting down', retryable: true, reason: 'closed' },
       headers: { 'retry-after': '1' },
+    };
+  }
+  if (exception instanceof EventLogCorruptError) {
+    // A damaged record read after start-up (one older than the snapshot recovery started from):
+    // not the caller's fault and not retryable; say where it is instead of "internal error".
+    return {
+      status: 500,
+      body: { error: exception.code, message: exception.message, retryable: false },
+      isBug: true,
     };
   }
   if (exception instanceof HttpException && exception.getStatus() < 500) {

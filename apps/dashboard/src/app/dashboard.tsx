@@ -161,9 +161,12 @@ export function Dashboard({
   // once a second (the live fold changes with every loaded batch, up to 2 000 events/s); otherwise
   // from the as-of time, whenever the as-of point moves.
   const holdersWallMillis = asOf.live ? Math.floor(coordinatorNow() / 1_000) * 1_000 : (asOf.wallMillis ?? 0);
+  // Time-travelling to a position the page has not loaded yet, the fold is of an earlier position:
+  // no rows until it is loaded (a wrong answer labelled with the right position is worse than none).
+  const holdersLoaded = asOf.live || loadedPosition >= asOf.position;
   const holdersInput = useSampled(
     { state, wallMillis: holdersWallMillis },
-    asOf.live ? `live:${holdersWallMillis}` : `${asOf.position}:${holdersWallMillis}`,
+    asOf.live ? `live:${holdersWallMillis}` : `${asOf.position}:${holdersWallMillis}:${holdersLoaded}`,
   );
   const holderRows = useMemo(() => currentHolders(holdersInput.state, holdersInput.wallMillis), [holdersInput]);
   // Read when Enter is pressed, so the field needs no new props per loaded batch.
@@ -401,6 +404,11 @@ export function Dashboard({
         holdersPanel={
           <HoldersTable
             rows={holderRows}
+            loadingNote={
+              holdersLoaded
+                ? undefined
+                : `loading the log up to position ${asOf.position.toLocaleString('en-US')} (${loadedPosition.toLocaleString('en-US')} loaded)…`
+            }
             asOfLabel={
               asOf.live
                 ? 'now (live)'

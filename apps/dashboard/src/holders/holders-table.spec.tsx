@@ -54,6 +54,17 @@ describe('HoldersTable', () => {
     for (const m of html.matchAll(/data-holder="([^"]+)"/g)) expect(m[1]).toContain(holder);
   });
 
+  it('shows no rows, only the loading note, while the log is not loaded up to the as-of position', () => {
+    // Act: rows of an earlier position are at hand, but the view is of a later one.
+    const html = renderToString(
+      <HoldersTable rows={rows} asOfLabel="as of position 900" loadingNote="loading the log up to position 900…" />,
+    );
+
+    // Assert
+    expect(html).toContain('data-testid="holders-loading"');
+    expect(countTestIds(html, 'holder-row')).toBe(0);
+  });
+
   it('says so when nobody holds a lease', () => {
     expect(renderToString(<HoldersTable rows={[]} asOfLabel="now" />)).toContain('data-testid="holders-empty"');
   });

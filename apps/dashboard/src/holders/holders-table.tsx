@@ -26,6 +26,11 @@ export interface HoldersTableProps {
   readonly rows: readonly HolderRow[];
   /** What the durations are measured from, for the heading: `now` or `as of position 1234 · 13:24:40.000Z`. */
   readonly asOfLabel: string;
+  /**
+   * Set while the log is not loaded up to the as-of position: shown instead of the rows, which
+   * would be the holders of an earlier position. @defaultValue undefined (loaded)
+   */
+  readonly loadingNote?: string;
   /** Height of the scrolling body, CSS pixels. @defaultValue 240 */
   readonly heightPx?: number;
   /** The first sort (the header changes it). @defaultValue by resource, A → Z */
@@ -68,6 +73,7 @@ function expiryText(row: HolderRow): string {
 export const HoldersTable = memo(function HoldersTable({
   rows,
   asOfLabel,
+  loadingNote,
   heightPx = 240,
   initialSort = DEFAULT_HOLDER_SORT,
   initialFilter = '',
@@ -111,7 +117,11 @@ export const HoldersTable = memo(function HoldersTable({
           }}
         />
       </label>
-      {rows.length === 0 ? (
+      {loadingNote !== undefined ? (
+        <p className="muted" data-testid="holders-loading">
+          {loadingNote}
+        </p>
+      ) : rows.length === 0 ? (
         <p className="muted" data-testid="holders-empty">
           Nobody holds a lease at this point of the log.
         </p>
