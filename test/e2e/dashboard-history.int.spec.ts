@@ -391,9 +391,7 @@ describe.skipIf(SKIP_BROWSER_SUITES)(
       // Then: it ends live, at the head, with the replay over and its speed dropped from the URL
       // (a live view has no replay speed; issue 17's `?speed=10` defect).
       const end = await waitForSummary(page, (s) => s.live, 'live after the replay', { timeoutMillis: 60_000 });
-      await expect
-        .poll(() => [...new URL(page.url()).searchParams.keys()], { timeout: UI_TIMEOUT_MILLIS })
-        .toEqual([]);
+      await expect.poll(() => [...new URL(page.url()).searchParams.keys()], { timeout: UI_TIMEOUT_MILLIS }).toEqual([]);
       await recording.stop();
       const samples = await recording.samples();
 
