@@ -58,8 +58,10 @@ export interface AgentSessionOptions {
 
 /** See the module description. */
 export class AgentSession {
-  #inFlight = 0;
-  /** Ids of the operations in flight: a second frame with one of them is refused (its reply could not be told apart). */
+  /**
+   * Ids of the operations in flight (their count is the in-flight count): a second frame with one
+   * of them is refused, as its reply could not be told apart.
+   */
   readonly #idsInFlight = new Set<number>();
   #paused = false;
   #drainTimer: NodeJS.Timeout | undefined;
@@ -73,7 +75,7 @@ export class AgentSession {
 
   /** Operations received and not yet answered. */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#idsInFlight.size;
   }
 
   /** Whether the session has stopped reading the socket (backpressure). */
@@ -114,8 +116,7 @@ export class AgentSession {
       return;
     }
     this.#idsInFlight.add(id);
-    this.#inFlight += 1;
-    if (this.#inFlight >= this.options.maxInFlight) this.#pause();
+    if (this.#idsInFlight.size >= this.options.maxInFlight) this.#pause();
     this.options.operations[op](resource, body).then(
       (reply) => this.#answer(id, 200, reply),
       (error: unknown) => {
@@ -134,10 +135,10 @@ export class AgentSession {
   }
 
   #answer(id: number, status: number, body: unknown): void {
-    this.#inFlight -= 1;
     this.#idsInFlight.delete(id);
     this.#send(id, status, body);
-    if (this.#paused && this.#drainTimer === undefined && this.#inFlight < this.options.maxInFlight) this.#resume();
+    if (this.#paused && this.#drainTimer === undefined && this.#idsInFlight.size < this.options.maxInFlight)
+      this.#resume();
   }
 
   #refuse(id: number | null, error: InvalidRequestError): void {
@@ -160,7 +161,7 @@ export class AgentSession {
       if (this.socket.bufferedAmount <= this.options.maxBufferedBytes) {
         clearInterval(this.#drainTimer);
         this.#drainTimer = undefined;
-        if (this.#inFlight < this.options.maxInFlight) this.#resume();
+        if (this.#idsInFlight.size < this.options.maxInFlight) this.#resume();
       } else if (performance.now() - this.#congestedSinceMillis >= this.options.slowReaderMillis) {
         this.closed();
         this.socket.close(
