@@ -3,12 +3,13 @@
  * service, against calling that service directly and against the barest proxy, in the same run
  * on the same machine. The upstream is a node:http server in a process of its own, of one of
  * three kinds (`--upstream`, all by default, each measured with a gate of its own and printed in
- * its own table):
- * - `noop`: reads the body, answers 200. The worst case for a proxy: the upstream does nothing
- *   the gate's own work could hide behind.
+ * its own table), the headline first:
  * - `durable`: a service that records each write durably, as the demo's deploy slot would:
  *   appends each POST body to a file and `fdatasync`s it before answering; reads answer from
- *   memory (the count of records).
+ *   memory (the count of records). The headline: a fenced resource is a write to state, and a
+ *   write worth fencing is one the service keeps.
+ * - `noop`: reads the body, answers 200. The worst case for a proxy: the upstream does nothing
+ *   the gate's own work could hide behind, so the ratio shows the proxy's own cost alone.
  * - `busy`: computes for 1 ms per request before answering (a handler doing real work).
  * The coordinator (built, SQLite) grants one lease whose signed token every write carries.
  *
@@ -33,7 +34,7 @@
  *
  * Targets (issue 13): ≤ 1 ms added at p50 on loopback, ≥ 0.7× the direct throughput. Printed as
  * met or not; figures, not a test: nothing here asserts.
- * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256 --upstream noop|durable|busy`
+ * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256 --upstream durable|noop|busy`
  * (default: all three); `--rate N` paces the throughput load at N requests/s (see {@link RATE}); `--cpu-prof DIR` makes the gate, the reference proxy and the upstream
  * write V8 CPU profiles (`<upstream>-gate.cpuprofile`, `<upstream>-reference.cpuprofile`,
  * `<upstream>-upstream.cpuprofile`) there; `--baseline-gate PATH/dist/main.js` measures another
@@ -93,7 +94,7 @@ const RATE = options.rate === undefined ? undefined : Number(options.rate);
 if (RATE !== undefined && !(RATE > 0))
   throw new Error(`--rate must be a positive number of requests/s (got ${options.rate})`);
 /** The kinds of upstream `--upstream` chooses from (see the file's comment). */
-const UPSTREAM_KINDS = ['noop', 'durable', 'busy'] as const;
+const UPSTREAM_KINDS = ['durable', 'noop', 'busy'] as const;
 type UpstreamKind = (typeof UPSTREAM_KINDS)[number];
 /** Each kind's heading in the report. */
 const UPSTREAM_DESCRIPTIONS: Readonly<Record<UpstreamKind, string>> = {
@@ -101,7 +102,7 @@ const UPSTREAM_DESCRIPTIONS: Readonly<Record<UpstreamKind, string>> = {
   durable: 'durable (appends each POST body to a file, fdatasync, then answers; GET from memory)',
   busy: 'busy (computes for 1 ms per request, then answers)',
 };
-/** `--upstream noop|durable|busy`: measure in front of one kind of upstream only; all three by default, in that order. */
+/** `--upstream durable|noop|busy`: measure in front of one kind of upstream only; all three by default, in that order. */
 const UPSTREAMS: readonly UpstreamKind[] = (() => {
   const chosen = options.upstream;
   if (chosen === undefined) return UPSTREAM_KINDS;
