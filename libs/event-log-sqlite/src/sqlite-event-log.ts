@@ -32,7 +32,8 @@ import {
   type StoredEventRecord,
   type Subscription,
 } from '@lease-fence/coordinator-core';
-import { checkIntegrity, migrate, notContiguous } from './schema.js';
+import { startQuickCheck, type BackgroundQuickCheck } from './quick-check.js';
+import { checkIntegrity, checkPositions, migrate, notContiguous } from './schema.js';
 import { prepareStatements, type EventRow } from './statements.js';
 import { toEventLogError } from './to-event-log-error.js';
 
@@ -72,6 +73,12 @@ export interface SqliteEventLog extends EventLog {
 
 const PAGE_SIZE = 512;
 const SNAPSHOTS_KEPT = 3;
+/**
+ * Files up to this size (bytes) get `quick_check` at open, on the opening connection: below it a
+ * worker's start-up (tens of milliseconds) costs more than the check. Larger files get it on a
+ * worker, overlapped with recovery (see `quick-check.ts`).
+ */
+const INLINE_QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * Opens (creating if absent) a SQLite event log file, migrates its schema, and checks it.
@@ -79,7 +86,10 @@ const SNAPSHOTS_KEPT = 3;
  * @throws {@link EventLogCorruptError} when the file is not a SQLite database, fails
  *   `quick_check`, is a foreign database, has a schema from a newer release, or has a gap in the
  *   positions its latest snapshot covers. A gap after those is refused by the first read that
- *   reaches it (with the missing position), which recovery always is.
+ *   reaches it (with the missing position), which recovery always is. For a file over 16 MiB
+ *   `quick_check` runs on a worker thread while the caller reads (recovery replays): open does
+ *   not wait for it, every append and snapshot does, and its refusal is thrown by them and by
+ *   every read after it (see `quick-check.ts`).
  * @throws {@link EventLogUnavailableError} when the file cannot be opened (permissions, missing directory, locked).
  * @throws `RangeError` for a bad option (naming it and the value).
  * @example
@@ -112,6 +122,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   const wallClock = options.wallClock ?? Date.now;
 
   let db: Database.Database;
+  let quickCheck: BackgroundQuickCheck | undefined;
   try {
     db = new Database(options.file, { timeout: busyTimeoutMillis });
   } catch (error) {
@@ -128,7 +139,18 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     migrate(db);
-    checkIntegrity(db);
+    const sizeBytes =
+      (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+    if (sizeBytes <= INLINE_QUICK_CHECK_MAX_BYTES) {
+      checkIntegrity(db);
+    } else {
+      checkPositions(db);
+      quickCheck = startQuickCheck(
+        options.file,
+        busyTimeoutMillis,
+        () => db.prepare('PRAGMA quick_check').pluck().all() as string[],
+      );
+    }
   } catch (error) {
     db.close();
     throw toEventLogError(error, `open ${options.file}`);
@@ -141,8 +163,26 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   let pollTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
+  /** Set when the background `quick_check` refused the file: every later operation throws it. */
+  let integrityFailure: Error | undefined;
+  /**
+   * Settles once the file passed `quick_check` (at once when open ran it); rejects with the
+   * refusal. Awaited before every write, so nothing is written to a file that failed it.
+   */
+  const integrityChecked: Promise<void> =
+    quickCheck === undefined
+      ? Promise.resolve()
+      : quickCheck.result.then((failure) => {
+          if (failure === undefined) return;
+          integrityFailure = failure;
+          throw failure;
+        });
+  // Nobody may be writing yet: the refusal is kept in integrityFailure and thrown from there.
+  integrityChecked.catch(() => undefined);
+
   const ensureOpen = (operation: string): void => {
     if (closed) throw new EventLogClosedError('sqlite', operation);
+    if (integrityFailure !== undefined) throw integrityFailure;
   };
   const run = <T>(operation: string, body: () => T): T => {
     try {
@@ -166,10 +206,12 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
    * and the next read (which starts at the missing position) throws naming it, so a reader gets
    * every event before a gap and then the error, as for a record that does not decode. Every
    * read goes through here (read, readPages, subscriptions): a gap the open check did not count
-   * (after the latest snapshot, see `checkIntegrity`) is never read past.
+   * (after the latest snapshot, see `checkPositions`) is never read past, nor a file the
+   * background `quick_check` refused.
    * @throws {@link EventLogCorruptError} (path `position`) when the first row is not at `from`.
    */
   const readRows = (from: number, to: number, limit: number): StoredEventRecord[] => {
+    if (integrityFailure !== undefined) throw integrityFailure;
     const rows = run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit));
     const records: StoredEventRecord[] = [];
     for (let i = 0; i < rows.length; i += 1) {
@@ -213,6 +255,8 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       ensureOpen('append');
       checkAppendOptions('SqliteEventLog.append', appendOptions);
       const encoded = encodeEvents('SqliteEventLog.append', events);
+      await integrityChecked;
+      ensureOpen('append');
       const toPosition = run('append', () =>
         appendTransaction.immediate(encoded, appendOptions.expectedVersion, wallClock()),
       );
@@ -285,6 +329,8 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       ensureOpen('saveSnapshot');
       const version = run('saveSnapshot', () => statements.version.get() ?? 0);
       const state = checkSnapshot('SqliteEventLog.saveSnapshot', snapshot, version);
+      await integrityChecked;
+      ensureOpen('saveSnapshot');
       run('saveSnapshot', () =>
         db
           .transaction(() => {
@@ -298,6 +344,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     async close() {
       if (closed) return;
       closed = true;
+      await quickCheck?.stop();
       await Promise.all([...subscriptions].map((s) => s.close()));
       wakeWaiters();
       db.close();
