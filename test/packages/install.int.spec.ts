@@ -156,7 +156,7 @@ describe('the packed packages, installed outside the workspace', () => {
       join(project, 'package.json'),
       JSON.stringify({ name: 'scratch', version: '1.0.0', private: true, type: 'module' }, null, 2),
     );
-    // Install scripts off: a native addon (better-sqlite3, pulled in by the coordinator packages) would compile, and no example here loads it.
+    // Install scripts off: no example here loads a native addon, so none should be compiled.
     await run(
       'npm',
       [
