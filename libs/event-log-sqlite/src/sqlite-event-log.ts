@@ -15,6 +15,7 @@ import {
   checkSnapshot,
   checkSubscribeAfter,
   createCatchUpSubscription,
+  decodeFields,
   decodeSnapshot,
   encodeEvents,
   EventLogClosedError,
@@ -26,6 +27,7 @@ import {
   type AppendResult,
   type CoordinatorEvent,
   type EventLog,
+  type PagedRecordSource,
   type ReadRange,
   type RecordedEvent,
   type Snapshot,
@@ -210,20 +212,25 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
    * background `quick_check` refused.
    * @throws {@link EventLogCorruptError} (path `position`) when the first row is not at `from`.
    */
-  const readRows = (from: number, to: number, limit: number): StoredEventRecord[] => {
+  const readRows = (from: number, to: number, limit: number): readonly EventRow[] => {
     if (integrityFailure !== undefined) throw integrityFailure;
     const rows = run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit));
-    const records: StoredEventRecord[] = [];
     for (let i = 0; i < rows.length; i += 1) {
-      const row = rows[i]!;
-      if (row[0] !== from + i) {
-        if (i > 0) break;
-        throw notContiguous(from, `a read from position ${from} found position ${row[0]} first`);
+      const position = rows[i]![0];
+      if (position !== from + i) {
+        if (i > 0) return rows.slice(0, i);
+        throw notContiguous(from, `a read from position ${from} found position ${position} first`);
       }
-      records.push(toStoredRecord(row));
     }
-    return records;
+    return rows;
   };
+  /** The paged reads' source: rows decoded straight into events, no record object in between. */
+  const pagedSource = (operation: string): PagedRecordSource<EventRow> => ({
+    readPage: readRows,
+    decode: decodeRow,
+    ensureOpen: () => ensureOpen(operation),
+    pageSize: PAGE_SIZE,
+  });
 
   const appendTransaction = db.transaction(
     (encoded: ReturnType<typeof encodeEvents>, expectedVersion: number, recordedAt: number): number => {
@@ -266,19 +273,11 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     },
 
     read(range: ReadRange): AsyncIterable<RecordedEvent> {
-      return readInPages('SqliteEventLog.read', range, {
-        readPage: readRows,
-        ensureOpen: () => ensureOpen('read'),
-        pageSize: PAGE_SIZE,
-      });
+      return readInPages('SqliteEventLog.read', range, pagedSource('read'));
     },
 
     readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
-      return readRecordPages('SqliteEventLog.readPages', range, {
-        readPage: readRows,
-        ensureOpen: () => ensureOpen('readPages'),
-        pageSize: PAGE_SIZE,
-      });
+      return readRecordPages('SqliteEventLog.readPages', range, pagedSource('readPages'));
     },
 
     async version() {
@@ -294,7 +293,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
         {
           readPage: async (from, limit) => {
             if (closed) return [];
-            return readRows(from, Number.MAX_SAFE_INTEGER, limit);
+            return readRows(from, Number.MAX_SAFE_INTEGER, limit).map(toStoredRecord);
           },
           waitForEventsAfter: (position, signal) =>
             new Promise<void>((resolve) => {
@@ -353,7 +352,10 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   return log;
 }
 
-/** Indexes, not destructuring: no iterator per row on a replay's hot path. */
+/** Decodes one row ({@link decodeFields}); indexes, not destructuring: no iterator per row on a replay's hot path. */
+const decodeRow = (row: EventRow): RecordedEvent => decodeFields(row[0], row[1], row[2], row[3], row[4]);
+
+/** A row as the catch-up subscription takes it. */
 const toStoredRecord = (row: EventRow): StoredEventRecord => ({
   position: row[0],
   recordedAtMillis: row[4],
