@@ -3,12 +3,13 @@
  * service, against calling that service directly and against the barest proxy, in the same run
  * on the same machine. The upstream is a node:http server in a process of its own, of one of
  * three kinds (`--upstream`, all by default, each measured with a gate of its own and printed in
- * its own table):
- * - `noop`: reads the body, answers 200. The worst case for a proxy: the upstream does nothing
- *   the gate's own work could hide behind.
+ * its own table), the headline first:
  * - `durable`: a service that records each write durably, as the demo's deploy slot would:
  *   appends each POST body to a file and `fdatasync`s it before answering; reads answer from
- *   memory (the count of records).
+ *   memory (the count of records). The headline: a fenced resource is a write to state, and a
+ *   write worth fencing is one the service keeps.
+ * - `noop`: reads the body, answers 200. The worst case for a proxy: the upstream does nothing
+ *   the gate's own work could hide behind, so the ratio shows the proxy's own cost alone.
  * - `busy`: computes for 1 ms per request before answering (a handler doing real work).
  * The coordinator (built, SQLite) grants one lease whose signed token every write carries.
  *
@@ -33,8 +34,8 @@
  *
  * Targets (issue 13): ≤ 1 ms added at p50 on loopback, ≥ 0.7× the direct throughput. Printed as
  * met or not; figures, not a test: nothing here asserts.
- * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256 --upstream noop|durable|busy`
- * (default: all three); `--cpu-prof DIR` makes the gate, the reference proxy and the upstream
+ * Options: `--seconds 3 --rounds 3 --concurrency 16 --body-bytes 256 --upstream durable|noop|busy`
+ * (default: all three); `--rate N` paces the throughput load at N requests/s (see {@link RATE}); `--cpu-prof DIR` makes the gate, the reference proxy and the upstream
  * write V8 CPU profiles (`<upstream>-gate.cpuprofile`, `<upstream>-reference.cpuprofile`,
  * `<upstream>-upstream.cpuprofile`) there; `--baseline-gate PATH/dist/main.js` measures another
  * build of the gate alongside.
@@ -63,6 +64,7 @@ const { values: options } = parseArgs({
     'cpu-prof': { type: 'string' },
     'baseline-gate': { type: 'string' },
     upstream: { type: 'string' },
+    rate: { type: 'string' },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -80,8 +82,19 @@ const CPU_PROF_DIR = options['cpu-prof'];
  * that one machine's drift hits equally.
  */
 const BASELINE_GATE = options['baseline-gate'];
+/**
+ * `--rate N`: the throughput load offers N requests/s in all (each of the `--concurrency` loops
+ * starts its next request on a fixed schedule, or at once when it is behind) instead of as many
+ * as the arm answers. Every arm then gets the same arrivals, so the CPU µs/req columns compare
+ * the same work: in the closed loop (the default) an arm that answers faster is handed requests
+ * in bursts and spends less CPU on each, so its CPU per request depends on its own speed and on
+ * how the machine's cores were shared during its seconds. Choose N below every arm's req/s.
+ */
+const RATE = options.rate === undefined ? undefined : Number(options.rate);
+if (RATE !== undefined && !(RATE > 0))
+  throw new Error(`--rate must be a positive number of requests/s (got ${options.rate})`);
 /** The kinds of upstream `--upstream` chooses from (see the file's comment). */
-const UPSTREAM_KINDS = ['noop', 'durable', 'busy'] as const;
+const UPSTREAM_KINDS = ['durable', 'noop', 'busy'] as const;
 type UpstreamKind = (typeof UPSTREAM_KINDS)[number];
 /** Each kind's heading in the report. */
 const UPSTREAM_DESCRIPTIONS: Readonly<Record<UpstreamKind, string>> = {
@@ -89,7 +102,7 @@ const UPSTREAM_DESCRIPTIONS: Readonly<Record<UpstreamKind, string>> = {
   durable: 'durable (appends each POST body to a file, fdatasync, then answers; GET from memory)',
   busy: 'busy (computes for 1 ms per request, then answers)',
 };
-/** `--upstream noop|durable|busy`: measure in front of one kind of upstream only; all three by default, in that order. */
+/** `--upstream durable|noop|busy`: measure in front of one kind of upstream only; all three by default, in that order. */
 const UPSTREAMS: readonly UpstreamKind[] = (() => {
   const chosen = options.upstream;
   if (chosen === undefined) return UPSTREAM_KINDS;
@@ -259,9 +272,17 @@ async function load(
   const cpuBefore = readCpu();
   const endAt = performance.now() + seconds * 1000;
   const startedAt = performance.now();
+  // Paced (`--rate`) only under the throughput load: the latency load is one request at a time.
+  const intervalMillis = RATE === undefined || concurrency === 1 ? 0 : (concurrency * 1000) / RATE;
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < endAt) await one();
+    Array.from({ length: concurrency }, async (_, loop) => {
+      let nextAt = startedAt + (intervalMillis * loop) / concurrency;
+      while (performance.now() < endAt) {
+        const waitMillis = nextAt - performance.now();
+        if (waitMillis > 0) await new Promise((resolve) => setTimeout(resolve, waitMillis));
+        nextAt = Math.max(nextAt + intervalMillis, performance.now() - intervalMillis);
+        await one();
+      }
     }),
   );
   const elapsedSeconds = (performance.now() - startedAt) / 1000;
@@ -364,7 +385,7 @@ async function measureUpstream(kind: UpstreamKind, context: BenchContext): Promi
 
     console.log(`\n### upstream: ${UPSTREAM_DESCRIPTIONS[kind]}\n`);
     console.log(
-      `upstream: node:http in its own process | reference: a bare node:http + undici Pool proxy, no checks | gate: apps/gate (built) | coordinator: built, SQLite | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/reference/gate${baseline === undefined ? '' : `/baseline gate (${BASELINE_GATE})`}, medians\n`,
+      `upstream: node:http in its own process | reference: a bare node:http + undici Pool proxy, no checks | gate: apps/gate (built) | coordinator: built, SQLite | ${RATE === undefined ? 'closed loop' : `throughput load paced at ${RATE} req/s`} | ${SECONDS} s per measurement, ${ROUNDS} rounds alternating direct/reference/gate${baseline === undefined ? '' : `/baseline gate (${BASELINE_GATE})`}, medians\n`,
     );
     const arms: (readonly [Arm, string, ChildProcess | undefined])[] = [
       ['direct', upstream.url, undefined],
@@ -439,6 +460,14 @@ async function measureUpstream(kind: UpstreamKind, context: BenchContext): Promi
           `the reference proxy ${fixed(ceiling.rps / direct.rps, 2)}× direct, the gate ${fixed(gated.rps / ceiling.rps, 2)}× the reference; ` +
           `with a core per process: gate ${fixed(ownCoreRatio(gated), 2)}×, reference ${fixed(ownCoreRatio(ceiling), 2)}× (from CPU µs/req); ` +
           `the load generator used ${fixed(clientCoreShare(direct) * 100, 0)} / ${fixed(clientCoreShare(ceiling) * 100, 0)} / ${fixed(clientCoreShare(gated) * 100, 0)} % of a core (direct / reference / gate)`,
+      );
+      /** Each round's figure of `arm` under the throughput load, so the spread the medians hide is seen. */
+      const byRound = (arm: Arm, value: (sample: Sample) => number): string =>
+        runs[arm].throughput.map((sample) => fixed(value(sample), 0)).join(' / ');
+      verdicts.push(
+        `${kind} upstream, ${what}, round by round: proxy CPU µs/req reference ${byRound('reference', (s) => s.cpuMicrosPerRequest.proxy)}, ` +
+          `gate ${byRound('gate', (s) => s.cpuMicrosPerRequest.proxy)}; req/s direct ${byRound('direct', (s) => s.requestsPerSecond)}, ` +
+          `reference ${byRound('reference', (s) => s.requestsPerSecond)}, gate ${byRound('gate', (s) => s.requestsPerSecond)}`,
       );
       if (baseline !== undefined) {
         const before = figure('baseline');

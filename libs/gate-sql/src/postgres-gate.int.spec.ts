@@ -22,6 +22,16 @@ describeSqlGateContract('PostgreSQL', async () => {
       (
         await pool.query<{ holder_id: string; fence: string }>('SELECT holder_id, fence FROM writes ORDER BY id')
       ).rows.map((row) => ({ holderId: row.holder_id, fence: Number(row.fence) })),
+    committedFloor: async (resource) => {
+      const { rows } = await pool.query<{ floor_fence: string | null; floor_holder_id: string | null }>(
+        'SELECT floor_fence, floor_holder_id FROM lease_fence_floors WHERE resource = $1',
+        [resource],
+      );
+      const row = rows[0];
+      return row === undefined || row.floor_fence === null || row.floor_holder_id === null
+        ? undefined
+        : { fence: Number(row.floor_fence), holderId: row.floor_holder_id };
+    },
     child: { dialect: 'postgres', target: database.url },
     waitUntilWriterBlocked: async () => {
       // the writer process may take seconds to start on a loaded machine

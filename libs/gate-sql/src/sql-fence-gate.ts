@@ -7,7 +7,7 @@
  */
 import { gateOptionsFrom, type FenceTokenVerifier, type PendingRejection } from '@lease-fence/client';
 import type Database from 'better-sqlite3';
-import { DoubleGrantError, FenceGate, StaleFenceError } from 'lease-fence';
+import { DoubleGrantError, FenceGate, StaleFenceError, type FenceToken } from 'lease-fence';
 import type { PoolClient } from 'pg';
 import { postgresDriver, type PostgresPool } from './postgres-gate.js';
 import type { SqlGateDriver } from './sql-gate-driver.js';
@@ -41,6 +41,7 @@ export class SqlFenceGate<Tx> {
   /** @internal */
   readonly wallClock: () => number;
   readonly #pendingListeners = new Set<() => void>();
+  readonly #admitListeners = new Set<(token: FenceToken) => void>();
 
   /**
    * @internal Use {@link postgresFenceGate} or {@link sqliteFenceGate}.
@@ -74,15 +75,35 @@ export class SqlFenceGate<Tx> {
 
   /** @internal */
   refusalCommitted(): void {
-    for (const listener of this.#pendingListeners) {
-      try {
-        listener();
-      } catch {
-        // a listener never changes the outcome of the transaction
-      }
-    }
+    for (const listener of this.#pendingListeners) safely(listener);
+  }
+
+  /**
+   * Calls `listener` with the token of each fenced transaction of this gate object that raised
+   * the floor, once that transaction has committed (never for one that rolled back, nor for a
+   * write at the floor's own fence). `drainSqlGate` passes these to `reportAdmits`, which tells
+   * the coordinator when each handover's exposure ended. The listener runs after the commit, off
+   * the transaction; it must not block, and what it throws is ignored.
+   * @returns A function that stops the calls.
+   */
+  onFloorRaised(listener: (token: FenceToken) => void): () => void {
+    this.#admitListeners.add(listener);
+    return () => this.#admitListeners.delete(listener);
+  }
+
+  /** @internal */
+  floorRaised(token: FenceToken): void {
+    for (const listener of this.#admitListeners) safely(() => listener(token));
   }
 }
+
+const safely = (fn: () => void): void => {
+  try {
+    fn();
+  } catch {
+    // a listener never changes the outcome of the transaction
+  }
+};
 
 /** Options of {@link postgresFenceGate}. */
 export interface PostgresFenceGateOptions extends SqlFenceGateOptions {
@@ -179,16 +200,16 @@ export const fencedTransaction = async <Tx, T>(
       return { refused: error };
     }
     const floor = fenceGate.floor;
-    if (
-      floor !== undefined &&
-      (floor.fence !== locked.row.floor?.fence || floor.holderId !== locked.row.floor.holderId)
-    )
-      await locked.saveFloor(floor);
-    return { value: await work(locked.tx) };
+    const raised =
+      floor !== undefined && (floor.fence !== locked.row.floor?.fence || floor.holderId !== locked.row.floor.holderId);
+    if (raised) await locked.saveFloor(floor);
+    return { value: await work(locked.tx), raised };
   });
   if ('refused' in outcome) {
     gate.refusalCommitted();
     throw outcome.refused;
   }
+  // Committed: the raised floor is as durable as the data, so the admit may be reported.
+  if (outcome.raised) gate.floorRaised(token);
   return outcome.value;
 };

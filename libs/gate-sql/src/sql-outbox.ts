@@ -1,16 +1,20 @@
 /**
- * Reports a transactional gate's refusals and floor to the coordinator with the SDK's own loops:
+ * Reports a transactional gate's refusals, floor and admits to the coordinator with the SDK's own loops:
  * {@link SqlGateOutbox} is a `RejectionOutbox` (what `reportRejections` drains) and a
  * `FloorSource` (what `reportFloors` reads) over the gate's two tables. The tables may be written
  * by many processes, so the outbox re-reads them every `pollIntervalMillis`, and at once after a
- * refusal committed through the same gate object.
+ * refusal committed through the same gate object. Each floor a fenced transaction of the gate
+ * object raised is reported by `reportAdmits` once it has committed.
  *
  * @see docs/sdk.md § "On the resource's side"
  */
 import {
+  reportAdmits,
   reportFloors,
   reportRejections,
   systemTimers,
+  type AdmitReporter,
+  type AdmitSink,
   type FloorReporter,
   type FloorSink,
   type FloorSource,
@@ -110,7 +114,7 @@ export interface SqlGateDrainerOptions extends Omit<RejectionReporterOptions, 'p
   readonly pollIntervalMillis?: number;
   /** Milliseconds between two floor reports (see `reportFloors`). Integer ≥ 1. @defaultValue 5000 */
   readonly floorEveryMillis?: number;
-  /** Called with a failed read of the tables, a failed report, or a failed floor report (each is retried). */
+  /** Called with a failed read of the tables, a failed report, or a failed floor report (each is retried), or a failed admit report (not retried). */
   readonly onError?: (error: unknown) => void;
 }
 
@@ -122,9 +126,14 @@ export interface SqlGateDrainer {
   readonly rejections: RejectionReporter;
   /** The SDK's floor reporter (total-loss recovery). */
   readonly floors: FloorReporter;
+  /**
+   * The SDK's admit reporter: each fence a fenced transaction of this gate object raised the
+   * floor to, reported once it committed; `undefined` when the client has no `reportAdmitted`.
+   */
+  readonly admits: AdmitReporter | undefined;
   /** Re-reads the tables now and resolves once every refusal committed before the call is acknowledged. */
   flush(): Promise<void>;
-  /** Stops all three loops; resolves once they ended. Unreported refusals stay in the outbox table. */
+  /** Stops every loop; resolves once they ended. Unreported refusals stay in the outbox table; unreported admits are dropped (observation only). */
   close(): Promise<void>;
 }
 
@@ -134,6 +143,15 @@ export interface SqlGateDrainer {
  * coordinator acknowledged it; the coordinator deduplicates resends by (gate, resource, seq), so
  * several processes may drain one database), and reports the gate's floor with `reportFloors`
  * so a coordinator that lost its whole log counts above it.
+ *
+ * It also reports each new fence the gate admits with the SDK's `reportAdmits` (when `client`
+ * has `reportAdmitted`, as a `FenceGateClient` does), so the coordinator's log shows when each
+ * handover's exposure ended: after a fenced transaction that raised the floor has committed, the
+ * fence is noted (constant time, never on the transaction's path) and sent in the background, one
+ * report in flight at a time, fences admitted meanwhile coalesced into the highest. Only
+ * transactions through this gate object are seen; another process reports its own with its own
+ * drainer. A report that fails is not retried: that window stays unknown on the dashboard, never
+ * wrong (the floor was durable before the report).
  *
  * @param client - A `FenceGateClient` with a gate token covering the gate's resource.
  * @throws RangeError on a bad interval (see the options).
@@ -146,7 +164,7 @@ export interface SqlGateDrainer {
  */
 export const drainSqlGate = (
   gate: SqlFenceGate<unknown>,
-  client: RejectionSink & FloorSink,
+  client: RejectionSink & FloorSink & Partial<AdmitSink>,
   options: SqlGateDrainerOptions = {},
 ): SqlGateDrainer => {
   const pollIntervalMillis = options.pollIntervalMillis ?? 1000;
@@ -172,6 +190,11 @@ export const drainSqlGate = (
     onError: (error) => onError(error),
   });
   const stopListening = gate.onRefusalCommitted(() => void refresh());
+  const admits =
+    typeof client.reportAdmitted === 'function'
+      ? reportAdmits(client as AdmitSink, { onError: (error) => safely(() => onError(error)) })
+      : undefined;
+  const stopAdmits = admits === undefined ? () => undefined : gate.onFloorRaised(admits.admitted);
   // Floors are reported from the outbox's reading of the table, so the floor reporter starts
   // after the first read (its first round would otherwise find no floor and wait a whole interval).
   let floorReporter: FloorReporter | undefined;
@@ -200,14 +223,16 @@ export const drainSqlGate = (
     outbox,
     rejections,
     floors,
+    admits,
     flush: async () => {
       await outbox.refresh();
       await rejections.flush();
     },
     close: async () => {
       stopListening();
+      stopAdmits();
       stopping.abort(new Error('drainSqlGate: closed'));
-      await Promise.all([polling, rejections.close()]);
+      await Promise.all([polling, rejections.close(), admits?.stop()]);
       await floors.stop();
     },
   };

@@ -29,6 +29,14 @@ describeSqlGateContract('SQLite', async () => {
           fence: number;
         }[]
       ).map((row) => ({ holderId: row.holder_id, fence: row.fence })),
+    committedFloor: async (resource) => {
+      const row = reader
+        .prepare('SELECT floor_fence, floor_holder_id FROM lease_fence_floors WHERE resource = ?')
+        .get(resource) as { floor_fence: number | null; floor_holder_id: string | null } | undefined;
+      return row === undefined || row.floor_fence === null || row.floor_holder_id === null
+        ? undefined
+        : { fence: row.floor_fence, holderId: row.floor_holder_id };
+    },
     child: { dialect: 'sqlite', target: path },
     waitUntilWriterBlocked: () => new Promise((resolve) => setTimeout(resolve, 500)),
     close: async () => {

@@ -32,6 +32,8 @@ export interface GateUnderTest<Tx> {
    * reach its BEGIN IMMEDIATE: if it came later, it would be refused all the same.
    */
   waitUntilWriterBlocked(): Promise<void>;
+  /** The resource's floor as committed, read on a connection of its own (outside any fenced transaction). */
+  committedFloor(resource: string): Promise<{ fence: number; holderId: string } | undefined>;
   /** Ends every connection. */
   close(): Promise<void>;
 }
@@ -262,6 +264,103 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
           expect(errors).toEqual([]);
         } finally {
           await drainer?.close();
+          await double.close();
+        }
+      });
+    });
+
+    describe('the admit reports', () => {
+      it('reports each fence that raised the floor once, after its transaction committed; never a rolled-back, refused or repeated one', async () => {
+        const double = await openCoordinatorTestDouble({
+          tokens: [{ token: 'token-gate', role: 'gate', gateId: 'orders-gate', resources: ['orders-*'] }],
+        });
+        const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+        /** Each report: its fence, and the floor another reader saw committed when it was sent. */
+        const reports: { fence: number; committedFloor: number | undefined }[] = [];
+        const errors: unknown[] = [];
+        let drainer: SqlGateDrainer | undefined;
+        try {
+          drainer = drainSqlGate(
+            gate,
+            {
+              reportRejection: (rejection, options) => client.reportRejection(rejection, options),
+              reportFloor: (resource, floor, options) => client.reportFloor(resource, floor, options),
+              reportAdmitted: async (token, options) => {
+                reports.push({ fence: token.fence, committedFloor: (await db.committedFloor(RESOURCE))?.fence });
+                await client.reportAdmitted(token, options);
+              },
+            },
+            { onError: (error) => errors.push(error), pollIntervalMillis: 50 },
+          );
+          await write('agent-1', 3);
+          await write('agent-1', 3); // the same lease's next writes: the floor does not move
+          await write('agent-1', 3);
+          // a transaction that raised the floor to 5, then rolled back: 5 was never admitted
+          await expect(
+            fencedTransaction(gate, await grants.grant(RESOURCE, 'agent-3', 5), () => {
+              throw new Error('the caller failed');
+            }),
+          ).rejects.toThrow('the caller failed');
+          await expect(write('agent-0', 2)).rejects.toBeInstanceOf(StaleFenceError);
+          await expect
+            .poll(() => double.handled.filter((request) => request.route === 'admit').length, { timeout: 10_000 })
+            .toBe(1);
+          await write('agent-2', 4);
+          await expect
+            .poll(() => double.handled.filter((request) => request.route === 'admit').map((request) => request.body), {
+              timeout: 10_000,
+            })
+            .toEqual([
+              { holderId: 'agent-1', fence: 3 },
+              { holderId: 'agent-2', fence: 4 },
+            ]);
+          await write('agent-2', 4);
+          await drainer.flush();
+          expect(double.handled.filter((request) => request.route === 'admit')).toMatchObject([
+            { resource: RESOURCE, status: 202 },
+            { resource: RESOURCE, status: 202 },
+          ]);
+          // each report left after its commit: another connection already saw the raised floor
+          expect(reports).toEqual([
+            { fence: 3, committedFloor: 3 },
+            { fence: 4, committedFloor: 4 },
+          ]);
+          expect(errors).toEqual([]);
+        } finally {
+          await drainer?.close();
+          await double.close();
+        }
+      });
+
+      it('a report the coordinator never answers holds up no transaction, and a lost one is not retried', async () => {
+        const double = await openCoordinatorTestDouble({
+          tokens: [{ token: 'token-gate', role: 'gate', gateId: 'orders-gate', resources: ['orders-*'] }],
+        });
+        let release = (): void => undefined;
+        double.inject({
+          route: 'admit',
+          kind: 'delay-reply',
+          until: new Promise<void>((resolve) => (release = resolve)),
+        });
+        const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate', retry: { maxAttempts: 1 } });
+        const errors: unknown[] = [];
+        const drainer = drainSqlGate(gate, client, { onError: (error) => errors.push(error), pollIntervalMillis: 50 });
+        try {
+          await write('agent-1', 1);
+          await expect.poll(() => double.handled.filter((request) => request.route === 'admit').length).toBe(1);
+          // the first report is still unanswered: later handovers commit all the same, and are coalesced
+          await write('agent-2', 2);
+          await write('agent-3', 3);
+          expect((await state())?.floor).toEqual({ fence: 3, holderId: 'agent-3' });
+          double.inject({ route: 'admit', kind: 'unavailable', times: 1 });
+          release();
+          await expect.poll(() => errors.length, { timeout: 10_000 }).toBe(1);
+          expect(double.handled.filter((request) => request.route === 'admit').map((request) => request.body)).toEqual([
+            { holderId: 'agent-1', fence: 1 },
+            { holderId: 'agent-3', fence: 3 },
+          ]);
+        } finally {
+          await drainer.close();
           await double.close();
         }
       });
