@@ -160,9 +160,9 @@ module.exports = {
       name: 'shipped-code-declares-its-dependencies',
       severity: 'error',
       comment:
-        'Non-test code of a package imports only npm packages its own package.json lists under dependencies (test kits under src/testing/ may use the test runner).',
+        'Non-test code of a package imports only npm packages its own package.json lists under dependencies or peerDependencies (an optional peer is also a devDependency, for its tests; test kits under src/testing/ may use the test runner).',
       from: { path: '^(libs|apps)/[^/]+/src/', pathNot: [TEST_FILES, '^(libs|apps)/[^/]+/src/testing/'] },
-      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown', 'npm-dev'] },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown', 'npm-dev'], dependencyTypesNot: ['npm-peer'] },
     },
     {
       name: 'not-to-unresolvable',

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATE_LINK_PATH, type GateToCoordinatorFrame } from '@lease-fence/protocol';
 import { FenceGate } from 'lease-fence';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { openFileFloorStore } from './file-floor-store.js';
 import { gateOptionsFrom, type FloorStore, type GateState } from './floor-store.js';
@@ -49,6 +49,22 @@ async function fakeCoordinator() {
   };
 }
 
+/**
+ * How long to wait for the link to act on a frame: generous, as CI machines can be busy; a
+ * correct run ends as soon as the condition holds (a fixed sleep here made the tests flaky).
+ */
+const WAIT = { timeout: 10_000, interval: 10 };
+
+/**
+ * Resolves once `socket`'s peer answered a ping. The peer's frames arrive in order on one
+ * connection, so any frame it sent before handling the ping has been received by then.
+ */
+const roundTrip = (socket: WebSocket): Promise<void> =>
+  new Promise((resolve) => {
+    socket.once('pong', () => resolve());
+    socket.ping();
+  });
+
 /** A floor store whose saves wait until the test releases them. */
 function gatedStore() {
   const saved: GateState[] = [];
@@ -92,8 +108,8 @@ describe('openGateLink', () => {
     coordinator.sockets[0]!.send(
       JSON.stringify({ type: 'admit', id: 5, resource: 'deploy-slot', holderId: 'agent-b', fence: 9 }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(gate.floor).toEqual({ holderId: 'agent-b', fence: 9 });
+    await vi.waitFor(() => expect(gate.floor).toEqual({ holderId: 'agent-b', fence: 9 }), WAIT);
+    await roundTrip(coordinator.sockets[0]!); // an answer sent before the pong would have arrived by now
     expect(coordinator.received).toHaveLength(1); // not answered while the save is pending
 
     release();
@@ -184,9 +200,12 @@ describe('openGateLink', () => {
     coordinator.sockets[0]!.send(
       JSON.stringify({ type: 'admit', id: 1, resource: 'deploy-slot', holderId: 'agent-b', fence: 9 }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await vi.waitFor(
+      () => expect(events).toContainEqual(expect.objectContaining({ type: 'admit-failed', fence: 9 })),
+      WAIT,
+    );
+    await roundTrip(coordinator.sockets[0]!); // an answer sent before the pong would have arrived by now
     expect(coordinator.received).toHaveLength(1);
-    expect(events).toContainEqual(expect.objectContaining({ type: 'admit-failed', fence: 9 }));
     expect(gate.floor).toEqual({ holderId: 'agent-c', fence: 12 });
   });
 

@@ -102,8 +102,10 @@ describe.each(['http', 'websocket'] as const)('LeaseFenceClient over %s', (trans
     });
 
     it('retries after a per-attempt timeout with the same requestId, never minting a second fence', async () => {
-      // Arrange: the first reply is held back until the client has given up on it.
-      const client = connect({ timeoutMillis: 150 });
+      // Arrange: the first reply is held back until the client has given up on it. The per-attempt
+      // timeout is wall time (AbortSignal.timeout / setTimeout), so it must also leave the retry —
+      // and, over WebSocket, the handshake — room to finish on a busy machine: 150 ms did not.
+      const client = connect({ timeoutMillis: 1000 });
       let releaseHeldReply!: () => void;
       double.inject({
         route: 'acquire',

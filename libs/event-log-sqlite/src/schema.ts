@@ -91,8 +91,20 @@ export function migrate(db: Database.Database): void {
 }
 
 /**
- * Checks the file before anything is served: SQLite's `quick_check` (page and index structure),
- * then that positions run 1..N without a gap.
+ * Checks the file before anything is read: SQLite's `quick_check` (page and index structure),
+ * that positions start at 1, and that the positions a snapshot covers run 1..S without a gap
+ * (S = the latest snapshot's position, or the log's last position if that is lower).
+ *
+ * The positions after S are not counted here: every read checks that the rows it returns are
+ * contiguous (`readRows` in `sqlite-event-log.ts`), and recovery reads every one of them before
+ * the coordinator is ready, so a gap among them stops recovery with its position all the same.
+ * Counting them here as well cost a second full scan of the table at every start (about a
+ * sixth of a raw read of every row, at 1M events).
+ *
+ * `quick_check` stays on every open: it is what refuses a file damaged at rest (truncated,
+ * overwritten) before a single row is read, which no flag written at shutdown would notice.
+ * It reads every page once, about a fifth of a raw read of every row at 1M events.
+ *
  * @throws {@link EventLogCorruptError} naming what is wrong (and the first missing position, if any).
  */
 export function checkIntegrity(db: Database.Database): void {
@@ -102,32 +114,34 @@ export function checkIntegrity(db: Database.Database): void {
       issues: problems.slice(0, 10).map((message) => ({ path: '', message: `quick_check: ${message}` })),
     });
   }
-  const { count, first, last } = db
-    .prepare('SELECT COUNT(*) AS count, MIN(position) AS first, MAX(position) AS last FROM events')
-    .get() as {
-    count: number;
+  // MIN and MAX of the rowid are two b-tree descents, not scans.
+  const { first, last } = db.prepare('SELECT MIN(position) AS first, MAX(position) AS last FROM events').get() as {
     first: number | null;
     last: number | null;
   };
-  if (count === 0) return;
-  if (first !== 1 || last !== count) {
-    const missing =
-      first !== 1
-        ? 1
-        : (db
-            .prepare(
-              'SELECT e.position + 1 FROM events e WHERE NOT EXISTS (SELECT 1 FROM events n WHERE n.position = e.position + 1) ORDER BY e.position LIMIT 1',
-            )
-            .pluck()
-            .get() as number);
-    throw new EventLogCorruptError({
-      position: missing,
-      issues: [
-        {
-          path: 'position',
-          message: `positions are not contiguous: ${count} events between ${String(first)} and ${String(last)}; position ${missing} is missing`,
-        },
-      ],
-    });
+  if (first === null || last === null) return;
+  if (first !== 1) throw notContiguous(1, `the first position is ${first}`);
+  const snapshotPosition = db.prepare('SELECT MAX(position) FROM snapshots').pluck().get() as number | null;
+  const covered = Math.min(snapshotPosition ?? 0, last);
+  if (covered === 0) return;
+  const count = db.prepare('SELECT COUNT(*) FROM events WHERE position <= ?').pluck().get(covered) as number;
+  if (count !== covered) {
+    const missing = db
+      .prepare(
+        'SELECT e.position + 1 FROM events e WHERE NOT EXISTS (SELECT 1 FROM events n WHERE n.position = e.position + 1) ORDER BY e.position LIMIT 1',
+      )
+      .pluck()
+      .get() as number;
+    throw notContiguous(missing, `${count} events between 1 and ${covered}, which the latest snapshot covers`);
   }
 }
+
+/**
+ * The error of a log whose positions are not contiguous: `position` is the first one missing.
+ * The one wording of this refusal, at open and when a read finds a gap.
+ */
+export const notContiguous = (position: number, detail: string): EventLogCorruptError =>
+  new EventLogCorruptError({
+    position,
+    issues: [{ path: 'position', message: `positions are not contiguous: ${detail}; position ${position} is missing` }],
+  });

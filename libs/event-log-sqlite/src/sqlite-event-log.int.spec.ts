@@ -2,8 +2,13 @@ import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { EventLogCorruptError, EventLogUnavailableError } from '@lease-fence/coordinator-core';
-import { describeEventLogContract, leaseGranted, readAll } from '@lease-fence/coordinator-core/testing';
+import { EventLogCorruptError, EventLogUnavailableError, replayLog } from '@lease-fence/coordinator-core';
+import {
+  coordinatorStarted,
+  describeEventLogContract,
+  leaseGranted,
+  readAll,
+} from '@lease-fence/coordinator-core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteEventLog } from './sqlite-event-log.js';
 
@@ -56,17 +61,30 @@ describe('openSqliteEventLog', () => {
       await expect(openSqliteEventLog({ file: foreign })).rejects.toThrow(/not a lease-fence event log/);
     });
 
-    it('refuses a log with a gap in its positions and names the first missing position', async () => {
+    it('refuses a log with a gap in the positions its latest snapshot covers and names the first missing position', async () => {
       const gapped = freshFile();
       const log = await openSqliteEventLog({ file: gapped });
-      await log.append(grants(5), { expectedVersion: 0 });
+      await log.append(grants(8), { expectedVersion: 0 });
+      await log.saveSnapshot({ position: 6, schemaVersion: 1, state: {} });
       await log.close();
       const db = new Database(gapped);
       db.prepare('DELETE FROM events WHERE position = 3').run();
       db.close();
       const error = await openSqliteEventLog({ file: gapped }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EventLogCorruptError);
-      expect(error).toMatchObject({ position: 3 });
+      expect(error).toMatchObject({ position: 3, issues: [{ path: 'position' }] });
+    });
+
+    it('refuses a log whose positions do not start at 1', async () => {
+      const gapped = freshFile();
+      const log = await openSqliteEventLog({ file: gapped });
+      await log.append(grants(3), { expectedVersion: 0 });
+      await log.close();
+      const db = new Database(gapped);
+      db.prepare('DELETE FROM events WHERE position = 1').run();
+      db.close();
+      const error = await openSqliteEventLog({ file: gapped }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ position: 1, issues: [{ path: 'position' }] });
     });
 
     it('refuses a file written by a newer schema version', async () => {
@@ -136,6 +154,33 @@ describe('openSqliteEventLog', () => {
       expect(seen).toEqual(Array.from({ length: 699 }, (_, i) => i + 1));
       expect(error).toBeInstanceOf(EventLogCorruptError);
       expect(error).toMatchObject({ position: 700 });
+    });
+
+    it('hands over the events before a gap after the latest snapshot, then stops naming the missing position; replay stops there too', async () => {
+      // Given a coordinator's log of 1200 events (three pages) without a snapshot, whose event 700 was deleted
+      const gapped = freshFile();
+      const log = await openSqliteEventLog({ file: gapped });
+      await log.append([coordinatorStarted(), ...grants(1199)], { expectedVersion: 0 });
+      await log.close();
+      const db = new Database(gapped);
+      db.prepare('DELETE FROM events WHERE position = 700').run();
+      db.close();
+      // When it is opened (the gap is not counted at open) and read in pages, then one at a time, then replayed
+      const reopened = await openSqliteEventLog({ file: gapped });
+      const seen: number[] = [];
+      const error = await (async () => {
+        for await (const page of reopened.readPages({ from: 1 }))
+          seen.push(...page.map((recorded) => recorded.position));
+      })().catch((e: unknown) => e);
+      const readError = await readAll(reopened.read({ from: 650 })).catch((e: unknown) => e);
+      const replayError = await replayLog(reopened).catch((e: unknown) => e);
+      await reopened.close();
+      // Then every event before it was handed over, then each error names the missing position and field
+      expect(seen).toEqual(Array.from({ length: 699 }, (_, i) => i + 1));
+      for (const refused of [error, readError, replayError]) {
+        expect(refused).toBeInstanceOf(EventLogCorruptError);
+        expect(refused).toMatchObject({ position: 700, issues: [{ path: 'position' }] });
+      }
     });
 
     it('refuses an unknown event type and names its position', async () => {

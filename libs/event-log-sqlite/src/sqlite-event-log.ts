@@ -32,7 +32,7 @@ import {
   type StoredEventRecord,
   type Subscription,
 } from '@lease-fence/coordinator-core';
-import { checkIntegrity, migrate } from './schema.js';
+import { checkIntegrity, migrate, notContiguous } from './schema.js';
 import { prepareStatements, type EventRow } from './statements.js';
 import { toEventLogError } from './to-event-log-error.js';
 
@@ -77,7 +77,9 @@ const SNAPSHOTS_KEPT = 3;
  * Opens (creating if absent) a SQLite event log file, migrates its schema, and checks it.
  *
  * @throws {@link EventLogCorruptError} when the file is not a SQLite database, fails
- *   `quick_check`, is a foreign database, has a schema from a newer release, or has a gap in positions.
+ *   `quick_check`, is a foreign database, has a schema from a newer release, or has a gap in the
+ *   positions its latest snapshot covers. A gap after those is refused by the first read that
+ *   reaches it (with the missing position), which recovery always is.
  * @throws {@link EventLogUnavailableError} when the file cannot be opened (permissions, missing directory, locked).
  * @throws `RangeError` for a bad option (naming it and the value).
  * @example
@@ -158,10 +160,28 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       pollTimer = undefined;
     }
   };
-  const readRows = (from: number, to: number, limit: number): StoredEventRecord[] =>
-    run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit)).map(
-      toStoredRecord,
-    );
+  /**
+   * Rows `from..to` (at most `limit`), checked contiguous: they come in position order, all at
+   * or after `from`, so row `i` must be at `from + i`. At a gap the rows before it are returned,
+   * and the next read (which starts at the missing position) throws naming it, so a reader gets
+   * every event before a gap and then the error, as for a record that does not decode. Every
+   * read goes through here (read, readPages, subscriptions): a gap the open check did not count
+   * (after the latest snapshot, see `checkIntegrity`) is never read past.
+   * @throws {@link EventLogCorruptError} (path `position`) when the first row is not at `from`.
+   */
+  const readRows = (from: number, to: number, limit: number): StoredEventRecord[] => {
+    const rows = run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit));
+    const records: StoredEventRecord[] = [];
+    for (let i = 0; i < rows.length; i += 1) {
+      const row = rows[i]!;
+      if (row[0] !== from + i) {
+        if (i > 0) break;
+        throw notContiguous(from, `a read from position ${from} found position ${row[0]} first`);
+      }
+      records.push(toStoredRecord(row));
+    }
+    return records;
+  };
 
   const appendTransaction = db.transaction(
     (encoded: ReturnType<typeof encodeEvents>, expectedVersion: number, recordedAt: number): number => {

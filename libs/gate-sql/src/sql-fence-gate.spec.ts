@@ -19,7 +19,7 @@ describe('bad arguments are refused naming the field, before any statement', () 
       /sqliteFenceGate: verifier must be a FenceTokenVerifier/,
     );
     expect(() => sqliteFenceGate({ database: {} as never, resource: 'orders-db', verifier })).toThrow(
-      /sqliteFenceGate: database must be a better-sqlite3 Database/,
+      /sqliteFenceGate: database must be a better-sqlite3 Database, got object \(better-sqlite3 is an optional peer dependency of @lease-fence\/gate-sql: npm install better-sqlite3\)/,
     );
     expect(() => sqliteFenceGate({ database, resource: 'orders-db', verifier, wallClock: 5 as never })).toThrow(
       /sqliteFenceGate: wallClock must be a function/,

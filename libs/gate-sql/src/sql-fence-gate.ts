@@ -139,12 +139,17 @@ export const postgresFenceGate = (options: PostgresFenceGateOptions): SqlFenceGa
 
 /**
  * A gate on SQLite: each fenced transaction is `BEGIN IMMEDIATE` (the database's write lock).
- * @throws TypeError on bad options, naming the field.
+ * better-sqlite3 is an optional peer dependency: install it to use this gate (this package only
+ * imports its types, so the PostgreSQL gate works without it).
+ * @throws TypeError on bad options, naming the field (`database`: naming the package to install).
  */
 export const sqliteFenceGate = (options: SqliteFenceGateOptions): SqlFenceGate<Database.Database> => {
   const database = options?.database as Partial<Database.Database> | undefined;
   if (typeof database?.prepare !== 'function' || typeof database.exec !== 'function') {
-    throw new TypeError('sqliteFenceGate: database must be a better-sqlite3 Database');
+    throw new TypeError(
+      `sqliteFenceGate: database must be a better-sqlite3 Database, got ${database === null ? 'null' : typeof database}` +
+        ' (better-sqlite3 is an optional peer dependency of @lease-fence/gate-sql: npm install better-sqlite3)',
+    );
   }
   return new SqlFenceGate(sqliteDriver(options.database), options, 'sqliteFenceGate');
 };

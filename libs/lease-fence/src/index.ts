@@ -69,6 +69,8 @@ export {
   type ResourceFenceJson,
   type ReplayEntryJson,
   type InstantJson,
+  type LeaseGrantMillis,
+  type LeaseRenewalMillis,
 } from './lease/lease-table.js';
 export { decideAcquire, decideRenew, decideRelease, decideExpiry, wasFenceIssued } from './lease/lease-rules.js';
 export {

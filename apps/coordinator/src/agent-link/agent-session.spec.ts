@@ -95,6 +95,31 @@ describe('AgentSession', () => {
       ]);
     });
 
+    it('answers a frame missing its fields with 400 saying each is required, in the words HTTP uses', async () => {
+      // Arrange
+      open().receive('{"id":1}');
+      await flush();
+
+      // Assert
+      expect(acquire.calls).toHaveLength(0);
+      expect(socket.sent).toEqual([
+        {
+          id: 1,
+          status: 400,
+          body: {
+            error: 'invalid-request',
+            message:
+              'op: is required: one of acquire, renew, release; resource: is required: a string; body: is required',
+            issues: [
+              { path: 'op', message: 'is required: one of acquire, renew, release' },
+              { path: 'resource', message: 'is required: a string' },
+              { path: 'body', message: 'is required' },
+            ],
+          },
+        },
+      ]);
+    });
+
     it('answers a binary message with 400 naming the frame', () => {
       open().receiveBinary();
       expect(socket.sent).toEqual([

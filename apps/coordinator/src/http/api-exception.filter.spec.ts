@@ -6,6 +6,7 @@ import {
   EventLogCorruptError,
   EventLogUnavailableError,
 } from '@lease-fence/coordinator-core';
+import { RenewBodySchema } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
@@ -61,6 +62,20 @@ describe('decideReply', () => {
         options,
       );
       expect(reply.body).toMatchObject({ issues: [{ path: 'body', message: expect.stringContaining('JSON object') }] });
+    });
+
+    it('says a missing field is required, naming it and what it must be, and keeps the check of a field given wrong', () => {
+      const reply = decideReply(
+        catching(() => parseInput(RenewBodySchema, { fence: 1.5, ttlMillis: 1000 }, 'body')),
+        options,
+      );
+      expect(reply.body).toMatchObject({
+        message: 'requestId: is required: a string; fence: must be an integer',
+        issues: [
+          { path: 'requestId', message: 'is required: a string' },
+          { path: 'fence', message: 'must be an integer' },
+        ],
+      });
     });
 
     it('answers malformed JSON from the body parser with 400 naming the body', () => {

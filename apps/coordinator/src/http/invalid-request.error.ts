@@ -38,6 +38,9 @@ export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPa
       for (const key of issue.keys) result.push({ path: path === '' ? key : `${path}.${key}`, message });
     } else if (path === '' && (part === 'body' || part === 'frame') && issue.code === 'invalid_type') {
       result.push({ path: part, message: bodyIssue(value) });
+    } else if (path !== '' && isAbsent(value, issue.path)) {
+      // zod words an absent field by its schema ("expected nonoptional, received undefined"): say it is missing.
+      if (!result.some((earlier) => earlier.path === path)) result.push({ path, message: missingIssue(issue) });
     } else {
       const field = path === '' ? part : path;
       // One message per field: the first check it failed (an empty id is "too short", not also "not printable").
@@ -69,4 +72,27 @@ const bodyIssue = (value: unknown): string => {
           ? 'a string'
           : `a ${typeof value}`;
   return `must be a JSON object, got ${kind}`;
+};
+
+/**
+ * Whether the field at `path` is absent from `value` (its parent is an object without that key).
+ * Unknown when `value` was not given: then not absent, and zod's own message is kept.
+ */
+const isAbsent = (value: unknown, path: readonly PropertyKey[]): boolean => {
+  let parent = value;
+  for (const key of path.slice(0, -1)) {
+    if (typeof parent !== 'object' || parent === null) return false;
+    parent = (parent as Record<PropertyKey, unknown>)[key];
+  }
+  const key = path[path.length - 1];
+  return typeof parent === 'object' && parent !== null && key !== undefined && !Object.hasOwn(parent, key);
+};
+
+/** The message for a field that was not given: `is required`, with what it must be when zod knows. */
+const missingIssue = (issue: z.core.$ZodIssue): string => {
+  if (issue.code === 'invalid_value' && issue.values.length > 0)
+    return `is required: one of ${issue.values.map(String).join(', ')}`;
+  if (issue.code === 'invalid_type' && issue.expected !== 'nonoptional')
+    return `is required: ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
+  return 'is required';
 };

@@ -1,7 +1,7 @@
 import type { CoordinatorEvent } from '@lease-fence/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { acquire, at, foldEvents, release, renew } from '../testing/decider-specification.js';
+import { acquire, at, foldEvents, release, renew, startCoordinator } from '../testing/decider-specification.js';
 import type { CoordinatorCommand } from './commands.js';
 import { decide } from './decide.js';
 import { evolve } from './evolve.js';
@@ -57,17 +57,7 @@ function runLive(steps: readonly Step[], wallOf: (step: Step) => number) {
     log.push(...events);
     outcomes.push(outcome);
   };
-  apply(
-    {
-      type: 'StartCoordinator',
-      namespace: 'default',
-      eventsReplayed: 0,
-      fromSnapshot: false,
-      replayMillis: 0,
-      burnFencesThrough: 0,
-    },
-    0,
-  );
+  apply(startCoordinator(), 0);
   for (const step of steps) {
     millis += step.afterMillis;
     apply(commandOf(step), wallOf(step));

@@ -1,8 +1,9 @@
 /**
  * `evolve(state, event) → state`: folds one log event into the coordinator's state. The same
  * function serves live operation (after each decision) and recovery (replay), so the two cannot
- * disagree. Lease changes go through `LeaseTable.apply` — the library's one copy of how a change
- * updates the table; this file only translates events back into those changes and keeps the
+ * disagree. Lease changes go through the `LeaseTable` (`grant`, `renew`, `end`: `LeaseTable.apply`'s
+ * rules, the library's one copy of how a change updates the table, given numbers instead of
+ * Instants); this file only translates events back into those changes and keeps the
  * coordinator's own bookkeeping (boot, grace, rejections).
  *
  * Deterministic: reads no clock, no randomness, no I/O. Updates `state` in place and returns
@@ -14,7 +15,7 @@
  * @see docs/design.md § "The event-sourced coordinator" (decide/evolve, Recovery)
  */
 import type { CoordinatorEvent, CoordinatorStarted, EventOf } from '@lease-fence/protocol';
-import { Instant, type LeaseChange } from 'lease-fence';
+import { Instant } from 'lease-fence';
 import { EventLogCorruptError } from '../ports/event-log-errors.js';
 import { REJECTIONS_KEPT, gateResourceKey, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
 
@@ -24,62 +25,72 @@ import { REJECTIONS_KEPT, gateResourceKey, rejectionContent, rejectionKey, type 
  *   contradicts the state; `state` is then unchanged.
  */
 export function evolve(state: CoordinatorState, event: CoordinatorEvent): CoordinatorState {
+  // Called once per event of a replay (a million times for a long log without a snapshot): no
+  // closure, change object or Instant is made per event; errors are built only when thrown.
   const position = state.position + 1;
-  const corrupt = (message: string, cause?: unknown): EventLogCorruptError =>
-    new EventLogCorruptError({ position, issues: [{ path: '', message: `${event.type}: ${message}` }], cause });
-
   if (event.type === 'CoordinatorStarted') {
-    start(state, event, corrupt);
+    start(state, event, position);
   } else {
     const boot = state.boot;
-    if (boot === undefined) throw corrupt('the log does not begin with CoordinatorStarted');
+    if (boot === undefined) throw corrupt(position, event, 'the log does not begin with CoordinatorStarted');
     if (event.data.bootId !== boot.bootId)
       throw corrupt(
+        position,
+        event,
         `written by boot ${JSON.stringify(event.data.bootId)} after boot ${JSON.stringify(boot.bootId)} started`,
       );
     if (event.data.atMillis < boot.lastAtMillis)
-      throw corrupt(`reading ${event.data.atMillis} ms is before the boot's previous reading ${boot.lastAtMillis} ms`);
-    applyEvent(state, event, position, corrupt);
+      throw corrupt(
+        position,
+        event,
+        `reading ${event.data.atMillis} ms is before the boot's previous reading ${boot.lastAtMillis} ms`,
+      );
+    applyEvent(state, event, position);
     boot.lastAtMillis = event.data.atMillis;
   }
   state.position = position;
   return state;
 }
 
-type Corrupt = (message: string, cause?: unknown) => EventLogCorruptError;
+/** The error of an `event` at `position` that contradicts the state. */
+const corrupt = (position: number, event: CoordinatorEvent, message: string, cause?: unknown): EventLogCorruptError =>
+  new EventLogCorruptError({ position, issues: [{ path: '', message: `${event.type}: ${message}` }], cause });
 
 function applyEvent(
   state: CoordinatorState,
   event: Exclude<CoordinatorEvent, CoordinatorStarted>,
   position: number,
-  corrupt: Corrupt,
 ): void {
   switch (event.type) {
     case 'LeaseGranted':
     case 'LeaseRenewed':
     case 'LeaseReleased':
     case 'LeaseExpired': {
-      const change = toChange(event);
+      const { data } = event;
       // A fence-first grant activates the fence its FenceReserved already counted as issued.
-      const activates = change.type === 'granted' && isReservedFor(state, change.lease);
-      if (change.type === 'granted') {
-        if (!activates && change.lease.fence <= state.table.issuedFence) {
+      const activates = event.type === 'LeaseGranted' && isReservedFor(state, event.data);
+      if (event.type === 'LeaseGranted') {
+        if (!activates && data.fence <= state.table.issuedFence) {
           throw corrupt(
-            `fence ${change.lease.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`,
+            position,
+            event,
+            `fence ${data.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`,
           );
         }
-        if (state.table.lease(change.lease.resource) !== undefined) {
+        if (state.table.hasLease(data.resource)) {
           throw corrupt(
-            `resource ${JSON.stringify(change.lease.resource)} still has a current lease; it must end (LeaseExpired/LeaseReleased) first`,
+            position,
+            event,
+            `resource ${JSON.stringify(data.resource)} still has a current lease; it must end (LeaseExpired/LeaseReleased) first`,
           );
         }
       }
       try {
-        state.table.apply(change);
+        applyLeaseChange(state, event);
       } catch (error) {
-        throw corrupt(error instanceof Error ? error.message : String(error), error);
+        throw corrupt(position, event, error instanceof Error ? error.message : String(error), error);
       }
-      state.carried.delete(event.data.resource);
+      state.carried.delete(data.resource);
       noteLockDelay(state, event);
       if (activates) state.reservations.delete(event.data.resource);
       return;
@@ -88,13 +99,19 @@ function applyEvent(
       const { data } = event;
       if (data.fence <= state.table.issuedFence) {
         throw corrupt(
+          position,
+          event,
           `fence ${data.fence} is not above the fences already issued (${state.table.issuedFence}): a fence would be issued twice`,
         );
       }
       if (state.table.lease(data.resource) !== undefined)
-        throw corrupt(`resource ${JSON.stringify(data.resource)} still has a current lease; it must end first`);
+        throw corrupt(
+          position,
+          event,
+          `resource ${JSON.stringify(data.resource)} still has a current lease; it must end first`,
+        );
       if (state.reservations.has(data.resource))
-        throw corrupt(`resource ${JSON.stringify(data.resource)} already has a pending reservation`);
+        throw corrupt(position, event, `resource ${JSON.stringify(data.resource)} already has a pending reservation`);
       state.table.burnFence(data.fence);
       state.reservedFences.set(data.resource, data.fence);
       state.reservations.set(data.resource, {
@@ -111,7 +128,11 @@ function applyEvent(
       const { data } = event;
       const reserved = state.reservations.get(data.resource);
       if (reserved === undefined || reserved.fence !== data.fence)
-        throw corrupt(`fence ${data.fence} is not pending on resource ${JSON.stringify(data.resource)}`);
+        throw corrupt(
+          position,
+          event,
+          `fence ${data.fence} is not pending on resource ${JSON.stringify(data.resource)}`,
+        );
       state.reservations.delete(data.resource);
       return;
     }
@@ -129,6 +150,8 @@ function applyEvent(
       const { data } = event;
       if (data.fromSeq > data.throughSeq || data.throughSeq >= data.reportedSeq) {
         throw corrupt(
+          position,
+          event,
           `the missing range ${data.fromSeq}..${data.throughSeq} must be non-empty and below the reported seq ${data.reportedSeq}`,
         );
       }
@@ -137,12 +160,16 @@ function applyEvent(
     }
     case 'SnapshotTaken':
       if (event.data.coversPosition !== position)
-        throw corrupt(`covers position ${event.data.coversPosition} but is at position ${position}`);
+        throw corrupt(position, event, `covers position ${event.data.coversPosition} but is at position ${position}`);
       state.lastSnapshotPosition = position;
       return;
     case 'FenceFloorReported':
       if (event.data.raisedTo < event.data.fence)
-        throw corrupt(`raisedTo ${event.data.raisedTo} is below the reported fence ${event.data.fence}`);
+        throw corrupt(
+          position,
+          event,
+          `raisedTo ${event.data.raisedTo} is below the reported fence ${event.data.fence}`,
+        );
       state.table.observeFence(event.data.resource, event.data.fence);
       state.table.burnFence(event.data.raisedTo);
       return;
@@ -156,38 +183,52 @@ function applyEvent(
  * A new boot: check it against the state, raise the fence counter, move every current lease
  * into the new clock domain at the deadline the event lists.
  */
-function start(state: CoordinatorState, event: CoordinatorStarted, corrupt: Corrupt): void {
+function start(state: CoordinatorState, event: CoordinatorStarted, position: number): void {
   const { data } = event;
   if (state.namespace !== undefined && data.namespace !== state.namespace) {
     throw corrupt(
+      position,
+      event,
       `namespace ${JSON.stringify(data.namespace)} differs from the log's ${JSON.stringify(state.namespace)}`,
     );
   }
   if (state.boot !== undefined) {
     if (data.bootId === state.boot.bootId)
-      throw corrupt(`boot id ${JSON.stringify(data.bootId)} is reused; every boot needs a fresh clock domain`);
+      throw corrupt(
+        position,
+        event,
+        `boot id ${JSON.stringify(data.bootId)} is reused; every boot needs a fresh clock domain`,
+      );
     if (data.previousBootId !== state.boot.bootId) {
       throw corrupt(
+        position,
+        event,
         `previousBootId ${JSON.stringify(data.previousBootId)} is not the boot that wrote the log before it (${JSON.stringify(state.boot.bootId)})`,
       );
     }
   }
   if (data.recoveredFence < state.table.issuedFence) {
     throw corrupt(
+      position,
+      event,
       `recoveredFence ${data.recoveredFence} is below the fences already issued (${state.table.issuedFence}): fences would go backwards`,
     );
   }
   const carried = new Map(data.carriedLeases.map((lease) => [lease.resource, lease]));
-  if (carried.size !== data.carriedLeases.length) throw corrupt('carriedLeases lists a resource twice');
+  if (carried.size !== data.carriedLeases.length)
+    throw corrupt(position, event, 'carriedLeases lists a resource twice');
   for (const lease of state.table.leases()) {
     const entry = carried.get(lease.resource);
     if (entry === undefined || entry.fence !== lease.fence || entry.holderId !== lease.holderId) {
       throw corrupt(
+        position,
+        event,
         `the current lease on ${JSON.stringify(lease.resource)} (fence ${lease.fence}, holder ${JSON.stringify(lease.holderId)}) is not carried into the new boot`,
       );
     }
   }
-  if (carried.size !== countLeases(state)) throw corrupt('carriedLeases lists a lease that is not current');
+  if (carried.size !== countLeases(state))
+    throw corrupt(position, event, 'carriedLeases lists a lease that is not current');
 
   const startedAt = Instant.of(data.atMillis, data.bootId);
   reanchorLockDelays(state, data.atMillis);
@@ -254,37 +295,30 @@ const countLeases = (state: CoordinatorState): number => {
   return count;
 };
 
-/** The lease change an event records: the inverse of `decide`'s change → event mapping. */
-function toChange(event: EventOf<'LeaseGranted' | 'LeaseRenewed' | 'LeaseReleased' | 'LeaseExpired'>): LeaseChange {
-  const { data } = event;
+/**
+ * Applies the lease change an event records (the inverse of `decide`'s change → event mapping)
+ * through the table's one rule per change ({@link LeaseTable.grant} and the others are
+ * `LeaseTable.apply` of that change given as numbers): the event's data is handed over as it
+ * is, instants as milliseconds in the boot's domain.
+ * @throws what the table throws when the change does not fit it.
+ */
+function applyLeaseChange(
+  state: CoordinatorState,
+  event: EventOf<'LeaseGranted' | 'LeaseRenewed' | 'LeaseReleased' | 'LeaseExpired'>,
+): void {
   switch (event.type) {
     case 'LeaseGranted':
-      return {
-        type: 'granted',
-        lease: {
-          resource: data.resource,
-          holderId: data.holderId,
-          fence: data.fence,
-          ttlMillis: event.data.ttlMillis,
-          requestId: event.data.requestId,
-          grantedAt: Instant.of(data.atMillis, data.bootId),
-          expiresAt: Instant.of(event.data.expiresAtMillis, data.bootId),
-        },
-      };
+      state.table.grant(event.data, event.data.bootId);
+      return;
     case 'LeaseRenewed':
-      return {
-        type: 'renewed',
-        resource: data.resource,
-        holderId: data.holderId,
-        fence: data.fence,
-        requestId: event.data.requestId,
-        ttlMillis: event.data.ttlMillis,
-        expiresAt: Instant.of(event.data.expiresAtMillis, data.bootId),
-      };
+      state.table.renew(event.data, event.data.bootId);
+      return;
     case 'LeaseReleased':
-      return { type: 'released', resource: data.resource, holderId: data.holderId, fence: data.fence };
+      state.table.end('released', event.data.resource, event.data.holderId, event.data.fence);
+      return;
     case 'LeaseExpired':
-      return { type: 'expired', resource: data.resource, holderId: data.holderId, fence: data.fence };
+      state.table.end('expired', event.data.resource, event.data.holderId, event.data.fence);
+      return;
   }
 }
 

@@ -14,6 +14,7 @@ import type {
   OutcomeOf,
   ReleaseLease,
   RenewLease,
+  StartCoordinator,
 } from '../decider/commands.js';
 import { decide, type Decision } from '../decider/decide.js';
 import { evolve } from '../decider/evolve.js';
@@ -62,6 +63,16 @@ export const release = (resource: string, holderId: string, fence: number): Rele
   resource,
   holderId,
   fence,
+});
+
+/** The `StartCoordinator` command of a fresh boot on an empty log in namespace `'default'` (nothing replayed, no fence burned). */
+export const startCoordinator = (): StartCoordinator => ({
+  type: 'StartCoordinator',
+  namespace: 'default',
+  eventsReplayed: 0,
+  fromSnapshot: false,
+  replayMillis: 0,
+  burnFencesThrough: 0,
 });
 
 /** The expectation of a decision: the events (exactly) and, when given, the outcome. */

@@ -94,6 +94,90 @@ export interface LeaseTableSnapshot {
 
 const freezeRecord = (record: LeaseRecord): LeaseRecord => Object.freeze({ ...record });
 
+/**
+ * A grant as plain numbers: the fields of a {@link LeaseRecord} with its instants as milliseconds
+ * (`atMillis` is `grantedAt`), all in one clock domain passed beside it. The coordinator's
+ * `LeaseGranted` event data has this shape, so its fold hands the event's data over as it is.
+ */
+export interface LeaseGrantMillis {
+  readonly resource: string;
+  readonly holderId: string;
+  /** Positive safe integer. */
+  readonly fence: number;
+  readonly requestId: string;
+  /** Milliseconds, positive. */
+  readonly ttlMillis: number;
+  /** When the generation started, in milliseconds on the domain's clock. */
+  readonly atMillis: number;
+  /** When it ends unless renewed, in milliseconds on the domain's clock. */
+  readonly expiresAtMillis: number;
+}
+
+/** A renewal as plain numbers (the coordinator's `LeaseRenewed` event data has this shape). */
+export interface LeaseRenewalMillis {
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+  readonly requestId: string;
+  /** Milliseconds, positive. */
+  readonly ttlMillis: number;
+  /** The new expiry, in milliseconds on the domain's clock. */
+  readonly expiresAtMillis: number;
+}
+
+/**
+ * A current generation as the table keeps it: instants as milliseconds plus their domain, and
+ * the frozen {@link LeaseRecord} made the first time someone reads it (or handed in by
+ * {@link LeaseTable.apply}). A replay folds a million grants, renewals and releases of which
+ * only the last few are ever read: it makes no `Instant` and no record for the others.
+ */
+class LeaseSlot {
+  /**
+   * The record as read last, until the slot changes. Private (`#`): not part of the table's
+   * value, so two equal tables compare equal whether or not one of them was read.
+   */
+  #record: LeaseRecord | undefined;
+  constructor(
+    readonly resource: string,
+    readonly holderId: string,
+    readonly fence: number,
+    readonly requestId: string,
+    public ttlMillis: number,
+    public grantedAtMillis: number,
+    public expiresAtMillis: number,
+    public domain: string,
+  ) {}
+
+  /** The frozen record of this slot as it is now (made once per change). */
+  view(): LeaseRecord {
+    this.#record ??= Object.freeze({
+      resource: this.resource,
+      holderId: this.holderId,
+      fence: this.fence,
+      ttlMillis: this.ttlMillis,
+      requestId: this.requestId,
+      grantedAt: Instant.of(this.grantedAtMillis, this.domain),
+      expiresAt: Instant.of(this.expiresAtMillis, this.domain),
+    });
+    return this.#record;
+  }
+
+  /** Uses `record` (frozen, equal to what {@link LeaseSlot.view} would make) as the slot's record. */
+  keep(record: LeaseRecord): void {
+    this.#record = record;
+  }
+
+  /** Forgets the record after a change: the next read makes a new one. */
+  changed(): void {
+    this.#record = undefined;
+  }
+}
+
+/** The records of `slots`, made as they are read. */
+function* viewsOf(slots: IterableIterator<LeaseSlot>): IterableIterator<LeaseRecord> {
+  for (const slot of slots) yield slot.view();
+}
+
 /** Validates one replay-cache entry of a snapshot, naming its field. */
 function requireReplayEntry(api: string, at: string, entry: ReplayEntryJson): void {
   requireObject(api, at, entry);
@@ -121,7 +205,7 @@ function requireInstant(api: string, field: string, value: unknown): asserts val
  * @see docs/design.md § "The library's rules"; § "The event-sourced coordinator" (decide/evolve, recovery)
  */
 export class LeaseTable {
-  private readonly current = new Map<string, LeaseRecord>();
+  private readonly current = new Map<string, LeaseSlot>();
   private readonly replay: ReplayCache;
   /** Renewals remembered for idempotent retries: same capacity and eviction as `replay`. */
   private readonly renewalReplay: ReplayCache;
@@ -158,7 +242,12 @@ export class LeaseTable {
    * (an `'expired'` change removes it); compare `expiresAt` with the coordinator's `now`.
    */
   lease(resource: string): LeaseRecord | undefined {
-    return this.current.get(resource);
+    return this.current.get(resource)?.view();
+  }
+
+  /** Whether `resource` has a current generation (as `lease(resource) !== undefined`, without making its record). */
+  hasLease(resource: string): boolean {
+    return this.current.has(resource);
   }
 
   /**
@@ -174,7 +263,7 @@ export class LeaseTable {
 
   /** Every current generation, in the order the resources were first granted. */
   leases(): IterableIterator<LeaseRecord> {
-    return this.current.values();
+    return viewsOf(this.current.values());
   }
 
   /** The grant remembered for this holder's acquire request, if still in the replay cache. */
@@ -204,6 +293,8 @@ export class LeaseTable {
    * @throws {@link ProtocolMisuseError} if the change does not fit the table (a renewal, release or
    *   expiry of a lease that is not current): the log and the table disagree. Nothing is changed.
    * @throws TypeError for an unknown change type, or instants that are not {@link Instant}s.
+   * @throws {@link ClockDomainError} if a grant's two instants, or a renewal's expiry and the
+   *   lease's grant instant, are in different clock domains. Nothing is changed.
    */
   apply(change: LeaseChange): void {
     switch (change.type) {
@@ -211,41 +302,70 @@ export class LeaseTable {
         const lease = change.lease;
         requireInstant('LeaseTable.apply', 'lease.grantedAt', lease.grantedAt);
         requireInstant('LeaseTable.apply', 'lease.expiresAt', lease.expiresAt);
-        this.current.set(lease.resource, freezeRecord(lease));
-        this.raiseHighest(lease.resource, lease.fence);
-        this.replay.remember({
-          holderId: lease.holderId,
-          requestId: lease.requestId,
-          resource: lease.resource,
-          fence: lease.fence,
-        });
-        return;
-      }
-      case 'renewed': {
-        requireInstant('LeaseTable.apply', 'expiresAt', change.expiresAt);
-        const lease = this.matching(change);
-        this.current.set(
+        if (lease.grantedAt.domain !== lease.expiresAt.domain) lease.expiresAt.minus(lease.grantedAt); // throws ClockDomainError
+        const slot = this.grantSlot(
           lease.resource,
-          freezeRecord({ ...lease, ttlMillis: change.ttlMillis, expiresAt: change.expiresAt }),
+          lease.holderId,
+          lease.fence,
+          lease.requestId,
+          lease.ttlMillis,
+          lease.grantedAt.millis,
+          lease.expiresAt.millis,
+          lease.grantedAt.domain,
         );
-        this.renewalReplay.remember({
-          holderId: change.holderId,
-          requestId: change.requestId,
-          resource: change.resource,
-          fence: change.fence,
-        });
+        slot.keep(freezeRecord(lease));
         return;
       }
+      case 'renewed':
+        requireInstant('LeaseTable.apply', 'expiresAt', change.expiresAt);
+        this.renewSlot(change, change.expiresAt.millis, change.expiresAt.domain);
+        return;
       case 'released':
       case 'expired':
-        this.matching(change);
-        this.current.delete(change.resource);
+        this.endSlot(change.type, change.resource, change.holderId, change.fence);
         return;
       default:
         throw new TypeError(
           `LeaseTable.apply: unknown change type ${describeValue((change as { type?: unknown }).type)}`,
         );
     }
+  }
+
+  /**
+   * {@link LeaseTable.apply} of a `granted` change given as numbers: the same rule (the same
+   * private steps), with no `Instant` or record made until the lease is read. For a fold of
+   * stored events (the event-sourced coordinator's `evolve`), whose data the schema has checked.
+   * @param grant - The lease; `atMillis` and `expiresAtMillis` on `domain`'s clock.
+   * @param domain - The clock domain of both instants (the boot id). Non-empty.
+   */
+  grant(grant: LeaseGrantMillis, domain: string): void {
+    this.grantSlot(
+      grant.resource,
+      grant.holderId,
+      grant.fence,
+      grant.requestId,
+      grant.ttlMillis,
+      grant.atMillis,
+      grant.expiresAtMillis,
+      domain,
+    );
+  }
+
+  /**
+   * {@link LeaseTable.apply} of a `renewed` change given as numbers (see {@link LeaseTable.grant}).
+   * @throws {@link ProtocolMisuseError} if no current lease has that resource, fence and holder;
+   *   {@link ClockDomainError} if `domain` is not the lease's. Nothing is changed then.
+   */
+  renew(renewal: LeaseRenewalMillis, domain: string): void {
+    this.renewSlot(renewal, renewal.expiresAtMillis, domain);
+  }
+
+  /**
+   * {@link LeaseTable.apply} of a `released` or `expired` change given as its fields.
+   * @throws {@link ProtocolMisuseError} if no current lease has that resource, fence and holder; nothing is changed.
+   */
+  end(type: 'released' | 'expired', resource: string, holderId: string, fence: number): void {
+    this.endSlot(type, resource, holderId, fence);
   }
 
   /**
@@ -282,15 +402,18 @@ export class LeaseTable {
    * @see docs/design.md § "The event-sourced coordinator" (Recovery)
    */
   reanchor(resource: string, expiresAt: Instant, grantedAt?: Instant): void {
-    const lease = this.current.get(resource);
-    if (lease === undefined) {
+    const slot = this.current.get(resource);
+    if (slot === undefined) {
       throw new ProtocolMisuseError(`LeaseTable.reanchor: no current lease on resource ${JSON.stringify(resource)}`);
     }
     requireInstant('LeaseTable.reanchor', 'expiresAt', expiresAt);
     if (grantedAt !== undefined) requireInstant('LeaseTable.reanchor', 'grantedAt', grantedAt);
-    const start = grantedAt ?? expiresAt.plus(-lease.ttlMillis);
+    const start = grantedAt ?? expiresAt.plus(-slot.ttlMillis);
     if (start.domain !== expiresAt.domain) start.minus(expiresAt); // throws ClockDomainError
-    this.current.set(resource, freezeRecord({ ...lease, grantedAt: start, expiresAt }));
+    slot.grantedAtMillis = start.millis;
+    slot.expiresAtMillis = expiresAt.millis;
+    slot.domain = expiresAt.domain;
+    slot.changed();
   }
 
   /** A deep copy: applying changes to one never affects the other. */
@@ -304,14 +427,14 @@ export class LeaseTable {
       format: 1,
       issuedFence: this.issued,
       replayCacheSize: this.replay.capacity,
-      leases: [...this.current.values()].map((lease) => ({
-        resource: lease.resource,
-        holderId: lease.holderId,
-        fence: lease.fence,
-        ttlMillis: lease.ttlMillis,
-        requestId: lease.requestId,
-        grantedAt: lease.grantedAt.toJSON(),
-        expiresAt: lease.expiresAt.toJSON(),
+      leases: [...this.current.values()].map((slot) => ({
+        resource: slot.resource,
+        holderId: slot.holderId,
+        fence: slot.fence,
+        ttlMillis: slot.ttlMillis,
+        requestId: slot.requestId,
+        grantedAt: { millis: slot.grantedAtMillis, domain: slot.domain },
+        expiresAt: { millis: slot.expiresAtMillis, domain: slot.domain },
       })),
       replayCache: [...this.replay.values()].map((entry) => ({ ...entry })),
       renewalReplayCache: [...this.renewalReplay.values()].map((entry) => ({ ...entry })),
@@ -356,12 +479,12 @@ export class LeaseTable {
     }
     for (const [index, entry] of (snapshot.replayCache as LeaseTableSnapshot['replayCache']).entries()) {
       requireReplayEntry(api, `replayCache[${index}]`, entry);
-      table.replay.remember(entry);
+      table.replay.remember(entry.holderId, entry.requestId, entry.resource, entry.fence);
       table.raiseHighest(entry.resource, entry.fence);
     }
     for (const [index, entry] of (snapshot.renewalReplayCache ?? []).entries()) {
       requireReplayEntry(api, `renewalReplayCache[${index}]`, entry);
-      table.renewalReplay.remember(entry);
+      table.renewalReplay.remember(entry.holderId, entry.requestId, entry.resource, entry.fence);
     }
     for (const [index, lease] of (snapshot.leases as LeaseTableSnapshot['leases']).entries()) {
       const at = `leases[${index}]`;
@@ -373,18 +496,31 @@ export class LeaseTable {
       requireTtlMillis(api, `${at}.ttlMillis`, lease.ttlMillis);
       requireObject(api, `${at}.grantedAt`, lease.grantedAt);
       requireObject(api, `${at}.expiresAt`, lease.expiresAt);
-      table.current.set(
+      const grantedAt = Instant.of(lease.grantedAt.millis, lease.grantedAt.domain);
+      const expiresAt = Instant.of(lease.expiresAt.millis, lease.expiresAt.domain);
+      if (grantedAt.domain !== expiresAt.domain) expiresAt.minus(grantedAt); // throws ClockDomainError
+      const slot = new LeaseSlot(
         lease.resource,
-        freezeRecord({
+        lease.holderId,
+        lease.fence,
+        lease.requestId,
+        lease.ttlMillis,
+        grantedAt.millis,
+        expiresAt.millis,
+        expiresAt.domain,
+      );
+      slot.keep(
+        Object.freeze({
           resource: lease.resource,
           holderId: lease.holderId,
           fence: lease.fence,
           ttlMillis: lease.ttlMillis,
           requestId: lease.requestId,
-          grantedAt: Instant.of(lease.grantedAt.millis, lease.grantedAt.domain),
-          expiresAt: Instant.of(lease.expiresAt.millis, lease.expiresAt.domain),
+          grantedAt,
+          expiresAt,
         }),
       );
+      table.current.set(lease.resource, slot);
       table.raiseHighest(lease.resource, lease.fence);
     }
     return table;
@@ -396,21 +532,72 @@ export class LeaseTable {
     if (fence > this.issued) this.issued = fence;
   }
 
+  /** The `granted` rule: the lease becomes current, the fences rise, the grant is remembered. */
+  private grantSlot(
+    resource: string,
+    holderId: string,
+    fence: number,
+    requestId: string,
+    ttlMillis: number,
+    grantedAtMillis: number,
+    expiresAtMillis: number,
+    domain: string,
+  ): LeaseSlot {
+    const slot = new LeaseSlot(
+      resource,
+      holderId,
+      fence,
+      requestId,
+      ttlMillis,
+      grantedAtMillis,
+      expiresAtMillis,
+      domain,
+    );
+    this.current.set(resource, slot);
+    this.raiseHighest(resource, fence);
+    this.replay.remember(holderId, requestId, resource, fence);
+    return slot;
+  }
+
+  /** The `renewed` rule: the matching lease gets the new expiry and TTL, the renewal is remembered. */
+  private renewSlot(
+    renewal: {
+      readonly resource: string;
+      readonly holderId: string;
+      readonly fence: number;
+      readonly requestId: string;
+      readonly ttlMillis: number;
+    },
+    expiresAtMillis: number,
+    domain: string,
+  ): void {
+    const slot = this.matching('renewed', renewal.resource, renewal.holderId, renewal.fence);
+    if (slot.domain !== domain) {
+      // The lease's grant instant stays; a new expiry in another clock could not be compared with it.
+      Instant.of(expiresAtMillis, domain).minus(Instant.of(slot.grantedAtMillis, slot.domain)); // throws ClockDomainError
+    }
+    slot.ttlMillis = renewal.ttlMillis;
+    slot.expiresAtMillis = expiresAtMillis;
+    slot.changed();
+    this.renewalReplay.remember(renewal.holderId, renewal.requestId, renewal.resource, renewal.fence);
+  }
+
+  /** The `released` / `expired` rule: the matching lease is removed. */
+  private endSlot(type: string, resource: string, holderId: string, fence: number): void {
+    this.matching(type, resource, holderId, fence);
+    this.current.delete(resource);
+  }
+
   /** The current lease a renewed/released/expired change refers to, or a ProtocolMisuseError. */
-  private matching(change: {
-    readonly type: string;
-    readonly resource: string;
-    readonly holderId: string;
-    readonly fence: number;
-  }): LeaseRecord {
-    const lease = this.current.get(change.resource);
-    if (lease === undefined || lease.fence !== change.fence || lease.holderId !== change.holderId) {
+  private matching(type: string, resource: string, holderId: string, fence: number): LeaseSlot {
+    const slot = this.current.get(resource);
+    if (slot === undefined || slot.fence !== fence || slot.holderId !== holderId) {
       throw new ProtocolMisuseError(
-        `LeaseTable.apply: ${change.type} change for resource ${JSON.stringify(change.resource)}, fence ${change.fence}, ` +
-          `holder ${JSON.stringify(change.holderId)} does not match the current lease ` +
-          (lease === undefined ? '(none)' : `(fence ${lease.fence}, holder ${JSON.stringify(lease.holderId)})`),
+        `LeaseTable.apply: ${type} change for resource ${JSON.stringify(resource)}, fence ${fence}, ` +
+          `holder ${JSON.stringify(holderId)} does not match the current lease ` +
+          (slot === undefined ? '(none)' : `(fence ${slot.fence}, holder ${JSON.stringify(slot.holderId)})`),
       );
     }
-    return lease;
+    return slot;
   }
 }

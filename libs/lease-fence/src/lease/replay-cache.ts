@@ -38,9 +38,13 @@ export class ReplayCache {
     return this.entries.get(keyOf(holderId, requestId));
   }
 
-  /** Remembers `entry` as the newest; evicts the oldest beyond capacity. */
-  remember(entry: ReplayEntry): void {
-    this.entries.set(keyOf(entry.holderId, entry.requestId), Object.freeze({ ...entry }));
+  /**
+   * Remembers the grant of (`holderId`, `requestId`) on `resource` at `fence` as the newest entry;
+   * evicts the oldest beyond capacity. Takes the fields, not an entry, so the one frozen entry it
+   * keeps is the only object made (a replay remembers every grant of the log).
+   */
+  remember(holderId: string, requestId: string, resource: string, fence: number): void {
+    this.entries.set(keyOf(holderId, requestId), Object.freeze({ holderId, requestId, resource, fence }));
   }
 
   /** Oldest first. */
