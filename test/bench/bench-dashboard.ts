@@ -13,10 +13,13 @@
  *    JS heap's growth after GC over `--pause` seconds paused (extrapolated linearly to 10 minutes).
  *
  * `LEASE_FENCE_BENCH_SCREENSHOT=<file.png>` saves what the page showed at the end of the window.
- * Figures, not a test: nothing here asserts. Options: `--events 1000000 --lanes 500 --rate 2000 --seconds 10 --preload 5 --pause 60`.
+ * `--cpu-prof DIR` records the page's main thread with Chromium's sampling profiler while it follows
+ * now, writes `DIR/dashboard-live.cpuprofile` (open it in Chrome DevTools → Performance, or
+ * speedscope) and prints the functions with the most self time.
+ * Figures, not a test: nothing here asserts. Options: `--events 1000000 --lanes 500 --rate 2000 --seconds 10 --preload 5 --pause 60 --cpu-prof DIR`.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { chromium, type CDPSession } from 'playwright-core';
@@ -48,6 +51,7 @@ const { values: options } = parseArgs({
     seconds: { type: 'string', default: '10' },
     preload: { type: 'string', default: '5' },
     pause: { type: 'string', default: '60' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const EVENTS = Number(options.events);
@@ -56,6 +60,7 @@ const RATE = Number(options.rate);
 const SECONDS = Number(options.seconds);
 const PRELOAD = Number(options.preload);
 const PAUSE = Number(options.pause);
+const CPU_PROFILE_DIR = options['cpu-prof'] === undefined ? undefined : resolve(options['cpu-prof']);
 const LOAD_AGENTS = 20; // divides 500: each lane belongs to one agent, so acquires never contend
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -102,6 +107,43 @@ interface LiveFigures {
 async function pageMetrics(cdp: CDPSession): Promise<Record<string, number>> {
   const { metrics } = (await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] };
   return Object.fromEntries(metrics.map((m) => [m.name, m.value]));
+}
+
+/** The parts of a CDP `Profiler.Profile` that {@link topSelfTime} reads. */
+interface CpuProfile {
+  readonly nodes: readonly {
+    readonly id: number;
+    readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  }[];
+  readonly samples?: readonly number[];
+  readonly timeDeltas?: readonly number[];
+}
+
+/**
+ * Self time per function of a sampled profile, largest first: each sample's interval (the next
+ * sample's `timeDeltas`, microseconds) goes to the node it sampled, summed by function name and location.
+ */
+function topSelfTime(profile: CpuProfile, count: number): string[][] {
+  const nameOf = new Map<number, string>();
+  for (const node of profile.nodes) {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url === '' ? '' : ` ${url.slice(url.lastIndexOf('/') + 1)}:${lineNumber + 1}`;
+    nameOf.set(node.id, `${functionName === '' ? '(anonymous)' : functionName}${file}`);
+  }
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  const selfMicros = new Map<string, number>();
+  let totalMicros = 0;
+  for (let i = 0; i < samples.length; i += 1) {
+    const micros = deltas[i + 1] ?? 0;
+    const name = nameOf.get(samples[i] ?? -1) ?? '?';
+    selfMicros.set(name, (selfMicros.get(name) ?? 0) + micros);
+    totalMicros += micros;
+  }
+  return [...selfMicros.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([name, micros]) => [fixed(micros / 1000, 0), fixed((micros / totalMicros) * 100, 1), name]);
 }
 
 /** JS heap after a full garbage collection, bytes. */
@@ -154,8 +196,10 @@ async function measureLive(work: string): Promise<LiveFigures> {
       } satisfies StreamLoadOptions,
     });
     let pairs = 0;
+    let lastProgress: StreamLoadProgress | undefined;
     load.on('message', (progress: StreamLoadProgress) => {
       pairs = progress.completedPairs;
+      lastProgress = progress;
     });
     await new Promise((resolve) => setTimeout(resolve, PRELOAD * 1000)); // load runs meanwhile: a duration, not a synchronisation
     const page = context.pages()[0] ?? (await context.newPage());
@@ -183,12 +227,29 @@ async function measureLive(work: string): Promise<LiveFigures> {
     const pairs0 = pairs;
     const cpu0 = cpuSecondsOf(coordinator.pid) ?? Number.NaN;
     const m0 = await pageMetrics(cdp);
+    if (CPU_PROFILE_DIR !== undefined) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 }); // microseconds
+      await cdp.send('Profiler.start');
+    }
     const started = performance.now();
     await page.waitForTimeout(SECONDS * 1000);
     const seconds = (performance.now() - started) / 1000;
     const m1 = await pageMetrics(cdp);
+    if (CPU_PROFILE_DIR !== undefined) {
+      const { profile } = (await cdp.send('Profiler.stop')) as { profile: CpuProfile };
+      mkdirSync(CPU_PROFILE_DIR, { recursive: true });
+      const file = join(CPU_PROFILE_DIR, 'dashboard-live.cpuprofile');
+      writeFileSync(file, JSON.stringify(profile));
+      console.error(`bench:dashboard: the page's profile while following now: ${file}`);
+      console.error(markdownTable(['self ms', 'self %', 'function'], topSelfTime(profile, 25)));
+    }
     const live = await readProbe(evaluate);
     const eventsPerSecond = ((pairs - pairs0) * 2) / seconds;
+    if (lastProgress !== undefined && lastProgress.errors > 0)
+      console.error(
+        `bench:dashboard: ${lastProgress.errors} load pairs failed (${lastProgress.errorSamples.join('; ')}); ${lastProgress.inFlight} in flight`,
+      );
     const serverCpu = ((cpuSecondsOf(coordinator.pid) ?? Number.NaN) - cpu0) / seconds;
     const busy =
       ((m1['TaskDuration'] ?? Number.NaN) - (m0['TaskDuration'] ?? Number.NaN)) /

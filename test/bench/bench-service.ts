@@ -153,12 +153,20 @@ interface WorkloadResult {
   readonly client_cpu_cores: number | null;
 }
 
-/** The adapter's memory line for one round of our coordinator. */
+/** The adapter's side line for one round of our coordinator: memory, and the group commit read from its /metrics. */
 interface MemoryRecord {
   readonly system: string;
   readonly round: number;
   readonly server_rss_mean_mib: number | null;
   readonly server_rss_peak_mib: number | null;
+  /** Appends (each one transaction and one fsync) per second over the round, warm-up included. */
+  readonly appends_per_s?: number | null;
+  /** Commands acknowledged per append (mean). */
+  readonly batch_commands_mean?: number | null;
+  /** Events written per append (mean). */
+  readonly batch_events_mean?: number | null;
+  /** Milliseconds from an append's start until durable (mean). */
+  readonly append_ms_mean?: number | null;
 }
 
 /** Runs a command with inherited stderr; its stdout goes to our stderr (progress), so our stdout is only the report. */
@@ -362,6 +370,37 @@ function report(
         `× ${fixed(m(mode, (r) => r.latency.acquire.p99_ms) / m(base, (r) => r.latency.acquire.p99_ms), 2)}`,
       ];
     });
+  const commitRows = systems.filter(isOurs).map((s) => {
+    const mine = memory.filter((x) => x.system === s);
+    const med = (pick: (x: MemoryRecord) => number | null | undefined): number => median(mine.map(pick));
+    return [
+      s,
+      fixed(
+        med((x) => x.appends_per_s),
+        0,
+      ),
+      fixed(
+        med((x) => x.batch_commands_mean),
+        2,
+      ),
+      fixed(
+        med((x) => x.batch_events_mean),
+        2,
+      ),
+      fixed(
+        med((x) => x.append_ms_mean),
+        3,
+      ),
+    ];
+  });
+  if (commitRows.length > 0) {
+    console.log(
+      "\ngroup commit (the coordinator's /metrics over each round, warm-up included; medians over rounds):\n",
+    );
+    console.log(
+      markdownTable(['system', 'appends (fsyncs)/s', 'commands / append', 'events / append', 'append ms'], commitRows),
+    );
+  }
   if (modeRows.length > 0) {
     console.log('\nmodes against the default (the cost of each mode; throughput < 1 and p99 > 1: it costs):\n');
     console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99'], modeRows));

@@ -4,7 +4,7 @@
 // scripts of this folder (test/bench/tsconfig.bench.json → test/dist/bench-build, ignored by
 // git), then runs the compiled script with the remaining arguments.
 //
-//   node test/bench/run-bench.mjs service|recovery|lib|stream|dashboard|gate [-- --option value ...]
+//   node test/bench/run-bench.mjs service|recovery|lib|stream|dashboard|dashboard-scene|gate [-- --option value ...]
 //
 // Benchmarks print figures; none asserts anything, and none is part of `npm test`.
 import { spawn } from 'node:child_process';
@@ -26,6 +26,7 @@ const NEEDS = {
   lib: ['lease-fence'],
   stream: [],
   dashboard: ['@lease-fence/dashboard'],
+  'dashboard-scene': ['@lease-fence/dashboard'],
   gate: ['@lease-fence/gate'],
 };
 

@@ -92,6 +92,29 @@ describe('codec', () => {
       expect(Object.isFrozen(checked!.data)).toBe(true);
     });
 
+    it('keeps a valid handed-over event itself, frozen, and still parses one that needs stripping; leaves a borrowed one alone', () => {
+      const handed = structuredClone(granted);
+      const withExtra = { ...structuredClone(granted), data: { ...granted.data, note: 'not in the schema' } };
+      const [kept, stripped] = checkEvents('test', [handed, withExtra], 'handed-over');
+      expect(kept).toBe(handed);
+      expect(Object.isFrozen(handed) && Object.isFrozen(handed.data)).toBe(true);
+      expect(stripped).not.toBe(withExtra);
+      expect(stripped).toEqual(granted);
+
+      const borrowed = structuredClone(granted);
+      const [copy] = checkEvents('test', [borrowed]);
+      expect(copy).not.toBe(borrowed);
+      expect(copy).toEqual(granted);
+      expect(Object.isFrozen(borrowed)).toBe(false);
+    });
+
+    it('refuses an invalid handed-over event with the schema message, naming its index and field', () => {
+      const bad = { ...structuredClone(granted), data: { ...granted.data, fence: 0 } };
+      expect(() => checkEvents('DurableCoordinator', [structuredClone(granted), bad], 'handed-over')).toThrow(
+        /DurableCoordinator: events\[1\]\.data\.fence .*; nothing was appended/,
+      );
+    });
+
     it('accepts events it returned as they are, and encodes them like any other', () => {
       const checked = checkEvents('test', [granted]);
 

@@ -519,7 +519,8 @@ export class DurableCoordinator {
       let checked: readonly CoordinatorEvent[];
       try {
         decision = decide(pending.command, decided, this.readNow());
-        checked = decision.events.length > 0 ? checkEvents('DurableCoordinator', decision.events) : [];
+        // The decider's events are fresh objects of this batch: handed over, frozen as they are when valid.
+        checked = decision.events.length > 0 ? checkEvents('DurableCoordinator', decision.events, 'handed-over') : [];
       } catch (error) {
         pending.reject(error); // a bad command changes nothing
         continue;

@@ -8,6 +8,7 @@ import { DurableCoordinator, type DurableCoordinatorOptions } from './durable-co
 import type { FenceAdmitRequest, FenceFirstOptions } from './fence-first-options.js';
 import type { EventLog } from './ports/event-log.js';
 import { replayLog } from './recovery.js';
+import { startCoordinator } from './testing/decider-specification.js';
 import { readAll } from './testing/event-log-contract.js';
 import { createTestEventLog, createTestEventLogStorage, type TestEventLogStorage } from './testing/test-event-log.js';
 
@@ -169,19 +170,7 @@ describe('fence-first decider', () => {
   const at = (millis: number) => ({ instant: createManualClock(boot, { start: millis }).now(), wallMillis: 0 });
   const started = () => {
     const state = createInitialState();
-    for (const event of decide(
-      {
-        type: 'StartCoordinator',
-        namespace: 'default',
-        eventsReplayed: 0,
-        fromSnapshot: false,
-        replayMillis: 0,
-        burnFencesThrough: 0,
-      },
-      state,
-      at(0),
-    ).events)
-      evolve(state, event);
+    for (const event of decide(startCoordinator(), state, at(0)).events) evolve(state, event);
     return state;
   };
   const reserve = {

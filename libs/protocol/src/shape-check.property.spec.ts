@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { AgentRequestEnvelopeSchema } from './agent-link.js';
 import { CoordinatorEventSchema } from './events.js';
+import { AcquireBodySchema, ReleaseBodySchema, RenewBodySchema } from './http.js';
 import { compileShapeCheck } from './shape-check.js';
 
 /** The zod 4 definition fields this test's generator reads (`schema._zod.def`). */
@@ -35,7 +37,10 @@ function valid(schema: z.ZodType): fc.Arbitrary<unknown> {
       );
     }
     case 'number': {
-      const integer = checksOf(def).some((c) => c['format'] === 'safeint');
+      // multipleOf(1): zod also takes a few tiny non-integers (its float tolerance), which the check leaves to zod.
+      const integer = checksOf(def).some(
+        (c) => c['format'] === 'safeint' || (c['check'] === 'multiple_of' && c['value'] === 1),
+      );
       const base = integer
         ? fc.oneof(fc.nat(1000), fc.maxSafeNat())
         : fc.oneof(fc.nat(1000), fc.double({ min: 0, max: 1e15, noNaN: true }));
@@ -51,6 +56,8 @@ function valid(schema: z.ZodType): fc.Arbitrary<unknown> {
       return fc.option(valid(def.innerType!), { nil: undefined });
     case 'array':
       return fc.array(valid(def.element!), { maxLength: 3 });
+    case 'unknown':
+      return fc.jsonValue();
     case 'object': {
       const fields = Object.entries(def.shape ?? {});
       return fc
@@ -120,43 +127,58 @@ const mutated = (value: unknown): fc.Arbitrary<unknown> =>
     });
 
 const members = CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, schema] as const);
+/** The hot path's request schemas (HTTP bodies, the agent link's frame envelope): strict objects, `unknown`, multipleOf(1). */
+const requests = [
+  ['AcquireBodySchema', AcquireBodySchema],
+  ['RenewBodySchema', RenewBodySchema],
+  ['ReleaseBodySchema', ReleaseBodySchema],
+  ['AgentRequestEnvelopeSchema', AgentRequestEnvelopeSchema],
+] as const;
 
-describe('compileShapeCheck against zod, for every event type of the protocol', () => {
-  it.each(members)('%s: valid events pass both, and the check passes exactly what zod returns', (_type, schema) => {
-    const check = compileShapeCheck(schema);
-    fc.assert(
-      fc.property(valid(schema), (event) => {
-        const parsed = schema.safeParse(event);
-        expect(parsed.success).toBe(true);
-        expect(check(event)).toBe(true);
-        expect(parsed.data).toStrictEqual(event);
-      }),
-      { numRuns: 200 },
-    );
-  });
+describe.each([
+  ['every event type of the protocol', members],
+  ['the request schemas', requests],
+] as const)(
+  'compileShapeCheck against zod, for %s',
+  (_subjects, schemas: readonly (readonly [string, z.ZodType])[]) => {
+    it.each(schemas)('%s: valid events pass both, and the check passes exactly what zod returns', (_type, schema) => {
+      const check = compileShapeCheck(schema);
+      fc.assert(
+        fc.property(valid(schema), (event) => {
+          const parsed = schema.safeParse(event);
+          expect(parsed.success).toBe(true);
+          expect(check(event)).toBe(true);
+          expect(parsed.data).toStrictEqual(event);
+        }),
+        { numRuns: 200 },
+      );
+    });
 
-  it.each(members)('%s: whenever zod refuses a mutated event, the check refuses it too', (_type, schema) => {
-    const check = compileShapeCheck(schema);
-    let refusedByZod = 0;
-    fc.assert(
-      fc.property(
-        valid(schema).chain((event) => mutated(event)),
-        (candidate) => {
-          const parsed = schema.safeParse(candidate);
-          if (!parsed.success) {
-            refusedByZod += 1;
-            expect(check(candidate)).toBe(false);
-          } else if (check(candidate)) {
-            // What the check passes is what zod would have returned: nothing stripped or changed.
-            expect(parsed.data).toStrictEqual(candidate);
-          }
-        },
-      ),
-      { numRuns: 500 },
-    );
-    expect(refusedByZod).toBeGreaterThan(100); // the mutations do reach zod's rules
-  });
+    it.each(schemas)('%s: whenever zod refuses a mutated event, the check refuses it too', (_type, schema) => {
+      const check = compileShapeCheck(schema);
+      let refusedByZod = 0;
+      fc.assert(
+        fc.property(
+          valid(schema).chain((event) => mutated(event)),
+          (candidate) => {
+            const parsed = schema.safeParse(candidate);
+            if (!parsed.success) {
+              refusedByZod += 1;
+              expect(check(candidate)).toBe(false);
+            } else if (check(candidate)) {
+              // What the check passes is what zod would have returned: nothing stripped or changed.
+              expect(parsed.data).toStrictEqual(candidate);
+            }
+          },
+        ),
+        { numRuns: 500 },
+      );
+      expect(refusedByZod).toBeGreaterThan(100); // the mutations do reach zod's rules
+    });
+  },
+);
 
+describe('compileShapeCheck on what the request schemas add', () => {
   it('refuses an unknown key that zod would strip, and a non-plain object, so the caller takes zod output', () => {
     const schema = z.object({ id: z.string() });
     const check = compileShapeCheck(schema);
@@ -164,6 +186,16 @@ describe('compileShapeCheck against zod, for every event type of the protocol', 
     expect(check({ id: 'a', other: 1 })).toBe(false);
     expect(check(Object.assign(Object.create(null), { id: 'a' }))).toBe(false);
     expect(check(['a'])).toBe(false);
+  });
+
+  it('a strict object: any other key, an absent `unknown` key and a non-integer multipleOf(1) are left to zod, which refuses them', () => {
+    const schema = z.strictObject({ body: z.unknown(), ttlMillis: z.number().multipleOf(1) });
+    const check = compileShapeCheck(schema);
+    expect(check({ body: { any: 1 }, ttlMillis: 5 })).toBe(true);
+    for (const refused of [{ body: 1, ttlMillis: 5, other: 1 }, { ttlMillis: 5 }, { body: 1, ttlMillis: 5.5 }]) {
+      expect(check(refused)).toBe(false);
+      expect(schema.safeParse(refused).success).toBe(false);
+    }
   });
 });
 

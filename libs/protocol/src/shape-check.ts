@@ -49,9 +49,10 @@ interface CheckDefinition {
  * Compiles `schema` into a {@link ShapeCheck}: for objects, every known key is checked and any
  * other key makes the check answer `false` (zod would strip it: the caller then takes zod's output).
  *
- * Kinds understood: object (strip mode), string (min/max length, regex), number (finite; integer
- * as `safeint`; greater/less than, inclusive or not), boolean, literal, enum of strings,
- * optional, array.
+ * Kinds understood: object (strip mode, or strict: zod refuses the other key, and the caller's
+ * zod parse then names it), string (min/max length, regex), number (finite; integer as `safeint`
+ * or as a multiple of 1; greater/less than, inclusive or not), boolean, literal, enum of strings,
+ * optional, array, unknown (any value but undefined, passed through as zod passes it).
  *
  * @throws `TypeError` naming the path and the zod kind or check it cannot compile (a schema
  *   changed in a way this compiler must learn first: it never checks less than zod).
@@ -99,6 +100,11 @@ function compile(schema: z.ZodType, path: string): ShapeCheck {
     }
     case 'object':
       return compileObject(def, path);
+    case 'unknown':
+      noChecks(def, path);
+      // zod 4 wants an object's `unknown` key present; an absent key reads as undefined here, so
+      // undefined is left to zod.
+      return (value) => value !== undefined;
     default:
       throw unsupported(path, def.type);
   }
@@ -106,7 +112,9 @@ function compile(schema: z.ZodType, path: string): ShapeCheck {
 
 function compileObject(def: Definition, path: string): ShapeCheck {
   noChecks(def, path);
-  if (def.catchall !== undefined) throw unsupported(path, 'object with a catchall (passthrough or strict)');
+  // A strict object's catchall is `never`: an other key fails it, as it fails this check.
+  const strict = (def.catchall as { _zod?: { def?: { type?: string } } } | undefined)?._zod?.def?.type === 'never';
+  if (def.catchall !== undefined && !strict) throw unsupported(path, 'object with a catchall (passthrough)');
   const fields = Object.entries(def.shape ?? {}).map(
     ([key, field]) => [key, compile(field, `${path}.${key}`)] as const,
   );
@@ -149,12 +157,16 @@ function compileString(def: Definition, path: string): ShapeCheck {
 
 function compileNumber(def: Definition, path: string): ShapeCheck {
   let safeInteger = false;
+  let integer = false;
   let above = Number.NEGATIVE_INFINITY; // value must be > above, or >= when aboveInclusive
   let aboveInclusive = true;
   let below = Number.POSITIVE_INFINITY;
   let belowInclusive = true;
   for (const check of checksOf(def)) {
     if (check.check === 'number_format' && check.format === 'safeint') safeInteger = true;
+    // Every integer is a multiple of 1 to zod (its float-safe remainder); a few non-integers within
+    // its tolerance are too, and those are left to zod.
+    else if (check.check === 'multiple_of' && check.value === 1) integer = true;
     else if (check.check === 'greater_than' && check.value !== undefined) {
       if (check.value > above || (check.value === above && check.inclusive !== true)) {
         above = check.value;
@@ -172,6 +184,7 @@ function compileNumber(def: Definition, path: string): ShapeCheck {
     typeof value === 'number' &&
     Number.isFinite(value) && // zod's number refuses NaN and ±Infinity
     (!safeInteger || Number.isSafeInteger(value)) &&
+    (!integer || Number.isInteger(value)) &&
     (aboveInclusive ? value >= above : value > above) &&
     (belowInclusive ? value <= below : value < below);
 }

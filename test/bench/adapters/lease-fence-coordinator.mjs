@@ -16,7 +16,11 @@
 //
 // When LEASE_FENCE_BENCH_SIDE_FILE is set, close() appends one JSON line to it with the
 // server's resident memory (VmRSS sampled every 100 ms during the run, and VmHWM, the peak),
-// read from /proc/<server pid>/status: run.sh records the server's CPU but not its memory.
+// read from /proc/<server pid>/status: run.sh records the server's CPU but not its memory. The
+// same line carries the group commit seen from the coordinator's GET /metrics (viewer token of
+// the tokens file), read after /readyz and again at close(): appends (one transaction and one
+// fsync each), commands and events they carried, and the seconds they took, so a round says how
+// large each transport's batches were (warm-up included).
 //
 // When LEASE_FENCE_BENCH_GATE_LINK=1 (bench:service's fence-first mode), create() also plays the
 // resource's gate: it opens the SDK's gate link (openGateLink, with the tokens file's gate token)
@@ -86,6 +90,23 @@ async function openBenchGateLink(cfg) {
   };
 }
 
+/** The first viewer token of the tokens file (GET /metrics). */
+function viewerTokenFrom(file) {
+  return JSON.parse(readFileSync(file, 'utf8')).find((entry) => entry.role === 'viewer')?.token;
+}
+
+/** The group-commit totals in a Prometheus text: `_sum` and `_count` of the append histograms. */
+function groupCommitTotals(text) {
+  const value = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return {
+    appends: value('lease_fence_append_batch_commands_count'),
+    commands: value('lease_fence_append_batch_commands_sum'),
+    events: value('lease_fence_append_batch_events_sum'),
+    appendSeconds: value('lease_fence_append_duration_seconds_sum'),
+    atMillis: Date.now(),
+  };
+}
+
 /** The agent tokens of the tokens file, in file order. */
 function agentTokensFrom(file) {
   if (!file) throw new Error("lease-fence adapter: set LEASE_FENCE_BENCH_TOKENS_FILE to the coordinator's tokens file");
@@ -152,6 +173,34 @@ export async function create(cfg) {
 
   const gateLink = process.env.LEASE_FENCE_BENCH_GATE_LINK === '1' ? await openBenchGateLink(cfg) : undefined;
 
+  const viewerToken = viewerTokenFrom(process.env.LEASE_FENCE_BENCH_TOKENS_FILE);
+  /** The group-commit totals now, or undefined without a viewer token or on any failure (figures only). */
+  const readGroupCommit = async () => {
+    if (viewerToken === undefined) return undefined;
+    const reply = await new Promise((resolve) => {
+      const request = http.get(
+        {
+          host: cfg.host,
+          port: cfg.port,
+          path: '/metrics',
+          agent: probe,
+          headers: { authorization: `Bearer ${viewerToken}` },
+        },
+        (response) => {
+          const chunks = [];
+          response.on('data', (chunk) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve(response.statusCode === 200 ? Buffer.concat(chunks).toString('utf8') : undefined),
+          );
+          response.on('error', () => resolve(undefined));
+        },
+      );
+      request.on('error', () => resolve(undefined));
+    });
+    return reply === undefined ? undefined : groupCommitTotals(reply);
+  };
+  const groupCommitAtStart = await readGroupCommit();
+
   const memory = { samples: 0, rssSumBytes: 0, rssMaxBytes: 0 };
   const sampler = cfg.serverPid
     ? setInterval(() => {
@@ -215,7 +264,16 @@ export async function create(cfg) {
       if (sampler !== undefined) clearInterval(sampler);
       const sideFile = process.env.LEASE_FENCE_BENCH_SIDE_FILE;
       if (sideFile && cfg.serverPid) {
+        const end = await readGroupCommit();
+        const start = groupCommitAtStart;
+        const delta = (key) => (end === undefined || start === undefined ? null : end[key] - start[key]);
+        const appends = delta('appends');
+        const seconds = delta('atMillis') === null ? null : delta('atMillis') / 1000;
         const record = {
+          appends_per_s: appends === null || !seconds ? null : Math.round(appends / seconds),
+          batch_commands_mean: appends ? Number((delta('commands') / appends).toFixed(2)) : null,
+          batch_events_mean: appends ? Number((delta('events') / appends).toFixed(2)) : null,
+          append_ms_mean: appends ? Number(((delta('appendSeconds') * 1000) / appends).toFixed(3)) : null,
           system: cfg.label,
           round: cfg.round,
           server_rss_mean_mib: memory.samples ? Math.round(memory.rssSumBytes / memory.samples / MIB) : null,

@@ -7,7 +7,7 @@
  * token gets a real HTTP 401 / 403, and refuses an upgrade that does not offer the subprotocol
  * (400). The authenticated agent is the holder of every operation on the connection.
  * Each connection runs one {@link AgentSession} over {@link LeaseOperations} (the HTTP routes'
- * own code) and is pinged like the other WebSockets ({@link PingKeepalive}).
+ * own code) and is pinged and closed at shutdown like the gate link ({@link LinkLifecycle}).
  */
 import type { IncomingMessage } from 'node:http';
 import { type BeforeApplicationShutdown, Inject, type OnApplicationBootstrap } from '@nestjs/common';
@@ -18,12 +18,11 @@ import type { WebSocket, WebSocketServer as WsServer } from 'ws';
 import type { AgentPrincipal } from '../auth/principal.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.tokens.js';
-import { closeWithin } from '../gate-link/gate-link.gateway.js';
 import { decideReply } from '../http/api-exception.filter.js';
 import { InvalidRequestError } from '../http/invalid-request.error.js';
 import { LeaseOperations } from '../leases/lease-operations.js';
 import { LOGGER } from '../logging/logger.js';
-import { PingKeepalive } from '../stream/ping-keepalive.js';
+import { LinkLifecycle } from '../websocket/link-lifecycle.js';
 import { WebSocketUpgrades } from '../websocket/websocket-upgrades.js';
 import { AgentSession } from './agent-session.js';
 
@@ -49,7 +48,7 @@ const CLOSE_GRACE_MILLIS = 5_000;
 export class AgentLinkGateway implements OnGatewayConnection, OnApplicationBootstrap, BeforeApplicationShutdown {
   /** The ws server Nest created for this gateway. */
   @WebSocketServer() private readonly server!: WsServer;
-  private readonly keepalive: PingKeepalive;
+  private readonly lifecycle: LinkLifecycle;
 
   constructor(
     upgrades: WebSocketUpgrades,
@@ -69,18 +68,20 @@ export class AgentLinkGateway implements OnGatewayConnection, OnApplicationBoots
         ]);
       return agent;
     });
-    this.keepalive = new PingKeepalive({ pingIntervalMillis: config.streamPingMillis });
+    this.lifecycle = new LinkLifecycle({
+      pingIntervalMillis: config.streamPingMillis,
+      closeGraceMillis: CLOSE_GRACE_MILLIS,
+    });
   }
 
   /** Starts the pings. */
   onApplicationBootstrap(): void {
-    this.keepalive.start();
+    this.lifecycle.start();
   }
 
   /** Stops the pings and closes every link (going away); new upgrades are refused by {@link WebSocketUpgrades}. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.keepalive.stop();
-    await Promise.all([...this.server.clients].map((client) => closeWithin(client, CLOSE_GRACE_MILLIS)));
+    await this.lifecycle.shutdown(this.server.clients);
   }
 
   /** An agent passed the upgrade check: runs its session. */
@@ -99,7 +100,7 @@ export class AgentLinkGateway implements OnGatewayConnection, OnApplicationBoots
       maxBufferedBytes: AGENT_MAX_BUFFERED_BYTES,
       slowReaderMillis: AGENT_SLOW_READER_MILLIS,
     });
-    const unwatch = this.keepalive.watch(client, () => {
+    const unwatch = this.lifecycle.watch(client, () => {
       this.logger.info({ holderId: agent.holderId }, 'agent link: unresponsive agent terminated (no pong)');
     });
     client.on('message', (data, isBinary) => {

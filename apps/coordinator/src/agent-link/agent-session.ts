@@ -18,7 +18,7 @@
  */
 import { AGENT_LINK_CLOSE_CODES, AgentRequestEnvelopeSchema, type AgentOp } from '@lease-fence/protocol';
 import type { DecidedReply } from '../http/api-exception.filter.js';
-import { InvalidRequestError, toInputIssues } from '../http/invalid-request.error.js';
+import { InvalidRequestError, safeParseInput, toInputIssues } from '../http/invalid-request.error.js';
 
 /** WebSocket `readyState` OPEN. */
 const OPEN = 1;
@@ -100,7 +100,7 @@ export class AgentSession {
       );
       return;
     }
-    const parsed = AgentRequestEnvelopeSchema.safeParse(frame);
+    const parsed = safeParseInput(AgentRequestEnvelopeSchema, frame);
     if (!parsed.success) {
       this.#refuse(readableId(frame), new InvalidRequestError(toInputIssues(parsed.error.issues, 'frame', frame)));
       return;

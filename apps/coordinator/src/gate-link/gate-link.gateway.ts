@@ -3,7 +3,7 @@
  * (`websocket/coordinator-ws.adapter.ts`), like `/v1/stream`. Before the upgrade, its check
  * ({@link WebSocketUpgrades}) authenticates a gate token, so a bad one gets a real HTTP 401 / 403.
  * Each link is handed to {@link GateLinks}, which routes fence-first admit requests to it, and is
- * pinged each `streamPingMillis` like the stream's clients ({@link PingKeepalive}): a gate that
+ * pinged each `streamPingMillis` like the agent link ({@link LinkLifecycle}): a gate that
  * stopped answering is terminated, so its fence-first admits fail over instead of waiting on a
  * dead link.
  */
@@ -17,14 +17,12 @@ import type { GatePrincipal } from '../auth/principal.js';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.tokens.js';
 import { LOGGER } from '../logging/logger.js';
-import { PingKeepalive } from '../stream/ping-keepalive.js';
+import { LinkLifecycle } from '../websocket/link-lifecycle.js';
 import { WebSocketUpgrades } from '../websocket/websocket-upgrades.js';
 import { GateLinks } from './gate-links.js';
 
 /** Largest frame a gate may send (bytes): a `guard` of 256 resource names fits. */
 const MAX_GATE_MESSAGE_BYTES = 64 * 1024;
-/** WebSocket close code 1001 (going away): the coordinator shuts down. */
-const CLOSE_GOING_AWAY = 1001;
 /** How long a gate has to complete the close handshake at shutdown before its link is terminated (milliseconds). */
 const CLOSE_GRACE_MILLIS = 5_000;
 
@@ -33,7 +31,7 @@ const CLOSE_GRACE_MILLIS = 5_000;
 export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootstrap, BeforeApplicationShutdown {
   /** The ws server Nest created for this gateway. */
   @WebSocketServer() private readonly server!: WsServer;
-  private readonly keepalive: PingKeepalive;
+  private readonly lifecycle: LinkLifecycle;
 
   constructor(
     upgrades: WebSocketUpgrades,
@@ -44,12 +42,15 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
     upgrades.register(GATE_LINK_PATH, (request, url) =>
       upgrades.principalOf(request, url.searchParams.get('token'), 'gate'),
     );
-    this.keepalive = new PingKeepalive({ pingIntervalMillis: config.streamPingMillis });
+    this.lifecycle = new LinkLifecycle({
+      pingIntervalMillis: config.streamPingMillis,
+      closeGraceMillis: CLOSE_GRACE_MILLIS,
+    });
   }
 
   /** Starts the pings. */
   onApplicationBootstrap(): void {
-    this.keepalive.start();
+    this.lifecycle.start();
   }
 
   /**
@@ -58,8 +59,7 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
    * {@link WebSocketUpgrades}.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    this.keepalive.stop();
-    await Promise.all([...this.server.clients].map((client) => closeWithin(client, CLOSE_GRACE_MILLIS)));
+    await this.lifecycle.shutdown(this.server.clients);
   }
 
   /** A gate passed the upgrade check: attaches its link. */
@@ -67,7 +67,7 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
     const remoteAddress = request.socket.remoteAddress;
     const handle = this.links.attach({ gate, send: (frame) => client.send(JSON.stringify(frame)) });
     this.logger.info({ gateId: gate.gateId, remoteAddress }, 'gate link: connected');
-    const unwatch = this.keepalive.watch(client, () => {
+    const unwatch = this.lifecycle.watch(client, () => {
       this.logger.info(
         { gateId: gate.gateId, pingIntervalMillis: this.config.streamPingMillis, remoteAddress },
         'gate link: unresponsive gate terminated (no pong)',
@@ -84,16 +84,4 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
       this.logger.info({ gateId: gate.gateId }, 'gate link: closed');
     });
   }
-}
-
-/** Closes `client` (going away) and resolves once it is closed; terminated if the peer has not completed the handshake after `graceMillis`. Also used by the agent link. */
-export function closeWithin(client: WebSocket, graceMillis: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => client.terminate(), graceMillis);
-    client.once('close', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    client.close(CLOSE_GOING_AWAY, 'shutting down');
-  });
 }

@@ -2,6 +2,7 @@
  * Bad wire input: the request was refused before anything ran, and nothing changed.
  * Wire input is parsed with the protocol schemas at the controller.
  */
+import { compileShapeCheck, type ShapeCheck } from '@lease-fence/protocol';
 import type { z } from 'zod';
 
 /** One problem with the input; `path` names the field (dotted), e.g. `ttlMillis`, `rejected.fence`, `resource`. */
@@ -51,11 +52,41 @@ export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPa
 }
 
 /**
- * Parses `value` with a protocol schema.
+ * Each schema's quick check ({@link compileShapeCheck}, compiled from the schema itself on first
+ * use), or `null` for a schema it cannot compile (a refinement, a union…): zod alone then.
+ */
+const quickChecks = new WeakMap<z.ZodType, ShapeCheck | null>();
+
+const quickCheckOf = (schema: z.ZodType): ShapeCheck | null => {
+  let check = quickChecks.get(schema);
+  if (check === undefined) {
+    try {
+      check = compileShapeCheck(schema);
+    } catch {
+      check = null; // not compilable: every value goes through zod, which is the rule anyway
+    }
+    quickChecks.set(schema, check);
+  }
+  return check;
+};
+
+/**
+ * `schema.safeParse(value)`, answered without zod when the schema's quick check passes `value`
+ * (then zod would return that same value: a request on the lease hot path, one per operation,
+ * skips zod's issue bookkeeping and its copy). Anything the check does not pass goes to zod,
+ * which accepts it or names the field.
+ */
+export function safeParseInput<S extends z.ZodType>(schema: S, value: unknown): z.ZodSafeParseResult<z.output<S>> {
+  if (quickCheckOf(schema)?.(value) === true) return { success: true, data: value as z.output<S> };
+  return schema.safeParse(value);
+}
+
+/**
+ * Parses `value` with a protocol schema ({@link safeParseInput}).
  * @throws {@link InvalidRequestError} naming each offending field; nothing has run yet.
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, part: InputPart): z.output<S> {
-  const parsed = schema.safeParse(value);
+  const parsed = safeParseInput(schema, value);
   if (!parsed.success) throw new InvalidRequestError(toInputIssues(parsed.error.issues, part, value));
   return parsed.data;
 }

@@ -4,7 +4,7 @@
  * the restarts and the problems. Presentational: every figure and action comes in as a prop
  * (see dashboard.tsx).
  */
-import type { ReactElement, RefObject } from 'react';
+import { useCallback, type ReactElement, type RefObject } from 'react';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import {
   exportInvestigation,
@@ -17,6 +17,7 @@ import {
   type InvestigationResult,
   type Lane,
   type LeaseMatch,
+  type MissingRejectionsView,
   type RateBin,
   type RejectionView,
   type SearchHit,
@@ -78,8 +79,16 @@ export interface DashboardLayoutProps {
   readonly match: LeaseMatch;
   /** What the filter matches; undefined when no filter is set. */
   readonly matchCounts: FilterMatchCounts | undefined;
-  /** The rejections the filter matches, in log order (every rejection when no filter is set). */
-  readonly rejections: readonly RejectionView[];
+  /**
+   * The rejections table's sample (while live at most every `LIVE_TABLE_REFRESH_MILLIS`): the
+   * rejections the filter matches in log order (every rejection when no filter is set), how many
+   * there are in all, and the refusals known to be missing.
+   */
+  readonly rejections: {
+    readonly rows: readonly RejectionView[];
+    readonly of: number;
+    readonly missing: readonly MissingRejectionsView[];
+  };
   readonly hits: readonly SearchHit[];
   readonly investigation: InvestigationResult | undefined;
   /** Permalink of the open investigation (no token). */
@@ -91,6 +100,11 @@ export interface DashboardLayoutProps {
   readonly resolveWindow: () => TimeWindow;
   readonly coordinatorNow: () => number;
   readonly focusPosition: number;
+  /**
+   * The position the tables show (while live it moves at most every `LIVE_TABLE_REFRESH_MILLIS`,
+   * see dashboard.tsx; otherwise the as-of position).
+   */
+  readonly tablePosition: number;
   readonly contextEvents: readonly RecordedEvent[];
   readonly rates: { readonly bins: readonly RateBin[]; readonly widthMillis: number };
   readonly denials: readonly StatsSample[];
@@ -129,6 +143,9 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
   } = props;
   const { seek, pause, resume, step, jumpMarker, openInvestigation } = actions;
   const headPosition = snapshot.headPosition;
+  // Stable while the view is, so the memoised panels render only when what they show changes.
+  const onQuery = useCallback((search: string) => updateView({ ...view, search }), [view, updateView]);
+  const pickExposure = useCallback((resource: string) => updateView({ ...view, resource }), [view, updateView]);
   return (
     <div className="app" ref={mainRef}>
       <header className="topbar">
@@ -140,12 +157,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
           headPosition={headPosition}
           held={snapshot.held}
         />
-        <SearchBox
-          query={view.search}
-          hits={props.hits}
-          onQuery={(search) => updateView({ ...view, search })}
-          onPick={actions.pickHit}
-        />
+        <SearchBox query={view.search} hits={props.hits} onQuery={onQuery} onPick={actions.pickHit} />
         {props.importControl}
       </header>
       {props.importAlert}
@@ -310,9 +322,9 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
       {props.holdersPanel}
       <div className="columns">
         <RejectionsTable
-          rejections={props.rejections}
-          of={props.matchCounts === undefined ? undefined : state.rejections.length}
-          missing={state.missingRejections}
+          rejections={props.rejections.rows}
+          of={props.matchCounts === undefined ? undefined : props.rejections.of}
+          missing={props.rejections.missing}
           selectedPosition={view.investigation?.position}
           onSelect={openInvestigation}
         />
@@ -325,9 +337,10 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
       </div>
       <ExposurePanel
         state={state}
+        asOfPosition={props.tablePosition}
         live={asOf.live}
         nowMillis={coordinatorNow}
-        onPick={(resource) => updateView({ ...view, resource })}
+        onPick={pickExposure}
       />
       <GatesPanel rows={props.gates.rows} error={props.gates.error} staleAfterMillis={GATE_STALE_AFTER_MILLIS} />
       <LazyRatePanels

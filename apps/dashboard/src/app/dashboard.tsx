@@ -3,7 +3,7 @@
  * hook), the figures derived from the store's snapshot and the URL's view, and the actions the
  * panels call. What is shown where is {@link DashboardLayout}'s business.
  */
-import { useCallback, useMemo, useRef, useState, type ReactElement } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactElement } from 'react';
 import {
   compileLeaseMatch,
   countMatches,
@@ -68,6 +68,14 @@ export interface DashboardProps {
 /** Events listed on each side of the focus position. */
 const CONTEXT_ROWS = 8;
 
+/**
+ * While live, the tables (rejections, events around the position, search hits, exposure) are
+ * rebuilt at most once per this many milliseconds of the browser's clock, however many batches
+ * arrive in between; the lanes canvas still draws every animation frame. Paused or time
+ * travelling, they follow the as-of position at once.
+ */
+export const LIVE_TABLE_REFRESH_MILLIS = 250;
+
 /** The dashboard of one viewer token (remounted when the token changes). */
 export function Dashboard({
   env,
@@ -128,7 +136,31 @@ export function Dashboard({
           },
     [lanes, match, matchingEvents, viewed],
   );
-  const rejections = useMemo(() => matchingRejections(viewed.state, match), [viewed, match]);
+  // The tables' sample of the view: while live a new one at most every LIVE_TABLE_REFRESH_MILLIS
+  // (the live fold changes in place, so what they show is computed in the render that took it).
+  const tableView = useSampled(
+    { state, position: asOf.position, loadedPosition },
+    asOf.live
+      ? `live:${Math.floor(env.now() / LIVE_TABLE_REFRESH_MILLIS)}`
+      : `at:${asOf.position}:${loadedPosition}:${state.position}`,
+  );
+  // A batch loaded inside the sample's interval shows when the interval ends, even if nothing else
+  // arrives by then (the store is touched once, so the page renders and takes a new sample).
+  const tablesBehind = asOf.live && tableView.position !== asOf.position;
+  useEffect(() => {
+    if (!tablesBehind) return undefined;
+    const handle = env.timers.setTimeout(() => store.touch(), LIVE_TABLE_REFRESH_MILLIS);
+    return () => env.timers.clearTimeout(handle);
+  }, [tablesBehind, env, store]);
+  // Copies: the live fold appends to its arrays in place, and the memoised table compares its props.
+  const rejections = useMemo(
+    () => ({
+      rows: matchingRejections(tableView.state, match).slice(),
+      of: tableView.state.rejections.length,
+      missing: tableView.state.missingRejections.slice(),
+    }),
+    [tableView, match],
+  );
   // Rates, denials and hold durations are recomputed at most once a second while live.
   const followingNow = asOf.live && view.window === undefined;
   const rateKey = followingNow
@@ -151,12 +183,17 @@ export function Dashboard({
   );
   const rates = useMemo(() => logRates(rateInputs.index, { ...rateInputs, maxBins: 90 }), [rateInputs]);
   const holds = useMemo(() => holdDurations(rateInputs.state), [rateInputs]);
-  const denialInputs = useSampled({ stats: store.stats, window: windowNow }, `${rateKey}:${snapshot.statsSize}`);
+  // Following now, the denials are sampled with the rates (once a second): keyed on the stats ring
+  // too, the charts rendered twice a second, and recharts costs a long task per render.
+  const denialInputs = useSampled(
+    { stats: store.stats, window: windowNow },
+    followingNow ? rateKey : `${rateKey}:${snapshot.statsSize}`,
+  );
   const denials = useMemo(
     () => denialInputs.stats.between(denialInputs.window.fromWallMillis, denialInputs.window.toWallMillis),
     [denialInputs],
   );
-  const hits = useMemo(() => searchLog(viewed.state, viewed.index, view.search), [viewed, view.search]);
+  const hits = useMemo(() => searchLog(tableView.state, index, view.search), [tableView, index, view.search]);
   // Current holders as of the view. Live, durations run from now and the rows are rebuilt at most
   // once a second (the live fold changes with every loaded batch, up to 2 000 events/s); otherwise
   // from the as-of time, whenever the as-of point moves.
@@ -194,16 +231,18 @@ export function Dashboard({
     return investigate(investigationInput.history, inv.position, inv.contextRadius);
   }, [view.investigation, caughtUp, investigationInput]);
 
-  const focusPosition =
-    view.cursorWallMillis === undefined
-      ? asOf.position
-      : Math.min(asOf.position, history.positionAtWall(view.cursorWallMillis));
-  const contextEvents =
-    matchingEvents === undefined
-      ? history.index.between(focusPosition - CONTEXT_ROWS, Math.min(asOf.position, focusPosition + CONTEXT_ROWS))
-      : matchingEvents
-          .around(focusPosition, CONTEXT_ROWS, asOf.position)
-          .flatMap((position) => history.index.at(position) ?? []);
+  const { cursorWallMillis } = view;
+  const context = useMemo(() => {
+    const upTo = tableView.position;
+    const focus = cursorWallMillis === undefined ? upTo : Math.min(upTo, history.positionAtWall(cursorWallMillis));
+    const events =
+      matchingEvents === undefined
+        ? history.index.between(focus - CONTEXT_ROWS, Math.min(upTo, focus + CONTEXT_ROWS))
+        : matchingEvents.around(focus, CONTEXT_ROWS, upTo).flatMap((position) => history.index.at(position) ?? []);
+    return { focus, events };
+  }, [tableView, cursorWallMillis, history, matchingEvents]);
+  const focusPosition = context.focus;
+  const contextEvents = context.events;
 
   // Navigation
   const seek = useCallback(
@@ -247,33 +286,37 @@ export function Dashboard({
       updateView({ ...view, investigation: { position, contextRadius: view.investigation?.contextRadius ?? 10 } }),
     [view, updateView],
   );
-  const closeInvestigation = (): void => updateView({ ...view, investigation: undefined });
-  const pickHit = (hit: SearchHit): void => {
-    const around = (wallMillis: number): TimeWindow => ({
-      fromWallMillis: wallMillis - view.spanMillis * 0.3,
-      toWallMillis: wallMillis + view.spanMillis * 0.7,
-    });
-    switch (hit.kind) {
-      case 'position':
-      case 'request':
-        seek(hit.position);
-        break;
-      case 'fence':
-        updateView({
-          ...view,
-          resource: hit.resource,
-          cursorWallMillis: hit.startWallMillis,
-          window: around(hit.startWallMillis),
-        });
-        break;
-      case 'holder':
-        updateView({ ...view, filter: { ...view.filter, holder: hit.holderId } });
-        break;
-      case 'resource':
-        updateView({ ...view, resource: hit.resource });
-        break;
-    }
-  };
+  const closeInvestigation = useCallback(() => updateView({ ...view, investigation: undefined }), [view, updateView]);
+  // Stable while the view is (the memoised search box takes it).
+  const pickHit = useCallback(
+    (hit: SearchHit): void => {
+      const around = (wallMillis: number): TimeWindow => ({
+        fromWallMillis: wallMillis - view.spanMillis * 0.3,
+        toWallMillis: wallMillis + view.spanMillis * 0.7,
+      });
+      switch (hit.kind) {
+        case 'position':
+        case 'request':
+          seek(hit.position);
+          break;
+        case 'fence':
+          updateView({
+            ...view,
+            resource: hit.resource,
+            cursorWallMillis: hit.startWallMillis,
+            window: around(hit.startWallMillis),
+          });
+          break;
+        case 'holder':
+          updateView({ ...view, filter: { ...view.filter, holder: hit.holderId } });
+          break;
+        case 'resource':
+          updateView({ ...view, resource: hit.resource });
+          break;
+      }
+    },
+    [view, updateView, seek],
+  );
 
   useKeyboardCommands((command) => {
     const middle = (windowNow.fromWallMillis + windowNow.toWallMillis) / 2;
@@ -395,6 +438,7 @@ export function Dashboard({
         resolveWindow={resolveWindow}
         coordinatorNow={coordinatorNow}
         focusPosition={focusPosition}
+        tablePosition={tableView.position}
         contextEvents={contextEvents}
         rates={rates}
         denials={denials}

@@ -2,7 +2,7 @@
  * The events around the view's position (the shared cursor's position when one is set), in log order.
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
-import type { ReactElement } from 'react';
+import { memo, type ReactElement } from 'react';
 import { formatWallTime, shortBootId } from '@lease-fence/dashboard-model';
 
 /** Props of {@link EventTable}. */
@@ -99,8 +99,13 @@ export function eventSummary(recorded: RecordedEvent): {
 export const seqRange = (fromSeq: number, throughSeq: number): string =>
   fromSeq === throughSeq ? String(fromSeq) : `${fromSeq}–${throughSeq}`;
 
-/** A table of log events. */
-export function EventTable({ events, focusPosition, onPick, caption }: EventTableProps): ReactElement {
+/** A table of log events (memoised: it renders when its props change, not with every loaded batch). */
+export const EventTable = memo(function EventTable({
+  events,
+  focusPosition,
+  onPick,
+  caption,
+}: EventTableProps): ReactElement {
   return (
     <section className="panel events" aria-label="Events">
       <h3>{caption}</h3>
@@ -146,4 +151,4 @@ export function EventTable({ events, focusPosition, onPick, caption }: EventTabl
       </div>
     </section>
   );
-}
+});

@@ -1,7 +1,7 @@
 /**
  * Search by fence, holder, requestId or log position; each result moves the view.
  */
-import { useState, type ReactElement } from 'react';
+import { memo, useState, type ReactElement } from 'react';
 import { formatWallTime, type SearchHit } from '@lease-fence/dashboard-model';
 
 /** Props of {@link SearchBox}. */
@@ -12,8 +12,8 @@ export interface SearchBoxProps {
   readonly onPick: (hit: SearchHit) => void;
 }
 
-/** A search field and its results. */
-export function SearchBox({ query, hits, onQuery, onPick }: SearchBoxProps): ReactElement {
+/** A search field and its results (memoised: it renders when its props change, not with every loaded batch). */
+export const SearchBox = memo(function SearchBox({ query, hits, onQuery, onPick }: SearchBoxProps): ReactElement {
   // The results close once a hit is picked (or on Escape); typing or focusing the box opens them again.
   const [open, setOpen] = useState(true);
   return (
@@ -56,7 +56,7 @@ export function SearchBox({ query, hits, onQuery, onPick }: SearchBoxProps): Rea
       )}
     </div>
   );
-}
+});
 
 function describeHit(hit: SearchHit): string {
   switch (hit.kind) {

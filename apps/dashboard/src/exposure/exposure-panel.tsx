@@ -5,7 +5,7 @@
  * the view state it is given, so it follows the time-travel position; while live they are
  * recomputed at most once a second.
  */
-import { useMemo, useState, type ReactElement } from 'react';
+import { memo, useMemo, useState, type ReactElement } from 'react';
 import {
   compareExposureWorstFirst,
   exposureSummaries,
@@ -20,6 +20,12 @@ import { visibleRows } from '../timeline/lane-layout.js';
 export interface ExposurePanelProps {
   /** The view state as of the position shown (live: the head). */
   readonly state: ViewState;
+  /**
+   * The log position `state` is as of, read when the parent renders. The live fold changes in place
+   * (the same `state` object), so this is what tells the memoised panel that there is more to look
+   * at. @defaultValue `state.position`
+   */
+  readonly asOfPosition?: number;
   /** Live: sample the state once a second of `nowMillis` instead of at every position. */
   readonly live: boolean;
   /** A clock for the live sampling, epoch milliseconds. */
@@ -83,8 +89,17 @@ export function sortExposureRows(
   });
 }
 
-/** The exposure panel. */
-export function ExposurePanel({ state, live, nowMillis, onPick, heightPx = 240 }: ExposurePanelProps): ReactElement {
+/**
+ * The exposure panel (memoised: it renders when its props change, so a live parent passes a new
+ * `asOfPosition` as the log grows; the rows themselves are rebuilt at most once a second while live).
+ */
+export const ExposurePanel = memo(function ExposurePanel({
+  state,
+  live,
+  nowMillis,
+  onPick,
+  heightPx = 240,
+}: ExposurePanelProps): ReactElement {
   const sampled = useSampled(
     { state, position: state.position },
     live ? `live:${Math.floor(nowMillis() / 1_000)}` : `at:${state.position}`,
@@ -219,7 +234,7 @@ export function ExposurePanel({ state, live, nowMillis, onPick, heightPx = 240 }
       )}
     </section>
   );
-}
+});
 
 /** A window in milliseconds, or `—` when none was measured (never 0 for "unknown"). */
 function millisText(millis: number | undefined): string {

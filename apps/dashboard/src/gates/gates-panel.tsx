@@ -4,7 +4,7 @@
  * with a stale mark when a gate has not reported for a while. Status comes from `GET /v1/gates`
  * (live, whatever the view's as-of position); seq gaps from the log's `RejectionsMissing`.
  */
-import type { ReactElement } from 'react';
+import { memo, type ReactElement } from 'react';
 import { formatAgo, type GateRow } from '@lease-fence/dashboard-model';
 
 /** Props of {@link GatesPanel}. */
@@ -17,8 +17,8 @@ export interface GatesPanelProps {
   readonly staleAfterMillis: number;
 }
 
-/** The gates panel. */
-export function GatesPanel({ rows, error, staleAfterMillis }: GatesPanelProps): ReactElement {
+/** The gates panel (memoised: it renders when its props change, not with every loaded batch). */
+export const GatesPanel = memo(function GatesPanel({ rows, error, staleAfterMillis }: GatesPanelProps): ReactElement {
   return (
     <section className="panel gates" aria-label="Gates" data-testid="gates-panel">
       <h3>Gates{rows === undefined ? '' : ` (${rows.length})`}</h3>
@@ -113,4 +113,4 @@ export function GatesPanel({ rows, error, staleAfterMillis }: GatesPanelProps): 
       )}
     </section>
   );
-}
+});

@@ -4,7 +4,7 @@
  * rejections cost only the rows in view. Selecting a row opens its investigation. Above it, every
  * `RejectionsMissing`: refusals a gate made but whose reports never reached the log.
  */
-import { useState, type ReactElement } from 'react';
+import { memo, useState, type ReactElement } from 'react';
 import { formatWallTime, type MissingRejectionsView, type RejectionView } from '@lease-fence/dashboard-model';
 import { seqRange } from '../app/event-table.js';
 import { visibleRows } from '../timeline/lane-layout.js';
@@ -25,8 +25,8 @@ export interface RejectionsTableProps {
 
 const ROW_HEIGHT_PX = 26;
 
-/** The rejections table. */
-export function RejectionsTable({
+/** The rejections table (memoised: it renders when its props change, not with every loaded batch). */
+export const RejectionsTable = memo(function RejectionsTable({
   rejections,
   of,
   missing = [],
@@ -140,4 +140,4 @@ export function RejectionsTable({
       )}
     </section>
   );
-}
+});
