@@ -7,6 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import { EventLogCorruptError } from '@lease-fence/coordinator-core';
+import { lostLogError, newLogId } from './log-identity.js';
 
 /** Schema version this adapter writes and understands. */
 export const SCHEMA_VERSION = 1;
@@ -38,25 +39,34 @@ const MIGRATIONS: readonly string[] = [
 ];
 
 /**
- * Creates the schema in an empty file, migrates an older one, and refuses anything else.
- * @throws {@link EventLogCorruptError} when the file holds foreign tables, or a schema version
- *   this adapter does not know (written by a newer release).
+ * Creates the schema in an empty file, migrates an older one, and refuses anything else; returns
+ * the log id (`meta.log_id`, see `log-identity.ts`). A new log gets a new random id; a log from
+ * before log ids gets one here (adopted, when no marker records an id).
+ *
+ * @param recordedLogId - The id the data directory's marker records, if any: a log without
+ *   tables is then refused instead of created (the log was lost), and so is a log whose id
+ *   differs or that has none. Nothing is written to the file before these checks.
+ * @throws {@link EventLogCorruptError} when the file holds foreign tables, a schema version
+ *   this adapter does not know (written by a newer release), or is not the recorded log.
  */
-export function migrate(db: Database.Database): void {
+export function migrate(db: Database.Database, recordedLogId: string | undefined, file: string): string {
   const tables = db
     .prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
     .pluck()
     .all() as string[];
   if (tables.length === 0) {
+    if (recordedLogId !== undefined) throw lostLogError(file, recordedLogId, 'empty');
+    const logId = newLogId();
     db.transaction(() => {
       db.exec(MIGRATIONS[0]!);
       const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
       put.run('format', FORMAT);
       put.run('schema_version', String(1));
+      put.run('log_id', logId);
       for (let version = 1; version < SCHEMA_VERSION; version += 1) db.exec(MIGRATIONS[version]!);
       db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SCHEMA_VERSION));
     }).immediate();
-    return;
+    return logId;
   }
   if (!tables.includes('meta')) {
     throw new EventLogCorruptError({
@@ -82,12 +92,25 @@ export function migrate(db: Database.Database): void {
       ],
     });
   }
+  const logId = meta.get('log_id');
+  if (recordedLogId !== undefined && logId !== recordedLogId) {
+    throw lostLogError(file, recordedLogId, logId === undefined ? 'without an id' : logId);
+  }
   if (found < SCHEMA_VERSION) {
     db.transaction(() => {
       for (let version = found; version < SCHEMA_VERSION; version += 1) db.exec(MIGRATIONS[version]!);
       db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema_version'`).run(String(SCHEMA_VERSION));
     }).immediate();
   }
+  if (logId !== undefined) return logId;
+  // A log from before log ids, and no marker: adopt it. OR IGNORE and the read back inside one
+  // transaction: a standby opening the same file at the same time adopts the same id.
+  return db
+    .transaction(() => {
+      db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('log_id', ?)`).run(newLogId());
+      return db.prepare(`SELECT value FROM meta WHERE key = 'log_id'`).pluck().get() as string;
+    })
+    .immediate();
 }
 
 /**

@@ -9,6 +9,7 @@
  *
  * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer)
  */
+import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import {
   checkAppendOptions,
@@ -18,6 +19,7 @@ import {
   decodeFields,
   decodeSnapshot,
   encodeEvents,
+  EventLogCorruptError,
   EventLogClosedError,
   EventLogUnavailableError,
   ExpectedVersionConflictError,
@@ -34,6 +36,7 @@ import {
   type StoredEventRecord,
   type Subscription,
 } from '@lease-fence/coordinator-core';
+import { logIdFileOf, lostLogError, readRecordedLogId, recordLogId } from './log-identity.js';
 import { startQuickCheck, type BackgroundQuickCheck } from './quick-check.js';
 import { checkIntegrity, checkPositions, migrate, notContiguous } from './schema.js';
 import { prepareStatements, type EventRow } from './statements.js';
@@ -67,6 +70,8 @@ export interface SqliteEventLog extends EventLog {
   readonly name: 'sqlite';
   /** The database file. */
   readonly file: string;
+  /** The log's id (`meta.log_id`), which the marker `<file>.id` beside it records (see `log-identity.ts`). */
+  readonly logId: string;
   /** The journal mode and synchronous level of this handle's connection, as SQLite reports them (diagnostics). */
   settings(): { readonly journalMode: string; readonly synchronous: 'off' | 'normal' | 'full' | 'extra' };
   /** {@link EventLog.readPages}, which this adapter always provides (pages of up to 512 events, one query each). */
@@ -85,6 +90,16 @@ const INLINE_QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024;
 /**
  * Opens (creating if absent) a SQLite event log file, migrates its schema, and checks it.
  *
+ * The log's identity is checked first: the marker `<file>.id` beside the file records the id of
+ * the log this directory holds (written when the log is created, or adopted from a log that
+ * predates log ids). With a marker, a missing, empty (0 bytes, or no tables) or different log is
+ * refused, and nothing is created or written: a lost log must not issue fences again from 1.
+ * Delete the marker to start a new log on purpose. A standby opening the same file reads the
+ * marker and only ever records the id the file holds.
+ *
+ * @throws {@link EventLogCorruptError} when the marker `<file>.id` records a log and the file is
+ *   missing, empty, without a log id or holds another log (the message names the marker and the
+ *   two ways out), or the marker does not hold a log id.
  * @throws {@link EventLogCorruptError} when the file is not a SQLite database, fails
  *   `quick_check`, is a foreign database, has a schema from a newer release, or has a gap in the
  *   positions its latest snapshot covers. A gap after those is refused by the first read that
@@ -123,8 +138,24 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   }
   const wallClock = options.wallClock ?? Date.now;
 
+  let recordedLogId: string | undefined;
+  try {
+    recordedLogId = readRecordedLogId(options.file);
+  } catch (error) {
+    throw toMarkerError(error, options.file);
+  }
+  if (recordedLogId !== undefined) {
+    // Before better-sqlite3 opens the file: it would create a missing one, and WAL mode writes a
+    // header into an empty one.
+    const sizeBytes = fileSizeBytes(options.file);
+    if (sizeBytes === undefined || sizeBytes === 0) {
+      throw lostLogError(options.file, recordedLogId, sizeBytes === undefined ? 'missing' : 'empty');
+    }
+  }
+
   let db: Database.Database;
   let quickCheck: BackgroundQuickCheck | undefined;
+  let logId: string;
   try {
     db = new Database(options.file, { timeout: busyTimeoutMillis });
   } catch (error) {
@@ -140,7 +171,17 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   try {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
-    migrate(db);
+    logId = migrate(db, recordedLogId, options.file);
+    if (recordedLogId === undefined) {
+      try {
+        recordLogId(options.file, logId);
+      } catch (error) {
+        throw new EventLogUnavailableError('sqlite', {
+          message: `cannot record the log id in ${logIdFileOf(options.file)}: ${(error as Error).message}`,
+          cause: error,
+        });
+      }
+    }
     const sizeBytes =
       (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
     if (sizeBytes <= INLINE_QUICK_CHECK_MAX_BYTES) {
@@ -248,6 +289,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   const log: SqliteEventLog = {
     name: 'sqlite',
     file: options.file,
+    logId,
 
     settings() {
       ensureOpen('settings');
@@ -363,3 +405,25 @@ const toStoredRecord = (row: EventRow): StoredEventRecord => ({
   version: row[2],
   data: row[3],
 });
+
+/** The size of `file` in bytes, or `undefined` when it does not exist. */
+function fileSizeBytes(file: string): number | undefined {
+  try {
+    return statSync(file).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new EventLogUnavailableError('sqlite', {
+      message: `cannot stat ${file}: ${(error as Error).message}`,
+      cause: error,
+    });
+  }
+}
+
+/** A marker that cannot be read is an unavailable log (permissions), not a lost one; a bad marker stays corrupt. */
+function toMarkerError(error: unknown, file: string): EventLogCorruptError | EventLogUnavailableError {
+  if (error instanceof EventLogCorruptError) return error;
+  return new EventLogUnavailableError('sqlite', {
+    message: `cannot read the log id marker ${logIdFileOf(file)}: ${(error as Error).message}`,
+    cause: error,
+  });
+}
