@@ -2,11 +2,16 @@
  * Crash and restart over HTTP: kill -9 the coordinator, start another on the same data dir, and
  * check that the fence counter continues, a pre-crash holder can renew in the grace period while
  * another holder is refused, and a graceful stop (SIGTERM) exits 0 with every acknowledged grant durable.
+ * A log lost between two starts (truncated to 0 bytes) stops the next start with exit 1.
  */
+import { existsSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { coordinatorHttp, type HttpReply } from '../support/coordinator-http.js';
+import { spawnCoordinator } from '../support/coordinator-process.js';
 import { coordinatorsOnOneDataDir } from '../support/one-data-dir.js';
-import { TEST_TOKENS } from '../support/test-tokens.js';
+import { waitForExit } from '../support/stop-by-pid.js';
+import { TEST_TOKENS, writeTokensFile } from '../support/test-tokens.js';
 
 interface GrantBody {
   ok: true;
@@ -158,5 +163,54 @@ describe('takeover by a standby', () => {
       { requestId: 'takeover-2b' },
     );
     expect(granted.status).toBe(200);
+  });
+});
+
+describe('a log lost between two starts', () => {
+  const lost = coordinatorsOnOneDataDir('lease-fence-lost-log-', {});
+
+  it('exits 1 saying the log is empty and which marker records it, issues no fence, and starts a new log once the marker is deleted', async () => {
+    // Given a coordinator that granted fences 1..3 on its data dir and stopped
+    const first = await lost.start();
+    const agent = coordinatorHttp(first.url, TEST_TOKENS.agentA.token);
+    for (let i = 1; i <= 3; i += 1) {
+      const granted = await agent.post<GrantBody>(`/v1/leases/r-${i}/acquire`, { requestId: `lost-${i}` });
+      expect(granted.body.grant.fence).toBe(i);
+    }
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+
+    // When its log is truncated to 0 bytes and a coordinator starts on the data dir
+    const logFile = join(lost.dataDir, 'default.events.sqlite');
+    const marker = `${logFile}.id`;
+    truncateSync(logFile, 0);
+    const child = spawnCoordinator({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LEASE_FENCE_DATA_DIR: lost.dataDir,
+      LEASE_FENCE_TOKENS_FILE: await writeTokensFile(lost.dataDir),
+    });
+    let output = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exit = await waitForExit(child);
+
+    // Then it exits 1 saying what happened and what to do, never ready
+    expect(exit.code).toBe(1);
+    expect(output).toContain(`event log ${logFile} is empty, but this data directory held log `);
+    expect(output).toContain(`(recorded in ${marker}): a lost log would issue fences again from 1`);
+    expect(output).not.toContain('"msg":"ready"');
+    // And it wrote nothing: no CoordinatorStarted, no grant, so no fence was issued
+    expect(statSync(logFile).size).toBe(0);
+
+    // And deleting the marker is the way to start a new log on purpose
+    rmSync(marker);
+    const fresh = await lost.start();
+    expect(existsSync(marker)).toBe(true);
+    const restarted = await coordinatorHttp(fresh.url, TEST_TOKENS.agentA.token).post<GrantBody>(
+      '/v1/leases/r-1/acquire',
+      { requestId: 'after-new-log' },
+    );
+    expect(restarted.status).toBe(200);
+    await fresh.stop();
   });
 });

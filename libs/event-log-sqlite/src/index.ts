@@ -4,7 +4,7 @@
  */
 export { openSqliteEventLog, type SqliteEventLog, type SqliteEventLogOptions } from './sqlite-event-log.js';
 export { SCHEMA_VERSION } from './schema.js';
-export { logIdFileOf } from './log-identity.js';
+export { EventLogLostError, logIdFileOf } from './log-identity.js';
 export {
   acquireLogLock,
   LogLockedError,

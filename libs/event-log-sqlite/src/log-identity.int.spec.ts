@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import { EventLogCorruptError } from '@lease-fence/coordinator-core';
 import { leaseGranted, readAll } from '@lease-fence/coordinator-core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { logIdFileOf } from './log-identity.js';
+import { EventLogLostError, logIdFileOf } from './log-identity.js';
 import { openSqliteEventLog } from './sqlite-event-log.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'lease-fence-log-identity-'));
@@ -85,11 +85,12 @@ describe('the log identity the data directory remembers', () => {
     const error = await refusalOf(file);
 
     // Then it is refused, naming the file, the recorded id and the marker
+    expect(error).toBeInstanceOf(EventLogLostError);
     expect(error).toBeInstanceOf(EventLogCorruptError);
-    expect((error as Error).message).toContain(
-      `event log ${file} is empty, but this data directory held log ${logId} (recorded in ${logIdFileOf(file)}): a lost log would issue fences again from 1. Restore the log from a backup, or, to start a new log on purpose, delete ${logIdFileOf(file)}`,
+    expect(error).toMatchObject({ code: 'event-log-corrupt', recordedLogId: logId, found: 'empty' });
+    expect((error as Error).message).toBe(
+      `event log ${file} is empty, but this data directory held log ${logId} (recorded in ${logIdFileOf(file)}): a lost log would issue fences again from 1. Restore the log from a backup, or, to start a new log on purpose, delete ${logIdFileOf(file)} (gates' floor reports then guard the fences: LEASE_FENCE_FLOOR_WAIT_MILLIS).`,
     );
-    expect((error as Error).message).toContain('LEASE_FENCE_FLOOR_WAIT_MILLIS');
     // And nothing was written: the file is still empty, no journal beside it, the marker kept
     expect(statSync(file).size).toBe(0);
     expect(existsSync(`${file}-wal`)).toBe(false);

@@ -86,24 +86,40 @@ export function recordLogId(file: string, logId: string): void {
 }
 
 /**
- * The refusal of a log that is not the one the marker records. `found` says what is there
- * instead: `'empty'` (0 bytes, or no tables), `'missing'` (no file), `'without an id'` (a log
- * with no `log_id` in `meta`), or another log's id.
+ * The refusal of a log that is not the one the data directory's marker records: lost (missing,
+ * 0 bytes, no tables), without an id, or another log put in its place. An
+ * {@link EventLogCorruptError} (so every caller that refuses a corrupt log refuses this one, and
+ * the coordinator exits 1), with a message of its own saying what happened and the two ways out.
  */
-export function lostLogError(file: string, recordedLogId: string, found: string): EventLogCorruptError {
-  const markerFile = logIdFileOf(file);
-  const what =
-    found === 'empty' || found === 'missing'
-      ? `event log ${file} is ${found}`
-      : found === 'without an id'
-        ? `event log ${file} has no log id`
-        : `event log ${file} is log ${found}`;
-  return new EventLogCorruptError({
-    issues: [
-      {
-        path: '',
-        message: `${what}, but this data directory held log ${recordedLogId} (recorded in ${markerFile}): a lost log would issue fences again from 1. Restore the log from a backup, or, to start a new log on purpose, delete ${markerFile} (gates' floor reports then guard the fences: LEASE_FENCE_FLOOR_WAIT_MILLIS).`,
-      },
-    ],
-  });
+export class EventLogLostError extends EventLogCorruptError {
+  /** The log file. */
+  readonly file: string;
+  /** The marker that records the data directory's log (`<file>.id`). */
+  readonly markerFile: string;
+  /** The log id the marker records. */
+  readonly recordedLogId: string;
+  /** What is there instead: `'missing'`, `'empty'`, `'without an id'`, or another log's id. */
+  readonly found: string;
+
+  constructor(file: string, recordedLogId: string, found: string) {
+    const markerFile = logIdFileOf(file);
+    const what =
+      found === 'empty' || found === 'missing'
+        ? `event log ${file} is ${found}`
+        : found === 'without an id'
+          ? `event log ${file} has no log id`
+          : `event log ${file} is log ${found}`;
+    const message = `${what}, but this data directory held log ${recordedLogId} (recorded in ${markerFile}): a lost log would issue fences again from 1. Restore the log from a backup, or, to start a new log on purpose, delete ${markerFile} (gates' floor reports then guard the fences: LEASE_FENCE_FLOOR_WAIT_MILLIS).`;
+    super({ issues: [{ path: '', message }] });
+    this.name = 'EventLogLostError';
+    this.message = message;
+    this.file = file;
+    this.markerFile = markerFile;
+    this.recordedLogId = recordedLogId;
+    this.found = found;
+  }
 }
+
+/** {@link EventLogLostError} of `file`: the one wording of this refusal, before open and in `migrate`. */
+export const lostLogError = (file: string, recordedLogId: string, found: string): EventLogLostError =>
+  new EventLogLostError(file, recordedLogId, found);

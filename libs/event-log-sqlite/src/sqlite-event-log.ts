@@ -97,9 +97,10 @@ const INLINE_QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024;
  * Delete the marker to start a new log on purpose. A standby opening the same file reads the
  * marker and only ever records the id the file holds.
  *
- * @throws {@link EventLogCorruptError} when the marker `<file>.id` records a log and the file is
- *   missing, empty, without a log id or holds another log (the message names the marker and the
- *   two ways out), or the marker does not hold a log id.
+ * @throws `EventLogLostError` (`log-identity.ts`, an {@link EventLogCorruptError}) when the marker `<file>.id`
+ *   records a log and the file is missing, empty, without a log id or holds another log (the
+ *   message names the marker and the two ways out).
+ * @throws {@link EventLogCorruptError} when the marker does not hold a log id.
  * @throws {@link EventLogCorruptError} when the file is not a SQLite database, fails
  *   `quick_check`, is a foreign database, has a schema from a newer release, or has a gap in the
  *   positions its latest snapshot covers. A gap after those is refused by the first read that
