@@ -24,7 +24,12 @@ export function sqliteFileOf(config: Pick<Config, 'dataDir' | 'namespace'>): str
  * `libs/event-log-eventstoredb/src/first-contact-event-log.ts`). The EventStoreDB adapter and its
  * client (`@kurrent/kurrentdb-client`, ~300 ms and ~30 MiB to load) are imported only when that
  * log is chosen.
- * @throws the adapter's `EventLogCorruptError` / `EventLogUnavailableError` when the SQLite file cannot be used.
+ * The SQLite adapter checks the log's identity against the marker `<file>.id` it keeps beside the
+ * log in the data directory: a log lost, emptied or replaced since the last start is refused
+ * (`EventLogLostError`, an `EventLogCorruptError`), so the coordinator exits 1 instead of issuing
+ * fences again from 1. A standby opens the same file and marker, and only ever records the id the
+ * file holds.
+ * @throws the adapter's `EventLogCorruptError` (`EventLogLostError` included) / `EventLogUnavailableError` when the SQLite file cannot be used.
  * @throws `TypeError` from the EventStoreDB adapter or its client when the connection string does not parse.
  */
 export async function openEventLog(config: Config): Promise<EventLog> {
