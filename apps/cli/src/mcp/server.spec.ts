@@ -3,19 +3,15 @@
  * SDK's in-memory transport, the agent SDK against the coordinator test double. What must hold:
  * a lease is renewed while the session lives and released when it ends; a lost lease is told as a
  * notification and first in the next tool result; a lost lease is never used for a write; waiting
- * for a held resource takes it once it is free; the gate's readiness is probed once, not before
- * every write, and again after a write got no answer.
+ * for a held resource takes it once it is free.
  */
 import { LeaseFenceClient } from '@lease-fence/client';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CoordinatorReads } from './coordinator-reads.js';
-import { GATE_READY_PATH } from './fenced-request.js';
 import { createLeaseFenceMcpServer, type LeaseFenceMcpSession } from './server.js';
 
 /** These tests never read the log: a read fails the test loudly. */
@@ -123,43 +119,6 @@ describe('lease-fence MCP server sessions', () => {
     await double.nextHandled((r) => r.route === 'acquire' && r.status === 409);
     await first.call('release_lease', { resource: 'deploy-a' });
     expect((await waiting).text).toMatch(/^acquired deploy-a with fence 2 .*after waiting/);
-  });
-
-  it('probes the gate once for several fenced requests, and again after a request got no answer', async () => {
-    // Arrange: a stand-in gate guarding deploy-a that answers writes 200, or drops the connection
-    let probes = 0;
-    let dropNextWrite = false;
-    const gate = createServer((request, response) => {
-      if (request.url === GATE_READY_PATH) {
-        probes += 1;
-        response.writeHead(200, { 'content-type': 'application/json' });
-        return void response.end(JSON.stringify({ ok: true, resource: 'deploy-a', floor: null }));
-      }
-      if (dropNextWrite) {
-        dropNextWrite = false;
-        return void request.socket.destroy();
-      }
-      response.writeHead(200, { 'content-type': 'text/plain' }).end('written');
-    });
-    await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/orders`;
-    const write = () => agent.call('fenced_request', { resource: 'deploy-a', method: 'POST', url, body: '{}' });
-    const agent = await connect('agent-1', 'token-1');
-    await agent.call('acquire_lease', { resource: 'deploy-a' });
-
-    try {
-      // Act + Assert: three writes, one probe
-      for (let i = 0; i < 3; i += 1) expect((await write()).text).toBe('200 (text/plain):\nwritten');
-      expect(probes).toBe(1);
-
-      // a write without an answer: the next one asks the gate again first
-      dropNextWrite = true;
-      expect((await write()).isError).toBe(true);
-      expect((await write()).text).toBe('200 (text/plain):\nwritten');
-      expect(probes).toBe(2);
-    } finally {
-      await new Promise((resolve) => gate.close(resolve));
-    }
   });
 
   it('answers a coordinator that cannot serve, and contradictory arguments, with an error result in words', async () => {
