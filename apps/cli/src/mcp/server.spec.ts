@@ -5,6 +5,8 @@
  * notification and first in the next tool result; a lost lease is never used for a write; waiting
  * for a held resource takes it once it is free.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { LeaseFenceClient } from '@lease-fence/client';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -119,6 +121,40 @@ describe('lease-fence MCP server sessions', () => {
     await double.nextHandled((r) => r.route === 'acquire' && r.status === 409);
     await first.call('release_lease', { resource: 'deploy-a' });
     expect((await waiting).text).toMatch(/^acquired deploy-a with fence 2 .*after waiting/);
+  });
+
+  it('asks before every write whether the URL is a ready gate: a gate replaced by another server gets no token', async () => {
+    // One origin that first answers as a ready gate guarding deploy-a, then as a plain service.
+    let actsAsGate = true;
+    const tokensReceived: (string | undefined)[] = [];
+    const origin: Server = createServer((request, response) => {
+      if (request.url === '/.well-known/lease-fence-gate/readyz') {
+        response.writeHead(actsAsGate ? 200 : 404, { 'content-type': 'application/json' });
+        response.end(actsAsGate ? JSON.stringify({ ok: true, resource: 'deploy-a', floor: 0 }) : '{}');
+        return;
+      }
+      tokensReceived.push(request.headers['lease-fence-token'] as string | undefined);
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('recorded'));
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/deployments`;
+      const agent = await connect('agent-1', 'token-1');
+      await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+
+      const through = await agent.call('fenced_request', { resource: 'deploy-a', method: 'POST', url, body: '{}' });
+      expect(through.text).toMatch(/^200/);
+      expect(tokensReceived).toHaveLength(1);
+
+      actsAsGate = false; // the gate stopped; another server answers on its port
+      const after = await agent.call('fenced_request', { resource: 'deploy-a', method: 'POST', url, body: '{}' });
+      expect(after.isError).toBe(true);
+      expect(after.text).toMatch(/^not sent: .* not a lease-fence-gate's readiness/);
+      expect(tokensReceived).toHaveLength(1);
+    } finally {
+      await new Promise<void>((resolve) => origin.close(() => resolve()));
+    }
   });
 
   it('answers a coordinator that cannot serve, and contradictory arguments, with an error result in words', async () => {
