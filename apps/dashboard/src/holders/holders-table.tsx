@@ -2,20 +2,23 @@
  * The current-holders table: "who holds what right now, or at 13:24:40?". One row per resource
  * whose lease is current as of the view (live: now; time-travelling: the as-of position and
  * time): resource, holder (in its colour), fence, held for, expires in (or when the projected
- * expiry passed without the log recording it yet), renewals. Sortable by every column, filtered
- * by a resource or holder substring, and virtualised: 500 resources cost only the rows in view.
+ * expiry passed without the log recording it yet), renewals. Sortable by every column; filtered
+ * by the filter bar (a lease matches as its bar does, see `compileLeaseMatch`) and further by its
+ * own resource or holder substring box; virtualised: 500 resources cost only the rows in view.
  * The rows come from `currentHolders` in `@lease-fence/dashboard-model`.
  */
 import { memo, useContext, useMemo, useState, type ReactElement } from 'react';
 import {
   DEFAULT_HOLDER_SORT,
   filterHolderRows,
+  matchingHolderRows,
   formatDuration,
   formatWallTime,
   sortHolderRows,
   type HolderRow,
   type HolderSort,
   type HolderSortKey,
+  type LeaseMatch,
 } from '@lease-fence/dashboard-model';
 import { HolderColorContext } from '../app/holder-colors.js';
 import { VirtualTable, type TableColumn } from '../app/virtual-table.js';
@@ -37,6 +40,12 @@ export interface HoldersTableProps {
   readonly initialSort?: HolderSort;
   /** The first filter text (the box changes it). @defaultValue '' */
   readonly initialFilter?: string;
+  /**
+   * The filter bar's match (`compileLeaseMatch` of the view's filter): when a holder, fence or
+   * resource filter is set, only the holders whose lease matches as its bar does are listed, and
+   * the text box narrows those further. @defaultValue no filter
+   */
+  readonly match?: LeaseMatch;
 }
 
 const ROW_HEIGHT_PX = 26;
@@ -127,13 +136,17 @@ export const HoldersTable = memo(function HoldersTable({
   heightPx = 240,
   initialSort = DEFAULT_HOLDER_SORT,
   initialFilter = '',
+  match,
 }: HoldersTableProps): ReactElement {
   const colorOf = useContext(HolderColorContext);
   const columns = useMemo(() => holderColumns(colorOf), [colorOf]);
   const [sort, setSort] = useState<HolderSort>(initialSort);
   const [filter, setFilter] = useState(initialFilter);
-  const shown = useMemo(() => filterHolderRows(rows, filter), [rows, filter]);
+  const matched = useMemo(() => (match === undefined ? rows : matchingHolderRows(rows, match)), [rows, match]);
+  const filtering = match?.active === true;
+  const shown = useMemo(() => filterHolderRows(matched, filter), [matched, filter]);
   const count = shown.length;
+  const texted = filter.trim() !== '';
   return (
     <section
       className="panel holders"
@@ -142,11 +155,17 @@ export const HoldersTable = memo(function HoldersTable({
       data-total={rows.length}
     >
       <h3>
-        Current holders ({filter.trim() === '' ? rows.length : `${count} of ${rows.length}`}){' '}
+        Current holders ({filtering || texted ? `${count} of ${rows.length}` : rows.length}){' '}
         <span className="muted" data-testid="holders-as-of">
           {asOfLabel}
         </span>
       </h3>
+      {filtering && (
+        <p className="muted" data-testid="holders-match-count" data-matched={matched.length}>
+          {matched.length.toLocaleString('en-US')} of {rows.length.toLocaleString('en-US')} holders match the filters (a
+          lease matches on its resource and its holder · fence, as its bar does)
+        </p>
+      )}
       <label className="holders-filter">
         <span className="sr-only">Filter current holders by resource or holder</span>
         <input
@@ -181,7 +200,9 @@ export const HoldersTable = memo(function HoldersTable({
           footer={
             count === 0 && (
               <p className="muted" data-testid="holders-none-match">
-                No current holder matches “{filter.trim()}”.
+                No current holder matches {texted ? `“${filter.trim()}”` : ''}
+                {texted && filtering ? ' and ' : ''}
+                {filtering ? 'the filters' : ''}.
               </p>
             )
           }
