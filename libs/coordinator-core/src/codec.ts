@@ -180,60 +180,80 @@ export function encodeEvents(api: string, events: readonly CoordinatorEvent[]): 
  *   unknown, the JSON is invalid, or the data does not match the schema.
  */
 export function decodeRecord(raw: StoredEventRecord): RecordedEvent {
-  const schema = MEMBER_SCHEMAS.get(raw.type);
+  return decodeFields(raw.position, raw.type, raw.version, raw.data, raw.recordedAtMillis);
+}
+
+/**
+ * {@link decodeRecord} of a record's fields, for an adapter that reads rows (SQLite's raw rows)
+ * and so need not build a {@link StoredEventRecord} per row only for it to be thrown away: the
+ * same checks, in the same order, with the same errors.
+ *
+ * @param position - 1-based position in the log.
+ * @param type - The event type column.
+ * @param storedVersion - The schema version column.
+ * @param storedData - JSON text or an already parsed object.
+ * @param recordedAtMillis - Wall-clock epoch milliseconds of the append.
+ * @throws as {@link decodeRecord}.
+ */
+export function decodeFields(
+  position: number,
+  type: string,
+  storedVersion: number,
+  storedData: unknown,
+  recordedAtMillis: number,
+): RecordedEvent {
+  const schema = MEMBER_SCHEMAS.get(type);
   if (schema === undefined)
-    throw corruptAt(raw.position, [{ path: 'type', message: `unknown event type ${JSON.stringify(raw.type)}` }]);
+    throw corruptAt(position, [{ path: 'type', message: `unknown event type ${JSON.stringify(type)}` }]);
   const current = schema.shape.version.value;
-  if (!Number.isSafeInteger(raw.version) || raw.version < 1 || raw.version > current) {
-    throw corruptAt(raw.position, [
+  if (!Number.isSafeInteger(storedVersion) || storedVersion < 1 || storedVersion > current) {
+    throw corruptAt(position, [
       {
         path: 'version',
-        message: `unknown version ${String(raw.version)} of ${raw.type} (this reader knows 1..${current})`,
+        message: `unknown version ${String(storedVersion)} of ${type} (this reader knows 1..${current})`,
       },
     ]);
   }
-  let data: unknown = raw.data;
+  let data: unknown = storedData;
   const parsedHere = typeof data === 'string';
   if (typeof data === 'string') {
     try {
       data = JSON.parse(data);
     } catch (error) {
       throw corruptAt(
-        raw.position,
+        position,
         [{ path: 'data', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }],
         error,
       );
     }
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw corruptAt(raw.position, [{ path: 'data', message: 'must be a JSON object' }]);
+    throw corruptAt(position, [{ path: 'data', message: 'must be a JSON object' }]);
   }
   let upcast = data as Record<string, unknown>;
-  for (let version = raw.version; version < current; version += 1) {
-    const upcaster = UPCASTERS[raw.type as CoordinatorEventType]?.[version];
+  for (let version = storedVersion; version < current; version += 1) {
+    const upcaster = UPCASTERS[type as CoordinatorEventType]?.[version];
     if (upcaster === undefined)
-      throw corruptAt(raw.position, [
-        { path: 'version', message: `no upcaster from version ${version} of ${raw.type}` },
-      ]);
+      throw corruptAt(position, [{ path: 'version', message: `no upcaster from version ${version} of ${type}` }]);
     upcast = upcaster(upcast);
   }
   let event: CoordinatorEvent;
-  if (parsedHere && DATA_CHECKS.get(raw.type)!(upcast)) {
+  if (parsedHere && DATA_CHECKS.get(type)!(upcast)) {
     // Exactly what the schema would return, every field checked: the object JSON.parse (or an
     // upcaster) just made, which nothing else holds. Data an adapter handed over as an object is
     // copied by the schema as before, so the event never aliases the adapter's storage.
-    event = { type: raw.type, version: current, data: upcast } as CoordinatorEvent;
+    event = { type, version: current, data: upcast } as CoordinatorEvent;
   } else {
-    const parsed = schema.safeParse({ type: raw.type, version: current, data: upcast });
-    if (!parsed.success) throw corruptAt(raw.position, toIssues(parsed.error));
+    const parsed = schema.safeParse({ type, version: current, data: upcast });
+    if (!parsed.success) throw corruptAt(position, toIssues(parsed.error));
     event = parsed.data;
   }
-  if (!Number.isFinite(raw.recordedAtMillis)) {
-    throw corruptAt(raw.position, [
-      { path: 'recordedAtMillis', message: `must be a finite number, got ${String(raw.recordedAtMillis)}` },
+  if (!Number.isFinite(recordedAtMillis)) {
+    throw corruptAt(position, [
+      { path: 'recordedAtMillis', message: `must be a finite number, got ${String(recordedAtMillis)}` },
     ]);
   }
-  return { position: raw.position, recordedAtMillis: raw.recordedAtMillis, event };
+  return { position, recordedAtMillis, event };
 }
 
 /** The error that stops a reader at the record at `position`. */

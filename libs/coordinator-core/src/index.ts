@@ -58,6 +58,7 @@ export {
 /** The codec: the one place records are encoded, decoded and upcast, naming the position of a bad record. */
 export {
   checkEvents,
+  decodeFields,
   decodeRecord,
   decodeSnapshot,
   encodeEvents,

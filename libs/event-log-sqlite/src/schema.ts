@@ -91,9 +91,38 @@ export function migrate(db: Database.Database): void {
 }
 
 /**
- * Checks the file before anything is read: SQLite's `quick_check` (page and index structure),
- * that positions start at 1, and that the positions a snapshot covers run 1..S without a gap
- * (S = the latest snapshot's position, or the log's last position if that is lower).
+ * Checks the file before anything is read: SQLite's `quick_check` (page and index structure,
+ * see {@link quickCheckError}), then {@link checkPositions}. The whole check, on the opening
+ * connection; `sqlite-event-log.ts` runs it this way for small files and runs `quick_check` on
+ * a worker (`quick-check.ts`) for large ones.
+ *
+ * @throws {@link EventLogCorruptError} naming what is wrong (and the first missing position, if any).
+ */
+export function checkIntegrity(db: Database.Database): void {
+  const failure = quickCheckError(db.prepare('PRAGMA quick_check').pluck().all() as string[]);
+  if (failure !== undefined) throw failure;
+  checkPositions(db);
+}
+
+/**
+ * The refusal of what `PRAGMA quick_check` returned: `undefined` for its single row `ok`, else an
+ * {@link EventLogCorruptError} naming its first ten findings. The one wording of this refusal,
+ * whichever thread ran the check.
+ *
+ * `quick_check` runs on every open: it is what refuses a file damaged at rest (truncated,
+ * overwritten) which no flag written at shutdown would notice. It reads every page once, about a
+ * fifth of a raw read of every row at 1M events.
+ */
+export function quickCheckError(problems: readonly string[]): EventLogCorruptError | undefined {
+  if (problems.length === 1 && problems[0] === 'ok') return undefined;
+  return new EventLogCorruptError({
+    issues: problems.slice(0, 10).map((message) => ({ path: '', message: `quick_check: ${message}` })),
+  });
+}
+
+/**
+ * Checks that positions start at 1, and that the positions a snapshot covers run 1..S without a
+ * gap (S = the latest snapshot's position, or the log's last position if that is lower).
  *
  * The positions after S are not counted here: every read checks that the rows it returns are
  * contiguous (`readRows` in `sqlite-event-log.ts`), and recovery reads every one of them before
@@ -101,19 +130,9 @@ export function migrate(db: Database.Database): void {
  * Counting them here as well cost a second full scan of the table at every start (about a
  * sixth of a raw read of every row, at 1M events).
  *
- * `quick_check` stays on every open: it is what refuses a file damaged at rest (truncated,
- * overwritten) before a single row is read, which no flag written at shutdown would notice.
- * It reads every page once, about a fifth of a raw read of every row at 1M events.
- *
- * @throws {@link EventLogCorruptError} naming what is wrong (and the first missing position, if any).
+ * @throws {@link EventLogCorruptError} naming the first missing position.
  */
-export function checkIntegrity(db: Database.Database): void {
-  const problems = db.prepare('PRAGMA quick_check').pluck().all() as string[];
-  if (problems.length !== 1 || problems[0] !== 'ok') {
-    throw new EventLogCorruptError({
-      issues: problems.slice(0, 10).map((message) => ({ path: '', message: `quick_check: ${message}` })),
-    });
-  }
+export function checkPositions(db: Database.Database): void {
   // MIN and MAX of the rowid are two b-tree descents, not scans.
   const { first, last } = db.prepare('SELECT MIN(position) AS first, MAX(position) AS last FROM events').get() as {
     first: number | null;

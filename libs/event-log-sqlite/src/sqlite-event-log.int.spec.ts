@@ -53,6 +53,50 @@ describe('openSqliteEventLog', () => {
       await expect(openSqliteEventLog({ file: truncated })).rejects.toBeInstanceOf(EventLogCorruptError);
     });
 
+    describe('a file larger than 16 MiB (quick_check on a worker, beside recovery)', () => {
+      /** A closed log of 100k events, over 16 MiB, so open hands quick_check to a worker. */
+      const largeLog = async (): Promise<string> => {
+        const large = freshFile();
+        const log = await openSqliteEventLog({ file: large, durability: 'normal' });
+        for (let i = 0; i < 2; i += 1) await log.append(grants(50_000), { expectedVersion: i * 50_000 });
+        await log.close();
+        expect(statSync(large).size).toBeGreaterThan(16 * 1024 * 1024);
+        return large;
+      };
+
+      it('appends nothing to a file quick_check refuses: the first append throws what quick_check said', async () => {
+        // Given a large log with part of one page in its middle overwritten (damage at rest; a
+        // leaf of the events table, which open's own descents to the first and last position miss)
+        const damaged = await largeLog();
+        const bytes = readFileSync(damaged);
+        const page = Math.floor(bytes.length / 2 / 4096) * 4096;
+        bytes.fill(0x5a, page + 1024, page + 3072);
+        writeFileSync(damaged, bytes);
+        // When it is opened (which does not wait for quick_check) and a write is attempted
+        const log = await openSqliteEventLog({ file: damaged });
+        const error = await log.append(grants(1), { expectedVersion: 100_000 }).catch((e: unknown) => e);
+        // Then the write is refused with quick_check's findings, and so is every later read
+        expect(error).toBeInstanceOf(EventLogCorruptError);
+        expect((error as EventLogCorruptError).issues[0]?.message).toMatch(/^quick_check: /);
+        await expect(readAll(log.read({ from: 1 }))).rejects.toBe(error);
+        await log.close();
+        const db = new Database(damaged, { readonly: true });
+        expect(db.prepare('SELECT COUNT(*) FROM events WHERE position > 100000').pluck().get()).toBe(0);
+        db.close();
+      }, 120_000); // CPU-bound: writes and checks 100k events
+
+      it('reads and appends to a sound large file', async () => {
+        const sound = await largeLog();
+        const log = await openSqliteEventLog({ file: sound });
+        expect(await readAll(log.read({ from: 1 }))).toHaveLength(100_000);
+        await expect(log.append(grants(1), { expectedVersion: 100_000 })).resolves.toEqual({
+          fromPosition: 100_001,
+          toPosition: 100_001,
+        });
+        await log.close();
+      }, 120_000);
+    });
+
     it('refuses a SQLite database that is not an event log', async () => {
       const foreign = freshFile();
       const db = new Database(foreign);

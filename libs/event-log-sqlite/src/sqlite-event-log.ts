@@ -15,6 +15,7 @@ import {
   checkSnapshot,
   checkSubscribeAfter,
   createCatchUpSubscription,
+  decodeFields,
   decodeSnapshot,
   encodeEvents,
   EventLogClosedError,
@@ -26,13 +27,15 @@ import {
   type AppendResult,
   type CoordinatorEvent,
   type EventLog,
+  type PagedRecordSource,
   type ReadRange,
   type RecordedEvent,
   type Snapshot,
   type StoredEventRecord,
   type Subscription,
 } from '@lease-fence/coordinator-core';
-import { checkIntegrity, migrate, notContiguous } from './schema.js';
+import { startQuickCheck, type BackgroundQuickCheck } from './quick-check.js';
+import { checkIntegrity, checkPositions, migrate, notContiguous } from './schema.js';
 import { prepareStatements, type EventRow } from './statements.js';
 import { toEventLogError } from './to-event-log-error.js';
 
@@ -72,6 +75,12 @@ export interface SqliteEventLog extends EventLog {
 
 const PAGE_SIZE = 512;
 const SNAPSHOTS_KEPT = 3;
+/**
+ * Files up to this size (bytes) get `quick_check` at open, on the opening connection: below it a
+ * worker's start-up (tens of milliseconds) costs more than the check. Larger files get it on a
+ * worker, overlapped with recovery (see `quick-check.ts`).
+ */
+const INLINE_QUICK_CHECK_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * Opens (creating if absent) a SQLite event log file, migrates its schema, and checks it.
@@ -79,7 +88,10 @@ const SNAPSHOTS_KEPT = 3;
  * @throws {@link EventLogCorruptError} when the file is not a SQLite database, fails
  *   `quick_check`, is a foreign database, has a schema from a newer release, or has a gap in the
  *   positions its latest snapshot covers. A gap after those is refused by the first read that
- *   reaches it (with the missing position), which recovery always is.
+ *   reaches it (with the missing position), which recovery always is. For a file over 16 MiB
+ *   `quick_check` runs on a worker thread while the caller reads (recovery replays): open does
+ *   not wait for it, every append and snapshot does, and its refusal is thrown by them and by
+ *   every read after it (see `quick-check.ts`).
  * @throws {@link EventLogUnavailableError} when the file cannot be opened (permissions, missing directory, locked).
  * @throws `RangeError` for a bad option (naming it and the value).
  * @example
@@ -112,6 +124,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   const wallClock = options.wallClock ?? Date.now;
 
   let db: Database.Database;
+  let quickCheck: BackgroundQuickCheck | undefined;
   try {
     db = new Database(options.file, { timeout: busyTimeoutMillis });
   } catch (error) {
@@ -128,7 +141,18 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     migrate(db);
-    checkIntegrity(db);
+    const sizeBytes =
+      (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+    if (sizeBytes <= INLINE_QUICK_CHECK_MAX_BYTES) {
+      checkIntegrity(db);
+    } else {
+      checkPositions(db);
+      quickCheck = startQuickCheck(
+        options.file,
+        busyTimeoutMillis,
+        () => db.prepare('PRAGMA quick_check').pluck().all() as string[],
+      );
+    }
   } catch (error) {
     db.close();
     throw toEventLogError(error, `open ${options.file}`);
@@ -141,8 +165,26 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   let pollTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
+  /** Set when the background `quick_check` refused the file: every later operation throws it. */
+  let integrityFailure: Error | undefined;
+  /**
+   * Settles once the file passed `quick_check` (at once when open ran it); rejects with the
+   * refusal. Awaited before every write, so nothing is written to a file that failed it.
+   */
+  const integrityChecked: Promise<void> =
+    quickCheck === undefined
+      ? Promise.resolve()
+      : quickCheck.result.then((failure) => {
+          if (failure === undefined) return;
+          integrityFailure = failure;
+          throw failure;
+        });
+  // Nobody may be writing yet: the refusal is kept in integrityFailure and thrown from there.
+  integrityChecked.catch(() => undefined);
+
   const ensureOpen = (operation: string): void => {
     if (closed) throw new EventLogClosedError('sqlite', operation);
+    if (integrityFailure !== undefined) throw integrityFailure;
   };
   const run = <T>(operation: string, body: () => T): T => {
     try {
@@ -166,22 +208,29 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
    * and the next read (which starts at the missing position) throws naming it, so a reader gets
    * every event before a gap and then the error, as for a record that does not decode. Every
    * read goes through here (read, readPages, subscriptions): a gap the open check did not count
-   * (after the latest snapshot, see `checkIntegrity`) is never read past.
+   * (after the latest snapshot, see `checkPositions`) is never read past, nor a file the
+   * background `quick_check` refused.
    * @throws {@link EventLogCorruptError} (path `position`) when the first row is not at `from`.
    */
-  const readRows = (from: number, to: number, limit: number): StoredEventRecord[] => {
+  const readRows = (from: number, to: number, limit: number): readonly EventRow[] => {
+    if (integrityFailure !== undefined) throw integrityFailure;
     const rows = run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit));
-    const records: StoredEventRecord[] = [];
     for (let i = 0; i < rows.length; i += 1) {
-      const row = rows[i]!;
-      if (row[0] !== from + i) {
-        if (i > 0) break;
-        throw notContiguous(from, `a read from position ${from} found position ${row[0]} first`);
+      const position = rows[i]![0];
+      if (position !== from + i) {
+        if (i > 0) return rows.slice(0, i);
+        throw notContiguous(from, `a read from position ${from} found position ${position} first`);
       }
-      records.push(toStoredRecord(row));
     }
-    return records;
+    return rows;
   };
+  /** The paged reads' source: rows decoded straight into events, no record object in between. */
+  const pagedSource = (operation: string): PagedRecordSource<EventRow> => ({
+    readPage: readRows,
+    decode: decodeRow,
+    ensureOpen: () => ensureOpen(operation),
+    pageSize: PAGE_SIZE,
+  });
 
   const appendTransaction = db.transaction(
     (encoded: ReturnType<typeof encodeEvents>, expectedVersion: number, recordedAt: number): number => {
@@ -213,6 +262,8 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       ensureOpen('append');
       checkAppendOptions('SqliteEventLog.append', appendOptions);
       const encoded = encodeEvents('SqliteEventLog.append', events);
+      await integrityChecked;
+      ensureOpen('append');
       const toPosition = run('append', () =>
         appendTransaction.immediate(encoded, appendOptions.expectedVersion, wallClock()),
       );
@@ -222,19 +273,11 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     },
 
     read(range: ReadRange): AsyncIterable<RecordedEvent> {
-      return readInPages('SqliteEventLog.read', range, {
-        readPage: readRows,
-        ensureOpen: () => ensureOpen('read'),
-        pageSize: PAGE_SIZE,
-      });
+      return readInPages('SqliteEventLog.read', range, pagedSource('read'));
     },
 
     readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
-      return readRecordPages('SqliteEventLog.readPages', range, {
-        readPage: readRows,
-        ensureOpen: () => ensureOpen('readPages'),
-        pageSize: PAGE_SIZE,
-      });
+      return readRecordPages('SqliteEventLog.readPages', range, pagedSource('readPages'));
     },
 
     async version() {
@@ -250,7 +293,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
         {
           readPage: async (from, limit) => {
             if (closed) return [];
-            return readRows(from, Number.MAX_SAFE_INTEGER, limit);
+            return readRows(from, Number.MAX_SAFE_INTEGER, limit).map(toStoredRecord);
           },
           waitForEventsAfter: (position, signal) =>
             new Promise<void>((resolve) => {
@@ -285,6 +328,8 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       ensureOpen('saveSnapshot');
       const version = run('saveSnapshot', () => statements.version.get() ?? 0);
       const state = checkSnapshot('SqliteEventLog.saveSnapshot', snapshot, version);
+      await integrityChecked;
+      ensureOpen('saveSnapshot');
       run('saveSnapshot', () =>
         db
           .transaction(() => {
@@ -298,6 +343,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     async close() {
       if (closed) return;
       closed = true;
+      await quickCheck?.stop();
       await Promise.all([...subscriptions].map((s) => s.close()));
       wakeWaiters();
       db.close();
@@ -306,7 +352,10 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   return log;
 }
 
-/** Indexes, not destructuring: no iterator per row on a replay's hot path. */
+/** Decodes one row ({@link decodeFields}); indexes, not destructuring: no iterator per row on a replay's hot path. */
+const decodeRow = (row: EventRow): RecordedEvent => decodeFields(row[0], row[1], row[2], row[3], row[4]);
+
+/** A row as the catch-up subscription takes it. */
 const toStoredRecord = (row: EventRow): StoredEventRecord => ({
   position: row[0],
   recordedAtMillis: row[4],

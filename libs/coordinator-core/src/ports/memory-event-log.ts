@@ -13,7 +13,7 @@
  *
  * @see docs/design.md § "The event-sourced coordinator"
  */
-import { decodeSnapshot, encodeEvents, type StoredEventRecord, type StoredSnapshot } from '../codec.js';
+import { decodeRecord, decodeSnapshot, encodeEvents, type StoredEventRecord, type StoredSnapshot } from '../codec.js';
 import { createCatchUpSubscription } from './catch-up-subscription.js';
 import { checkAppendOptions, checkSnapshot, checkSubscribeAfter } from './event-log-arguments.js';
 import { EventLogClosedError, ExpectedVersionConflictError } from './event-log-errors.js';
@@ -171,6 +171,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
     read(range: ReadRange): AsyncIterable<RecordedEvent> {
       return readInPages('MemoryEventLog.read', range, {
         readPage: readRecords,
+        decode: decodeRecord,
         ensureOpen: () => ensureOpen('read'),
         pageSize: PAGE_SIZE,
       });
@@ -179,6 +180,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
     readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]> {
       return readRecordPages('MemoryEventLog.readPages', range, {
         readPage: readRecords,
+        decode: decodeRecord,
         ensureOpen: () => ensureOpen('readPages'),
         pageSize: PAGE_SIZE,
       });

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
-import { encodeEvents, type StoredEventRecord } from '../codec.js';
+import { decodeRecord, encodeEvents, type StoredEventRecord } from '../codec.js';
 import { leaseGranted } from '../testing/event-builders.js';
 import { EventLogCorruptError } from './event-log-errors.js';
 import { groupIntoPages, readInPages, readRecordPages, type PagedRecordSource } from './paged-read.js';
@@ -19,6 +19,7 @@ const storedGrants = (n: number): StoredEventRecord[] =>
 /** A source over `records` (positions 1..n, in order) with pages of `pageSize`. */
 const sourceOf = (records: readonly StoredEventRecord[], pageSize: number): PagedRecordSource => ({
   readPage: (from, to, limit) => records.filter((r) => r.position >= from && r.position <= to).slice(0, limit),
+  decode: decodeRecord,
   ensureOpen: () => undefined,
   pageSize,
 });

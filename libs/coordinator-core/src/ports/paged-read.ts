@@ -7,17 +7,26 @@
  * @see docs/design.md § "The event-sourced coordinator" (the EventLog port; Recovery)
  */
 import { isIntegerInRange } from 'lease-fence';
-import { decodeRecord, type StoredEventRecord } from '../codec.js';
+import type { StoredEventRecord } from '../codec.js';
 import { checkReadRange } from './event-log-arguments.js';
 import type { EventLog, ReadRange, RecordedEvent } from './event-log.js';
 
 /** Events per page when a log without `readPages` is read in pages ({@link readPagesOf}). */
 const FALLBACK_PAGE_SIZE = 512;
 
-/** How an adapter reads its own storage for {@link readInPages} and {@link readRecordPages}. */
-export interface PagedRecordSource {
+/**
+ * How an adapter reads its own storage for {@link readInPages} and {@link readRecordPages}.
+ * @typeParam Row - What the adapter reads per record: a {@link StoredEventRecord}, or its own row
+ *   (SQLite's raw row array) with a `decode` that decodes it straight into the event.
+ */
+export interface PagedRecordSource<Row = StoredEventRecord> {
   /** Records with positions in `[from, to]`, in order, at most `limit` of them (fewer at the end). */
-  readonly readPage: (from: number, to: number, limit: number) => readonly StoredEventRecord[];
+  readonly readPage: (from: number, to: number, limit: number) => readonly Row[];
+  /**
+   * Decodes one row into its event, with `decodeRecord`'s checks and errors (through
+   * `decodeFields` for a row that is not a {@link StoredEventRecord}; both in `codec.ts`).
+   */
+  readonly decode: (row: Row) => RecordedEvent;
   /** Throws the adapter's closed error when the log was closed (checked before every page). */
   readonly ensureOpen: () => void;
   /** Records per page. Positive integer. */
@@ -27,7 +36,7 @@ export interface PagedRecordSource {
 /**
  * The events of `range` (1-based, `to` inclusive, at most `limit`) in pages of at most
  * `source.pageSize`, read page by page so a long log is never held in memory at once, each
- * record decoded with {@link decodeRecord}. A page is never empty. When a record does not decode,
+ * record decoded with `source.decode`. A page is never empty. When a record does not decode,
  * the records of its page before it are yielded first, then the iteration throws, so a reader
  * sees exactly what `read` would have delivered.
  *
@@ -36,10 +45,10 @@ export interface PagedRecordSource {
  *   closed error; {@link EventLogCorruptError} for a record that does not decode.
  * @internal for adapters
  */
-export function readRecordPages(
+export function readRecordPages<Row>(
   api: string,
   range: ReadRange,
-  source: PagedRecordSource,
+  source: PagedRecordSource<Row>,
 ): AsyncIterable<readonly RecordedEvent[]> {
   return {
     async *[Symbol.asyncIterator]() {
@@ -53,13 +62,13 @@ export function readRecordPages(
         if (stored.length === 0) return;
         const decoded: RecordedEvent[] = [];
         try {
-          for (const record of stored) decoded.push(decodeRecord(record));
+          for (const row of stored) decoded.push(source.decode(row));
         } catch (error) {
           if (decoded.length > 0) yield decoded;
           throw error;
         }
         yield decoded;
-        next = stored[stored.length - 1]!.position + 1;
+        next = decoded[decoded.length - 1]!.position + 1;
         remaining -= stored.length;
       }
     },
@@ -73,7 +82,11 @@ export function readRecordPages(
  * @throws as {@link readRecordPages}.
  * @internal for adapters
  */
-export function readInPages(api: string, range: ReadRange, source: PagedRecordSource): AsyncIterable<RecordedEvent> {
+export function readInPages<Row>(
+  api: string,
+  range: ReadRange,
+  source: PagedRecordSource<Row>,
+): AsyncIterable<RecordedEvent> {
   return {
     async *[Symbol.asyncIterator]() {
       for await (const page of readRecordPages(api, range, source)) yield* page;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BoundedMap } from './bounded-map.js';
 
@@ -65,6 +66,33 @@ describe('BoundedMap', () => {
   it.each([-1, 1.5, Number.NaN, '3'])('refuses capacity %s, naming the field', (capacity) => {
     expect(() => new BoundedMap(capacity as number)).toThrow(
       /BoundedMap: capacity must be a non-negative safe integer/,
+    );
+  });
+
+  it('keeps the last capacity keys set, oldest first, for any sequence of sets and deletes (against a list model)', () => {
+    const operation = fc.record({
+      remove: fc.boolean(),
+      key: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+      value: fc.nat(),
+    });
+    fc.assert(
+      fc.property(fc.nat({ max: 4 }), fc.array(operation, { maxLength: 40 }), (capacity, operations) => {
+        const map = new BoundedMap<string, number>(capacity);
+        // The model: [key, value] pairs, oldest first; a set moves its key to the end.
+        let model: [string, number][] = [];
+        for (const { remove, key, value } of operations) {
+          model = model.filter(([kept]) => kept !== key);
+          if (remove) map.delete(key);
+          else {
+            map.set(key, value);
+            model.push([key, value]);
+            if (model.length > capacity) model.shift();
+          }
+        }
+        expect([...map]).toEqual(model);
+        expect(map.size).toBe(model.length);
+      }),
+      { seed: 18 },
     );
   });
 });
