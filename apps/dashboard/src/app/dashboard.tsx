@@ -448,6 +448,7 @@ export function Dashboard({
         holdersPanel={
           <HoldersTable
             rows={holderRows}
+            match={match}
             loadingNote={
               holdersLoaded
                 ? undefined
