@@ -101,6 +101,8 @@ export function Dashboard({
   useLeaseStream({ env, store, token, onTokenRefused, holdAt: ingestTarget(view, loadedPosition, caughtUp) });
 
   const asOf = resolveAsOf(view.at, history, headPosition, caughtUp);
+  // The coordinator stopped at a damaged record: what is loaded is not "now", whatever the view follows.
+  const logDamaged = 'damage' in snapshot.connection && snapshot.connection.damage !== undefined;
   const state = history.stateAt(asOf.position);
   // The live fold changes in place: this pair is a new object whenever the state or the load
   // it reflects changes, so memos keyed on it recompute exactly then.
@@ -454,9 +456,11 @@ export function Dashboard({
                 : `loading the log up to position ${asOf.position.toLocaleString('en-US')} (${loadedPosition.toLocaleString('en-US')} loaded)…`
             }
             asOfLabel={
-              asOf.live
-                ? 'now (live)'
-                : `as of position ${asOf.position.toLocaleString('en-US')}${asOf.wallMillis === undefined ? '' : ` · ${formatWallDateTime(asOf.wallMillis)}`}`
+              logDamaged
+                ? `as of position ${asOf.position.toLocaleString('en-US')}, the last good one (the log is damaged after it)`
+                : asOf.live
+                  ? 'now (live)'
+                  : `as of position ${asOf.position.toLocaleString('en-US')}${asOf.wallMillis === undefined ? '' : ` · ${formatWallDateTime(asOf.wallMillis)}`}`
             }
           />
         }
