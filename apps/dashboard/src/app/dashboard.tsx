@@ -48,6 +48,7 @@ import { useSampled } from './use-sampled.js';
 import { browserTimeZone, TimeJump } from './time-jump.js';
 import { DEFAULT_VIEW, formatViewUrl, liveView, type AsOf, type ViewUrlState } from './url-state.js';
 import { useWidth } from './use-width.js';
+import { logDamageOf } from '../stream/stream-client.js';
 
 /** Props of {@link Dashboard}. */
 export interface DashboardProps {
@@ -102,7 +103,7 @@ export function Dashboard({
 
   const asOf = resolveAsOf(view.at, history, headPosition, caughtUp);
   // The coordinator stopped at a damaged record: what is loaded is not "now", whatever the view follows.
-  const logDamaged = 'damage' in snapshot.connection && snapshot.connection.damage !== undefined;
+  const logDamaged = logDamageOf(snapshot.connection) !== undefined;
   const state = history.stateAt(asOf.position);
   // The live fold changes in place: this pair is a new object whenever the state or the load
   // it reflects changes, so memos keyed on it recompute exactly then.

@@ -84,6 +84,11 @@ export interface LogDamage {
   readonly message: string;
 }
 
+/** The damage a state reports (`log-damaged`, or an attempt made while it stands), else undefined. */
+export function logDamageOf(state: ConnectionState): LogDamage | undefined {
+  return 'damage' in state ? state.damage : undefined;
+}
+
 /** Close codes that mean the token was refused after the upgrade: retrying cannot help. */
 export const UNAUTHORIZED_CLOSE_CODES: ReadonlySet<number> = new Set([4401, 4403]);
 
