@@ -513,6 +513,7 @@ describe('bad input', () => {
     ['a JSON null body', { raw: 'null' }, 'body: must be a JSON object, got null', 'malformed'],
     ['a JSON array body', { raw: '[]' }, 'body: must be a JSON object, got an array', 'Content-Type'],
     ['an empty requestId', { json: { requestId: '' } }, 'requestId: ', 'printable ASCII'],
+    ['a numeric requestId', { json: { requestId: 42 } }, 'requestId: must be a string', 'Invalid input'],
     [
       'a ttlMillis of 1e20',
       { json: { requestId: 'r1', ttlMillis: 1e20 } },

@@ -158,6 +158,12 @@ describe('codec', () => {
       ['an unknown type', { type: 'LeaseStolen' }, 'type', /unknown event type "LeaseStolen"/],
       ['a version from a newer writer', { version: 2 }, 'version', /unknown version 2 of LeaseGranted/],
       ['invalid JSON', { data: '{"resource":' }, 'data', /invalid JSON/],
+      [
+        'invalid JSON, its offset as a character',
+        { data: '{"bad' },
+        'data',
+        /data: invalid JSON: Unterminated string in JSON at character 5$/,
+      ],
       ['data that is not an object', { data: '[1,2]' }, 'data', /must be a JSON object/],
       ['a field that fails the schema', { data: JSON.stringify({ ...granted.data, fence: 0 }) }, 'data.fence', /./],
       ['a missing field', { data: JSON.stringify({ ...granted.data, holderId: undefined }) }, 'data.holderId', /./],

@@ -220,11 +220,7 @@ export function decodeFields(
     try {
       data = JSON.parse(data);
     } catch (error) {
-      throw corruptAt(
-        position,
-        [{ path: 'data', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` }],
-        error,
-      );
+      throw corruptAt(position, [{ path: 'data', message: invalidJson(error) }], error);
     }
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
@@ -261,6 +257,15 @@ const corruptAt = (position: number, issues: EventLogCorruptIssue[], cause?: unk
   new EventLogCorruptError({ position, issues, cause });
 
 /**
+ * The message of a stored text `JSON.parse` refused. V8 says "at position N", meaning a character
+ * offset into the text; beside a log position that reads as another record, so it is named a character.
+ */
+function invalidJson(error: unknown): string {
+  const detail = error instanceof Error ? error.message : String(error);
+  return `invalid JSON: ${detail.replace(/ at position (\d+)/, ' at character $1')}`;
+}
+
+/**
  * Decodes a stored snapshot's JSON text.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when the JSON is invalid.
  */
@@ -270,9 +275,7 @@ export function decodeSnapshot(raw: StoredSnapshot): Snapshot {
   } catch (error) {
     throw new EventLogCorruptError({
       position: raw.position,
-      issues: [
-        { path: 'snapshot.state', message: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` },
-      ],
+      issues: [{ path: 'snapshot.state', message: invalidJson(error) }],
       cause: error,
     });
   }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { foldEvents } from './fold-events.js';
-import { compileLeaseMatch, countMatches, filterLanes, MatchingEvents, matchingRejections } from './lease-match.js';
+import { currentHolders } from './current-holders.js';
+import {
+  compileLeaseMatch,
+  countMatches,
+  filterLanes,
+  matchingHolderRows,
+  MatchingEvents,
+  matchingRejections,
+} from './lease-match.js';
 import { LogBuilder } from './testing/log-builder.js';
 
 function log() {
@@ -83,6 +91,29 @@ describe('countMatches and matchingRejections', () => {
     expect(matchingRejections(state, match)).toHaveLength(1);
     expect(matchingRejections(state, compileLeaseMatch({ holder: 'agent-3' }))).toEqual([]);
     expect(matchingRejections(state, compileLeaseMatch({}))).toBe(state.rejections);
+  });
+});
+
+describe('matchingHolderRows', () => {
+  it('keeps the current holders whose lease matches as its bar does: resource, then holder · fence', () => {
+    // Arrange: held now are agent-2·62 on deploy-slot-a, agent-3·71 on deploy-slot-b, Agent-2·90 on migration.
+    const state = foldEvents(log());
+    const rows = currentHolders(state, state.lastWallMillis ?? 0);
+    const kept = (filter: Parameters<typeof compileLeaseMatch>[0]) =>
+      matchingHolderRows(rows, compileLeaseMatch(filter))
+        .map((r) => `${r.resource}:${r.holderId}·${r.fence}`)
+        .sort();
+
+    // Act / Assert
+    expect(rows).toHaveLength(3);
+    expect(kept({ holder: 'agent-2' })).toEqual(['deploy-slot-a:agent-2·62', 'migration:Agent-2·90']);
+    expect(kept({ holder: 'agent-1' })).toEqual([]); // agent-1 held deploy-slot-a once, not now
+    expect(kept({ fenceMin: 70, fenceMax: 80 })).toEqual(['deploy-slot-b:agent-3·71']);
+    expect(kept({ resource: 'deploy-*', holder: 'agent' })).toEqual([
+      'deploy-slot-a:agent-2·62',
+      'deploy-slot-b:agent-3·71',
+    ]);
+    expect(matchingHolderRows(rows, compileLeaseMatch({ hasRejections: true }))).toBe(rows);
   });
 });
 

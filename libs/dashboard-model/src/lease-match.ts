@@ -6,6 +6,8 @@
  *
  * - A **generation** matches when its holder id contains the holder text (case-insensitive) and
  *   its fence is in the fence range.
+ * - A **current holder** (a row of _Current holders_) matches as its lease's bar does on its lane:
+ *   its resource matches the resource pattern and its holder · fence the holder and fence filters.
  * - A **rejection** matches when its resource matches the resource pattern and either side of it
  *   does: the refused holder · fence, or the gate's floor (current) holder · fence.
  * - An **event** matches when it names a resource that matches the pattern and a holder · fence
@@ -17,6 +19,7 @@
  *   rejection. Without `hideUnmatchedLanes` the holder and fence filters dim, they never remove.
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
+import type { HolderRow } from './current-holders.js';
 import type { LaneFilter } from './lane-filter.js';
 import type { Generation, Lane, RejectionView, ViewState } from './view-state.js';
 
@@ -33,6 +36,8 @@ export interface LeaseMatch {
   resource(resource: string): boolean;
   /** Whether a bar matches the holder and fence filters (true when neither is set). */
   generation(generation: Generation): boolean;
+  /** Whether a current holder matches: its resource, and its holder · fence as its bar would. */
+  holder(row: Pick<HolderRow, 'resource' | 'holderId' | 'fence'>): boolean;
   /** Whether a rejection matches: its resource, and its refused or its floor holder · fence. */
   rejection(rejection: RejectionView): boolean;
   /** Whether a logged event matches (see the module comment for which fields count). */
@@ -58,6 +63,8 @@ export function compileLeaseMatch(filter: LaneFilter): LeaseMatch {
     (holder === undefined || holderId.toLowerCase().includes(holder)) && fence >= fenceMin && fence <= fenceMax;
   const resource = (id: string): boolean => resourcePattern === undefined || resourcePattern(id);
   const generation = (g: Generation): boolean => !byLease || side(g.holderId, g.fence);
+  const holderRow = (row: Pick<HolderRow, 'resource' | 'holderId' | 'fence'>): boolean =>
+    resource(row.resource) && (!byLease || side(row.holderId, row.fence));
   const rejection = (r: RejectionView): boolean =>
     resource(r.resource) &&
     (!byLease || side(r.rejected.holderId, r.rejected.fence) || side(r.current.holderId, r.current.fence));
@@ -94,7 +101,7 @@ export function compileLeaseMatch(filter: LaneFilter): LeaseMatch {
     if (filter.hideUnmatchedLanes !== true || !byLease) return true;
     return l.generations.some(generation) || l.rejections.some(rejection);
   };
-  return { byLease, active, resource, generation, rejection, event, lane };
+  return { byLease, active, resource, generation, holder: holderRow, rejection, event, lane };
 }
 
 /** What the filter matches in a view, as the counts beside the filters say it. */
@@ -138,6 +145,16 @@ export function countMatches(lanes: readonly Lane[], match: LeaseMatch): MatchCo
  */
 export function matchingRejections(state: ViewState, match: LeaseMatch): readonly RejectionView[] {
   return match.active ? state.rejections.filter(match.rejection) : state.rejections;
+}
+
+/**
+ * The current holders that `match` keeps, in the order of `rows` (`rows` itself when no filter is
+ * set).
+ *
+ * @param rows - `currentHolders` of a view state; not modified.
+ */
+export function matchingHolderRows(rows: readonly HolderRow[], match: LeaseMatch): readonly HolderRow[] {
+  return match.active ? rows.filter(match.holder) : rows;
 }
 
 /**

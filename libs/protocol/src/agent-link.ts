@@ -38,7 +38,7 @@ export const AGENT_OP_BODY_SCHEMAS = {
 
 /** A frame id: chosen by the agent, a positive safe integer, echoed by the reply. */
 export const FrameIdSchema = z
-  .number()
+  .number({ error: 'must be a number' })
   .int('must be an integer')
   .positive('must be positive')
   .max(Number.MAX_SAFE_INTEGER, 'must be a safe integer');

@@ -26,7 +26,7 @@ export { MAX_ID_LENGTH };
  * the JSON schema (OpenAPI) shows `maxLength` and `pattern`; the messages are its `ID_PROBLEMS`.
  */
 export const IdSchema = z
-  .string()
+  .string({ error: 'must be a string' })
   .min(1, ID_PROBLEMS.empty)
   .max(MAX_ID_LENGTH, ID_PROBLEMS.tooLong)
   .regex(ID_PATTERN, ID_PROBLEMS.notPrintable);

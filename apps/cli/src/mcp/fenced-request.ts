@@ -72,62 +72,6 @@ export async function checkGate(url: string, resource: string, signal: AbortSign
   return undefined;
 }
 
-/** How long a gate's passed readiness probe is trusted before `fenced_request` probes it again: 30 s. */
-export const GATE_PROBE_TTL_MILLIS = 30_000;
-
-/** Options of {@link GateChecks}. */
-export interface GateChecksOptions {
-  /** How long a passed probe is trusted, in milliseconds. Integer ≥ 0 (0: probe every call). @defaultValue {@link GATE_PROBE_TTL_MILLIS} */
-  readonly ttlMillis?: number;
-  /** Monotonic milliseconds. @defaultValue `performance.now` */
-  readonly nowMillis?: () => number;
-}
-
-/**
- * {@link checkGate} with the passed probes remembered per gate origin for `ttlMillis`, so a
- * session writing through one gate does not probe its readiness before every request. Only a
- * pass is remembered: a failed probe is asked again on the next call, and {@link GateChecks.forget}
- * drops an origin whose request then failed. The cost: for up to `ttlMillis` after a pass, a
- * token goes to that origin without asking again whether a gate still answers there.
- */
-export class GateChecks {
-  readonly #ttlMillis: number;
-  readonly #nowMillis: () => number;
-  /** Gate origin → the resource its last passed probe named and when that probe was sent. */
-  readonly #passed = new Map<string, { readonly resource: string; readonly probedAtMillis: number }>();
-
-  /** @throws RangeError when `ttlMillis` is not an integer ≥ 0 (the message names it). */
-  constructor(options: GateChecksOptions = {}) {
-    const ttlMillis = options.ttlMillis ?? GATE_PROBE_TTL_MILLIS;
-    if (!Number.isSafeInteger(ttlMillis) || ttlMillis < 0)
-      throw new RangeError(`GateChecks: ttlMillis must be an integer ≥ 0 (milliseconds), got ${String(ttlMillis)}`);
-    this.#ttlMillis = ttlMillis;
-    this.#nowMillis = options.nowMillis ?? (() => performance.now());
-  }
-
-  /**
-   * Why `url` is not a ready gate guarding `resource` (see {@link checkGate}), or `undefined`
-   * when it is: from a probe that passed less than `ttlMillis` ago, else from a new probe.
-   *
-   * @throws `signal`'s reason when it aborts during a probe.
-   */
-  async check(url: string, resource: string, signal: AbortSignal): Promise<GateCheck> {
-    const origin = new URL(url).origin;
-    const passed = this.#passed.get(origin);
-    if (passed?.resource === resource && this.#nowMillis() - passed.probedAtMillis < this.#ttlMillis) return undefined;
-    this.#passed.delete(origin);
-    const probedAtMillis = this.#nowMillis();
-    const failed = await checkGate(url, resource, signal);
-    if (failed === undefined) this.#passed.set(origin, { resource, probedAtMillis });
-    return failed;
-  }
-
-  /** Forgets the probe of `url`'s origin: the next {@link GateChecks.check} there probes again. */
-  forget(url: string): void {
-    this.#passed.delete(new URL(url).origin);
-  }
-}
-
 /** What one fenced request came back with. */
 export type FencedAnswer =
   | {

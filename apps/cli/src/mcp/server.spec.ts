@@ -3,19 +3,17 @@
  * SDK's in-memory transport, the agent SDK against the coordinator test double. What must hold:
  * a lease is renewed while the session lives and released when it ends; a lost lease is told as a
  * notification and first in the next tool result; a lost lease is never used for a write; waiting
- * for a held resource takes it once it is free; the gate's readiness is probed once, not before
- * every write, and again after a write got no answer.
+ * for a held resource takes it once it is free.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { LeaseFenceClient } from '@lease-fence/client';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CoordinatorReads } from './coordinator-reads.js';
-import { GATE_READY_PATH } from './fenced-request.js';
 import { createLeaseFenceMcpServer, type LeaseFenceMcpSession } from './server.js';
 
 /** These tests never read the log: a read fails the test loudly. */
@@ -125,40 +123,37 @@ describe('lease-fence MCP server sessions', () => {
     expect((await waiting).text).toMatch(/^acquired deploy-a with fence 2 .*after waiting/);
   });
 
-  it('probes the gate once for several fenced requests, and again after a request got no answer', async () => {
-    // Arrange: a stand-in gate guarding deploy-a that answers writes 200, or drops the connection
-    let probes = 0;
-    let dropNextWrite = false;
-    const gate = createServer((request, response) => {
-      if (request.url === GATE_READY_PATH) {
-        probes += 1;
-        response.writeHead(200, { 'content-type': 'application/json' });
-        return void response.end(JSON.stringify({ ok: true, resource: 'deploy-a', floor: null }));
+  it('asks before every write whether the URL is a ready gate: a gate replaced by another server gets no token', async () => {
+    // One origin that first answers as a ready gate guarding deploy-a, then as a plain service.
+    let actsAsGate = true;
+    const tokensReceived: (string | undefined)[] = [];
+    const origin: Server = createServer((request, response) => {
+      if (request.url === '/.well-known/lease-fence-gate/readyz') {
+        response.writeHead(actsAsGate ? 200 : 404, { 'content-type': 'application/json' });
+        response.end(actsAsGate ? JSON.stringify({ ok: true, resource: 'deploy-a', floor: 0 }) : '{}');
+        return;
       }
-      if (dropNextWrite) {
-        dropNextWrite = false;
-        return void request.socket.destroy();
-      }
-      response.writeHead(200, { 'content-type': 'text/plain' }).end('written');
+      tokensReceived.push(request.headers['lease-fence-token'] as string | undefined);
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('recorded'));
     });
-    await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/orders`;
-    const write = () => agent.call('fenced_request', { resource: 'deploy-a', method: 'POST', url, body: '{}' });
-    const agent = await connect('agent-1', 'token-1');
-    await agent.call('acquire_lease', { resource: 'deploy-a' });
-
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     try {
-      // Act + Assert: three writes, one probe
-      for (let i = 0; i < 3; i += 1) expect((await write()).text).toBe('200 (text/plain):\nwritten');
-      expect(probes).toBe(1);
+      const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/deployments`;
+      const agent = await connect('agent-1', 'token-1');
+      await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
 
-      // a write without an answer: the next one asks the gate again first
-      dropNextWrite = true;
-      expect((await write()).isError).toBe(true);
-      expect((await write()).text).toBe('200 (text/plain):\nwritten');
-      expect(probes).toBe(2);
+      const through = await agent.call('fenced_request', { resource: 'deploy-a', method: 'POST', url, body: '{}' });
+      expect(through.text).toMatch(/^200/);
+      expect(tokensReceived).toHaveLength(1);
+
+      actsAsGate = false; // the gate stopped; another server answers on its port
+      const after = await agent.call('fenced_request', { resource: 'deploy-a', method: 'POST', url, body: '{}' });
+      expect(after.isError).toBe(true);
+      expect(after.text).toMatch(/^not sent: .* not a lease-fence-gate's readiness/);
+      expect(tokensReceived).toHaveLength(1);
     } finally {
-      await new Promise((resolve) => gate.close(resolve));
+      await new Promise<void>((resolve) => origin.close(() => resolve()));
     }
   });
 

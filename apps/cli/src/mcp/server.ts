@@ -24,7 +24,7 @@ import {
 import { IdSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 import { generationOf, type CoordinatorReads } from './coordinator-reads.js';
-import { GateChecks, LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
+import { checkGate, LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
 import { LeaseSession } from './lease-session.js';
 
 /** The tool names, exactly as an MCP client lists them. */
@@ -55,12 +55,6 @@ export interface LeaseFenceMcpServerOptions {
    * @defaultValue the error's message
    */
   readonly describeFailure?: (error: unknown) => string;
-  /**
-   * The gate readiness probes of `fenced_request`: a passed one is trusted for 30 s per gate
-   * origin, a failed one is asked again on the next call.
-   * @defaultValue a new {@link GateChecks} per session
-   */
-  readonly gateChecks?: GateChecks;
 }
 
 /** One session's server and its leases. */
@@ -112,7 +106,6 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     },
   });
   const { reads } = options;
-  const gateChecks = options.gateChecks ?? new GateChecks();
   const describeFailure =
     options.describeFailure ?? ((error: unknown) => (error instanceof Error ? error.message : String(error)));
 
@@ -445,28 +438,21 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           true,
         );
       const signal = AbortSignal.any([session.signal, AbortSignal.timeout(timeoutMillis)]);
-      const notAGate = await gateChecks.check(url, resource, signal);
+      const notAGate = await checkGate(url, resource, signal);
       if (notAGate !== undefined)
         return answer(
           `not sent: ${notAGate.detail}. fenced_request sends your lease's token only to the lease-fence-gate that guards ${resource}, so the write is fenced and the token goes nowhere else; pass a URL on that gate.`,
           { ok: false, resource, reason: notAGate.reason, sent: false },
           true,
         );
-      let reply: FencedAnswer;
-      try {
-        reply = await sendFencedRequest({
-          method,
-          url,
-          body,
-          headers,
-          signedToken: current.lease.signedToken,
-          signal,
-        });
-      } catch (error) {
-        gateChecks.forget(url); // no answer: ask again whether a gate is there before the next send
-        throw error;
-      }
-      if (reply.kind === 'gate-refused') gateChecks.forget(url);
+      const reply = await sendFencedRequest({
+        method,
+        url,
+        body,
+        headers,
+        signedToken: current.lease.signedToken,
+        signal,
+      });
       return answerFenced(resource, reply);
     }),
   );

@@ -451,6 +451,7 @@ export function Dashboard({
         holdersPanel={
           <HoldersTable
             rows={holderRows}
+            match={match}
             loadingNote={
               holdersLoaded
                 ? undefined

@@ -14,7 +14,7 @@ import {
   type ViewState,
 } from '@lease-fence/dashboard-model';
 import { useSampled } from '../app/use-sampled.js';
-import { visibleRows } from '../timeline/lane-layout.js';
+import { VirtualTable, type TableColumn, type TableSort } from '../app/virtual-table.js';
 
 /** Props of {@link ExposurePanel}. */
 export interface ExposurePanelProps {
@@ -42,16 +42,85 @@ export type ExposureColumn =
 
 const ROW_HEIGHT_PX = 26;
 
-const COLUMNS: readonly { readonly key: ExposureColumn; readonly label: string; readonly title: string }[] = [
-  { key: 'resource', label: 'resource', title: 'the resource (lane)' },
-  { key: 'handovers', label: 'handovers', title: 'grants to a new generation after an earlier holder' },
-  { key: 'p50', label: 'p50', title: 'median measured window (nearest rank)' },
-  { key: 'p99', label: 'p99', title: '99th percentile of the measured windows (nearest rank)' },
-  { key: 'max', label: 'max', title: 'longest measured window' },
-  { key: 'unknown', label: 'unknown', title: 'handovers whose generation ended with no gate evidence' },
-  { key: 'open', label: 'open', title: 'handovers still waiting for gate evidence' },
-  { key: 'fenceFirst', label: 'fence-first', title: 'handovers whose fence a gate admitted before the grant (0 ms)' },
-];
+/** A window in milliseconds, or `—` when none was measured (never 0 for "unknown"). */
+function millisText(millis: number | undefined): string {
+  return millis === undefined ? '—' : formatDuration(millis);
+}
+
+/** The sort of the panel: a column, or `worst` (worst first, the default, no header marked). */
+type ExposureSort = TableSort<ExposureColumn>;
+
+const WORST_FIRST: ExposureSort = { key: 'worst', direction: 'descending' };
+
+/**
+ * The columns; every one but the resource sorts larger first on the first click. A picked resource
+ * calls `onPick`, when given.
+ */
+function exposureColumns(
+  onPick: ((resource: string) => void) | undefined,
+): readonly TableColumn<ExposureSummary, ExposureColumn>[] {
+  const columns: readonly Omit<TableColumn<ExposureSummary, ExposureColumn>, 'firstDirection'>[] = [
+    {
+      key: 'resource',
+      label: 'resource',
+      title: 'the resource (lane)',
+      cell: (r) =>
+        onPick === undefined ? (
+          r.resource
+        ) : (
+          <button type="button" className="link" onClick={() => onPick(r.resource)}>
+            {r.resource}
+          </button>
+        ),
+    },
+    {
+      key: 'handovers',
+      label: 'handovers',
+      title: 'grants to a new generation after an earlier holder',
+      cell: (r) => r.handovers,
+    },
+    { key: 'p50', label: 'p50', title: 'median measured window (nearest rank)', cell: (r) => millisText(r.p50Millis) },
+    {
+      key: 'p99',
+      label: 'p99',
+      title: '99th percentile of the measured windows (nearest rank)',
+      cell: (r) => millisText(r.p99Millis),
+    },
+    { key: 'max', label: 'max', title: 'longest measured window', cell: (r) => millisText(r.maxMillis) },
+    {
+      key: 'unknown',
+      label: 'unknown',
+      title: 'handovers whose generation ended with no gate evidence',
+      cell: (r) => r.unknown,
+    },
+    { key: 'open', label: 'open', title: 'handovers still waiting for gate evidence', cell: (r) => r.open },
+    {
+      key: 'fenceFirst',
+      label: 'fence-first',
+      title: 'handovers whose fence a gate admitted before the grant (0 ms)',
+      cell: (r) => r.fenceFirst,
+    },
+  ];
+  return columns.map((c) => ({ ...c, firstDirection: c.key === 'resource' ? 'ascending' : 'descending' }));
+}
+
+const sortBy = (rows: readonly ExposureSummary[], sort: ExposureSort): readonly ExposureSummary[] =>
+  sortExposureRows(rows, sort.key, sort.direction === 'descending');
+
+function exposureRowAttributes(r: ExposureSummary): Readonly<Record<string, string | number | undefined>> {
+  return {
+    'data-testid': 'exposure-row',
+    'data-resource': r.resource,
+    'data-handovers': r.handovers,
+    'data-measured': r.measured,
+    'data-unknown': r.unknown,
+    'data-open': r.open,
+    'data-fence-first': r.fenceFirst,
+    'data-p50-millis': r.p50Millis ?? '',
+    'data-p99-millis': r.p99Millis ?? '',
+    'data-max-millis': r.maxMillis ?? '',
+  };
+}
 
 /**
  * Orders rows by `column`: `worst` is the default (see `compareExposureWorstFirst`); a number
@@ -106,16 +175,8 @@ export const ExposurePanel = memo(function ExposurePanel({
   );
   // Computed in the render that took the sample, so the rows are as of `position` (a live state moves on in place).
   const summary = useMemo(() => ({ rows: exposureSummaries(sampled.state), position: sampled.position }), [sampled]);
-  const [sort, setSort] = useState<{ column: ExposureColumn; descending: boolean }>({
-    column: 'worst',
-    descending: true,
-  });
-  const rows = useMemo(
-    () => sortExposureRows(summary.rows, sort.column, sort.descending),
-    [summary, sort.column, sort.descending],
-  );
-  const [scrollTop, setScrollTop] = useState(0);
-  const { first, last } = visibleRows(scrollTop, heightPx, ROW_HEIGHT_PX, rows.length, 6);
+  const [sort, setSort] = useState<ExposureSort>(WORST_FIRST);
+  const columns = useMemo(() => exposureColumns(onPick), [onPick]);
   const totals = summary.rows.reduce(
     (t, r) => ({
       handovers: t.handovers + r.handovers,
@@ -124,23 +185,21 @@ export const ExposurePanel = memo(function ExposurePanel({
     }),
     { handovers: 0, unknown: 0, fenceFirst: 0 },
   );
-  const pick = (column: ExposureColumn): void =>
-    setSort((s) => ({ column, descending: s.column === column ? !s.descending : column !== 'resource' }));
   return (
     <section
       className="panel exposure"
       aria-label="Exposure at handovers"
       data-testid="exposure-panel"
       data-position={summary.position}
-      data-sort={`${sort.column}:${sort.descending ? 'desc' : 'asc'}`}
+      data-sort={`${sort.key}:${sort.direction === 'descending' ? 'desc' : 'asc'}`}
     >
       <h3>
         Exposure at handovers ({totals.handovers.toLocaleString('en-US')} handovers,{' '}
         {totals.unknown.toLocaleString('en-US')} unknown, {totals.fenceFirst.toLocaleString('en-US')} fence-first)
-        {sort.column !== 'worst' && (
+        {sort.key !== 'worst' && (
           <>
             {' '}
-            <button type="button" className="link" onClick={() => setSort({ column: 'worst', descending: true })}>
+            <button type="button" className="link" onClick={() => setSort(WORST_FIRST)}>
               worst first
             </button>
           </>
@@ -152,91 +211,25 @@ export const ExposurePanel = memo(function ExposurePanel({
         admitted. Fence-first handovers are 0. <em>Unknown</em>: the generation ended with no gate evidence — not 0. As
         of position {summary.position.toLocaleString('en-US')}.
       </p>
-      {rows.length === 0 ? (
+      {summary.rows.length === 0 ? (
         <p className="muted" data-testid="exposure-empty">
           No handover as of this position (a resource&apos;s first grant is not one).
         </p>
       ) : (
-        <div
-          className="table-scroll"
-          style={{ maxHeight: heightPx }}
-          onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
-        >
-          <table data-testid="exposure-table" aria-rowcount={rows.length}>
-            <thead>
-              <tr>
-                {COLUMNS.map((c) => (
-                  <th
-                    key={c.key}
-                    title={c.title}
-                    aria-sort={sort.column === c.key ? (sort.descending ? 'descending' : 'ascending') : undefined}
-                  >
-                    <button
-                      type="button"
-                      className="link"
-                      onClick={() => pick(c.key)}
-                      data-testid={`exposure-sort-${c.key}`}
-                    >
-                      {c.label}
-                      {sort.column === c.key ? (sort.descending ? ' ▼' : ' ▲') : ''}
-                    </button>
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {first > 0 && (
-                <tr aria-hidden="true" style={{ height: first * ROW_HEIGHT_PX }}>
-                  <td colSpan={COLUMNS.length} />
-                </tr>
-              )}
-              {rows.slice(first, last).map((r) => (
-                <tr
-                  key={r.resource}
-                  data-testid="exposure-row"
-                  data-resource={r.resource}
-                  data-handovers={r.handovers}
-                  data-measured={r.measured}
-                  data-unknown={r.unknown}
-                  data-open={r.open}
-                  data-fence-first={r.fenceFirst}
-                  data-p50-millis={r.p50Millis ?? ''}
-                  data-p99-millis={r.p99Millis ?? ''}
-                  data-max-millis={r.maxMillis ?? ''}
-                  style={{ height: ROW_HEIGHT_PX }}
-                >
-                  <td>
-                    {onPick === undefined ? (
-                      r.resource
-                    ) : (
-                      <button type="button" className="link" onClick={() => onPick(r.resource)}>
-                        {r.resource}
-                      </button>
-                    )}
-                  </td>
-                  <td>{r.handovers}</td>
-                  <td>{millisText(r.p50Millis)}</td>
-                  <td>{millisText(r.p99Millis)}</td>
-                  <td>{millisText(r.maxMillis)}</td>
-                  <td>{r.unknown}</td>
-                  <td>{r.open}</td>
-                  <td>{r.fenceFirst}</td>
-                </tr>
-              ))}
-              {last < rows.length && (
-                <tr aria-hidden="true" style={{ height: (rows.length - last) * ROW_HEIGHT_PX }}>
-                  <td colSpan={COLUMNS.length} />
-                </tr>
-              )}
-            </tbody>
-          </table>
-        </div>
+        <VirtualTable
+          rows={summary.rows}
+          columns={columns}
+          sort={sort}
+          onSortChange={setSort}
+          sortRows={sortBy}
+          rowKey={(r) => r.resource}
+          rowAttributes={exposureRowAttributes}
+          rowHeightPx={ROW_HEIGHT_PX}
+          heightPx={heightPx}
+          tableTestId="exposure-table"
+          sortTestIdPrefix="exposure-sort"
+        />
       )}
     </section>
   );
 });
-
-/** A window in milliseconds, or `—` when none was measured (never 0 for "unknown"). */
-function millisText(millis: number | undefined): string {
-  return millis === undefined ? '—' : formatDuration(millis);
-}

@@ -1,6 +1,6 @@
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { currentHolders, foldEvents, synthesizeEvents } from '@lease-fence/dashboard-model';
+import { compileLeaseMatch, currentHolders, foldEvents, synthesizeEvents } from '@lease-fence/dashboard-model';
 import { TimeJump } from '../app/time-jump.js';
 import { HoldersTable } from './holders-table.js';
 
@@ -52,6 +52,40 @@ describe('HoldersTable', () => {
     // Assert
     expect(html).toContain(`Current holders (<!-- -->${matching} of ${rows.length}<!-- -->)`);
     for (const m of html.matchAll(/data-holder="([^"]+)"/g)) expect(m[1]).toContain(holder);
+  });
+
+  it("lists only the holders the filter bar's holder · fence match keeps, says how many, and the box narrows them further", () => {
+    // Arrange: the filter bar's holder text is one holder's id; the fence range keeps the upper half.
+    const holder = rows[0]!.holderId;
+    const fences = rows.map((r) => r.fence).sort((a, b) => a - b);
+    const fenceMin = fences[Math.floor(fences.length / 2)]!;
+    const match = compileLeaseMatch({ holder, fenceMin });
+    const matching = rows.filter((r) => r.holderId.toLowerCase().includes(holder.toLowerCase()) && r.fence >= fenceMin);
+    const resource = matching[0]!.resource;
+
+    // Act
+    const barOnly = renderToString(<HoldersTable rows={rows} asOfLabel="now" match={match} heightPx={100_000} />);
+    const withBox = renderToString(
+      <HoldersTable rows={rows} asOfLabel="now" match={match} initialFilter={resource} heightPx={100_000} />,
+    );
+    const inactive = renderToString(<HoldersTable rows={rows} asOfLabel="now" match={compileLeaseMatch({})} />);
+
+    // Assert
+    expect(matching.length).toBeGreaterThan(0);
+    expect(matching.length).toBeLessThan(rows.length);
+    expect(barOnly).toContain(`Current holders (<!-- -->${matching.length} of ${rows.length}<!-- -->)`);
+    expect(barOnly).toContain(`data-matched="${matching.length}"`);
+    expect(barOnly).toMatch(
+      new RegExp(`${matching.length}<!-- --> of <!-- -->${rows.length}<!-- --> holders match the filters`),
+    );
+    expect([...barOnly.matchAll(/data-resource="([^"]+)"/g)].map((m) => m[1]).sort()).toEqual(
+      matching.map((r) => r.resource).sort(),
+    );
+    expect([...withBox.matchAll(/data-resource="([^"]+)"/g)].map((m) => m[1])).toEqual(
+      matching.filter((r) => r.resource.includes(resource)).map((r) => r.resource),
+    );
+    expect(inactive).not.toContain('data-testid="holders-match-count"');
+    expect(inactive).toContain(`Current holders (<!-- -->${rows.length}<!-- -->)`);
   });
 
   it('shows no rows, only the loading note, while the log is not loaded up to the as-of position', () => {

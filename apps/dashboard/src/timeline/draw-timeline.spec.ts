@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { compileLeaseMatch, synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { recordingCanvas } from '../testing/recording-canvas.js';
-import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels, type Canvas2DLike } from './draw-timeline.js';
-import { CHAR_WIDTH_PX, overlaps, type Box } from './label-layout.js';
+import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels } from './draw-timeline.js';
+import { overlaps, type Box } from './label-layout.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
 
 describe('drawTimeline', () => {
@@ -126,79 +126,6 @@ describe('drawTimeline with a holder filter', () => {
   });
 });
 
-/** One fillRect or fillText as it lands on the canvas: cut to the clip in force, with its style. */
-interface Painted {
-  readonly kind: 'rect' | 'text';
-  readonly fillStyle: string;
-  readonly box: Box;
-  readonly text: string;
-}
-
-/**
- * A canvas double that keeps what is painted where, honouring `rect` + `clip` and `save` /
- * `restore` the way a canvas does (for the rectangular clips the renderer uses), so tests see
- * what ends up visible.
- */
-function paintingCanvas(): Canvas2DLike & { painted: Painted[] } {
-  const painted: Painted[] = [];
-  const all: Box = { x: -1e9, y: -1e9, width: 2e9, height: 2e9 };
-  let clip = all;
-  let pendingRect: Box | undefined;
-  const stack: Box[] = [];
-  const cut = (b: Box): Box | undefined => {
-    const x0 = Math.max(b.x, clip.x);
-    const y0 = Math.max(b.y, clip.y);
-    const x1 = Math.min(b.x + b.width, clip.x + clip.width);
-    const y1 = Math.min(b.y + b.height, clip.y + clip.height);
-    return x1 > x0 && y1 > y0 ? { x: x0, y: y0, width: x1 - x0, height: y1 - y0 } : undefined;
-  };
-  const noop = (): void => undefined;
-  const ctx = {
-    painted,
-    fillStyle: '' as Canvas2DLike['fillStyle'],
-    strokeStyle: '' as Canvas2DLike['strokeStyle'],
-    lineWidth: 1,
-    font: '',
-    textBaseline: 'middle' as CanvasTextBaseline,
-    textAlign: 'left' as CanvasTextAlign,
-    globalAlpha: 1,
-    fillRect(x: number, y: number, w: number, h: number) {
-      const box = cut({ x, y, width: w, height: h });
-      if (box !== undefined) painted.push({ kind: 'rect', fillStyle: String(ctx.fillStyle), box, text: '' });
-    },
-    fillText(text: string, x: number, y: number) {
-      const width = text.length * CHAR_WIDTH_PX;
-      const left = ctx.textAlign === 'center' ? x - width / 2 : ctx.textAlign === 'right' ? x - width : x;
-      const box = cut({ x: left, y: y - 5.5, width, height: 11 });
-      if (box !== undefined) painted.push({ kind: 'text', fillStyle: String(ctx.fillStyle), box, text });
-    },
-    rect(x: number, y: number, w: number, h: number) {
-      pendingRect = { x, y, width: w, height: h };
-    },
-    clip() {
-      if (pendingRect !== undefined) clip = cut(pendingRect) ?? { x: 0, y: 0, width: 0, height: 0 };
-    },
-    save() {
-      stack.push(clip);
-    },
-    restore() {
-      clip = stack.pop() ?? all;
-    },
-    beginPath() {
-      pendingRect = undefined;
-    },
-    clearRect: noop,
-    moveTo: noop,
-    lineTo: noop,
-    closePath: noop,
-    fill: noop,
-    stroke: noop,
-    setLineDash: noop,
-    arc: noop,
-  };
-  return ctx;
-}
-
 describe('drawTimeline keeps text and marks apart', () => {
   const BAR = '#3b82f6';
   const TICK = 'rgba(17, 24, 39, 0.55)';
@@ -216,7 +143,7 @@ describe('drawTimeline keeps text and marks apart', () => {
   const lane = state.lanes.get('res-004')!;
   const from = Date.UTC(2026, 4, 28, 13, 23, 55);
   const frame = (window: { fromWallMillis: number; toWallMillis: number }, y: number) => {
-    const ctx = paintingCanvas();
+    const ctx = recordingCanvas();
     drawTimeline(ctx, [{ y, layout: layoutLane(lane, { window, widthPx: plotWidth }), highlighted: false }], {
       ...base,
       window,
