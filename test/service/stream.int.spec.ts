@@ -369,7 +369,7 @@ describe('GET /v1/stream when the log stops decoding', () => {
     await app?.cleanup();
   });
 
-  it('sends each live client closing (error) at its last position and closes it with 1011, instead of going silent', async () => {
+  it('sends each live client closing (event-log-corrupt) at its last position, naming the damaged record as GET /v1/events does, and closes it with 1011', async () => {
     // Given a live client (on the shared live subscription once it has caught up) and one event after it connected
     app = await startCoordinator({
       env: { LEASE_FENCE_STREAM_HEARTBEAT_MILLIS: '100', LEASE_FENCE_STREAM_STATS_MILLIS: '100' },
@@ -392,9 +392,21 @@ describe('GET /v1/stream when the log stops decoding', () => {
     );
     db.close();
 
-    // Then the client is told where to resume and the socket is closed
+    // Then the client is told where to resume and what is damaged, in the words of the HTTP reply, and the socket is closed
     const closed = await stream.closed;
-    expect(stream.frames.at(-1)).toEqual({ type: 'closing', reason: 'error', position: head + 1 });
-    expect(closed).toMatchObject({ code: 1011 });
+    const reply = await coordinatorHttp(app.url, TEST_TOKENS.viewer.token).get<{ error: string; message: string }>(
+      `/v1/events?after=${head + 1}`,
+    );
+    expect(reply.status).toBe(500);
+    expect(reply.body.message).toContain(`event at position ${head + 2} is corrupt: data`);
+    expect(stream.frames.at(-1)).toEqual({
+      type: 'closing',
+      reason: reply.body.error,
+      position: head + 1,
+      corruptPosition: head + 2,
+      field: 'data',
+      message: reply.body.message,
+    });
+    expect(closed).toMatchObject({ code: 1011, reason: 'event-log-corrupt' });
   });
 });

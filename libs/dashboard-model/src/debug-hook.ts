@@ -7,7 +7,7 @@ import type { HoldingAnswer } from './who-held.js';
 
 /** The stream connection's status as the summary reports it (the dashboard's stream client states). */
 export type DashboardConnectionStatus =
-  'connecting' | 'catching-up' | 'live' | 'reconnecting' | 'unauthorized' | 'diverged' | 'closed';
+  'connecting' | 'catching-up' | 'live' | 'reconnecting' | 'log-damaged' | 'unauthorized' | 'diverged' | 'closed';
 
 /** What `__leaseFence.summary()` returns. */
 export interface DashboardSummary {

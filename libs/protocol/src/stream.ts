@@ -41,11 +41,23 @@ export const StatsFrameSchema = z.object({
   rejections: z.number().int().nonnegative(),
 });
 
-/** The server is closing the stream (e.g. `slow-consumer`); reconnect after `position`. */
+/**
+ * The server is closing the stream; reconnect after `position` (the last event it sent).
+ * `reason`: `slow-consumer`, `shutdown`, `log-closed`, `after-beyond-head` (then `position` is the
+ * head of the log), `error`, or `event-log-corrupt`: the record at `corruptPosition` does not decode
+ * and the coordinator serves nothing past it (`field` names the offending field, `message` is the
+ * sentence `GET /v1/events` answers with; reconnecting meets the same record until it is repaired).
+ */
 export const ClosingFrameSchema = z.object({
   type: z.literal('closing'),
   reason: z.string(),
   position: z.number().int().nonnegative(),
+  /** With `event-log-corrupt`: the position of the damaged record (after `position`), when known. */
+  corruptPosition: z.number().int().positive().optional(),
+  /** With `event-log-corrupt`: the record's field that does not decode (e.g. `data`), when known. */
+  field: z.string().optional(),
+  /** Why, in the words of the HTTP error reply (e.g. `event at position 300 is corrupt: data: …`). */
+  message: z.string().optional(),
 });
 
 /** Any frame the server sends on the stream. Discriminated on `type`. */
@@ -60,6 +72,8 @@ export const StreamFrameSchema = z.discriminatedUnion('type', [
 export type StreamFrame = z.infer<typeof StreamFrameSchema>;
 /** The parsed shape of {@link EventFrameSchema}. */
 export type EventFrame = z.infer<typeof EventFrameSchema>;
+/** The parsed shape of {@link ClosingFrameSchema}. */
+export type ClosingFrame = z.infer<typeof ClosingFrameSchema>;
 /** The parsed shape of {@link StatsFrameSchema}. */
 export type StatsFrame = z.infer<typeof StatsFrameSchema>;
 

@@ -119,18 +119,23 @@ export function decideReply(exception: unknown, options: DecideReplyOptions): De
     };
   }
   if (exception instanceof EventLogCorruptError) {
-    // A damaged record read after start-up (one older than the snapshot recovery started from):
-    // not the caller's fault and not retryable; say where it is instead of "internal error".
-    return {
-      status: 500,
-      body: { error: exception.code, message: exception.message, retryable: false },
-      isBug: true,
-    };
+    return { status: 500, body: corruptLogReply(exception), isBug: true };
   }
   if (exception instanceof HttpException && exception.getStatus() < 500) {
     return fromFrameworkException(exception, options);
   }
   return { status: 500, body: { error: 'internal', message: 'internal error; it was logged' }, isBug: true };
+}
+
+/**
+ * The reply body for a damaged record read after start-up (one older than the snapshot recovery
+ * started from): not the caller's fault and not retryable, so it says where the damage is instead
+ * of "internal error". The one wording of it: `GET /v1/events` answers it (500) and the stream's
+ * `closing` frame carries it (stream/closing-frame.ts).
+ * @param exception - The log's typed error; its message names the position and the field.
+ */
+export function corruptLogReply(exception: EventLogCorruptError): ErrorReply {
+  return { error: exception.code, message: exception.message, retryable: false };
 }
 
 /** 4xx raised by Nest or the body parser: malformed JSON, bad percent-encoding, oversize body, unknown route. */

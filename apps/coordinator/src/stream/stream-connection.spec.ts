@@ -1,4 +1,4 @@
-import type { RecordedEvent, Subscription } from '@lease-fence/coordinator-core';
+import { EventLogCorruptError, type RecordedEvent, type Subscription } from '@lease-fence/coordinator-core';
 import type { StreamFrame } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LiveFanout } from './live-fanout.js';
@@ -47,6 +47,13 @@ class FakeSubscription implements Subscription {
   closed = false;
   private readonly queue: RecordedEvent[] = [];
   private wake: (() => void) | undefined;
+  private failure: Error | undefined;
+
+  /** The next read throws `error` (as a log read of a record that does not decode). */
+  fail(error: Error): void {
+    this.failure = error;
+    this.wake?.();
+  }
 
   push(...positions: number[]): void {
     for (const position of positions) {
@@ -71,6 +78,7 @@ class FakeSubscription implements Subscription {
   async *[Symbol.asyncIterator](): AsyncIterator<RecordedEvent> {
     while (!this.closed) {
       const next = this.queue.shift();
+      if (next === undefined && this.failure !== undefined) throw this.failure;
       if (next !== undefined) {
         yield next;
         continue;
@@ -110,6 +118,42 @@ afterEach(() => {
 });
 
 describe('StreamConnection', () => {
+  describe('a failing subscription', () => {
+    it('sends closing event-log-corrupt with the last good position, the damaged position, the field and the HTTP wording, then closes 1011', async () => {
+      // Given a client reading from position 0 and a log whose record 3 does not decode
+      const { socket, subscription, running } = connect({ after: 0, head: 5, fanout: unjoinableFanout });
+      const corrupt = new EventLogCorruptError({
+        position: 3,
+        issues: [{ path: 'data', message: 'invalid JSON: Unterminated string in JSON at position 5' }],
+      });
+      subscription.push(1, 2);
+      await settle();
+
+      // When the read reaches it
+      subscription.fail(corrupt);
+
+      // Then run rejects with it, and the client was told what and where, resuming after 2
+      await expect(running).rejects.toBe(corrupt);
+      expect(socket.frames.at(-1)).toEqual({
+        type: 'closing',
+        reason: 'event-log-corrupt',
+        position: 2,
+        corruptPosition: 3,
+        field: 'data',
+        message: 'event at position 3 is corrupt: data: invalid JSON: Unterminated string in JSON at position 5',
+      });
+      expect(socket.closedWith).toEqual({ code: 1011, reason: 'event-log-corrupt' });
+    });
+
+    it('sends closing error, with no internals, for any other failure', async () => {
+      const { socket, subscription, running } = connect({ after: 0, head: 5, fanout: unjoinableFanout });
+      subscription.fail(new Error('socket hang up at 10.0.0.1'));
+      await expect(running).rejects.toThrow('socket hang up');
+      expect(socket.frames.at(-1)).toEqual({ type: 'closing', reason: 'error', position: 0 });
+      expect(socket.closedWith).toEqual({ code: 1011, reason: 'error' });
+    });
+  });
+
   describe('catch-up', () => {
     it('sends the events after the position in order, then caught-up at the head, then live events', async () => {
       // Arrange

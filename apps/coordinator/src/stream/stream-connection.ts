@@ -19,7 +19,8 @@
  * lost or repeated.
  */
 import type { Subscription } from '@lease-fence/coordinator-core';
-import type { StreamFrame } from '@lease-fence/protocol';
+import type { ClosingFrame, StreamFrame } from '@lease-fence/protocol';
+import { closingFrameOfFailure } from './closing-frame.js';
 import { encodeEventFrame } from './event-frame.js';
 import type { LiveFanout, LiveMember } from './live-fanout.js';
 
@@ -118,9 +119,10 @@ export class StreamConnection implements LiveMember {
 
   /**
    * Pumps events until the client leaves, is disconnected, or the events end. When they end
-   * without the client leaving, the client is sent `closing` (reason `log-closed`, or `error` if
-   * its subscription or the shared fan-out failed) and the socket is closed, so it reconnects from
-   * its position instead of waiting on a silent socket.
+   * without the client leaving, the client is sent `closing` (reason `log-closed`; if its
+   * subscription or the shared fan-out failed, `event-log-corrupt` naming the damaged record, or
+   * `error`: see {@link closingFrameOfFailure}) and the socket is closed (1011), so it reconnects
+   * from its position instead of waiting on a silent socket.
    * Rejects (after that `closing`) if the subscription failed (e.g. a corrupt event).
    */
   async run(): Promise<void> {
@@ -131,7 +133,7 @@ export class StreamConnection implements LiveMember {
       this.disconnect('log-closed', CLOSE_GOING_AWAY);
     } catch (error) {
       // Tell the client now: once stopped, the connection sends nothing more.
-      this.disconnect('error', CLOSE_INTERNAL_ERROR);
+      this.disconnectWith(closingFrameOfFailure(error, this.position), CLOSE_INTERNAL_ERROR);
       throw error;
     } finally {
       await this.stop();
@@ -171,10 +173,15 @@ export class StreamConnection implements LiveMember {
    * client does not complete the close handshake within `closeGraceMillis`.
    */
   disconnect(reason: string, code: number): void {
+    this.disconnectWith({ type: 'closing', reason, position: this.position }, code);
+  }
+
+  /** {@link disconnect} with a prepared `closing` frame (one that says more than its reason). */
+  private disconnectWith(closing: ClosingFrame, code: number): void {
     if (this.stopped) return;
     if (this.socket.readyState === OPEN) {
-      this.socket.send(JSON.stringify({ type: 'closing', reason, position: this.position } satisfies StreamFrame));
-      this.socket.close(code, reason);
+      this.socket.send(JSON.stringify(closing satisfies StreamFrame));
+      this.socket.close(code, closing.reason);
       setTimeout(() => this.socket.terminate(), this.options.closeGraceMillis).unref();
     }
     void this.stop();

@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import { type BeforeApplicationShutdown, Inject, type OnApplicationBootstrap } from '@nestjs/common';
 import { type OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
-import type { EventLog } from '@lease-fence/coordinator-core';
+import { type EventLog, EventLogCorruptError } from '@lease-fence/coordinator-core';
 import { queryParamsOf, type StreamFrame, type StreamQuery, StreamQuerySchema } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
@@ -23,6 +23,7 @@ import { WebSocketUpgrades } from '../websocket/websocket-upgrades.js';
 import { coalesceWrites } from './coalescing-socket.js';
 import { LiveFanout } from './live-fanout.js';
 import { PingKeepalive } from './ping-keepalive.js';
+import { RepeatLimiter } from './repeat-limiter.js';
 import {
   CLOSE_GOING_AWAY,
   CLOSE_INTERNAL_ERROR,
@@ -37,6 +38,8 @@ const MAX_CLIENT_MESSAGE_BYTES = 1024;
 const CLOSE_GRACE_MILLIS = 5_000;
 /** Frames the live fan-out keeps for clients that finish catching up (events; ≈ 300 KiB of frames). */
 const FANOUT_RETAINED_EVENTS = 1024;
+/** Least time between two error logs of the same damaged position by stream clients (milliseconds). */
+const CORRUPT_REPEAT_LOG_MILLIS = 60_000;
 
 /**
  * Accepts stream clients, runs one {@link StreamConnection} each, ticks `stats` and heartbeats,
@@ -51,6 +54,11 @@ export class StreamGateway implements OnGatewayConnection, OnApplicationBootstra
   private readonly fanout: LiveFanout;
   private ticker: NodeJS.Timeout | undefined;
   private accepting = true;
+  /** Every client reconnecting to a damaged record meets it again: logged once a minute per position, with the repeats. */
+  private readonly corruptRepeats = new RepeatLimiter<number>({
+    intervalMillis: CORRUPT_REPEAT_LOG_MILLIS,
+    now: () => performance.now(),
+  });
 
   constructor(
     upgrades: WebSocketUpgrades,
@@ -179,8 +187,14 @@ export class StreamGateway implements OnGatewayConnection, OnApplicationBootstra
     try {
       await connection.run();
     } catch (error) {
-      // run() has already sent the client `closing` (error) and closed it.
-      this.logger.error({ err: error, position: connection.lastPosition }, 'stream: subscription failed');
+      // run() has already sent the client `closing` (error or event-log-corrupt) and closed it.
+      const corruptPosition = error instanceof EventLogCorruptError ? error.position : undefined;
+      const repeats = corruptPosition === undefined ? 0 : this.corruptRepeats.occurred(corruptPosition);
+      if (repeats === undefined) return;
+      this.logger.error(
+        { err: error, position: connection.lastPosition, ...(repeats > 0 ? { repeatsNotLogged: repeats } : {}) },
+        'stream: subscription failed',
+      );
     }
   }
 

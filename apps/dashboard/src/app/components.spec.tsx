@@ -48,6 +48,44 @@ describe('ConnectionBanner', () => {
     expect(html).toContain(`data-status="${connection.status}"`);
     expect(html).toContain(text);
   });
+
+  const damage = { position: 300, field: 'data', message: 'event at position 300 is corrupt: data: invalid JSON' };
+  it.each([
+    [
+      { status: 'log-damaged', after: 299, attempt: 4, retryInMillis: 2_000, damage } as const,
+      'Checking again in 2.0 s.',
+    ],
+    [{ status: 'connecting', after: 299, attempt: 5, damage } as const, 'Checking again (attempt 5)'],
+    [{ status: 'catching-up', after: 299, damage } as const, 'Checking again…'],
+  ])(
+    'names the damaged position, the field and the reason, and the last good position, without asking whether the coordinator runs: %j',
+    (connection, text) => {
+      const html = renderToString(
+        <ConnectionBanner connection={connection} caughtUp={false} position={299} headPosition={607} held={false} />,
+      );
+      expect(html).toContain(
+        'The coordinator&#x27;s event log is damaged at position 300, field data (event at position 300 is corrupt: data: invalid JSON); it refuses to serve events past it. Showing the log as of position 299, the last good one — not live.',
+      );
+      expect(html).toContain(text);
+      expect(html).not.toContain('Is the coordinator running?');
+      expect(html).not.toContain('Catching up');
+    },
+  );
+
+  it('does not ask whether the coordinator runs after it closed the stream itself', () => {
+    const connection = {
+      status: 'reconnecting',
+      after: 40,
+      attempt: 2,
+      retryInMillis: 500,
+      reason: 'server closing: error',
+    } as const;
+    const html = renderToString(
+      <ConnectionBanner connection={connection} caughtUp={false} position={40} headPosition={100} held={false} />,
+    );
+    expect(html).toContain('Disconnected (server closing: error). Retrying in 500 ms, resuming after position 40.');
+    expect(html).not.toContain('Is the coordinator running?');
+  });
 });
 
 describe('LiveControls', () => {

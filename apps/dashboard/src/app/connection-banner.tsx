@@ -3,7 +3,7 @@
  */
 import type { ReactElement } from 'react';
 import { formatDuration } from '@lease-fence/dashboard-model';
-import type { ConnectionState } from '../stream/stream-client.js';
+import type { ConnectionState, LogDamage } from '../stream/stream-client.js';
 
 /** Props of {@link ConnectionBanner}. */
 export interface ConnectionBannerProps {
@@ -48,6 +48,8 @@ function describe(
 ): { tone: 'ok' | 'busy' | 'bad'; text: string } {
   switch (c.status) {
     case 'connecting':
+      if (c.damage !== undefined)
+        return { tone: 'bad', text: `${damageSentence(c.damage, c.after)} Checking again (attempt ${c.attempt})…` };
       return {
         tone: 'busy',
         text:
@@ -56,6 +58,7 @@ function describe(
             : `Connecting (attempt ${c.attempt}), resuming after position ${c.after}…`,
       };
     case 'catching-up':
+      if (c.damage !== undefined) return { tone: 'bad', text: `${damageSentence(c.damage, c.after)} Checking again…` };
       return {
         tone: 'busy',
         text: `Catching up: ${position.toLocaleString('en-US')} of ${Math.max(head, position).toLocaleString('en-US')} events loaded`,
@@ -70,7 +73,13 @@ function describe(
     case 'reconnecting':
       return {
         tone: 'bad',
-        text: `Disconnected (${c.reason}). Retrying in ${formatDuration(c.retryInMillis)}, resuming after position ${c.after}${caughtUp ? '' : '. Is the coordinator running? Start it with `npm start`'}.`,
+        // A closing frame means the coordinator answered: asking whether it runs would mislead.
+        text: `Disconnected (${c.reason}). Retrying in ${formatDuration(c.retryInMillis)}, resuming after position ${c.after}${caughtUp || c.reason.startsWith(SERVER_CLOSING) ? '' : '. Is the coordinator running? Start it with `npm start`'}.`,
+      };
+    case 'log-damaged':
+      return {
+        tone: 'bad',
+        text: `${damageSentence(c.damage, c.after)} Checking again in ${formatDuration(c.retryInMillis)}.`,
       };
     case 'unauthorized':
       return {
@@ -85,4 +94,22 @@ function describe(
     case 'closed':
       return { tone: 'bad', text: 'Stream closed.' };
   }
+}
+
+/** The prefix of a `reconnecting` reason given by the coordinator's `closing` frame (stream-client.ts). */
+const SERVER_CLOSING = 'server closing:';
+
+/**
+ * What the page shows while the coordinator refuses to serve past a damaged record: where the
+ * damage is, why, and that the view is as of the last good position, not live.
+ */
+export function damageSentence(damage: LogDamage, lastGoodPosition: number): string {
+  const where = damage.position === undefined ? 'after position' : 'at position';
+  const at = damage.position ?? lastGoodPosition;
+  const field = damage.field === undefined ? '' : `, field ${damage.field}`;
+  return (
+    `The coordinator's event log is damaged ${where} ${at.toLocaleString('en-US')}${field} (${damage.message}); ` +
+    `it refuses to serve events past it. Showing the log as of position ${lastGoodPosition.toLocaleString('en-US')}, the last good one — not live. ` +
+    'Repair or restore the log (see the operations guide).'
+  );
 }

@@ -43,6 +43,7 @@ import { followWindow, type ResolvedAsOf } from './navigation.js';
 import { RestartList } from './restart-list.js';
 import { SearchBox } from './search-box.js';
 import type { ViewUrlState } from './url-state.js';
+import { logDamageOf } from '../stream/stream-client.js';
 
 /** What the panels can ask the dashboard to do. */
 export interface DashboardActions {
@@ -168,7 +169,10 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
       )}
       <LiveControls
         live={asOf.live}
-        connected={snapshot.connection.status === 'live' || snapshot.connection.status === 'catching-up'}
+        connected={
+          (snapshot.connection.status === 'live' || snapshot.connection.status === 'catching-up') &&
+          logDamageOf(snapshot.connection) === undefined
+        }
         asOfPosition={asOf.position}
         asOfWallMillis={asOf.wallMillis}
         firstPosition={history.index.firstPosition}

@@ -48,6 +48,7 @@ import { useSampled } from './use-sampled.js';
 import { browserTimeZone, TimeJump } from './time-jump.js';
 import { DEFAULT_VIEW, formatViewUrl, liveView, type AsOf, type ViewUrlState } from './url-state.js';
 import { useWidth } from './use-width.js';
+import { logDamageOf } from '../stream/stream-client.js';
 
 /** Props of {@link Dashboard}. */
 export interface DashboardProps {
@@ -101,6 +102,8 @@ export function Dashboard({
   useLeaseStream({ env, store, token, onTokenRefused, holdAt: ingestTarget(view, loadedPosition, caughtUp) });
 
   const asOf = resolveAsOf(view.at, history, headPosition, caughtUp);
+  // The coordinator stopped at a damaged record: what is loaded is not "now", whatever the view follows.
+  const logDamaged = logDamageOf(snapshot.connection) !== undefined;
   const state = history.stateAt(asOf.position);
   // The live fold changes in place: this pair is a new object whenever the state or the load
   // it reflects changes, so memos keyed on it recompute exactly then.
@@ -455,9 +458,11 @@ export function Dashboard({
                 : `loading the log up to position ${asOf.position.toLocaleString('en-US')} (${loadedPosition.toLocaleString('en-US')} loaded)…`
             }
             asOfLabel={
-              asOf.live
-                ? 'now (live)'
-                : `as of position ${asOf.position.toLocaleString('en-US')}${asOf.wallMillis === undefined ? '' : ` · ${formatWallDateTime(asOf.wallMillis)}`}`
+              logDamaged
+                ? `as of position ${asOf.position.toLocaleString('en-US')}, the last good one (the log is damaged after it)`
+                : asOf.live
+                  ? 'now (live)'
+                  : `as of position ${asOf.position.toLocaleString('en-US')}${asOf.wallMillis === undefined ? '' : ` · ${formatWallDateTime(asOf.wallMillis)}`}`
             }
           />
         }

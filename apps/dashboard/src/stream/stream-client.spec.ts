@@ -95,7 +95,7 @@ describe('StreamClient', () => {
       delays.push(h.timers.pendingDelays[0]!);
       h.timers.advance(delays[i]!);
     }
-    h.latest().open().serverClose(1006);
+    h.latest().open().send({ type: 'caught-up', position: 0 }).serverClose(1006);
 
     // Assert
     expect(delays).toEqual([249, 499, 999, 1_998, 3_996, 7_992, 9_990, 9_990]);
@@ -289,6 +289,53 @@ describe('StreamClient', () => {
     // Assert
     expect(h.sockets.map((s) => s.after)).toEqual([2, 3]);
     expect(h.client.headPosition).toBe(4);
+  });
+
+  it('on closing event-log-corrupt, reports the damage at the last good position and keeps growing the back-off while nothing new arrives', () => {
+    // Arrange: a coordinator whose record 3 does not decode; each connection opens, then closes on it
+    const h = harness();
+    const log = logOf(2);
+    const corrupt = {
+      type: 'closing',
+      reason: 'event-log-corrupt',
+      position: 2,
+      corruptPosition: 3,
+      field: 'data',
+      message: 'event at position 3 is corrupt: data: invalid JSON',
+    } as const;
+    h.client.start();
+    h.latest().open().sendEvents(log).send(corrupt);
+
+    // Act
+    const delays: number[] = [h.timers.pendingDelays[0]!];
+    for (let i = 0; i < 4; i += 1) {
+      h.timers.advance(delays[i]!);
+      h.latest()
+        .open()
+        .send({ ...corrupt });
+      delays.push(h.timers.pendingDelays[0]!);
+    }
+
+    // Assert
+    expect(delays).toEqual([249, 499, 999, 1_998, 3_996]);
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 2, 2, 2, 2]);
+    expect(h.client.state).toEqual({
+      status: 'log-damaged',
+      after: 2,
+      attempt: 5,
+      retryInMillis: 3_996,
+      damage: { position: 3, field: 'data', message: 'event at position 3 is corrupt: data: invalid JSON' },
+    });
+  });
+
+  it('once a connection delivers again after the damage, resets the back-off and forgets the damage', () => {
+    const h = harness();
+    h.client.start();
+    h.latest().open().send({ type: 'closing', reason: 'event-log-corrupt', position: 0, message: 'bad' });
+    h.timers.advance(249);
+    h.latest().open().sendEvents(logOf(1)).send({ type: 'caught-up', position: 1 }).serverClose(1006);
+
+    expect(h.client.state).toMatchObject({ status: 'reconnecting', retryInMillis: 249 });
   });
 
   it('stops and says the log diverged when the coordinator log ends before its position (reset or replaced)', () => {

@@ -10,7 +10,7 @@
  *
  * @see docs/design.md § "The event-sourced coordinator" (catch-up subscription)
  */
-import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
+import type { ClosingFrame, RecordedEvent, StreamFrame } from '@lease-fence/protocol';
 import { backoffDelayMillis, createRetryPolicy, type RetryPolicy } from '@lease-fence/client/retry-policy';
 import { parseStreamFrame } from './parse-frame.js';
 
@@ -38,13 +38,22 @@ export interface TimerLike {
  * - `unauthorized`: the server refused the viewer token after the upgrade (close code 4401 or 4403); no retry.
  *   (The coordinator refuses a bad token with HTTP 401 *before* the upgrade, which a browser only sees as a
  *   failed connection: check the token over HTTP, see `fetchEventsPage`.)
+ * - `log-damaged`: the coordinator closed the stream on a record of its log that does not decode
+ *   (`closing` with `event-log-corrupt`): it serves nothing past `after`, the last good position,
+ *   until the record is repaired. Retried with the growing back-off, since each attempt meets the
+ *   same record; while it retries, `connecting` / `catching-up` carry the same `damage`.
  * - `diverged`: the coordinator's log ends before `position` (`closing` with `after-beyond-head`): it was
  *   reset or replaced, so resuming cannot work; no retry;
  * - `closed`: {@link StreamClient.close} was called.
  */
 export type ConnectionState =
-  | { readonly status: 'connecting'; readonly after: number; readonly attempt: number }
-  | { readonly status: 'catching-up'; readonly after: number }
+  | {
+      readonly status: 'connecting';
+      readonly after: number;
+      readonly attempt: number;
+      readonly damage?: LogDamage;
+    }
+  | { readonly status: 'catching-up'; readonly after: number; readonly damage?: LogDamage }
   | { readonly status: 'live' }
   | {
       readonly status: 'reconnecting';
@@ -53,9 +62,32 @@ export type ConnectionState =
       readonly retryInMillis: number;
       readonly reason: string;
     }
+  | {
+      readonly status: 'log-damaged';
+      readonly after: number;
+      readonly attempt: number;
+      readonly retryInMillis: number;
+      readonly damage: LogDamage;
+    }
   | { readonly status: 'unauthorized'; readonly reason: string }
   | { readonly status: 'diverged'; readonly position: number; readonly headPosition: number }
   | { readonly status: 'closed' };
+
+/**
+ * A damaged record the coordinator stopped at, from its `closing` frame (`event-log-corrupt`):
+ * `position` of the record when known, the `field` that does not decode when known, and the
+ * coordinator's sentence (the one `GET /v1/events` answers with).
+ */
+export interface LogDamage {
+  readonly position: number | undefined;
+  readonly field: string | undefined;
+  readonly message: string;
+}
+
+/** The damage a state reports (`log-damaged`, or an attempt made while it stands), else undefined. */
+export function logDamageOf(state: ConnectionState): LogDamage | undefined {
+  return 'damage' in state ? state.damage : undefined;
+}
 
 /** Close codes that mean the token was refused after the upgrade: retrying cannot help. */
 export const UNAUTHORIZED_CLOSE_CODES: ReadonlySet<number> = new Set([4401, 4403]);
@@ -116,6 +148,8 @@ export class StreamClient {
   #staleTimer: unknown;
   #duplicates = 0;
   #closed = false;
+  /** The damaged record the coordinator last stopped at; cleared once a connection delivers again. */
+  #damage: LogDamage | undefined;
 
   /**
    * @throws RangeError if `after` is not a non-negative integer, a duration is not positive, or
@@ -221,7 +255,7 @@ export class StreamClient {
     if (this.#closed) return;
     this.#attempt += 1;
     const after = this.#position;
-    this.#setState({ status: 'connecting', after, attempt: this.#attempt });
+    this.#setState({ status: 'connecting', after, attempt: this.#attempt, ...this.#damageField() });
     let socket: SocketLike;
     try {
       socket = this.#options.connect(this.#options.url(after));
@@ -230,9 +264,11 @@ export class StreamClient {
       return;
     }
     this.#socket = socket;
+    // The back-off resets only when a connection delivers (an event, or caught-up), not on open:
+    // a coordinator that accepts and then closes on an error before sending anything new would
+    // otherwise be retried at the first delay forever.
     socket.onopen = () => {
-      this.#failures = 0;
-      this.#setState({ status: 'catching-up', after: this.#position });
+      this.#setState({ status: 'catching-up', after: this.#position, ...this.#damageField() });
       this.#armStaleTimer();
     };
     socket.onmessage = (message) => this.#onMessage(message.data);
@@ -277,6 +313,7 @@ export class StreamClient {
           return;
         }
         this.#position = frame.position;
+        this.#madeProgress();
         this.#options.onEvent({
           position: frame.position,
           recordedAtMillis: frame.recordedAtMillis,
@@ -286,6 +323,7 @@ export class StreamClient {
       }
       case 'caught-up':
         this.#head = Math.max(this.#head, frame.position);
+        this.#madeProgress();
         if (this.#state.status !== 'live') this.#setState({ status: 'live' });
         break;
       case 'heartbeat':
@@ -302,6 +340,14 @@ export class StreamClient {
           return;
         }
         this.#head = Math.max(this.#head, frame.position);
+        if (frame.reason === 'event-log-corrupt' || frame.reason === 'error') {
+          // The coordinator failed reading its log: the next attempt will likely meet the same
+          // failure, so the back-off keeps growing (it resets only on progress).
+          this.#detach();
+          if (frame.reason === 'event-log-corrupt') this.#damage = damageOf(frame);
+          this.#scheduleReconnect(`server closing: ${frame.reason}`);
+          return;
+        }
         this.#reconnectSoon(`server closing: ${frame.reason}`);
         return;
       case 'stats':
@@ -322,17 +368,31 @@ export class StreamClient {
     this.#failures += 1;
     const delay = backoffDelayMillis(this.#backoff, this.#failures);
     this.#dropped = false;
-    this.#setState({
-      status: 'reconnecting',
-      after: this.#position,
-      attempt: this.#attempt,
-      retryInMillis: delay,
-      reason,
-    });
+    this.#setState(
+      this.#damage === undefined
+        ? { status: 'reconnecting', after: this.#position, attempt: this.#attempt, retryInMillis: delay, reason }
+        : {
+            status: 'log-damaged',
+            after: this.#position,
+            attempt: this.#attempt,
+            retryInMillis: delay,
+            damage: this.#damage,
+          },
+    );
     this.#retryTimer = this.#options.timers.setTimeout(() => {
       this.#retryTimer = undefined;
       this.#open();
     }, delay);
+  }
+
+  /** A connection delivered something new: the back-off starts over and any damage is behind us. */
+  #madeProgress(): void {
+    this.#failures = 0;
+    this.#damage = undefined;
+  }
+
+  #damageField(): { readonly damage?: LogDamage } {
+    return this.#damage === undefined ? {} : { damage: this.#damage };
   }
 
   #armStaleTimer(): void {
@@ -380,6 +440,14 @@ export function streamUrl(origin: string, after: number, token: string): string 
   url.searchParams.set('after', String(after));
   url.searchParams.set('token', token);
   return url.toString();
+}
+
+function damageOf(frame: ClosingFrame): LogDamage {
+  return {
+    position: frame.corruptPosition,
+    field: frame.field,
+    message: frame.message ?? `the coordinator's event log is corrupt after position ${frame.position}`,
+  };
 }
 
 function positive(field: string, value: number): number {
