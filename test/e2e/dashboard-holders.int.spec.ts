@@ -13,6 +13,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import { localFieldsIn } from '@lease-fence/dashboard-model/testing';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -41,27 +42,7 @@ interface ShownHolder {
 }
 
 /** The calendar fields of an instant in {@link TIME_ZONE}, as the input's local form writes them. */
-const localFields = (wallMillis: number): { date: string; time: string } => {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', {
-      timeZone: TIME_ZONE,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
-      .formatToParts(new Date(wallMillis))
-      .map((part) => [part.type, part.value]),
-  );
-  const millis = String(wallMillis % 1_000).padStart(3, '0');
-  return {
-    date: `${parts.year}-${parts.month}-${parts.day}`,
-    time: `${parts.hour}:${parts.minute}:${parts.second}.${millis}`,
-  };
-};
+const localFields = (wallMillis: number): { date: string; time: string } => localFieldsIn(wallMillis, TIME_ZONE);
 
 /** `wallMillis` written as an ISO time with a `+01:00` offset (the same instant as its `Z` form). */
 const isoPlusOne = (wallMillis: number): string =>

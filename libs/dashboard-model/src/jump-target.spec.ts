@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describeLocalZone, formatUtcOffset, jumpOutsideLog, parseJumpTarget, type JumpTarget } from './jump-target.js';
 import { fcParameters } from './testing/fc-seed.js';
+import { localFieldsIn } from './testing/local-fields.js';
 
 const BERLIN = { nowMillis: Date.parse('2026-12-02T10:00:00Z'), timeZone: 'Europe/Berlin' };
 const wallOf = (text: string, context = BERLIN): number => {
@@ -107,22 +108,8 @@ describe('parseJumpTarget', () => {
         fc.integer({ min: Date.parse('2020-01-01T00:00:00Z'), max: Date.parse('2030-01-01T00:00:00Z') }),
         fc.constantFrom(...zones),
         (millis, timeZone) => {
-          const parts = Object.fromEntries(
-            new Intl.DateTimeFormat('en-US', {
-              timeZone,
-              hourCycle: 'h23',
-              year: 'numeric',
-              month: '2-digit',
-              day: '2-digit',
-              hour: '2-digit',
-              minute: '2-digit',
-              second: '2-digit',
-            })
-              .formatToParts(new Date(millis))
-              .map((p) => [p.type, p.value]),
-          );
-          const ms = String(millis % 1000).padStart(3, '0');
-          const text = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}.${ms}`;
+          const { date, time } = localFieldsIn(millis, timeZone);
+          const text = `${date} ${time}`;
           const parsed = parseJumpTarget(text, { nowMillis: millis, timeZone });
           if (parsed.ok) expect(parsed.target).toMatchObject({ kind: 'wall', wallMillis: millis, zone: 'local' });
           else expect(parsed.message).toMatch(/happens twice/);

@@ -1,4 +1,5 @@
-/** Test kits for the dashboard model: an event-log builder, a fast-check arbitrary log, seeded fast-check parameters. */
+/** Test kits for the dashboard model: an event-log builder, a fast-check arbitrary log, seeded fast-check parameters, an instant's local calendar fields. */
 export * from './log-builder.js';
 export * from './arbitrary-log.js';
 export * from './fc-seed.js';
+export * from './local-fields.js';
