@@ -34,8 +34,6 @@ export const AGENT_MAX_IN_FLIGHT = 256;
 export const AGENT_MAX_BUFFERED_BYTES = 1024 * 1024;
 /** How long a reader may stay above {@link AGENT_MAX_BUFFERED_BYTES} before it is closed with 1008 (milliseconds). */
 export const AGENT_SLOW_READER_MILLIS = 5_000;
-/** How long an agent has to complete the close handshake at shutdown (milliseconds). */
-const CLOSE_GRACE_MILLIS = 5_000;
 
 /** Accepts agent links and runs one {@link AgentSession} each. */
 @WebSocketGateway({
@@ -68,10 +66,7 @@ export class AgentLinkGateway implements OnGatewayConnection, OnApplicationBoots
         ]);
       return agent;
     });
-    this.lifecycle = new LinkLifecycle({
-      pingIntervalMillis: config.streamPingMillis,
-      closeGraceMillis: CLOSE_GRACE_MILLIS,
-    });
+    this.lifecycle = new LinkLifecycle({ pingIntervalMillis: config.streamPingMillis });
   }
 
   /** Starts the pings. */

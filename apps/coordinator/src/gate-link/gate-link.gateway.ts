@@ -23,8 +23,6 @@ import { GateLinks } from './gate-links.js';
 
 /** Largest frame a gate may send (bytes): a `guard` of 256 resource names fits. */
 const MAX_GATE_MESSAGE_BYTES = 64 * 1024;
-/** How long a gate has to complete the close handshake at shutdown before its link is terminated (milliseconds). */
-const CLOSE_GRACE_MILLIS = 5_000;
 
 /** Accepts gate links, hands each to {@link GateLinks}, and pings them. */
 @WebSocketGateway({ path: GATE_LINK_PATH, maxPayload: MAX_GATE_MESSAGE_BYTES, perMessageDeflate: false })
@@ -42,10 +40,7 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
     upgrades.register(GATE_LINK_PATH, (request, url) =>
       upgrades.principalOf(request, url.searchParams.get('token'), 'gate'),
     );
-    this.lifecycle = new LinkLifecycle({
-      pingIntervalMillis: config.streamPingMillis,
-      closeGraceMillis: CLOSE_GRACE_MILLIS,
-    });
+    this.lifecycle = new LinkLifecycle({ pingIntervalMillis: config.streamPingMillis });
   }
 
   /** Starts the pings. */
@@ -55,7 +50,7 @@ export class GateLinkGateway implements OnGatewayConnection, OnApplicationBootst
 
   /**
    * Stops the pings and closes every link (going away), waiting for each gate's close handshake
-   * for up to {@link CLOSE_GRACE_MILLIS}, then terminating it; new upgrades are refused by
+   * for up to `LINK_CLOSE_GRACE_MILLIS` (`../websocket/link-lifecycle.ts`), then terminating it; new upgrades are refused by
    * {@link WebSocketUpgrades}.
    */
   async beforeApplicationShutdown(): Promise<void> {

@@ -8,12 +8,15 @@ import type { WebSocket } from 'ws';
 import { CLOSE_GOING_AWAY } from '../stream/stream-connection.js';
 import { PingKeepalive } from '../stream/ping-keepalive.js';
 
+/** How long a peer has to complete the close handshake at shutdown before its link is terminated, unless told otherwise (milliseconds). */
+export const LINK_CLOSE_GRACE_MILLIS = 5_000;
+
 /** Options of {@link LinkLifecycle}. */
 export interface LinkLifecycleOptions {
   /** How often each link is pinged; a link that missed the previous pong is terminated (milliseconds). */
   readonly pingIntervalMillis: number;
-  /** How long a peer has to complete the close handshake at shutdown before it is terminated (milliseconds). */
-  readonly closeGraceMillis: number;
+  /** How long a peer has to complete the close handshake at shutdown before it is terminated (milliseconds; default {@link LINK_CLOSE_GRACE_MILLIS}). */
+  readonly closeGraceMillis?: number;
 }
 
 /** Pings a gateway's links and closes them at shutdown; one per link gateway. */
@@ -24,7 +27,7 @@ export class LinkLifecycle {
   /** @throws RangeError naming `pingIntervalMillis` when it is not an integer in [1, 2^31 - 1] ({@link PingKeepalive}). */
   constructor(options: LinkLifecycleOptions) {
     this.#keepalive = new PingKeepalive({ pingIntervalMillis: options.pingIntervalMillis });
-    this.#closeGraceMillis = options.closeGraceMillis;
+    this.#closeGraceMillis = options.closeGraceMillis ?? LINK_CLOSE_GRACE_MILLIS;
   }
 
   /** Starts the pings (the gateway's `onApplicationBootstrap`). */
