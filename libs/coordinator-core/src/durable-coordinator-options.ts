@@ -92,6 +92,15 @@ export interface DurableCoordinatorOptions {
   readonly takeOverAtVersion?: number;
   /** Most commands per append (group commit batch cap). 1 disables group commit. Positive integer. @defaultValue 256 */
   readonly maxBatch?: number;
+  /**
+   * Most appends in flight at once (pipelined group commit): while batch n is being made durable,
+   * batch n+1 is decided against the state that includes n and appended with the version after
+   * n as its expected version. Outcomes are still acknowledged in order, each only after its own
+   * append and every earlier one resolved. Takes effect only when the log declares
+   * {@link EventLog.appendsInCallOrder}; otherwise each append is awaited before the next batch
+   * is decided. 1 disables pipelining. Integer 1-1024. @defaultValue 2
+   */
+  readonly maxAppendsInFlight?: number;
   /** Grants remembered for idempotent retries: this many acquisitions, and as many renewals (a retried renewal is answered without renewing again); each kind evicts its oldest first. Non-negative integer. @defaultValue 1024 */
   readonly replayCacheSize?: number;
   /**
@@ -156,6 +165,8 @@ export interface Config {
   readonly lostFenceMarginFences: number;
   readonly floorWaitMillis: number;
   readonly maxBatch: number;
+  /** `maxAppendsInFlight`, or 1 when the log does not apply concurrent appends in call order. */
+  readonly maxAppendsInFlight: number;
   readonly replayCacheSize: number | undefined;
   readonly burnFencesThrough: number;
   readonly lockDelays: readonly LockDelayRule[];
@@ -258,6 +269,10 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
       'fences',
     ),
     maxBatch: integerOption('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
+    maxAppendsInFlight: Math.min(
+      integerOption('maxAppendsInFlight', options.maxAppendsInFlight ?? 2, 1, 1024, 'appends'),
+      log.appendsInCallOrder === true ? 1024 : 1,
+    ),
     replayCacheSize:
       options.replayCacheSize === undefined
         ? undefined

@@ -96,6 +96,7 @@ describe('DurableCoordinator', () => {
       ['defaultTtlMillis', { defaultTtlMillis: 0 }],
       ['defaultTtlMillis', { defaultTtlMillis: 20_000, maxTtlMillis: 10_000 }],
       ['maxBatch', { maxBatch: 0 }],
+      ['maxAppendsInFlight', { maxAppendsInFlight: 0 }],
       ['snapshotEvery', { snapshotEvery: 1.5 }],
       ['namespace', { namespace: '' }],
       ['clock.domain', { clock: createManualClock(' spaced ') }],
@@ -221,6 +222,117 @@ describe('DurableCoordinator', () => {
       expect(reused).toMatchObject({ status: 'rejected', reason: expect.any(ProtocolMisuseError) });
       expect(other).toMatchObject({ status: 'fulfilled', value: { ok: true, grant: { fence: 2 } } });
       expect(coordinator.status).toBe('ready');
+    });
+  });
+
+  describe('pipelined appends', () => {
+    /** Records the order in which outcomes settle. */
+    const track = <T>(settled: string[], name: string, promise: Promise<T>): Promise<T> =>
+      promise.then(
+        (value) => (settled.push(name), value),
+        (error: unknown) => {
+          settled.push(name);
+          throw error;
+        },
+      );
+
+    it('decides the next batch while an append is in flight, expecting the version after it, and acknowledges in order', async () => {
+      // Given the first batch's append is held in flight
+      const { coordinator, log } = await openCoordinator();
+      const release = log.holdAppends();
+      const settled: string[] = [];
+      const first = track(settled, 'first', coordinator.acquire(request('slot', 'agent-a')));
+      await log.whenAppendsHeld(1);
+      // When a second command arrives
+      const second = track(settled, 'second', coordinator.acquire(request('other', 'agent-b')));
+      await log.whenAppendsHeld(2);
+      // Then it was decided and appended without waiting, and nothing is acknowledged yet
+      expect(settled).toEqual([]);
+      expect(coordinator.position).toBe(1);
+      release();
+      expect(await second).toMatchObject({ ok: true, grant: { fence: 2 } });
+      expect(await first).toMatchObject({ ok: true, grant: { fence: 1 } });
+      expect(settled).toEqual(['first', 'second']);
+      expect(log.appendSizes).toEqual([1, 1, 1]);
+      expect(await typesOf(log)).toEqual(['CoordinatorStarted', 'LeaseGranted', 'LeaseGranted']);
+    });
+
+    it('acknowledges a denial decided against a batch in flight only after that batch lands', async () => {
+      const { coordinator, log } = await openCoordinator();
+      const release = log.holdAppends();
+      const settled: string[] = [];
+      const grant = track(settled, 'grant', coordinator.acquire(request('slot', 'agent-a')));
+      await log.whenAppendsHeld(1);
+      const denial = track(settled, 'denial', coordinator.acquire(request('slot', 'agent-b')));
+      await new Promise((resolve) => setImmediate(resolve)); // the denial's batch has been decided
+      expect(settled).toEqual([]);
+      release();
+      expect(await denial).toEqual(expect.objectContaining({ ok: false, reason: 'held', heldBy: 'agent-a' }));
+      expect(await grant).toMatchObject({ ok: true });
+      expect(settled).toEqual(['grant', 'denial']);
+    });
+
+    it('refuses every later batch when an append in flight fails, and burns their fences at the next recovery', async () => {
+      // Given two batches in flight, the first of which will fail
+      const { coordinator, log } = await openCoordinator();
+      const release = log.holdAppends();
+      const first = coordinator.acquire(request('slot', 'agent-a'));
+      await log.whenAppendsHeld(1);
+      const second = coordinator.acquire(request('other', 'agent-b'));
+      await log.whenAppendsHeld(2);
+      log.failNextAppend(new EventLogUnavailableError('test', { message: 'disk full' }));
+      // When the appends go through
+      release();
+      // Then neither outcome is acknowledged and both fences are burned
+      const results = await Promise.allSettled([first, second]);
+      expect(results).toEqual([
+        { status: 'rejected', reason: unavailable('unhealthy') },
+        { status: 'rejected', reason: unavailable('unhealthy') },
+      ]);
+      expect(coordinator.status).toBe('unhealthy');
+      expect(coordinator.highestMintedFence).toBe(2);
+      // and nothing of the later batch landed: it was decided on a version that never existed
+      expect(await typesOf(log)).toEqual(['CoordinatorStarted']);
+      const { coordinator: recovered } = await openCoordinator({
+        log,
+        burnFencesThrough: coordinator.highestMintedFence,
+      });
+      expect(recovered.recovery.recoveredFence).toBe(2);
+    });
+
+    it('keeps at most maxAppendsInFlight appends in flight and queues the rest', async () => {
+      const { coordinator, log } = await openCoordinator({ maxAppendsInFlight: 2 });
+      const release = log.holdAppends();
+      const outcomes = [coordinator.acquire(request('a', 'agent-a'))];
+      await log.whenAppendsHeld(1);
+      outcomes.push(coordinator.acquire(request('b', 'agent-a')));
+      await log.whenAppendsHeld(2);
+      outcomes.push(coordinator.acquire(request('c', 'agent-a')));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(log.appendCalls).toBe(3); // CoordinatorStarted, a, b: c waits for a slot
+      release();
+      expect((await Promise.all(outcomes)).map((o) => (o.ok ? o.grant.fence : 0))).toEqual([1, 2, 3]);
+      expect(log.appendSizes).toEqual([1, 1, 1, 1]);
+    });
+
+    it('awaits each append before deciding the next batch when the log does not apply appends in call order', async () => {
+      // Given a log that makes no ordering promise for concurrent appends
+      const storage = createTestEventLogStorage();
+      const held = createTestEventLog(storage);
+      const unordered: TestEventLog = Object.assign(Object.create(held) as TestEventLog, { appendsInCallOrder: false });
+      const { coordinator } = await openCoordinator({ log: unordered });
+      const release = held.holdAppends();
+      const first = coordinator.acquire(request('a', 'agent-a'));
+      await held.whenAppendsHeld(1);
+      // When a second command arrives while the first append is in flight
+      const second = coordinator.acquire(request('b', 'agent-a'));
+      await new Promise((resolve) => setImmediate(resolve));
+      // Then it is not appended until the first resolved
+      expect(held.appendCalls).toBe(2);
+      release();
+      expect(await first).toMatchObject({ ok: true, grant: { fence: 1 } });
+      expect(await second).toMatchObject({ ok: true, grant: { fence: 2 } });
+      expect(held.appendSizes).toEqual([1, 1, 1]);
     });
   });
 

@@ -84,6 +84,18 @@ interface Pending {
   reject(error: unknown): void;
 }
 
+/** A batch decided against `decided` and issued to the log, waiting for its acknowledgement. */
+interface DecidedBatch {
+  /** Commands whose outcome waits for the append (and every earlier one), in order. */
+  readonly accepted: readonly { readonly pending: Pending; readonly outcome: unknown }[];
+  /** Their events (checked, frozen), in order; empty for a batch of denials. */
+  readonly events: readonly CoordinatorEvent[];
+  /** The log version before this batch: the version after the batch issued before it. */
+  readonly expectedVersion: number;
+  /** The batch ends with `TakeSnapshot`: save the snapshot of the acknowledged fold when it lands. */
+  readonly snapshotInBatch: boolean;
+}
+
 /**
  * The event-sourced lease coordinator over an `EventLog` (`ports/event-log.ts`): the shell the service uses.
  *
@@ -110,7 +122,10 @@ export class DurableCoordinator {
   private decided: CoordinatorState | undefined;
   private readonly queue: Pending[] = [];
   private flushScheduled = false;
-  private flushing: Promise<void> | undefined;
+  /** Batches issued and not yet acknowledged or refused (at most `maxAppendsInFlight`). */
+  private appendsInFlight = 0;
+  /** Settles when every issued batch has been acknowledged or refused: the tail of the in-order chain. */
+  private acknowledged: Promise<void> = Promise.resolve();
   private idleWaiters: (() => void)[] = [];
   private snapshotQueued = false;
   private snapshotSaving: Promise<void> | undefined;
@@ -483,34 +498,42 @@ export class DurableCoordinator {
 
   /** Flushes on the next turn, so commands arriving in the same I/O phase share a batch. */
   private scheduleFlush(): void {
-    if (this.flushScheduled || this.flushing !== undefined) return;
+    if (this.flushScheduled) return;
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
-      this.flushing = this.flushLoop().finally(() => {
-        this.flushing = undefined;
-        if (this.queue.length > 0 && this.statusValue === 'ready') this.scheduleFlush();
-        else this.notifyIdle();
-      });
+      this.pump();
     });
   }
 
-  private async flushLoop(): Promise<void> {
-    while (this.queue.length > 0 && this.statusValue === 'ready') {
-      await this.commitBatch(this.queue.splice(0, this.config.maxBatch));
+  /**
+   * Decides and issues batches while commands are queued and fewer than `maxAppendsInFlight`
+   * appends are in flight. Each batch is decided against `decided`, which already includes every
+   * batch issued before it, durable or not.
+   */
+  private pump(): void {
+    while (
+      this.queue.length > 0 &&
+      this.statusValue === 'ready' &&
+      this.appendsInFlight < this.config.maxAppendsInFlight
+    ) {
+      const batch = this.decideBatch(this.queue.splice(0, this.config.maxBatch));
+      if (batch === undefined) break; // the decider broke its own rules: the coordinator stopped
+      this.issue(batch);
     }
+    this.notifyIfIdle();
   }
 
   /**
-   * Decides each command against the state including the earlier ones, appends all their
-   * events in one append, then acknowledges them in order. Nothing is acknowledged if the append fails.
+   * Decides each command against the state including the earlier ones (folding the events into
+   * `decided`). A bad command is refused on its own; a decider bug stops the coordinator.
+   * @returns the batch to append and acknowledge, or `undefined` if the coordinator stopped.
    */
-  private async commitBatch(batch: Pending[]): Promise<void> {
+  private decideBatch(batch: Pending[]): DecidedBatch | undefined {
     const decided = this.decided!;
     const expectedVersion = decided.position;
     const accepted: { pending: Pending; outcome: unknown }[] = [];
     const events: CoordinatorEvent[] = [];
-    let snapshotInBatch = false;
     for (let index = 0; index < batch.length; index += 1) {
       const pending = batch[index]!;
       let decision: { readonly events: readonly CoordinatorEvent[]; readonly outcome: unknown };
@@ -530,7 +553,7 @@ export class DurableCoordinator {
       } catch (error) {
         // The decider produced an event its own evolve refuses: a bug. The speculative fold can't be trusted.
         this.fail('unhealthy', error, [pending, ...accepted.map((a) => a.pending), ...batch.slice(index + 1)]);
-        return;
+        return undefined;
       }
       events.push(...checked);
       this.mintedFence = Math.max(this.mintedFence, decided.table.issuedFence);
@@ -538,22 +561,61 @@ export class DurableCoordinator {
       if (pending.command.type === 'TakeSnapshot') {
         // The snapshot must cover exactly the batch up to its SnapshotTaken event.
         this.queue.unshift(...batch.slice(index + 1));
-        snapshotInBatch = true;
-        break;
+        return { accepted, events, expectedVersion, snapshotInBatch: true };
       }
     }
+    return { accepted, events, expectedVersion, snapshotInBatch: false };
+  }
+
+  /**
+   * Appends the batch's events (without waiting for earlier appends when the log applies
+   * appends in call order) and chains its acknowledgement behind every earlier batch's, so
+   * outcomes are resolved in order and only once their events and all earlier ones are durable.
+   * A batch without events (denials only) appends nothing but is still acknowledged in turn: its
+   * outcomes were decided against the earlier batches.
+   */
+  private issue(batch: DecidedBatch): void {
+    this.appendsInFlight += 1;
+    const startedAt = performance.now();
+    let appended: Promise<unknown>;
+    try {
+      appended =
+        batch.events.length === 0
+          ? Promise.resolve()
+          : this.config.log.append(batch.events, { expectedVersion: batch.expectedVersion });
+    } catch (error) {
+      appended = Promise.reject(error); // an adapter that throws instead of rejecting
+    }
+    const landed = appended.then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    this.acknowledged = Promise.all([landed, this.acknowledged]).then(([failure]) => {
+      this.appendsInFlight -= 1;
+      this.acknowledge(batch, failure, startedAt);
+      if (this.queue.length > 0 && this.statusValue === 'ready') this.scheduleFlush();
+      else this.notifyIfIdle();
+    });
+  }
+
+  /** Acknowledges a batch whose append settled, after every earlier batch was acknowledged or refused. */
+  private acknowledge(batch: DecidedBatch, failure: { readonly error: unknown } | undefined, startedAt: number): void {
+    const { accepted, events } = batch;
+    if (this.statusValue !== 'ready') {
+      // An earlier batch failed: this one was decided on a fold that included it. Nothing is acknowledged.
+      const error = new CoordinatorUnavailableError(this.statusValue, { cause: this.failureCause });
+      for (const { pending } of accepted) pending.reject(error);
+      return;
+    }
+    if (failure !== undefined) {
+      this.fail(
+        failure.error instanceof ExpectedVersionConflictError ? 'superseded' : 'unhealthy',
+        failure.error,
+        accepted.map((a) => a.pending),
+      );
+      return;
+    }
     if (events.length > 0) {
-      const startedAt = performance.now();
-      try {
-        await this.config.log.append(events, { expectedVersion });
-      } catch (error) {
-        this.fail(
-          error instanceof ExpectedVersionConflictError ? 'superseded' : 'unhealthy',
-          error,
-          accepted.map((a) => a.pending),
-        );
-        return;
-      }
       try {
         for (const event of events) evolve(this.committed, event);
       } catch (error) {
@@ -579,7 +641,7 @@ export class DurableCoordinator {
         ),
       );
     }
-    this.afterCommit(events, snapshotInBatch);
+    this.afterCommit(events, batch.snapshotInBatch);
   }
 
   private afterCommit(events: readonly CoordinatorEvent[], snapshotInBatch: boolean): void {
@@ -627,12 +689,18 @@ export class DurableCoordinator {
     if (this.statusValue === 'closed') throw new CoordinatorUnavailableError('closed');
   }
 
+  private isIdle(): boolean {
+    return !this.flushScheduled && this.appendsInFlight === 0 && this.queue.length === 0;
+  }
+
   private whenIdle(): Promise<void> {
-    if (!this.flushScheduled && this.flushing === undefined && this.queue.length === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private notifyIdle(): void {
+  /** Wakes `whenIdle` callers once nothing is queued, scheduled or in flight (a stopped coordinator's queue is empty). */
+  private notifyIfIdle(): void {
+    if (!this.isIdle()) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const wake of waiters) wake();
@@ -696,7 +764,7 @@ export class DurableCoordinator {
   }
 
   private checkpointIfIdle(): void {
-    if (this.unavailableReason() !== undefined || this.queue.length > 0 || this.flushing !== undefined) return;
+    if (this.unavailableReason() !== undefined || this.queue.length > 0 || this.appendsInFlight > 0) return;
     const boot = this.committed.boot;
     if (boot === undefined || (!this.config.heartbeat && this.committed.table.leases().next().done === true)) return;
     // While a carried lease is in grace, a short interval: a boot that dies unrecorded must not

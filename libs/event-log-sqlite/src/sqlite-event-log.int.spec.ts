@@ -27,6 +27,17 @@ describeEventLogContract('sqlite', {
   openSecondWriter: async () => openSqliteEventLog({ file, durability: 'full', pollIntervalMillis: 10 }),
 });
 
+let threadFile = freshFile();
+describeEventLogContract('sqlite, writer thread', {
+  open: async () => {
+    threadFile = freshFile();
+    return openSqliteEventLog({ file: threadFile, durability: 'full', writer: 'thread' });
+  },
+  reopen: async () => openSqliteEventLog({ file: threadFile, durability: 'full', writer: 'thread' }),
+  openSecondWriter: async () =>
+    openSqliteEventLog({ file: threadFile, durability: 'full', pollIntervalMillis: 10, writer: 'thread' }),
+});
+
 const grants = (n: number) =>
   Array.from({ length: n }, (_, i) => leaseGranted(`resource-${i + 1}`, 'agent-a', i + 1, { atMillis: i }));
 
@@ -244,7 +255,7 @@ describe('openSqliteEventLog', () => {
   describe('durability', () => {
     it.each(['full', 'normal'] as const)('runs in WAL mode with synchronous=%s', async (durability) => {
       const log = await openSqliteEventLog({ file: freshFile(), durability });
-      expect(log.settings()).toEqual({ journalMode: 'wal', synchronous: durability });
+      expect(log.settings()).toEqual({ journalMode: 'wal', synchronous: durability, writer: 'inline' });
       await log.close();
     });
 
@@ -252,6 +263,95 @@ describe('openSqliteEventLog', () => {
       const log = await openSqliteEventLog({ file: freshFile() });
       expect(log.settings().synchronous).toBe('full');
       await log.close();
+    });
+  });
+
+  describe('writer thread', () => {
+    /** `n` grants with fences `first..first + n - 1`. */
+    const grantsFrom = (first: number, n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        leaseGranted(`resource-${first + i}`, 'agent-a', first + i, { atMillis: first + i }),
+      );
+    /** Holds the write lock of `logFile` on another connection until the returned function is called. */
+    const holdWriteLock = (logFile: string): (() => void) => {
+      const other = new Database(logFile);
+      other.prepare('BEGIN IMMEDIATE').run();
+      return () => {
+        other.prepare('ROLLBACK').run();
+        other.close();
+      };
+    };
+    /** Whether `promise` settled within a few turns of the event loop (the writer thread runs meanwhile). */
+    const settledSoon = async (promise: Promise<unknown>): Promise<boolean> => {
+      let settled = false;
+      promise.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      return settled;
+    };
+
+    it('declares appendsInCallOrder and applies appends called before earlier ones resolved in call order', async () => {
+      const log = await openSqliteEventLog({ file: freshFile(), writer: 'thread' });
+      expect(log.appendsInCallOrder).toBe(true);
+      expect(log.settings().writer).toBe('thread');
+      // Each append expects the version after the one called before it, none awaited
+      const appends = [0, 1, 2, 3].map((i) => log.append(grantsFrom(i * 3 + 1, 3), { expectedVersion: i * 3 }));
+      expect(await Promise.all(appends)).toEqual(
+        [0, 1, 2, 3].map((i) => ({ fromPosition: i * 3 + 1, toPosition: i * 3 + 3 })),
+      );
+      expect((await readAll(log.read({ from: 1 }))).map((r) => r.event)).toEqual(grantsFrom(1, 12));
+      await log.close();
+    });
+
+    it('resolves an append only once it is committed: not while another connection holds the write lock', async () => {
+      // Given a log whose file another connection holds the write lock of
+      const logFile = freshFile();
+      const log = await openSqliteEventLog({ file: logFile, writer: 'thread', busyTimeoutMillis: 60_000 });
+      const release = holdWriteLock(logFile);
+      // When an append is posted to the writer thread
+      const append = log.append(grantsFrom(1, 2), { expectedVersion: 0 });
+      // Then it is not acknowledged, and no reader sees its rows, until its COMMIT
+      expect(await settledSoon(append)).toBe(false);
+      expect(await log.version()).toBe(0);
+      release();
+      expect(await append).toEqual({ fromPosition: 1, toPosition: 2 });
+      expect(await log.version()).toBe(2);
+      await log.close();
+    });
+
+    it('refuses every append in flight after a failed one, writes none of them, and takes appends again after', async () => {
+      // Given a log at version 2
+      const log = await openSqliteEventLog({ file: freshFile(), writer: 'thread' });
+      await log.append(grantsFrom(1, 2), { expectedVersion: 0 });
+      // When a stale append is followed, before its reply, by appends that would fit after the real version
+      const results = await Promise.allSettled([
+        log.append(grantsFrom(3, 1), { expectedVersion: 1 }),
+        log.append(grantsFrom(3, 1), { expectedVersion: 2 }),
+        log.append(grantsFrom(4, 1), { expectedVersion: 3 }),
+      ]);
+      // Then the first conflicts and the later ones are refused unwritten: they were decided after it
+      expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: 'expected-version-conflict' } });
+      for (const result of results.slice(1)) {
+        expect(result.status).toBe('rejected');
+        expect((result as PromiseRejectedResult).reason).toBeInstanceOf(EventLogUnavailableError);
+      }
+      expect(await log.version()).toBe(2);
+      // And an append issued after the failure was seen lands
+      expect(await log.append(grantsFrom(3, 1), { expectedVersion: 2 })).toEqual({ fromPosition: 3, toPosition: 3 });
+      await log.close();
+    });
+
+    it('close() lets the appends in flight finish first', async () => {
+      const logFile = freshFile();
+      const log = await openSqliteEventLog({ file: logFile, writer: 'thread' });
+      const appends = [0, 1, 2].map((i) => log.append(grantsFrom(i * 2 + 1, 2), { expectedVersion: i * 2 }));
+      await log.close();
+      expect((await Promise.all(appends)).at(-1)).toEqual({ fromPosition: 5, toPosition: 6 });
+      const reopened = await openSqliteEventLog({ file: logFile });
+      expect(await reopened.version()).toBe(6);
+      await reopened.close();
     });
   });
 });

@@ -4,8 +4,11 @@
  * truncated or foreign file is refused at open with {@link EventLogCorruptError}; rows are never
  * deleted or rewritten, so nothing acknowledged is ever dropped by this adapter.
  *
- * better-sqlite3 is synchronous: an append holds the event loop for its transaction and fsync,
- * which is why the coordinator group-commits (one append per batch of commands).
+ * better-sqlite3 is synchronous: with the inline writer an append holds the event loop for its
+ * transaction and fsync, which is why the coordinator group-commits (one append per batch of
+ * commands). With the writer thread (`writer: 'thread'`, `writer-thread.ts`) the transaction and
+ * fsync run on a worker that owns the write connection, appends apply in call order, and the
+ * coordinator pipelines its batches (decides batch n+1 while n is made durable).
  *
  * @see docs/design.md § "The event-sourced coordinator" (persist before ack, single writer)
  */
@@ -39,8 +42,10 @@ import {
 import { logIdFileOf, lostLogError, readRecordedLogId, recordLogId } from './log-identity.js';
 import { startQuickCheck, type BackgroundQuickCheck } from './quick-check.js';
 import { checkIntegrity, checkPositions, migrate, notContiguous } from './schema.js';
+import { appendRows, saveSnapshotRow } from './append-rows.js';
 import { prepareStatements, type EventRow } from './statements.js';
 import { toEventLogError } from './to-event-log-error.js';
+import { startWriterThread, type WriterThread } from './writer-thread.js';
 
 /** Options of {@link openSqliteEventLog}. */
 export interface SqliteEventLogOptions {
@@ -63,6 +68,16 @@ export interface SqliteEventLogOptions {
   readonly busyTimeoutMillis?: number;
   /** Wall clock for `recordedAtMillis` (epoch milliseconds, display only). @defaultValue Date.now */
   readonly wallClock?: () => number;
+  /**
+   * Which thread runs the write transactions (INSERTs, COMMIT and its fsync). `'inline'`: the
+   * caller's, on the opening connection (each append holds the event loop until it is durable).
+   * `'thread'`: a writer thread with its own connection (`writer-thread.ts`); appends apply in
+   * call order, so the handle declares {@link EventLog.appendsInCallOrder} and a durable
+   * coordinator pipelines its appends. Both run the same append rule and resolve an append only
+   * once it is committed with the chosen `durability`; readers see committed rows only.
+   * @defaultValue 'inline'
+   */
+  readonly writer?: 'inline' | 'thread';
 }
 
 /** The SQLite EventLog handle. */
@@ -73,7 +88,12 @@ export interface SqliteEventLog extends EventLog {
   /** The log's id (`meta.log_id`), which the marker `<file>.id` beside it records (see `log-identity.ts`). */
   readonly logId: string;
   /** The journal mode and synchronous level of this handle's connection, as SQLite reports them (diagnostics). */
-  settings(): { readonly journalMode: string; readonly synchronous: 'off' | 'normal' | 'full' | 'extra' };
+  settings(): {
+    readonly journalMode: string;
+    readonly synchronous: 'off' | 'normal' | 'full' | 'extra';
+    /** The thread that writes ({@link SqliteEventLogOptions.writer}). */
+    readonly writer: 'inline' | 'thread';
+  };
   /** {@link EventLog.readPages}, which this adapter always provides (pages of up to 512 events, one query each). */
   readPages(range: ReadRange): AsyncIterable<readonly RecordedEvent[]>;
 }
@@ -119,6 +139,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   const durability = options.durability ?? 'full';
   const pollIntervalMillis = options.pollIntervalMillis ?? 50;
   const busyTimeoutMillis = options.busyTimeoutMillis ?? 5000;
+  const writer = options.writer ?? 'inline';
   if (typeof options.file !== 'string' || options.file === '') {
     throw new TypeError(`openSqliteEventLog: file must be a non-empty path, got ${JSON.stringify(options.file)}`);
   }
@@ -126,6 +147,9 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     throw new RangeError(
       `openSqliteEventLog: durability must be 'full' or 'normal', got ${JSON.stringify(durability)}`,
     );
+  }
+  if (writer !== 'inline' && writer !== 'thread') {
+    throw new RangeError(`openSqliteEventLog: writer must be 'inline' or 'thread', got ${JSON.stringify(writer)}`);
   }
   for (const [field, value] of [
     ['pollIntervalMillis', pollIntervalMillis],
@@ -200,6 +224,22 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     throw toEventLogError(error, `open ${options.file}`);
   }
   const statements = prepareStatements(db);
+  const startWriter = (): Promise<WriterThread> =>
+    startWriterThread({
+      file: options.file,
+      busyTimeoutMillis,
+      synchronous: durability === 'full' ? 'FULL' : 'NORMAL',
+    });
+  let writerThread: WriterThread | undefined;
+  if (writer === 'thread') {
+    try {
+      writerThread = await startWriter();
+    } catch (error) {
+      await quickCheck?.stop();
+      db.close();
+      throw toEventLogError(error, `open ${options.file}`);
+    }
+  }
 
   const subscriptions = new Set<Subscription>();
   const waiters = new Set<() => void>();
@@ -276,21 +316,59 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
 
   const appendTransaction = db.transaction(
     (encoded: ReturnType<typeof encodeEvents>, expectedVersion: number, recordedAt: number): number => {
-      const actualVersion = statements.version.get() ?? 0;
-      if (actualVersion !== expectedVersion) throw new ExpectedVersionConflictError({ expectedVersion, actualVersion });
-      let position = actualVersion;
-      for (const event of encoded) {
-        position += 1;
-        statements.insertEvent.run(position, event.type, event.version, event.data, recordedAt);
-      }
-      return position;
+      const result = appendRows(statements, encoded, expectedVersion, recordedAt);
+      if (result.conflict)
+        throw new ExpectedVersionConflictError({ expectedVersion, actualVersion: result.actualVersion });
+      return result.toPosition;
     },
   );
+  /**
+   * The writer thread for the next write. One that stopped on its own is replaced: its writes in
+   * flight were refused (the coordinator stopped and re-opens from the log), and the re-open's
+   * writes go to a new thread. Writes called while the new one starts wait for it, in call order.
+   */
+  let restartingWriter: Promise<WriterThread> | undefined;
+  const currentWriter = (thread: WriterThread): WriterThread | Promise<WriterThread> => {
+    if (thread.stoppedBy === undefined && restartingWriter === undefined) return thread;
+    restartingWriter ??= startWriter().then(
+      (started) => {
+        writerThread = started;
+        restartingWriter = undefined;
+        return started;
+      },
+      (error: unknown) => {
+        restartingWriter = undefined;
+        throw toEventLogError(error, 'append');
+      },
+    );
+    return restartingWriter;
+  };
+  /** Appends on the writer thread: resolves the new version once the worker committed it. */
+  const appendOnThread = async (
+    thread: WriterThread,
+    encoded: ReturnType<typeof encodeEvents>,
+    expectedVersion: number,
+  ): Promise<number> => {
+    let result;
+    try {
+      const current = currentWriter(thread);
+      result = await (current instanceof Promise
+        ? current.then((started) => started.append(encoded, expectedVersion, wallClock()))
+        : current.append(encoded, expectedVersion, wallClock()));
+    } catch (error) {
+      throw toEventLogError(error, 'append');
+    }
+    if (result.conflict)
+      throw new ExpectedVersionConflictError({ expectedVersion, actualVersion: result.actualVersion });
+    return result.toPosition;
+  };
 
   const log: SqliteEventLog = {
     name: 'sqlite',
     file: options.file,
     logId,
+    // The writer thread handles appends one at a time in the order they were posted.
+    ...(writerThread === undefined ? {} : { appendsInCallOrder: true }),
 
     settings() {
       ensureOpen('settings');
@@ -298,6 +376,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       return {
         journalMode: String(db.pragma('journal_mode', { simple: true })),
         synchronous: (['off', 'normal', 'full', 'extra'] as const)[level] ?? 'off',
+        writer,
       };
     },
 
@@ -305,11 +384,16 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       ensureOpen('append');
       checkAppendOptions('SqliteEventLog.append', appendOptions);
       const encoded = encodeEvents('SqliteEventLog.append', events);
-      await integrityChecked;
-      ensureOpen('append');
-      const toPosition = run('append', () =>
-        appendTransaction.immediate(encoded, appendOptions.expectedVersion, wallClock()),
-      );
+      // Every append awaits the same promise (or none, when open ran the check), so they go on in call order.
+      if (quickCheck !== undefined) {
+        await integrityChecked;
+        ensureOpen('append');
+      }
+      const toPosition =
+        writerThread === undefined
+          ? run('append', () => appendTransaction.immediate(encoded, appendOptions.expectedVersion, wallClock()))
+          : await appendOnThread(writerThread, encoded, appendOptions.expectedVersion);
+      // Replies come in call order: the version only grows.
       knownVersion = toPosition;
       wakeWaiters();
       return { fromPosition: appendOptions.expectedVersion + 1, toPosition };
@@ -373,12 +457,27 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       const state = checkSnapshot('SqliteEventLog.saveSnapshot', snapshot, version);
       await integrityChecked;
       ensureOpen('saveSnapshot');
+      if (writerThread !== undefined) {
+        // On the writer's connection, after the appends posted before it: two writing connections would wait on each other's lock.
+        try {
+          const current = currentWriter(writerThread);
+          await (current instanceof Promise ? await current : current).saveSnapshot({
+            position: snapshot.position,
+            schemaVersion: snapshot.schemaVersion,
+            state,
+            savedAt: wallClock(),
+            kept: SNAPSHOTS_KEPT,
+          });
+        } catch (error) {
+          throw toEventLogError(error, 'saveSnapshot');
+        }
+        return;
+      }
       run('saveSnapshot', () =>
         db
-          .transaction(() => {
-            statements.saveSnapshot.run(snapshot.position, snapshot.schemaVersion, state, wallClock());
-            statements.pruneSnapshots.run(SNAPSHOTS_KEPT);
-          })
+          .transaction(() =>
+            saveSnapshotRow(statements, snapshot.position, snapshot.schemaVersion, state, wallClock(), SNAPSHOTS_KEPT),
+          )
           .immediate(),
       );
     },
@@ -389,6 +488,8 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       await quickCheck?.stop();
       await Promise.all([...subscriptions].map((s) => s.close()));
       wakeWaiters();
+      await restartingWriter?.catch(() => undefined);
+      await writerThread?.close(); // after the writes in flight
       db.close();
     },
   };

@@ -32,11 +32,23 @@ export interface Statements {
   readonly pruneSnapshots: Database.Statement<[keep: number]>;
 }
 
+/**
+ * The SQL of the statements that write, by name: prepared by {@link prepareStatements} on the
+ * opening connection and by the writer thread (`writer-thread.ts`) on its own.
+ */
+export const WRITE_SQL = {
+  version: 'SELECT COALESCE(MAX(position), 0) FROM events',
+  insertEvent: 'INSERT INTO events (position, type, version, data, recorded_at) VALUES (?, ?, ?, ?, ?)',
+  saveSnapshot: 'INSERT OR REPLACE INTO snapshots (position, schema_version, state, saved_at) VALUES (?, ?, ?, ?)',
+  pruneSnapshots:
+    'DELETE FROM snapshots WHERE position NOT IN (SELECT position FROM snapshots ORDER BY position DESC LIMIT ?)',
+} as const;
+
 /** Prepares every statement on `db` (after the schema exists). */
 export function prepareStatements(db: Database.Database): Statements {
   return {
-    version: db.prepare<[], number>('SELECT COALESCE(MAX(position), 0) FROM events').pluck(),
-    insertEvent: db.prepare('INSERT INTO events (position, type, version, data, recorded_at) VALUES (?, ?, ?, ?, ?)'),
+    version: db.prepare<[], number>(WRITE_SQL.version).pluck(),
+    insertEvent: db.prepare(WRITE_SQL.insertEvent),
     readEvents: db
       .prepare<[number, number, number], EventRow>(
         'SELECT position, type, version, data, recorded_at FROM events WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?',
@@ -45,11 +57,7 @@ export function prepareStatements(db: Database.Database): Statements {
     latestSnapshot: db.prepare<[], SnapshotRow>(
       'SELECT position, schema_version, state FROM snapshots ORDER BY position DESC LIMIT 1',
     ),
-    saveSnapshot: db.prepare(
-      'INSERT OR REPLACE INTO snapshots (position, schema_version, state, saved_at) VALUES (?, ?, ?, ?)',
-    ),
-    pruneSnapshots: db.prepare(
-      'DELETE FROM snapshots WHERE position NOT IN (SELECT position FROM snapshots ORDER BY position DESC LIMIT ?)',
-    ),
+    saveSnapshot: db.prepare(WRITE_SQL.saveSnapshot),
+    pruneSnapshots: db.prepare(WRITE_SQL.pruneSnapshots),
   };
 }

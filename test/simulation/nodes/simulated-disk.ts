@@ -146,6 +146,8 @@ interface InFlight {
  */
 export class BootLog implements EventLog {
   readonly name: string;
+  /** Writes land in FIFO order ({@link BootLog.scheduleLanding}), so the coordinator pipelines its appends here too. */
+  readonly appendsInCallOrder = true;
   protected dead = false;
   protected readonly inFlight: InFlight[] = [];
   private landingAt = 0;

@@ -32,6 +32,7 @@ const DEFAULT_IN_TABLE: Record<string, { readonly shows: string; readonly holds:
   LEASE_FENCE_EVENT_LOG: { shows: shown(defaults.eventLog), holds: () => true },
   EVENTSTORE_CONNECTION_STRING: { shows: shown(defaults.eventStoreConnectionString), holds: () => true },
   LEASE_FENCE_SQLITE_DURABILITY: { shows: shown(defaults.sqliteDurability), holds: () => true },
+  LEASE_FENCE_SQLITE_WRITER: { shows: shown(defaults.sqliteWriter), holds: () => true },
   LEASE_FENCE_NAMESPACE: { shows: shown(defaults.namespace), holds: () => true },
   LEASE_FENCE_TTL_MILLIS: { shows: shown(defaults.defaultTtlMillis), holds: () => true },
   LEASE_FENCE_MIN_TTL_MILLIS: { shows: shown(defaults.minTtlMillis), holds: () => true },

@@ -31,6 +31,7 @@ describe('parseConfig', () => {
         eventLog: 'sqlite',
         eventStoreConnectionString: undefined,
         sqliteDurability: 'full',
+        sqliteWriter: 'inline',
         namespace: 'default',
         defaultTtlMillis: 10_000,
         minTtlMillis: 100,
@@ -90,6 +91,7 @@ describe('parseConfig', () => {
           LEASE_FENCE_MAX_TTL_MILLIS: '60000',
           LOG_LEVEL: 'WARN',
           LEASE_FENCE_SQLITE_DURABILITY: 'normal',
+          LEASE_FENCE_SQLITE_WRITER: 'thread',
         },
         context(),
       );
@@ -103,6 +105,7 @@ describe('parseConfig', () => {
         maxTtlMillis: 60_000,
         logLevel: 'warn',
         sqliteDurability: 'normal',
+        sqliteWriter: 'thread',
       });
     });
 
@@ -242,6 +245,7 @@ describe('parseConfig', () => {
       ['LEASE_FENCE_EVENT_LOG', 'postgres'],
       ['LEASE_FENCE_NAMESPACE', 'has space'],
       ['LEASE_FENCE_SQLITE_DURABILITY', 'off'],
+      ['LEASE_FENCE_SQLITE_WRITER', 'worker'],
       ['LOG_LEVEL', 'loud'],
       ['LEASE_FENCE_ROLE', 'leader'],
       ['LEASE_FENCE_HEARTBEAT', 'yes'],

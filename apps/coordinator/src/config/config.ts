@@ -71,6 +71,14 @@ export interface Config {
    * process crash only. `LEASE_FENCE_SQLITE_DURABILITY`, default `full`.
    */
   readonly sqliteDurability: 'full' | 'normal';
+  /**
+   * Which thread runs SQLite's write transactions: `thread` (a writer thread owns the write
+   * connection; the coordinator decides the next batch while the last one commits, at most 2
+   * appends in flight) or `inline` (on the event loop, one append at a time). Either way an
+   * outcome is acknowledged only after the commit covering it. `LEASE_FENCE_SQLITE_WRITER`,
+   * default `inline`.
+   */
+  readonly sqliteWriter: 'inline' | 'thread';
   /** The coordinator namespace: one ordered log each. `LEASE_FENCE_NAMESPACE`, default `default`. */
   readonly namespace: string;
   /** TTL granted when an acquire names none (milliseconds). `LEASE_FENCE_TTL_MILLIS`, default 10 000. */
@@ -214,6 +222,9 @@ const EnvSchema = z.object({
   EVENTSTORE_CONNECTION_STRING: z.string().optional(),
   LEASE_FENCE_SQLITE_DURABILITY: text('full').pipe(
     z.enum(['full', 'normal'], { error: (issue) => `must be full or normal, got ${JSON.stringify(issue.input)}` }),
+  ),
+  LEASE_FENCE_SQLITE_WRITER: text('inline').pipe(
+    z.enum(['inline', 'thread'], { error: (issue) => `must be inline or thread, got ${JSON.stringify(issue.input)}` }),
   ),
   LEASE_FENCE_NAMESPACE: envNamespace('default'),
   LEASE_FENCE_TTL_MILLIS: integer(1, MAX_TTL_MILLIS, 'of milliseconds', 10_000),
@@ -418,6 +429,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>, c
     eventLog: e.LEASE_FENCE_EVENT_LOG,
     eventStoreConnectionString: e.LEASE_FENCE_EVENT_LOG === 'eventstoredb' ? connectionString : undefined,
     sqliteDurability: e.LEASE_FENCE_SQLITE_DURABILITY,
+    sqliteWriter: e.LEASE_FENCE_SQLITE_WRITER,
     namespace: e.LEASE_FENCE_NAMESPACE,
     defaultTtlMillis: e.LEASE_FENCE_TTL_MILLIS,
     minTtlMillis: e.LEASE_FENCE_MIN_TTL_MILLIS,

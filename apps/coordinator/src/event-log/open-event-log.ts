@@ -38,7 +38,11 @@ export async function openEventLog(config: Config): Promise<EventLog> {
       return createMemoryEventLog();
     case 'sqlite':
       await mkdir(config.dataDir, { recursive: true });
-      return openSqliteEventLog({ file: sqliteFileOf(config), durability: config.sqliteDurability });
+      return openSqliteEventLog({
+        file: sqliteFileOf(config),
+        durability: config.sqliteDurability,
+        writer: config.sqliteWriter,
+      });
     case 'eventstoredb': {
       const { eventStoreConnectionString: connectionString, namespace } = config;
       if (connectionString === undefined) {

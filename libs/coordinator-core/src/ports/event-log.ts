@@ -89,6 +89,15 @@ export interface EventLog {
    */
   append(events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult>;
   /**
+   * `true` when appends called before earlier ones resolved are applied in the order they were
+   * called: each one's expected-version check sees the ones called before it, whatever order
+   * their promises settle in. A writer may then issue append n+1 (expecting the version after n)
+   * before append n resolves, and the durable coordinator pipelines its group commits.
+   * Unset (or `false`) when the adapter cannot promise it (the requests of a remote store can be
+   * reordered on the way); the coordinator then awaits each append before deciding the next batch.
+   */
+  readonly appendsInCallOrder?: boolean;
+  /**
    * Reads recorded events in log order, from position `from` (inclusive) up to `to` (inclusive)
    * or the end, at most `limit` of them. Events are decoded and validated on read.
    * @throws {@link EventLogCorruptError} naming the position of an event that cannot be decoded.

@@ -144,6 +144,8 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
   const log: MemoryEventLog = {
     name: 'memory',
     storage,
+    // An append is applied synchronously in the call (before its promise exists).
+    appendsInCallOrder: true,
 
     failNextAppend(error, failure = {}) {
       injected = { error, persist: failure.persist ?? false };

@@ -48,6 +48,7 @@ export function createTestEventLog(storage: TestEventLogStorage = createTestEven
   let held: Promise<void> | undefined;
   let waiting = 0;
   const heldWaiters: { count: number; resolve: () => void }[] = [];
+  let turn: Promise<unknown> = Promise.resolve();
 
   // The memory log is a plain object of closures (no `this`, no getters): spreading it delegates.
   return {
@@ -76,16 +77,25 @@ export function createTestEventLog(storage: TestEventLogStorage = createTestEven
     },
     async append(events, options) {
       calls += 1;
-      if (held !== undefined) {
-        waiting += 1;
-        for (const waiter of heldWaiters.filter((w) => waiting >= w.count)) {
-          heldWaiters.splice(heldWaiters.indexOf(waiter), 1);
-          waiter.resolve();
+      // Appends stay in call order across a hold (the memory log's `appendsInCallOrder`): each
+      // one waits for the one called before it, then for its own hold.
+      const gate = held;
+      const previous = turn;
+      const applied = (async () => {
+        if (gate !== undefined) {
+          waiting += 1;
+          for (const waiter of heldWaiters.filter((w) => waiting >= w.count)) {
+            heldWaiters.splice(heldWaiters.indexOf(waiter), 1);
+            waiter.resolve();
+          }
+          await gate;
+          waiting -= 1;
         }
-        await held;
-        waiting -= 1;
-      }
-      const result = await log.append(events, options);
+        await previous;
+        return log.append(events, options);
+      })();
+      turn = applied.catch(() => undefined);
+      const result = await applied;
       sizes.push(result.toPosition - result.fromPosition + 1);
       return result;
     },
