@@ -22,6 +22,9 @@
  * Options (after `--`): `--seconds 10 --concurrency 32 --resources 64 --rounds 3
  * --systems etcd,redis-always,mock-http --modes default --transports http,websocket`. Figures, not a test: nothing here asserts.
  *
+ * `--modes writer-inline,writer-thread` compares the SQLite writers (`LEASE_FENCE_SQLITE_WRITER`)
+ * in one run.
+ *
  * `--modes default,fence-first,lock-delay` runs our coordinator once per mode ({@link MODES}: the
  * environment each mode adds) in every round, interleaved (round 1: each mode, round 2: each
  * mode, …), each with the peers of `--systems` beside it, and adds a table of each mode against
@@ -85,6 +88,9 @@ const MODES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   default: {},
   'fence-first': { LEASE_FENCE_FENCE_FIRST: 'res-*' },
   'lock-delay': { LEASE_FENCE_LOCK_DELAY: '*=5000' },
+  // The SQLite writer of each kind, whatever the default is: `--modes writer-inline,writer-thread` is the A/B of issue 18 §1.
+  'writer-inline': { LEASE_FENCE_SQLITE_WRITER: 'inline' },
+  'writer-thread': { LEASE_FENCE_SQLITE_WRITER: 'thread' },
   baseline: {},
 };
 /** The coordinator's entry point of a mode, relative to the repository root: `--baseline`'s build for `baseline`, else this checkout's. */

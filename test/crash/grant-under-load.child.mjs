@@ -2,7 +2,8 @@
 /**
  * Child process of the kill -9 crash test (test/crash/kill-during-append.int.spec.ts): opens the
  * SQLite log at argv[2] with a DurableCoordinator and grants leases under load, forever, with
- * `argv[3]` acquires in flight. It prints `ready <bootId>` once recovered, then one line per
+ * `argv[3]` acquires in flight, the log's writer being `argv[4]` (`inline`, the default, or
+ * `thread`: the writer thread, with pipelined appends). It prints `ready <bootId>` once recovered, then one line per
  * ACKNOWLEDGED grant: `grant <resource> <holderId> <fence> <requestId>`. Lines go to a pipe, which Node
  * writes synchronously on Linux, so every printed grant left the process before any kill.
  *
@@ -13,11 +14,14 @@ import { DurableCoordinator } from '@lease-fence/coordinator-core';
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import { createMonotonicClock } from 'lease-fence';
 
-const [file, concurrencyArgument = '16'] = process.argv.slice(2);
-if (file === undefined) throw new TypeError('usage: grant-under-load.child.mjs <sqlite file> [concurrency]');
+const [file, concurrencyArgument = '16', writer = 'inline'] = process.argv.slice(2);
+if (file === undefined)
+  throw new TypeError(
+    'usage: grant-under-load.child.mjs <sqlite file> [concurrency] [inline|thread (the SQLite writer)]',
+  );
 const concurrency = Number(concurrencyArgument);
 
-const log = await openSqliteEventLog({ file, durability: 'full' });
+const log = await openSqliteEventLog({ file, durability: 'full', writer: /** @type {'inline' | 'thread'} */ (writer) });
 const bootId = `crash-child-${process.pid}-${randomUUID()}`;
 const coordinator = await DurableCoordinator.open({
   log,

@@ -28,8 +28,13 @@ interface AcknowledgedGrant {
  * Starts the child on `file` and kills it with SIGKILL right after its `killAfter`-th
  * acknowledged grant (0: as soon as it is ready). Returns every grant it printed (complete lines only).
  */
-async function grantUntilKilled(file: string, killAfter: number, concurrency: number): Promise<AcknowledgedGrant[]> {
-  const child: ChildProcess = spawn(process.execPath, [CHILD, file, String(concurrency)], {
+async function grantUntilKilled(
+  file: string,
+  killAfter: number,
+  concurrency: number,
+  writer: 'inline' | 'thread',
+): Promise<AcknowledgedGrant[]> {
+  const child: ChildProcess = spawn(process.execPath, [CHILD, file, String(concurrency), writer], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const grants: AcknowledgedGrant[] = [];
@@ -64,23 +69,28 @@ afterAll(async () => {
   await removeTempDir(directory);
 });
 
-/** Seeded kill points: after how many acknowledged grants, with how many acquires in flight. */
-const KILL_POINTS = [
-  { seed: 1, killAfter: 0, concurrency: 64 },
-  { seed: 2, killAfter: 1, concurrency: 1 },
-  { seed: 3, killAfter: 37, concurrency: 8 },
-  { seed: 4, killAfter: 211, concurrency: 32 },
-  { seed: 5, killAfter: 503, concurrency: 64 },
-  { seed: 6, killAfter: 977, concurrency: 16 },
-];
+/**
+ * Seeded kill points: after how many acknowledged grants, with how many acquires in flight, with
+ * each SQLite writer (the writer thread pipelines its appends: up to 2 batches in flight).
+ */
+const KILL_POINTS = (['inline', 'thread'] as const).flatMap((writer) =>
+  [
+    { seed: 1, killAfter: 0, concurrency: 64 },
+    { seed: 2, killAfter: 1, concurrency: 1 },
+    { seed: 3, killAfter: 37, concurrency: 8 },
+    { seed: 4, killAfter: 211, concurrency: 32 },
+    { seed: 5, killAfter: 503, concurrency: 64 },
+    { seed: 6, killAfter: 977, concurrency: 16 },
+  ].map((point) => ({ ...point, writer })),
+);
 
 describe('DurableCoordinator on SQLite, killed with SIGKILL during appends', () => {
   it.each(KILL_POINTS)(
-    'keeps every acknowledged grant and mints above them (seed $seed: kill after $killAfter grants, $concurrency in flight)',
-    async ({ seed, killAfter, concurrency }) => {
+    'keeps every acknowledged grant and mints above them ($writer writer, seed $seed: kill after $killAfter grants, $concurrency in flight)',
+    async ({ seed, killAfter, concurrency, writer }) => {
       // Given a child that granted under load until it was killed
-      const file = join(directory, `seed-${seed}.db`);
-      const acknowledged = await grantUntilKilled(file, killAfter, concurrency);
+      const file = join(directory, `seed-${seed}-${writer}.db`);
+      const acknowledged = await grantUntilKilled(file, killAfter, concurrency, writer);
       expect(acknowledged.length).toBeGreaterThanOrEqual(killAfter);
 
       // When the log is reopened and a new coordinator recovers from it
