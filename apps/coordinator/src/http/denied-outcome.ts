@@ -14,11 +14,22 @@ export interface WireDenial {
   readonly [field: string]: unknown;
 }
 
-/** Carries a denied outcome from a controller to the exception filter, which replies with it as the body. */
+/**
+ * Carries a denied outcome from a controller to the exception filter, which replies with it as the
+ * body. A denial is not exceptional (every contended acquire is one), so it is built without a
+ * stack trace: capturing one costs more than the rest of the denial's reply.
+ */
 export class DeniedOutcome extends Error {
+  /** The reply body (the outcome in wire form). */
+  readonly denial: WireDenial;
+
   /** @param denial - The reply body (the outcome in wire form). */
-  constructor(readonly denial: WireDenial) {
+  constructor(denial: WireDenial) {
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0; // read by the Error constructor only: no frames captured
     super(`denied: ${denial.reason}`);
+    Error.stackTraceLimit = stackTraceLimit;
+    this.denial = denial;
     this.name = 'DeniedOutcome';
   }
 }
