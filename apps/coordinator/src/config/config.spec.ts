@@ -31,7 +31,7 @@ describe('parseConfig', () => {
         eventLog: 'sqlite',
         eventStoreConnectionString: undefined,
         sqliteDurability: 'full',
-        sqliteWriter: 'inline',
+        sqliteWriter: 'thread',
         namespace: 'default',
         defaultTtlMillis: 10_000,
         minTtlMillis: 100,
@@ -91,7 +91,7 @@ describe('parseConfig', () => {
           LEASE_FENCE_MAX_TTL_MILLIS: '60000',
           LOG_LEVEL: 'WARN',
           LEASE_FENCE_SQLITE_DURABILITY: 'normal',
-          LEASE_FENCE_SQLITE_WRITER: 'thread',
+          LEASE_FENCE_SQLITE_WRITER: 'inline',
         },
         context(),
       );
@@ -105,7 +105,7 @@ describe('parseConfig', () => {
         maxTtlMillis: 60_000,
         logLevel: 'warn',
         sqliteDurability: 'normal',
-        sqliteWriter: 'thread',
+        sqliteWriter: 'inline',
       });
     });
 
