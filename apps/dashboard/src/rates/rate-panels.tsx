@@ -27,6 +27,19 @@ interface Row extends RateBin {
   readonly denials: number | null;
 }
 
+/** Most labelled ticks on a rate chart's time axis. */
+const MAX_TIME_TICKS = 6;
+
+/**
+ * The time axis' ticks: every k-th bin start, at most {@link MAX_TIME_TICKS}. Given with
+ * `interval={0}`, recharts shows them as they are instead of measuring each label in the DOM to
+ * drop overlapping ones (a forced layout of the whole page per chart update).
+ */
+function timeTicks(bins: readonly RateBin[]): number[] {
+  const every = Math.max(1, Math.ceil(bins.length / MAX_TIME_TICKS));
+  return bins.filter((_, i) => i % every === 0).map((b) => b.wallMillis);
+}
+
 /** The rate charts (re-rendered only when their inputs change). */
 export const RatePanels = memo(function RatePanels(props: RatePanelsProps): ReactElement {
   const { bins, binWidthMillis, denials, widthPx } = props;
@@ -46,6 +59,7 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
     if (typeof label === 'number') props.onCursor(label + binWidthMillis / 2);
   };
   const half = Math.max(260, Math.floor((widthPx - 48) / 2));
+  const ticks = timeTicks(bins);
   return (
     <section className="panel rates" aria-label="Rates" data-testid="rates">
       <h3>
@@ -63,8 +77,10 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
             domain={['dataMin', 'dataMax']}
             tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
             scale="time"
+            ticks={ticks}
+            interval={0}
           />
-          <YAxis width={40} />
+          <YAxis width={40} interval={0} />
           <Tooltip
             labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
             formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
@@ -92,8 +108,10 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
             domain={['dataMin', 'dataMax']}
             tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
             scale="time"
+            ticks={ticks}
+            interval={0}
           />
-          <YAxis width={40} />
+          <YAxis width={40} interval={0} />
           <Tooltip
             labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
             formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
@@ -110,8 +128,8 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
           </figcaption>
           <BarChart width={half} height={200} data={[...props.holdBins]} data-testid="hold-chart">
             <CartesianGrid stroke="#eee" />
-            <XAxis dataKey="label" />
-            <YAxis width={40} allowDecimals={false} />
+            <XAxis dataKey="label" interval={0} />
+            <YAxis width={40} allowDecimals={false} interval={0} />
             <Tooltip />
             <Bar dataKey="count" name="ended generations" fill="#6366f1" isAnimationActive={false} />
           </BarChart>
