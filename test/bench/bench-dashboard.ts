@@ -297,6 +297,7 @@ async function measureLive(work: string): Promise<LiveFigures> {
           `${live.longTasks} / ${fixed(live.longestTaskMillis, 0)}`,
           fixed(quantile(panning.frameGapsMillis, 0.95), 1),
           `${fixed(quantile(live.eventToPixelMillis, 0.5), 0)} / ${fixed(quantile(live.eventToPixelMillis, 0.95), 0)}`,
+          `${fixed(quantile(live.eventToPageMillis, 0.5), 0)} / ${fixed(quantile(live.eventToPageMillis, 0.95), 0)}`,
           `${fixed(firstPaintMillis, 0)} (${positionAtPaint})`,
           fixed(busy, 2),
           fixed(mib(m1['JSHeapUsedSize'] ?? Number.NaN), 0),
@@ -342,6 +343,7 @@ try {
         'long tasks / longest ms',
         'panning: frame gap p95 ms',
         'event → pixel p50 / p95 ms',
+        'of which event → page p50 / p95 ms',
         'first paint ms (position)',
         'main thread busy',
         'JS heap MiB',
@@ -358,7 +360,7 @@ try {
     ),
   );
   console.log(
-    `\nChromium ${CHROMIUM} headless (--disable-gpu), 1600×1000, the built dashboard (apps/dashboard/dist) served by the coordinator; ${PRELOAD} s of load before the page opens, ${SECONDS} s following now and ${SECONDS} s of dragging after 3 s, then ${PAUSE} s paused, all under load. First paint: first event frame → first drawn frame. Event → pixel: the event's recordedAtMillis → the first animation frame that finds it drawn.`,
+    `\nChromium ${CHROMIUM} headless (--disable-gpu), 1600×1000, the built dashboard (apps/dashboard/dist) served by the coordinator; ${PRELOAD} s of load before the page opens, ${SECONDS} s following now and ${SECONDS} s of dragging after 3 s, then ${PAUSE} s paused, all under load. First paint: first event frame → first drawn frame. Event → pixel: the event's recordedAtMillis → the first animation frame that finds it drawn; event → page: recordedAtMillis → the page's socket delivering its frame.`,
   );
 } finally {
   await removeTempDir(work);
