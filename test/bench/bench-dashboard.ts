@@ -7,7 +7,9 @@
  *    decoded, as `/v1/events` and the stream deliver them.
  * 2. The live dashboard in Chromium (Debian's, driven by playwright-core; headless, fresh temp
  *    profile): the built dashboard served by the coordinator while 500 resource lanes get
- *    2 000 events/s (acquire + release pairs over HTTP from a worker thread): first paint after the
+ *    2 000 events/s (acquire + release pairs over HTTP from a worker thread, paced, each pair waiting
+ *    for its lane's previous one so the coordinator grants them all; offered and appended events
+ *    per second are both printed): first paint after the
  *    first event frame, animation-frame gaps (p95, p99) following now and while dragging the lanes,
  *    event to pixel (p50, p95; see `support/dashboard-probe.ts`), main-thread busy share, and the
  *    JS heap's growth after GC over `--pause` seconds paused (extrapolated linearly to 10 minutes).
@@ -193,12 +195,11 @@ async function measureLive(work: string): Promise<LiveFigures> {
         agentTokens: tokens.agents,
         eventsPerSecond: RATE,
         resources: LANES,
+        onePairPerResource: true,
       } satisfies StreamLoadOptions,
     });
-    let pairs = 0;
     let lastProgress: StreamLoadProgress | undefined;
     load.on('message', (progress: StreamLoadProgress) => {
-      pairs = progress.completedPairs;
       lastProgress = progress;
     });
     await new Promise((resolve) => setTimeout(resolve, PRELOAD * 1000)); // load runs meanwhile: a duration, not a synchronisation
@@ -224,7 +225,7 @@ async function measureLive(work: string): Promise<LiveFigures> {
 
     // Following now, under load.
     await evaluate(resetProbeScript);
-    const pairs0 = pairs;
+    const load0 = lastProgress;
     const cpu0 = cpuSecondsOf(coordinator.pid) ?? Number.NaN;
     const m0 = await pageMetrics(cdp);
     if (CPU_PROFILE_DIR !== undefined) {
@@ -245,11 +246,15 @@ async function measureLive(work: string): Promise<LiveFigures> {
       console.error(markdownTable(['self ms', 'self %', 'function'], topSelfTime(profile, 25)));
     }
     const live = await readProbe(evaluate);
-    const eventsPerSecond = ((pairs - pairs0) * 2) / seconds;
-    if (lastProgress !== undefined && lastProgress.errors > 0)
-      console.error(
-        `bench:dashboard: ${lastProgress.errors} load pairs failed (${lastProgress.errorSamples.join('; ')}); ${lastProgress.inFlight} in flight`,
-      );
+    const load1 = lastProgress;
+    const perSecond = (count: (p: StreamLoadProgress) => number): number =>
+      load0 === undefined || load1 === undefined ? Number.NaN : (count(load1) - count(load0)) / seconds;
+    const offeredPerSecond = perSecond((p) => p.offeredEvents);
+    const appendedPerSecond = perSecond((p) => p.appendedEvents);
+    console.error(
+      `bench:dashboard: load while following now: ${fixed(offeredPerSecond, 0)} events/s offered, ${fixed(appendedPerSecond, 0)} appended; ` +
+        `${load1?.errors ?? 0} pairs failed since the start${load1 === undefined || load1.errors === 0 ? '' : ` (${load1.errorSamples.join('; ')})`}, ${load1?.inFlight ?? 0} in flight`,
+    );
     const serverCpu = ((cpuSecondsOf(coordinator.pid) ?? Number.NaN) - cpu0) / seconds;
     const busy =
       ((m1['TaskDuration'] ?? Number.NaN) - (m0['TaskDuration'] ?? Number.NaN)) /
@@ -286,12 +291,13 @@ async function measureLive(work: string): Promise<LiveFigures> {
       live: [
         [
           String(LANES),
-          fixed(eventsPerSecond, 0),
+          `${fixed(offeredPerSecond, 0)} / ${fixed(appendedPerSecond, 0)}`,
           fixed(live.frameGapsMillis.length / seconds, 1),
           `${fixed(quantile(live.frameGapsMillis, 0.95), 1)} / ${fixed(quantile(live.frameGapsMillis, 0.99), 1)}`,
           `${live.longTasks} / ${fixed(live.longestTaskMillis, 0)}`,
           fixed(quantile(panning.frameGapsMillis, 0.95), 1),
           `${fixed(quantile(live.eventToPixelMillis, 0.5), 0)} / ${fixed(quantile(live.eventToPixelMillis, 0.95), 0)}`,
+          `${fixed(quantile(live.eventToPageMillis, 0.5), 0)} / ${fixed(quantile(live.eventToPageMillis, 0.95), 0)}`,
           `${fixed(firstPaintMillis, 0)} (${positionAtPaint})`,
           fixed(busy, 2),
           fixed(mib(m1['JSHeapUsedSize'] ?? Number.NaN), 0),
@@ -331,12 +337,13 @@ try {
     markdownTable(
       [
         'lanes',
-        'events/s appended',
+        'events/s offered / appended',
         'frames / s',
         'frame gap p95 / p99 ms',
         'long tasks / longest ms',
         'panning: frame gap p95 ms',
         'event → pixel p50 / p95 ms',
+        'of which event → page p50 / p95 ms',
         'first paint ms (position)',
         'main thread busy',
         'JS heap MiB',
@@ -353,7 +360,7 @@ try {
     ),
   );
   console.log(
-    `\nChromium ${CHROMIUM} headless (--disable-gpu), 1600×1000, the built dashboard (apps/dashboard/dist) served by the coordinator; ${PRELOAD} s of load before the page opens, ${SECONDS} s following now and ${SECONDS} s of dragging after 3 s, then ${PAUSE} s paused, all under load. First paint: first event frame → first drawn frame. Event → pixel: the event's recordedAtMillis → the first animation frame that finds it drawn.`,
+    `\nChromium ${CHROMIUM} headless (--disable-gpu), 1600×1000, the built dashboard (apps/dashboard/dist) served by the coordinator; ${PRELOAD} s of load before the page opens, ${SECONDS} s following now and ${SECONDS} s of dragging after 3 s, then ${PAUSE} s paused, all under load. First paint: first event frame → first drawn frame. Event → pixel: the event's recordedAtMillis → the first animation frame that finds it drawn; event → page: recordedAtMillis → the page's socket delivering its frame.`,
   );
 } finally {
   await removeTempDir(work);

@@ -139,6 +139,8 @@ try {
   let load: StreamLoadProgress = {
     offeredPairs: 0,
     completedPairs: 0,
+    offeredEvents: 0,
+    appendedEvents: 0,
     errors: 0,
     errorSamples: [],
     inFlight: 0,

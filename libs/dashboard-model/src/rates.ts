@@ -34,6 +34,18 @@ export interface LogRatesOptions {
 }
 
 /**
+ * The width of {@link logRates}' bins for a window of `spanMillis`: the fewest whole seconds that
+ * keep the window within `maxBins` bins (at least one second).
+ *
+ * @param spanMillis - Window length, milliseconds (positive).
+ * @param maxBins - Most bins; integer ≥ 1.
+ * @returns Bin width, milliseconds (a multiple of 1 000).
+ */
+export function rateBinWidthMillis(spanMillis: number, maxBins: number): number {
+  return Math.max(1, Math.ceil(spanMillis / maxBins / 1_000)) * 1_000;
+}
+
+/**
  * Per-second rates of logged events in a wall-time window, as of a position. Bins are a whole
  * number of seconds wide, aligned to multiples of their width; rates are count ÷ width in seconds.
  *
@@ -52,7 +64,7 @@ export function logRates(
     );
   if (!Number.isSafeInteger(maxBins) || maxBins < 1)
     throw new RangeError(`logRates: maxBins must be a positive integer, got ${String(maxBins)}`);
-  const widthMillis = Math.max(1, Math.ceil((toWallMillis - fromWallMillis) / maxBins / 1_000)) * 1_000;
+  const widthMillis = rateBinWidthMillis(toWallMillis - fromWallMillis, maxBins);
   const first = Math.floor(fromWallMillis / widthMillis) * widthMillis;
   const count = Math.ceil((toWallMillis - first) / widthMillis);
   const counts = Array.from({ length: count }, () => [0, 0, 0, 0, 0, 0]);

@@ -9,6 +9,9 @@
  * Event to pixel = page wall clock at the first animation frame that finds the event's position
  * drawn − the event's `recordedAtMillis`: append, delivery, parse, fold and draw, plus up to one frame
  * (the probe may run before the draw in the same frame), so it errs high.
+ * Event to page = page wall clock when the frame arrived − the event's `recordedAtMillis`: the part
+ * of event to pixel spent before the page (append to send, the socket, the browser's network
+ * process), so the rest is the page's own.
  * First paint = page clock at the first frame with something drawn − arrival of the first event frame.
  *
  * Written as a plain script (this project has no DOM types); read it back with {@link readProbe}.
@@ -20,6 +23,8 @@ export interface ProbeReadout {
   readonly frameGapsMillis: number[];
   /** Event-to-pixel latencies, milliseconds, since the last reset. */
   readonly eventToPixelMillis: number[];
+  /** Event-to-page latencies (arrival of the event frame), milliseconds, since the last reset; same events as `eventToPixelMillis`. */
+  readonly eventToPageMillis: number[];
   /** `performance.now()` at the first event frame, or null. */
   readonly firstEventAtMillis: number | null;
   /** `performance.now()` at the first frame showing a drawn position > 0, or null. */
@@ -33,7 +38,7 @@ export interface ProbeReadout {
 export const DASHBOARD_PROBE_SCRIPT = `(() => {
   const recordedAt = new Map();
   const probe = {
-    frameGapsMillis: [], eventToPixelMillis: [], firstEventAtMillis: null, firstPaintAtMillis: null, longTasks: 0, longestTaskMillis: 0,
+    frameGapsMillis: [], eventToPixelMillis: [], eventToPageMillis: [], firstEventAtMillis: null, firstPaintAtMillis: null, longTasks: 0, longestTaskMillis: 0,
     recordingEvents: true,
     // While paused the dashboard drops event frames (nothing is drawn), so their stamps would only pile up here.
     stopRecordingEvents: () => { probe.recordingEvents = false; recordedAt.clear(); },
@@ -50,7 +55,7 @@ export const DASHBOARD_PROBE_SCRIPT = `(() => {
         const m = pattern.exec(message.data);
         if (m === null) return;
         if (probe.firstEventAtMillis === null) probe.firstEventAtMillis = performance.now();
-        if (probe.recordingEvents) recordedAt.set(Number(m[1]), Number(m[2]));
+        if (probe.recordingEvents) recordedAt.set(Number(m[1]), [Number(m[2]), Date.now()]);
       });
     }
   };
@@ -66,9 +71,10 @@ export const DASHBOARD_PROBE_SCRIPT = `(() => {
     if (drawn > 0 && probe.firstPaintAtMillis === null) probe.firstPaintAtMillis = performance.now();
     if (drawn > drawnUpTo) {
       const wall = Date.now();
-      for (const [position, at] of recordedAt) {
+      for (const [position, [at, arrivedAt]] of recordedAt) {
         if (position > drawn) continue;
         probe.eventToPixelMillis.push(wall - at);
+        probe.eventToPageMillis.push(arrivedAt - at);
         recordedAt.delete(position);
       }
       drawnUpTo = drawn;
@@ -79,13 +85,13 @@ export const DASHBOARD_PROBE_SCRIPT = `(() => {
 })();`;
 
 /** Clears the accumulated samples (not the first-event / first-paint marks); evaluate in the page. */
-export const resetProbeScript = `(() => { const p = window.__leaseFenceBenchProbe; p.frameGapsMillis.length = 0; p.eventToPixelMillis.length = 0; p.longTasks = 0; p.longestTaskMillis = 0; })()`;
+export const resetProbeScript = `(() => { const p = window.__leaseFenceBenchProbe; p.frameGapsMillis.length = 0; p.eventToPixelMillis.length = 0; p.eventToPageMillis.length = 0; p.longTasks = 0; p.longestTaskMillis = 0; })()`;
 
 /** Stops keeping event stamps (before pausing the view, whose dropped frames are never drawn); evaluate in the page. */
 export const stopRecordingEventsScript = `(() => { window.__leaseFenceBenchProbe.stopRecordingEvents(); })()`;
 
 /** Reads the probe; evaluate in the page. */
-export const readProbeScript = `(() => { const { stopRecordingEvents, ...p } = window.__leaseFenceBenchProbe; return { ...p, frameGapsMillis: [...p.frameGapsMillis], eventToPixelMillis: [...p.eventToPixelMillis] }; })()`;
+export const readProbeScript = `(() => { const { stopRecordingEvents, ...p } = window.__leaseFenceBenchProbe; return { ...p, frameGapsMillis: [...p.frameGapsMillis], eventToPixelMillis: [...p.eventToPixelMillis], eventToPageMillis: [...p.eventToPageMillis] }; })()`;
 
 /**
  * Reads and parses the probe from a page.

@@ -16,6 +16,7 @@ import {
   holdDurations,
   investigate,
   logRates,
+  rateBinWidthMillis,
   MatchingEvents,
   matchingRejections,
   searchLog,
@@ -76,6 +77,9 @@ const CONTEXT_ROWS = 8;
  * travelling, they follow the as-of position at once.
  */
 export const LIVE_TABLE_REFRESH_MILLIS = 250;
+
+/** Most bins of the rate charts (their width is a whole number of seconds, see `rateBinWidthMillis`). */
+const RATE_BINS = 90;
 
 /** The dashboard of one viewer token (remounted when the token changes). */
 export function Dashboard({
@@ -164,29 +168,33 @@ export function Dashboard({
     }),
     [tableView, match],
   );
-  // Rates, denials and hold durations are recomputed at most once a second while live.
-  const followingNow = asOf.live && view.window === undefined;
-  const rateKey = followingNow
-    ? `live:${Math.floor(env.now() / 1_000)}:${view.spanMillis}`
-    : `${asOf.position}:${windowNow.fromWallMillis}:${windowNow.toWallMillis}`;
   // Rates stop at the as-of time (or now): bins after it would read as a drop to zero.
   const ratesEnd = Math.min(
     windowNow.toWallMillis,
     asOf.live ? coordinatorNow() : (asOf.wallMillis ?? windowNow.toWallMillis),
   );
+  const ratesToWallMillis = Math.max(windowNow.fromWallMillis + 1_000, ratesEnd);
+  // Rates, denials and hold durations are recomputed while live once per rate bin (at most once a
+  // second; 2 s bins in the default 2-minute window): a chart of per-bin rates has nothing new to
+  // show sooner, and each recharts update is a long task at 2 000 events/s.
+  const followingNow = asOf.live && view.window === undefined;
+  const rateRefreshMillis = rateBinWidthMillis(ratesToWallMillis - windowNow.fromWallMillis, RATE_BINS);
+  const rateKey = followingNow
+    ? `live:${Math.floor(env.now() / rateRefreshMillis)}:${rateRefreshMillis}:${view.spanMillis}`
+    : `${asOf.position}:${windowNow.fromWallMillis}:${windowNow.toWallMillis}`;
   const rateInputs = useSampled(
     {
       state,
       index: history.index,
       asOfPosition: asOf.position,
       fromWallMillis: windowNow.fromWallMillis,
-      toWallMillis: Math.max(windowNow.fromWallMillis + 1_000, ratesEnd),
+      toWallMillis: ratesToWallMillis,
     },
     rateKey,
   );
-  const rates = useMemo(() => logRates(rateInputs.index, { ...rateInputs, maxBins: 90 }), [rateInputs]);
+  const rates = useMemo(() => logRates(rateInputs.index, { ...rateInputs, maxBins: RATE_BINS }), [rateInputs]);
   const holds = useMemo(() => holdDurations(rateInputs.state), [rateInputs]);
-  // Following now, the denials are sampled with the rates (once a second): keyed on the stats ring
+  // Following now, the denials are sampled with the rates (once per bin): keyed on the stats ring
   // too, the charts rendered twice a second, and recharts costs a long task per render.
   const denialInputs = useSampled(
     { stats: store.stats, window: windowNow },

@@ -51,6 +51,7 @@ export function useLeaseStream({ env, store, token, onTokenRefused, holdAt }: Le
       url: (after) => streamUrl(env.origin, after, token),
       connect: env.connect,
       timers: env.timers,
+      now: env.now,
       onEvent: (recorded) => store.appendEvent(recorded),
       onFrame: (frame) => store.applyFrame(frame, env.now()),
       onHead: (position) => store.noteHead(position),

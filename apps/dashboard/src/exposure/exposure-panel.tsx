@@ -174,62 +174,71 @@ export const ExposurePanel = memo(function ExposurePanel({
     live ? `live:${Math.floor(nowMillis() / 1_000)}` : `at:${state.position}`,
   );
   // Computed in the render that took the sample, so the rows are as of `position` (a live state moves on in place).
-  const summary = useMemo(() => ({ rows: exposureSummaries(sampled.state), position: sampled.position }), [sampled]);
+  const summary = useMemo(() => {
+    const rows = exposureSummaries(sampled.state);
+    const totals = rows.reduce(
+      (t, r) => ({
+        handovers: t.handovers + r.handovers,
+        unknown: t.unknown + r.unknown,
+        fenceFirst: t.fenceFirst + r.fenceFirst,
+      }),
+      { handovers: 0, unknown: 0, fenceFirst: 0 },
+    );
+    return { rows, totals, position: sampled.position };
+  }, [sampled]);
   const [sort, setSort] = useState<ExposureSort>(WORST_FIRST);
   const columns = useMemo(() => exposureColumns(onPick), [onPick]);
-  const totals = summary.rows.reduce(
-    (t, r) => ({
-      handovers: t.handovers + r.handovers,
-      unknown: t.unknown + r.unknown,
-      fenceFirst: t.fenceFirst + r.fenceFirst,
-    }),
-    { handovers: 0, unknown: 0, fenceFirst: 0 },
-  );
-  return (
-    <section
-      className="panel exposure"
-      aria-label="Exposure at handovers"
-      data-testid="exposure-panel"
-      data-position={summary.position}
-      data-sort={`${sort.key}:${sort.direction === 'descending' ? 'desc' : 'asc'}`}
-    >
-      <h3>
-        Exposure at handovers ({totals.handovers.toLocaleString('en-US')} handovers,{' '}
-        {totals.unknown.toLocaleString('en-US')} unknown, {totals.fenceFirst.toLocaleString('en-US')} fence-first)
-        {sort.key !== 'worst' && (
-          <>
-            {' '}
-            <button type="button" className="link" onClick={() => setSort(WORST_FIRST)}>
-              worst first
-            </button>
-          </>
-        )}
-      </h3>
-      <p className="muted">
-        From a new grant until the log first shows the resource&apos;s gate floor at the new fence (a gate admit, a
-        floor report, or a refusal of an older fence): meanwhile an older holder&apos;s write would still have been
-        admitted. Fence-first handovers are 0. <em>Unknown</em>: the generation ended with no gate evidence — not 0. As
-        of position {summary.position.toLocaleString('en-US')}.
-      </p>
-      {summary.rows.length === 0 ? (
-        <p className="muted" data-testid="exposure-empty">
-          No handover as of this position (a resource&apos;s first grant is not one).
+  // The same element while the sample, sort and size are: a live parent re-renders this panel
+  // four times a second (its asOfPosition), and React skips an unchanged element's subtree.
+  return useMemo(
+    () => (
+      <section
+        className="panel exposure"
+        aria-label="Exposure at handovers"
+        data-testid="exposure-panel"
+        data-position={summary.position}
+        data-sort={`${sort.key}:${sort.direction === 'descending' ? 'desc' : 'asc'}`}
+      >
+        <h3>
+          Exposure at handovers ({summary.totals.handovers.toLocaleString('en-US')} handovers,{' '}
+          {summary.totals.unknown.toLocaleString('en-US')} unknown, {summary.totals.fenceFirst.toLocaleString('en-US')}{' '}
+          fence-first)
+          {sort.key !== 'worst' && (
+            <>
+              {' '}
+              <button type="button" className="link" onClick={() => setSort(WORST_FIRST)}>
+                worst first
+              </button>
+            </>
+          )}
+        </h3>
+        <p className="muted">
+          From a new grant until the log first shows the resource&apos;s gate floor at the new fence (a gate admit, a
+          floor report, or a refusal of an older fence): meanwhile an older holder&apos;s write would still have been
+          admitted. Fence-first handovers are 0. <em>Unknown</em>: the generation ended with no gate evidence — not 0.
+          As of position {summary.position.toLocaleString('en-US')}.
         </p>
-      ) : (
-        <VirtualTable
-          rows={summary.rows}
-          columns={columns}
-          sort={sort}
-          onSortChange={setSort}
-          sortRows={sortBy}
-          rowKey={(r) => r.resource}
-          rowAttributes={exposureRowAttributes}
-          rowHeightPx={ROW_HEIGHT_PX}
-          heightPx={heightPx}
-          tableTestId="exposure-table"
-          sortTestIdPrefix="exposure-sort"
-        />
-      )}
-    </section>
+        {summary.rows.length === 0 ? (
+          <p className="muted" data-testid="exposure-empty">
+            No handover as of this position (a resource&apos;s first grant is not one).
+          </p>
+        ) : (
+          <VirtualTable
+            rows={summary.rows}
+            columns={columns}
+            sort={sort}
+            onSortChange={setSort}
+            sortRows={sortBy}
+            rowKey={(r) => r.resource}
+            rowAttributes={exposureRowAttributes}
+            rowHeightPx={ROW_HEIGHT_PX}
+            heightPx={heightPx}
+            tableTestId="exposure-table"
+            sortTestIdPrefix="exposure-sort"
+          />
+        )}
+      </section>
+    ),
+    [summary, sort, columns, heightPx],
   );
 });

@@ -3,7 +3,7 @@
  * denials per second (from the stream's stats frames: denials are not logged), and hold
  * durations. The shared time cursor is drawn on each chart; clicking a chart moves it.
  */
-import { memo, type ReactElement } from 'react';
+import { memo, type ReactElement, type ReactNode } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
 import { formatDuration, formatWallTime, type HoldDurationBin, type RateBin } from '@lease-fence/dashboard-model';
 import type { StatsSample } from '../stream/stats-history.js';
@@ -27,6 +27,57 @@ interface Row extends RateBin {
   readonly denials: number | null;
 }
 
+/** Most labelled ticks on a rate chart's time axis. */
+const MAX_TIME_TICKS = 6;
+
+/**
+ * The time axis' ticks: every k-th bin start, at most {@link MAX_TIME_TICKS}. Given with
+ * `interval={0}`, recharts shows them as they are instead of measuring each label in the DOM to
+ * drop overlapping ones (a forced layout of the whole page per chart update).
+ */
+function timeTicks(bins: readonly RateBin[]): number[] {
+  const every = Math.max(1, Math.ceil(bins.length / MAX_TIME_TICKS));
+  return bins.filter((_, i) => i % every === 0).map((b) => b.wallMillis);
+}
+
+/** What recharts passes a tick renderer (the fields {@link plainTick} reads; see its `BaseTickContentProps`). */
+interface TickContent {
+  readonly x: number | string;
+  readonly y: number | string;
+  readonly textAnchor: 'start' | 'middle' | 'end' | 'inherit';
+  readonly verticalAnchor: 'start' | 'middle' | 'end';
+  readonly fill: string | undefined;
+  readonly className?: string;
+  readonly index: number;
+  readonly payload: { readonly value: unknown };
+  readonly tickFormatter: ((value: never, index: number) => string) | undefined;
+}
+
+/** Baseline shift of a tick label per vertical anchor (what recharts' own `Text` applies). */
+const TICK_DY = { start: '0.71em', middle: '0.355em', end: '0' } as const;
+
+/**
+ * An axis label as a plain SVG `text`. Recharts' default tick is its `Text`, which measures every
+ * word in the DOM to wrap it to the axis' width: a forced layout of the whole page per label and
+ * chart update, the largest native cost of the live page. Labels here are short and never wrap.
+ */
+function plainTick(props: TickContent): ReactNode {
+  const { value } = props.payload;
+  const label = props.tickFormatter === undefined ? String(value) : props.tickFormatter(value as never, props.index);
+  return (
+    <text
+      x={props.x}
+      y={props.y}
+      dy={TICK_DY[props.verticalAnchor]}
+      textAnchor={props.textAnchor}
+      fill={props.fill ?? '#666'}
+      className={props.className}
+    >
+      {label}
+    </text>
+  );
+}
+
 /** The rate charts (re-rendered only when their inputs change). */
 export const RatePanels = memo(function RatePanels(props: RatePanelsProps): ReactElement {
   const { bins, binWidthMillis, denials, widthPx } = props;
@@ -46,6 +97,7 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
     if (typeof label === 'number') props.onCursor(label + binWidthMillis / 2);
   };
   const half = Math.max(260, Math.floor((widthPx - 48) / 2));
+  const ticks = timeTicks(bins);
   return (
     <section className="panel rates" aria-label="Rates" data-testid="rates">
       <h3>
@@ -63,8 +115,11 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
             domain={['dataMin', 'dataMax']}
             tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
             scale="time"
+            ticks={ticks}
+            interval={0}
+            tick={plainTick}
           />
-          <YAxis width={40} />
+          <YAxis width={40} interval={0} tick={plainTick} />
           <Tooltip
             labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
             formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
@@ -92,8 +147,11 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
             domain={['dataMin', 'dataMax']}
             tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
             scale="time"
+            ticks={ticks}
+            interval={0}
+            tick={plainTick}
           />
-          <YAxis width={40} />
+          <YAxis width={40} interval={0} tick={plainTick} />
           <Tooltip
             labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
             formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
@@ -110,8 +168,8 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
           </figcaption>
           <BarChart width={half} height={200} data={[...props.holdBins]} data-testid="hold-chart">
             <CartesianGrid stroke="#eee" />
-            <XAxis dataKey="label" />
-            <YAxis width={40} allowDecimals={false} />
+            <XAxis dataKey="label" interval={0} tick={plainTick} />
+            <YAxis width={40} allowDecimals={false} interval={0} tick={plainTick} />
             <Tooltip />
             <Bar dataKey="count" name="ended generations" fill="#6366f1" isAnimationActive={false} />
           </BarChart>

@@ -37,6 +37,7 @@ function harness(options: { after?: number; random?: () => number } = {}) {
       return socket;
     },
     timers,
+    now: () => timers.nowMillis,
     random: options.random ?? TOP_OF_RANGE,
     ...(options.after === undefined ? {} : { after: options.after }),
     onEvent: (e) => delivered.push(e.position),
@@ -274,6 +275,25 @@ describe('StreamClient', () => {
 
     // Assert
     expect(h.client.state).toMatchObject({ status: 'reconnecting', reason: 'no frame for 30000 ms' });
+  });
+
+  it('counts staleAfterMillis from the last frame: a heartbeat postpones the reconnect by a full period', () => {
+    // Arrange
+    const h = harness();
+    h.client.start();
+    h.latest().open();
+    h.timers.advance(20_000);
+    h.latest().send({ type: 'heartbeat', position: 0, wallMillis: 1 });
+
+    // Act
+    h.timers.advance(29_999); // 49 999 ms after open, 29 999 ms after the heartbeat
+    const beforePeriod = h.client.state.status;
+    h.timers.advance(1);
+
+    // Assert
+    expect(beforePeriod).toBe('catching-up');
+    expect(h.client.state).toMatchObject({ status: 'reconnecting', reason: 'no frame for 30000 ms' });
+    expect(h.sockets).toHaveLength(1);
   });
 
   it('reconnects immediately after a closing frame, from its own last position', () => {
