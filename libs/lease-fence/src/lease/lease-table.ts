@@ -486,6 +486,8 @@ export class LeaseTable {
       requireReplayEntry(api, `renewalReplayCache[${index}]`, entry);
       table.renewalReplay.remember(entry.holderId, entry.requestId, entry.resource, entry.fence);
     }
+    table.replay.fold();
+    table.renewalReplay.fold();
     for (const [index, lease] of (snapshot.leases as LeaseTableSnapshot['leases']).entries()) {
       const at = `leases[${index}]`;
       requireObject(api, at, lease);
