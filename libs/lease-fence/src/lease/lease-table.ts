@@ -209,8 +209,11 @@ export class LeaseTable {
   private readonly replay: ReplayCache;
   /** Renewals remembered for idempotent retries: same capacity and eviction as `replay`. */
   private readonly renewalReplay: ReplayCache;
-  /** Per resource ever granted: the highest fence granted on it. Never shrinks. */
-  private readonly highest = new Map<string, number>();
+  /**
+   * Per resource ever granted: the highest fence granted on it, in a mutable box so raising it
+   * is one lookup (a replay raises it on every grant). Never shrinks.
+   */
+  private readonly highest = new Map<string, { fence: number }>();
   private issued: number;
 
   /**
@@ -258,7 +261,7 @@ export class LeaseTable {
    * Burned fences ({@link LeaseTable.burnFence}) belong to no resource and do not count.
    */
   highestFence(resource: string): number {
-    return this.highest.get(resource) ?? 0;
+    return this.highest.get(resource)?.fence ?? 0;
   }
 
   /** Every current generation, in the order the resources were first granted. */
@@ -438,7 +441,7 @@ export class LeaseTable {
       })),
       replayCache: [...this.replay.values()].map((entry) => ({ ...entry })),
       renewalReplayCache: [...this.renewalReplay.values()].map((entry) => ({ ...entry })),
-      highestFences: [...this.highest].map(([resource, fence]) => ({ resource, fence })),
+      highestFences: [...this.highest].map(([resource, highest]) => ({ resource, fence: highest.fence })),
     };
   }
 
@@ -486,6 +489,8 @@ export class LeaseTable {
       requireReplayEntry(api, `renewalReplayCache[${index}]`, entry);
       table.renewalReplay.remember(entry.holderId, entry.requestId, entry.resource, entry.fence);
     }
+    table.replay.fold();
+    table.renewalReplay.fold();
     for (const [index, lease] of (snapshot.leases as LeaseTableSnapshot['leases']).entries()) {
       const at = `leases[${index}]`;
       requireObject(api, at, lease);
@@ -528,7 +533,10 @@ export class LeaseTable {
 
   /** A fence granted on `resource`: raises its highest fence and the fence counter. */
   private raiseHighest(resource: string, fence: number): void {
-    if (fence > (this.highest.get(resource) ?? 0)) this.highest.set(resource, fence);
+    const highest = this.highest.get(resource);
+    if (highest === undefined) {
+      if (fence > 0) this.highest.set(resource, { fence });
+    } else if (fence > highest.fence) highest.fence = fence;
     if (fence > this.issued) this.issued = fence;
   }
 
