@@ -156,11 +156,12 @@ export function quickCheckError(problems: readonly string[]): EventLogCorruptErr
  * @throws {@link EventLogCorruptError} naming the first missing position.
  */
 export function checkPositions(db: Database.Database): void {
-  // MIN and MAX of the rowid are two b-tree descents, not scans.
-  const { first, last } = db.prepare('SELECT MIN(position) AS first, MAX(position) AS last FROM events').get() as {
-    first: number | null;
-    last: number | null;
-  };
+  // Two queries, each a single b-tree descent: SQLite answers MIN or MAX of the rowid from one
+  // end of the table only when it is the query's one aggregate; `SELECT MIN(position),
+  // MAX(position)` scanned every row (a fifth of a raw read at 1M events, in the profile of
+  // issue 18).
+  const first = db.prepare('SELECT MIN(position) FROM events').pluck().get() as number | null;
+  const last = db.prepare('SELECT MAX(position) FROM events').pluck().get() as number | null;
   if (first === null || last === null) return;
   if (first !== 1) throw notContiguous(1, `the first position is ${first}`);
   const snapshotPosition = db.prepare('SELECT MAX(position) FROM snapshots').pluck().get() as number | null;
