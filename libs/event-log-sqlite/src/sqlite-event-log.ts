@@ -328,36 +328,35 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
    * writes go to a new thread. Writes called while the new one starts wait for it, in call order.
    */
   let restartingWriter: Promise<WriterThread> | undefined;
-  const currentWriter = (thread: WriterThread): WriterThread | Promise<WriterThread> => {
-    if (thread.stoppedBy === undefined && restartingWriter === undefined) return thread;
-    restartingWriter ??= startWriter().then(
-      (started) => {
-        writerThread = started;
-        restartingWriter = undefined;
-        return started;
-      },
-      (error: unknown) => {
-        restartingWriter = undefined;
-        throw toEventLogError(error, 'append');
-      },
-    );
-    return restartingWriter;
+  /**
+   * Posts `write` to the writer thread: synchronously while the thread runs, so writes are posted
+   * in call order with no await in between (the coordinator pipelines on that order); after the
+   * replacement thread started when the current one stopped.
+   * @throws (rejects) the event-log error of `operation` for whatever the write or the restart threw.
+   */
+  const onWriter = async <T>(operation: string, write: (thread: WriterThread) => Promise<T>): Promise<T> => {
+    try {
+      const thread = writerThread!;
+      if (thread.stoppedBy === undefined && restartingWriter === undefined) return await write(thread);
+      restartingWriter ??= startWriter().then(
+        (started) => {
+          writerThread = started;
+          restartingWriter = undefined;
+          return started;
+        },
+        (error: unknown) => {
+          restartingWriter = undefined;
+          throw error;
+        },
+      );
+      return await write(await restartingWriter);
+    } catch (error) {
+      throw toEventLogError(error, operation);
+    }
   };
   /** Appends on the writer thread: resolves the new version once the worker committed it. */
-  const appendOnThread = async (
-    thread: WriterThread,
-    encoded: ReturnType<typeof encodeEvents>,
-    expectedVersion: number,
-  ): Promise<number> => {
-    let result;
-    try {
-      const current = currentWriter(thread);
-      result = await (current instanceof Promise
-        ? current.then((started) => started.append(encoded, expectedVersion, wallClock()))
-        : current.append(encoded, expectedVersion, wallClock()));
-    } catch (error) {
-      throw toEventLogError(error, 'append');
-    }
+  const appendOnThread = async (encoded: ReturnType<typeof encodeEvents>, expectedVersion: number): Promise<number> => {
+    const result = await onWriter('append', (thread) => thread.append(encoded, expectedVersion, wallClock()));
     if (result.conflict)
       throw new ExpectedVersionConflictError({ expectedVersion, actualVersion: result.actualVersion });
     return result.toPosition;
@@ -392,7 +391,7 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       const toPosition =
         writerThread === undefined
           ? run('append', () => appendTransaction.immediate(encoded, appendOptions.expectedVersion, wallClock()))
-          : await appendOnThread(writerThread, encoded, appendOptions.expectedVersion);
+          : await appendOnThread(encoded, appendOptions.expectedVersion);
       // Replies come in call order: the version only grows.
       knownVersion = toPosition;
       wakeWaiters();
@@ -459,18 +458,15 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
       ensureOpen('saveSnapshot');
       if (writerThread !== undefined) {
         // On the writer's connection, after the appends posted before it: two writing connections would wait on each other's lock.
-        try {
-          const current = currentWriter(writerThread);
-          await (current instanceof Promise ? await current : current).saveSnapshot({
+        await onWriter('saveSnapshot', (thread) =>
+          thread.saveSnapshot({
             position: snapshot.position,
             schemaVersion: snapshot.schemaVersion,
             state,
             savedAt: wallClock(),
             kept: SNAPSHOTS_KEPT,
-          });
-        } catch (error) {
-          throw toEventLogError(error, 'saveSnapshot');
-        }
+          }),
+        );
         return;
       }
       run('saveSnapshot', () =>
