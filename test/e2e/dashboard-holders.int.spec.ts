@@ -178,10 +178,14 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the current-holders table and the time inp
   }, 300_000);
 
   it('answers "who held deploy-slot-a at 13:24:40" by typing the time and pressing Enter, and refuses bad input in place', async () => {
-    // Given: a time of day within the log (whole seconds, as a person types it) at which, by the
-    // independent fold, someone held deploy-slot-a: the first such second from the log's middle on,
-    // else from its start, reading more of the log until there is one. (At a second when nobody
-    // holds anything the panel shows its empty state, with no table to sort.)
+    // Given: the page paused at the log's start while the log grows on, and a time of day (whole
+    // seconds, as a person types it) after every event the page has loaded at which, by the
+    // independent fold, someone held deploy-slot-a. Paused, the page stops loading, so it must load
+    // on to answer (CI once saw this time refused as "after the last event", the loaded one).
+    await openLive();
+    await jump('#1');
+    await waitForSummary(page, (s) => !s.live && s.position === 1, 'paused at #1');
+    const loaded = (await readSummary(page)).loadedPosition;
     const heldAt = (events: readonly RecordedEvent[], atSecond: number) => {
       const position = positionAtWall(events, atSecond);
       const truth = foldIndependently(events.slice(0, position)).holders.get('deploy-slot-a');
@@ -190,19 +194,16 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the current-holders table and the time inp
     const held = await log.waitUntil(
       () => {
         const events = log.upTo(log.head);
-        const middle = Math.floor(events.length / 2);
-        const seconds = new Set(
-          [...events.slice(middle), ...events.slice(0, middle)].map(
-            (e) => Math.floor(e.event.data.wallMillis / 1_000) * 1_000,
-          ),
-        );
+        const lastLoadedWallMillis = events[loaded - 1]?.event.data.wallMillis ?? Number.POSITIVE_INFINITY;
+        const seconds = new Set(events.slice(loaded).map((e) => Math.floor(e.event.data.wallMillis / 1_000) * 1_000));
         for (const atSecond of seconds) {
+          if (atSecond <= lastLoadedWallMillis) continue;
           const found = heldAt(events, atSecond);
           if (found !== undefined) return found;
         }
         return undefined;
       },
-      { description: 'a whole second at which deploy-slot-a is held' },
+      { description: `a whole second after position ${loaded} at which deploy-slot-a is held` },
     );
     const { events, atSecond, position, truth } = held;
     const { date, time } = localFields(atSecond);

@@ -138,8 +138,12 @@ export interface LogBounds {
   readonly firstPosition: number;
   /** Head of the log (as last heard). */
   readonly lastPosition: number;
-  /** Coordinator wall time of the first and last loaded events, epoch milliseconds; undefined when none. */
+  /** Coordinator wall time of the first loaded event, epoch milliseconds; undefined when none. */
   readonly firstWallMillis: number | undefined;
+  /**
+   * Coordinator wall time of the head's event, epoch milliseconds; undefined when none is loaded
+   * or the head is not (a later time is then not refused: the caller loads on to it).
+   */
   readonly lastWallMillis: number | undefined;
 }
 

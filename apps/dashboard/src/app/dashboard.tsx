@@ -36,6 +36,7 @@ import { HolderColorContext, useHolderColors } from './holder-colors.js';
 import {
   followWindow,
   ingestTarget,
+  logBounds,
   markerPosition,
   replayStartWall,
   resolveAsOf,
@@ -103,9 +104,14 @@ export function Dashboard({
   const { history } = store;
   const { headPosition, caughtUp, loadedPosition } = snapshot;
 
-  useLeaseStream({ env, store, token, onTokenRefused, holdAt: ingestTarget(view, loadedPosition, caughtUp) });
-
   const asOf = resolveAsOf(view.at, history, headPosition, caughtUp);
+  useLeaseStream({
+    env,
+    store,
+    token,
+    onTokenRefused,
+    holdAt: ingestTarget(view, asOf, loadedPosition, headPosition, caughtUp),
+  });
   // The coordinator stopped at a damaged record: what is loaded is not "now", whatever the view follows.
   const logDamaged = logDamageOf(snapshot.connection) !== undefined;
   const state = history.stateAt(asOf.position);
@@ -209,24 +215,20 @@ export function Dashboard({
   // once a second (the live fold changes with every loaded batch, up to 2 000 events/s); otherwise
   // from the as-of time, whenever the as-of point moves.
   const holdersWallMillis = asOf.live ? Math.floor(coordinatorNow() / 1_000) * 1_000 : (asOf.wallMillis ?? 0);
-  // Time-travelling to a position the page has not loaded yet, the fold is of an earlier position:
-  // no rows until it is loaded (a wrong answer labelled with the right position is worse than none).
-  const holdersLoaded = asOf.live || loadedPosition >= asOf.position;
+  // Time-travelling to a point the page has not loaded yet, the fold is of an earlier position:
+  // no rows until it is loaded (a wrong answer labelled with the right point is worse than none).
+  const holdersLoaded = asOf.settled;
+  const loadingTo =
+    view.at?.kind === 'position'
+      ? `position ${view.at.position.toLocaleString('en-US')}`
+      : formatWallDateTime(asOf.wallMillis ?? Number.NaN);
   const holdersInput = useSampled(
     { state, wallMillis: holdersWallMillis },
     asOf.live ? `live:${holdersWallMillis}` : `${asOf.position}:${holdersWallMillis}:${holdersLoaded}`,
   );
   const holderRows = useMemo(() => currentHolders(holdersInput.state, holdersInput.wallMillis), [holdersInput]);
   // Read when Enter is pressed, so the field needs no new props per loaded batch.
-  const jumpBounds = useCallback(
-    (): LogBounds => ({
-      firstPosition: history.index.firstPosition,
-      lastPosition: Math.max(store.headPosition, history.position),
-      firstWallMillis: history.index.events()[0]?.event.data.wallMillis,
-      lastWallMillis: history.head.lastWallMillis,
-    }),
-    [history, store],
-  );
+  const jumpBounds = useCallback((): LogBounds => logBounds(history, store.headPosition), [history, store]);
   const investigationLoadedTo = Math.min(
     loadedPosition,
     (view.investigation?.position ?? 0) + (view.investigation?.contextRadius ?? 0),
@@ -463,7 +465,7 @@ export function Dashboard({
             loadingNote={
               holdersLoaded
                 ? undefined
-                : `loading the log up to position ${asOf.position.toLocaleString('en-US')} (${loadedPosition.toLocaleString('en-US')} loaded)…`
+                : `loading the log up to ${loadingTo} (${loadedPosition.toLocaleString('en-US')} loaded)…`
             }
             asOfLabel={
               logDamaged

@@ -4,6 +4,7 @@ import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import {
   followWindow,
   ingestTarget,
+  logBounds,
   markerPosition,
   REPLAY_LOAD_AHEAD,
   replayStartWall,
@@ -36,6 +37,7 @@ describe('resolveAsOf', () => {
       position: 3,
       wallMillis: 1_002_000,
       beyondLog: undefined,
+      settled: true,
     });
   });
 
@@ -46,9 +48,57 @@ describe('resolveAsOf', () => {
     });
   });
 
+  it('is unsettled while a later point than the last loaded event may still be in the log', () => {
+    // Given: positions 1–3 loaded (wall times up to 1 002 000) of a log whose head is 7.
+    const partial = new ViewHistory();
+    history()
+      .index.events()
+      .slice(0, 3)
+      .forEach((e) => partial.append(e));
+
+    // Then: a time after position 3, or position 6, is not answered by what is loaded.
+    expect(resolveAsOf({ kind: 'wall', wallMillis: 1_003_500 }, partial, 7, true)).toMatchObject({
+      position: 3,
+      settled: false,
+    });
+    expect(resolveAsOf({ kind: 'position', position: 6 }, partial, 7, true).settled).toBe(false);
+    // A time before a loaded event is; and with the whole log loaded, so is any time or position.
+    expect(resolveAsOf({ kind: 'wall', wallMillis: 1_001_500 }, partial, 7, true).settled).toBe(true);
+    expect(resolveAsOf({ kind: 'wall', wallMillis: 9_000_000 }, partial, 3, true).settled).toBe(true);
+    expect(resolveAsOf({ kind: 'wall', wallMillis: 9_000_000 }, history(), 7, true)).toMatchObject({
+      position: 7,
+      settled: true,
+    });
+    expect(resolveAsOf({ kind: 'position', position: 99 }, history(), 7, true).settled).toBe(true);
+  });
+
   it('says a position beyond the head is not in the log, once the head is known', () => {
     expect(resolveAsOf({ kind: 'position', position: 99 }, history(), 7, true).beyondLog).toBe(99);
     expect(resolveAsOf({ kind: 'position', position: 99 }, history(), 7, false).beyondLog).toBeUndefined();
+  });
+});
+
+describe('logBounds', () => {
+  it('gives the last wall time only with the head loaded, so a later time is loaded rather than refused', () => {
+    const partial = new ViewHistory();
+    history()
+      .index.events()
+      .slice(0, 3)
+      .forEach((e) => partial.append(e));
+    expect(logBounds(partial, 7)).toEqual({
+      firstPosition: 1,
+      lastPosition: 7,
+      firstWallMillis: 1_000_000,
+      lastWallMillis: undefined,
+    });
+    const whole = history();
+    expect(logBounds(whole, 7)).toEqual({
+      firstPosition: 1,
+      lastPosition: 7,
+      firstWallMillis: 1_000_000,
+      lastWallMillis: whole.index.events().at(-1)?.event.data.wallMillis,
+    });
+    expect(logBounds(whole, 7).lastWallMillis).toBeGreaterThan(1_003_000);
   });
 });
 
@@ -77,27 +127,47 @@ describe('followWindow', () => {
 });
 
 describe('ingestTarget', () => {
+  const at = (view: typeof DEFAULT_VIEW, loaded: number, head: number, headKnown = true) =>
+    ingestTarget(view, resolveAsOf(view.at, history(), head, headKnown), loaded, head, headKnown);
+
   it('follows live without an as-of point, and loads to the head once before holding', () => {
-    expect(ingestTarget(DEFAULT_VIEW, 50, true)).toBeUndefined();
-    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 10 } }, 50, false)).toBeUndefined();
+    expect(at(DEFAULT_VIEW, 50, 60)).toBeUndefined();
+    expect(at({ ...DEFAULT_VIEW, at: { kind: 'position', position: 10 } }, 50, 60, false)).toBeUndefined();
   });
 
   it('holds where it is when pausing, and loads further for a later position or an investigation window', () => {
-    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 10 } }, 50, true)).toBe(50);
-    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 80 } }, 50, true)).toBe(80);
+    expect(at({ ...DEFAULT_VIEW, at: { kind: 'position', position: 10 } }, 50, 60)).toBe(50);
+    expect(at({ ...DEFAULT_VIEW, at: { kind: 'position', position: 80 } }, 50, 90)).toBe(80);
     expect(
-      ingestTarget(
+      at(
         { ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, investigation: { position: 45, contextRadius: 10 } },
         50,
-        true,
+        60,
       ),
     ).toBe(55);
   });
 
   it('loads ahead of the position while replaying', () => {
-    expect(ingestTarget({ ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, playing: true }, 50, true)).toBe(
+    expect(at({ ...DEFAULT_VIEW, at: { kind: 'position', position: 40 }, playing: true }, 50, 60)).toBe(
       40 + REPLAY_LOAD_AHEAD,
     );
+  });
+
+  it('loads on towards the head for a time later than every loaded event, and holds once one passes it', () => {
+    // Given: paused with positions 1–3 loaded while the log grew to 7; the time input asks for a
+    // time after position 3 (CI saw "is after the last event" here, and then a view stuck at 3).
+    const partial = new ViewHistory();
+    history()
+      .index.events()
+      .slice(0, 3)
+      .forEach((e) => partial.append(e));
+    const view = { ...DEFAULT_VIEW, at: { kind: 'wall', wallMillis: 1_003_500 } } as const;
+
+    // Then: the stream loads to the head; with the time passed, it holds.
+    expect(ingestTarget(view, resolveAsOf(view.at, partial, 7, true), 3, 7, true)).toBe(7);
+    expect(ingestTarget(view, resolveAsOf(view.at, history(), 7, true), 7, 7, true)).toBe(7);
+    const earlier = { ...DEFAULT_VIEW, at: { kind: 'wall', wallMillis: 1_001_500 } } as const;
+    expect(ingestTarget(earlier, resolveAsOf(earlier.at, partial, 7, true), 3, 7, true)).toBe(3);
   });
 });
 

@@ -3,7 +3,7 @@
  * that follows it, stepping one event, jumping to rejections and restarts, and how far the stream
  * must load for a view.
  */
-import type { ViewHistory } from '@lease-fence/dashboard-model';
+import type { LogBounds, ViewHistory } from '@lease-fence/dashboard-model';
 import type { TimeWindow } from '../timeline/time-scale.js';
 import type { AsOf, ViewUrlState } from './url-state.js';
 
@@ -17,6 +17,13 @@ export interface ResolvedAsOf {
   readonly wallMillis: number | undefined;
   /** A requested position beyond the head of the log (only once the head is known). */
   readonly beyondLog: number | undefined;
+  /**
+   * Whether what is loaded settles the point: live; a position loaded (or the head's, when the
+   * request is beyond it); a wall time passed by a loaded event or with the whole log loaded.
+   * Until then `position` is only the last loaded one, and the stream loads on
+   * ({@link ingestTarget}).
+   */
+  readonly settled: boolean;
 }
 
 /**
@@ -34,11 +41,19 @@ export function resolveAsOf(
   headKnown: boolean,
 ): ResolvedAsOf {
   const last = history.position;
+  const wholeLogLoaded = headKnown && last >= headPosition;
   if (at === undefined)
-    return { live: true, position: last, wallMillis: history.head.lastWallMillis, beyondLog: undefined };
+    return { live: true, position: last, wallMillis: history.head.lastWallMillis, beyondLog: undefined, settled: true };
   if (at.kind === 'wall') {
     const position = history.positionAtWall(at.wallMillis);
-    return { live: false, position, wallMillis: at.wallMillis, beyondLog: undefined };
+    const passed = history.index.wallMaxAt(history.index.size - 1) > at.wallMillis;
+    return {
+      live: false,
+      position,
+      wallMillis: at.wallMillis,
+      beyondLog: undefined,
+      settled: passed || wholeLogLoaded,
+    };
   }
   const position = Math.min(at.position, last);
   const loaded = history.index.events()[history.index.indexOf(position + 1) - 1];
@@ -47,6 +62,25 @@ export function resolveAsOf(
     position: loaded?.position ?? 0,
     wallMillis: loaded?.event.data.wallMillis,
     beyondLog: headKnown && at.position > headPosition ? at.position : undefined,
+    settled: last >= at.position || wholeLogLoaded,
+  };
+}
+
+/**
+ * The log's ends for the time input (`jumpOutsideLog` in `@lease-fence/dashboard-model`).
+ * The last wall time is given only with the head loaded: paused, the page stops loading while the
+ * log grows, so a time after the last loaded event may still be in the log, and the view loads on
+ * to it ({@link ingestTarget}) instead of refusing it.
+ *
+ * @param history - The loaded log.
+ * @param headPosition - Head of the log as last heard.
+ */
+export function logBounds(history: ViewHistory, headPosition: number): LogBounds {
+  return {
+    firstPosition: history.index.firstPosition,
+    lastPosition: Math.max(headPosition, history.position),
+    firstWallMillis: history.index.events()[0]?.event.data.wallMillis,
+    lastWallMillis: history.position >= headPosition ? history.head.lastWallMillis : undefined,
   };
 }
 
@@ -129,16 +163,31 @@ export const REPLAY_LOAD_AHEAD = 10_000;
 /**
  * How far the stream must load for a view: undefined = follow live; otherwise hold at this
  * position (never below what is already loaded, so pausing keeps memory where it is). A replay
- * loads {@link REPLAY_LOAD_AHEAD} events ahead of its position.
+ * loads {@link REPLAY_LOAD_AHEAD} events ahead of its position; a wall time later than every
+ * loaded event loads on towards the head as last heard (the log grew while the view was paused).
+ *
+ * @param view - The URL's view.
+ * @param asOf - The view's point resolved against what is loaded ({@link resolveAsOf}).
+ * @param loadedPosition - The last loaded position.
+ * @param headPosition - Head of the log as last heard.
+ * @param headKnown - Whether the catch-up has reached the head at least once.
  */
-export function ingestTarget(view: ViewUrlState, loadedPosition: number, headKnown: boolean): number | undefined {
+export function ingestTarget(
+  view: ViewUrlState,
+  asOf: ResolvedAsOf,
+  loadedPosition: number,
+  headPosition: number,
+  headKnown: boolean,
+): number | undefined {
   if (view.at === undefined) return undefined;
   if (!headKnown) return undefined; // load to the head once, then hold
   const ahead = view.playing ? REPLAY_LOAD_AHEAD : 0;
   const wanted =
     view.at.kind === 'position'
       ? view.at.position + Math.max(ahead, view.investigation?.contextRadius ?? 0)
-      : loadedPosition;
+      : asOf.settled
+        ? loadedPosition
+        : headPosition;
   const investigation =
     view.investigation === undefined ? 0 : view.investigation.position + view.investigation.contextRadius;
   return Math.max(loadedPosition, wanted, investigation);
