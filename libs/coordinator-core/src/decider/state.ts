@@ -184,7 +184,7 @@ const decodeRejectionKey = (entry: string): readonly [key: string, content: stri
   return undefined;
 };
 
-/** The current leases with their grace flag, in the order their resources were first granted. */
+/** The current leases with their grace flag, in {@link LeaseTable.leases}'s order (their resources last became held). */
 export function leasesOf(state: CoordinatorState): LeaseView[] {
   return [...state.table.leases()].map((lease) => ({
     ...lease,

@@ -264,7 +264,11 @@ export class LeaseTable {
     return this.highest.get(resource)?.fence ?? 0;
   }
 
-  /** Every current generation, in the order the resources were first granted. */
+  /**
+   * Every current generation, in the order their resources last became held: a resource moves
+   * to the end when it is granted after its lease ended, and keeps its place when a grant
+   * supersedes a lease still current. Callers that need another order sort.
+   */
   leases(): IterableIterator<LeaseRecord> {
     return viewsOf(this.current.values());
   }
