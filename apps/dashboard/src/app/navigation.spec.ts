@@ -26,6 +26,16 @@ function history(): ViewHistory {
   return h;
 }
 
+/** The first `count` events of {@link history}, as a page that has loaded only those. */
+function loadedUpTo(count: number): ViewHistory {
+  const h = new ViewHistory();
+  history()
+    .index.events()
+    .slice(0, count)
+    .forEach((e) => h.append(e));
+  return h;
+}
+
 describe('resolveAsOf', () => {
   it('follows the head when live', () => {
     expect(resolveAsOf(undefined, history(), 7, true)).toMatchObject({ live: true, position: 7 });
@@ -50,11 +60,7 @@ describe('resolveAsOf', () => {
 
   it('is unsettled while a later point than the last loaded event may still be in the log', () => {
     // Given: positions 1–3 loaded (wall times up to 1 002 000) of a log whose head is 7.
-    const partial = new ViewHistory();
-    history()
-      .index.events()
-      .slice(0, 3)
-      .forEach((e) => partial.append(e));
+    const partial = loadedUpTo(3);
 
     // Then: a time after position 3, or position 6, is not answered by what is loaded.
     expect(resolveAsOf({ kind: 'wall', wallMillis: 1_003_500 }, partial, 7, true)).toMatchObject({
@@ -80,11 +86,7 @@ describe('resolveAsOf', () => {
 
 describe('logBounds', () => {
   it('gives the last wall time only with the head loaded, so a later time is loaded rather than refused', () => {
-    const partial = new ViewHistory();
-    history()
-      .index.events()
-      .slice(0, 3)
-      .forEach((e) => partial.append(e));
+    const partial = loadedUpTo(3);
     expect(logBounds(partial, 7)).toEqual({
       firstPosition: 1,
       lastPosition: 7,
@@ -156,11 +158,7 @@ describe('ingestTarget', () => {
   it('loads on towards the head for a time later than every loaded event, and holds once one passes it', () => {
     // Given: paused with positions 1–3 loaded while the log grew to 7; the time input asks for a
     // time after position 3 (CI saw "is after the last event" here, and then a view stuck at 3).
-    const partial = new ViewHistory();
-    history()
-      .index.events()
-      .slice(0, 3)
-      .forEach((e) => partial.append(e));
+    const partial = loadedUpTo(3);
     const view = { ...DEFAULT_VIEW, at: { kind: 'wall', wallMillis: 1_003_500 } } as const;
 
     // Then: the stream loads to the head; with the time passed, it holds.
@@ -175,11 +173,7 @@ describe('replay', () => {
   it('waits for the as-of position to be loaded before starting its clock', () => {
     // Given: a link ?at=3&play=1 opened before the log arrived, then while it is still loading.
     const empty = new ViewHistory();
-    const partial = new ViewHistory();
-    history()
-      .index.events()
-      .slice(0, 2)
-      .forEach((e) => partial.append(e));
+    const partial = loadedUpTo(2);
 
     // Then: no start time until position 3 (or the head) is loaded; then the wall time of position 3.
     expect(replayStartWall({ kind: 'position', position: 3 }, empty, false)).toBeUndefined();
