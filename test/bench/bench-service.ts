@@ -173,6 +173,10 @@ interface MemoryRecord {
   readonly batch_events_mean?: number | null;
   /** Milliseconds from an append's start until durable (mean). */
   readonly append_ms_mean?: number | null;
+  /** The server process's CPU over the round per command it decided (microseconds; `/proc`, warm-up included). */
+  readonly server_cpu_us_per_command?: number | null;
+  /** The same for its main thread alone: the event loop, without the SQLite writer thread (microseconds). */
+  readonly server_main_thread_cpu_us_per_command?: number | null;
 }
 
 /** Runs a command with inherited stderr; its stdout goes to our stderr (progress), so our stdout is only the report. */
@@ -365,6 +369,9 @@ function report(
     console.log(
       markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'renew p99', 'release p99'], ratioRows),
     );
+  /** Median over rounds of a system's main-thread CPU per command (microseconds; the adapter's side line). */
+  const medianCpu = (system: string): number =>
+    median(memory.filter((x) => x.system === system).map((x) => x.server_main_thread_cpu_us_per_command));
   const modeRows = systems
     .filter((s) => isOurs(s) && s !== PRODUCT_LABEL && s !== WS_LABEL)
     .map((mode) => {
@@ -374,6 +381,7 @@ function report(
         `× ${fixed(m(mode, (r) => r.acquires_ok_per_s) / m(base, (r) => r.acquires_ok_per_s), 2)}`,
         `× ${fixed(m(mode, (r) => r.releases_per_s) / m(base, (r) => r.releases_per_s), 2)}`,
         `× ${fixed(m(mode, (r) => r.latency.acquire.p99_ms) / m(base, (r) => r.latency.acquire.p99_ms), 2)}`,
+        `× ${fixed(medianCpu(mode) / medianCpu(base), 2)}`,
       ];
     });
   const commitRows = systems.filter(isOurs).map((s) => {
@@ -397,19 +405,40 @@ function report(
         med((x) => x.append_ms_mean),
         3,
       ),
+      fixed(
+        med((x) => x.server_cpu_us_per_command),
+        1,
+      ),
+      fixed(
+        med((x) => x.server_main_thread_cpu_us_per_command),
+        1,
+      ),
     ];
   });
   if (commitRows.length > 0) {
     console.log(
-      "\ngroup commit (the coordinator's /metrics over each round, warm-up included; medians over rounds):\n",
+      "\ngroup commit and server CPU per command (the coordinator's /metrics and /proc over each round, warm-up included; medians over rounds):\n",
     );
     console.log(
-      markdownTable(['system', 'appends (fsyncs)/s', 'commands / append', 'events / append', 'append ms'], commitRows),
+      markdownTable(
+        [
+          'system',
+          'appends (fsyncs)/s',
+          'commands / append',
+          'events / append',
+          'append ms',
+          'server CPU µs / command',
+          'main thread µs / command',
+        ],
+        commitRows,
+      ),
     );
   }
   if (modeRows.length > 0) {
     console.log('\nmodes against the default (the cost of each mode; throughput < 1 and p99 > 1: it costs):\n');
-    console.log(markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99'], modeRows));
+    console.log(
+      markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'main thread µs / command'], modeRows),
+    );
   }
   for (const [index, probe] of probes.entries()) {
     console.log(

@@ -20,7 +20,11 @@
 // same line carries the group commit seen from the coordinator's GET /metrics (viewer token of
 // the tokens file), read after /readyz and again at close(): appends (one transaction and one
 // fsync each), commands and events they carried, and the seconds they took, so a round says how
-// large each transport's batches were (warm-up included).
+// large each transport's batches were (warm-up included). It also carries the server's CPU over the
+// same window, read from /proc/<server pid>/stat and /proc/<server pid>/task/<server pid>/stat (its
+// main thread: the event loop, without the SQLite writer thread and libuv's pool), per command the
+// coordinator decided: the CPU cost of an operation, a steadier figure than operations per second
+// on a machine whose other load takes CPU from both sides.
 //
 // When LEASE_FENCE_BENCH_GATE_LINK=1 (bench:service's fence-first mode), create() also plays the
 // resource's gate: it opens the SDK's gate link (openGateLink, with the tokens file's gate token)
@@ -43,6 +47,31 @@ function procMemoryBytes(pid, field) {
   } catch {
     return null;
   }
+}
+
+/** USER_HZ: clock ticks per second of /proc's CPU times (100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * User + system CPU of a process (`/proc/PID/stat`) or of one of its threads
+ * (`/proc/PID/task/TID/stat`) so far, in microseconds, or null when it is gone.
+ */
+function procCpuMicros(path) {
+  try {
+    const stat = readFileSync(path, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** The server's CPU so far (microseconds): the whole process and its main thread (the event loop), or null. */
+function serverCpuMicros(pid) {
+  if (!pid) return null;
+  const process = procCpuMicros(`/proc/${pid}/stat`);
+  const mainThread = procCpuMicros(`/proc/${pid}/task/${pid}/stat`);
+  return process === null || mainThread === null ? null : { process, mainThread };
 }
 
 /** The first gate token of the tokens file. */
@@ -200,6 +229,7 @@ export async function create(cfg) {
     return reply === undefined ? undefined : groupCommitTotals(reply);
   };
   const groupCommitAtStart = await readGroupCommit();
+  const cpuAtStart = serverCpuMicros(cfg.serverPid);
 
   const memory = { samples: 0, rssSumBytes: 0, rssMaxBytes: 0 };
   const sampler = cfg.serverPid
@@ -265,15 +295,23 @@ export async function create(cfg) {
       const sideFile = process.env.LEASE_FENCE_BENCH_SIDE_FILE;
       if (sideFile && cfg.serverPid) {
         const end = await readGroupCommit();
+        const cpuAtEnd = serverCpuMicros(cfg.serverPid);
         const start = groupCommitAtStart;
         const delta = (key) => (end === undefined || start === undefined ? null : end[key] - start[key]);
         const appends = delta('appends');
+        const commands = delta('commands');
+        const cpuPerCommand = (key) =>
+          cpuAtStart === null || cpuAtEnd === null || !commands
+            ? null
+            : Number(((cpuAtEnd[key] - cpuAtStart[key]) / commands).toFixed(1));
         const seconds = delta('atMillis') === null ? null : delta('atMillis') / 1000;
         const record = {
           appends_per_s: appends === null || !seconds ? null : Math.round(appends / seconds),
           batch_commands_mean: appends ? Number((delta('commands') / appends).toFixed(2)) : null,
           batch_events_mean: appends ? Number((delta('events') / appends).toFixed(2)) : null,
           append_ms_mean: appends ? Number(((delta('appendSeconds') * 1000) / appends).toFixed(3)) : null,
+          server_cpu_us_per_command: cpuPerCommand('process'),
+          server_main_thread_cpu_us_per_command: cpuPerCommand('mainThread'),
           system: cfg.label,
           round: cfg.round,
           server_rss_mean_mib: memory.samples ? Math.round(memory.rssSumBytes / memory.samples / MIB) : null,
