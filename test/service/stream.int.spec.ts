@@ -99,6 +99,29 @@ describe('GET /v1/stream', () => {
     await stream.close();
   });
 
+  it('with batch=1 sends the same frames in the same order, several to a message', async () => {
+    // Arrange
+    const head = await viewer.head();
+    const single = await openStream(app.wsUrl, { after: 0, token: TEST_TOKENS.viewer.token });
+    const batched = await openStream(app.wsUrl, { after: 0, token: TEST_TOKENS.viewer.token, batch: true });
+
+    // Act
+    await single.waitFor((f) => f.type === 'caught-up');
+    await batched.waitFor((f) => f.type === 'caught-up');
+    await agentB.post(`/v1/leases/live-${++counter}/acquire`, { requestId: 'live-batch' });
+    await single.waitFor((f) => isEvent(f) && f.position > head);
+    await batched.waitFor((f) => isEvent(f) && f.position > head);
+
+    // Assert
+    const eventsAndCaughtUp = (frames: readonly StreamFrame[]): StreamFrame[] =>
+      frames.filter((f) => f.type === 'event' || f.type === 'caught-up');
+    expect(eventsAndCaughtUp(batched.frames)).toEqual(eventsAndCaughtUp(single.frames));
+    expect(positionsOf(batched.frames)).toEqual(range(1, head + 1));
+    expect(batched.messages()).toBeLessThan(batched.frames.length);
+    await single.close();
+    await batched.close();
+  });
+
   it('sends caught-up at once when the client already has the head', async () => {
     const head = await viewer.head();
     const stream = await openStream(app.wsUrl, { after: head, token: TEST_TOKENS.gate.token });

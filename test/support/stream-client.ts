@@ -1,8 +1,9 @@
 /**
  * A test client of the coordinator's `/v1/stream` WebSocket: parses every frame with the
- * protocol schema, keeps them in order, and lets a test wait for a frame — no sleeps.
+ * protocol schema, keeps them in order (the frames of a `batch` message one by one), and lets a
+ * test wait for a frame — no sleeps.
  */
-import { type StreamFrame, StreamFrameSchema } from '@lease-fence/protocol';
+import { type StreamFrame, StreamFrameSchema, StreamMessageSchema } from '@lease-fence/protocol';
 import WebSocket from 'ws';
 
 /** How the socket closed. */
@@ -13,8 +14,10 @@ export interface StreamClose {
 
 /** An open stream. */
 export interface StreamClient {
-  /** Every frame received so far, in order. */
+  /** Every frame received so far, in order (a `batch` message's frames unpacked). */
   readonly frames: readonly StreamFrame[];
+  /** WebSocket messages received so far (fewer than `frames` once a `batch` arrived). */
+  readonly messages: () => number;
   /** Resolves with the first frame (received so far or later) matching `predicate`; rejects on close or after `timeoutMillis`. */
   waitFor<F extends StreamFrame>(predicate: (frame: StreamFrame) => frame is F, timeoutMillis?: number): Promise<F>;
   waitFor(predicate: (frame: StreamFrame) => boolean, timeoutMillis?: number): Promise<StreamFrame>;
@@ -34,6 +37,8 @@ export interface OpenStreamOptions {
   readonly token?: string;
   /** Sent as `Authorization: Bearer`. */
   readonly bearer?: string;
+  /** Sent as `?batch=1`: the frames of one server turn come as one `batch` message. */
+  readonly batch?: boolean;
 }
 
 /**
@@ -44,6 +49,7 @@ export function openStream(wsUrl: string, options: OpenStreamOptions = {}): Prom
   const query = new URLSearchParams();
   if (options.after !== undefined) query.set('after', String(options.after));
   if (options.token !== undefined) query.set('token', options.token);
+  if (options.batch === true) query.set('batch', '1');
   const headers = options.bearer === undefined ? undefined : { authorization: `Bearer ${options.bearer}` };
   const socket = new WebSocket(`${wsUrl}/v1/stream${query.size > 0 ? `?${query}` : ''}`, { headers });
   const frames: StreamFrame[] = [];
@@ -51,10 +57,17 @@ export function openStream(wsUrl: string, options: OpenStreamOptions = {}): Prom
   const closed = new Promise<StreamClose>((resolve) =>
     socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
   );
+  let messages = 0;
   socket.on('message', (data) => {
-    const frame = StreamFrameSchema.parse(JSON.parse(String(data)));
-    frames.push(frame);
-    for (const watcher of [...watchers]) watcher(frame);
+    messages += 1;
+    const message =
+      options.batch === true
+        ? StreamMessageSchema.parse(JSON.parse(String(data)))
+        : StreamFrameSchema.parse(JSON.parse(String(data)));
+    for (const frame of message.type === 'batch' ? message.frames : [message]) {
+      frames.push(frame);
+      for (const watcher of [...watchers]) watcher(frame);
+    }
   });
   const waitFor = (predicate: (frame: StreamFrame) => boolean, timeoutMillis = 20_000): Promise<StreamFrame> => {
     const seen = frames.find(predicate);
@@ -108,6 +121,7 @@ export function openStream(wsUrl: string, options: OpenStreamOptions = {}): Prom
       socket.on('error', () => undefined);
       resolve({
         frames,
+        messages: () => messages,
         waitFor: waitFor as StreamClient['waitFor'],
         closed,
         pause: () => socket.pause(),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AcquireBodySchema, EventsQuerySchema, queryParamsOf } from './http.js';
-import { StreamQuerySchema } from './stream.js';
+import { StreamMessageSchema, StreamQuerySchema } from './stream.js';
 
 const issuesOf = (result: {
   success: boolean;
@@ -41,6 +41,38 @@ describe('StreamQuerySchema', () => {
         issuesOf(EventsQuerySchema.safeParse({ after })),
       );
     }
+  });
+
+  it('takes batch=1 and refuses any other batch value, naming the parameter', () => {
+    expect(StreamQuerySchema.parse({ after: '3', batch: '1' })).toEqual({ after: 3, batch: '1' });
+    expect(StreamQuerySchema.parse({ after: '3' })).toEqual({ after: 3 });
+    for (const batch of ['0', 'true', '', ['1', '1']])
+      expect(issuesOf(StreamQuerySchema.safeParse({ after: '3', batch }))).toEqual([
+        { path: 'batch', message: expect.stringContaining('must be 1') },
+      ]);
+  });
+});
+
+describe('StreamMessageSchema', () => {
+  const caughtUp = { type: 'caught-up', position: 7 } as const;
+  const heartbeat = { type: 'heartbeat', position: 7, wallMillis: 1 } as const;
+
+  it('reads a lone frame as itself and a batch as its frames in order', () => {
+    expect(StreamMessageSchema.parse(caughtUp)).toEqual(caughtUp);
+    expect(StreamMessageSchema.parse({ type: 'batch', frames: [heartbeat, caughtUp] })).toEqual({
+      type: 'batch',
+      frames: [heartbeat, caughtUp],
+    });
+  });
+
+  it('refuses a batch holding an invalid frame, naming its index, and a batch of fewer than two frames', () => {
+    expect(
+      issuesOf(StreamMessageSchema.safeParse({ type: 'batch', frames: [caughtUp, { type: 'caught-up' }] })),
+    ).toEqual([{ path: 'frames.1.position', message: expect.any(String) }]);
+    expect(StreamMessageSchema.safeParse({ type: 'batch', frames: [caughtUp] }).success).toBe(false);
+    expect(
+      StreamMessageSchema.safeParse({ type: 'batch', frames: [{ type: 'batch', frames: [] }, caughtUp] }).success,
+    ).toBe(false);
   });
 });
 

@@ -2,6 +2,8 @@
  * Frames of the WebSocket stream `/v1/stream?after=<position>`: every log event after
  * `position` in order, then one `caught-up`, then live events, heartbeats and stats.
  * A client resumes after the last `position` it saw: no gap, no duplicate.
+ * With `batch=1` the frames the server sends in one turn of its event loop arrive as one
+ * `batch` message ({@link BatchFrameSchema}); without it, one message per frame.
  */
 import { z } from 'zod';
 import { CoordinatorEventSchema } from './events.js';
@@ -70,6 +72,29 @@ export const StreamFrameSchema = z.discriminatedUnion('type', [
 ]);
 /** The parsed shape of {@link StreamFrameSchema}. */
 export type StreamFrame = z.infer<typeof StreamFrameSchema>;
+
+/**
+ * Two or more frames in one WebSocket message, in the order they were sent: handle each as if it
+ * had arrived alone. Sent only to a client that asked for `batch=1` (see {@link StreamQuerySchema}),
+ * whenever the server sends it more than one frame in one turn of its event loop (a group commit's
+ * events, a catch-up page); a lone frame still comes as itself. One message per event cost a
+ * browser about 0.2 ms of main thread each (task, `MessageEvent`, `JSON.parse`) at 2 000 events/s.
+ */
+export const BatchFrameSchema = z.object({ type: z.literal('batch'), frames: z.array(StreamFrameSchema).min(2) });
+/** The parsed shape of {@link BatchFrameSchema}. */
+export type BatchFrame = z.infer<typeof BatchFrameSchema>;
+
+/** Any message of a stream opened with `batch=1`: one frame, or a {@link BatchFrameSchema} of several. */
+export const StreamMessageSchema = z.discriminatedUnion('type', [
+  EventFrameSchema,
+  CaughtUpFrameSchema,
+  HeartbeatFrameSchema,
+  StatsFrameSchema,
+  ClosingFrameSchema,
+  BatchFrameSchema,
+]);
+/** The parsed shape of {@link StreamMessageSchema}. */
+export type StreamMessage = z.infer<typeof StreamMessageSchema>;
 /** The parsed shape of {@link EventFrameSchema}. */
 export type EventFrame = z.infer<typeof EventFrameSchema>;
 /** The parsed shape of {@link ClosingFrameSchema}. */
@@ -78,10 +103,11 @@ export type ClosingFrame = z.infer<typeof ClosingFrameSchema>;
 export type StatsFrame = z.infer<typeof StatsFrameSchema>;
 
 /**
- * Query of the stream's upgrade request `GET /v1/stream?after=<position>&token=<token>`, as
+ * Query of the stream's upgrade request `GET /v1/stream?after=<position>&token=<token>&batch=1`, as
  * {@link queryParamsOf} gives it. `after` is the last position the client has (0 = from the
  * start), with the same rules and messages as `GET /v1/events` ({@link AfterParamSchema}).
  * `token` is for browsers, which cannot set headers on a WebSocket; the Authorization header works too.
+ * `batch=1` asks for {@link BatchFrameSchema} messages (absent: one message per frame, as before).
  * Unknown parameters are refused, as on `GET /v1/events`.
  */
 export const StreamQuerySchema = z.strictObject({
@@ -89,6 +115,7 @@ export const StreamQuerySchema = z.strictObject({
   token: z
     .string({ error: (issue) => (Array.isArray(issue.input) ? 'must be given once' : 'must be a string') })
     .optional(),
+  batch: z.literal('1', { error: 'must be 1 (batch the frames of one turn into one message)' }).optional(),
 });
 /** The parsed shape of {@link StreamQuerySchema}. */
 export type StreamQuery = z.infer<typeof StreamQuerySchema>;

@@ -1,8 +1,9 @@
 /**
  * An in-page probe for `bench-dashboard`, installed with `page.addInitScript` before the dashboard
  * loads. It watches, without changing the app:
- * - every `event` frame the WebSocket delivers: its position and `recordedAtMillis` (the
- *   coordinator's wall clock at the append; same machine, so comparable with the page's `Date.now()`);
+ * - every `event` frame the WebSocket delivers, alone or inside a `batch` message: its position and
+ *   `recordedAtMillis` (the coordinator's wall clock at the append; same machine, so comparable with
+ *   the page's `Date.now()`);
  * - every animation frame: the gap since the previous one, and the log position the lanes canvas
  *   last drew (`data-position` of `[data-testid="lanes-canvas"]`, set by the dashboard per drawn frame).
  *
@@ -46,16 +47,16 @@ export const DASHBOARD_PROBE_SCRIPT = `(() => {
   let drawnUpTo = 0;
   window.__leaseFenceBenchProbe = probe;
   const Native = window.WebSocket;
-  const pattern = /^\\{"type":"event","position":(\\d+),"recordedAtMillis":([\\d.]+)/;
+  const pattern = /\\{"type":"event","position":(\\d+),"recordedAtMillis":([\\d.]+)/g;
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);
       this.addEventListener('message', (message) => {
         if (typeof message.data !== 'string') return;
-        const m = pattern.exec(message.data);
-        if (m === null) return;
-        if (probe.firstEventAtMillis === null) probe.firstEventAtMillis = performance.now();
-        if (probe.recordingEvents) recordedAt.set(Number(m[1]), [Number(m[2]), Date.now()]);
+        for (const m of message.data.matchAll(pattern)) {
+          if (probe.firstEventAtMillis === null) probe.firstEventAtMillis = performance.now();
+          if (probe.recordingEvents) recordedAt.set(Number(m[1]), [Number(m[2]), Date.now()]);
+        }
       });
     }
   };

@@ -1,6 +1,6 @@
 /**
  * The `/v1/stream` WebSocket: a Nest gateway on the `ws` adapter (`websocket/coordinator-ws.adapter.ts`).
- * Before the upgrade, its check ({@link WebSocketUpgrades}) validates the query (`after`, `token`)
+ * Before the upgrade, its check ({@link WebSocketUpgrades}) validates the query (`after`, `token`, `batch`)
  * and authenticates a viewer token, so a bad one gets a real HTTP 400 / 401; the stream is
  * server-push only, so the gateway has no message handlers.
  */
@@ -109,10 +109,10 @@ export class StreamGateway implements OnGatewayConnection, OnApplicationBootstra
 
   /** A client passed the upgrade check: runs its {@link StreamConnection}. */
   handleConnection(client: WebSocket, request: IncomingMessage, query: StreamQuery): void {
-    void this.accept(client, request, query.after);
+    void this.accept(client, request, query.after, query.batch === '1');
   }
 
-  private async accept(client: WebSocket, request: IncomingMessage, after: number): Promise<void> {
+  private async accept(client: WebSocket, request: IncomingMessage, after: number, batch: boolean): Promise<void> {
     const { socket } = request;
     const remoteAddress = socket.remoteAddress;
     this.metrics.streamClientDelta(1);
@@ -163,7 +163,7 @@ export class StreamGateway implements OnGatewayConnection, OnApplicationBootstra
     }
     current.releaseFanout = this.fanout.hold();
     const connection = new StreamConnection(
-      coalesceWrites(client, socket),
+      coalesceWrites(client, socket, { batch }),
       (from) => this.log.subscribe({ after: from }),
       {
         after,

@@ -11,7 +11,7 @@ import {
   AgentReplyFrameSchema,
   CoordinatorToGateFrameSchema,
   GATE_LINK_PATH,
-  StreamFrameSchema,
+  StreamMessageSchema,
   StreamQuerySchema,
 } from '@lease-fence/protocol';
 import { ApiDoc, REPLIES } from '../docs/api-doc.js';
@@ -30,10 +30,14 @@ export class UpgradeRequiredController {
     role: 'viewer',
     summary:
       'WebSocket (upgrade): every log event after `after`, then `caught-up`, then live events, heartbeats and `stats` about once a second. ' +
-      'A slow consumer is sent `closing` and disconnected; resume with `after` = the last position received. The token may be the `token` query parameter or the Authorization header.',
+      'A slow consumer is sent `closing` and disconnected; resume with `after` = the last position received. The token may be the `token` query parameter or the Authorization header. ' +
+      'With `batch=1` the frames sent in one turn of the server come as one `batch` message (`frames`, in order); without it, one message per frame.',
     query: StreamQuerySchema,
     replies: {
-      101: { description: 'Switching protocols; frames are JSON text messages.', schemas: [StreamFrameSchema] },
+      101: {
+        description: 'Switching protocols; frames are JSON text messages (`batch` messages only with `batch=1`).',
+        schemas: [StreamMessageSchema],
+      },
       400: REPLIES.badInput,
       401: REPLIES.unauthenticated,
       426: REPLIES.upgradeRequired,

@@ -55,20 +55,28 @@ export function demoEnvironment(
         onerror: null,
         close: () => sockets.delete(push),
       };
-      let sent = Number(new URL(url).searchParams.get('after') ?? 0);
-      const send = (frame: StreamFrame): void => socket.onmessage?.({ data: JSON.stringify(frame) });
+      const query = new URL(url).searchParams;
+      let sent = Number(query.get('after') ?? 0);
+      // As the coordinator: with batch=1 the frames of one push are one message, else one message each.
+      const batch = query.get('batch') === '1';
+      const send = (frames: readonly StreamFrame[]): void => {
+        if (batch && frames.length > 1) socket.onmessage?.({ data: JSON.stringify({ type: 'batch', frames }) });
+        else for (const frame of frames) socket.onmessage?.({ data: JSON.stringify(frame) });
+      };
       const push = (upTo: number): void => {
+        const frames: StreamFrame[] = [];
         for (; sent < upTo; sent += 1) {
           const e = log[sent];
           if (e !== undefined)
-            send({ type: 'event', position: e.position, recordedAtMillis: e.recordedAtMillis, event: e.event });
+            frames.push({ type: 'event', position: e.position, recordedAtMillis: e.recordedAtMillis, event: e.event });
         }
-        send({ type: 'heartbeat', position: upTo, wallMillis: Date.now() });
+        frames.push({ type: 'heartbeat', position: upTo, wallMillis: Date.now() });
+        send(frames);
       };
       window.setTimeout(() => {
         socket.onopen?.({});
         push(head);
-        send({ type: 'caught-up', position: head });
+        send([{ type: 'caught-up', position: head }]);
         sockets.add(push);
       }, 0);
       return socket;

@@ -59,7 +59,7 @@ describe('StreamClient', () => {
     h.latest().open().sendEvents(log).send({ type: 'caught-up', position: 5 });
 
     // Assert
-    expect(h.latest().url).toBe('ws://127.0.0.1:3000/v1/stream?after=0&token=viewer-token');
+    expect(h.latest().url).toBe('ws://127.0.0.1:3000/v1/stream?after=0&token=viewer-token&batch=1');
     expect(h.delivered).toEqual([1, 2, 3, 4, 5]);
     expect(h.states.map((s) => s.status)).toEqual(['connecting', 'catching-up', 'live']);
   });
@@ -161,6 +161,57 @@ describe('StreamClient', () => {
     expect(h.problems[0]).toMatch(/gap in the stream: expected position 3, got 5/);
     expect(h.sockets[0]!.closedByClient).toBe(true);
     expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('delivers the frames of a batch message one by one, in order, like frames sent alone', () => {
+    // Arrange
+    const h = harness();
+    const log = logOf(6);
+    h.client.start();
+
+    // Act
+    h.latest().open().sendBatch(log.slice(0, 4), { type: 'caught-up', position: 4 }).sendBatch(log.slice(4));
+
+    // Assert
+    expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(h.states.map((s) => s.status)).toEqual(['connecting', 'catching-up', 'live']);
+  });
+
+  it('drops the rest of a batch after a gap inside it and resumes after the last position it delivered', () => {
+    // Arrange
+    const h = harness();
+    const log = logOf(6);
+    h.client.start();
+
+    // Act: positions 1, 2, 5, 6 in one batch
+    h.latest().open().sendBatch([log[0]!, log[1]!, log[4]!, log[5]!]);
+    h.timers.advance(250);
+    h.latest().open().sendBatch(log.slice(2));
+
+    // Assert
+    expect(h.problems).toEqual([expect.stringMatching(/gap in the stream: expected position 3, got 5/)]);
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 2]);
+    expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('refuses a batch holding an invalid frame whole, naming the frame, and keeps the connection', () => {
+    // Arrange
+    const h = harness();
+    const log = logOf(3);
+    h.client.start();
+
+    // Act
+    h.latest()
+      .open()
+      .send(
+        `{"type":"batch","frames":[${JSON.stringify({ type: 'event', position: 1, recordedAtMillis: 1, event: log[0]!.event })},{"type":"event","position":-1}]}`,
+      )
+      .sendBatch(log);
+
+    // Assert
+    expect(h.problems).toEqual([expect.stringMatching(/^invalid frame: frames\.1\./)]);
+    expect(h.delivered).toEqual([1, 2, 3]);
+    expect(h.sockets).toHaveLength(1);
   });
 
   it('reports a frame that fails the protocol schema and keeps the connection', () => {

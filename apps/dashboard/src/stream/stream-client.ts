@@ -1,6 +1,7 @@
 /**
- * The dashboard's client of the coordinator's catch-up subscription (`/v1/stream?after=N`):
- * every log event after N in order, one `caught-up`, then live events, heartbeats and stats.
+ * The dashboard's client of the coordinator's catch-up subscription (`/v1/stream?after=N&batch=1`):
+ * every log event after N in order, one `caught-up`, then live events, heartbeats and stats; the
+ * frames the coordinator sends in one turn arrive as one `batch` message, handled frame by frame.
  *
  * Guarantees to its `onEvent` callback: positions N+1, N+2, … each exactly once, in order — across
  * reconnects (it resumes after the last position it delivered), duplicate frames (dropped) and
@@ -12,7 +13,7 @@
  */
 import type { ClosingFrame, RecordedEvent, StreamFrame } from '@lease-fence/protocol';
 import { backoffDelayMillis, createRetryPolicy, type RetryPolicy } from '@lease-fence/client/retry-policy';
-import { parseStreamFrame } from './parse-frame.js';
+import { parseStreamMessage } from './parse-frame.js';
 
 /** The part of the browser's `WebSocket` the client uses. */
 export interface SocketLike {
@@ -278,7 +279,7 @@ export class StreamClient {
       this.#setState({ status: 'catching-up', after: this.#position, ...this.#damageField() });
       this.#armStaleTimer();
     };
-    socket.onmessage = (message) => this.#onMessage(message.data);
+    socket.onmessage = (message) => this.#onMessage(socket, message.data);
     socket.onerror = () => undefined;
     socket.onclose = (event) => {
       if (this.#socket !== socket) return;
@@ -292,16 +293,23 @@ export class StreamClient {
     };
   }
 
-  #onMessage(data: unknown): void {
+  #onMessage(socket: SocketLike, data: unknown): void {
     // Stamped, not re-armed: clearing and setting a timer per frame cost 3 % of the page's main
     // thread at 2 000 events/s; the timer checks the stamp when it fires.
     this.#lastFrameAtMillis = this.#now();
-    const parsed = parseStreamFrame(data);
+    const parsed = parseStreamMessage(data);
     if (!parsed.ok) {
       this.#options.onProblem?.(parsed.message);
       return;
     }
-    const frame = parsed.frame;
+    // A frame of a batch may end this socket (a gap, `closing`): the rest of the batch is its too.
+    for (const frame of parsed.frames) {
+      if (this.#socket !== socket) return;
+      this.#onFrame(frame);
+    }
+  }
+
+  #onFrame(frame: StreamFrame): void {
     switch (frame.type) {
       case 'event': {
         this.#head = Math.max(this.#head, frame.position);
@@ -450,7 +458,8 @@ export class StreamClient {
 }
 
 /**
- * The stream's URL for the page's origin: `ws(s)://host/v1/stream?after=N&token=T`.
+ * The stream's URL for the page's origin: `ws(s)://host/v1/stream?after=N&token=T&batch=1`
+ * (`batch=1`: the frames of one server turn come as one message, see libs/protocol/src/stream.ts).
  *
  * @param origin - The page's origin, e.g. `https://coordinator:3000`.
  * @param after - Resume position.
@@ -461,6 +470,7 @@ export function streamUrl(origin: string, after: number, token: string): string 
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   url.searchParams.set('after', String(after));
   url.searchParams.set('token', token);
+  url.searchParams.set('batch', '1');
   return url.toString();
 }
 

@@ -38,6 +38,17 @@ export class FakeSocket implements SocketLike {
     return this;
   }
 
+  /** Sends `events` as one `batch` message, as the coordinator does for a client that asked for `batch=1`. */
+  sendBatch(events: readonly RecordedEvent[], ...after: readonly StreamFrame[]): this {
+    const frames: StreamFrame[] = events.map((e) => ({
+      type: 'event',
+      position: e.position,
+      recordedAtMillis: e.recordedAtMillis,
+      event: e.event,
+    }));
+    return this.send(JSON.stringify({ type: 'batch', frames: [...frames, ...after] }));
+  }
+
   serverClose(code = 1006, reason = ''): void {
     this.onclose?.({ code, reason });
   }
