@@ -3,7 +3,7 @@
  * hook), the figures derived from the store's snapshot and the URL's view, and the actions the
  * panels call. What is shown where is {@link DashboardLayout}'s business.
  */
-import { useCallback, useEffect, useMemo, useRef, useState, type ReactElement } from 'react';
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState, type ReactElement } from 'react';
 import {
   compileLeaseMatch,
   countMatches,
@@ -210,6 +210,12 @@ export function Dashboard({
     () => denialInputs.stats.between(denialInputs.window.fromWallMillis, denialInputs.window.toWallMillis),
     [denialInputs],
   );
+  // The rate charts (recharts) are the page's longest render, once per rate bin: rendered as a
+  // deferred (interruptible) update, React works on them in slices between frames, and the lanes
+  // and tables are not held up by them.
+  const deferredRates = useDeferredValue(rates);
+  const deferredDenials = useDeferredValue(denials);
+  const deferredHolds = useDeferredValue(holds);
   const hits = useMemo(() => searchLog(tableView.state, index, view.search), [tableView, index, view.search]);
   // Current holders as of the view. Live, durations run from now and the rows are rebuilt at most
   // once a second (the live fold changes with every loaded batch, up to 2 000 events/s); otherwise
@@ -453,9 +459,9 @@ export function Dashboard({
         focusPosition={focusPosition}
         tablePosition={tableView.position}
         contextEvents={contextEvents}
-        rates={rates}
-        denials={denials}
-        holds={holds}
+        rates={deferredRates}
+        denials={deferredDenials}
+        holds={deferredHolds}
         gates={gates}
         timeJump={<TimeJump now={env.now} timeZone={timeZone} bounds={jumpBounds} onJump={jumpTo} />}
         holdersPanel={
