@@ -384,6 +384,13 @@ describe('compileShapeParser reads only what it can read exactly, and leaves the
     expect(parse(text)).toBeUndefined();
   });
 
+  it('reads every string exactly, also among many of the same length read before it (its recent strings are compared, not trusted to a hash)', () => {
+    // 5 000 distinct ids of 8 characters: more than the recent strings' slots, so several share one.
+    const ids = Array.from({ length: 5000 }, (_, i) => `id-${i.toString(36).padStart(5, '0')}`);
+    const textOf = (id: string): string => `{"id":${JSON.stringify(id)},"n":0,"flag":true,"note":null}`;
+    for (const id of [...ids, ...ids.slice().reverse()]) expect(parse(textOf(id))?.['id']).toBe(id);
+  });
+
   it('refuses to compile what is not an object, a key __proto__, and whatever compileShapeCheck cannot compile', () => {
     expect(() => compileShapeParser(z.string())).toThrow(/^compileShapeParser: \(root\): cannot compile/);
     expect(() => compileShapeParser(z.object({ ['__proto__']: z.string() }))).toThrow(
