@@ -8,11 +8,13 @@
  */
 import {
   compileShapeCheck,
+  compileShapeParser,
   CoordinatorEventSchema,
   type CoordinatorEvent,
   type CoordinatorEventType,
   type RecordedEvent,
   type ShapeCheck,
+  type ShapeParser,
 } from '@lease-fence/protocol';
 import { EventLogCorruptError, type EventLogCorruptIssue } from './ports/event-log-errors.js';
 import type { Snapshot } from './ports/event-log.js';
@@ -78,6 +80,20 @@ const MEMBER_SCHEMAS: ReadonlyMap<string, EventMemberSchema> = new Map(
  */
 const DATA_CHECKS: ReadonlyMap<string, ShapeCheck> = new Map(
   CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, compileShapeCheck(schema.shape.data)]),
+);
+
+/**
+ * Per event type, the member schema's `data` compiled into a parser that checks as it reads
+ * (`compileShapeParser` of `@lease-fence/protocol`): for the JSON text of a record at the
+ * current version it returns, in one pass, the object `JSON.parse` would return, only when
+ * {@link DATA_CHECKS} would pass it; for any other text it returns `undefined` and the record
+ * takes the path above (`JSON.parse`, the check, the schema). A replay's records are nearly all
+ * the text the coordinator wrote, so nearly all take the one pass: about 1.2 µs per record
+ * became 0.7 µs on the records of a 1M-event log (the figures are in the commit that
+ * introduced it).
+ */
+const DATA_PARSERS: ReadonlyMap<string, ShapeParser> = new Map(
+  CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, compileShapeParser(schema.shape.data)]),
 );
 
 /**
@@ -172,8 +188,10 @@ export function encodeEvents(api: string, events: readonly CoordinatorEvent[]): 
 /**
  * Decodes one stored record: parses `data` if it is JSON text, upcasts old versions, and
  * validates the result with the protocol schema (the union's member for the record's type):
- * JSON text through the schema's compiled check first ({@link DATA_CHECKS}), the schema itself
- * for whatever that check does not pass, so the issues of a corrupt record are the schema's.
+ * JSON text at the current version through the schema's compiled parser first
+ * ({@link DATA_PARSERS}, parsing and checking in one pass), then whatever it does not take
+ * through `JSON.parse` and the compiled check ({@link DATA_CHECKS}), and the schema itself for
+ * whatever that check does not pass, so the issues of a corrupt record are the schema's.
  *
  * @returns the record as a {@link RecordedEvent} (current schema version).
  * @throws {@link EventLogCorruptError} naming `raw.position` when the type or version is
@@ -214,6 +232,10 @@ export function decodeFields(
       },
     ]);
   }
+  if (typeof storedData === 'string' && storedVersion === current) {
+    const read = DATA_PARSERS.get(type)!(storedData);
+    if (read !== undefined) return recordedAt(position, recordedAtMillis, { type, version: current, data: read });
+  }
   let data: unknown = storedData;
   const parsedHere = typeof data === 'string';
   if (typeof data === 'string') {
@@ -244,12 +266,20 @@ export function decodeFields(
     if (!parsed.success) throw corruptAt(position, toIssues(parsed.error));
     event = parsed.data;
   }
+  return recordedAt(position, recordedAtMillis, event);
+}
+
+/**
+ * The recorded event of a decoded `event`, once its `recordedAtMillis` is checked.
+ * @throws {@link EventLogCorruptError} naming `position` when `recordedAtMillis` is not a finite number.
+ */
+function recordedAt(position: number, recordedAtMillis: number, event: unknown): RecordedEvent {
   if (!Number.isFinite(recordedAtMillis)) {
     throw corruptAt(position, [
       { path: 'recordedAtMillis', message: `must be a finite number, got ${String(recordedAtMillis)}` },
     ]);
   }
-  return { position, recordedAtMillis, event };
+  return { position, recordedAtMillis, event: event as CoordinatorEvent };
 }
 
 /** The error that stops a reader at the record at `position`. */

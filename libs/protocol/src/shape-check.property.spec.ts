@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AgentRequestEnvelopeSchema } from './agent-link.js';
 import { CoordinatorEventSchema } from './events.js';
 import { AcquireBodySchema, ReleaseBodySchema, RenewBodySchema } from './http.js';
-import { compileShapeCheck } from './shape-check.js';
+import { compileShapeCheck, compileShapeParser } from './shape-check.js';
 
 /** The zod 4 definition fields this test's generator reads (`schema._zod.def`). */
 interface Definition {
@@ -212,6 +212,192 @@ describe('compileShapeCheck refuses to compile what it cannot check as strictly 
   ])('%s', (_label, schema, path) => {
     expect(() => compileShapeCheck(schema as z.ZodType)).toThrow(
       new RegExp(`^compileShapeCheck: ${path.replace(/[().]/g, '\\$&')}: cannot compile`),
+    );
+  });
+});
+
+/** JSON text changed in one place: a character inserted, deleted or replaced by one JSON gives a meaning to. */
+const editedText = (text: string): fc.Arbitrary<string> =>
+  fc
+    .tuple(
+      fc.nat(),
+      fc.constantFrom('insert', 'delete', 'replace'),
+      fc.constantFrom(
+        ' ',
+        '"',
+        '\\',
+        ',',
+        ':',
+        '{',
+        '}',
+        '[',
+        '0',
+        '1',
+        '-',
+        '+',
+        '.',
+        'e',
+        'E',
+        'x',
+        'é',
+        '\n',
+        '\u0000',
+      ),
+    )
+    .map(([at, how, character]) => {
+      const index = at % (text.length + 1);
+      if (how === 'insert') return text.slice(0, index) + character + text.slice(index);
+      const rest = text.slice(index + 1);
+      return text.slice(0, index) + (how === 'delete' ? '' : character) + rest;
+    });
+
+/** `JSON.parse(text)`, or `undefined` for text that is not JSON. */
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Whatever the parser returns is what `JSON.parse` returns (same keys in the same order), and what the schema accepts as it is. */
+function expectSameAsParseAndCheck(schema: z.ZodType, text: string, read: Record<string, unknown>): void {
+  const parsed = parseJson(text);
+  expect(read).toStrictEqual(parsed);
+  expect(Object.keys(read)).toEqual(Object.keys(parsed as object));
+  expect(compileShapeCheck(schema)(read)).toBe(true);
+  expect(schema.safeParse(read)).toStrictEqual({ success: true, data: read });
+}
+
+describe('compileShapeParser against JSON.parse and zod, for every event type', () => {
+  const dataSchemas = members.map(([type, schema]) => [type, schema.shape.data as z.ZodType] as const);
+
+  /** Types whose data holds only scalars: their records can be read in one pass. */
+  const flat = dataSchemas.filter(([type]) => type !== 'CoordinatorStarted' && type !== 'FenceRejected');
+
+  it.each(dataSchemas)('%s: the text of a valid event reads as JSON.parse reads it', (type, schema) => {
+    const parse = compileShapeParser(schema);
+    let read = 0;
+    fc.assert(
+      fc.property(valid(schema), (data) => {
+        const text = JSON.stringify(data);
+        const result = parse(text);
+        if (result === undefined) return;
+        read += 1;
+        expectSameAsParseAndCheck(schema, text, result);
+      }),
+      { numRuns: 200 },
+    );
+    // Ids with a quote or a backslash are escaped, and an absent optional field changes the keys: those are left to JSON.parse.
+    if (flat.some(([flatType]) => flatType === type)) expect(read).toBeGreaterThan(50);
+  });
+
+  it.each(dataSchemas)(
+    '%s: a text edited or holding a mutated event reads only as JSON.parse reads it and only when zod accepts it as it is',
+    (_type, schema) => {
+      const parse = compileShapeParser(schema);
+      let refused = 0;
+      fc.assert(
+        fc.property(
+          valid(schema).chain((data) =>
+            fc.oneof(
+              editedText(JSON.stringify(data)),
+              mutated(data).map((changed) => JSON.stringify(changed) ?? ''),
+            ),
+          ),
+          (text) => {
+            const parsed = parseJson(text);
+            const read = parse(text);
+            if (parsed === undefined || !schema.safeParse(parsed).success) {
+              refused += 1;
+              expect(read).toBeUndefined();
+            } else if (read !== undefined) {
+              expectSameAsParseAndCheck(schema, text, read);
+            }
+          },
+        ),
+        { numRuns: 500 },
+      );
+      expect(refused).toBeGreaterThan(100); // the edits do reach JSON's grammar and zod's rules
+    },
+  );
+
+  it('reads the records the coordinator writes: a grant, as JSON.stringify wrote it', () => {
+    const [, granted] = members.find(([type]) => type === 'LeaseGranted')!;
+    const data = {
+      bootId: 'boot-1',
+      atMillis: 0,
+      wallMillis: 1796211206527,
+      resource: 'deploy-slot/a',
+      holderId: 'agent-7',
+      fence: 12,
+      requestId: 'q-0-0',
+      ttlMillis: 600000,
+      expiresAtMillis: 600000.5,
+    };
+    const text = JSON.stringify(data);
+    const read = compileShapeParser(granted.shape.data)(text);
+    expect(read).toBeDefined();
+    expectSameAsParseAndCheck(granted.shape.data, text, read!);
+  });
+});
+
+describe('compileShapeParser reads only what it can read exactly, and leaves the rest to JSON.parse', () => {
+  const schema = z.object({ id: z.string(), n: z.number(), flag: z.boolean(), note: z.unknown() });
+  const parse = compileShapeParser(schema);
+
+  it.each([
+    '{"id":"a","n":0,"flag":true,"note":null}',
+    '{"id":"","n":-0,"flag":false,"note":1}',
+    '{"id":"é ü","n":1e3,"flag":true,"note":"x"}',
+    '{"id":"a","n":-12.5E-3,"flag":true,"note":false}',
+    '{"id":"a","n":123456789012345,"flag":true,"note":0}',
+    '{"id":"a","n":12345678901234567890,"flag":true,"note":0}',
+    '{"id":"a","n":1.0347729999999729,"flag":true,"note":0}',
+  ])('%s reads as JSON.parse reads it', (text) => {
+    const read = parse(text);
+    expect(read).toBeDefined();
+    expectSameAsParseAndCheck(schema, text, read!);
+    expect(Object.is(read!['n'], JSON.parse(text).n)).toBe(true); // -0 stays -0
+  });
+
+  it.each([
+    ['another key order', '{"n":0,"id":"a","flag":true,"note":null}'],
+    ['whitespace', '{"id":"a", "n":0,"flag":true,"note":null}'],
+    ['an escape', '{"id":"a\\u0062","n":0,"flag":true,"note":null}'],
+    ['a nested object', '{"id":"a","n":0,"flag":true,"note":{}}'],
+    ['a missing key', '{"id":"a","n":0,"flag":true}'],
+    ['an extra key', '{"id":"a","n":0,"flag":true,"note":null,"x":1}'],
+    ['a repeated key', '{"id":"a","n":0,"flag":true,"note":null,"note":null}'],
+    ['text after the object', '{"id":"a","n":0,"flag":true,"note":null} '],
+    ['a leading zero', '{"id":"a","n":01,"flag":true,"note":null}'],
+    ['a bare fraction', '{"id":"a","n":1.,"flag":true,"note":null}'],
+    ['a plus sign', '{"id":"a","n":+1,"flag":true,"note":null}'],
+    ['a sign alone', '{"id":"a","n":-,"flag":true,"note":null}'],
+    ['an empty exponent', '{"id":"a","n":1e,"flag":true,"note":null}'],
+    ['NaN', '{"id":"a","n":NaN,"flag":true,"note":null}'],
+    ['a minus before a literal', '{"id":"a","n":-true,"flag":true,"note":null}'],
+    ['a wrong type (the check refuses)', '{"id":1,"n":0,"flag":true,"note":null}'],
+    ['an unterminated string', '{"id":"a'],
+    ['a control character', '{"id":"a\u0001","n":0,"flag":true,"note":null}'],
+  ])('%s: undefined', (_label, text) => {
+    expect(parse(text)).toBeUndefined();
+  });
+
+  it('reads every string exactly, also among many of the same length read before it (its recent strings are compared, not trusted to a hash)', () => {
+    // 5 000 distinct ids of 8 characters: more than the recent strings' slots, so several share one.
+    const ids = Array.from({ length: 5000 }, (_, i) => `id-${i.toString(36).padStart(5, '0')}`);
+    const textOf = (id: string): string => `{"id":${JSON.stringify(id)},"n":0,"flag":true,"note":null}`;
+    for (const id of [...ids, ...ids.slice().reverse()]) expect(parse(textOf(id))?.['id']).toBe(id);
+  });
+
+  it('refuses to compile what is not an object, a key __proto__, and whatever compileShapeCheck cannot compile', () => {
+    expect(() => compileShapeParser(z.string())).toThrow(/^compileShapeParser: \(root\): cannot compile/);
+    expect(() => compileShapeParser(z.object({ ['__proto__']: z.string() }))).toThrow(
+      /^compileShapeParser: \(root\)\.__proto__: cannot compile/,
+    );
+    expect(() => compileShapeParser(z.object({ mail: z.email() }))).toThrow(
+      /^compileShapeCheck: \(root\)\.mail: cannot compile/,
     );
   });
 });

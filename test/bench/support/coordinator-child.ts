@@ -31,6 +31,8 @@ export interface BenchCoordinatorOptions {
   readonly nodeArgs?: readonly string[];
   /** Give up waiting for `ready` after this long (milliseconds). @defaultValue 600 000 */
   readonly readyTimeoutMillis?: number;
+  /** The entry point to run: another build's `apps/coordinator/dist/main.js` (absolute path). @defaultValue this checkout's */
+  readonly main?: string;
 }
 
 /** A running benchmark coordinator. */
@@ -55,7 +57,7 @@ export interface BenchCoordinator {
  */
 export async function startBenchCoordinator(options: BenchCoordinatorOptions): Promise<BenchCoordinator> {
   const root = repoRoot();
-  const main = join(root, 'apps', 'coordinator', 'dist', 'main.js');
+  const main = options.main ?? join(root, 'apps', 'coordinator', 'dist', 'main.js');
   if (!existsSync(main))
     throw new Error(`${main} is missing: build it with \`npx nx run @lease-fence/coordinator:build\``);
   const inherited = Object.fromEntries(
