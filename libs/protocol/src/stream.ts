@@ -85,14 +85,7 @@ export const BatchFrameSchema = z.object({ type: z.literal('batch'), frames: z.a
 export type BatchFrame = z.infer<typeof BatchFrameSchema>;
 
 /** Any message of a stream opened with `batch=1`: one frame, or a {@link BatchFrameSchema} of several. */
-export const StreamMessageSchema = z.discriminatedUnion('type', [
-  EventFrameSchema,
-  CaughtUpFrameSchema,
-  HeartbeatFrameSchema,
-  StatsFrameSchema,
-  ClosingFrameSchema,
-  BatchFrameSchema,
-]);
+export const StreamMessageSchema = z.discriminatedUnion('type', [...StreamFrameSchema.options, BatchFrameSchema]);
 /** The parsed shape of {@link StreamMessageSchema}. */
 export type StreamMessage = z.infer<typeof StreamMessageSchema>;
 /** The parsed shape of {@link EventFrameSchema}. */

@@ -7,6 +7,14 @@
 import type { RecordedEvent, StreamFrame } from '@lease-fence/protocol';
 import type { SocketLike, TimerLike } from '../stream/stream-client.js';
 
+/** The `event` frame the coordinator sends for a recorded event. */
+const eventFrame = (e: RecordedEvent): StreamFrame => ({
+  type: 'event',
+  position: e.position,
+  recordedAtMillis: e.recordedAtMillis,
+  event: e.event,
+});
+
 /** @internal A socket double: the test plays the server. */
 export class FakeSocket implements SocketLike {
   onopen: ((event: unknown) => void) | null = null;
@@ -33,20 +41,13 @@ export class FakeSocket implements SocketLike {
   }
 
   sendEvents(events: readonly RecordedEvent[]): this {
-    for (const e of events)
-      this.send({ type: 'event', position: e.position, recordedAtMillis: e.recordedAtMillis, event: e.event });
+    for (const e of events) this.send(eventFrame(e));
     return this;
   }
 
   /** Sends `events` as one `batch` message, as the coordinator does for a client that asked for `batch=1`. */
   sendBatch(events: readonly RecordedEvent[], ...after: readonly StreamFrame[]): this {
-    const frames: StreamFrame[] = events.map((e) => ({
-      type: 'event',
-      position: e.position,
-      recordedAtMillis: e.recordedAtMillis,
-      event: e.event,
-    }));
-    return this.send(JSON.stringify({ type: 'batch', frames: [...frames, ...after] }));
+    return this.send(JSON.stringify({ type: 'batch', frames: [...events.map(eventFrame), ...after] }));
   }
 
   serverClose(code = 1006, reason = ''): void {
