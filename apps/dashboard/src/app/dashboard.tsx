@@ -234,7 +234,10 @@ export function Dashboard({
   );
   const holderRows = useMemo(() => currentHolders(holdersInput.state, holdersInput.wallMillis), [holdersInput]);
   // Read when Enter is pressed, so the field needs no new props per loaded batch.
-  const jumpBounds = useCallback((): LogBounds => logBounds(history, store.headPosition), [history, store]);
+  const jumpBounds = useCallback(
+    (): LogBounds => logBounds(history, store.headPosition, store.caughtUp),
+    [history, store],
+  );
   const investigationLoadedTo = Math.min(
     loadedPosition,
     (view.investigation?.position ?? 0) + (view.investigation?.contextRadius ?? 0),

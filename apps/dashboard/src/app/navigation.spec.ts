@@ -87,20 +87,28 @@ describe('resolveAsOf', () => {
 describe('logBounds', () => {
   it('gives the last wall time only with the head loaded, so a later time is loaded rather than refused', () => {
     const partial = loadedUpTo(3);
-    expect(logBounds(partial, 7)).toEqual({
+    expect(logBounds(partial, 7, true)).toEqual({
       firstPosition: 1,
       lastPosition: 7,
       firstWallMillis: 1_000_000,
       lastWallMillis: undefined,
     });
     const whole = history();
-    expect(logBounds(whole, 7)).toEqual({
+    expect(logBounds(whole, 7, true)).toEqual({
       firstPosition: 1,
       lastPosition: 7,
       firstWallMillis: 1_000_000,
       lastWallMillis: whole.index.events().at(-1)?.event.data.wallMillis,
     });
-    expect(logBounds(whole, 7).lastWallMillis).toBeGreaterThan(1_003_000);
+    expect(logBounds(whole, 7, true).lastWallMillis).toBeGreaterThan(1_003_000);
+  });
+
+  it("gives no last wall time before the first catch-up reaches the head (the head as heard is not yet the log's)", () => {
+    // Given the page still catching up: the head as last heard is the position it has loaded to
+    const partial = loadedUpTo(3);
+    // Then a later time is not "after the last event": the log may go on past what is loaded
+    expect(logBounds(partial, 3, false).lastWallMillis).toBeUndefined();
+    expect(logBounds(partial, 3, true).lastWallMillis).toBe(partial.head.lastWallMillis);
   });
 });
 

@@ -27,6 +27,19 @@ export interface ResolvedAsOf {
 }
 
 /**
+ * Whether the loaded events are the whole log: the catch-up has reached the head at least once
+ * (before that, the head as last heard may be a stale 0) and nothing after the head is missing.
+ * The one rule behind {@link resolveAsOf}'s `settled` and {@link logBounds}' last wall time.
+ *
+ * @param history - The loaded log.
+ * @param headPosition - Head of the log as last heard.
+ * @param headKnown - Whether the catch-up has reached the head at least once.
+ */
+export function wholeLogLoaded(history: ViewHistory, headPosition: number, headKnown: boolean): boolean {
+  return headKnown && history.position >= headPosition;
+}
+
+/**
  * Resolves the URL's as-of point against what is loaded.
  *
  * @param at - From the URL; undefined = live.
@@ -41,7 +54,7 @@ export function resolveAsOf(
   headKnown: boolean,
 ): ResolvedAsOf {
   const last = history.position;
-  const wholeLogLoaded = headKnown && last >= headPosition;
+  const whole = wholeLogLoaded(history, headPosition, headKnown);
   if (at === undefined)
     return { live: true, position: last, wallMillis: history.head.lastWallMillis, beyondLog: undefined, settled: true };
   if (at.kind === 'wall') {
@@ -52,7 +65,7 @@ export function resolveAsOf(
       position,
       wallMillis: at.wallMillis,
       beyondLog: undefined,
-      settled: passed || wholeLogLoaded,
+      settled: passed || whole,
     };
   }
   const position = Math.min(at.position, last);
@@ -62,25 +75,27 @@ export function resolveAsOf(
     position: loaded?.position ?? 0,
     wallMillis: loaded?.event.data.wallMillis,
     beyondLog: headKnown && at.position > headPosition ? at.position : undefined,
-    settled: last >= at.position || wholeLogLoaded,
+    settled: last >= at.position || whole,
   };
 }
 
 /**
  * The log's ends for the time input (`jumpOutsideLog` in `@lease-fence/dashboard-model`).
- * The last wall time is given only with the head loaded: paused, the page stops loading while the
- * log grows, so a time after the last loaded event may still be in the log, and the view loads on
- * to it ({@link ingestTarget}) instead of refusing it.
+ * The last wall time is given only with the whole log loaded ({@link wholeLogLoaded}): paused, the
+ * page stops loading while the log grows, and before the first catch-up ends the head is not yet
+ * known, so a time after the last loaded event may still be in the log, and the view loads on to
+ * it ({@link ingestTarget}) instead of refusing it.
  *
  * @param history - The loaded log.
  * @param headPosition - Head of the log as last heard.
+ * @param headKnown - Whether the catch-up has reached the head at least once.
  */
-export function logBounds(history: ViewHistory, headPosition: number): LogBounds {
+export function logBounds(history: ViewHistory, headPosition: number, headKnown: boolean): LogBounds {
   return {
     firstPosition: history.index.firstPosition,
     lastPosition: Math.max(headPosition, history.position),
     firstWallMillis: history.index.events()[0]?.event.data.wallMillis,
-    lastWallMillis: history.position >= headPosition ? history.head.lastWallMillis : undefined,
+    lastWallMillis: wholeLogLoaded(history, headPosition, headKnown) ? history.head.lastWallMillis : undefined,
   };
 }
 
