@@ -14,7 +14,7 @@
  * - the service: spawn `node apps/coordinator/dist/main.js` → its `ready` line (its `replayMillis`:
  *   snapshot, replay, `CoordinatorStarted`), and the same on an empty data dir (Node + Nest start-up).
  * Figures, not a test: nothing here asserts. Progress goes to stderr, the one table to stdout.
- * Options: `--sizes 10000,100000,1000000 --repeat 3`.
+ * Options: `--sizes 10000,100000,1000000 --repeat 3`, `--only 'without snapshot'` (or `'with snapshot'`).
  *
  * `--baseline <dir>`: also measure another build of this repository in the same turns (the
  * order within a turn alternates), and add this build's time over the baseline's (median of the
@@ -44,6 +44,7 @@ const { values: options } = parseArgs({
     sizes: { type: 'string', default: '10000,100000,1000000' },
     repeat: { type: 'string', default: '3' },
     baseline: { type: 'string' },
+    only: { type: 'string' },
   },
 });
 const sizes = options.sizes.split(',').map(Number);
@@ -140,10 +141,12 @@ try {
       `bench:recovery: wrote ${written} events (${megabytes.toFixed(0)} MiB) in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s; measuring (${repeat} turns)`,
     );
 
-    for (const [label, source] of [
-      ['with snapshot', pristine],
-      ['without snapshot', noSnapshot],
-    ] as const) {
+    for (const [label, source] of (
+      [
+        ['with snapshot', pristine],
+        ['without snapshot', noSnapshot],
+      ] as const
+    ).filter(([kind]) => options.only === undefined || kind === options.only)) {
       /** The floor of each turn, read next to that turn's recoveries. */
       const floors: number[] = [];
       const floorsCpu: number[] = [];
@@ -206,6 +209,7 @@ try {
             ? []
             : [
                 own ? turns(inProcess, baseline.inProcess) : '',
+                own ? turns(inProcessCpu, baseline.inProcessCpu) : '',
                 own ? turns(serviceReplay, baseline.serviceReplay) : '',
               ]),
         ]);
@@ -234,7 +238,9 @@ try {
         'service spawn → ready',
         'replayMillis',
         '× floor',
-        ...(builds.length === 1 ? [] : ['in process ÷ baseline (per turn)', 'replayMillis ÷ baseline (per turn)']),
+        ...(builds.length === 1
+          ? []
+          : ['in process ÷ baseline (per turn)', 'CPU ÷ baseline (per turn)', 'replayMillis ÷ baseline (per turn)']),
       ],
       rows,
     ),
