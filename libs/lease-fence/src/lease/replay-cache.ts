@@ -19,8 +19,10 @@ const keyOf = (holderId: string, requestId: string): string => `${holderId.lengt
  * holds each grant's strings (a replay's request ids are new strings) until the fold, so it is
  * kept short enough that they die in V8's young generation: with 16 × capacity (16 384 grants,
  * about 49 000 events of a replay) they lived through two scavenges, were promoted, and a 1M-event
- * replay promoted about 86 MB that two mark-compacts then collected; with 2 × capacity about 1 MB
- * (BENCHMARKS.md, issue 18 §2). The price is keying about one grant in two instead of one in 16.
+ * replay promoted about 86 MB that two mark-compacts then collected; with 2 × capacity 1–11 MB in
+ * most runs, though about one run in four still promotes ~125 MB for a cause not yet found
+ * (BENCHMARKS.md, issue 18 §2, fifth pass). The price is keying about one grant in two instead of
+ * one in 16.
  */
 const pendingCapacityOf = (capacity: number): number => capacity * 2;
 
