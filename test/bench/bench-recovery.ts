@@ -5,34 +5,37 @@
  * file and merely read every row of it (no decoding, no folding).
  *
  * Measured three ways, each on a fresh copy of the log (recovery appends `CoordinatorStarted`, and
- * a log without a snapshot gets one soon after start), the median of `--repeat` runs:
+ * a log without a snapshot gets one soon after start), `--repeat` turns, medians:
+ * - the floor, in a child process of its own, once per turn;
  * - in process: `openSqliteEventLog` + `DurableCoordinator.open` (integrity check, snapshot, replay,
- *   the `CoordinatorStarted` append) — the part recovery itself controls;
- * - the service: spawn `node apps/coordinator/dist/main.js` → its `ready` log line, and the same on
- *   an empty data dir (Node + Nest start-up, the part that does not grow with the log).
- * Figures, not a test: nothing here asserts. Options: `--sizes 10000,100000,1000000 --repeat 3`.
+ *   the `CoordinatorStarted` append) in a child process of its own (`support/recovery-child.ts`), so
+ *   every build starts from a fresh heap; its ratio to the floor is the median of the per-turn
+ *   ratios (the floor read in the same turn);
+ * - the service: spawn `node apps/coordinator/dist/main.js` → its `ready` line (its `replayMillis`:
+ *   snapshot, replay, `CoordinatorStarted`), and the same on an empty data dir (Node + Nest start-up).
+ * Figures, not a test: nothing here asserts. Progress goes to stderr, the one table to stdout.
+ * Options: `--sizes 10000,100000,1000000 --repeat 3`, `--only 'without snapshot'` (or `'with snapshot'`).
  *
- * `--baseline <dir>`: also measure another build of this repository in the same run, in turns
- * with this one (each repeat alternates which goes first), and print this build's time over the
- * baseline's per size. `<dir>` is the root of that build's checkout, built (each `libs/<project>/dist`,
- * `apps/coordinator/dist`), whose `node_modules` resolves its own packages (e.g. `git archive main`
- * extracted, `node_modules` linked entry by entry to this checkout's except `@lease-fence/*` and
- * `lease-fence`, which point into it, then `npx nx run-many -t build`). Its in-process recovery
- * runs in this process, on its own modules.
+ * `--baseline <dir>`: also measure another build of this repository in the same turns (the
+ * order within a turn alternates), and add this build's time over the baseline's (median of the
+ * per-turn ratios) to the table. `<dir>` is the root of that build's checkout, built (each
+ * `libs/<project>/dist`, `apps/coordinator/dist`), whose `node_modules` resolves its own packages
+ * (e.g. `git archive main` extracted, `node_modules` linked entry by entry to this checkout's
+ * except `@lease-fence/*` and `lease-fence`, which point into it, then `npx nx run-many -t build`).
+ *
+ * `LEASE_FENCE_BENCH_CPU_PROF_DIR=<dir>`: every child (in-process recoveries, floors and services)
+ * writes a `.cpuprofile` there.
  */
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { DurableCoordinator } from '@lease-fence/coordinator-core';
-import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
-import { createManualClock } from 'lease-fence';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { writeTokensFile } from '../support/test-tokens.js';
 import { createBenchTokens } from './support/bench-tokens.js';
-import { machineLine } from './support/bench-env.js';
-import { startBenchCoordinator } from './support/coordinator-child.js';
+import { machineLine, repoRoot } from './support/bench-env.js';
+import { cpuProfileArgs, startBenchCoordinator } from './support/coordinator-child.js';
+import { measureInChild } from './support/recovery-child.js';
 import { BENCH_NAMESPACE, writeBenchLog } from './support/write-bench-log.js';
 import { fixed, markdownTable, median } from './support/stats.js';
 
@@ -41,6 +44,7 @@ const { values: options } = parseArgs({
     sizes: { type: 'string', default: '10000,100000,1000000' },
     repeat: { type: 'string', default: '3' },
     baseline: { type: 'string' },
+    only: { type: 'string' },
   },
 });
 const sizes = options.sizes.split(',').map(Number);
@@ -50,86 +54,26 @@ const NAMESPACE = BENCH_NAMESPACE;
 const LOG_FILE = `${NAMESPACE}.events.sqlite`; // where the service looks in its data dir
 const RESOURCES = 500;
 
-let boots = 0;
-
-/** CPU milliseconds (user + system) this process spent since `since` (a `process.cpuUsage()` reading). */
-const cpuMillisSince = (since: NodeJS.CpuUsage): number => {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) / 1000;
-};
-
-/** The floor: open the file read-only and read every event row (all columns), nothing else. */
-function readEveryRow(file: string): { millis: number; cpuMillis: number; rows: number } {
-  const cpuStarted = process.cpuUsage();
-  const started = performance.now();
-  const db = new Database(file, { readonly: true });
-  let rows = 0;
-  for (const row of db
-    .prepare('SELECT position, type, version, data, recorded_at FROM events ORDER BY position')
-    .raw()
-    .iterate()) {
-    if (row !== undefined) rows += 1;
-  }
-  db.close();
-  return { millis: performance.now() - started, cpuMillis: cpuMillisSince(cpuStarted), rows };
-}
-
-/** A build whose recovery is measured: its modules for the in-process recovery, its service's entry point. */
+/** A build whose recovery is measured: the root of its checkout (its `dist` folders). */
 interface Build {
   readonly label: string;
-  readonly openSqliteEventLog: typeof openSqliteEventLog;
-  readonly DurableCoordinator: typeof DurableCoordinator;
-  readonly createManualClock: typeof createManualClock;
+  readonly root: string;
   /** `apps/coordinator/dist/main.js` of the build; `undefined`: this checkout's. */
   readonly main?: string;
 }
 
-/** The build of `--baseline <root>`, its modules loaded from its own `dist` folders. */
-async function loadBuild(root: string): Promise<Build> {
-  const load = (path: string): Promise<Record<string, unknown>> =>
-    import(pathToFileURL(join(root, path)).href) as Promise<Record<string, unknown>>;
-  const [sqlite, core, library] = await Promise.all([
-    load('libs/event-log-sqlite/dist/index.js'),
-    load('libs/coordinator-core/dist/index.js'),
-    load('libs/lease-fence/dist/index.js'),
-  ]);
-  return {
-    label: 'baseline',
-    openSqliteEventLog: sqlite['openSqliteEventLog'] as typeof openSqliteEventLog,
-    DurableCoordinator: core['DurableCoordinator'] as typeof DurableCoordinator,
-    createManualClock: library['createManualClock'] as typeof createManualClock,
-    main: join(root, 'apps', 'coordinator', 'dist', 'main.js'),
-  };
-}
-
 const builds: readonly Build[] = [
-  { label: 'this build', openSqliteEventLog, DurableCoordinator, createManualClock },
-  ...(options.baseline === undefined ? [] : [await loadBuild(options.baseline)]),
+  { label: 'this build', root: repoRoot() },
+  ...(options.baseline === undefined
+    ? []
+    : [
+        {
+          label: 'baseline',
+          root: options.baseline,
+          main: join(options.baseline, 'apps', 'coordinator', 'dist', 'main.js'),
+        },
+      ]),
 ];
-
-/** Recovery in this process with `build`'s modules: open the log, recover, ready to grant. */
-async function recoverInProcess(
-  build: Build,
-  file: string,
-): Promise<{ millis: number; cpuMillis: number; eventsReplayed: number; fromSnapshot: boolean }> {
-  const cpuStarted = process.cpuUsage();
-  const started = performance.now();
-  const log = await build.openSqliteEventLog({ file, durability: 'full' });
-  const coordinator = await build.DurableCoordinator.open({
-    log,
-    namespace: NAMESPACE,
-    clock: build.createManualClock(`reader-${++boots}`),
-    defaultTtlMillis: 600_000,
-    snapshotEvery: Number.MAX_SAFE_INTEGER,
-    runTimers: false,
-  });
-  const millis = performance.now() - started;
-  const cpuMillis = cpuMillisSince(cpuStarted);
-  const { eventsReplayed, fromSnapshot } = coordinator.recovery;
-  await coordinator.close();
-  await log.close();
-  return { millis, cpuMillis, eventsReplayed, fromSnapshot };
-}
 
 /** The service (this checkout's, or `main`) from spawn to its `ready` line, on a data dir holding `file` (or nothing). */
 async function serviceStartToReady(
@@ -151,12 +95,20 @@ async function serviceStartToReady(
   };
 }
 
+/** Per repeat, `values[i] / over[i]`: their median and each, as `× m (a, b, …)`. */
+function turns(values: readonly number[], over: readonly number[]): string {
+  const ratios = values.map((value, i) => value / over[i]!);
+  return `× ${fixed(median(ratios), 2)} (${ratios.map((ratio) => fixed(ratio, 2)).join(', ')})`;
+}
+
+/** `× median(values[i] / over[i])`. */
+const ratioOf = (values: readonly number[], over: readonly number[]): string =>
+  `× ${fixed(median(values.map((value, i) => value / over[i]!)), 2)}`;
+
 const work = await createTempDir('lease-fence-bench-recovery-');
 try {
   const tokensFile = await writeTokensFile(work, createBenchTokens(1).entries);
-  console.error(
-    `bench:recovery: measuring the service's start-up on an empty log (${repeat}×, after one unmeasured start)`,
-  );
+  console.error(`bench:recovery: the service's start-up on an empty log (${repeat}×, after one unmeasured start)`);
   const warmUp = join(work, 'warm-up');
   mkdirSync(warmUp);
   await serviceStartToReady(warmUp, tokensFile); // the first start reads the code from disk: not counted
@@ -171,9 +123,6 @@ try {
   const emptyBoot = median(emptyBoots);
 
   const rows: string[][] = [];
-  const perEvent: string[] = [];
-  /** With `--baseline`: this build over the baseline, per size and kind of recovery. */
-  const comparisons: string[] = [];
   for (const size of sizes) {
     const pristine = join(work, `log-${size}.sqlite`);
     const writeStarted = performance.now();
@@ -189,16 +138,18 @@ try {
     db.close();
     const megabytes = statSync(pristine).size / (1024 * 1024);
     console.error(
-      `bench:recovery: wrote ${written} events (${megabytes.toFixed(0)} MiB) in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s; measuring (${repeat}× each)`,
+      `bench:recovery: wrote ${written} events (${megabytes.toFixed(0)} MiB) in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s; measuring (${repeat} turns)`,
     );
 
-    const floorRuns = Array.from({ length: repeat }, () => readEveryRow(pristine));
-    const floor = median(floorRuns.map((run) => run.millis));
-    const floorCpu = median(floorRuns.map((run) => run.cpuMillis));
-    for (const [label, source] of [
-      ['with snapshot', pristine],
-      ['without snapshot', noSnapshot],
-    ] as const) {
+    for (const [label, source] of (
+      [
+        ['with snapshot', pristine],
+        ['without snapshot', noSnapshot],
+      ] as const
+    ).filter(([kind]) => options.only === undefined || kind === options.only)) {
+      /** The floor of each turn, read next to that turn's recoveries. */
+      const floors: number[] = [];
+      const floorsCpu: number[] = [];
       const runs = new Map(
         builds.map((build) => [
           build,
@@ -212,15 +163,21 @@ try {
       );
       let replayed = 0;
       for (let i = 0; i < repeat; i += 1) {
+        const floor = await measureInChild({ kind: 'floor', file: source }, cpuProfileArgs());
+        floors.push(floor.millis);
+        floorsCpu.push(floor.cpuMillis);
         // Builds in turns, the first one alternating, so a drift of the machine falls on both.
         for (const build of i % 2 === 0 ? builds : [...builds].reverse()) {
           const measured = runs.get(build)!;
           const copy = join(work, 'copy.sqlite');
           copyFileSync(source, copy);
-          const result = await recoverInProcess(build, copy);
+          const result = await measureInChild(
+            { kind: 'recover', file: copy, root: build.root, namespace: NAMESPACE },
+            cpuProfileArgs(),
+          );
           measured.inProcess.push(result.millis);
           measured.inProcessCpu.push(result.cpuMillis);
-          replayed = result.eventsReplayed;
+          replayed = result.count;
           await removeTempDir(copy);
           const dataDir = join(work, `service-${i}`);
           mkdirSync(dataDir);
@@ -231,43 +188,31 @@ try {
           await removeTempDir(dataDir);
         }
       }
+      const baseline = builds.length === 2 ? runs.get(builds[1]!)! : undefined;
       for (const build of builds) {
         const { inProcess, inProcessCpu, service, serviceReplay } = runs.get(build)!;
-        const recovery = median(inProcess);
-        const recoveryCpu = median(inProcessCpu);
-        const named = builds.length === 1 ? label : `${label} (${build.label})`;
-        if (label === 'without snapshot') {
-          perEvent.push(
-            `${written.toLocaleString('en-US')} events${builds.length === 1 ? '' : `, ${build.label}`}: in process ${fixed((recovery * 1000) / replayed, 2)} µs per event replayed, ` +
-              `service replayMillis ${fixed((median(serviceReplay) * 1000) / replayed, 2)} µs per event; floor ${fixed((floor * 1000) / written, 2)} µs per row; ` +
-              `CPU time in process ${fixed((recoveryCpu * 1000) / replayed, 2)} µs per event, floor ${fixed((floorCpu * 1000) / written, 2)} µs per row`,
-          );
-        }
+        const own = build === builds[0];
         rows.push([
-          `${written.toLocaleString('en-US')}`,
-          named,
+          written.toLocaleString('en-US'),
+          label,
+          ...(builds.length === 1 ? [] : [build.label]),
           fixed(replayed, 0),
-          fixed(floor, 0),
-          fixed(recovery, 0),
-          `× ${fixed(recovery / floor, 2)}`,
-          `× ${fixed(recoveryCpu / floorCpu, 2)}`,
+          fixed(median(floors), 0),
+          fixed(median(inProcess), 0),
+          ratioOf(inProcess, floors),
+          ratioOf(inProcessCpu, floorsCpu),
+          fixed((median(inProcess) * 1000) / replayed, 2),
           fixed(median(service), 0),
           fixed(median(serviceReplay), 0),
-          `× ${fixed(median(serviceReplay) / floor, 2)}`,
+          ratioOf(serviceReplay, floors),
+          ...(baseline === undefined
+            ? []
+            : [
+                own ? turns(inProcess, baseline.inProcess) : '',
+                own ? turns(inProcessCpu, baseline.inProcessCpu) : '',
+                own ? turns(serviceReplay, baseline.serviceReplay) : '',
+              ]),
         ]);
-      }
-      if (builds.length === 2) {
-        const own = runs.get(builds[0]!)!;
-        const baseline = runs.get(builds[1]!)!;
-        /** Per repeat, this build's figure over the baseline's in the same turn; their median and each. */
-        const turns = (figure: (measured: typeof own) => readonly number[]): string => {
-          const ratios = figure(own).map((value, i) => value / figure(baseline)[i]!);
-          return `× ${fixed(median(ratios), 2)} (${ratios.map((ratio) => fixed(ratio, 2)).join(', ')})`;
-        };
-        comparisons.push(
-          `${written.toLocaleString('en-US')} events, ${label}: in process ${turns((m) => m.inProcess)}, CPU time ${turns((m) => m.inProcessCpu)}, ` +
-            `service spawn → ready ${turns((m) => m.service)}, service replayMillis ${turns((m) => m.serviceReplay)}`,
-        );
       }
     }
     await removeTempDir(pristine);
@@ -275,37 +220,37 @@ try {
   }
   console.log(`\n## bench:recovery: ${machineLine()}`);
   console.log(
-    `SQLite log (WAL), snapshots every ${SNAPSHOT_EVERY} events; medians of ${repeat}; milliseconds. Service start-up on an empty log: ${fixed(emptyBoot, 0)} ms.\n`,
+    `SQLite log (WAL), snapshots every ${SNAPSHOT_EVERY} events; ${repeat} turns, medians; milliseconds; ratios are medians of per-turn ratios. ` +
+      `Service start-up on an empty log: ${fixed(emptyBoot, 0)} ms.\n`,
   );
   console.log(
     markdownTable(
       [
-        'events in log',
+        'events',
         'recovery',
-        'events replayed',
-        'floor: read every row',
-        'in process: open → ready',
-        'ratio to floor',
-        'CPU time ratio to floor',
-        'service: spawn → ready',
-        'service: recovery (replayMillis)',
-        'ratio to floor',
+        ...(builds.length === 1 ? [] : ['build']),
+        'replayed',
+        'floor',
+        'in process',
+        '× floor',
+        'CPU × floor',
+        'µs / event',
+        'service spawn → ready',
+        'replayMillis',
+        '× floor',
+        ...(builds.length === 1
+          ? []
+          : ['in process ÷ baseline (per turn)', 'CPU ÷ baseline (per turn)', 'replayMillis ÷ baseline (per turn)']),
       ],
       rows,
     ),
   );
-  console.log(`\nWithout a snapshot, per event:\n${perEvent.map((line) => `- ${line}`).join('\n')}`);
-  if (comparisons.length > 0) {
-    console.log(
-      `\nThis build over the baseline (${options.baseline}), measured in turns; median of the per-repeat ratios (each):\n` +
-        comparisons.map((line) => `- ${line}`).join('\n'),
-    );
-  }
   console.log(
-    '\nfloor = open the file read-only and iterate every row of `events` (no decoding, no fold). in process = openSqliteEventLog + DurableCoordinator.open: ' +
-      'integrity check, latest snapshot, replay, CoordinatorStarted appended (fsync). service replayMillis = the recovery time the service reports in its `ready` line ' +
-      '(snapshot, replay and CoordinatorStarted, after its log file is opened and checked); spawn → ready adds Node and Nest start-up and the file check. ' +
-      "CPU time ratio = this process's user + system CPU time for the in-process recovery over that of the floor (medians): on a shared machine it leaves out the time spent waiting for a core.",
+    '\nfloor = a child process opens the file read-only and iterates every row of `events` (no decoding, no fold). ' +
+      'in process = a child process per build runs openSqliteEventLog + DurableCoordinator.open (integrity check, latest snapshot, replay, ' +
+      'CoordinatorStarted appended with its fsync); CPU = its user + system time, every thread. replayMillis = the recovery time the service reports ' +
+      'in its `ready` line. µs / event = in process per event replayed.' +
+      (builds.length === 1 ? '' : ` Baseline: ${options.baseline}.`),
   );
 } finally {
   await removeTempDir(work);

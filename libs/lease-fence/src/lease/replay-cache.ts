@@ -14,8 +14,17 @@ export interface ReplayEntry {
 /** Unambiguous key: the holder id's length prefixes it, so no separator can collide. */
 const keyOf = (holderId: string, requestId: string): string => `${holderId.length}:${holderId}${requestId}`;
 
-/** Most grants a cache of `capacity` buffers before it folds them in: 16 × capacity, at most capacity + 65 536. */
-const pendingCapacityOf = (capacity: number): number => Math.min(capacity * 16, capacity + 65_536);
+/**
+ * Most grants a cache of `capacity` buffers before it folds them in: 2 × capacity. The buffer
+ * holds each grant's strings (a replay's request ids are new strings) until the fold, so it is
+ * kept short enough that they die in V8's young generation: with 16 × capacity (16 384 grants,
+ * about 49 000 events of a replay) they lived through two scavenges, were promoted, and a 1M-event
+ * replay promoted about 86 MB that two mark-compacts then collected; with 2 × capacity 1–11 MB in
+ * most runs, though about one run in four still promotes ~125 MB for a cause not yet found
+ * (BENCHMARKS.md, issue 18 §2, fifth pass). The price is keying about one grant in two instead of
+ * one in 16.
+ */
+const pendingCapacityOf = (capacity: number): number => capacity * 2;
 
 /**
  * Remembers the last `capacity` grants of one kind (acquisitions, or renewals) by (holderId,
@@ -30,7 +39,7 @@ const pendingCapacityOf = (capacity: number): number => Math.min(capacity * 16, 
  *   it ends. {@link ReplayCache.remember} only writes the four fields into parallel arrays: no key
  *   string, no hashing, no object. When the buffer is full, or something reads the cache, the
  *   buffer is folded into the map: only its newest entries that hold the last `capacity` distinct
- *   keys can survive, so only those are keyed and set (about 1 in 16 grants of a replay).
+ *   keys can survive, so only those are keyed and set (about 1 in 2 grants of a replay, each keyed once).
  * - **Direct** (after the first `get`, i.e. once live requests are answered): every remember goes
  *   straight into the map, as a lookup follows nearly every remember there.
  *
@@ -120,21 +129,31 @@ export class ReplayCache {
     if (count === 0) return;
     const holderIds = this.#pendingHolderIds;
     const requestIds = this.#pendingRequestIds;
+    // The key of every buffered grant from `first` on, made once: by the scan when there is one.
+    const keys: string[] = [];
     let first = 0;
     if (count > this.capacity) {
       const seen = new Set<string>();
       first = count;
       while (first > 0 && seen.size < this.capacity) {
         first -= 1;
-        seen.add(keyOf(holderIds[first]!, requestIds[first]!));
+        const key = keyOf(holderIds[first]!, requestIds[first]!);
+        keys.push(key);
+        seen.add(key);
       }
+      keys.reverse();
+    } else {
+      for (let at = 0; at < count; at += 1) keys.push(keyOf(holderIds[at]!, requestIds[at]!));
     }
     for (let at = first; at < count; at += 1) {
-      const holderId = holderIds[at]!;
-      const requestId = requestIds[at]!;
       this.entries.set(
-        keyOf(holderId, requestId),
-        Object.freeze({ holderId, requestId, resource: this.#pendingResources[at]!, fence: this.#pendingFences[at]! }),
+        keys[at - first]!,
+        Object.freeze({
+          holderId: holderIds[at]!,
+          requestId: requestIds[at]!,
+          resource: this.#pendingResources[at]!,
+          fence: this.#pendingFences[at]!,
+        }),
       );
     }
     this.#pendingCount = 0;
