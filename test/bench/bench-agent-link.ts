@@ -52,6 +52,8 @@ interface Figures {
   readonly mainThreadMicrosPerOp: number;
   /** Write system calls of the coordinator's main thread per operation (replies, and anything else it writes). */
   readonly mainThreadWritesPerOp: number;
+  /** This process's CPU per operation (microseconds): the SDK's side of the link. */
+  readonly clientMicrosPerOp: number;
 }
 
 const sleep = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
@@ -99,6 +101,7 @@ async function measure(main: string | undefined): Promise<Figures> {
       process: cpuSecondsOf(coordinator.pid),
       main: cpuSecondsOf(coordinator.pid, true),
       writes: mainThreadWriteCallsOf(coordinator.pid),
+      client: process.cpuUsage(),
       at: performance.now(),
     };
     await sleep(seconds * 1000);
@@ -106,6 +109,7 @@ async function measure(main: string | undefined): Promise<Figures> {
     const processMicros = ((cpuSecondsOf(coordinator.pid) ?? Number.NaN) - (before.process ?? Number.NaN)) * 1e6;
     const mainMicros = ((cpuSecondsOf(coordinator.pid, true) ?? Number.NaN) - (before.main ?? Number.NaN)) * 1e6;
     const writes = (mainThreadWriteCallsOf(coordinator.pid) ?? Number.NaN) - (before.writes ?? Number.NaN);
+    const client = process.cpuUsage(before.client);
     const elapsedSeconds = (performance.now() - before.at) / 1000;
     running = false;
     await Promise.all(loops);
@@ -114,6 +118,7 @@ async function measure(main: string | undefined): Promise<Figures> {
       processMicrosPerOp: processMicros / counted,
       mainThreadMicrosPerOp: mainMicros / counted,
       mainThreadWritesPerOp: writes / counted,
+      clientMicrosPerOp: (client.user + client.system) / counted,
     };
   } finally {
     running = false;
@@ -180,7 +185,14 @@ console.log(
 console.log('\nmedians over rounds:\n');
 console.log(
   markdownTable(
-    ['build', 'ops/s', 'process CPU µs / op', 'main thread µs / op', 'main thread write calls / op'],
+    [
+      'build',
+      'ops/s',
+      'process CPU µs / op',
+      'main thread µs / op',
+      'main thread write calls / op',
+      'client CPU µs / op',
+    ],
     builds.map(({ name }) => {
       const figures = results.get(name)!;
       return [
@@ -189,6 +201,7 @@ console.log(
         fixed(median(figures.map((f) => f.processMicrosPerOp)), 1),
         fixed(median(figures.map((f) => f.mainThreadMicrosPerOp)), 1),
         fixed(median(figures.map((f) => f.mainThreadWritesPerOp)), 2),
+        fixed(median(figures.map((f) => f.clientMicrosPerOp)), 1),
       ];
     }),
   ),
