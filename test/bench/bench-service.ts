@@ -439,6 +439,25 @@ function report(
     console.log(
       markdownTable(['ratio', 'acquires ok/s', 'cycles/s', 'acquire p99', 'main thread µs / command'], modeRows),
     );
+    // Per round, each mode beside the default run minutes before it: the pairs an A/B is judged by
+    // (the side file holds a system's rounds in run order; the harness numbers each call's round 1).
+    const perRound = (system: string): (number | null | undefined)[] =>
+      memory.filter((x) => x.system === system).map((x) => x.server_main_thread_cpu_us_per_command);
+    const roundRows = systems
+      .filter((s) => isOurs(s) && s !== PRODUCT_LABEL && s !== WS_LABEL)
+      .flatMap((mode) => {
+        const baseLabel = mode.startsWith(`${WS_LABEL}/`) ? WS_LABEL : PRODUCT_LABEL;
+        const base = perRound(baseLabel);
+        return perRound(mode).map((value, index) => [
+          `${mode} / ${baseLabel}`,
+          String(index + 1),
+          fixed(value, 1),
+          fixed(base[index], 1),
+          `× ${fixed((value ?? Number.NaN) / (base[index] ?? Number.NaN), 2)}`,
+        ]);
+      });
+    console.log('\nmain thread µs / command per round (each mode and the default of the same round):\n');
+    console.log(markdownTable(['ratio', 'round', 'mode', 'default', 'mode / default'], roundRows));
   }
   for (const [index, probe] of probes.entries()) {
     console.log(

@@ -4,7 +4,7 @@
 // scripts of this folder (test/bench/tsconfig.bench.json → test/dist/bench-build, ignored by
 // git), then runs the compiled script with the remaining arguments.
 //
-//   node test/bench/run-bench.mjs service|recovery|fold|lib|stream|dashboard|dashboard-scene|gate [-- --option value ...]
+//   node test/bench/run-bench.mjs service|agent-link|recovery|fold|lib|stream|dashboard|dashboard-scene|gate [-- --option value ...]
 //
 // Benchmarks print figures; none asserts anything, and none is part of `npm test`.
 import { spawn } from 'node:child_process';
@@ -22,6 +22,7 @@ const COMPILED_TOGETHER = ['@lease-fence/coordinator', '@lease-fence/client', '@
 /** Projects each benchmark needs built besides {@link COMPILED_TOGETHER} (Nx builds their dependencies first). */
 const NEEDS = {
   service: [],
+  'agent-link': [],
   recovery: [],
   fold: [],
   lib: ['lease-fence'],

@@ -12,6 +12,7 @@
  * {@link CoordinatorWebSocket.close} closes it (an open WebSocket keeps the process alive).
  * A refused upgrade (401, 403, 503 …) is answered like the HTTP reply it is.
  */
+import type { Duplex } from 'node:stream';
 import { AGENT_LINK_PATH, AGENT_LINK_SUBPROTOCOL, type AgentOp, AgentReplyFrameSchema } from '@lease-fence/protocol';
 import WebSocket from 'ws';
 import {
@@ -48,6 +49,28 @@ interface Answer {
 interface Connection {
   readonly socket: WebSocket;
   readonly pending: Map<number, { resolve: (answer: Answer) => void; reject: (error: unknown) => void }>;
+  /** The TCP socket `socket` writes to (the upgrade response's), once upgraded. */
+  tcp: Duplex | undefined;
+  /** Whether this turn's request frames are being held on `tcp`, to be written in one go when the turn ends. */
+  corked: boolean;
+}
+
+/**
+ * Holds the request frames of this turn on the connection's TCP socket (Node's `Writable.cork`;
+ * `ws` has no public cork and corks around each frame itself, which nests) and writes them in one
+ * system call when the turn ends (`process.nextTick`), instead of one per request: operations
+ * started together (`Promise.all`, many holders on one client) go out together. No frame waits
+ * past the turn it was sent in.
+ */
+function corkUntilTurnEnd(connection: Connection): void {
+  const { tcp } = connection;
+  if (connection.corked || tcp === undefined) return;
+  connection.corked = true;
+  tcp.cork();
+  process.nextTick(() => {
+    connection.corked = false;
+    tcp.uncork();
+  });
 }
 
 /** Sends lease operations over one agent link; see the module description. */
@@ -155,6 +178,7 @@ export class CoordinatorWebSocket {
           reject(error);
         },
       });
+      corkUntilTurnEnd(connection);
       socket.send(JSON.stringify({ id, op, resource, body }));
     });
   }
@@ -177,7 +201,10 @@ export class CoordinatorWebSocket {
         perMessageDeflate: false,
         handshakeTimeout: this.#timeoutMillis,
       });
-      const connection: Connection = { socket, pending: new Map() };
+      const connection: Connection = { socket, pending: new Map(), tcp: undefined, corked: false };
+      socket.once('upgrade', (response) => {
+        connection.tcp = response.socket;
+      });
       let opened = false;
       socket.once('open', () => {
         opened = true;

@@ -25,6 +25,7 @@ import { LOGGER } from '../logging/logger.js';
 import { LinkLifecycle } from '../websocket/link-lifecycle.js';
 import { WebSocketUpgrades } from '../websocket/websocket-upgrades.js';
 import { AgentSession } from './agent-session.js';
+import { agentSessionSocketOf } from './agent-session-socket.js';
 
 /** Largest frame an agent may send (bytes); a larger one closes the link with 1009 (`ws`). A lease request is < 1 KiB. */
 export const MAX_AGENT_FRAME_BYTES = 64 * 1024;
@@ -80,10 +81,10 @@ export class AgentLinkGateway implements OnGatewayConnection, OnApplicationBoots
   }
 
   /** An agent passed the upgrade check: runs its session. */
-  handleConnection(client: WebSocket, _request: IncomingMessage, agent: AgentPrincipal): void {
+  handleConnection(client: WebSocket, request: IncomingMessage, agent: AgentPrincipal): void {
     const { operations } = this;
     const decideOptions = { maxBodyBytes: this.config.maxBodyBytes };
-    const session = new AgentSession(client, {
+    const session = new AgentSession(agentSessionSocketOf(client, request.socket), {
       operations: {
         acquire: (resource, body) => operations.acquire(resource, body, agent),
         renew: (resource, body) => operations.renew(resource, body, agent),

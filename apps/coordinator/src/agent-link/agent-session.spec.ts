@@ -3,16 +3,38 @@ import { decideReply } from '../http/api-exception.filter.js';
 import { DeniedOutcome } from '../http/denied-outcome.js';
 import { AgentSession, type AgentOperation, type AgentSessionSocket } from './agent-session.js';
 
-/** A socket double: records what the session sent and did. */
+type SentFrame = { id: number | null; status: number; body: unknown };
+
+/**
+ * A socket double: records what the session sent and did. Like a corked TCP socket, it holds what
+ * is sent while corked and writes it as one flush when the outermost cork is undone; what is sent
+ * uncorked is a flush of its own.
+ */
 class FakeSocket implements AgentSessionSocket {
   readyState = 1;
   bufferedAmount = 0;
-  readonly sent: { id: number | null; status: number; body: unknown }[] = [];
+  readonly sent: SentFrame[] = [];
+  /** The writes that reached the kernel: each the frames of one system call. */
+  readonly flushes: number[][] = [];
+  #corks = 0;
+  #held: number[] = [];
   pauses = 0;
   resumes = 0;
   closedWith: { code: number; reason: string } | undefined;
   send(text: string): void {
-    this.sent.push(JSON.parse(text) as { id: number | null; status: number; body: unknown });
+    const frame = JSON.parse(text) as SentFrame;
+    this.sent.push(frame);
+    if (this.#corks > 0) this.#held.push(frame.id ?? 0);
+    else this.flushes.push([frame.id ?? 0]);
+  }
+  cork(): void {
+    this.#corks += 1;
+  }
+  uncork(): void {
+    this.#corks -= 1;
+    if (this.#corks > 0 || this.#held.length === 0) return;
+    this.flushes.push(this.#held);
+    this.#held = [];
   }
   pause(): void {
     this.pauses += 1;
@@ -153,6 +175,25 @@ describe('AgentSession', () => {
         { id: 2, status: 409, body: { ok: false, reason: 'held', heldBy: 'agent-b', retryAfterMillis: 5 } },
         { id: 1, status: 200, body: { ok: true } },
       ]);
+    });
+
+    it('writes the replies of one turn in one flush at the end of the turn, and a later turn in its own', async () => {
+      // Arrange
+      const session = open();
+      for (const id of [1, 2, 3])
+        session.receive(JSON.stringify({ id, op: 'acquire', resource: `r${id}`, body: { requestId: `q${id}` } }));
+
+      // Act: two operations settle in one turn (as a group commit's replies do), the third in a later one
+      acquire.calls[0]!.settle({ ok: true });
+      acquire.calls[1]!.fail(new DeniedOutcome({ ok: false, reason: 'held', heldBy: 'agent-b', retryAfterMillis: 5 }));
+      await flush();
+      const flushesAfterFirstTurn = socket.flushes.map((ids) => [...ids]);
+      acquire.calls[2]!.settle({ ok: true });
+      await flush();
+
+      // Assert
+      expect(flushesAfterFirstTurn).toEqual([[1, 2]]);
+      expect(socket.flushes).toEqual([[1, 2], [3]]);
     });
 
     it('refuses a frame whose id is already in flight, running nothing, and takes the id again once answered', async () => {

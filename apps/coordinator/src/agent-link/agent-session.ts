@@ -15,6 +15,13 @@
  *   above it after {@link AgentSessionOptions.slowReaderMillis}, the connection is closed with
  *   1008 and a reason. Operations already in flight still complete in the coordinator; their
  *   replies are lost with the connection and the SDK resends them with the same requestId.
+ *
+ * One write per turn: the replies of one group commit all resolve in the same turn, so the first
+ * reply of a turn corks the socket and the end of the turn (`process.nextTick`, after the turn's
+ * promise callbacks) uncorks it, and the turn's replies reach the kernel in one `writev` instead of
+ * one each. No reply waits for another operation: each is sent in the turn its outcome became
+ * durable, as before. Held bytes count in `bufferedAmount` (Node's writable length), so the
+ * slow-reader check sees them.
  */
 import { AGENT_LINK_CLOSE_CODES, AgentRequestEnvelopeSchema, type AgentOp } from '@lease-fence/protocol';
 import type { DecidedReply } from '../http/api-exception.filter.js';
@@ -33,6 +40,14 @@ export interface AgentSessionSocket {
   pause(): void;
   resume(): void;
   close(code: number, reason: string): void;
+  /**
+   * Holds further writes in the connection's buffer (Node's `Writable.cork` on the TCP socket), still
+   * counted in `bufferedAmount`, until the matching {@link AgentSessionSocket.uncork}. Nested calls
+   * are counted (ws corks around each frame too).
+   */
+  cork(): void;
+  /** Undoes one {@link AgentSessionSocket.cork}; the outermost writes everything held in one system call. */
+  uncork(): void;
 }
 
 /** Runs one operation; the same functions the HTTP lease routes call (`leases/lease-operations.ts`). */
@@ -67,6 +82,12 @@ export class AgentSession {
   #drainTimer: NodeJS.Timeout | undefined;
   #congestedSinceMillis = 0;
   #closed = false;
+  /** Whether this turn's replies are being held, to be written in one go when the turn ends. */
+  #corked = false;
+  readonly #uncorkAtTurnEnd = (): void => {
+    this.#corked = false;
+    this.socket.uncork();
+  };
 
   constructor(
     private readonly socket: AgentSessionSocket,
@@ -148,6 +169,11 @@ export class AgentSession {
 
   #send(id: number | null, status: number, body: unknown): void {
     if (this.#closed || this.socket.readyState !== OPEN) return;
+    if (!this.#corked) {
+      this.#corked = true;
+      this.socket.cork();
+      process.nextTick(this.#uncorkAtTurnEnd);
+    }
     this.socket.send(JSON.stringify({ id, status, body }));
     if (this.socket.bufferedAmount > this.options.maxBufferedBytes && this.#drainTimer === undefined)
       this.#watchSlowReader();
