@@ -1,9 +1,10 @@
 /**
  * The dashboard in Chromium against a real coordinator (built app, ephemeral port, SQLite log in a
- * temp dir) while the demo's agents contend for three deploy slots: live lanes, a refused stale
- * write in the rejections table, its permalink in a fresh browser, "not in the log", time travel
- * checked against the dashboard's own fold of `/v1/events`, pause/resume without loss, and a
- * `kill -9` of the coordinator with a restart on the same log.
+ * temp dir) while the demo's agents contend for three deploy slots: live lanes, the rate charts
+ * held while far below the fold and current once scrolled to, a refused stale write in the
+ * rejections table, its permalink in a fresh browser, "not in the log", time travel checked against
+ * the dashboard's own fold of `/v1/events`, pause/resume without loss, and a `kill -9` of the
+ * coordinator with a restart on the same log.
  *
  * The tests share one stack (starting it and waiting for the demo's first refusal is most of the
  * cost) and run in order; each waits on the log or the page for what it needs, never on a timer.
@@ -109,6 +110,28 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     ).toBeGreaterThan(100);
     await screenshot(page, 'live-lanes.png');
   }, 90_000);
+
+  it('keeps the rate charts as last drawn while they are far below the fold, and draws the current rates when scrolled to', async () => {
+    // Given: the live page in a window so short that the rates panel is far below it.
+    await openLive(page);
+    const rates = page.getByTestId('rates');
+    const size = page.viewportSize();
+    await page.setViewportSize({ width: size?.width ?? 1400, height: 300 });
+    try {
+      await page.evaluate('window.scrollTo(0, 0)');
+
+      // When: a rate bin passes (2 s in the default window), the charts keep their last drawing.
+      await expect.poll(() => rates.getAttribute('data-held'), { timeout: UI_TIMEOUT_MILLIS }).toBe('true');
+
+      // Then: scrolled into view, they draw the rates the page has now (nothing held).
+      await rates.scrollIntoViewIfNeeded();
+      await expect.poll(() => rates.getAttribute('data-held'), { timeout: UI_TIMEOUT_MILLIS }).toBeNull();
+      expect(await page.getByTestId('rate-chart').locator('path.recharts-curve').count()).toBeGreaterThan(0);
+    } finally {
+      if (size !== null) await page.setViewportSize(size);
+      await page.evaluate('window.scrollTo(0, 0)');
+    }
+  }, 60_000);
 
   it('lists the stale write the deploy slot refused in the rejections table', async () => {
     // Given: the demo's first refused write is in the log.

@@ -49,6 +49,19 @@ const namesOf = (html: string): string[] => [...html.matchAll(/data-name="([^"]+
 const sizesOf = (html: string): number[] => [...html.matchAll(/data-size="(\d+)"/g)].map((m) => Number(m[1]));
 
 describe('VirtualTable', () => {
+  it('gives a body its rows overflow its full height and strict containment, and a shorter one only a maximum', () => {
+    // Arrange: 20 px rows in a 100 px body.
+    const style = (html: string): string => /class="table-scroll" style="([^"]*)"/.exec(html)?.[1] ?? '';
+
+    // Act
+    const full = render(items(5), { key: 'name', direction: 'ascending' });
+    const short = render(items(4), { key: 'name', direction: 'ascending' });
+
+    // Assert
+    expect(style(full)).toBe('height:100px;contain:strict');
+    expect(style(short)).toBe('max-height:100px');
+  });
+
   it('sorts by the column comparator both ways and marks that header with aria-sort and an arrow', () => {
     // Arrange
     const rows = items(5);

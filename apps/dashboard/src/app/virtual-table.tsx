@@ -152,10 +152,14 @@ export function VirtualTable<Row, K extends string>({
   );
   const count = sorted.length;
   const { first, last, topSpacerPx, bottomSpacerPx } = tableWindow(scrollTopPx, heightPx, rowHeightPx, count);
+  // A body its rows overflow is exactly heightPx tall: said so, with `contain: strict`, it is a
+  // layout and paint boundary, so rows coming and going while live re-lay out the table alone,
+  // not the whole page. A shorter table keeps its own height.
+  const fills = count * rowHeightPx >= heightPx;
   return (
     <div
       className="table-scroll"
-      style={{ maxHeight: heightPx }}
+      style={fills ? { height: heightPx, contain: 'strict' } : { maxHeight: heightPx }}
       onScroll={(e) => setScrollTopPx(e.currentTarget.scrollTop)}
     >
       <table data-testid={tableTestId} aria-rowcount={count + 1}>

@@ -2,11 +2,16 @@
  * recharts panels: grants, renewals, releases, expiries and rejections per second (from the log),
  * denials per second (from the stream's stats frames: denials are not logged), and hold
  * durations. The shared time cursor is drawn on each chart; clicking a chart moves it.
+ *
+ * While the panel is off screen (below the fold at first) the charts keep their last drawing and
+ * are brought up to date when it comes near the viewport (`../app/use-near-viewport.ts`): each
+ * update of these charts is one of the page's longest tasks, and off screen it shows nothing.
  */
-import { memo, type ReactElement, type ReactNode } from 'react';
+import { memo, useRef, type ReactElement, type ReactNode } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
 import { formatDuration, formatWallTime, type HoldDurationBin, type RateBin } from '@lease-fence/dashboard-model';
 import type { StatsSample } from '../stream/stats-history.js';
+import { useHeldWhileAway, useNearViewport } from '../app/use-near-viewport.js';
 
 /** Props of {@link RatePanels}. */
 export interface RatePanelsProps {
@@ -78,8 +83,32 @@ function plainTick(props: TickContent): ReactNode {
   );
 }
 
-/** The rate charts (re-rendered only when their inputs change). */
+/** How far below (or above) the viewport the rate charts are still kept up to date, CSS pixels. */
+const NEAR_VIEWPORT_MARGIN_PX = 400;
+
+/**
+ * The rate charts: up to date while on screen or within {@link NEAR_VIEWPORT_MARGIN_PX} of it,
+ * otherwise showing the inputs of the last render that was (`data-held="true"` on the panel).
+ */
 export const RatePanels = memo(function RatePanels(props: RatePanelsProps): ReactElement {
+  const sectionRef = useRef<HTMLElement>(null);
+  const near = useNearViewport(sectionRef, NEAR_VIEWPORT_MARGIN_PX);
+  const shown = useHeldWhileAway(props, near);
+  return (
+    <section
+      ref={sectionRef}
+      className="panel rates"
+      aria-label="Rates"
+      data-testid="rates"
+      data-held={shown === props ? undefined : 'true'}
+    >
+      <RateCharts {...shown} />
+    </section>
+  );
+});
+
+/** The panel's content: the charts (re-rendered only when their inputs change). */
+const RateCharts = memo(function RateCharts(props: RatePanelsProps): ReactElement {
   const { bins, binWidthMillis, denials, widthPx } = props;
   const rows: Row[] = bins.map((b) => {
     const inBin = denials.filter((d) => d.wallMillis >= b.wallMillis && d.wallMillis < b.wallMillis + binWidthMillis);
@@ -99,7 +128,7 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
   const half = Math.max(260, Math.floor((widthPx - 48) / 2));
   const ticks = timeTicks(bins);
   return (
-    <section className="panel rates" aria-label="Rates" data-testid="rates">
+    <>
       <h3>
         Rates per second{' '}
         <span className="muted">
@@ -180,6 +209,6 @@ export const RatePanels = memo(function RatePanels(props: RatePanelsProps): Reac
           {props.holdP95Millis === undefined ? '—' : formatDuration(props.holdP95Millis)}
         </p>
       </div>
-    </section>
+    </>
   );
 });

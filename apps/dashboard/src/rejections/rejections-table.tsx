@@ -79,7 +79,9 @@ export const RejectionsTable = memo(function RejectionsTable({
       ) : (
         <div
           className="table-scroll"
-          style={{ height: heightPx }}
+          // A fixed height with `contain: strict`: a layout and paint boundary, so rows coming and
+          // going while live re-lay out the table alone, not the whole page.
+          style={{ height: heightPx, contain: 'strict' }}
           onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
         >
           <table data-testid="rejections-table" aria-rowcount={count}>
