@@ -16,24 +16,22 @@
  */
 import { writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CoordinatorWebSocket } from '@lease-fence/client';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { parseBenchArgs } from './support/bench-args.js';
 import { machineLine, repoRoot } from './support/bench-env.js';
 import { createBenchTokens } from './support/bench-tokens.js';
 import { startBenchCoordinator } from './support/coordinator-child.js';
 import { cpuSecondsOf, mainThreadWriteCallsOf } from './support/proc-usage.js';
 import { fixed, markdownTable, median } from './support/stats.js';
 
-const { values: options } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '6' },
-    'warmup-seconds': { type: 'string', default: '1' },
-    rounds: { type: 'string', default: '4' },
-    links: { type: 'string', default: '4' },
-    'in-flight': { type: 'string', default: '32' },
-    baseline: { type: 'string' },
-  },
+const options = parseBenchArgs('agent-link', {
+  seconds: { type: 'string', default: '6' },
+  'warmup-seconds': { type: 'string', default: '1' },
+  rounds: { type: 'string', default: '4' },
+  links: { type: 'string', default: '4' },
+  'in-flight': { type: 'string', default: '32' },
+  baseline: { type: 'string' },
 });
 const links = Number(options.links);
 const inFlight = Number(options['in-flight']);

@@ -17,20 +17,18 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { chromium, type CDPSession } from 'playwright-core';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { parseBenchArgs } from './support/bench-args.js';
 import { machineLine, repoRoot } from './support/bench-env.js';
 import { quantile } from './support/dashboard-probe.js';
 import { fixed, markdownTable } from './support/stats.js';
 
-const { values: options } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '8' },
-    rate: { type: 'string', default: '2000' },
-    rounds: { type: 'string', default: '2' },
-    compare: { type: 'string', multiple: true, default: [] },
-  },
+const options = parseBenchArgs('dashboard-scene', {
+  seconds: { type: 'string', default: '8' },
+  rate: { type: 'string', default: '2000' },
+  rounds: { type: 'string', default: '2' },
+  compare: { type: 'string', multiple: true, default: [] },
 });
 const SECONDS = Number(options.seconds);
 const RATE = Number(options.rate);

@@ -22,7 +22,6 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { chromium, type CDPSession } from 'playwright-core';
 import { foldEvents } from '@lease-fence/dashboard-model';
@@ -38,6 +37,7 @@ import {
   resetProbeScript,
   stopRecordingEventsScript,
 } from './support/dashboard-probe.js';
+import { parseBenchArgs } from './support/bench-args.js';
 import { machineLine, repoRoot } from './support/bench-env.js';
 import { startBenchCoordinator } from './support/coordinator-child.js';
 import { cpuSecondsOf } from './support/proc-usage.js';
@@ -45,16 +45,14 @@ import { fixed, markdownTable, median } from './support/stats.js';
 import type { StreamLoadOptions, StreamLoadProgress } from './support/stream-load.worker.js';
 import { writeBenchLog } from './support/write-bench-log.js';
 
-const { values: options } = parseArgs({
-  options: {
-    events: { type: 'string', default: '1000000' },
-    lanes: { type: 'string', default: '500' },
-    rate: { type: 'string', default: '2000' },
-    seconds: { type: 'string', default: '10' },
-    preload: { type: 'string', default: '5' },
-    pause: { type: 'string', default: '60' },
-    'cpu-prof': { type: 'string' },
-  },
+const options = parseBenchArgs('dashboard', {
+  events: { type: 'string', default: '1000000' },
+  lanes: { type: 'string', default: '500' },
+  rate: { type: 'string', default: '2000' },
+  seconds: { type: 'string', default: '10' },
+  preload: { type: 'string', default: '5' },
+  pause: { type: 'string', default: '60' },
+  'cpu-prof': { type: 'string' },
 });
 const EVENTS = Number(options.events);
 const LANES = Number(options.lanes);

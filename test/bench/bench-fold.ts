@@ -11,7 +11,6 @@
  */
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { DurableCoordinator, createInitialState, evolve } from '@lease-fence/coordinator-core';
 import type { CoordinatorEvent } from '@lease-fence/protocol';
@@ -20,13 +19,12 @@ import { createManualClock } from 'lease-fence';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { median } from './support/stats.js';
 import { BENCH_NAMESPACE, writeBenchLog } from './support/write-bench-log.js';
+import { parseBenchArgs } from './support/bench-args.js';
 
-const { values: options } = parseArgs({
-  options: {
-    events: { type: 'string', default: '1000000' },
-    repeat: { type: 'string', default: '3' },
-    log: { type: 'string' },
-  },
+const options = parseBenchArgs('fold', {
+  events: { type: 'string', default: '1000000' },
+  repeat: { type: 'string', default: '3' },
+  log: { type: 'string' },
 });
 const events = Number(options.events);
 const repeat = Number(options.repeat);

@@ -45,27 +45,25 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { stopByPid } from '../support/stop-by-pid.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { writeTokensFile } from '../support/test-tokens.js';
+import { parseBenchArgs } from './support/bench-args.js';
 import { machineLine, repoRoot } from './support/bench-env.js';
 import { createBenchTokens } from './support/bench-tokens.js';
 import { startBenchCoordinator } from './support/coordinator-child.js';
 import { cpuSecondsOf } from './support/proc-usage.js';
 import { fixed, markdownTable, median, quantile } from './support/stats.js';
 
-const { values: options } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '3' },
-    rounds: { type: 'string', default: '3' },
-    concurrency: { type: 'string', default: '16' },
-    'body-bytes': { type: 'string', default: '256' },
-    'cpu-prof': { type: 'string' },
-    'baseline-gate': { type: 'string' },
-    upstream: { type: 'string' },
-    rate: { type: 'string' },
-  },
+const options = parseBenchArgs('gate', {
+  seconds: { type: 'string', default: '3' },
+  rounds: { type: 'string', default: '3' },
+  concurrency: { type: 'string', default: '16' },
+  'body-bytes': { type: 'string', default: '256' },
+  'cpu-prof': { type: 'string' },
+  'baseline-gate': { type: 'string' },
+  upstream: { type: 'string' },
+  rate: { type: 'string' },
 });
 const SECONDS = Number(options.seconds);
 const ROUNDS = Number(options.rounds);

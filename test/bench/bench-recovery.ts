@@ -28,24 +28,22 @@
  */
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { writeTokensFile } from '../support/test-tokens.js';
 import { createBenchTokens } from './support/bench-tokens.js';
+import { parseBenchArgs } from './support/bench-args.js';
 import { machineLine, repoRoot } from './support/bench-env.js';
 import { cpuProfileArgs, startBenchCoordinator } from './support/coordinator-child.js';
 import { measureInChild } from './support/recovery-child.js';
 import { BENCH_NAMESPACE, writeBenchLog } from './support/write-bench-log.js';
 import { fixed, markdownTable, median } from './support/stats.js';
 
-const { values: options } = parseArgs({
-  options: {
-    sizes: { type: 'string', default: '10000,100000,1000000' },
-    repeat: { type: 'string', default: '3' },
-    baseline: { type: 'string' },
-    only: { type: 'string' },
-  },
+const options = parseBenchArgs('recovery', {
+  sizes: { type: 'string', default: '10000,100000,1000000' },
+  repeat: { type: 'string', default: '3' },
+  baseline: { type: 'string' },
+  only: { type: 'string' },
 });
 const sizes = options.sizes.split(',').map(Number);
 const repeat = Number(options.repeat);

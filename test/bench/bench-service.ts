@@ -49,24 +49,22 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { createBenchTokens } from './support/bench-tokens.js';
 import { cpuProfileArgs } from './support/coordinator-child.js';
 import { benchPeersDir, machineLine, repoRoot } from './support/bench-env.js';
 import { fixed, markdownTable, median } from './support/stats.js';
+import { parseBenchArgs } from './support/bench-args.js';
 
-const { values: options } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '10' },
-    concurrency: { type: 'string', default: '32' },
-    resources: { type: 'string', default: '64' },
-    rounds: { type: 'string', default: '3' },
-    systems: { type: 'string', default: 'etcd,redis-always,mock-http' },
-    modes: { type: 'string', default: 'default' },
-    baseline: { type: 'string' },
-    transports: { type: 'string', default: 'http,websocket' },
-  },
+const options = parseBenchArgs('service', {
+  seconds: { type: 'string', default: '10' },
+  concurrency: { type: 'string', default: '32' },
+  resources: { type: 'string', default: '64' },
+  rounds: { type: 'string', default: '3' },
+  systems: { type: 'string', default: 'etcd,redis-always,mock-http' },
+  modes: { type: 'string', default: 'default' },
+  baseline: { type: 'string' },
+  transports: { type: 'string', default: 'http,websocket' },
 });
 const concurrency = Number(options.concurrency);
 const PRODUCT_LABEL = 'lease-fence';

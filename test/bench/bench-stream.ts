@@ -16,11 +16,11 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { writeTokensFile } from '../support/test-tokens.js';
 import { createBenchTokens } from './support/bench-tokens.js';
+import { parseBenchArgs } from './support/bench-args.js';
 import { machineLine } from './support/bench-env.js';
 import { startBenchCoordinator } from './support/coordinator-child.js';
 import { cpuSecondsOf, memoryBytesOf, toMebibytes } from './support/proc-usage.js';
@@ -28,13 +28,11 @@ import { fixed, markdownTable } from './support/stats.js';
 import type { StreamLoadOptions, StreamLoadProgress } from './support/stream-load.worker.js';
 import type { StreamViewersOptions, ViewersReport } from './support/stream-viewers.worker.js';
 
-const { values: options } = parseArgs({
-  options: {
-    viewers: { type: 'string', default: '200' },
-    rate: { type: 'string', default: '2000' },
-    seconds: { type: 'string', default: '10' },
-    'viewer-threads': { type: 'string', default: '2' },
-  },
+const options = parseBenchArgs('stream', {
+  viewers: { type: 'string', default: '200' },
+  rate: { type: 'string', default: '2000' },
+  seconds: { type: 'string', default: '10' },
+  'viewer-threads': { type: 'string', default: '2' },
 });
 const VIEWERS = Number(options.viewers);
 const EVENTS_PER_SECOND = Number(options.rate);
