@@ -9,6 +9,11 @@ import { parseArgs } from 'node:util';
 /** The options table `parseArgs` takes (`--name` → type, default, multiple). */
 export type BenchOptions = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>['options']>;
 
+/** What {@link parseBenchArgs} returns for the options table `O`: `parseArgs`' own typing of its values. */
+export type BenchValues<O extends BenchOptions> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: false }>
+>['values'];
+
 /** `--name <default>` for each option: the one usage line of a script. */
 function usageOf(bench: string, options: BenchOptions): string {
   const flags = Object.entries(options).map(([name, option]) => {
@@ -31,7 +36,7 @@ function usageOf(bench: string, options: BenchOptions): string {
  * @param options - The options table, as `parseArgs` takes it.
  * @returns The parsed values, typed as `parseArgs` types them.
  */
-export function parseBenchArgs<const O extends BenchOptions>(bench: string, options: O) {
+export function parseBenchArgs<const O extends BenchOptions>(bench: string, options: O): BenchValues<O> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     console.log(usageOf(bench, options));
