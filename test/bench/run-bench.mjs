@@ -8,6 +8,7 @@
 //
 // Benchmarks print figures; none asserts anything, and none is part of `npm test`.
 import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -67,7 +68,21 @@ function step(label, command, commandArgs, stdio = 'inherit') {
 
 const bin = (tool) => join(root, 'node_modules', '.bin', tool);
 const projects = [...COMPILED_TOGETHER, ...NEEDS[name]];
+const script = join(root, 'test', 'dist', 'bench-build', 'bench', `bench-${name}.js`);
+/** Whether the compiled script is newer than its source and the option parser its usage comes from. */
+const compiledIsCurrent = () =>
+  existsSync(script) &&
+  [`bench-${name}.ts`, join('support', 'bench-args.ts')].every(
+    (source) => statSync(script).mtimeMs >= statSync(join(root, 'test', 'bench', source)).mtimeMs,
+  );
+// `--help` answers at once from a current compiled script (its usage lives there): a build would
+// only delay it by a minute. A fresh clone, or a changed source, builds first, as for a run.
+const wantsHelp = args.includes('--help') || args.includes('-h');
 try {
+  if (wantsHelp && compiledIsCurrent()) {
+    await step(`bench-${name} --help`, process.execPath, [script, ...args]);
+    process.exit(0);
+  }
   await step(
     `building ${projects.join(', ')}`,
     bin('nx'),
@@ -75,10 +90,7 @@ try {
     ['ignore', 'ignore', 'inherit'],
   );
   await step('compiling test/bench', bin('tsc'), ['-p', join(root, 'test', 'bench', 'tsconfig.bench.json')]);
-  await step(`running bench-${name}`, process.execPath, [
-    join(root, 'test', 'dist', 'bench-build', 'bench', `bench-${name}.js`),
-    ...args,
-  ]);
+  await step(`running bench-${name}`, process.execPath, [script, ...args]);
 } catch (error) {
   console.error(`bench:${name}: ${error.message}`);
   process.exit(1);
