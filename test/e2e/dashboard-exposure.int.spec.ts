@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openFileFloorStore, openGateLink, type GateLink } from '@lease-fence/client';
 import type { ExposureSummary } from '@lease-fence/dashboard-model';
+import { nearestRankPercentile } from '@lease-fence/dashboard-model/testing';
 import fc from 'fast-check';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { FenceGate } from 'lease-fence';
@@ -133,8 +134,6 @@ function exposureRowsOf(events: readonly RecordedEvent[]): ExposureRow[] {
       w.millis = Math.max(0, g.bootId === d.bootId ? d.atMillis - g.atMillis : d.wallMillis - g.wallMillis);
     }
   }
-  const rank = (sorted: readonly number[], q: number): number | undefined =>
-    sorted.length === 0 ? undefined : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return [...windows]
     .map(([resource, list]): ExposureRow => {
       const measured = list.flatMap((w) => (w.millis === undefined ? [] : [w.millis])).sort((a, b) => a - b);
@@ -145,8 +144,8 @@ function exposureRowsOf(events: readonly RecordedEvent[]): ExposureRow[] {
         unknown: list.filter((w) => w.status === 'unknown').length,
         open: list.filter((w) => w.status === 'open').length,
         fenceFirst: list.filter((w) => w.fenceFirst).length,
-        p50Millis: rank(measured, 0.5),
-        p99Millis: rank(measured, 0.99),
+        p50Millis: nearestRankPercentile(measured, 50),
+        p99Millis: nearestRankPercentile(measured, 99),
         maxMillis: measured.at(-1),
       };
     })

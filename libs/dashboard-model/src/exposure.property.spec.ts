@@ -6,6 +6,7 @@ import { summarizeExposures } from './exposure.js';
 import { foldEvents } from './fold-events.js';
 import { ARBITRARY_RESOURCES, arbitraryLog } from './testing/arbitrary-log.js';
 import { fcParameters, NO_WALL_CLOCK_TIMEOUT } from './testing/fc-seed.js';
+import { nearestRankPercentile } from './testing/nearest-rank.js';
 
 interface NaiveExposure {
   status: 'closed' | 'open' | 'unknown';
@@ -130,8 +131,8 @@ describe('exposure windows (property)', () => {
                 open: expected.filter((e) => e.status === 'open').length,
                 fenceFirst: expected.filter((e) => e.fenceFirst).length,
                 maxMillis: measured.length === 0 ? undefined : Math.max(...measured),
-                p50Millis: measured[Math.min(measured.length - 1, Math.floor(0.5 * measured.length))],
-                p99Millis: measured[Math.min(measured.length - 1, Math.floor(0.99 * measured.length))],
+                p50Millis: nearestRankPercentile(measured, 50),
+                p99Millis: nearestRankPercentile(measured, 99),
               });
             }
           }

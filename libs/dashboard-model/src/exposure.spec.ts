@@ -215,7 +215,7 @@ describe('exposure windows', () => {
       unknown: 1,
       open: 0,
       fenceFirst: 0,
-      p50Millis: 30,
+      p50Millis: 20, // nearest rank of [20, 30]: the smaller
       p99Millis: 30,
       maxMillis: 30,
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LogBuilder } from './testing/log-builder.js';
-import { holdDurations, logRates } from './rates.js';
+import { holdDurations, logRates, quantileOfSorted } from './rates.js';
 import { ViewHistory } from './view-history.js';
 
 function historyOf(log: LogBuilder): ViewHistory {
@@ -85,7 +85,7 @@ describe('holdDurations', () => {
     // Assert
     expect(result.count).toBe(2);
     expect(result.bins.map((b) => b.count)).toEqual([1, 0, 1, 0, 0, 0]);
-    expect([result.p50Millis, result.p95Millis]).toEqual([5_000, 5_000]);
+    expect([result.p50Millis, result.p95Millis]).toEqual([50, 5_000]); // nearest rank of two: the median is the smaller
   });
 
   it('orders durations numerically, not as text, for the median and p95', () => {
@@ -101,6 +101,23 @@ describe('holdDurations', () => {
 
     // Assert
     expect(result.count).toBe(20);
-    expect([result.p50Millis, result.p95Millis]).toEqual([1_100, 2_000]);
+    expect([result.p50Millis, result.p95Millis]).toEqual([1_000, 1_900]);
+  });
+});
+
+describe('quantileOfSorted', () => {
+  it('is the nearest rank: the smallest value with at least q × n values at or below it', () => {
+    expect(quantileOfSorted([], 0.5)).toBeUndefined();
+    expect(quantileOfSorted([7], 0.99)).toBe(7);
+    // Two values: the median is the smaller (rank ceil(1) = 1), not the larger
+    expect(quantileOfSorted([267, 528], 0.5)).toBe(267);
+    // 100 values 1..100: p99 is the 99th, not the maximum; p50 the 50th
+    const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect([quantileOfSorted(hundred, 0.5), quantileOfSorted(hundred, 0.99), quantileOfSorted(hundred, 1)]).toEqual([
+      50, 99, 100,
+    ]);
+    // A whole rank that binary floating point puts a hair above itself (0.07 × 100)
+    expect(quantileOfSorted(hundred, 0.07)).toBe(7);
+    expect(quantileOfSorted(hundred, 0)).toBe(1);
   });
 });

@@ -170,12 +170,17 @@ export function holdDurations(state: ViewState): {
 }
 
 /**
- * The nearest-rank quantile of ascending `sorted` values: `sorted[floor(q × n)]`, capped at the last.
+ * The nearest-rank quantile of ascending `sorted` values: the smallest value with at least `q × n`
+ * of the `n` values at or below it, i.e. `sorted[ceil(q × n) − 1]` (1-based rank `ceil(q × n)`).
+ * With two values the median is the smaller one; p99 of 100 values is the 99th, not the maximum.
  *
  * @param sorted - Values in ascending order.
  * @param q - The quantile, 0 to 1 (0.5: the median).
  * @returns The value, or undefined when `sorted` is empty.
  */
 export function quantileOfSorted(sorted: ArrayLike<number>, q: number): number | undefined {
-  return sorted.length === 0 ? undefined : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  if (sorted.length === 0) return undefined;
+  // Less a hair: q × n of a whole rank can land above it in binary (0.07 × 100 = 7.000000000000001).
+  const rank = Math.ceil(q * sorted.length - 1e-9);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
