@@ -110,7 +110,7 @@ export function Dashboard({
     store,
     token,
     onTokenRefused,
-    holdAt: ingestTarget(view, asOf, loadedPosition, headPosition, caughtUp),
+    holdAt: ingestTarget(view, asOf, loadedPosition, caughtUp),
   });
   // The coordinator stopped at a damaged record: what is loaded is not "now", whatever the view follows.
   const logDamaged = logDamageOf(snapshot.connection) !== undefined;

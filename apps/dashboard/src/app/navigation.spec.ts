@@ -138,7 +138,7 @@ describe('followWindow', () => {
 
 describe('ingestTarget', () => {
   const at = (view: typeof DEFAULT_VIEW, loaded: number, head: number, headKnown = true) =>
-    ingestTarget(view, resolveAsOf(view.at, history(), head, headKnown), loaded, head, headKnown);
+    ingestTarget(view, resolveAsOf(view.at, history(), head, headKnown), loaded, headKnown);
 
   it('follows live without an as-of point, and loads to the head once before holding', () => {
     expect(at(DEFAULT_VIEW, 50, 60)).toBeUndefined();
@@ -163,17 +163,25 @@ describe('ingestTarget', () => {
     );
   });
 
-  it('loads on towards the head for a time later than every loaded event, and holds once one passes it', () => {
+  it('follows the stream for a time later than every loaded event, and holds once one passes it', () => {
     // Given: paused with positions 1–3 loaded while the log grew to 7; the time input asks for a
     // time after position 3 (CI saw "is after the last event" here, and then a view stuck at 3).
     const partial = loadedUpTo(3);
     const view = { ...DEFAULT_VIEW, at: { kind: 'wall', wallMillis: 1_003_500 } } as const;
 
-    // Then: the stream loads to the head; with the time passed, it holds.
-    expect(ingestTarget(view, resolveAsOf(view.at, partial, 7, true), 3, 7, true)).toBe(7);
-    expect(ingestTarget(view, resolveAsOf(view.at, history(), 7, true), 7, 7, true)).toBe(7);
+    // Then: the stream follows (not a hold at the head as last heard, which moves with every
+    // event and re-opened the socket per event); with the time passed, it holds where it is.
+    expect(ingestTarget(view, resolveAsOf(view.at, partial, 7, true), 3, true)).toBeUndefined();
+    expect(ingestTarget(view, resolveAsOf(view.at, history(), 7, true), 7, true)).toBe(7);
     const earlier = { ...DEFAULT_VIEW, at: { kind: 'wall', wallMillis: 1_001_500 } } as const;
-    expect(ingestTarget(earlier, resolveAsOf(earlier.at, partial, 7, true), 3, 7, true)).toBe(3);
+    expect(ingestTarget(earlier, resolveAsOf(earlier.at, partial, 7, true), 3, true)).toBe(3);
+  });
+
+  it('follows the stream for a time after the whole log, rather than holding at its head', () => {
+    // Given: the whole log loaded (7 of 7) and a time later than its last event (a time to come)
+    const future = { ...DEFAULT_VIEW, at: { kind: 'wall', wallMillis: 9_000_000 } } as const;
+    // Then: loading follows, so the next event is taken on the same socket
+    expect(ingestTarget(future, resolveAsOf(future.at, history(), 7, true), 7, true)).toBeUndefined();
   });
 });
 

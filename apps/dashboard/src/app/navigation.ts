@@ -179,30 +179,32 @@ export const REPLAY_LOAD_AHEAD = 10_000;
  * How far the stream must load for a view: undefined = follow live; otherwise hold at this
  * position (never below what is already loaded, so pausing keeps memory where it is). A replay
  * loads {@link REPLAY_LOAD_AHEAD} events ahead of its position; a wall time later than every
- * loaded event loads on towards the head as last heard (the log grew while the view was paused).
+ * loaded event follows the stream until an event passes it (the log grew while the view was
+ * paused, or the time is still to come).
  *
  * @param view - The URL's view.
  * @param asOf - The view's point resolved against what is loaded ({@link resolveAsOf}).
  * @param loadedPosition - The last loaded position.
- * @param headPosition - Head of the log as last heard.
  * @param headKnown - Whether the catch-up has reached the head at least once.
  */
 export function ingestTarget(
   view: ViewUrlState,
   asOf: ResolvedAsOf,
   loadedPosition: number,
-  headPosition: number,
   headKnown: boolean,
 ): number | undefined {
   if (view.at === undefined) return undefined;
   if (!headKnown) return undefined; // load to the head once, then hold
+  // A time no loaded event has passed yet (the last loaded one is at or before it): follow the
+  // stream until one does. Holding at the head as last heard instead chases a moving target while
+  // the log grows (each event past the hold raises the head, and each raise re-opened the socket:
+  // dozens of sockets a second for a time in the future).
+  if (view.at.kind === 'wall' && asOf.position >= loadedPosition) return undefined;
   const ahead = view.playing ? REPLAY_LOAD_AHEAD : 0;
   const wanted =
     view.at.kind === 'position'
       ? view.at.position + Math.max(ahead, view.investigation?.contextRadius ?? 0)
-      : asOf.settled
-        ? loadedPosition
-        : headPosition;
+      : loadedPosition;
   const investigation =
     view.investigation === undefined ? 0 : view.investigation.position + view.investigation.contextRadius;
   return Math.max(loadedPosition, wanted, investigation);
