@@ -204,6 +204,35 @@ describe.skipIf(SKIP_BROWSER_SUITES)(
       if (nextMarker !== undefined) await press('n', nextMarker);
     }, 90_000);
 
+    it('jumps with n to a rejection or restart the paused page has not loaded yet: it loads on to it', async () => {
+      // Given: the live page paused; its loading holds where it paused
+      await aRejection();
+      await openDashboard(page, dashboardUrl(stack.url, {}, stack.viewerToken));
+      await waitForSummary(page, (s) => s.connection === 'live' && s.live, 'the live view');
+      await page.getByTestId('pause').click();
+      const paused = await waitForSummary(page, (s) => !s.live, 'the view paused');
+      // And the log has grown a marker past everything the page loaded
+      const isMarker = (e: RecordedEvent): boolean =>
+        e.event.type === 'FenceRejected' || (e.event.type === 'CoordinatorStarted' && isRestart(e.event.data));
+      const next = await log.waitFor((e) => e.position > paused.loadedPosition && isMarker(e), {
+        description: `a rejection or restart after position ${paused.loadedPosition}`,
+        timeoutMillis: 90_000,
+      });
+      const firstAfter = log.upTo(next.position).find((e) => e.position > paused.position && isMarker(e))!;
+      expect((await readSummary(page)).loadedPosition).toBeLessThan(firstAfter.position);
+
+      // When
+      await page.getByTestId('live-controls').getByTitle('Next rejection or restart (n)').click();
+
+      // Then: the view is as of that marker, the fold up to it (before the fix, the page stayed where it was)
+      await waitForSummary(
+        page,
+        (s) => !s.live && s.position === firstAfter.position,
+        `as of position ${firstAfter.position} after "n"`,
+      );
+      await expectPageMatchesFold(page, log.upTo(firstAfter.position));
+    }, 150_000);
+
     /**
      * The investigation of the newest refusal in the live page's table (the table is virtualised,
      * newest first), as the page shows it once the events after it are loaded, and its two downloads.

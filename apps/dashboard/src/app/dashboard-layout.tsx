@@ -78,6 +78,8 @@ export interface DashboardLayoutProps {
   readonly totalLanes: number;
   /** The compiled filter: the timeline dims what it does not match. */
   readonly match: LeaseMatch;
+  /** What a jump to a rejection or restart is doing when none was loaded (`navigation.ts` `markerSearchNote`). */
+  readonly markerNote?: string | undefined;
   /** What the filter matches; undefined when no filter is set. */
   readonly matchCounts: FilterMatchCounts | undefined;
   /**
@@ -180,6 +182,7 @@ export function DashboardLayout({ mainRef, ...props }: DashboardLayoutProps): Re
         playing={view.playing}
         speed={view.speed}
         beyondLog={asOf.beyondLog}
+        markerNote={props.markerNote}
         onPause={pause}
         onResume={resume}
         onSeek={seek}

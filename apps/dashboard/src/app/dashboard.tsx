@@ -37,7 +37,9 @@ import {
   followWindow,
   ingestTarget,
   logBounds,
-  markerPosition,
+  markerJump,
+  markerSearchNote,
+  type MarkerSearch,
   replayStartWall,
   resolveAsOf,
   stepPosition,
@@ -105,12 +107,17 @@ export function Dashboard({
   const { headPosition, caughtUp, loadedPosition } = snapshot;
 
   const asOf = resolveAsOf(view.at, history, headPosition, caughtUp);
+  // A jump to a rejection or restart that found none loaded: `loading` while the stream follows the
+  // log for one after `from` (a paused view holds its loading), `none` once there is none. It
+  // belongs to the view it started from: any move of the view ends it.
+  const [markerSearch, setMarkerSearch] = useState<MarkerSearch | undefined>();
+  const searchingMarker = markerSearch?.status === 'loading' && !asOf.live && markerSearch.from === asOf.position;
   useLeaseStream({
     env,
     store,
     token,
     onTokenRefused,
-    holdAt: ingestTarget(view, asOf, loadedPosition, caughtUp),
+    holdAt: searchingMarker ? undefined : ingestTarget(view, asOf, loadedPosition, caughtUp),
   });
   // The coordinator stopped at a damaged record: what is loaded is not "now", whatever the view follows.
   const logDamaged = logDamageOf(snapshot.connection) !== undefined;
@@ -286,9 +293,26 @@ export function Dashboard({
     [seek, history, asOf.position, headPosition],
   );
   const jumpMarker = useCallback(
-    (direction: 1 | -1) => seek(markerPosition(history, asOf.position, direction)),
-    [seek, history, asOf.position],
+    (direction: 1 | -1) => {
+      const jump = markerJump(history, asOf.position, direction, headPosition, caughtUp);
+      if (jump.kind === 'found') {
+        setMarkerSearch(undefined);
+        seek(jump.position);
+      } else {
+        setMarkerSearch({ from: asOf.position, direction, status: jump.kind === 'load' ? 'loading' : 'none' });
+      }
+    },
+    [seek, history, asOf.position, headPosition, caughtUp],
   );
+  // While searching, each loaded batch is looked through; the first marker found is jumped to.
+  useEffect(() => {
+    if (markerSearch === undefined) return;
+    if (asOf.live || markerSearch.from !== asOf.position) return setMarkerSearch(undefined);
+    if (markerSearch.status !== 'loading') return;
+    const jump = markerJump(history, markerSearch.from, markerSearch.direction, headPosition, caughtUp);
+    if (jump.kind === 'found') seek(jump.position);
+    else if (jump.kind === 'none') setMarkerSearch({ ...markerSearch, status: 'none' });
+  }, [markerSearch, asOf.live, asOf.position, history, loadedPosition, headPosition, caughtUp, seek]);
   const zoom = useCallback(
     (factor: number, anchor: number) => {
       if (view.window === undefined)
@@ -485,6 +509,7 @@ export function Dashboard({
             }
           />
         }
+        markerNote={markerSearch === undefined ? undefined : markerSearchNote(markerSearch, headPosition)}
         importControl={importControl}
         importAlert={importAlert}
         unreadableAt={unreadableAt}

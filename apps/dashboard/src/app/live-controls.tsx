@@ -21,6 +21,8 @@ export interface LiveControlsProps {
   readonly speed: number;
   /** A requested position that is beyond the log, to say so. */
   readonly beyondLog: number | undefined;
+  /** What a jump to a rejection or restart is doing when none was loaded, to say so. */
+  readonly markerNote?: string | undefined;
   readonly onPause: () => void;
   readonly onResume: () => void;
   readonly onSeek: (position: number) => void;
@@ -93,6 +95,11 @@ export function LiveControls(props: LiveControlsProps): ReactElement {
             </select>
           </label>
         </>
+      )}
+      {props.markerNote !== undefined && (
+        <span className="marker-note" role="status" data-testid="marker-note">
+          {props.markerNote}
+        </span>
       )}
       {props.beyondLog !== undefined && (
         <span className="error" role="alert" data-testid="not-in-log">

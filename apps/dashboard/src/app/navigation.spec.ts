@@ -5,7 +5,7 @@ import {
   followWindow,
   ingestTarget,
   logBounds,
-  markerPosition,
+  markerJump,
   REPLAY_LOAD_AHEAD,
   replayStartWall,
   replayStep,
@@ -112,7 +112,7 @@ describe('logBounds', () => {
   });
 });
 
-describe('stepPosition and markerPosition', () => {
+describe('stepPosition and markerJump', () => {
   it('steps over positions that are not loaded, and asks for one more past the end while the log has more', () => {
     const h = history();
     expect(stepPosition(h, 3, 1, 7)).toBe(6);
@@ -123,10 +123,20 @@ describe('stepPosition and markerPosition', () => {
 
   it('jumps to the next and previous rejection or restart', () => {
     const h = history();
-    expect(markerPosition(h, 1, 1)).toBe(3);
-    expect(markerPosition(h, 3, 1)).toBe(7);
-    expect(markerPosition(h, 7, -1)).toBe(3);
-    expect(markerPosition(h, 7, 1)).toBe(7);
+    expect(markerJump(h, 1, 1, 7, true)).toEqual({ kind: 'found', position: 3 });
+    expect(markerJump(h, 3, 1, 7, true)).toEqual({ kind: 'found', position: 7 });
+    expect(markerJump(h, 7, -1, 7, true)).toEqual({ kind: 'found', position: 3 });
+    expect(markerJump(h, 7, 1, 7, true)).toEqual({ kind: 'none' });
+  });
+
+  it('asks to load on when the next marker may be in the part of the log a paused view has not loaded', () => {
+    // Given: paused with positions 1–4 loaded (the rejection at 3 behind), the log grown to 7 (a restart at 7)
+    const partial = loadedUpTo(4);
+    // Then: forward from 3 nothing is loaded, but the log has more: load on (a new user saw `n` do nothing here)
+    expect(markerJump(partial, 3, 1, 7, true)).toEqual({ kind: 'load' });
+    // And back is loaded from the log's start, so it is found or there is none
+    expect(markerJump(partial, 3, -1, 7, true)).toEqual({ kind: 'none' });
+    expect(markerJump(partial, 4, -1, 7, true)).toEqual({ kind: 'found', position: 3 });
   });
 });
 

@@ -29,7 +29,8 @@ export interface ResolvedAsOf {
 /**
  * Whether the loaded events are the whole log: the catch-up has reached the head at least once
  * (before that, the head as last heard may be a stale 0) and nothing after the head is missing.
- * The one rule behind {@link resolveAsOf}'s `settled` and {@link logBounds}' last wall time.
+ * The one rule behind {@link resolveAsOf}'s `settled`, {@link logBounds}' last wall time and
+ * whether {@link markerJump} loads on.
  *
  * @param history - The loaded log.
  * @param headPosition - Head of the log as last heard.
@@ -120,9 +121,46 @@ export function stepPosition(history: ViewHistory, position: number, direction: 
   return position < headPosition ? position + 1 : position;
 }
 
-/** The next / previous rejection or restart from `position`, or `position` when there is none. */
-export function markerPosition(history: ViewHistory, position: number, direction: 1 | -1): number {
-  return history.index.nextMarker(position, direction) ?? position;
+/** A jump to a rejection or restart that found none loaded ({@link markerJump}), and how it stands. */
+export interface MarkerSearch {
+  /** The as-of position the jump started from. */
+  readonly from: number;
+  readonly direction: 1 | -1;
+  /** `loading`: the stream follows the log for one; `none`: there is none that way. */
+  readonly status: 'loading' | 'none';
+}
+
+/** What the toolbar says of a {@link MarkerSearch}. */
+export function markerSearchNote(search: MarkerSearch, headPosition: number): string {
+  const from = search.from.toLocaleString('en-US');
+  if (search.status === 'loading') return `Loading the log for the next rejection or restart after position ${from}…`;
+  return search.direction === 1
+    ? `No rejection or restart after position ${from} (the log ends at ${headPosition.toLocaleString('en-US')}).`
+    : `No rejection or restart before position ${from}.`;
+}
+
+/**
+ * Where a jump to the next / previous rejection or restart from `position` stands: `found` among
+ * the loaded events; `load` when none is loaded after it but the log has more (a paused view holds
+ * its loading, so the next one may not be loaded yet: the stream follows until one is, or the head);
+ * `none` when the loaded events are the whole log in that direction.
+ *
+ * @param history - The loaded log (read now, not from an earlier render).
+ * @param position - Where the jump starts (the view's as-of position).
+ * @param direction - 1: forward, -1: back (the log is loaded from its start, so back is never `load`).
+ * @param headPosition - Head of the log as last heard.
+ * @param headKnown - Whether the catch-up has reached the head at least once.
+ */
+export function markerJump(
+  history: ViewHistory,
+  position: number,
+  direction: 1 | -1,
+  headPosition: number,
+  headKnown: boolean,
+): { readonly kind: 'found'; readonly position: number } | { readonly kind: 'load' | 'none' } {
+  const found = history.index.nextMarker(position, direction);
+  if (found !== undefined) return { kind: 'found', position: found };
+  return direction === 1 && !wholeLogLoaded(history, headPosition, headKnown) ? { kind: 'load' } : { kind: 'none' };
 }
 
 /**
