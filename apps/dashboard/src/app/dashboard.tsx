@@ -107,17 +107,25 @@ export function Dashboard({
   const { headPosition, caughtUp, loadedPosition } = snapshot;
 
   const asOf = resolveAsOf(view.at, history, headPosition, caughtUp);
-  // A jump to a rejection or restart that found none loaded: `loading` while the stream follows the
-  // log for one after `from` (a paused view holds its loading), `none` once there is none. It
-  // belongs to the view it started from: any move of the view ends it.
+  // A jump to a rejection or restart that found none loaded (`navigation.ts` `markerJump`). It holds
+  // for the view it started from (the same URL state object): while the jump would load on, the
+  // stream follows the log; once a marker is loaded the view jumps to it. Any move of the view ends it.
   const [markerSearch, setMarkerSearch] = useState<MarkerSearch | undefined>();
-  const searchingMarker = markerSearch?.status === 'loading' && !asOf.live && markerSearch.from === asOf.position;
+  const searchJump = useMemo(
+    () =>
+      markerSearch === undefined || markerSearch.view !== view
+        ? undefined
+        : markerJump(history, markerSearch.from, markerSearch.direction, headPosition, caughtUp),
+    // The loaded log grows in place: `loadedPosition` is the change that can load the marker.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [markerSearch, view, history, loadedPosition, headPosition, caughtUp],
+  );
   useLeaseStream({
     env,
     store,
     token,
     onTokenRefused,
-    holdAt: searchingMarker ? undefined : ingestTarget(view, asOf, loadedPosition, caughtUp),
+    holdAt: searchJump?.kind === 'load' ? undefined : ingestTarget(view, asOf, loadedPosition, caughtUp),
   });
   // The coordinator stopped at a damaged record: what is loaded is not "now", whatever the view follows.
   const logDamaged = logDamageOf(snapshot.connection) !== undefined;
@@ -295,24 +303,16 @@ export function Dashboard({
   const jumpMarker = useCallback(
     (direction: 1 | -1) => {
       const jump = markerJump(history, asOf.position, direction, headPosition, caughtUp);
-      if (jump.kind === 'found') {
-        setMarkerSearch(undefined);
-        seek(jump.position);
-      } else {
-        setMarkerSearch({ from: asOf.position, direction, status: jump.kind === 'load' ? 'loading' : 'none' });
-      }
+      if (jump.kind === 'found') seek(jump.position);
+      else setMarkerSearch({ view, from: asOf.position, direction });
     },
-    [seek, history, asOf.position, headPosition, caughtUp],
+    [seek, history, asOf.position, headPosition, caughtUp, view, setMarkerSearch],
   );
-  // While searching, each loaded batch is looked through; the first marker found is jumped to.
+  // A search that found its marker among the events loaded since: the view jumps to it.
+  const searchFound = searchJump?.kind === 'found' ? searchJump.position : undefined;
   useEffect(() => {
-    if (markerSearch === undefined) return;
-    if (asOf.live || markerSearch.from !== asOf.position) return setMarkerSearch(undefined);
-    if (markerSearch.status !== 'loading') return;
-    const jump = markerJump(history, markerSearch.from, markerSearch.direction, headPosition, caughtUp);
-    if (jump.kind === 'found') seek(jump.position);
-    else if (jump.kind === 'none') setMarkerSearch({ ...markerSearch, status: 'none' });
-  }, [markerSearch, asOf.live, asOf.position, history, loadedPosition, headPosition, caughtUp, seek]);
+    if (searchFound !== undefined) seek(searchFound);
+  }, [searchFound, seek]);
   const zoom = useCallback(
     (factor: number, anchor: number) => {
       if (view.window === undefined)
@@ -509,7 +509,11 @@ export function Dashboard({
             }
           />
         }
-        markerNote={markerSearch === undefined ? undefined : markerSearchNote(markerSearch, headPosition)}
+        markerNote={
+          searchJump === undefined || markerSearch === undefined
+            ? undefined
+            : markerSearchNote(markerSearch, searchJump.kind, headPosition)
+        }
         importControl={importControl}
         importAlert={importAlert}
         unreadableAt={unreadableAt}

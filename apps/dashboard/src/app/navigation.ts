@@ -121,19 +121,27 @@ export function stepPosition(history: ViewHistory, position: number, direction: 
   return position < headPosition ? position + 1 : position;
 }
 
-/** A jump to a rejection or restart that found none loaded ({@link markerJump}), and how it stands. */
+/** A jump to a rejection or restart that found none loaded ({@link markerJump}), for the view it started from. */
 export interface MarkerSearch {
+  /** The view the jump was asked in: the search ends when the view changes. */
+  readonly view: ViewUrlState;
   /** The as-of position the jump started from. */
   readonly from: number;
   readonly direction: 1 | -1;
-  /** `loading`: the stream follows the log for one; `none`: there is none that way. */
-  readonly status: 'loading' | 'none';
 }
 
-/** What the toolbar says of a {@link MarkerSearch}. */
-export function markerSearchNote(search: MarkerSearch, headPosition: number): string {
+/**
+ * What the toolbar says of a {@link MarkerSearch} whose {@link markerJump} is `kind` now
+ * (undefined once it is found: the view has jumped).
+ */
+export function markerSearchNote(
+  search: MarkerSearch,
+  kind: 'found' | 'load' | 'none',
+  headPosition: number,
+): string | undefined {
   const from = search.from.toLocaleString('en-US');
-  if (search.status === 'loading') return `Loading the log for the next rejection or restart after position ${from}…`;
+  if (kind === 'found') return undefined;
+  if (kind === 'load') return `Loading the log for the next rejection or restart after position ${from}…`;
   return search.direction === 1
     ? `No rejection or restart after position ${from} (the log ends at ${headPosition.toLocaleString('en-US')}).`
     : `No rejection or restart before position ${from}.`;
