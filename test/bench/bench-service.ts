@@ -32,6 +32,12 @@
  * included, so its figures already carry the cost of signing and there is no unsigned
  * configuration to compare them with.
  *
+ * `--systems …,mock-ws` adds the agent link's ceiling: `support/mock-agent-link.mjs`, an in-memory,
+ * non-durable `ws` server speaking the agent link's frames with a Map and a counter, driven by the
+ * same SDK client through the same adapter as `lease-fence-ws` (what `mock-http` is for HTTP: what one
+ * Node process serving WebSockets and JSON reaches here). It runs as a product of its own in every
+ * round, beside Redis, and its CPU per operation is read like the coordinator's.
+ *
  * `--baseline <dir>` adds the mode `baseline`: the coordinator built in `<dir>` (a `dist` of another
  * commit, e.g. built from `git archive main apps/coordinator`, placed under the repository so its
  * packages resolve), run with the default configuration. `--modes default,baseline` then measures
@@ -74,6 +80,8 @@ const TRANSPORTS: Readonly<Record<string, { readonly adapter: string; readonly l
   websocket: { adapter: 'lease-fence-ws.mjs', label: `${PRODUCT_LABEL}-ws` },
 };
 const WS_LABEL = TRANSPORTS.websocket!.label;
+/** The agent link's in-memory stand-in (`--systems …,mock-ws`): not a harness system, so run here as a product of its own. */
+const MOCK_WS = 'mock-ws';
 
 /**
  * The coordinator's modes, as the environment each one adds to the default configuration. The
@@ -123,6 +131,17 @@ for (const mode of modes) {
     console.error('bench:service: --modes baseline needs --baseline <dir of the baseline build (its main.js)>');
     process.exit(2);
   }
+}
+const harnessSystems = options.systems
+  .split(',')
+  .map((system) => system.trim())
+  .filter((system) => system !== MOCK_WS);
+const withMockWs = options.systems.split(',').some((system) => system.trim() === MOCK_WS);
+if (harnessSystems.length === 0) {
+  console.error(
+    `bench:service: --systems needs at least one system of the harness besides ${MOCK_WS} (e.g. redis-always)`,
+  );
+  process.exit(2);
 }
 /** Our system's label in the harness's results: the transport's (`lease-fence`, `lease-fence-ws`), with `/<mode>` for a mode other than the default. */
 const labelOf = (mode: string, transport: string): string =>
@@ -382,37 +401,39 @@ function report(
         `× ${fixed(medianCpu(mode) / medianCpu(base), 2)}`,
       ];
     });
-  const commitRows = systems.filter(isOurs).map((s) => {
-    const mine = memory.filter((x) => x.system === s);
-    const med = (pick: (x: MemoryRecord) => number | null | undefined): number => median(mine.map(pick));
-    return [
-      s,
-      fixed(
-        med((x) => x.appends_per_s),
-        0,
-      ),
-      fixed(
-        med((x) => x.batch_commands_mean),
-        2,
-      ),
-      fixed(
-        med((x) => x.batch_events_mean),
-        2,
-      ),
-      fixed(
-        med((x) => x.append_ms_mean),
-        3,
-      ),
-      fixed(
-        med((x) => x.server_cpu_us_per_command),
-        1,
-      ),
-      fixed(
-        med((x) => x.server_main_thread_cpu_us_per_command),
-        1,
-      ),
-    ];
-  });
+  const commitRows = systems
+    .filter((s) => isOurs(s) || s === MOCK_WS)
+    .map((s) => {
+      const mine = memory.filter((x) => x.system === s);
+      const med = (pick: (x: MemoryRecord) => number | null | undefined): number => median(mine.map(pick));
+      return [
+        s,
+        fixed(
+          med((x) => x.appends_per_s),
+          0,
+        ),
+        fixed(
+          med((x) => x.batch_commands_mean),
+          2,
+        ),
+        fixed(
+          med((x) => x.batch_events_mean),
+          2,
+        ),
+        fixed(
+          med((x) => x.append_ms_mean),
+          3,
+        ),
+        fixed(
+          med((x) => x.server_cpu_us_per_command),
+          1,
+        ),
+        fixed(
+          med((x) => x.server_main_thread_cpu_us_per_command),
+          1,
+        ),
+      ];
+    });
   if (commitRows.length > 0) {
     console.log(
       "\ngroup commit and server CPU per command (the coordinator's /metrics and /proc over each round, warm-up included; medians over rounds):\n",
@@ -501,7 +522,26 @@ try {
       .join(' ');
     return `env PORT={PORT} HOST=127.0.0.1 LEASE_FENCE_DATA_DIR={DIR} LEASE_FENCE_TOKENS_FILE=${tokensFile} ${modeEnv} node ${cpuProfileArgs().join(' ')} ${mainOf(mode)}`;
   };
-  const runHarness = (mode: string, transport: string, rounds: string, systems: string): Promise<number> =>
+  /** One product of a harness call: the server command ({PORT}, {DIR}), its adapter, its label and its client environment. */
+  interface Product {
+    readonly command: string;
+    readonly adapter: string;
+    readonly label: string;
+    readonly env: Readonly<Record<string, string>>;
+  }
+  const ours = (mode: string, transport: string): Product => ({
+    command: productCommand(mode),
+    adapter: TRANSPORTS[transport]!.adapter,
+    label: labelOf(mode, transport),
+    env: HARNESS_ENV[mode] ?? {},
+  });
+  const mockWs: Product = {
+    command: `node ${join('test', 'bench', 'support', 'mock-agent-link.mjs')} {PORT}`,
+    adapter: TRANSPORTS.websocket!.adapter,
+    label: MOCK_WS,
+    env: {},
+  };
+  const runHarness = (product: Product, rounds: string, systems: string): Promise<number> =>
     run(
       'bash',
       [
@@ -519,33 +559,37 @@ try {
         '--out',
         resultsFile,
         '--product-cmd',
-        productCommand(mode),
+        product.command,
         '--product-adapter',
-        join(root, 'test', 'bench', 'adapters', TRANSPORTS[transport]!.adapter),
+        join(root, 'test', 'bench', 'adapters', product.adapter),
         '--product-label',
-        labelOf(mode, transport),
+        product.label,
       ],
       root,
       {
         ...process.env,
         LEASE_FENCE_BENCH_TOKENS_FILE: tokensFile,
         LEASE_FENCE_BENCH_SIDE_FILE: memoryFile,
-        ...HARNESS_ENV[mode],
+        ...product.env,
       },
     );
   let code = 0;
-  const products = modes.flatMap((mode) => transports.map((transport) => ({ mode, transport })));
+  const products = [
+    ...modes.flatMap((mode) => transports.map((transport) => ours(mode, transport))),
+    ...(withMockWs ? [mockWs] : []),
+  ];
+  const peers = harnessSystems.join(',');
   if (products.length === 1) {
-    code = await runHarness(products[0]!.mode, products[0]!.transport, options.rounds, options.systems);
+    code = await runHarness(products[0]!, options.rounds, peers);
   } else {
     // The harness runs one product per call: one call per product and round, interleaved. The
     // first product of a round runs beside every peer of --systems; the others beside Redis
     // (appendfsync always) only, the anchor of the agent link's targets, so each round measures
     // it next to them without running every peer again.
-    const anchor = options.systems.split(',').includes('redis-always') ? 'redis-always' : options.systems;
+    const anchor = harnessSystems.includes('redis-always') ? 'redis-always' : peers;
     for (let round = 1; round <= Number(options.rounds); round += 1) {
-      for (const [index, { mode, transport }] of products.entries())
-        code = Math.max(code, await runHarness(mode, transport, '1', index === 0 ? options.systems : anchor));
+      for (const [index, product] of products.entries())
+        code = Math.max(code, await runHarness(product, '1', index === 0 ? peers : anchor));
     }
   }
   const lines = readJsonLines<WorkloadResult & Partial<ProbeLine>>(resultsFile);
