@@ -21,9 +21,9 @@ const keyOf = (holderId: string, requestId: string): string => `${holderId.lengt
  * and is then let go, whether or not it will be answerable. Strings held through two scavenges of
  * V8's young generation are promoted and die old: folding into the map at 16 × capacity promoted
  * about 86 MB per 1M-event replay; folding at 2 × capacity (a kept grant then lived on in the map
- * until the next fold, up to 4 × capacity grants) 6 MB with a 16 MB young generation but 30 and
- * 73 MB with one capped at 8 and 4 MB, where compacting promotes 7 and 16 (BENCHMARKS.md, issue
- * 18 §2, sixth pass).
+ * until the next fold, up to 4 × capacity grants) 6 MB with a 16 MB young generation but up to
+ * 30 and 73 MB with one capped at 8 and 4 MB, where compacting promotes 7 and 16 (BENCHMARKS.md,
+ * issue 18 §2, sixth pass).
  */
 const pendingCapacityOf = (capacity: number): number => capacity * 2;
 
