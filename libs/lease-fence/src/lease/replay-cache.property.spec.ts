@@ -91,6 +91,24 @@ describe('ReplayCache', () => {
     }
   });
 
+  it('answers as the model after long replays that look nothing up until they end (the buffer fills and is compacted)', () => {
+    // A replay: remembers (and the odd `values`/`size`, which fold), every lookup after it. Holders
+    // share requestIds here, so the compaction's count of distinct keys must compare holder ids.
+    const replayed = fc.array(
+      command.filter((cmd) => cmd.kind !== 'get'),
+      { minLength: 20, maxLength: 300 },
+    );
+    const lookups: Command[] = ['a', 'ab', 'b'].flatMap((holder) =>
+      ['bc', 'c', 'r1', 'r2', 'r3'].map((request) => ({ kind: 'get' as const, holderId: holder, requestId: request })),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), replayed, (capacity, commands) =>
+        compare(capacity, [...commands, ...lookups]),
+      ),
+      { numRuns: 400 },
+    );
+  });
+
   it('keeps a grant remembered before a long replay only while it is among the last capacity distinct keys', () => {
     const capacity = 4;
     const cache = new ReplayCache(capacity);

@@ -15,14 +15,15 @@ export interface ReplayEntry {
 const keyOf = (holderId: string, requestId: string): string => `${holderId.length}:${holderId}${requestId}`;
 
 /**
- * Most grants a cache of `capacity` buffers before it folds them in: 2 × capacity. The buffer
- * holds each grant's strings (a replay's request ids are new strings) until the fold, so it is
- * kept short enough that they die in V8's young generation: with 16 × capacity (16 384 grants,
- * about 49 000 events of a replay) they lived through two scavenges, were promoted, and a 1M-event
- * replay promoted about 86 MB that two mark-compacts then collected; with 2 × capacity 1–11 MB in
- * most runs, though about one run in four still promotes ~125 MB for a cause not yet found
- * (BENCHMARKS.md, issue 18 §2, fifth pass). The price is keying about one grant in two instead of
- * one in 16.
+ * Most grants a cache of `capacity` buffers: 2 × capacity. When the buffer is full it is
+ * compacted to the newest grants that hold its last `capacity` distinct keys (usually the last
+ * `capacity` grants), so a replay's grant stays referenced for `capacity` to 2 × capacity grants
+ * and is then let go, whether or not it will be answerable. Strings held through two scavenges of
+ * V8's young generation are promoted and die old: folding into the map at 16 × capacity promoted
+ * about 86 MB per 1M-event replay; folding at 2 × capacity (a kept grant then lived on in the map
+ * until the next fold, up to 4 × capacity grants) 6 MB with a 16 MB young generation but up to
+ * 30 and 73 MB with one capped at 8 and 4 MB, where compacting promotes 7 and 16 (BENCHMARKS.md,
+ * issue 18 §2, sixth pass).
  */
 const pendingCapacityOf = (capacity: number): number => capacity * 2;
 
@@ -37,9 +38,11 @@ const pendingCapacityOf = (capacity: number): number => capacity * 2;
  * - **Buffered** (from construction until the first {@link ReplayCache.get}): a replay remembers
  *   every grant of the log (a million for a long log without a snapshot) and looks none up until
  *   it ends. {@link ReplayCache.remember} only writes the four fields into parallel arrays: no key
- *   string, no hashing, no object. When the buffer is full, or something reads the cache, the
- *   buffer is folded into the map: only its newest entries that hold the last `capacity` distinct
- *   keys can survive, so only those are keyed and set (about 1 in 2 grants of a replay, each keyed once).
+ *   string, no hashing, no object. When the buffer is full it is compacted: the grants older than
+ *   the newest ones holding `capacity` distinct keys can never be answered (evicted, or superseded
+ *   by the same key later), so they are dropped, and so is everything already in the map. Only a
+ *   read (or a buffer whose `capacity` newest distinct keys span more than the buffer, i.e. many
+ *   repeated keys) folds the buffer into the map, keying each surviving grant once.
  * - **Direct** (after the first `get`, i.e. once live requests are answered): every remember goes
  *   straight into the map, as a lookup follows nearly every remember there.
  *
@@ -50,7 +53,8 @@ const pendingCapacityOf = (capacity: number): number => capacity * 2;
  * @internal
  */
 export class ReplayCache {
-  private readonly entries: BoundedMap<string, ReplayEntry>;
+  /** Replaced (not cleared) when a compaction finds all of it superseded: see {@link ReplayCache.compact}. */
+  private entries: BoundedMap<string, ReplayEntry>;
   // The fields below are ES-private (`#`), so a deep equality of two tables (tests compare
   // states with `toEqual`) sees only `entries`: read both (`values()`) first to fold their buffers.
   /** Whether remembers go straight into `entries` (set by the first lookup; never cleared). */
@@ -102,7 +106,7 @@ export class ReplayCache {
       return;
     }
     if (this.capacity === 0) return; // a BoundedMap of capacity 0 keeps nothing
-    if (this.#pendingCount === this.#pendingCapacity) this.fold();
+    if (this.#pendingCount === this.#pendingCapacity) this.compact();
     const at = this.#pendingCount;
     this.#pendingHolderIds[at] = holderId;
     this.#pendingRequestIds[at] = requestId;
@@ -115,6 +119,49 @@ export class ReplayCache {
   values(): IterableIterator<ReplayEntry> {
     this.fold();
     return this.entries.values();
+  }
+
+  /**
+   * Makes room in a full buffer without keying anything, when its newest grants hold `capacity`
+   * distinct keys: scanning from the newest until they are found, every older buffered grant and
+   * every entry of the map is either one of those keys (set again later) or evicted by them, so
+   * they are dropped and the newest grants moved to the front, in order. Distinct keys are counted
+   * by requestId, comparing holder ids only when a requestId repeats, so no key string is made.
+   * Otherwise (many repeated keys, so nothing can be dropped) the buffer is folded into the map.
+   * The answers are those of setting every buffered grant into the map ({@link ReplayCache.fold}).
+   */
+  private compact(): void {
+    const count = this.#pendingCount;
+    const holderIds = this.#pendingHolderIds;
+    const requestIds = this.#pendingRequestIds;
+    /** requestId → the holder ids seen with it (one, unless two holders used the same requestId). */
+    const seen = new Map<string, string | string[]>();
+    let distinct = 0;
+    let first = count;
+    while (first > 0 && distinct < this.capacity) {
+      first -= 1;
+      const holderId = holderIds[first]!;
+      const requestId = requestIds[first]!;
+      const holders = seen.get(requestId);
+      if (holders === undefined) seen.set(requestId, holderId);
+      else if (holders === holderId || (typeof holders !== 'string' && holders.includes(holderId))) continue;
+      else if (typeof holders === 'string') seen.set(requestId, [holders, holderId]);
+      else holders.push(holderId);
+      distinct += 1;
+    }
+    if (distinct < this.capacity || first === 0) {
+      // Nothing can be dropped without keying: fold (which empties the buffer).
+      this.fold();
+      return;
+    }
+    if (this.entries.size > 0) this.entries = new BoundedMap(this.capacity);
+    const kept = count - first;
+    holderIds.copyWithin(0, first, count);
+    requestIds.copyWithin(0, first, count);
+    this.#pendingResources.copyWithin(0, first, count);
+    this.#pendingFences.copyWithin(0, first, count);
+    // The slots past the kept grants are overwritten by the next remembers before they are read.
+    this.#pendingCount = kept;
   }
 
   /**
