@@ -3,7 +3,8 @@
  * same colours and alphas, so the legend cannot drift from the lanes: a change to how a bar end,
  * a tick or a marker looks changes its swatch with it.
  */
-import type { Generation, HandoverPhase } from '@lease-fence/dashboard-model';
+import type { ExposureView, Generation, HandoverPhase } from '@lease-fence/dashboard-model';
+import { drawExposureBand, PLAIN_EXPOSURE_FILLS, type ExposureFills } from './draw-exposure.js';
 import {
   drawBar,
   drawGrace,
@@ -25,6 +26,7 @@ export type LegendSwatch =
   | { readonly kind: 'restart' }
   | { readonly kind: 'grace' }
   | { readonly kind: 'handover'; readonly phase: HandoverPhase }
+  | { readonly kind: 'exposure'; readonly status: ExposureView['status'] }
   | { readonly kind: 'rejection'; readonly count: number; readonly doubleGrant: boolean }
   | { readonly kind: 'dimmed' };
 
@@ -40,8 +42,15 @@ const SAMPLE_COLOR = '#94a3b8';
  * Draws one swatch on a `SWATCH_WIDTH_PX` × `SWATCH_HEIGHT_PX` canvas (CSS pixels).
  *
  * @param colorOf - The lanes' holder colours (for `holder` swatches).
+ * @param exposureFills - The hatch patterns of the exposure band, made for this canvas with
+ *   `createExposureFills` (`draw-exposure.ts`); the plain colours where no pattern can be made.
  */
-export function drawLegendSwatch(ctx: Canvas2DLike, swatch: LegendSwatch, colorOf: (holderId: string) => string): void {
+export function drawLegendSwatch(
+  ctx: Canvas2DLike,
+  swatch: LegendSwatch,
+  colorOf: (holderId: string) => string,
+  exposureFills: ExposureFills = PLAIN_EXPOSURE_FILLS,
+): void {
   const w = SWATCH_WIDTH_PX;
   const h = SWATCH_HEIGHT_PX;
   const barTop = 3;
@@ -92,6 +101,15 @@ export function drawLegendSwatch(ctx: Canvas2DLike, swatch: LegendSwatch, colorO
     case 'rejection':
       drawRejectionMarker(ctx, w / 2, h / 2, swatch.count, swatch.doubleGrant);
       break;
+    case 'exposure': {
+      // The band over the lane's height from the grant, as the lanes draw it, then the new holder's bar over it.
+      const bar = swatchBar({ width: w + 10, exposure: swatch.status });
+      const band = { ...bar, x: 4 };
+      const plot = { left: 0, width: w, window: { fromWallMillis: 0, toWallMillis: 1 } };
+      drawExposureBand(ctx, band, plot, 0, h, exposureFills, w - 12);
+      drawBar(ctx, band, 0, w, barTop + 3, barHeight - 6, sample);
+      break;
+    }
   }
 }
 
@@ -104,6 +122,7 @@ function swatchBar(options: {
   readonly carried?: boolean;
   readonly granted?: boolean;
   readonly matches?: boolean;
+  readonly exposure?: ExposureView['status'];
 }): BarLayout {
   const stamp = { position: 1, wallMillis: 0, bootId: 'legend', atMillis: 0 };
   const generation: Generation = {
@@ -121,7 +140,18 @@ function swatchBar(options: {
     end: undefined,
     startWallMillis: 0,
     endWallMillis: 0,
-    exposure: undefined,
+    exposure:
+      options.exposure === undefined
+        ? undefined
+        : {
+            status: options.exposure,
+            fenceFirst: false,
+            evidence: undefined,
+            evidenceKind: undefined,
+            gateId: undefined,
+            durationMillis: undefined,
+            endWallMillis: undefined,
+          },
   };
   return {
     x: 0,

@@ -1,8 +1,14 @@
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { foldEvents, type GenerationEndKind, type HandoverPhase } from '@lease-fence/dashboard-model';
+import {
+  foldEvents,
+  type ExposureView,
+  type GenerationEndKind,
+  type HandoverPhase,
+} from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { recordingCanvas } from '../testing/recording-canvas.js';
+import { EXPOSURE_COLORS } from './draw-exposure.js';
 import { DIMMED_ALPHA, TIMELINE_COLORS } from './draw-timeline.js';
 import { drawLegendSwatch } from './legend-swatches.js';
 import { holdersInView, LEGEND_SHAPES, TimelineLegend } from './timeline-legend.js';
@@ -16,6 +22,23 @@ describe('the legend', () => {
 
     expect([...ends].sort()).toEqual([...allEnds].sort());
     expect([...phases].sort()).toEqual([...allPhases].sort());
+  });
+
+  it('has a swatch for the exposure band, measured and not, drawn as the lanes draw it', () => {
+    // Given: the statuses a band is drawn in (closed: amber; open and unknown: grey, one look)
+    const statuses = new Set(
+      LEGEND_SHAPES.flatMap(({ swatch }) => (swatch.kind === 'exposure' ? [swatch.status] : [])),
+    );
+    const drawn: ExposureView['status'][] = ['closed', 'unknown'];
+    expect([...statuses].sort()).toEqual(drawn.sort());
+    // Then: each swatch fills the band in the lanes' colour (no DOM here: the plain fills), under the bar
+    const fillsOf = (status: ExposureView['status']) => {
+      const ctx = recordingCanvas();
+      drawLegendSwatch(ctx, { kind: 'exposure', status }, () => 'holder');
+      return ctx.rects.map((r) => r.fill);
+    };
+    expect(fillsOf('closed')[0]).toBe(EXPOSURE_COLORS.measured);
+    expect(fillsOf('unknown')[0]).toBe(EXPOSURE_COLORS.unknown);
   });
 
   it("draws its swatches with the lanes' colours and alphas: the holder's colour, the end marks, dimmed", () => {

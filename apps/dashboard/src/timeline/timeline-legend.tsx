@@ -1,12 +1,13 @@
 /**
  * The legend next to the lanes: a "Legend" toggle that opens what the colours and shapes mean —
  * the holders in view with their colours, how a bar ends, renewal ticks, restarts and grace,
- * fence-first handover strips, rejection markers, and what dimmed means. Every swatch is drawn by
+ * fence-first handover strips, exposure bands, rejection markers, and what dimmed means. Every swatch is drawn by
  * the lanes' own drawing code (`legend-swatches.ts`), so the legend shows what the lanes show.
  */
 import { useContext, useLayoutEffect, useMemo, useRef, useState, type ReactElement } from 'react';
 import type { Lane } from '@lease-fence/dashboard-model';
 import { HolderColorContext } from '../app/holder-colors.js';
+import { createExposureFills } from './draw-exposure.js';
 import type { Canvas2DLike } from './draw-timeline.js';
 import { barInWindow } from './lane-layout.js';
 import { drawLegendSwatch, SWATCH_HEIGHT_PX, SWATCH_WIDTH_PX, type LegendSwatch } from './legend-swatches.js';
@@ -34,6 +35,14 @@ export const LEGEND_SHAPES: readonly { readonly swatch: LegendSwatch; readonly t
   { swatch: { kind: 'handover', phase: 'admitted' }, text: 'handover: a gate admitted the fence' },
   { swatch: { kind: 'handover', phase: 'active' }, text: 'handover: the lease is active' },
   { swatch: { kind: 'handover', phase: 'burned' }, text: 'handover: fence burned' },
+  {
+    swatch: { kind: 'exposure', status: 'closed' },
+    text: 'exposure: from a grant until a gate’s floor reached its fence, an old holder could still write (amber hatch)',
+  },
+  {
+    swatch: { kind: 'exposure', status: 'unknown' },
+    text: 'exposure not measured: no gate evidence yet, or the lease ended without it (grey hatch, dashed end)',
+  },
   { swatch: { kind: 'rejection', count: 1, doubleGrant: false }, text: 'a refused stale write (click to investigate)' },
   { swatch: { kind: 'rejection', count: 3, doubleGrant: false }, text: 'refusals close together, with their count' },
   {
@@ -117,7 +126,8 @@ function Swatch({ swatch }: { readonly swatch: LegendSwatch }): ReactElement {
     canvas.width = Math.floor(SWATCH_WIDTH_PX * dpr);
     canvas.height = Math.floor(SWATCH_HEIGHT_PX * dpr);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    drawLegendSwatch(ctx as unknown as Canvas2DLike, swatch, colorOf);
+    const fills = swatch.kind === 'exposure' ? createExposureFills(ctx) : undefined;
+    drawLegendSwatch(ctx as unknown as Canvas2DLike, swatch, colorOf, fills);
   }, [swatch, colorOf]);
   return (
     <canvas
