@@ -246,5 +246,14 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the current-holders table and the time inp
       await expect.poll(() => page.getByTestId('time-jump-error').innerText()).toMatch(message);
       expect((await readSummary(page)).position, `after "${bad}"`).toBe(position);
     }
+
+    // And: back to live, the field forgets the jump: it said "#N · as of position N" beside
+    // "live position …" before (a new user's finding)
+    await jump(`#${position}`);
+    await expect.poll(() => page.getByTestId('time-jump-note').innerText()).toBe(`as of position ${position}`);
+    await page.getByTestId('resume').click();
+    await waitForSummary(page, (s) => s.live, 'the live view');
+    await expect.poll(() => page.getByTestId('time-jump-input').inputValue()).toBe('');
+    await expect.poll(() => page.getByTestId('time-jump-note').innerText()).not.toContain('as of');
   }, 120_000);
 });

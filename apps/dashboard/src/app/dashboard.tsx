@@ -490,7 +490,7 @@ export function Dashboard({
         denials={deferredDenials}
         holds={deferredHolds}
         gates={gates}
-        timeJump={<TimeJump now={env.now} timeZone={timeZone} bounds={jumpBounds} onJump={jumpTo} />}
+        timeJump={<TimeJump now={env.now} timeZone={timeZone} bounds={jumpBounds} onJump={jumpTo} at={view.at} />}
         holdersPanel={
           <HoldersTable
             rows={holderRows}

@@ -25,7 +25,20 @@ export interface TimeJumpProps {
   readonly bounds: () => LogBounds;
   /** Moves the view (the caller pauses the live view there). */
   readonly onJump: (at: AsOf) => void;
+  /**
+   * The view's point now (undefined: live). The field shows what it jumped to only while the view
+   * is still there: after Live, a step or a replay it is cleared, not left saying a stale point.
+   */
+  readonly at: AsOf | undefined;
 }
+
+/** Whether two as-of points are the same point. */
+const samePoint = (a: AsOf | undefined, b: AsOf | undefined): boolean =>
+  a === undefined || b === undefined
+    ? a === b
+    : a.kind === 'position'
+      ? b.kind === 'position' && a.position === b.position
+      : b.kind === 'wall' && a.wallMillis === b.wallMillis;
 
 /** The browser's IANA time zone (`UTC` when the platform does not say). */
 export function browserTimeZone(): string {
@@ -33,9 +46,15 @@ export function browserTimeZone(): string {
 }
 
 /** The "jump to" field (memoised: its props change only when the view moves). */
-export const TimeJump = memo(function TimeJump({ now, timeZone, bounds, onJump }: TimeJumpProps): ReactElement {
-  const [text, setText] = useState('');
-  const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly message: string } | undefined>();
+export const TimeJump = memo(function TimeJump({ now, timeZone, bounds, onJump, at }: TimeJumpProps): ReactElement {
+  const [typed, setText] = useState('');
+  const [result, setOutcome] = useState<
+    { readonly ok: boolean; readonly message: string; readonly jumpedTo?: AsOf } | undefined
+  >();
+  // A jump the view has since moved away from is forgotten: its text and its note would misstate the view.
+  const moved = result?.ok === true && !samePoint(result.jumpedTo, at);
+  const text = moved ? '' : typed;
+  const outcome = moved ? undefined : result;
   const hint = `local time, ${timeZone}`;
   let zoneHint = hint;
   try {
@@ -56,11 +75,17 @@ export const TimeJump = memo(function TimeJump({ now, timeZone, bounds, onJump }
     }
     const { target } = parsed;
     if (target.kind === 'position') {
-      onJump({ kind: 'position', position: target.position });
-      setOutcome({ ok: true, message: `as of position ${target.position}` });
+      const jumpedTo: AsOf = { kind: 'position', position: target.position };
+      onJump(jumpedTo);
+      setOutcome({ ok: true, message: `as of position ${target.position}`, jumpedTo });
     } else {
-      onJump({ kind: 'wall', wallMillis: target.wallMillis });
-      setOutcome({ ok: true, message: `as of ${formatWallDateTime(target.wallMillis)}, read as ${target.zoneLabel}` });
+      const jumpedTo: AsOf = { kind: 'wall', wallMillis: target.wallMillis };
+      onJump(jumpedTo);
+      setOutcome({
+        ok: true,
+        message: `as of ${formatWallDateTime(target.wallMillis)}, read as ${target.zoneLabel}`,
+        jumpedTo,
+      });
     }
   };
   return (
@@ -81,7 +106,10 @@ export const TimeJump = memo(function TimeJump({ now, timeZone, bounds, onJump }
           placeholder="13:24:40 or #1234"
           aria-describedby="time-jump-note"
           aria-invalid={outcome !== undefined && !outcome.ok}
-          onChange={(e) => setText(e.target.value)}
+          onChange={(e) => {
+            setText(e.target.value);
+            if (moved) setOutcome(undefined);
+          }}
         />
       </label>{' '}
       <span

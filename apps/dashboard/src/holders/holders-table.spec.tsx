@@ -113,6 +113,7 @@ describe('TimeJump', () => {
         timeZone="Europe/Berlin"
         bounds={() => ({ firstPosition: 1, lastPosition: 10, firstWallMillis: 0, lastWallMillis: 1 })}
         onJump={() => undefined}
+        at={undefined}
       />,
     );
 
