@@ -147,6 +147,34 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     await page.mouse.move(box.x + 5, box.y - 40); // leave the canvas: the tooltip closes
   });
 
+  it('names the lane under the pointer in the tooltip after the page itself scrolls under it', async () => {
+    // Given: the lanes back at the top, the pointer resting on the sixth lane, its tooltip open
+    await page.locator('.timeline-scroll').evaluate((el) => {
+      (el as unknown as { scrollTop: number }).scrollTop = 0;
+    });
+    const box = await page.getByTestId('lanes-canvas').boundingBox();
+    if (box === null) throw new Error('the lanes canvas is not laid out');
+    const x = box.x + LABEL_WIDTH_PX + 200;
+    const y = box.y + AXIS_HEIGHT_PX + 5 * ROW_HEIGHT_PX + ROW_HEIGHT_PX / 2;
+    await page.mouse.move(x, y);
+    const tooltip = page.getByTestId('lane-tooltip');
+    await expect.poll(() => tooltip.getAttribute('data-resource'), { timeout: UI_TIMEOUT_MILLIS }).toBe(EXTRA_LANES[5]);
+
+    // When: the page (not the lanes) scrolls three rows under the still pointer, as the arrow keys do
+    await page.evaluate((by) => globalThis.scrollBy(0, by), 3 * ROW_HEIGHT_PX);
+    await nextFrames(page);
+    const afterScroll = await tooltip.getAttribute('data-resource');
+
+    // Then: it names the lane now under the pointer (as a fresh hover there does), not the one it was opened on
+    await page.mouse.move(x + 1, y);
+    await nextFrames(page);
+    const underPointer = await tooltip.getAttribute('data-resource');
+    expect(underPointer).not.toBe(EXTRA_LANES[5]);
+    expect(afterScroll).toBe(underPointer);
+    await page.mouse.move(box.x + 5, 5); // leave the canvas: the tooltip closes
+    await page.evaluate(() => globalThis.scrollTo(0, 0));
+  });
+
   it('keeps the keyboard shortcuts working after the scrubber was used; its arrow keys still move it', async () => {
     // Given: paused, then the scrubber clicked (it keeps focus)
     await page.getByTestId('pause').click();

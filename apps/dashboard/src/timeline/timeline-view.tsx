@@ -235,7 +235,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     const rect = canvas.getBoundingClientRect();
     const x = event.clientX - rect.left - LABEL_WIDTH_PX;
     const y = event.clientY - rect.top;
-    if (x < 0 || y < AXIS_HEIGHT_PX) return undefined;
+    if (x < 0 || y < AXIS_HEIGHT_PX || y > rect.height || x > rect.width - LABEL_WIDTH_PX) return undefined;
     const index = Math.floor((y - AXIS_HEIGHT_PX + (scrollRef.current?.scrollTop ?? 0)) / ROW_HEIGHT_PX);
     const lane = propsRef.current.lanes[index];
     if (lane === undefined) return undefined;
@@ -244,6 +244,20 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     const marker = layout.rejections.find((m) => Math.abs(m.x - x) <= (m.count > 1 ? 8 : 6));
     return { x: event.clientX - rect.left, y, resource: lane.resource, wallMillis: wallOfX(win, plotWidth, x), marker };
   };
+
+  // The page scrolled under a still pointer (keys, the scrollbar, a scroll of any ancestor): the
+  // canvas moved, not the pointer, so the tooltip names the lane now under it, or goes.
+  const locateRef = useRef(locate);
+  useLayoutEffect(() => {
+    locateRef.current = locate;
+  });
+  useEffect(() => {
+    const onScroll = (): void => {
+      if (pointerRef.current !== undefined) setHover(locateRef.current(pointerRef.current));
+    };
+    window.addEventListener('scroll', onScroll, { capture: true, passive: true });
+    return () => window.removeEventListener('scroll', onScroll, { capture: true });
+  }, []);
 
   const onPointerDown = (event: ReactPointerEvent<HTMLCanvasElement>): void => {
     drag.current = { startX: event.clientX, window: currentWindow(), moved: false };
