@@ -18,10 +18,13 @@
  * `--cpu-prof DIR` records the page's main thread with Chromium's sampling profiler while it follows
  * now, writes `DIR/dashboard-live.cpuprofile` (open it in Chrome DevTools → Performance, or
  * speedscope) and prints the functions with the most self time.
- * Figures, not a test: nothing here asserts. Options: `--events 1000000 --lanes 500 --rate 2000 --seconds 10 --preload 5 --pause 60 --cpu-prof DIR`.
+ * `--trace DIR` records Chromium's timeline trace over the same window (tasks, style, layout, paint,
+ * the compositor commit and the canvas handed to it) into `DIR/dashboard-live.trace.json`, for
+ * DevTools → Performance (load profile) or ui.perfetto.dev: what the CPU profile calls `(program)`.
+ * Figures, not a test: nothing here asserts. Options: `--events 1000000 --lanes 500 --rate 2000 --seconds 10 --preload 5 --pause 60 --cpu-prof DIR --trace DIR`.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { chromium, type CDPSession } from 'playwright-core';
 import { foldEvents } from '@lease-fence/dashboard-model';
@@ -53,6 +56,7 @@ const options = parseBenchArgs('dashboard', {
   preload: { type: 'string', default: '5' },
   pause: { type: 'string', default: '60' },
   'cpu-prof': { type: 'string' },
+  trace: { type: 'string' },
 });
 const EVENTS = Number(options.events);
 const LANES = Number(options.lanes);
@@ -61,6 +65,7 @@ const SECONDS = Number(options.seconds);
 const PRELOAD = Number(options.preload);
 const PAUSE = Number(options.pause);
 const CPU_PROFILE_DIR = options['cpu-prof'] === undefined ? undefined : resolve(options['cpu-prof']);
+const TRACE_DIR = options.trace === undefined ? undefined : resolve(options.trace);
 const LOAD_AGENTS = 20; // divides 500: each lane belongs to one agent, so acquires never contend
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -144,6 +149,40 @@ function topSelfTime(profile: CpuProfile, count: number): string[][] {
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
     .map(([name, micros]) => [fixed(micros / 1000, 0), fixed((micros / totalMicros) * 100, 1), name]);
+}
+
+/** Chromium's trace categories of DevTools' Performance panel (tasks, layout, paint, the compositor's canvas hand-over). */
+const TRACE_CATEGORIES = [
+  'devtools.timeline',
+  'disabled-by-default-devtools.timeline',
+  'disabled-by-default-devtools.timeline.frame',
+  'blink',
+  'cc',
+  'gpu',
+  'toplevel',
+  'v8.execute',
+].join(',');
+
+/** Ends the trace started on `cdp` and writes it to `file` (the JSON DevTools → Performance opens). */
+async function writeTrace(cdp: CDPSession, file: string): Promise<void> {
+  const complete = new Promise<string>((done) =>
+    cdp.once('Tracing.tracingComplete', (event: { stream?: string }) => done(event.stream ?? '')),
+  );
+  await cdp.send('Tracing.end');
+  const stream = await complete;
+  const chunks: Buffer[] = [];
+  for (;;) {
+    const { data, eof, base64Encoded } = (await cdp.send('IO.read', { handle: stream })) as {
+      data: string;
+      eof: boolean;
+      base64Encoded?: boolean;
+    };
+    chunks.push(Buffer.from(data, base64Encoded === true ? 'base64' : 'utf8')); // a chunk may end mid-character
+    if (eof) break;
+  }
+  await cdp.send('IO.close', { handle: stream });
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, Buffer.concat(chunks));
 }
 
 /** JS heap after a full garbage collection, bytes. */
@@ -231,10 +270,17 @@ async function measureLive(work: string): Promise<LiveFigures> {
       await cdp.send('Profiler.setSamplingInterval', { interval: 200 }); // microseconds
       await cdp.send('Profiler.start');
     }
+    if (TRACE_DIR !== undefined)
+      await cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReturnAsStream' });
     const started = performance.now();
     await page.waitForTimeout(SECONDS * 1000);
     const seconds = (performance.now() - started) / 1000;
     const m1 = await pageMetrics(cdp);
+    if (TRACE_DIR !== undefined) {
+      const file = join(TRACE_DIR, 'dashboard-live.trace.json');
+      await writeTrace(cdp, file);
+      console.error(`bench:dashboard: the page's trace while following now: ${file}`);
+    }
     if (CPU_PROFILE_DIR !== undefined) {
       const { profile } = (await cdp.send('Profiler.stop')) as { profile: CpuProfile };
       mkdirSync(CPU_PROFILE_DIR, { recursive: true });

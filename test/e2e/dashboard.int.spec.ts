@@ -133,6 +133,49 @@ describe.skipIf(SKIP_BROWSER_SUITES)('the dashboard, live against the coordinato
     }
   }, 60_000);
 
+  it('updates the rows of the events and holders tables in place: the same <tr> elements show the new rows', async () => {
+    // Given: the live page, each event row marked with its index (an attribute React does not manage).
+    await openLive(page);
+    const eventRows = page.getByTestId('event-row');
+    await expect.poll(() => eventRows.count(), { timeout: UI_TIMEOUT_MILLIS }).toBeGreaterThan(1);
+    const firstPosition = await eventRows.first().getAttribute('data-position');
+    await eventRows.evaluateAll((rows) => rows.forEach((row, i) => row.setAttribute('data-test-mark', String(i))));
+
+    // When: the log grows and the table shows later events.
+    await expect
+      .poll(() => eventRows.first().getAttribute('data-position'), { timeout: UI_TIMEOUT_MILLIS })
+      .not.toBe(firstPosition);
+
+    // Then: the first row is the same element, showing another event (not a row re-inserted).
+    expect(await eventRows.first().getAttribute('data-test-mark')).toBe('0');
+
+    // Given: the page paused with at least two current holders, the first holder row marked.
+    await page.keyboard.press(' ');
+    await waitForSummary(page, (s) => !s.live, 'paused');
+    const holderRows = page.getByTestId('holder-row');
+    await expect
+      .poll(
+        async () => {
+          if ((await holderRows.count()) > 1) return true;
+          await page.keyboard.press('['); // one holder here: one event back
+          return false;
+        },
+        { timeout: UI_TIMEOUT_MILLIS },
+      )
+      .toBe(true);
+    const second = await holderRows.nth(1).getAttribute('data-resource');
+    await holderRows.first().evaluate((row) => row.setAttribute('data-test-mark', 'first'));
+
+    // When: the filter box leaves only the second holder's row.
+    await page.getByTestId('holders-filter').fill(second ?? '');
+    await expect.poll(() => holderRows.count(), { timeout: UI_TIMEOUT_MILLIS }).toBe(1);
+
+    // Then: the row that remains is the first <tr>, now showing the second holder.
+    expect(await holderRows.first().getAttribute('data-resource')).toBe(second);
+    expect(await holderRows.first().getAttribute('data-test-mark')).toBe('first');
+    await page.getByTestId('holders-filter').fill('');
+  }, 90_000);
+
   it('lists the stale write the deploy slot refused in the rejections table', async () => {
     // Given: the demo's first refused write is in the log.
     const rejection = await aRejection();

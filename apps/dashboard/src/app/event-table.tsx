@@ -123,11 +123,14 @@ export const EventTable = memo(function EventTable({
             </tr>
           </thead>
           <tbody>
-            {events.map((e) => {
+            {events.map((e, i) => {
               const s = eventSummary(e);
               return (
                 <tr
-                  key={e.position}
+                  // Keyed by the row's index, not the event's position: while live the events
+                  // around the head change with every refresh (four a second), and each <tr> then
+                  // keeps its place with new text instead of being removed and re-inserted.
+                  key={i}
                   data-testid="event-row"
                   data-position={e.position}
                   data-type={e.event.type}

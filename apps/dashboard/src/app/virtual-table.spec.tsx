@@ -35,7 +35,6 @@ function render(rows: readonly Item[], sort: TableSort<'name' | 'size' | 'other'
       columns={COLUMNS}
       sort={sort}
       onSortChange={() => undefined}
-      rowKey={(item) => item.name}
       rowAttributes={(item) => ({ 'data-testid': 'item-row', 'data-name': item.name, 'data-size': item.size })}
       rowHeightPx={20}
       heightPx={100}

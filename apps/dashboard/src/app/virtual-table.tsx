@@ -110,8 +110,6 @@ export interface VirtualTableProps<Row, K extends string> {
    * stable one). @defaultValue {@link sortByColumn} with the columns' comparators
    */
   readonly sortRows?: (rows: readonly Row[], sort: TableSort<K>) => readonly Row[];
-  /** The React key of a row: unique among the rows. */
-  readonly rowKey: (row: Row) => string;
   /** Extra attributes of a row's `<tr>` (its test id and `data-*` attributes), in the order given. */
   readonly rowAttributes: (row: Row) => Readonly<Record<string, string | number | undefined>>;
   /** Height of every row, CSS pixels. */
@@ -129,7 +127,8 @@ export interface VirtualTableProps<Row, K extends string> {
 /**
  * A virtualised table sorted by one column at a time. Renders only the rows of
  * {@link tableWindow} for the body's scroll position; `aria-rowcount` counts every row plus the
- * header, so assistive technology announces the whole table.
+ * header, so assistive technology announces the whole table. Rows are keyed by their index in the
+ * sorted rows: a `<tr>` stays in its place across renders and shows whichever row is there now.
  */
 export function VirtualTable<Row, K extends string>({
   rows,
@@ -137,7 +136,6 @@ export function VirtualTable<Row, K extends string>({
   sort,
   onSortChange,
   sortRows,
-  rowKey,
   rowAttributes,
   rowHeightPx,
   heightPx,
@@ -191,8 +189,12 @@ export function VirtualTable<Row, K extends string>({
               <td colSpan={columns.length} />
             </tr>
           )}
-          {sorted.slice(first, last).map((row) => (
-            <tr key={rowKey(row)} {...rowAttributes(row)} style={{ height: rowHeightPx }}>
+          {sorted.slice(first, last).map((row, i) => (
+            // Keyed by the row's index, not by what it shows: when rows come, go or re-sort (live, a
+            // refresh every second), each <tr> keeps its place and only its cells' text and
+            // attributes change, instead of React removing and re-inserting rows (new elements to
+            // style, lay out and paint).
+            <tr key={first + i} {...rowAttributes(row)} style={{ height: rowHeightPx }}>
               {columns.map((column) => (
                 <td key={column.key} className={column.cellClassName?.(row)} title={column.cellTitle?.(row)}>
                   {column.cell(row)}

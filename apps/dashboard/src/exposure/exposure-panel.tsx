@@ -229,7 +229,6 @@ export const ExposurePanel = memo(function ExposurePanel({
             sort={sort}
             onSortChange={setSort}
             sortRows={sortBy}
-            rowKey={(r) => r.resource}
             rowAttributes={exposureRowAttributes}
             rowHeightPx={ROW_HEIGHT_PX}
             heightPx={heightPx}

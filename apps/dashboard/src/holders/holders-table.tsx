@@ -191,7 +191,6 @@ export const HoldersTable = memo(function HoldersTable({
           sort={sort}
           onSortChange={setSort}
           sortRows={sortHolderRows}
-          rowKey={(row) => row.resource}
           rowAttributes={holderRowAttributes}
           rowHeightPx={ROW_HEIGHT_PX}
           heightPx={heightPx}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideRedraw, snapWindow, type FrameRequest } from './redraw-policy.js';
+import { commitNeedsRedraw, decideRedraw, snapWindow, type DrawInputs, type FrameRequest } from './redraw-policy.js';
 import { xOfWall } from './time-scale.js';
 
 /** 2 minutes on 1 200 px: 100 ms per pixel. */
@@ -72,5 +72,44 @@ describe('decideRedraw', () => {
     expect(early.draw).toBe(false);
     expect(due.draw).toBe(true);
     expect(due.frame.position).toBe(11);
+  });
+});
+
+describe('commitNeedsRedraw', () => {
+  const match = { active: false };
+  const colorOf = (): string => '#000';
+  const live: DrawInputs = {
+    animate: true,
+    state: {},
+    laneCount: 500,
+    match,
+    colorOf,
+    selectedResource: undefined,
+    cursorWallMillis: undefined,
+    asOfWallMillis: undefined,
+  };
+
+  it('does not draw a live commit that only brought new data (the data waits for its turn)', () => {
+    expect(commitNeedsRedraw(live, { ...live })).toBe(false);
+  });
+
+  it.each<[string, Partial<DrawInputs>]>([
+    ['the view state was replaced', { state: {} }],
+    ['a lane appeared', { laneCount: 501 }],
+    ['the filter changed', { match: { active: true } }],
+    ['the holder colours changed', { colorOf: () => '#fff' }],
+    ['a lane was selected', { selectedResource: 'res-001' }],
+    ['the cursor moved', { cursorWallMillis: 1_000 }],
+    ['the as-of time moved', { asOfWallMillis: 2_000 }],
+    ['the view stopped following now', { animate: false }],
+  ])('draws a live commit at once when %s', (_, change) => {
+    expect(commitNeedsRedraw(live, { ...live, ...change })).toBe(true);
+  });
+
+  it('draws the first commit, and every commit while not animating (no loop would draw it later)', () => {
+    const still: DrawInputs = { ...live, animate: false };
+    expect(commitNeedsRedraw(undefined, live)).toBe(true);
+    expect(commitNeedsRedraw(still, { ...still })).toBe(true);
+    expect(commitNeedsRedraw(still, live)).toBe(true);
   });
 });

@@ -91,3 +91,48 @@ export function decideRedraw(
   const newData = previous.position !== frame.position;
   return { draw: newData && next.atMillis - previous.atMillis >= dataRedrawMillis, frame };
 }
+
+/**
+ * What a render of the timeline hands the canvas besides the log's data: the inputs a committed
+ * render may change that {@link FrameRequest}'s window, layout and position do not cover.
+ * Compared by identity (`match`, `colorOf`) or value.
+ */
+export interface DrawInputs {
+  /** The view follows now and the canvas loop runs every animation frame. */
+  readonly animate: boolean;
+  /** The view state (live, the fold changes in place: a new one is another log or position). */
+  readonly state: unknown;
+  /** How many lanes are shown (a lane appearing shifts the rows). */
+  readonly laneCount: number;
+  /** The compiled filter (which bars are dimmed). */
+  readonly match: unknown;
+  /** The colour of each holder. */
+  readonly colorOf: unknown;
+  readonly selectedResource: string | undefined;
+  readonly cursorWallMillis: number | undefined;
+  readonly asOfWallMillis: number | undefined;
+}
+
+/**
+ * Whether a committed render must be drawn at once. Following now, the dashboard renders with
+ * every loaded batch (about 7 times a second) while its data reaches the canvas through
+ * {@link decideRedraw}'s position and `dataRedrawMillis`: such a commit alone is not drawn, so
+ * the canvas is not redrawn in the same frame as the page's render, layout and paint. Any other
+ * commit is drawn at once: one that changes a {@link DrawInputs} field, and every commit while
+ * not animating (nothing else would draw it later).
+ *
+ * @param previous - The inputs of the last commit; undefined before the first.
+ * @param next - The inputs of this commit.
+ */
+export function commitNeedsRedraw(previous: DrawInputs | undefined, next: DrawInputs): boolean {
+  if (previous === undefined || !previous.animate || !next.animate) return true;
+  return (
+    previous.state !== next.state ||
+    previous.laneCount !== next.laneCount ||
+    previous.match !== next.match ||
+    previous.colorOf !== next.colorOf ||
+    previous.selectedResource !== next.selectedResource ||
+    previous.cursorWallMillis !== next.cursorWallMillis ||
+    previous.asOfWallMillis !== next.asOfWallMillis
+  );
+}

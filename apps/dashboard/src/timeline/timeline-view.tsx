@@ -20,7 +20,7 @@ import { createExposureFills, type ExposureFills } from './draw-exposure.js';
 import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
 import { LeaseDetails, RejectionDetails } from './lease-details.js';
 import { layoutLane, layoutRestarts, visibleRows, type LaneRowLayout, type MarkerCluster } from './lane-layout.js';
-import { decideRedraw, snapWindow, type DrawnFrame } from './redraw-policy.js';
+import { commitNeedsRedraw, decideRedraw, snapWindow, type DrawInputs, type DrawnFrame } from './redraw-policy.js';
 import { panWindow, wallOfX, xOfWall, type TimeWindow } from './time-scale.js';
 
 /** Row height of a lane, CSS pixels. */
@@ -80,12 +80,27 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
   const exposureFillsRef = useRef<ExposureFills | undefined>(undefined);
   const shapesRef = useRef(0);
   const frameRef = useRef(0);
-  /** The last frame drawn, and a count of commits: a render may change anything drawn, so it forces a frame. */
+  /**
+   * The last frame drawn, and a count of the commits that must be drawn at once (see
+   * `commitNeedsRedraw`: following now, a commit that only brings new data waits for the data's turn).
+   */
   const drawnRef = useRef<DrawnFrame | undefined>(undefined);
-  const commitCountRef = useRef(0);
+  const redrawCountRef = useRef(0);
+  const drawInputsRef = useRef<DrawInputs | undefined>(undefined);
   useLayoutEffect(() => {
     propsRef.current = props;
-    commitCountRef.current += 1;
+    const inputs: DrawInputs = {
+      animate: props.animate,
+      state: props.state,
+      laneCount: props.lanes.length,
+      match: props.match,
+      colorOf,
+      selectedResource: props.selectedResource,
+      cursorWallMillis: props.cursorWallMillis,
+      asOfWallMillis: props.asOfWallMillis,
+    };
+    if (commitNeedsRedraw(drawInputsRef.current, inputs)) redrawCountRef.current += 1;
+    drawInputsRef.current = inputs;
   });
   /** While dragging, the window being dragged: drawn directly, committed to the URL on release. */
   const dragWindowRef = useRef<TimeWindow | undefined>(undefined);
@@ -118,7 +133,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     const decision = decideRedraw(drawnRef.current, {
       window: requested,
       plotWidthPx: plotWidth,
-      layoutKey: `${widthPx}x${heightPx}@${dpr}:${top}:${commitCountRef.current}`,
+      layoutKey: `${widthPx}x${heightPx}@${dpr}:${top}:${redrawCountRef.current}`,
       position: p.state.position,
       atMillis: drawStarted,
     });
