@@ -161,7 +161,10 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     await expect.poll(() => tooltip.getAttribute('data-resource'), { timeout: UI_TIMEOUT_MILLIS }).toBe(EXTRA_LANES[5]);
 
     // When: the page (not the lanes) scrolls three rows under the still pointer, as the arrow keys do
-    await page.evaluate((by) => globalThis.scrollBy(0, by), 3 * ROW_HEIGHT_PX);
+    await page.evaluate(
+      (by) => (globalThis as unknown as { scrollBy(x: number, y: number): void }).scrollBy(0, by),
+      3 * ROW_HEIGHT_PX,
+    );
     await nextFrames(page);
     const afterScroll = await tooltip.getAttribute('data-resource');
 
@@ -172,7 +175,7 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     expect(underPointer).not.toBe(EXTRA_LANES[5]);
     expect(afterScroll).toBe(underPointer);
     await page.mouse.move(box.x + 5, 5); // leave the canvas: the tooltip closes
-    await page.evaluate(() => globalThis.scrollTo(0, 0));
+    await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
   });
 
   it('keeps the keyboard shortcuts working after the scrubber was used; its arrow keys still move it', async () => {
