@@ -25,8 +25,18 @@ export interface RejectionFacts {
 }
 
 /**
+ * How far the coordinator's record of a refusal may trail the gate's own clock reading of it,
+ * milliseconds, before the explanation says the report came late (a gate's outbox delivers the
+ * refusals it made while the coordinator was unreachable once it is back). The two readings are of
+ * different clocks, so this only decides whether both are stated; nothing is computed across them.
+ */
+export const LATE_REPORT_NOTE_MILLIS = 1_000;
+
+/**
  * One sentence that says what happened, naming both holders, both fences, the gate and the
- * times (coordinator wall clock, UTC). Pure.
+ * times (coordinator wall clock, UTC), and a second one when the gate reported the refusal late
+ * ({@link LATE_REPORT_NOTE_MILLIS}): then the refusal's time by the gate's clock and the record's
+ * by the coordinator's are both given, and no duration is computed from the late record. Pure.
  *
  * @param facts - See {@link RejectionFacts}.
  * @returns A sentence ending with a full stop.
@@ -35,7 +45,15 @@ export function explainRejection(facts: RejectionFacts): string {
   const { rejection, rejected, current, floor } = facts;
   const r = rejection.rejected;
   const c = rejection.current;
-  const at = formatWallTime(rejection.stamp.wallMillis);
+  const recordedAt = formatWallTime(rejection.stamp.wallMillis);
+  const late =
+    rejection.gateWallMillis !== undefined &&
+    rejection.stamp.wallMillis - rejection.gateWallMillis > LATE_REPORT_NOTE_MILLIS;
+  // A late record's time is not when the write was made: the sentence then gives no time, and the note both.
+  const atText = late ? '' : ` at ${recordedAt}`;
+  const lateNote = late
+    ? ` By gate ${rejection.gateId}'s own clock it refused the write at ${formatWallTime(rejection.gateWallMillis!)}; the coordinator recorded the refusal at ${recordedAt}, when the gate's outbox delivered it (a gate keeps the refusals it makes while the coordinator is unreachable and reports them once it is back).`
+    : '';
   const floorSource =
     floor.admitted !== undefined
       ? `pushed to the gate by FenceAdmitted at position ${floor.admitted.position}`
@@ -46,25 +64,27 @@ export function explainRejection(facts: RejectionFacts): string {
       owner === undefined
         ? `fence ${c.fence} also belongs to ${c.holderId}`
         : `the log gives fence ${owner.fence} to ${owner.holderId} (${owner.granted === undefined ? 'grant not loaded' : `granted ${formatWallTime(owner.granted.wallMillis)}`})`;
-    return `${r.holderId} presented fence ${r.fence} for ${rejection.resource} at ${at}, but ${ownerText}: the same fence from two holders is evidence of a double grant, so gate ${rejection.gateId} refused the write.`;
+    return `${r.holderId} presented fence ${r.fence} for ${rejection.resource}${atText}, but ${ownerText}: the same fence from two holders is evidence of a double grant, so gate ${rejection.gateId} refused the write.${lateNote}`;
   }
   const held =
     current === undefined
       ? `${c.holderId} held fence ${c.fence} (its grant is not in the loaded log)`
       : `${c.holderId} had held fence ${c.fence} since ${formatWallTime(current.startWallMillis)}`;
   if (rejected === undefined) {
-    return `${r.holderId} wrote to ${rejection.resource} with fence ${r.fence} at ${at}, a generation that is not in the loaded log; ${held} and gate ${rejection.gateId}'s floor was ${c.fence} (${floorSource}), so the stale write was refused.`;
+    return `${r.holderId} wrote to ${rejection.resource} with fence ${r.fence}${atText}, a generation that is not in the loaded log; ${held} and gate ${rejection.gateId}'s floor was ${c.fence} (${floorSource}), so the stale write was refused.${lateNote}`;
   }
   const carried =
     rejected.carried.length > 0
       ? ` (carried across the restart into boot ${shortBootId(rejected.carried[rejected.carried.length - 1]?.bootId ?? '')})`
       : '';
   if (rejected.end === undefined || rejected.end.stamp.position > rejection.stamp.position) {
-    return `${r.holderId} wrote to ${rejection.resource} with fence ${r.fence} at ${at} while the log still shows its lease${carried} open until ${formatWallTime(rejected.endWallMillis)}; gate ${rejection.gateId}'s floor was already ${c.fence} (${c.holderId}), which the loaded log does not explain, so check the gate's floor store and look for a double grant.`;
+    return `${r.holderId} wrote to ${rejection.resource} with fence ${r.fence}${atText} while the log still shows its lease${carried} open until ${formatWallTime(rejected.endWallMillis)}; gate ${rejection.gateId}'s floor was already ${c.fence} (${c.holderId}), which the loaded log does not explain, so check the gate's floor store and look for a double grant.${lateNote}`;
   }
-  const late = rejection.stamp.wallMillis - rejected.endWallMillis;
   const how = endPhrase(rejected);
-  return `${r.holderId} wrote to ${rejection.resource} with fence ${r.fence} ${formatDuration(Math.max(0, late))} after its lease${carried} ${how} at ${formatWallTime(rejected.endWallMillis)}; ${held} and gate ${rejection.gateId}'s floor was ${c.fence} (${floorSource}), so the stale write was refused at ${at}.`;
+  const after = late
+    ? 'after'
+    : `${formatDuration(Math.max(0, rejection.stamp.wallMillis - rejected.endWallMillis))} after`;
+  return `${r.holderId} wrote to ${rejection.resource} with fence ${r.fence} ${after} its lease${carried} ${how} at ${formatWallTime(rejected.endWallMillis)}; ${held} and gate ${rejection.gateId}'s floor was ${c.fence} (${floorSource}), so the stale write was refused${atText}.${lateNote}`;
 }
 
 function endPhrase(rejected: Generation): string {

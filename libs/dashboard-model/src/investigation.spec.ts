@@ -57,6 +57,32 @@ describe('investigate', () => {
     expect(investigation.axis.fromWallMillis).toBeLessThan(investigation.rejected!.startWallMillis);
   });
 
+  it('says when a gate reported the refusal late, with both clocks, and computes no duration from the late record', () => {
+    // Arrange: agent-a's lease expires at 12:00:14; the gate refuses its write at 12:00:16 by its own
+    // clock while the coordinator is down, and its outbox delivers the refusal at 12:00:40
+    const log = new LogBuilder({ ttlMillis: 10_000, wallMillis: Date.UTC(2026, 4, 28, 12, 0, 0) });
+    log.started();
+    log.advance(4_000).granted('deploy-slot', 'agent-a', 1); // expires 12:00:14
+    log.advance(10_000).expired('deploy-slot', 'agent-a', 1);
+    log.granted('deploy-slot', 'agent-b', 2);
+    const rejection = log
+      .advance(26_000)
+      .rejected(
+        'deploy-slot',
+        { holderId: 'agent-a', fence: 1 },
+        { holderId: 'agent-b', fence: 2 },
+        { gateId: 'gate-7', gateWallMillis: Date.UTC(2026, 4, 28, 12, 0, 16) },
+      );
+
+    // Act
+    const result = investigate(historyOf(log), rejection.position);
+
+    // Assert: not "26.0 s after its lease expired … refused at 12:00:40", which is the record's time
+    expect(result.ok && result.investigation.explanation).toBe(
+      "agent-a wrote to deploy-slot with fence 1 after its lease expired at 12:00:14.000Z; agent-b had held fence 2 since 12:00:14.000Z and gate gate-7's floor was 2 (not admitted in the log, so set by a write of agent-b with fence 2), so the stale write was refused. By gate gate-7's own clock it refused the write at 12:00:16.000Z; the coordinator recorded the refusal at 12:00:40.000Z, when the gate's outbox delivered it (a gate keeps the refusals it makes while the coordinator is unreachable and reports them once it is back).",
+    );
+  });
+
   it('shows the state as of the rejection, not what the log said later', () => {
     // Arrange
     const { log, rejectionPosition } = staleWriteAfterExpiry();
