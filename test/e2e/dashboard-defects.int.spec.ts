@@ -120,8 +120,11 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     });
   });
 
-  it('names the lane under the pointer in the tooltip after the lanes are wheel-scrolled', async () => {
-    // Given: the pointer rests on the sixth lane and its tooltip is open
+  /**
+   * Rests the pointer on the sixth lane and waits for its tooltip.
+   * @returns the canvas box, the pointer's page coordinates and the tooltip.
+   */
+  const hoverSixthLane = async () => {
     const box = await page.getByTestId('lanes-canvas').boundingBox();
     if (box === null) throw new Error('the lanes canvas is not laid out');
     const x = box.x + LABEL_WIDTH_PX + 200;
@@ -129,6 +132,12 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     await page.mouse.move(x, y);
     const tooltip = page.getByTestId('lane-tooltip');
     await expect.poll(() => tooltip.getAttribute('data-resource'), { timeout: UI_TIMEOUT_MILLIS }).toBe(EXTRA_LANES[5]);
+    return { box, x, y, tooltip };
+  };
+
+  it('names the lane under the pointer in the tooltip after the lanes are wheel-scrolled', async () => {
+    // Given: the pointer rests on the sixth lane and its tooltip is open
+    const { box, x, y, tooltip } = await hoverSixthLane();
 
     // When: the wheel scrolls the lanes by ten rows under the still pointer
     await page.mouse.wheel(0, 10 * ROW_HEIGHT_PX);
@@ -152,13 +161,7 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     await page.locator('.timeline-scroll').evaluate((el) => {
       (el as unknown as { scrollTop: number }).scrollTop = 0;
     });
-    const box = await page.getByTestId('lanes-canvas').boundingBox();
-    if (box === null) throw new Error('the lanes canvas is not laid out');
-    const x = box.x + LABEL_WIDTH_PX + 200;
-    const y = box.y + AXIS_HEIGHT_PX + 5 * ROW_HEIGHT_PX + ROW_HEIGHT_PX / 2;
-    await page.mouse.move(x, y);
-    const tooltip = page.getByTestId('lane-tooltip');
-    await expect.poll(() => tooltip.getAttribute('data-resource'), { timeout: UI_TIMEOUT_MILLIS }).toBe(EXTRA_LANES[5]);
+    const { box, x, y, tooltip } = await hoverSixthLane();
 
     // When: the page (not the lanes) scrolls three rows under the still pointer, as the arrow keys do
     await page.evaluate(
