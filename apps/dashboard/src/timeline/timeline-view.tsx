@@ -242,7 +242,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
 
   const drag = useRef<{ startX: number; window: TimeWindow; moved: boolean } | undefined>(undefined);
 
-  /** Where the pointer last was over the canvas (client pixels), to re-read the hover when lanes scroll under it. */
+  /** Where the pointer last was over the canvas (client pixels), to re-read the hover when anything scrolls under it. */
   const pointerRef = useRef<{ clientX: number; clientY: number } | undefined>(undefined);
   const locate = (event: { clientX: number; clientY: number }): Hover | undefined => {
     const canvas = canvasRef.current;
@@ -260,8 +260,9 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
     return { x: event.clientX - rect.left, y, resource: lane.resource, wallMillis: wallOfX(win, plotWidth, x), marker };
   };
 
-  // The page scrolled under a still pointer (keys, the scrollbar, a scroll of any ancestor): the
-  // canvas moved, not the pointer, so the tooltip names the lane now under it, or goes.
+  // Something scrolled under a still pointer: the lanes' own scroll, the page (keys, the scrollbar)
+  // or any other ancestor. A capturing listener on the window sees every one of them (a scroll event
+  // does not bubble, but it is captured), so the tooltip names the lane now under the pointer, or goes.
   const locateRef = useRef(locate);
   useLayoutEffect(() => {
     locateRef.current = locate;
@@ -321,9 +322,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
         style={{ height: heightPx }}
         onScroll={(e) => {
           setScrollTop(e.currentTarget.scrollTop);
-          // The lanes moved under a still pointer: the tooltip names the lane now under it.
-          if (pointerRef.current !== undefined) setHover(locate(pointerRef.current));
-          draw();
+          draw(); // (the tooltip follows in the window's scroll listener, which sees this scroll too)
         }}
       >
         <div style={{ height: Math.max(heightPx, totalHeight), position: 'relative' }}>
