@@ -9,7 +9,7 @@
  *
  * The tests share one stack and run in order; each waits on the page for what it needs.
  */
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { holderColor } from '@lease-fence/dashboard-model';
 import { launchChromium } from './support/chromium.js';
@@ -135,6 +135,18 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     return { box, x, y, tooltip };
   };
 
+  /**
+   * Checks that `shown`, the tooltip's lane after a scroll under the still pointer at (`x`, `y`), is
+   * the lane a fresh hover there names, and not the sixth lane the tooltip was opened on.
+   */
+  const expectTooltipNamesLaneUnderPointer = async (x: number, y: number, tooltip: Locator, shown: string | null) => {
+    await page.mouse.move(x + 1, y);
+    await nextFrames(page);
+    const underPointer = await tooltip.getAttribute('data-resource');
+    expect(underPointer).not.toBe(EXTRA_LANES[5]);
+    expect(shown).toBe(underPointer);
+  };
+
   it('names the lane under the pointer in the tooltip after the lanes are wheel-scrolled', async () => {
     // Given: the pointer rests on the sixth lane and its tooltip is open
     const { box, x, y, tooltip } = await hoverSixthLane();
@@ -148,11 +160,7 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     const afterScroll = await tooltip.getAttribute('data-resource');
 
     // Then: it names the lane now under the pointer (as a fresh hover there does)
-    await page.mouse.move(x + 1, y);
-    await nextFrames(page);
-    const underPointer = await tooltip.getAttribute('data-resource');
-    expect(underPointer).not.toBe(EXTRA_LANES[5]);
-    expect(afterScroll).toBe(underPointer);
+    await expectTooltipNamesLaneUnderPointer(x, y, tooltip, afterScroll);
     await page.mouse.move(box.x + 5, box.y - 40); // leave the canvas: the tooltip closes
   });
 
@@ -172,11 +180,7 @@ describe.skipIf(SKIP_BROWSER_SUITES)('dashboard defects, in Chromium against the
     const afterScroll = await tooltip.getAttribute('data-resource');
 
     // Then: it names the lane now under the pointer (as a fresh hover there does), not the one it was opened on
-    await page.mouse.move(x + 1, y);
-    await nextFrames(page);
-    const underPointer = await tooltip.getAttribute('data-resource');
-    expect(underPointer).not.toBe(EXTRA_LANES[5]);
-    expect(afterScroll).toBe(underPointer);
+    await expectTooltipNamesLaneUnderPointer(x, y, tooltip, afterScroll);
     await page.mouse.move(box.x + 5, 5); // leave the canvas: the tooltip closes
     await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
   });
