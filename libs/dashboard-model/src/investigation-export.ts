@@ -7,6 +7,7 @@ import { RecordedEventSchema, type RecordedEvent } from '@lease-fence/protocol';
 import { describeStamp, formatDuration, formatWallDateTime, formatWallTime, shortBootId } from './format.js';
 import {
   afterRefusal,
+  contextCaption,
   describeAfterRefusal,
   investigate,
   investigationPositions,
@@ -176,11 +177,11 @@ export function investigationMarkdown(investigation: Investigation, link: string
           : `; carried fence ${r.carried.fence} of ${r.carried.holderId} until ${formatWallTime(r.graceEndWallMillis)}`),
     ),
     '',
-    `Events around it (±${investigation.contextRadius}):`,
+    `${contextCaption(investigation)}:`,
     '',
     '| position | type | resource | holder | fence | wall time |',
     '|---|---|---|---|---|---|',
-    ...investigation.context.map((e) => {
+    ...investigation.context.events.map((e) => {
       const d = e.event.data as Record<string, unknown>;
       const mark = e.position === investigation.position ? ' **←**' : '';
       return `| ${e.position}${mark} | ${e.event.type} | ${String(d['resource'] ?? '')} | ${String(d['holderId'] ?? (d['rejected'] as { holderId?: string } | undefined)?.holderId ?? '')} | ${String(d['fence'] ?? (d['rejected'] as { fence?: number } | undefined)?.fence ?? '')} | ${formatWallTime(e.event.data.wallMillis)} |`;

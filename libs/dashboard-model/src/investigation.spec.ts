@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LogBuilder } from './testing/log-builder.js';
-import { investigate } from './investigation.js';
+import { contextCaption, investigate } from './investigation.js';
 import { ViewHistory } from './view-history.js';
 
 function historyOf(log: LogBuilder): ViewHistory {
@@ -53,7 +53,8 @@ describe('investigate', () => {
     expect(investigation.explanation).toBe(
       "agent-a wrote to deploy-slot with fence 1 3.0 s after its lease expired at 12:00:14.000Z; agent-b had held fence 2 since 12:00:15.000Z and gate gate-7's floor was 2 (pushed to the gate by FenceAdmitted at position 6), so the stale write was refused at 12:00:17.000Z.",
     );
-    expect(investigation.context.map((e) => e.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(investigation.context.events.map((e) => e.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(investigation.context.checkpointsOmitted).toBe(0);
     expect(investigation.axis.fromWallMillis).toBeLessThan(investigation.rejected!.startWallMillis);
   });
 
@@ -98,11 +99,48 @@ describe('investigate', () => {
   it('keeps only the requested number of events on each side', () => {
     const { log, rejectionPosition } = staleWriteAfterExpiry();
     const result = investigate(historyOf(log), rejectionPosition, 1);
-    expect(result.ok && result.investigation.context.map((e) => e.position)).toEqual([
+    expect(result.ok && result.investigation.context.events.map((e) => e.position)).toEqual([
       rejectionPosition - 1,
       rejectionPosition,
       rejectionPosition + 1,
     ]);
+  });
+
+  it('counts the uptime checkpoints of a grace period around the refusal instead of listing them', () => {
+    // Arrange: a restart's grace period writes a checkpoint every 100 ms; the refusal sits among them
+    const log = new LogBuilder({ ttlMillis: 10_000 });
+    log.started();
+    log.granted('slot', 'agent-a', 1);
+    const before = log.advance(50).granted('other', 'agent-c', 2);
+    for (let i = 0; i < 30; i += 1) log.advance(100).checkpointed();
+    log.expired('slot', 'agent-a', 1);
+    log.granted('slot', 'agent-b', 3);
+    for (let i = 0; i < 30; i += 1) log.advance(100).checkpointed();
+    const rejection = log.rejected('slot', { holderId: 'agent-a', fence: 1 }, { holderId: 'agent-b', fence: 3 });
+    for (let i = 0; i < 30; i += 1) log.advance(100).checkpointed();
+    const after = log.renewed('slot', 'agent-b', 3);
+    const history = historyOf(log);
+
+    // Act
+    const result = investigate(history, rejection.position, 3);
+
+    // Assert: three listed events on each side however many checkpoints lie between them
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const { context } = result.investigation;
+    expect(context.events.map((e) => e.event.type)).toEqual([
+      'LeaseGranted',
+      'LeaseExpired',
+      'LeaseGranted',
+      'FenceRejected',
+      'LeaseRenewed',
+    ]);
+    expect(context.events[0]?.position).toBe(before.position);
+    expect(context.events.at(-1)?.position).toBe(after.position);
+    expect(context.checkpointsOmitted).toBe(90);
+    expect(contextCaption(result.investigation)).toBe(
+      'Events around it (±3; 90 uptime checkpoints (CoordinatorCheckpointed) in between not listed)',
+    );
   });
 
   it('names a lease carried across a restart in the explanation', () => {

@@ -9,6 +9,7 @@
  */
 import type { CarriedLease, CoordinatorEventType, RecordedEvent } from '@lease-fence/protocol';
 import type { ClockStamp } from './clock-stamp.js';
+import type { EventIndex } from './event-index.js';
 import { explainRejection, type FloorEvidence } from './explain-rejection.js';
 import { exposurePositions } from './exposure.js';
 import type { ViewHistory } from './view-history.js';
@@ -16,6 +17,22 @@ import type { Generation, Lane, RejectionView } from './view-state.js';
 
 /** Default number of events shown on each side of the rejection. */
 export const DEFAULT_CONTEXT_RADIUS = 10;
+
+/**
+ * The context window: the rejection and `radius` listed events on each side of it, where an uptime
+ * checkpoint (`CoordinatorCheckpointed`) is counted but not listed. A coordinator in its grace period
+ * writes one every 100 ms (libs/coordinator-core/src/decider/decide.ts), so listing them would fill
+ * an investigation's context with the clock's heartbeat instead of what the leases did.
+ */
+export interface InvestigationContext {
+  /** Listed events, in position order: every loaded event of the span except uptime checkpoints. */
+  readonly events: readonly RecordedEvent[];
+  /** Uptime checkpoints inside the span, not listed. */
+  readonly checkpointsOmitted: number;
+  /** First and last position of the span (the rejection's own when the radius is 0). */
+  readonly fromPosition: number;
+  readonly toPosition: number;
+}
 
 /** A restart inside the investigation's span, with what it did to this resource. */
 export interface InvestigationRestart {
@@ -44,8 +61,8 @@ export interface Investigation {
   readonly restarts: readonly InvestigationRestart[];
   /** Events shown on each side of the rejection. */
   readonly contextRadius: number;
-  /** Loaded events with positions in `[position - contextRadius, position + contextRadius]`. */
-  readonly context: readonly RecordedEvent[];
+  /** The events around the rejection: see {@link InvestigationContext}. */
+  readonly context: InvestigationContext;
   /** One sentence: what happened. */
   readonly explanation: string;
   /** Wall-time span that shows both generations and the rejection (epoch milliseconds). */
@@ -146,7 +163,7 @@ export function investigate(
       floor,
       restarts,
       contextRadius,
-      context: index.between(position - contextRadius, position + contextRadius),
+      context: contextAround(index, position, contextRadius),
       explanation: explainRejection({ rejection, rejected, current, floor }),
       axis: { fromWallMillis: lo - pad, toWallMillis: hi + pad },
     },
@@ -185,8 +202,23 @@ export function investigationPositions(history: ViewHistory, investigation: Inve
   }
   for (const r of investigation.restarts) positions.add(r.stamp.position);
   if (investigation.floor.admitted !== undefined) positions.add(investigation.floor.admitted.position);
-  for (const e of investigation.context) positions.add(e.position);
+  // The whole span, the omitted checkpoints included, so the export counts the same omissions.
+  for (const e of index.between(investigation.context.fromPosition, investigation.context.toPosition))
+    positions.add(e.position);
   return [...positions].filter((p) => p <= index.lastPosition && index.at(p) !== undefined).sort((a, b) => a - b);
+}
+
+/**
+ * The caption of an investigation's event list, the same in the view and the exported Markdown:
+ * "Events around it (±10)", and how many uptime checkpoints the span holds but does not list.
+ */
+export function contextCaption(investigation: Investigation): string {
+  const omitted = investigation.context.checkpointsOmitted;
+  const note =
+    omitted === 0
+      ? ''
+      : `; ${omitted} uptime checkpoint${omitted === 1 ? '' : 's'} (CoordinatorCheckpointed) in between not listed`;
+  return `Events around it (±${investigation.contextRadius}${note})`;
 }
 
 /** What the events after the refusal (in an investigation's context) did to one of its generations. */
@@ -210,7 +242,7 @@ export interface AfterRefusal {
 export function afterRefusal(investigation: Investigation, generation: Generation | undefined): AfterRefusal[] {
   if (generation === undefined || generation.end !== undefined) return [];
   const out: AfterRefusal[] = [];
-  for (const { position, event } of investigation.context) {
+  for (const { position, event } of investigation.context.events) {
     if (position <= investigation.position || !('resource' in event.data)) continue;
     if (event.data.resource !== investigation.rejection.resource) continue;
     let kind: AfterRefusal['kind'] | undefined;
@@ -247,6 +279,29 @@ export function describeAfterRefusal(after: readonly AfterRefusal[]): string | u
     ...(end === undefined ? [] : [`${end.kind} at position ${end.position}`]),
   ];
   return parts.join('; ');
+}
+
+function contextAround(index: EventIndex, position: number, radius: number): InvestigationContext {
+  const events = index.events();
+  const at = index.indexOf(position);
+  let lo = at;
+  let hi = at;
+  for (let listed = 0; listed < radius && lo > 0;) {
+    lo -= 1;
+    if (events[lo]?.event.type !== 'CoordinatorCheckpointed') listed += 1;
+  }
+  for (let listed = 0; listed < radius && hi < events.length - 1;) {
+    hi += 1;
+    if (events[hi]?.event.type !== 'CoordinatorCheckpointed') listed += 1;
+  }
+  const span = events.slice(lo, hi + 1);
+  const listed = span.filter((e) => e.event.type !== 'CoordinatorCheckpointed');
+  return {
+    events: listed,
+    checkpointsOmitted: span.length - listed.length,
+    fromPosition: (span[0] as RecordedEvent).position,
+    toPosition: (span[span.length - 1] as RecordedEvent).position,
+  };
 }
 
 function findGeneration(lane: Lane, fence: number, holderId: string): Generation | undefined {

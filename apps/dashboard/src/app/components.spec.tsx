@@ -305,7 +305,7 @@ describe('InvestigationView', () => {
       .flatMap((inv) => {
         const g = inv.current;
         if (g === undefined || g.end !== undefined) return [];
-        const later = inv.context.find(
+        const later = inv.context.events.find(
           (e) =>
             e.position > inv.position &&
             (e.event.type === 'LeaseRenewed' || e.event.type === 'LeaseReleased') &&

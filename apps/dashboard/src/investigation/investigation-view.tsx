@@ -7,6 +7,7 @@ import type { ReactElement } from 'react';
 import { EventTable } from '../app/event-table.js';
 import {
   afterRefusal,
+  contextCaption,
   describeAfterRefusal,
   describeStamp,
   formatWallTime,
@@ -179,10 +180,10 @@ export function InvestigationView(props: InvestigationViewProps): ReactElement {
                 </div>
               </div>
               <EventTable
-                events={inv.context}
+                events={inv.context.events}
                 focusPosition={inv.position}
                 onPick={props.onJump}
-                caption={`Events around it (±${inv.contextRadius})`}
+                caption={contextCaption(inv)}
               />
               {props.onContextRadius !== undefined &&
                 (() => {
