@@ -33,6 +33,21 @@ export interface RejectionFacts {
 export const LATE_REPORT_NOTE_MILLIS = 1_000;
 
 /**
+ * Whether a gate reported this refusal late: the coordinator recorded it more than
+ * {@link LATE_REPORT_NOTE_MILLIS} after the gate's own clock reading of it (a refusal its outbox
+ * delivered once the coordinator was back). The explanation then states both readings, and the lanes
+ * draw its marker hollow at the record's time (apps/dashboard/src/timeline/draw-timeline.ts). Pure.
+ *
+ * @param rejection - A rejection; one without a gate reading (`gateWallMillis`) is never late.
+ */
+export function reportedLate(rejection: RejectionView): boolean {
+  return (
+    rejection.gateWallMillis !== undefined &&
+    rejection.stamp.wallMillis - rejection.gateWallMillis > LATE_REPORT_NOTE_MILLIS
+  );
+}
+
+/**
  * One sentence that says what happened, naming both holders, both fences, the gate and the
  * times (coordinator wall clock, UTC), and a second one when the gate reported the refusal late
  * ({@link LATE_REPORT_NOTE_MILLIS}): then the refusal's time by the gate's clock and the record's
@@ -46,9 +61,7 @@ export function explainRejection(facts: RejectionFacts): string {
   const r = rejection.rejected;
   const c = rejection.current;
   const recordedAt = formatWallTime(rejection.stamp.wallMillis);
-  const late =
-    rejection.gateWallMillis !== undefined &&
-    rejection.stamp.wallMillis - rejection.gateWallMillis > LATE_REPORT_NOTE_MILLIS;
+  const late = reportedLate(rejection);
   // A late record's time is not when the write was made: the sentence then gives no time, and the note both.
   const atText = late ? '' : ` at ${recordedAt}`;
   const lateNote = late

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileLeaseMatch, synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
 import { recordingCanvas } from '../testing/recording-canvas.js';
-import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels } from './draw-timeline.js';
+import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels, TIMELINE_COLORS } from './draw-timeline.js';
 import { overlaps, type Box } from './label-layout.js';
 import { layoutLane, layoutRestarts } from './lane-layout.js';
 
@@ -123,6 +123,46 @@ describe('drawTimeline with a holder filter', () => {
     expect(ctx.arcAlphas).toEqual(markers.map((m) => (m.matching > 0 ? 1 : DIMMED_ALPHA)));
     expect(new Set(ctx.arcAlphas).size).toBe(2);
     expect(ctx.globalAlpha).toBe(1);
+  });
+  it("draws a refusal its gate reported late as a ring at the record's time, and one reported at once as a dot", () => {
+    // Arrange: agent-a's stale write is refused at once (12:00:20); a second is refused by the gate at
+    // 12:00:25 by its own clock while the coordinator is down and delivered by its outbox at 12:00:50
+    const log = new LogBuilder({ ttlMillis: 10_000, wallMillis: Date.UTC(2026, 4, 28, 12, 0, 0) });
+    log.started();
+    log.granted('slot', 'agent-a', 1);
+    log.advance(10_000).expired('slot', 'agent-a', 1);
+    log.granted('slot', 'agent-b', 2);
+    const stale = { holderId: 'agent-a', fence: 1 };
+    const floor = { holderId: 'agent-b', fence: 2 };
+    log.advance(10_000).rejected('slot', stale, floor, { gateWallMillis: Date.UTC(2026, 4, 28, 12, 0, 20) });
+    log.advance(30_000).rejected('slot', stale, floor, { gateWallMillis: Date.UTC(2026, 4, 28, 12, 0, 25) });
+    const lane = foldEvents(log.events).lanes.get('slot')!;
+    const window = { fromWallMillis: Date.UTC(2026, 4, 28, 12, 0, 0), toWallMillis: Date.UTC(2026, 4, 28, 12, 1, 0) };
+    const layout = layoutLane(lane, { window, widthPx: 600 });
+    const ctx = recordingCanvas();
+
+    // Act
+    drawTimeline(ctx, [{ y: 30, layout, highlighted: false }], {
+      widthPx: 760,
+      heightPx: 80,
+      rowHeightPx: 22,
+      labelWidthPx: 160,
+      axisHeightPx: 24,
+      window,
+      restarts: [],
+      colorOf: () => '#888',
+    });
+
+    // Assert: two markers, each where the coordinator recorded it; the late one hollow
+    expect(layout.rejections.map((m) => [Math.round(m.x), m.reportedLate])).toEqual([
+      [200, 0],
+      [500, 1],
+    ]);
+    const markerFills = new Set<string>([TIMELINE_COLORS.rejection, TIMELINE_COLORS.reportedLateFill]);
+    expect(ctx.pathFills.map((f) => f.fill).filter((fill) => markerFills.has(fill))).toEqual([
+      TIMELINE_COLORS.rejection,
+      TIMELINE_COLORS.reportedLateFill,
+    ]);
   });
 });
 

@@ -72,6 +72,8 @@ export const TIMELINE_COLORS = {
   notCarried: '#7c3aed',
   rejection: '#dc2626',
   doubleGrant: '#7c3aed',
+  /** Inside the ring of a rejection its gate reported late. */
+  reportedLateFill: '#ffffff',
   restart: '#111827',
   grace: 'rgba(250, 204, 21, 0.22)',
   now: '#2563eb',
@@ -162,14 +164,12 @@ export function drawTimeline(ctx: Canvas2DLike, rows: readonly DrawRow[], option
       shapes += 1;
     }
     for (const marker of row.layout.rejections) {
-      drawRejectionMarker(
-        ctx,
-        labelWidthPx + marker.x,
-        barTop + barHeight / 2,
-        marker.count,
-        marker.doubleGrants > 0,
-        marker.matching > 0,
-      );
+      drawRejectionMarker(ctx, labelWidthPx + marker.x, barTop + barHeight / 2, {
+        count: marker.count,
+        doubleGrant: marker.doubleGrants > 0,
+        matches: marker.matching > 0,
+        reportedLate: marker.reportedLate === marker.count,
+      });
       shapes += 1;
     }
   }
@@ -386,29 +386,42 @@ const HANDOVER_COLOR: Readonly<Record<HandoverPhase, string>> = {
   burned: TIMELINE_COLORS.handoverBurned,
 };
 
+/** How one rejection marker is drawn: see {@link drawRejectionMarker}. */
+export interface RejectionMarkerStyle {
+  /** Rejections it stands for; above 1 the marker is larger and shows the count. */
+  readonly count: number;
+  /** It includes a double grant: purple instead of red. */
+  readonly doubleGrant: boolean;
+  /** The filter matches at least one of them; none: drawn at {@link DIMMED_ALPHA}. @defaultValue true */
+  readonly matches?: boolean;
+  /**
+   * Every one of them was reported late by its gate (`reportedLate` in
+   * libs/dashboard-model/src/explain-rejection.ts): drawn hollow, a ring at the record's time, because
+   * the write was refused earlier by the gate's own clock, a time the coordinator's axis cannot place.
+   * @defaultValue false
+   */
+  readonly reportedLate?: boolean;
+}
+
 /**
  * A rejection marker: a red dot (purple when it includes a double grant), larger with its count
- * when it stands for several; at {@link DIMMED_ALPHA} when the filter matches none of them.
+ * when it stands for several; a ring of that colour when every one was reported late; at
+ * {@link DIMMED_ALPHA} when the filter matches none of them.
  */
-export function drawRejectionMarker(
-  ctx: Canvas2DLike,
-  x: number,
-  y: number,
-  count: number,
-  doubleGrant: boolean,
-  matches = true,
-): void {
+export function drawRejectionMarker(ctx: Canvas2DLike, x: number, y: number, style: RejectionMarkerStyle): void {
+  const { count, doubleGrant, matches = true, reportedLate = false } = style;
   const radius = count > 1 ? 7 : 4.5;
+  const color = doubleGrant ? TIMELINE_COLORS.doubleGrant : TIMELINE_COLORS.rejection;
   ctx.globalAlpha = matches ? 1 : DIMMED_ALPHA;
-  ctx.fillStyle = doubleGrant ? TIMELINE_COLORS.doubleGrant : TIMELINE_COLORS.rejection;
+  ctx.fillStyle = reportedLate ? TIMELINE_COLORS.reportedLateFill : color;
   ctx.beginPath();
   ctx.arc(x, y, radius, 0, Math.PI * 2);
   ctx.fill();
-  ctx.strokeStyle = '#ffffff';
-  ctx.lineWidth = 1.5;
+  ctx.strokeStyle = reportedLate ? color : '#ffffff';
+  ctx.lineWidth = reportedLate ? 2 : 1.5;
   ctx.stroke();
   if (count > 1) {
-    ctx.fillStyle = '#ffffff';
+    ctx.fillStyle = reportedLate ? color : '#ffffff';
     ctx.textAlign = 'center';
     ctx.fillText(count > 99 ? '99+' : String(count), x, y + 0.5);
   }

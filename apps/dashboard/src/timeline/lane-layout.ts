@@ -5,14 +5,15 @@
  * - markers closer than `clusterPx` merge into one cluster whose `count` is the number of events
  *   it stands for, so the counts on screen add up to the log.
  */
-import type {
-  Generation,
-  GenerationEndKind,
-  HandoverView,
-  Lane,
-  LeaseMatch,
-  RejectionView,
-  RestartView,
+import {
+  reportedLate,
+  type Generation,
+  type GenerationEndKind,
+  type HandoverView,
+  type Lane,
+  type LeaseMatch,
+  type RejectionView,
+  type RestartView,
 } from '@lease-fence/dashboard-model';
 import { xOfWall, type TimeWindow } from './time-scale.js';
 
@@ -47,6 +48,8 @@ export interface MarkerCluster {
   readonly count: number;
   /** Of them, `double-grant` ones. */
   readonly doubleGrants: number;
+  /** Of them, the ones their gate reported late (`reportedLate`): drawn hollow when all are. */
+  readonly reportedLate: number;
   /** Of them, the ones the filter matches (all without a holder or fence filter); none: drawn dimmed. */
   readonly matching: number;
   readonly first: RejectionView;
@@ -159,6 +162,7 @@ export function layoutLane(lane: Lane, options: LayoutOptions): LaneRowLayout {
       x: c.x,
       count: c.items.length,
       doubleGrants: c.items.filter((r) => r.kind === 'double-grant').length,
+      reportedLate: countWhere(c.items, reportedLate),
       matching: match?.byLease === true ? countWhere(c.items, match.rejection) : c.items.length,
       first: c.items[0] as RejectionView,
       last: c.items[c.items.length - 1] as RejectionView,

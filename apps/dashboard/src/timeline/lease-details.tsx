@@ -9,6 +9,7 @@ import {
   formatDuration,
   formatMonotonic,
   formatWallTime,
+  reportedLate,
   shortBootId,
   type HoldingAnswer,
   type Generation,
@@ -190,6 +191,18 @@ export function RejectionDetails({ cluster }: RejectionDetailsProps): ReactEleme
         recorded {describeStamp(r.stamp)}
         {r.gateWallMillis !== undefined && ` · gate wall clock ${formatWallTime(r.gateWallMillis)}`}
       </div>
+      {reportedLate(r) && (
+        <div data-testid="reported-late">
+          Reported late: gate {r.gateId} refused the write at {formatWallTime(r.gateWallMillis as number)} by its own
+          clock and its outbox delivered the refusal once the coordinator was back, so the marker (a ring) stands where
+          the coordinator recorded it.
+        </div>
+      )}
+      {cluster.count > 1 && cluster.reportedLate > 0 && (
+        <div className="muted">
+          {cluster.reportedLate} of the {cluster.count} were reported late by their gate.
+        </div>
+      )}
       <div className="muted">Click to investigate.</div>
     </div>
   );

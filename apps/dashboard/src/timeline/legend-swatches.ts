@@ -27,7 +27,12 @@ export type LegendSwatch =
   | { readonly kind: 'grace' }
   | { readonly kind: 'handover'; readonly phase: HandoverPhase }
   | { readonly kind: 'exposure'; readonly status: ExposureView['status'] }
-  | { readonly kind: 'rejection'; readonly count: number; readonly doubleGrant: boolean }
+  | {
+      readonly kind: 'rejection';
+      readonly count: number;
+      readonly doubleGrant: boolean;
+      readonly reportedLate?: boolean;
+    }
   | { readonly kind: 'dimmed' };
 
 /** Size of a swatch, CSS pixels. */
@@ -99,7 +104,7 @@ export function drawLegendSwatch(
       drawHandoverStrip(ctx, 2, 4, w - 4, swatch.phase);
       break;
     case 'rejection':
-      drawRejectionMarker(ctx, w / 2, h / 2, swatch.count, swatch.doubleGrant);
+      drawRejectionMarker(ctx, w / 2, h / 2, swatch);
       break;
     case 'exposure': {
       // The band over the lane's height from the grant, as the lanes draw it, then the new holder's bar over it.

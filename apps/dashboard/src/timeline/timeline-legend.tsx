@@ -50,6 +50,10 @@ export const LEGEND_SHAPES: readonly { readonly swatch: LegendSwatch; readonly t
     text: 'a double grant refused (same fence, another holder)',
   },
   {
+    swatch: { kind: 'rejection', count: 1, doubleGrant: false, reportedLate: true },
+    text: 'a refusal its gate reported late (kept in its outbox while the coordinator was down): drawn when recorded; the gate’s own time is in its details',
+  },
+  {
     swatch: { kind: 'dimmed' },
     text: 'dimmed: the holder and fence filters do not match it (a marker: neither its refused nor its floor side)',
   },
