@@ -1,6 +1,12 @@
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { synthesizeEvents, investigate, ViewHistory, type InvestigationResult } from '@lease-fence/dashboard-model';
+import {
+  synthesizeEvents,
+  investigate,
+  ViewHistory,
+  type InvestigationResult,
+  type RejectionView,
+} from '@lease-fence/dashboard-model';
 import { RejectionsTable } from '../rejections/rejections-table.js';
 import { InvestigationView } from '../investigation/investigation-view.js';
 import { ConnectionBanner } from './connection-banner.js';
@@ -225,6 +231,30 @@ describe('RejectionsTable', () => {
     expect(countTestIds(html, 'rejection-row')).toBe(16); // 10 rows in view + 6 overscan
     expect(html).toContain(`data-position="${rejections[rejections.length - 1]!.stamp.position}"`);
     expect(html).toContain('Rejections (<!-- -->300<!-- -->)');
+  });
+
+  it('badges a refusal its gate reported late, and only that one', () => {
+    // Arrange: one refusal recorded 200 ms after the gate's reading, one recorded 30 s after it
+    const [first, second] = loadedHistory().head.rejections;
+    const at = (r: RejectionView, lagMillis: number): RejectionView => ({
+      ...r,
+      gateWallMillis: r.stamp.wallMillis - lagMillis,
+    });
+
+    // Act
+    const html = renderToString(
+      <RejectionsTable
+        rejections={[at(first!, 200), at(second!, 30_000)]}
+        selectedPosition={undefined}
+        onSelect={noop}
+      />,
+    );
+
+    // Assert: the badge sits in the second's row (newest first, so the first row)
+    expect(countTestIds(html, 'reported-late-badge')).toBe(1);
+    const rows = html.split('data-testid="rejection-row"').slice(1);
+    expect(rows[0]).toContain('reported late');
+    expect(rows[1]).not.toContain('reported late');
   });
 
   it('shows refusals known to be missing above the table, each naming the gate, the resource and the seqs', () => {

@@ -5,7 +5,12 @@
  * `RejectionsMissing`: refusals a gate made but whose reports never reached the log.
  */
 import { memo, useState, type ReactElement } from 'react';
-import { formatWallTime, type MissingRejectionsView, type RejectionView } from '@lease-fence/dashboard-model';
+import {
+  formatWallTime,
+  reportedLate,
+  type MissingRejectionsView,
+  type RejectionView,
+} from '@lease-fence/dashboard-model';
 import { seqRange } from '../app/event-table.js';
 import { visibleRows } from '../timeline/lane-layout.js';
 
@@ -129,6 +134,15 @@ export const RejectionsTable = memo(function RejectionsTable({
                     }
                   >
                     {formatWallTime(r.stamp.wallMillis)}
+                    {reportedLate(r) && (
+                      <span
+                        className="badge"
+                        data-testid="reported-late-badge"
+                        title={`refused at ${formatWallTime(r.gateWallMillis as number)} by gate ${r.gateId}'s own clock; recorded when its outbox delivered it`}
+                      >
+                        reported late
+                      </span>
+                    )}
                   </td>
                   <td className="gate" title={r.gateId}>
                     {r.gateId}
