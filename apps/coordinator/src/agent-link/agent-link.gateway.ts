@@ -12,7 +12,7 @@
 import type { IncomingMessage } from 'node:http';
 import { type BeforeApplicationShutdown, Inject, type OnApplicationBootstrap } from '@nestjs/common';
 import { type OnGatewayConnection, WebSocketGateway, WebSocketServer } from '@nestjs/websockets';
-import { AGENT_LINK_PATH, AGENT_LINK_SUBPROTOCOL } from '@lease-fence/protocol';
+import { AGENT_LINK_CLOSE_CODES, AGENT_LINK_PATH, AGENT_LINK_SUBPROTOCOL } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import type { WebSocket, WebSocketServer as WsServer } from 'ws';
 import type { AgentPrincipal } from '../auth/principal.js';
@@ -95,20 +95,26 @@ export class AgentLinkGateway implements OnGatewayConnection, OnApplicationBoots
       maxInFlight: AGENT_MAX_IN_FLIGHT,
       maxBufferedBytes: AGENT_MAX_BUFFERED_BYTES,
       slowReaderMillis: AGENT_SLOW_READER_MILLIS,
+      onSlowReader: (reason) =>
+        this.logger.warn(
+          { holderId: agent.holderId, code: AGENT_LINK_CLOSE_CODES.slowReader, reason },
+          'agent link: slow reader disconnected',
+        ),
     });
-    const unwatch = this.lifecycle.watch(client, () => {
-      this.logger.info({ holderId: agent.holderId }, 'agent link: unresponsive agent terminated (no pong)');
-    });
+    // While the session does not read (backpressure) the agent's pongs cannot be heard: not judged then.
+    const unwatch = this.lifecycle.watch(
+      client,
+      () => this.logger.info({ holderId: agent.holderId }, 'agent link: unresponsive agent terminated (no pong)'),
+      () => session.paused,
+    );
     client.on('message', (data, isBinary) => {
       if (isBinary) session.receiveBinary();
       else session.receive(data.toString());
     });
     client.on('error', () => client.terminate());
-    client.once('close', (code, reason) => {
+    client.once('close', () => {
       unwatch();
       session.closed();
-      if (code === 1008)
-        this.logger.warn({ holderId: agent.holderId, code, reason: reason.toString() }, 'agent link: closed');
     });
   }
 }

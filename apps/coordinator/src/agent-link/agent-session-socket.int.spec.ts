@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { AgentSessionSocket } from './agent-session.js';
+import { decideReply } from '../http/api-exception.filter.js';
+import { AgentSession, type AgentSessionSocket } from './agent-session.js';
 import { agentSessionSocketOf } from './agent-session-socket.js';
 
 describe('agentSessionSocketOf, over a real ws connection on 127.0.0.1', () => {
@@ -11,6 +12,7 @@ describe('agentSessionSocketOf, over a real ws connection on 127.0.0.1', () => {
   let agent: WebSocket;
   let port: AgentSessionSocket;
   let tcp: Socket;
+  let serverSide: WebSocket;
   let received: string[];
 
   beforeEach(async () => {
@@ -28,6 +30,7 @@ describe('agentSessionSocketOf, over a real ws connection on 127.0.0.1', () => {
     received = [];
     agent.on('message', (data) => received.push(String(data)));
     const [client, request] = await accepted;
+    serverSide = client;
     tcp = request.socket as Socket;
     port = agentSessionSocketOf(client, tcp);
     await once(agent, 'open');
@@ -74,5 +77,38 @@ describe('agentSessionSocketOf, over a real ws connection on 127.0.0.1', () => {
 
     // Assert
     expect(writev.mock.calls.length + write.mock.calls.length).toBe(2);
+  });
+
+  it("disconnects an agent that never reads within the slow-reader time and the close grace, not ws's 30 s close timeout", async () => {
+    // Arrange: the agent stops reading its TCP socket; each operation answers 256 KiB
+    (agent as unknown as { _socket: Socket })._socket.pause();
+    const big = 'x'.repeat(256 * 1024);
+    const slow: string[] = [];
+    const session = new AgentSession(port, {
+      operations: {
+        acquire: () => Promise.resolve({ big }),
+        renew: () => Promise.resolve({}),
+        release: () => Promise.resolve({}),
+      },
+      decide: (error) => decideReply(error, { maxBodyBytes: 16_384 }),
+      onBug: () => undefined,
+      maxInFlight: 256,
+      maxBufferedBytes: 64 * 1024,
+      slowReaderMillis: 200,
+      drainCheckMillis: 10,
+      closeGraceMillis: 200,
+      onSlowReader: (reason) => slow.push(reason),
+    });
+    serverSide.once('close', () => session.closed());
+    const closed = once(serverSide, 'close');
+    const startedMillis = performance.now();
+
+    // Act: replies until the kernel's buffers are full and the session's own exceed the bound
+    for (let id = 1; id <= 64; id += 1) session.receive(JSON.stringify({ id, op: 'acquire', resource: 'r', body: {} }));
+    await closed;
+
+    // Assert
+    expect(slow).toHaveLength(1);
+    expect(performance.now() - startedMillis).toBeLessThan(5_000);
   });
 });

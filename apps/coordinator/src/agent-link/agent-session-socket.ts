@@ -26,6 +26,7 @@ export const agentSessionSocketOf = (client: WebSocket, connection: Duplex): Age
   pause: () => client.pause(),
   resume: () => client.resume(),
   close: (code, reason) => client.close(code, reason),
+  terminate: () => client.terminate(),
   cork: () => connection.cork(),
   uncork: () => connection.uncork(),
 });

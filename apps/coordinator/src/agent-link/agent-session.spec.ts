@@ -21,6 +21,7 @@ class FakeSocket implements AgentSessionSocket {
   pauses = 0;
   resumes = 0;
   closedWith: { code: number; reason: string } | undefined;
+  terminated = false;
   send(text: string): void {
     const frame = JSON.parse(text) as SentFrame;
     this.sent.push(frame);
@@ -44,6 +45,9 @@ class FakeSocket implements AgentSessionSocket {
   }
   close(code: number, reason: string): void {
     this.closedWith = { code, reason };
+  }
+  terminate(): void {
+    this.terminated = true;
   }
 }
 
@@ -196,7 +200,7 @@ describe('AgentSession', () => {
       expect(socket.flushes).toEqual([[1, 2], [3]]);
     });
 
-    it('refuses a frame whose id is already in flight, running nothing, and takes the id again once answered', async () => {
+    it('refuses a frame whose id is already in flight under id null, running nothing, and takes the id again once answered', async () => {
       // Arrange
       const session = open();
       session.receive('{"id":7,"op":"acquire","resource":"a","body":{"requestId":"r1"}}');
@@ -207,11 +211,25 @@ describe('AgentSession', () => {
       await flush();
       session.receive('{"id":7,"op":"acquire","resource":"c","body":{"requestId":"r3"}}');
 
-      // Assert
+      // Assert: the refusal is not under id 7, so a client matching replies by id takes 7's grant as 7's
       expect(acquire.calls.map((call) => call.resource)).toEqual(['a', 'c']);
-      expect(socket.sent[0]).toMatchObject({ id: 7, status: 400 });
+      expect(socket.sent[0]).toMatchObject({ id: null, status: 400 });
       expect(JSON.stringify(socket.sent[0]?.body)).toContain('frame.id');
+      expect(JSON.stringify(socket.sent[0]?.body)).toContain('7 is already in flight');
       expect(socket.sent[1]).toEqual({ id: 7, status: 200, body: { ok: true } });
+    });
+
+    it('answers a bad frame that reuses an id in flight under id null, not under the id in flight', () => {
+      const session = open();
+      session.receive('{"id":7,"op":"acquire","resource":"a","body":{}}');
+
+      session.receive('{"id":7,"op":"bogus","resource":"a","body":{}}');
+      session.receive('{"id":8,"op":"bogus","resource":"a","body":{}}');
+
+      expect(socket.sent.map((frame) => [frame.id, frame.status])).toEqual([
+        [null, 400],
+        [8, 400],
+      ]);
     });
 
     it('answers a bug with 500 without its message, and reports it', async () => {
@@ -284,6 +302,58 @@ describe('AgentSession', () => {
       // Assert
       expect(closedEarly).toBeUndefined();
       expect(socket.closedWith).toEqual({ code: 1008, reason: expect.stringMatching(/^slow reader/) });
+    });
+
+    it('reads again after closing a slow reader so its close reply can arrive, runs nothing more, and terminates it after the grace', async () => {
+      // Arrange: a reader that never reads, closed after slowReaderMillis
+      vi.useFakeTimers();
+      const told: string[] = [];
+      socket = new FakeSocket();
+      const session = new AgentSession(socket, {
+        operations: { acquire, renew: acquire, release: acquire },
+        decide: (error) => decideReply(error, { maxBodyBytes: 16_384 }),
+        onBug: (error) => bugs.push(error),
+        maxInFlight: 4,
+        maxBufferedBytes: 100,
+        slowReaderMillis: 1000,
+        drainCheckMillis: 10,
+        closeGraceMillis: 500,
+        onSlowReader: (reason) => told.push(reason),
+      });
+      session.receive('{"id":1,"op":"acquire","resource":"a","body":{}}');
+      socket.bufferedAmount = 5000;
+      acquire.calls[0]!.settle({ ok: true });
+      await vi.advanceTimersByTimeAsync(1020);
+      const resumesAtClose = socket.resumes;
+
+      // Act
+      session.receive('{"id":2,"op":"acquire","resource":"b","body":{}}');
+      await vi.advanceTimersByTimeAsync(470); // closed at 1 000–1 020 ms: the grace runs to 1 500–1 520
+      const terminatedEarly = socket.terminated;
+      await vi.advanceTimersByTimeAsync(30);
+
+      // Assert
+      expect(socket.closedWith?.code).toBe(1008);
+      expect(told).toEqual([socket.closedWith?.reason]);
+      expect(resumesAtClose).toBe(1);
+      expect(acquire.calls.map((call) => call.resource)).toEqual(['a']);
+      expect(terminatedEarly).toBe(false);
+      expect(socket.terminated).toBe(true);
+    });
+
+    it('does not terminate a slow reader that completed the close handshake within the grace', async () => {
+      vi.useFakeTimers();
+      const session = open({ maxBufferedBytes: 100 });
+      session.receive('{"id":1,"op":"acquire","resource":"a","body":{}}');
+      socket.bufferedAmount = 5000;
+      acquire.calls[0]!.settle({ ok: true });
+      await vi.advanceTimersByTimeAsync(1020);
+
+      session.closed(); // the gateway's 'close' event
+      await vi.advanceTimersByTimeAsync(5_000);
+
+      expect(socket.closedWith?.code).toBe(1008);
+      expect(socket.terminated).toBe(false);
     });
   });
 });

@@ -13,8 +13,12 @@
  * - a slow reader: when the socket's unsent replies (`bufferedAmount`) exceed
  *   {@link AgentSessionOptions.maxBufferedBytes}, the session stops reading too; if they are still
  *   above it after {@link AgentSessionOptions.slowReaderMillis}, the connection is closed with
- *   1008 and a reason. Operations already in flight still complete in the coordinator; their
- *   replies are lost with the connection and the SDK resends them with the same requestId.
+ *   1008 and a reason ({@link AgentSessionOptions.onSlowReader} is told). The socket is read
+ *   again so the peer's close reply can arrive (frames after the close are ignored), and a peer
+ *   that has not completed the close after {@link AgentSessionOptions.closeGraceMillis} is
+ *   terminated: one that does not read never will, and `ws` would otherwise hold it 30 s.
+ *   Operations already in flight still complete in the coordinator; their replies are lost with
+ *   the connection and the SDK resends them with the same requestId.
  *
  * One write per turn: the replies of one group commit all resolve in the same turn, so the first
  * reply of a turn corks the socket and the end of the turn (`process.nextTick`, after the turn's
@@ -40,6 +44,8 @@ export interface AgentSessionSocket {
   pause(): void;
   resume(): void;
   close(code: number, reason: string): void;
+  /** Destroys the connection without a close handshake. */
+  terminate(): void;
   /**
    * Holds further writes in the connection's buffer (Node's `Writable.cork` on the TCP socket), still
    * counted in `bufferedAmount`, until the matching {@link AgentSessionSocket.uncork}. Nested calls
@@ -69,7 +75,17 @@ export interface AgentSessionOptions {
   readonly slowReaderMillis: number;
   /** How often a paused slow reader's buffer is checked (milliseconds). @defaultValue 50 */
   readonly drainCheckMillis?: number;
+  /** Called once when the session closes a slow reader, with the close reason (for the log). */
+  readonly onSlowReader?: (reason: string) => void;
+  /**
+   * How long a slow reader closed with 1008 has to complete the close handshake before it is
+   * terminated (milliseconds). @defaultValue {@link SLOW_READER_CLOSE_GRACE_MILLIS}
+   */
+  readonly closeGraceMillis?: number;
 }
+
+/** Default {@link AgentSessionOptions.closeGraceMillis}: a reader already had `slowReaderMillis` to catch up. */
+export const SLOW_READER_CLOSE_GRACE_MILLIS = 1_000;
 
 /** See the module description. */
 export class AgentSession {
@@ -82,6 +98,8 @@ export class AgentSession {
   #drainTimer: NodeJS.Timeout | undefined;
   #congestedSinceMillis = 0;
   #closed = false;
+  /** Terminates a slow reader that has not completed the close handshake; cleared when the connection closes. */
+  #terminateTimer: NodeJS.Timeout | undefined;
   /** Whether this turn's replies are being held, to be written in one go when the turn ends. */
   #corked = false;
   readonly #uncorkAtTurnEnd = (): void => {
@@ -106,11 +124,13 @@ export class AgentSession {
 
   /** A binary message: refused with 400 naming the frame. */
   receiveBinary(): void {
+    if (this.#closed) return;
     this.#refuse(null, new InvalidRequestError([{ path: 'frame', message: 'must be a text message (JSON)' }]));
   }
 
-  /** One text message from the agent. */
+  /** One text message from the agent; ignored once the session is closed (nothing is run that could not be answered). */
   receive(text: string): void {
+    if (this.#closed) return;
     let frame: unknown;
     try {
       frame = JSON.parse(text);
@@ -123,13 +143,20 @@ export class AgentSession {
     }
     const parsed = safeParseInput(AgentRequestEnvelopeSchema, frame);
     if (!parsed.success) {
-      this.#refuse(readableId(frame), new InvalidRequestError(toInputIssues(parsed.error.issues, 'frame', frame)));
+      const id = readableId(frame);
+      // An id in flight is not this frame's to answer under: its operation's reply is still to come.
+      this.#refuse(
+        id === null || this.#idsInFlight.has(id) ? null : id,
+        new InvalidRequestError(toInputIssues(parsed.error.issues, 'frame', frame)),
+      );
       return;
     }
     const { id, op, resource, body } = parsed.data;
     if (this.#idsInFlight.has(id)) {
+      // Answered with id null: under id 7, the refusal would be taken for the reply of the
+      // operation 7 still in flight, and that operation's own reply would then be dropped.
       this.#refuse(
-        id,
+        null,
         new InvalidRequestError([
           { path: 'frame.id', message: `${id} is already in flight on this connection: use a new id per operation` },
         ]),
@@ -150,6 +177,12 @@ export class AgentSession {
 
   /** The connection closed: stops the drain check; replies still to come are dropped. */
   closed(): void {
+    this.#stop();
+    clearTimeout(this.#terminateTimer);
+    this.#terminateTimer = undefined;
+  }
+
+  #stop(): void {
     this.#closed = true;
     if (this.#drainTimer !== undefined) clearInterval(this.#drainTimer);
     this.#drainTimer = undefined;
@@ -189,13 +222,23 @@ export class AgentSession {
         this.#drainTimer = undefined;
         if (this.#idsInFlight.size < this.options.maxInFlight) this.#resume();
       } else if (performance.now() - this.#congestedSinceMillis >= this.options.slowReaderMillis) {
-        this.closed();
-        this.socket.close(
-          AGENT_LINK_CLOSE_CODES.slowReader,
-          `slow reader: more than ${this.options.maxBufferedBytes} bytes of replies unread for ${this.options.slowReaderMillis} ms`,
-        );
+        this.#closeSlowReader();
       }
     }, this.options.drainCheckMillis ?? 50);
+  }
+
+  #closeSlowReader(): void {
+    const reason = `slow reader: more than ${this.options.maxBufferedBytes} bytes of replies unread for ${this.options.slowReaderMillis} ms`;
+    this.#stop();
+    this.options.onSlowReader?.(reason);
+    this.socket.close(AGENT_LINK_CLOSE_CODES.slowReader, reason);
+    // Read again, so the peer's close reply is seen; its other frames are ignored (#closed).
+    this.#paused = false;
+    this.socket.resume();
+    this.#terminateTimer = setTimeout(
+      () => this.socket.terminate(),
+      this.options.closeGraceMillis ?? SLOW_READER_CLOSE_GRACE_MILLIS,
+    );
   }
 
   #pause(): void {

@@ -31,7 +31,8 @@ function keepalive() {
   const keeper = new PingKeepalive({ pingIntervalMillis: INTERVAL_MILLIS });
   keeper.start();
   const subject = {
-    watch: (socket: PingableSocket) => keeper.watch(socket, () => unresponsive.push(socket)),
+    watch: (socket: PingableSocket, readingPaused?: () => boolean) =>
+      keeper.watch(socket, () => unresponsive.push(socket), readingPaused),
     stop: () => keeper.stop(),
     get size() {
       return keeper.size;
@@ -86,6 +87,30 @@ describe('PingKeepalive', () => {
     expect(unresponsive).toEqual([silent]);
     expect(subject.size).toBe(0);
     expect(silent.listenerCount('pong')).toBe(0);
+  });
+
+  it('does not judge a client while this side has paused reading it, and judges it again once reading resumes', () => {
+    // Arrange: the agent link stopped reading at its in-flight bound, so the peer's pong waits unread
+    const { subject, unresponsive } = keepalive();
+    const busy = new FakePingSocket();
+    let paused = false;
+    subject.watch(busy, () => paused);
+    vi.advanceTimersByTime(INTERVAL_MILLIS); // pinged
+    paused = true;
+
+    // Act: five intervals paused, then reading resumes and the peer never answers again
+    vi.advanceTimersByTime(5 * INTERVAL_MILLIS);
+    const whilePaused = { terminated: busy.terminated, pings: busy.pings };
+    paused = false;
+    vi.advanceTimersByTime(INTERVAL_MILLIS); // pinged, a full interval to answer
+    const afterResume = busy.terminated;
+    vi.advanceTimersByTime(INTERVAL_MILLIS);
+
+    // Assert
+    expect(whilePaused).toEqual({ terminated: false, pings: 1 });
+    expect(afterResume).toBe(false);
+    expect(busy.terminated).toBe(true);
+    expect(unresponsive).toEqual([busy]);
   });
 
   it('keeps a client that answers every ping before the next one', () => {

@@ -44,7 +44,12 @@ export class PingKeepalive {
   /** Watched sockets: whether a pong arrived since the last ping (true when just watched), and the pong listener. */
   private readonly watched = new Map<
     PingableSocket,
-    { answered: boolean; readonly onPong: () => void; readonly onUnresponsive: () => void }
+    {
+      answered: boolean;
+      readonly onPong: () => void;
+      readonly onUnresponsive: () => void;
+      readonly readingPaused: (() => boolean) | undefined;
+    }
   >();
   private timer: NodeJS.Timeout | undefined;
 
@@ -84,9 +89,14 @@ export class PingKeepalive {
    * has at least one full interval to answer. Watching a watched socket again changes nothing.
    * @param socket - The client's WebSocket.
    * @param onUnresponsive - Called once if the client is terminated for not answering, just before `terminate()`.
+   * @param readingPaused - Whether this side has stopped reading the socket (backpressure): a pong
+   *   cannot be heard then, so a missed one is no evidence the peer is gone. While it says true the
+   *   socket is neither pinged nor terminated; once reading resumes it is pinged and has a full
+   *   interval to answer. Whoever pauses must bound the pause (the agent link resumes when its
+   *   operations complete, and closes a slow reader after its own timeout). @defaultValue never paused
    * @returns A function that stops watching it (call it when the socket closes). Idempotent.
    */
-  watch(socket: PingableSocket, onUnresponsive: () => void): () => void {
+  watch(socket: PingableSocket, onUnresponsive: () => void, readingPaused?: () => boolean): () => void {
     if (!this.watched.has(socket)) {
       const entry = {
         answered: true,
@@ -94,6 +104,7 @@ export class PingKeepalive {
           entry.answered = true;
         },
         onUnresponsive,
+        readingPaused,
       };
       this.watched.set(socket, entry);
       socket.on('pong', entry.onPong);
@@ -105,6 +116,10 @@ export class PingKeepalive {
   private sweep(): void {
     for (const [socket, entry] of [...this.watched]) {
       if (socket.readyState !== OPEN) continue;
+      if (entry.readingPaused?.() === true) {
+        entry.answered = true;
+        continue;
+      }
       if (!entry.answered) {
         this.unwatch(socket);
         entry.onUnresponsive();

@@ -36,11 +36,12 @@ export class LinkLifecycle {
   }
 
   /**
-   * Pings `client` until it closes; `onUnresponsive` is called when it is terminated for a missed pong.
+   * Pings `client` until it closes; `onUnresponsive` is called when it is terminated for a missed
+   * pong. While `readingPaused` says true the link is not judged (see {@link PingKeepalive.watch}).
    * @returns the function to call when the link closes.
    */
-  watch(client: WebSocket, onUnresponsive: () => void): () => void {
-    return this.#keepalive.watch(client, onUnresponsive);
+  watch(client: WebSocket, onUnresponsive: () => void, readingPaused?: () => boolean): () => void {
+    return this.#keepalive.watch(client, onUnresponsive, readingPaused);
   }
 
   /**
