@@ -9,7 +9,8 @@
  * reply carries the status and the body HTTP would have answered, so idempotency by `requestId`,
  * denials (409 / 410), bad input (400 naming the field) and 503 mean exactly what they mean over
  * HTTP. A frame whose envelope cannot be read gets a 400 reply whose `id` is the frame's when it
- * was readable, else `null`; it changes nothing.
+ * was readable and not in flight, else `null`; a frame reusing an id in flight is refused with
+ * `id: null` too (its own id belongs to the operation in flight). Either changes nothing.
  */
 import { z } from 'zod';
 import { AcquireBodySchema, ReleaseBodySchema, RenewBodySchema } from './http.js';
@@ -67,7 +68,7 @@ export type AgentRequestFrame = z.infer<typeof AgentRequestFrameSchema>;
 
 /**
  * coordinator → agent: the answer to request `id` (`null` when the frame's id could not be
- * read), with the HTTP status and body the route would have answered (`GrantReply`, a denial,
+ * read or was already in flight), with the HTTP status and body the route would have answered (`GrantReply`, a denial,
  * or an `ErrorReply`).
  */
 export const AgentReplyFrameSchema = z.object({
