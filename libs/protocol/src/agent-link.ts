@@ -40,7 +40,11 @@ export const AGENT_OP_BODY_SCHEMAS = {
 /** A frame id: chosen by the agent, a positive safe integer, echoed by the reply. */
 export const FrameIdSchema = z
   .number({ error: 'must be a number' })
-  .int('must be an integer')
+  // zod's integer check also refuses an unsafe integer (too_big): say which rule it broke.
+  .int({
+    error: (issue) =>
+      issue.code === 'too_big' ? `must be a safe integer (at most ${Number.MAX_SAFE_INTEGER})` : 'must be an integer',
+  })
   .positive('must be positive')
   .max(Number.MAX_SAFE_INTEGER, 'must be a safe integer');
 

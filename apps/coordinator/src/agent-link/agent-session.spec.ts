@@ -95,6 +95,13 @@ describe('AgentSession', () => {
       ['[1,2]', null, 'frame', /must be a JSON object, got an array/],
       ['{"id":3,"op":"steal","resource":"r","body":{}}', 3, 'op', /must be one of acquire, renew, release/],
       ['{"id":"x","op":"acquire","resource":"r","body":{}}', null, 'id', /^must be a number$/],
+      [
+        '{"id":9007199254740994,"op":"acquire","resource":"r","body":{}}',
+        null,
+        'id',
+        /^must be a safe integer \(at most 9007199254740991\)$/,
+      ],
+      ['{"id":1.5,"op":"acquire","resource":"r","body":{}}', null, 'id', /^must be an integer$/],
       ['{"id":4,"op":"acquire","resource":7,"body":{}}', 4, 'resource', /must be a string/],
       [
         '{"id":5,"op":"acquire","resource":"r","body":{},"holderId":"someone-else"}',

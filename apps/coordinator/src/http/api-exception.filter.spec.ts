@@ -6,13 +6,13 @@ import {
   EventLogCorruptError,
   EventLogUnavailableError,
 } from '@lease-fence/coordinator-core';
-import { RenewBodySchema } from '@lease-fence/protocol';
+import { ReleaseBodySchema, RenewBodySchema } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ForbiddenError, UnauthenticatedError } from '../auth/auth.errors.js';
 import { decideReply } from './api-exception.filter.js';
 import { DeniedOutcome } from './denied-outcome.js';
-import { InvalidRequestError, parseInput } from './invalid-request.error.js';
+import { InvalidRequestError, MAX_UNKNOWN_KEYS_NAMED, parseInput } from './invalid-request.error.js';
 import { InvalidContentEncodingError } from './json-body-parser.js';
 
 const options = { maxBodyBytes: 16_384 };
@@ -62,6 +62,30 @@ describe('decideReply', () => {
         options,
       );
       expect(reply.body).toMatchObject({ issues: [{ path: 'body', message: expect.stringContaining('JSON object') }] });
+    });
+
+    it("says a field of the wrong type as the other checks do, not in zod's words", () => {
+      const reply = decideReply(
+        catching(() => parseInput(RenewBodySchema, { requestId: 'r-1', fence: 2, ttlMillis: '5000' }, 'body')),
+        options,
+      );
+      expect(reply.body).toMatchObject({ issues: [{ path: 'ttlMillis', message: 'must be a number, got a string' }] });
+    });
+
+    it('names at most MAX_UNKNOWN_KEYS_NAMED unknown fields one by one and counts the rest, so a reply stays small', () => {
+      const body = Object.fromEntries([['fence', 1], ...Array.from({ length: 6_000 }, (_, i) => [`x${i}`, 0])]);
+      const reply = decideReply(
+        catching(() => parseInput(ReleaseBodySchema, body, 'body')),
+        options,
+      );
+      const issues = (reply.body as { issues: { path: string; message: string }[] }).issues;
+      expect(issues).toHaveLength(MAX_UNKNOWN_KEYS_NAMED + 1);
+      expect(issues[0]).toEqual({ path: 'x0', message: 'is not a known field' });
+      expect(issues.at(-1)).toEqual({
+        path: 'body',
+        message: `and ${6_000 - MAX_UNKNOWN_KEYS_NAMED} more unknown fields`,
+      });
+      expect(JSON.stringify(reply.body).length).toBeLessThan(4_000);
     });
 
     it('says a missing field is required, naming it and what it must be, and keeps the check of a field given wrong', () => {

@@ -36,7 +36,16 @@ export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPa
     const path = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {
       const message = part === 'query' ? 'is not a known query parameter' : 'is not a known field';
-      for (const key of issue.keys) result.push({ path: path === '' ? key : `${path}.${key}`, message });
+      // Named one by one up to a bound, so a request with thousands of made-up keys is not answered
+      // with a reply many times its size.
+      for (const key of issue.keys.slice(0, MAX_UNKNOWN_KEYS_NAMED))
+        result.push({ path: path === '' ? key : `${path}.${key}`, message });
+      const more = issue.keys.length - MAX_UNKNOWN_KEYS_NAMED;
+      if (more > 0)
+        result.push({
+          path: path === '' ? part : path,
+          message: `and ${more} more unknown ${part === 'query' ? 'query parameters' : 'fields'}`,
+        });
     } else if (path === '' && (part === 'body' || part === 'frame') && issue.code === 'invalid_type') {
       result.push({ path: part, message: bodyIssue(value) });
     } else if (path !== '' && isAbsent(value, issue.path)) {
@@ -44,8 +53,14 @@ export function toInputIssues(issues: readonly z.core.$ZodIssue[], part: InputPa
       if (!result.some((earlier) => earlier.path === path)) result.push({ path, message: missingIssue(issue) });
     } else {
       const field = path === '' ? part : path;
+      // zod's own wording of a wrong type ("Invalid input: expected number, received string"), where the
+      // schema gave none of its own: said as the other checks say it.
+      const message =
+        issue.code === 'invalid_type' && path !== '' && value !== undefined && issue.message.startsWith('Invalid input')
+          ? `must be ${article(issue.expected)} ${issue.expected === 'int' ? 'integer' : issue.expected}, got ${describeValue(valueAt(value, issue.path))}`
+          : issue.message;
       // One message per field: the first check it failed (an empty id is "too short", not also "not printable").
-      if (!result.some((earlier) => earlier.path === field)) result.push({ path: field, message: issue.message });
+      if (!result.some((earlier) => earlier.path === field)) result.push({ path: field, message });
     }
   }
   return result;
@@ -91,18 +106,29 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, part:
   return parsed.data;
 }
 
+/** Most unknown keys of one object named one by one in a 400; the rest are counted in one more issue. */
+export const MAX_UNKNOWN_KEYS_NAMED = 20;
+
 /** What is wrong with a body that is not a JSON object; `undefined` is a body that was not read as JSON at all. */
 const bodyIssue = (value: unknown): string => {
   if (value === undefined) return 'must be a JSON object (none was read: send one with Content-Type: application/json)';
-  const kind =
-    value === null
-      ? 'null'
-      : Array.isArray(value)
-        ? 'an array'
-        : typeof value === 'string'
-          ? 'a string'
-          : `a ${typeof value}`;
-  return `must be a JSON object, got ${kind}`;
+  return `must be a JSON object, got ${describeValue(value)}`;
+};
+
+/** A JSON value's kind as a reader says it: `null`, `an array`, `a string`, `an object`… */
+const describeValue = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : `${article(typeof value)} ${typeof value}`;
+
+const article = (noun: string): string => (/^[aeiou]/.test(noun) ? 'an' : 'a');
+
+/** The value at `path` inside `value` (undefined when a step is not an object). */
+const valueAt = (value: unknown, path: readonly PropertyKey[]): unknown => {
+  let at = value;
+  for (const key of path) {
+    if (typeof at !== 'object' || at === null) return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
 };
 
 /**
@@ -124,6 +150,6 @@ const missingIssue = (issue: z.core.$ZodIssue): string => {
   if (issue.code === 'invalid_value' && issue.values.length > 0)
     return `is required: one of ${issue.values.map(String).join(', ')}`;
   if (issue.code === 'invalid_type' && issue.expected !== 'nonoptional')
-    return `is required: ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
+    return `is required: ${article(issue.expected)} ${issue.expected}`;
   return 'is required';
 };
