@@ -5,6 +5,7 @@
  * input, another agent's lease), idempotency by requestId holds across both transports, and a
  * flood of frames on one connection is answered once each while the coordinator stays up.
  */
+import { once } from 'node:events';
 import { AGENT_LINK_PATH } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -45,9 +46,10 @@ const overLink = async (link: RawAgentLink, op: string, resource: string, body: 
 const refusedUpgrade = (
   headers: Record<string, string>,
   protocol?: string,
+  query = '',
 ): Promise<{ status: number; body: unknown }> =>
   new Promise((resolve, reject) => {
-    const socket = new WebSocket(`${app.wsUrl}${AGENT_LINK_PATH}`, protocol === undefined ? [] : [protocol], {
+    const socket = new WebSocket(`${app.wsUrl}${AGENT_LINK_PATH}${query}`, protocol === undefined ? [] : [protocol], {
       headers,
     });
     socket.once('unexpected-response', (_request, response) => {
@@ -93,6 +95,23 @@ describe('upgrading to /v1/agent', () => {
     ).toMatchObject({
       status: 400,
     });
+  });
+
+  it('refuses 400 naming token when ?token= and the Authorization header carry different tokens, and accepts the same one twice', async () => {
+    const protocol = 'lease-fence.agent.v1';
+    const withQuery = (token: string): string => `?token=${encodeURIComponent(token)}`;
+    expect(
+      await refusedUpgrade(
+        { authorization: `Bearer ${TEST_TOKENS.viewer.token}` },
+        protocol,
+        withQuery(TEST_TOKENS.agentA.token),
+      ),
+    ).toMatchObject({ status: 400, body: { error: 'invalid-request', issues: [{ path: 'token' }] } });
+    const same = new WebSocket(`${app.wsUrl}${AGENT_LINK_PATH}${withQuery(TEST_TOKENS.agentA.token)}`, [protocol], {
+      headers: { authorization: `Bearer ${TEST_TOKENS.agentA.token}` },
+    });
+    await once(same, 'open');
+    same.close();
   });
 });
 

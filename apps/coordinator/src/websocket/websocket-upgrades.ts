@@ -20,6 +20,7 @@ import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.tokens.js';
 import { refuseUpgrade, refuseUpgradeWith } from '../http/refuse-upgrade.js';
 import { isWebSocketUpgrade, serveUpgradeAsHttp } from '../http/serve-upgrade-as-http.js';
+import { InvalidRequestError } from '../http/invalid-request.error.js';
 
 /**
  * What a WebSocket path checks before its upgrade: returns what the gateway needs of the accepted
@@ -68,15 +69,27 @@ export class WebSocketUpgrades implements BeforeApplicationShutdown {
 
   /**
    * The token of an upgrade, authenticated and authorized for `role`: the `token` query
-   * parameter when given (browsers cannot set headers on a WebSocket), else the
-   * `Authorization: Bearer` header.
-   * @throws UnauthenticatedError without a listed token; ForbiddenError for the wrong role.
+   * parameter (browsers cannot set headers on a WebSocket) or the `Authorization: Bearer` header.
+   * Both may be given only with the same token: with two, which one the link would act as is a
+   * guess, so neither wins.
+   * @throws UnauthenticatedError without a listed token; ForbiddenError for the wrong role;
+   *   InvalidRequestError naming `token` when the query and the header carry different tokens.
    */
   principalOf(request: IncomingMessage, queryToken: string | null | undefined, role: RequiredRole): Principal {
-    const principal =
-      queryToken === null || queryToken === undefined
-        ? this.tokens.byAuthorization(request.headers.authorization)
-        : this.tokens.byToken(queryToken);
+    const header = request.headers.authorization;
+    const fromQuery = queryToken === null || queryToken === undefined ? undefined : this.tokens.byToken(queryToken);
+    const fromHeader =
+      fromQuery === undefined || (header !== undefined && header !== '')
+        ? this.tokens.byAuthorization(header)
+        : undefined;
+    if (fromQuery !== undefined && fromHeader !== undefined && fromQuery !== fromHeader)
+      throw new InvalidRequestError([
+        {
+          path: 'token',
+          message: 'was given twice, as ?token= and in the Authorization header, with different tokens: send one',
+        },
+      ]);
+    const principal = (fromQuery ?? fromHeader) as Principal;
     authorize(principal, role);
     return principal;
   }
