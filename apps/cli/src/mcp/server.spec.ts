@@ -169,4 +169,21 @@ describe('lease-fence MCP server sessions', () => {
     expect(both.isError).toBe(true);
     expect(both.text).toBe('atTime and atPosition: give one of them, not both.');
   });
+
+  it("refuses an argument no tool takes and checks ttlMillis by the wire's own rule, naming the field; says a renewal's time left in words", async () => {
+    const agent = await connect('agent-1', 'token-1');
+
+    const unknown = await agent.call('acquire_lease', { resource: 'deploy-a', x: 1 });
+    const fraction = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1.5 });
+    const acquired = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 30_000 });
+    const renewed = await agent.call('renew_lease', { resource: 'deploy-a' });
+
+    expect(unknown.isError).toBe(true);
+    expect(unknown.text).toMatch(/"x"/);
+    expect(fraction.isError).toBe(true);
+    expect(fraction.text).toMatch(/must be an integer \(milliseconds\) at ttlMillis/);
+    expect(acquired.isError).toBeUndefined();
+    expect(renewed.text).toMatch(/good for \d+(\.\d+)? s more by this server's clock/);
+    expect(renewed.text).not.toMatch(/\d+\.\d{4,}/);
+  });
 });

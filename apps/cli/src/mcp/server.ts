@@ -21,7 +21,7 @@ import {
   type Generation,
   openGeneration,
 } from '@lease-fence/dashboard-model';
-import { IdSchema } from '@lease-fence/protocol';
+import { IdSchema, TtlMillisSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 import { generationOf, type CoordinatorReads } from './coordinator-reads.js';
 import { checkGate, LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
@@ -75,14 +75,10 @@ const REJECTIONS_SHOWN = { default: 20, max: 1000 } as const;
 const resourceField = IdSchema.describe(
   'The resource the lease is for, e.g. "deploy-slot" (1-200 printable ASCII characters, the name the gate guards).',
 );
-const ttlMillisField = z
-  .number()
-  .int('must be a whole number of milliseconds')
-  .positive('must be a positive number of milliseconds')
-  .optional()
-  .describe(
-    'Lease duration in milliseconds (e.g. 30000 for 30 s); absent = the coordinator default. The server renews it in the background, so pick how long a stall you tolerate, not how long your work takes.',
-  );
+// The wire's own rule (libs/protocol): the coordinator checks the range against its configured bounds and names them.
+const ttlMillisField = TtlMillisSchema.optional().describe(
+  'Lease duration in milliseconds (e.g. 30000 for 30 s); absent = the coordinator default. The server renews it in the background, so pick how long a stall you tolerate, not how long your work takes.',
+);
 
 /**
  * Builds the MCP server of one session.
@@ -141,7 +137,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       title: 'Acquire a fenced lease',
       description:
         'Take the lease on a resource before changing it. On success you get a fence number; the lease is renewed in the background until you call release_lease or this session ends. Write to the resource only with fenced_request. If another holder has it, the answer says who and when to try again; pass waitMillis to wait for it instead.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         resource: resourceField,
         ttlMillis: ttlMillisField,
         waitMillis: z
@@ -153,7 +149,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           .describe(
             'How long to keep trying while another holder has the resource, in milliseconds (0 = one try). At most 600000.',
           ),
-      },
+      }),
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     guarded(async ({ resource, ttlMillis, waitMillis }) => {
@@ -180,7 +176,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       title: 'Renew a lease now',
       description:
         'Extend your lease on a resource now. Rarely needed: the server already renews every lease of this session in the background. Use it to check that the lease is still yours before a long step; if it says the lease is lost, stop writing and call acquire_lease again.',
-      inputSchema: { resource: resourceField, ttlMillis: ttlMillisField },
+      inputSchema: z.strictObject({ resource: resourceField, ttlMillis: ttlMillisField }),
       annotations: { idempotentHint: true, openWorldHint: true },
     },
     guarded(async ({ resource, ttlMillis }) => {
@@ -193,7 +189,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         );
       if (result.ok)
         return answer(
-          `renewed ${resource}: fence ${result.lease.fence}, good for ${result.lease.remainingMillis()} ms more by this server's clock (and renewed in the background).`,
+          `renewed ${resource}: fence ${result.lease.fence}, good for ${formatDuration(result.lease.remainingMillis())} more by this server's clock (and renewed in the background).`,
           { ok: true, resource, fence: result.lease.fence, remainingMillis: result.lease.remainingMillis() },
         );
       return answer(
@@ -210,7 +206,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       title: 'Release a lease',
       description:
         'Give your lease on a resource back as soon as you are done with it, so others need not wait for it to expire. Renewal stops; later fenced_request calls for it are refused.',
-      inputSchema: { resource: resourceField },
+      inputSchema: z.strictObject({ resource: resourceField }),
       annotations: { idempotentHint: true, openWorldHint: true },
     },
     guarded(async ({ resource }) => {
@@ -241,7 +237,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       title: 'Who holds a resource',
       description:
         "Say who holds a resource now, or who held it at a past time (atTime, ISO 8601) or log position (atPosition), from the coordinator's log. Use it to decide whether to wait, or to find who wrote when.",
-      inputSchema: {
+      inputSchema: z.strictObject({
         resource: resourceField,
         atTime: z.iso
           .datetime({ offset: true, message: 'must be an ISO 8601 date-time such as 2026-12-01T21:30:00Z' })
@@ -253,7 +249,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           .positive('must be a log position of 1 or more')
           .optional()
           .describe('A log position (as list_rejections shows): who held it once that event was recorded.'),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ resource, atTime, atPosition }) => {
@@ -320,7 +316,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       title: 'List refused writes',
       description:
         "List the writes gates refused because their fence was stale (or the same fence came from two holders), newest last, with each one's log position. Pass a position to explain_rejection for the full story.",
-      inputSchema: {
+      inputSchema: z.strictObject({
         resource: IdSchema.optional().describe('Only refusals of this resource.'),
         limit: z
           .number()
@@ -329,7 +325,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           .max(REJECTIONS_SHOWN.max, `must be at most ${REJECTIONS_SHOWN.max}`)
           .default(REJECTIONS_SHOWN.default)
           .describe('How many of the most recent refusals to show (1-1000, default 20).'),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ resource, limit }) => {
@@ -354,13 +350,13 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       title: 'Explain a refused write',
       description:
         'Explain, in one sentence, why a gate refused a write: whose fence, which newer holder set the floor, and when. Give the log position from list_rejections (or from a fenced_request refusal).',
-      inputSchema: {
+      inputSchema: z.strictObject({
         position: z
           .number()
           .int('must be a whole log position')
           .positive('must be a log position of 1 or more')
           .describe('The log position of the refusal (a FenceRejected event), as list_rejections shows.'),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ position }) => {
@@ -386,7 +382,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     {
       title: 'Write through a fencing gate',
       description: `Send an HTTP request to a resource's lease-fence-gate sidecar with your lease's signed token in the ${LEASE_FENCE_TOKEN_HEADER} header. Returns the service's answer (status and body), or, when your lease is no longer current, "refused: …" in plain words: the write did not reach the service; stop, and acquire the lease again before retrying. You must hold the lease on the resource (acquire_lease). Only requests through the gate are fenced.`,
-      inputSchema: {
+      inputSchema: z.strictObject({
         resource: resourceField.describe('The resource whose lease you hold (the one the gate guards).'),
         method: z
           .enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
@@ -411,7 +407,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           .max(FENCED_REQUEST_TIMEOUT_MILLIS.max, `must be at most ${FENCED_REQUEST_TIMEOUT_MILLIS.max} milliseconds`)
           .default(FENCED_REQUEST_TIMEOUT_MILLIS.default)
           .describe('Give up after this many milliseconds without an answer (default 30000).'),
-      },
+      }),
       annotations: { destructiveHint: true, openWorldHint: true },
     },
     guarded(async ({ resource, method, url, body, headers = {}, timeoutMillis }) => {
