@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileLeaseMatch, synthesizeEvents, foldEvents } from '@lease-fence/dashboard-model';
 import { LogBuilder } from '@lease-fence/dashboard-model/testing';
+import { lateRefusalLane } from '../testing/late-refusal-lane.js';
 import { recordingCanvas } from '../testing/recording-canvas.js';
 import { DIMMED_ALPHA, drawTimeline, placeRestartLabel, separateLabels, TIMELINE_COLORS } from './draw-timeline.js';
 import { overlaps, type Box } from './label-layout.js';
@@ -124,20 +125,10 @@ describe('drawTimeline with a holder filter', () => {
     expect(new Set(ctx.arcAlphas).size).toBe(2);
     expect(ctx.globalAlpha).toBe(1);
   });
+
   it("draws a refusal its gate reported late as a ring at the record's time, and one reported at once as a dot", () => {
-    // Arrange: agent-a's stale write is refused at once (12:00:20); a second is refused by the gate at
-    // 12:00:25 by its own clock while the coordinator is down and delivered by its outbox at 12:00:50
-    const log = new LogBuilder({ ttlMillis: 10_000, wallMillis: Date.UTC(2026, 4, 28, 12, 0, 0) });
-    log.started();
-    log.granted('slot', 'agent-a', 1);
-    log.advance(10_000).expired('slot', 'agent-a', 1);
-    log.granted('slot', 'agent-b', 2);
-    const stale = { holderId: 'agent-a', fence: 1 };
-    const floor = { holderId: 'agent-b', fence: 2 };
-    log.advance(10_000).rejected('slot', stale, floor, { gateWallMillis: Date.UTC(2026, 4, 28, 12, 0, 20) });
-    log.advance(30_000).rejected('slot', stale, floor, { gateWallMillis: Date.UTC(2026, 4, 28, 12, 0, 25) });
-    const lane = foldEvents(log.events).lanes.get('slot')!;
-    const window = { fromWallMillis: Date.UTC(2026, 4, 28, 12, 0, 0), toWallMillis: Date.UTC(2026, 4, 28, 12, 1, 0) };
+    // Arrange: a refusal recorded at once and one its gate's outbox delivered 25 s late (the fixture says when)
+    const { lane, window } = lateRefusalLane();
     const layout = layoutLane(lane, { window, widthPx: 600 });
     const ctx = recordingCanvas();
 
