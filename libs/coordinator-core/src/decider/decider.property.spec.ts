@@ -103,6 +103,30 @@ describe('decider properties', () => {
     );
   });
 
+  it('a release that was applied answers ok again when retried later, with no event, live, replayed or restored from a snapshot', () => {
+    fc.assert(
+      fc.property(
+        fc.array(stepArbitrary, { maxLength: 80 }),
+        fc.integer({ min: 0, max: 4000 }),
+        (steps, laterMillis) => {
+          const { state, log } = runLive(steps, () => 0);
+          const released = log.flatMap((event) => (event.type === 'LeaseReleased' ? [event.data] : []));
+          const snapshot = JSON.parse(JSON.stringify(toSnapshot(state))) as ReturnType<typeof toSnapshot>;
+          const endMillis = steps.reduce((millis, step) => millis + step.afterMillis, 0) + laterMillis;
+          for (const restarted of [state, foldEvents(log), fromSnapshot(snapshot)!]) {
+            for (const { resource, holderId, fence } of released) {
+              expect(decide(release(resource, holderId, fence), restarted, at(endMillis))).toEqual({
+                events: [],
+                outcome: { ok: true },
+              });
+            }
+          }
+        },
+      ),
+      runs,
+    );
+  });
+
   it('replaying the log, from the start or from a snapshot at any position, gives the live state', () => {
     fc.assert(
       fc.property(fc.array(stepArbitrary, { maxLength: 60 }), fc.nat(), (steps, cut) => {
