@@ -5,7 +5,7 @@ import { acquire, at, foldEvents, release, renew, startCoordinator } from '../te
 import type { CoordinatorCommand } from './commands.js';
 import { decide } from './decide.js';
 import { evolve } from './evolve.js';
-import { createInitialState, fromSnapshot, toSnapshot } from './state.js';
+import { type CoordinatorState, createInitialState, fromSnapshot, toSnapshot } from './state.js';
 
 const seed = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
 const runs = { numRuns: 200, ...(seed === undefined ? {} : { seed }) };
@@ -27,7 +27,11 @@ const stepArbitrary = fc.record({
 });
 type Step = typeof stepArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
-const commandOf = (step: Step): CoordinatorCommand => {
+/**
+ * The command of `step` in `state`. Half the releases present the resource's current lease (its
+ * holder and fence), so releases that apply are common; the rest present random tokens.
+ */
+const commandOf = (step: Step, state: CoordinatorState): CoordinatorCommand => {
   switch (step.kind) {
     case 'acquire':
       return {
@@ -36,8 +40,12 @@ const commandOf = (step: Step): CoordinatorCommand => {
       };
     case 'renew':
       return renew(step.resource, step.holder, step.fence, `renew-${step.request}`, step.ttlMillis);
-    case 'release':
-      return release(step.resource, step.holder, step.fence);
+    case 'release': {
+      const current = step.request % 2 === 0 ? state.table.lease(step.resource) : undefined;
+      return current === undefined
+        ? release(step.resource, step.holder, step.fence)
+        : release(step.resource, current.holderId, current.fence);
+    }
     case 'expire':
       return { type: 'ExpireDueLeases' };
     default:
@@ -60,7 +68,7 @@ function runLive(steps: readonly Step[], wallOf: (step: Step) => number) {
   apply(startCoordinator(), 0);
   for (const step of steps) {
     millis += step.afterMillis;
-    apply(commandOf(step), wallOf(step));
+    apply(commandOf(step, state), wallOf(step));
   }
   return { state, log, outcomes };
 }
