@@ -219,11 +219,16 @@ describe('renew and release judge a fence by one rule', () => {
     expect([released.status, released.body]).toEqual([410, { ok: false, reason: 'expired' }]);
   });
 
-  it('answer 410 expired alike for a generation already released', async () => {
+  it('answer 410 expired alike for a generation another holder released', async () => {
     const resource = fresh();
     const granted = await acquire(agentA, resource);
     await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
-    const released = await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
+    const renewed = await agentB.post(`/v1/leases/${resource}/renew`, {
+      requestId: 'after-release',
+      fence: granted.body.grant.fence,
+    });
+    const released = await agentB.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
+    expect([renewed.status, renewed.body]).toEqual([410, { ok: false, reason: 'expired' }]);
     expect([released.status, released.body]).toEqual([410, { ok: false, reason: 'expired' }]);
   });
 
@@ -252,6 +257,27 @@ describe('POST /v1/leases/:resource/release', () => {
     const reply = await agentA.post(`/v1/leases/${resource}/release`, { fence: granted.body.grant.fence });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ ok: true });
+  });
+
+  it('answers 200 to the same release sent twice (a retry after a lost reply), and logs one LeaseReleased', async () => {
+    // Given agent-a's lease, released once
+    const resource = fresh();
+    const headBefore = await viewer.head();
+    const granted = await acquire(agentA, resource);
+    const body = { fence: granted.body.grant.fence };
+    const first = await agentA.post(`/v1/leases/${resource}/release`, body);
+    // When the same body is sent again
+    const retry = await agentA.post(`/v1/leases/${resource}/release`, body);
+    // Then both are 200 ok, and the log holds one release of that generation; renewing it is still refused
+    expect([first.status, first.body]).toEqual([200, { ok: true }]);
+    expect([retry.status, retry.body]).toEqual([200, { ok: true }]);
+    const events = await viewer.get<EventsBody>(`/v1/events?after=${headBefore}`);
+    const releases = events.body.events.filter(
+      (e) => e.event.type === 'LeaseReleased' && e.event.data['resource'] === resource,
+    );
+    expect(releases).toHaveLength(1);
+    const renewed = await agentA.post(`/v1/leases/${resource}/renew`, { requestId: 'after-release', ...body });
+    expect([renewed.status, renewed.body]).toEqual([410, { ok: false, reason: 'expired' }]);
   });
 
   it("refuses an agent releasing another holder's lease with 409, and the lease stays held", async () => {

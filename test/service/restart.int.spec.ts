@@ -84,6 +84,33 @@ describe('restart with recovery', () => {
     await second.stop(); // frees the data dir's lock for the next test
   });
 
+  it('answers 200 to a release retried after a restart (its reply lost), without a second LeaseReleased', async () => {
+    // Given a release applied just before a graceful stop, and a restart on the same data dir
+    const first = await start();
+    const a1 = coordinatorHttp(first.url, TEST_TOKENS.agentA.token);
+    const held = await a1.post<GrantBody>('/v1/leases/retried-release/acquire', { requestId: 'before-stop' });
+    const body = { fence: held.body.grant.fence };
+    expect((await a1.post('/v1/leases/retried-release/release', body)).status).toBe(200);
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+    const second = await start();
+    const a2 = coordinatorHttp(second.url, TEST_TOKENS.agentA.token);
+    const b2 = coordinatorHttp(second.url, TEST_TOKENS.agentB.token);
+
+    // When agent-a sends the same release again, and agent-b presents that fence
+    const retry = await a2.post('/v1/leases/retried-release/release', body);
+    const other = await b2.post('/v1/leases/retried-release/release', body);
+
+    // Then agent-a is told ok, agent-b that the generation ended, and the log holds one release
+    expect([retry.status, retry.body]).toEqual([200, { ok: true }]);
+    expect([other.status, other.body]).toEqual([410, { ok: false, reason: 'expired' }]);
+    const events = await coordinatorHttp(second.url, TEST_TOKENS.viewer.token).get<EventsBody>('/v1/events');
+    const releases = events.body.events.filter(
+      (e) => e.event.type === 'LeaseReleased' && e.event.data['resource'] === 'retried-release',
+    );
+    expect(releases).toHaveLength(1);
+    await second.stop();
+  });
+
   it('stops on SIGTERM with exit code 0, and every grant it acknowledged is in the log after a restart', async () => {
     // Given a coordinator under a steady load of acquisitions (8 agents, one request at a time each)
     const app = await start();

@@ -402,7 +402,7 @@ describe.each(['http', 'websocket'] as const)('LeaseFenceClient over %s', (trans
       expect(next.ok && next.lease.fence).toBe(2);
     });
 
-    it('reports expired as data for a generation that already ended', async () => {
+    it('answers ok to the same release sent again (a retry after a lost reply), and the next holder gets a higher fence', async () => {
       // Arrange
       const client = connect();
       const acquired = await client.acquire('deploy-slot-a');
@@ -411,9 +411,25 @@ describe.each(['http', 'websocket'] as const)('LeaseFenceClient over %s', (trans
 
       // Act
       const again = await client.release(acquired.lease);
+      const next = await connect({ token: 'token-agent-2', holderId: 'agent-2' }).acquire('deploy-slot-a');
 
       // Assert
-      expect(again).toEqual({ ok: false, reason: 'expired' });
+      expect(again).toEqual({ ok: true });
+      expect(next.ok && next.lease.fence).toBe(2);
+    });
+
+    it('reports expired as data for a generation that already ended, presented by another holder', async () => {
+      // Arrange
+      const client = connect();
+      const acquired = await client.acquire('deploy-slot-a');
+      if (!acquired.ok) throw new Error('expected a grant');
+      await client.release(acquired.lease);
+
+      // Act
+      const other = await connect({ token: 'token-agent-2', holderId: 'agent-2' }).release(acquired.lease);
+
+      // Assert
+      expect(other).toEqual({ ok: false, reason: 'expired' });
     });
   });
 

@@ -148,10 +148,20 @@ describe('decide', () => {
         });
     });
 
-    it('answers expired, as renew does, for a generation already released', () => {
+    it('answers ok, with no second LeaseReleased, to a retried release of a generation that holder released', () => {
       given([started, grantedA, leaseReleased('slot', 'agent-a', 1, { atMillis: 2000 })])
         .at(at(3000))
         .when(release('slot', 'agent-a', 1))
+        .then({
+          events: [],
+          outcome: { ok: true },
+        });
+    });
+
+    it('answers expired, as renew does, for a generation another holder released', () => {
+      given([started, grantedA, leaseReleased('slot', 'agent-a', 1, { atMillis: 2000 })])
+        .at(at(3000))
+        .when(release('slot', 'agent-b', 1))
         .then({
           events: [],
           outcome: { ok: false, reason: 'expired' },

@@ -5,7 +5,7 @@ import { acquire, at, foldEvents, release, renew, startCoordinator } from '../te
 import type { CoordinatorCommand } from './commands.js';
 import { decide } from './decide.js';
 import { evolve } from './evolve.js';
-import { createInitialState, fromSnapshot, toSnapshot } from './state.js';
+import { type CoordinatorState, createInitialState, fromSnapshot, toSnapshot } from './state.js';
 
 const seed = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
 const runs = { numRuns: 200, ...(seed === undefined ? {} : { seed }) };
@@ -27,7 +27,11 @@ const stepArbitrary = fc.record({
 });
 type Step = typeof stepArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
-const commandOf = (step: Step): CoordinatorCommand => {
+/**
+ * The command of `step` in `state`. Half the releases present the resource's current lease (its
+ * holder and fence), so releases that apply are common; the rest present random tokens.
+ */
+const commandOf = (step: Step, state: CoordinatorState): CoordinatorCommand => {
   switch (step.kind) {
     case 'acquire':
       return {
@@ -36,8 +40,12 @@ const commandOf = (step: Step): CoordinatorCommand => {
       };
     case 'renew':
       return renew(step.resource, step.holder, step.fence, `renew-${step.request}`, step.ttlMillis);
-    case 'release':
-      return release(step.resource, step.holder, step.fence);
+    case 'release': {
+      const current = step.request % 2 === 0 ? state.table.lease(step.resource) : undefined;
+      return current === undefined
+        ? release(step.resource, step.holder, step.fence)
+        : release(step.resource, current.holderId, current.fence);
+    }
     case 'expire':
       return { type: 'ExpireDueLeases' };
     default:
@@ -60,7 +68,7 @@ function runLive(steps: readonly Step[], wallOf: (step: Step) => number) {
   apply(startCoordinator(), 0);
   for (const step of steps) {
     millis += step.afterMillis;
-    apply(commandOf(step), wallOf(step));
+    apply(commandOf(step, state), wallOf(step));
   }
   return { state, log, outcomes };
 }
@@ -99,6 +107,30 @@ describe('decider properties', () => {
           }
         }
       }),
+      runs,
+    );
+  });
+
+  it('a release that was applied answers ok again when retried later, with no event, live, replayed or restored from a snapshot', () => {
+    fc.assert(
+      fc.property(
+        fc.array(stepArbitrary, { maxLength: 80 }),
+        fc.integer({ min: 0, max: 4000 }),
+        (steps, laterMillis) => {
+          const { state, log } = runLive(steps, () => 0);
+          const released = log.flatMap((event) => (event.type === 'LeaseReleased' ? [event.data] : []));
+          const snapshot = JSON.parse(JSON.stringify(toSnapshot(state))) as ReturnType<typeof toSnapshot>;
+          const endMillis = steps.reduce((millis, step) => millis + step.afterMillis, 0) + laterMillis;
+          for (const restarted of [state, foldEvents(log), fromSnapshot(snapshot)!]) {
+            for (const { resource, holderId, fence } of released) {
+              expect(decide(release(resource, holderId, fence), restarted, at(endMillis))).toEqual({
+                events: [],
+                outcome: { ok: true },
+              });
+            }
+          }
+        },
+      ),
       runs,
     );
   });

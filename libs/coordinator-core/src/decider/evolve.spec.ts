@@ -2,7 +2,7 @@ import { COORDINATOR_SNAPSHOT_SCHEMA_VERSION } from '@lease-fence/protocol';
 import { Instant } from 'lease-fence';
 import { describe, expect, it } from 'vitest';
 import { EventLogCorruptError } from '../ports/event-log-errors.js';
-import { acquire, at, foldEvents, renew } from '../testing/decider-specification.js';
+import { acquire, at, foldEvents, release, renew } from '../testing/decider-specification.js';
 import {
   coordinatorCheckpointed,
   coordinatorStarted,
@@ -11,6 +11,7 @@ import {
   rejectionsMissing,
   leaseExpired,
   leaseGranted,
+  leaseReleased,
   leaseRenewed,
   snapshotTaken,
 } from '../testing/event-builders.js';
@@ -305,6 +306,23 @@ describe('snapshots of the state', () => {
     });
   });
 
+  it('remembers a LeaseReleased on replay and in a snapshot, so a retried release still answers ok after a restart', () => {
+    // Arrange: agent-a released 'slot' (the reply was lost), then the coordinator restarted
+    const log = [started, grantedA, leaseReleased('slot', 'agent-a', 1, { atMillis: 2_000 })];
+    const replayed = foldEvents(log);
+    const restored = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(replayed))) as ReturnType<typeof toSnapshot>);
+    for (const state of [replayed, restored!]) {
+      // Act: the SDK retries the same release after reconnecting
+      const retry = decide(release('slot', 'agent-a', 1), state, at(3_000));
+      // Assert: ok, and no second LeaseReleased; another holder's token is still an ended generation
+      expect(retry).toEqual({ events: [], outcome: { ok: true } });
+      expect(decide(release('slot', 'agent-b', 1), state, at(3_000)).outcome).toEqual({
+        ok: false,
+        reason: 'expired',
+      });
+    }
+  });
+
   it('keeps the highest seq of each gate and resource, so a restored state still detects a gap', () => {
     // Arrange
     const state = foldEvents([
@@ -352,6 +370,13 @@ describe('snapshots of the state', () => {
       (json: Record<string, unknown>) => ({
         ...json,
         table: { ...(json['table'] as object), renewalReplayCache: undefined },
+      }),
+    ],
+    [
+      'the releases its lease table remembers',
+      (json: Record<string, unknown>) => ({
+        ...json,
+        table: { ...(json['table'] as object), releaseReplayCache: undefined },
       }),
     ],
     [

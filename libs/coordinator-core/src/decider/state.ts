@@ -239,8 +239,8 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
  * @returns the state, or `undefined` when the snapshot cannot restore this version's state
  *   exactly, and the caller then replays the whole log (a snapshot is only an optimisation):
  *   another `schemaVersion` (version 1 predates the lock-delay anchors), or one written before
- *   the lease table kept its per-resource `highestFences` or its remembered renewals
- *   (`renewalReplayCache`), before `rejectionKeys` kept each report's content, or before
+ *   the lease table kept its per-resource `highestFences`, its remembered renewals
+ *   (`renewalReplayCache`) or its remembered releases (`releaseReplayCache`), before `rejectionKeys` kept each report's content, or before
  *   `rejectionSeqs` (gap detection) was kept.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
@@ -265,7 +265,10 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
   }
   const rejectionKeys = new BoundedMap<string, string>(REJECTION_KEYS_KEPT);
   const tableJson = json.table as LeaseTableSnapshot;
-  let exact = tableJson.highestFences !== undefined && tableJson.renewalReplayCache !== undefined;
+  let exact =
+    tableJson.highestFences !== undefined &&
+    tableJson.renewalReplayCache !== undefined &&
+    tableJson.releaseReplayCache !== undefined;
   for (const [index, entry] of json.rejectionKeys.entries()) {
     const decoded = decodeRejectionKey(entry);
     if (decoded === undefined)
@@ -273,7 +276,7 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     if (decoded === 'bare-key') exact = false;
     else rejectionKeys.set(decoded[0], decoded[1]);
   }
-  // A snapshot written before highestFences, remembered renewals, rejection contents or rejection seqs were kept: readable, not exact (see @returns).
+  // A snapshot written before highestFences, remembered renewals or releases, rejection contents or rejection seqs were kept: readable, not exact (see @returns).
   if (!exact || json.rejectionSeqs === undefined) return undefined;
   const rejectionSeqs = new Map<string, RejectionSeqs>();
   for (const [index, seqs] of json.rejectionSeqs.entries()) {

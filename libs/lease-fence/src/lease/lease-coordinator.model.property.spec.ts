@@ -1,7 +1,7 @@
 /**
  * Model-based test: LeaseCoordinator against a deliberately naive model (plain arrays, linear
  * scans, numbers instead of Instants) under random sequences of acquire / retry / renew /
- * release / time passing / sweeping. After every command the outcome, the fence counter and the
+ * release / retried release / time passing / sweeping. After every command the outcome, the fence counter and the
  * set of current leases must agree. Seeded (`FC_SEED`, or a fixed default).
  */
 import fc from 'fast-check';
@@ -34,6 +34,10 @@ interface Model {
   leases: ModelLease[];
   replay: { holderId: string; requestId: string; resource: string; fence: number }[];
   sent: { holderId: string; requestId: string; resource: string; ttlMillis: number }[];
+  /** The last REPLAY_CACHE_SIZE releases that ended a lease, oldest first. */
+  released: { resource: string; holderId: string; fence: number }[];
+  /** Every release request sent, for retries. */
+  sentReleases: { resource: string; holderId: string; fence: number }[];
   nextRequest: number;
   /** Every fence the real coordinator granted, with the acquire request it answered. */
   fenceOwners: Map<number, string>;
@@ -130,10 +134,17 @@ function modelRenew(
   return modelGrant(current, requestId);
 }
 
+/** A release; a retry of one of the last REPLAY_CACHE_SIZE releases (same resource, fence and holder) is `ok` again. */
 function modelRelease(m: Model, resource: string, holderId: string, fence: number): Plain {
+  m.sentReleases.push({ resource, holderId, fence });
   const current = modelStanding(m, resource, holderId, fence);
-  if (typeof current === 'string') return { ok: false, reason: current };
+  if (typeof current === 'string') {
+    const retried = m.released.some((e) => e.resource === resource && e.holderId === holderId && e.fence === fence);
+    return retried ? { ok: true } : { ok: false, reason: current };
+  }
   dropLease(m, resource);
+  m.released.push({ resource, holderId, fence });
+  if (m.released.length > REPLAY_CACHE_SIZE) m.released.shift();
   return { ok: true };
 }
 
@@ -260,6 +271,20 @@ class ReleaseCommand implements fc.Command<Model, Real> {
     `release(${this.resource}, ${this.holderId}, ${this.basis}${this.fenceOffset >= 0 ? '+' : ''}${this.fenceOffset})`;
 }
 
+/** Resends an earlier release request unchanged: a retry after a lost reply. */
+class RetryReleaseCommand implements fc.Command<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>): boolean => m.sentReleases.length > 0;
+  run(m: Model, r: Real): void {
+    const sent = m.sentReleases[this.pick % m.sentReleases.length];
+    if (sent === undefined) throw new Error('unreachable: check() guarantees a sent release');
+    const expected = modelRelease(m, sent.resource, sent.holderId, sent.fence);
+    expect(plain(r.coordinator.release({ ...sent }))).toEqual(expected);
+    expectSameState(m, r);
+  }
+  toString = (): string => `retryRelease(#${this.pick})`;
+}
+
 class AdvanceCommand implements fc.Command<Model, Real> {
   constructor(readonly millis: number) {}
   check = (): boolean => true;
@@ -295,6 +320,7 @@ const commands = fc.commands(
     fc
       .tuple(resource, holder, basis, fc.integer({ min: -1, max: 1 }))
       .map(([res, h, b, o]) => new ReleaseCommand(res, h, b, o)),
+    fc.nat({ max: 1_000 }).map((pick) => new RetryReleaseCommand(pick)),
     fc.integer({ min: 1, max: 150 }).map((ms) => new AdvanceCommand(ms)),
     fc.constant(new ExpireDueCommand()),
   ],
@@ -315,6 +341,8 @@ describe('LeaseCoordinator (model-based)', () => {
               leases: [],
               replay: [],
               sent: [],
+              released: [],
+              sentReleases: [],
               nextRequest: 0,
               fenceOwners: new Map(),
             },

@@ -177,6 +177,22 @@ describe('LeaseCoordinator', () => {
   });
 
   describe('release', () => {
+    it('answers ok to a retried release (its reply lost), releasing nothing else, even after another holder took the resource', () => {
+      // Given agent-a released its lease and agent-b took the resource
+      const { coordinator } = setup();
+      const first = grantOf(coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' }));
+      expect(coordinator.release(first)).toEqual({ ok: true });
+      const second = grantOf(coordinator.acquire({ resource: 'slot', holderId: 'agent-b', requestId: 'r2' }));
+      // When agent-a retries the same release / Then it is told ok, and agent-b still holds
+      expect(coordinator.release({ resource: 'slot', holderId: 'agent-a', fence: first.fence })).toEqual({ ok: true });
+      expect(coordinator.holder('slot')?.fence).toBe(second.fence);
+      // And another holder presenting that released fence is still told it has ended
+      expect(coordinator.release({ resource: 'slot', holderId: 'agent-c', fence: first.fence })).toEqual({
+        ok: false,
+        reason: 'expired',
+      });
+    });
+
     it('answers not-holder for a token that is not the current generation', () => {
       const { coordinator } = setup();
       coordinator.acquire({ resource: 'slot', holderId: 'agent-a', requestId: 'r1' });

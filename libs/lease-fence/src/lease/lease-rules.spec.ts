@@ -391,9 +391,9 @@ describe('renew and release judge a token by one rule', () => {
       'expired',
     ],
     [
-      'a released generation',
+      'a generation another holder released',
       () => given(granted('slot', 'agent-a', 1), { type: 'released', resource: 'slot', holderId: 'agent-a', fence: 1 }),
-      { holderId: 'agent-a', fence: 1 },
+      { holderId: 'agent-b', fence: 1 },
       'expired',
     ],
     [
@@ -500,15 +500,67 @@ describe('decideRelease', () => {
     });
   });
 
-  it('answers expired to a second release of the same generation', () => {
+  /** agent-a's release of fence 1 on 'slot', decided at 10 and applied. */
+  const releasedByA = (): LeaseTable => {
     const table = given(granted('slot', 'agent-a', 1));
-    table.apply(
-      decideRelease(table, { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(10)).changes[0] as LeaseChange,
-    );
-    expect(decideRelease(table, { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(20)).outcome).toEqual({
+    for (const change of decideRelease(table, { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(10)).changes) {
+      table.apply(change);
+    }
+    return table;
+  };
+
+  it('answers ok, with no changes, to a retried release of a generation that same holder released', () => {
+    // Given agent-a released fence 1 (its reply was lost) / When it sends the same release again
+    const retry = decideRelease(releasedByA(), { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(20));
+    // Then it is told the release happened, and nothing is released a second time
+    expect(retry).toEqual({ outcome: { ok: true }, changes: [] });
+  });
+
+  it('answers ok to the retry after the resource was granted again and that lease expired', () => {
+    const table = releasedByA();
+    table.apply(granted('slot', 'agent-b', 2, 20, 100));
+    expect(decideRelease(table, { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(5_000))).toEqual({
+      outcome: { ok: true },
+      changes: [],
+    });
+  });
+
+  it('still answers expired to the release of a generation that was released by another holder, or expired first', () => {
+    expect(decideRelease(releasedByA(), { resource: 'slot', holderId: 'agent-b', fence: 1 }, t(20)).outcome).toEqual({
       ok: false,
       reason: 'expired',
     });
+    const expiredFirst = given(granted('slot', 'agent-a', 1, 0, 100), {
+      type: 'expired',
+      resource: 'slot',
+      holderId: 'agent-a',
+      fence: 1,
+    });
+    expect(decideRelease(expiredFirst, { resource: 'slot', holderId: 'agent-a', fence: 1 }, t(200)).outcome).toEqual({
+      ok: false,
+      reason: 'expired',
+    });
+  });
+
+  it('does not let a remembered release answer a renewal: a released generation is never renewed', () => {
+    expect(
+      decideRenew(releasedByA(), { resource: 'slot', holderId: 'agent-a', fence: 1, requestId: 'n' }, t(20)).outcome,
+    ).toEqual({ ok: false, reason: 'expired' });
+  });
+
+  it('forgets a release after replayCacheSize newer ones, and then answers expired', () => {
+    // Given a table remembering 2 releases, and agent-a's release of fence 1 followed by two more
+    const table = new LeaseTable({ replayCacheSize: 2 });
+    for (const fence of [1, 2, 3]) {
+      table.apply(granted(`r-${fence}`, 'agent-a', fence));
+      table.apply({ type: 'released', resource: `r-${fence}`, holderId: 'agent-a', fence });
+    }
+    const retry = (fence: number) =>
+      decideRelease(table, { resource: `r-${fence}`, holderId: 'agent-a', fence }, t(20)).outcome;
+    // Then the oldest is forgotten, the last two are still answered
+    expect(retry(1)).toEqual({ ok: false, reason: 'expired' });
+    expect(retry(2)).toEqual({ ok: true });
+    expect(retry(3)).toEqual({ ok: true });
   });
 });
 

@@ -238,11 +238,22 @@ export function decideCheckedRenew(
 /**
  * Decides a release at coordinator time `now`, judging the token exactly as {@link decideRenew} does:
  * - the current lease with this fence and holder, unexpired → `released`;
+ * - a retry: a generation this same holder already released ({@link LeaseTable.releasedBy}: the
+ *   same resource, fence and holder) → `ok`, no changes (no second event), whatever happened to
+ *   the resource since;
  * - the current lease's fence with another holder, or a fence never issued for this resource
  *   ({@link wasFenceIssued}) → `'not-holder'`;
- * - that lease past its expiry, or a generation of this resource that has ended (expired —
- *   swept or not —, released, superseded) → `'expired'`.
+ * - that lease past its expiry, or a generation of this resource that has ended otherwise
+ *   (expired — swept or not —, superseded, released by another holder, or released longer ago
+ *   than the last `replayCacheSize` releases) → `'expired'`.
  * Denials have no changes.
+ *
+ * A retry is recognised by the release's own fields, not by a requestId: a fence names one
+ * generation of one resource and a generation is released at most once, so (resource, fence)
+ * identifies the release, and the holder must match. So a retry from any client is idempotent —
+ * the SDK after reconnecting, over the agent link or HTTP, or `curl` sending the same body —
+ * with no field added to the protocol, the SDK or the `LeaseReleased` event, and none for a
+ * caller to get wrong (a requestId made fresh per attempt would not be recognised).
  *
  * @param token - `resource`, `holderId` (non-empty), `fence` (positive safe integer).
  * @throws TypeError / RangeError on a malformed token; {@link ClockDomainError} on a domain mismatch.
@@ -271,7 +282,11 @@ export function decideCheckedRelease(
   requireNow(api, now);
   const { resource, holderId, fence } = token;
   const current = standingOf(table, token, now);
-  if (typeof current === 'string') return deny({ ok: false, reason: current });
+  if (typeof current === 'string') {
+    // Only an ended generation can have been released (standingOf answers 'expired' for it).
+    if (table.releasedBy(resource, fence) === holderId) return deny({ ok: true });
+    return deny({ ok: false, reason: current });
+  }
   return {
     outcome: Object.freeze({ ok: true }),
     changes: Object.freeze([Object.freeze({ type: 'released', resource, holderId, fence } as const)]),

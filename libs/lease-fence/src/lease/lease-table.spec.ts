@@ -104,6 +104,74 @@ describe('LeaseTable', () => {
     });
   });
 
+  describe('remembered releases', () => {
+    /** A table of capacity `size` where agent-a was granted and released `count` resources r-1, r-2, … (fences 1, 2, …). */
+    const releasing = (size: number, count: number): LeaseTable => {
+      const table = new LeaseTable({ replayCacheSize: size });
+      for (let fence = 1; fence <= count; fence += 1) {
+        table.apply(granted(`r-${fence}`, 'agent-a', fence, `q${fence}`));
+        table.apply({ type: 'released', resource: `r-${fence}`, holderId: 'agent-a', fence });
+      }
+      return table;
+    };
+
+    it('remembers who released each of the last replayCacheSize generations, by resource and fence', () => {
+      const table = releasing(3, 5);
+      expect([1, 2, 3, 4, 5].map((fence) => table.releasedBy(`r-${fence}`, fence))).toEqual([
+        undefined,
+        undefined,
+        'agent-a',
+        'agent-a',
+        'agent-a',
+      ]);
+      expect(table.releasedBy('r-4', 5)).toBeUndefined();
+      expect(table.releasedBy('r-5', 4)).toBeUndefined();
+    });
+
+    it('does not remember a generation that expired, nor the current one', () => {
+      const table = new LeaseTable();
+      table.apply(granted('a', 'agent-a', 1, 'q1'));
+      table.apply({ type: 'expired', resource: 'a', holderId: 'agent-a', fence: 1 });
+      table.apply(granted('a', 'agent-b', 2, 'q2'));
+      expect(table.releasedBy('a', 1)).toBeUndefined();
+      expect(table.releasedBy('a', 2)).toBeUndefined();
+    });
+
+    it('remembers nothing with replayCacheSize 0', () => {
+      expect(releasing(0, 2).releasedBy('r-2', 2)).toBeUndefined();
+    });
+
+    it('carries them oldest first in its snapshot, and a restored table answers the same', () => {
+      // Given a table whose ring of 3 releases has wrapped (5 releases)
+      const table = releasing(3, 5);
+      // When it is restored from its JSON snapshot
+      const snapshot = JSON.parse(JSON.stringify(table)) as LeaseTableSnapshot;
+      const restored = LeaseTable.fromJSON(snapshot);
+      // Then
+      expect(snapshot.releaseReplayCache).toEqual(
+        [3, 4, 5].map((fence) => ({ resource: `r-${fence}`, holderId: 'agent-a', fence })),
+      );
+      expect(restored.toJSON()).toEqual(table.toJSON());
+      expect([2, 3, 5].map((fence) => restored.releasedBy(`r-${fence}`, fence))).toEqual([
+        undefined,
+        'agent-a',
+        'agent-a',
+      ]);
+      // And the restored table keeps forgetting the oldest first
+      restored.apply(granted('r-6', 'agent-a', 6, 'q6'));
+      restored.apply({ type: 'released', resource: 'r-6', holderId: 'agent-a', fence: 6 });
+      expect(restored.releasedBy('r-3', 3)).toBeUndefined();
+      expect(restored.releasedBy('r-6', 6)).toBe('agent-a');
+    });
+
+    it('reads a snapshot written before releases were remembered, starting with none', () => {
+      const { releaseReplayCache: _written, ...older } = releasing(3, 2).toJSON();
+      const restored = LeaseTable.fromJSON(older);
+      expect(restored.releasedBy('r-2', 2)).toBeUndefined();
+      expect(restored.highestFence('r-2')).toBe(2);
+    });
+  });
+
   describe('highestFence', () => {
     it("is 0 for a resource never granted, and the latest generation's fence after it ends", () => {
       // Arrange
@@ -310,6 +378,12 @@ describe('LeaseTable', () => {
           renewalReplayCache: [{ holderId: 'a', requestId: '', resource: 'r', fence: 1 }],
         }),
       ).toThrow(/renewalReplayCache\[0\]\.requestId/);
+      expect(() => LeaseTable.fromJSON({ ...good, releaseReplayCache: {} } as unknown as LeaseTableSnapshot)).toThrow(
+        /releaseReplayCache/,
+      );
+      expect(() =>
+        LeaseTable.fromJSON({ ...good, releaseReplayCache: [{ resource: 'r', holderId: '', fence: 1 }] }),
+      ).toThrow(/releaseReplayCache\[0\]\.holderId/);
       expect(() => LeaseTable.fromJSON({ ...good, highestFences: [{ resource: 'a', fence: 0 }] })).toThrow(
         /highestFences\[0\]\.fence/,
       );

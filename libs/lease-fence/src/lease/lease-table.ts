@@ -10,6 +10,7 @@ import {
   requireTtlMillis,
 } from '../validate.js';
 import type { LeaseChange, LeaseRecord } from './outcomes.js';
+import { ReleaseCache } from './release-cache.js';
 import { ReplayCache } from './replay-cache.js';
 
 /** Options of {@link LeaseTable}. @see docs/design.md § "The library's rules" (Fence; Retries are idempotent) */
@@ -21,8 +22,8 @@ export interface LeaseTableOptions {
    */
   readonly startFence?: number;
   /**
-   * Grants remembered for idempotent retries: this many acquisitions, and as many renewals, each
-   * kind evicting its oldest first. Non-negative integer; 0 disables replay.
+   * Requests remembered for idempotent retries: this many acquisitions, as many renewals and as
+   * many releases, each kind evicting its oldest first. Non-negative integer; 0 disables replay.
    * @defaultValue 1024
    */
   readonly replayCacheSize?: number;
@@ -59,9 +60,16 @@ export interface ReplayEntryJson {
   readonly fence: number;
 }
 
+/** One remembered release of a snapshot: the generation (resource and fence) and the holder that released it. */
+export interface ReleaseEntryJson {
+  readonly resource: string;
+  readonly holderId: string;
+  readonly fence: number;
+}
+
 /**
  * Plain-JSON snapshot of a {@link LeaseTable} (`format: 1`): the fence counter, the current
- * leases, the replay caches (acquisitions, renewals) oldest first, and the highest fence ever
+ * leases, the replay caches (acquisitions, renewals, releases) oldest first, and the highest fence ever
  * granted per resource.
  * Instants are `{ millis, domain }`.
  * @see docs/design.md § "The event-sourced coordinator" (Recovery: replay from the latest snapshot)
@@ -80,6 +88,14 @@ export interface LeaseTableSnapshot {
    * (replaying a log) should prefer that when the field is absent.
    */
   readonly renewalReplayCache?: readonly ReplayEntryJson[];
+  /**
+   * The releases remembered for idempotent retries, oldest first ({@link LeaseTable.releasedBy}).
+   * Always written by {@link LeaseTable.toJSON}. Optional only for snapshots written before
+   * releases were remembered: {@link LeaseTable.fromJSON} then starts with none, so a retry of
+   * an earlier release is answered `'expired'`. A caller that can rebuild the table exactly
+   * (replaying a log) should prefer that when the field is absent.
+   */
+  readonly releaseReplayCache?: readonly ReleaseEntryJson[];
   /**
    * Per resource ever granted, the highest fence granted on it ({@link LeaseTable.highestFence}),
    * in the order the resources were first granted. Always written by {@link LeaseTable.toJSON}.
@@ -209,6 +225,8 @@ export class LeaseTable {
   private readonly replay: ReplayCache;
   /** Renewals remembered for idempotent retries: same capacity and eviction as `replay`. */
   private readonly renewalReplay: ReplayCache;
+  /** Releases remembered for idempotent retries, by (resource, fence): same capacity as `replay`. */
+  private readonly releases: ReleaseCache;
   /**
    * Per resource ever granted: the highest fence granted on it, in a mutable box so raising it
    * is one lookup (a replay raises it on every grant). Never shrinks.
@@ -228,6 +246,7 @@ export class LeaseTable {
     this.issued = startFence;
     this.replay = new ReplayCache(replayCacheSize);
     this.renewalReplay = new ReplayCache(replayCacheSize);
+    this.releases = new ReleaseCache(replayCacheSize);
   }
 
   /** The highest fence ever issued or burned; the next grant gets `issuedFence + 1`. */
@@ -235,7 +254,7 @@ export class LeaseTable {
     return this.issued;
   }
 
-  /** How many acquire grants the replay cache keeps (and how many renewals). */
+  /** How many acquire grants the replay cache keeps (and how many renewals, and releases). */
   get replayCacheSize(): number {
     return this.replay.capacity;
   }
@@ -290,13 +309,24 @@ export class LeaseTable {
   }
 
   /**
+   * The holder that released generation `fence` of `resource`, if that release is still
+   * remembered: the last {@link LeaseTable.replayCacheSize} releases are, oldest forgotten first.
+   * `undefined` for a generation that ended otherwise (expired, superseded), is current, was
+   * never granted, or whose release was forgotten.
+   */
+  releasedBy(resource: string, fence: number): string | undefined {
+    return this.releases.get(resource, fence);
+  }
+
+  /**
    * Folds one decided change into the table: the only mutator for lease changes (the event-sourced
    * coordinator's `evolve` calls it, live and during replay).
    * - `granted`: the lease becomes current, `issuedFence` and the resource's
    *   {@link LeaseTable.highestFence} rise to its fence, the grant enters the replay cache.
    * - `renewed`: the current lease with that fence and holder gets the new `expiresAt` and
    *   `ttlMillis`; the renewal enters the renewals' replay cache.
-   * - `released` / `expired`: the current lease with that fence and holder is removed.
+   * - `released` / `expired`: the current lease with that fence and holder is removed; a release
+   *   is remembered ({@link LeaseTable.releasedBy}).
    * @throws {@link ProtocolMisuseError} if the change does not fit the table (a renewal, release or
    *   expiry of a lease that is not current): the log and the table disagree. Nothing is changed.
    * @throws TypeError for an unknown change type, or instants that are not {@link Instant}s.
@@ -445,6 +475,7 @@ export class LeaseTable {
       })),
       replayCache: [...this.replay.values()].map((entry) => ({ ...entry })),
       renewalReplayCache: [...this.renewalReplay.values()].map((entry) => ({ ...entry })),
+      releaseReplayCache: [...this.releases.values()],
       highestFences: [...this.highest].map(([resource, highest]) => ({ resource, fence: highest.fence })),
     };
   }
@@ -476,6 +507,11 @@ export class LeaseTable {
         `${api}: renewalReplayCache must be an array when present, got ${describeValue(snapshot.renewalReplayCache)}`,
       );
     }
+    if (snapshot.releaseReplayCache !== undefined && !Array.isArray(snapshot.releaseReplayCache)) {
+      throw new TypeError(
+        `${api}: releaseReplayCache must be an array when present, got ${describeValue(snapshot.releaseReplayCache)}`,
+      );
+    }
     const table = new LeaseTable({ startFence: snapshot.issuedFence, replayCacheSize: snapshot.replayCacheSize });
     for (const [index, entry] of (snapshot.highestFences ?? []).entries()) {
       const at = `highestFences[${index}]`;
@@ -492,6 +528,15 @@ export class LeaseTable {
     for (const [index, entry] of (snapshot.renewalReplayCache ?? []).entries()) {
       requireReplayEntry(api, `renewalReplayCache[${index}]`, entry);
       table.renewalReplay.remember(entry.holderId, entry.requestId, entry.resource, entry.fence);
+    }
+    for (const [index, entry] of (snapshot.releaseReplayCache ?? []).entries()) {
+      const at = `releaseReplayCache[${index}]`;
+      requireObject(api, at, entry);
+      requireId(api, `${at}.resource`, entry.resource);
+      requireId(api, `${at}.holderId`, entry.holderId);
+      requireFence(api, `${at}.fence`, entry.fence);
+      table.releases.remember(entry.resource, entry.holderId, entry.fence);
+      table.raiseHighest(entry.resource, entry.fence);
     }
     table.replay.fold();
     table.renewalReplay.fold();
@@ -594,10 +639,11 @@ export class LeaseTable {
     this.renewalReplay.remember(renewal.holderId, renewal.requestId, renewal.resource, renewal.fence);
   }
 
-  /** The `released` / `expired` rule: the matching lease is removed. */
+  /** The `released` / `expired` rule: the matching lease is removed; a release is remembered. */
   private endSlot(type: string, resource: string, holderId: string, fence: number): void {
     this.matching(type, resource, holderId, fence);
     this.current.delete(resource);
+    if (type === 'released') this.releases.remember(resource, holderId, fence);
   }
 
   /** The current lease a renewed/released/expired change refers to, or a ProtocolMisuseError. */
