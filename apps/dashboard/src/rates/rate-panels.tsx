@@ -83,6 +83,36 @@ function plainTick(props: TickContent): ReactNode {
   );
 }
 
+/**
+ * What both rate line charts share, as recharts children: grid, time axis ({@link timeTicks},
+ * {@link plainTick}), value axis, tooltip and legend. An array of elements rather than a wrapper
+ * component: recharts finds its axes among a chart's direct children by element type.
+ * @param ticks - the time axis' ticks, bin starts (epoch milliseconds, wall clock).
+ */
+function timeChartFrame(ticks: number[]): ReactElement[] {
+  return [
+    <CartesianGrid key="grid" stroke="#eee" />,
+    <XAxis
+      key="x"
+      dataKey="wallMillis"
+      type="number"
+      domain={['dataMin', 'dataMax']}
+      tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
+      scale="time"
+      ticks={ticks}
+      interval={0}
+      tick={plainTick}
+    />,
+    <YAxis key="y" width={40} interval={0} tick={plainTick} />,
+    <Tooltip
+      key="tooltip"
+      labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
+      formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
+    />,
+    <Legend key="legend" />,
+  ];
+}
+
 /** How far below (or above) the viewport the rate charts are still kept up to date, CSS pixels. */
 const NEAR_VIEWPORT_MARGIN_PX = 400;
 
@@ -137,23 +167,7 @@ const RateCharts = memo(function RateCharts(props: RatePanelsProps): ReactElemen
       </h3>
       <div className="charts">
         <LineChart width={half} height={200} data={rows} onClick={onClick} data-testid="rate-chart">
-          <CartesianGrid stroke="#eee" />
-          <XAxis
-            dataKey="wallMillis"
-            type="number"
-            domain={['dataMin', 'dataMax']}
-            tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
-            scale="time"
-            ticks={ticks}
-            interval={0}
-            tick={plainTick}
-          />
-          <YAxis width={40} interval={0} tick={plainTick} />
-          <Tooltip
-            labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
-            formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
-          />
-          <Legend />
+          {timeChartFrame(ticks)}
           <Line type="stepAfter" dataKey="grants" stroke="#2563eb" dot={false} isAnimationActive={false} />
           <Line type="stepAfter" dataKey="renewals" stroke="#16a34a" dot={false} isAnimationActive={false} />
           <Line type="stepAfter" dataKey="releases" stroke="#1f2937" dot={false} isAnimationActive={false} />
@@ -169,23 +183,7 @@ const RateCharts = memo(function RateCharts(props: RatePanelsProps): ReactElemen
           {cursor !== undefined && <ReferenceLine x={cursor} stroke="#6b7280" strokeDasharray="3 3" />}
         </LineChart>
         <LineChart width={half} height={200} data={rows} onClick={onClick} data-testid="rejection-chart">
-          <CartesianGrid stroke="#eee" />
-          <XAxis
-            dataKey="wallMillis"
-            type="number"
-            domain={['dataMin', 'dataMax']}
-            tickFormatter={(v: number) => formatWallTime(v).slice(0, 8)}
-            scale="time"
-            ticks={ticks}
-            interval={0}
-            tick={plainTick}
-          />
-          <YAxis width={40} interval={0} tick={plainTick} />
-          <Tooltip
-            labelFormatter={(v) => `${formatWallTime(Number(v))} wall`}
-            formatter={(v) => (typeof v === 'number' ? v.toFixed(2) : String(v))}
-          />
-          <Legend />
+          {timeChartFrame(ticks)}
           <Line type="stepAfter" dataKey="rejections" stroke="#dc2626" dot={false} isAnimationActive={false} />
           <Line type="stepAfter" dataKey="restarts" stroke="#111827" dot={false} isAnimationActive={false} />
           {cursor !== undefined && <ReferenceLine x={cursor} stroke="#6b7280" strokeDasharray="3 3" />}
