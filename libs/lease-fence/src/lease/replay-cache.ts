@@ -27,7 +27,7 @@ const keyOf = (holderId: string, requestId: string): string => `${holderId.lengt
  * 4 × capacity grants) 6 MB with a 16 MB young generation but up to 30 and 73 MB with one capped
  * at 8 and 4 MB, where compacting at 2 × capacity promoted 7 and 16 (BENCHMARKS.md, issue 18 §2,
  * sixth pass); compacting at 4 × capacity promotes 7 MB at the default young generation, as at
- * 2 ×, and more with a capped one (BENCHMARKS.md, issue 18 §2, the replay cache's larger buffer).
+ * 2 ×, and more with a capped one (BENCHMARKS.md, 2026-12-03, the replay cache's compaction).
  */
 const pendingCapacityOf = (capacity: number): number => capacity * 4;
 
