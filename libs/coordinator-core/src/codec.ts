@@ -60,40 +60,52 @@ const UPCASTERS: { readonly [T in CoordinatorEventType]?: Readonly<Record<number
 type EventMemberSchema = (typeof CoordinatorEventSchema.options)[number];
 
 /**
- * The protocol union's members by event type. The union dispatches on `type` to exactly one of
- * them, so a record whose type is known is validated by that member's schema directly: the same
- * check (same schema, same issues and paths), without the union's dispatch on every record of a
- * replay. The member's `version` literal is the type's current schema version.
+ * What decoding a record of one event type needs, read from the protocol union's member for that
+ * type once, at load, so a replay's record costs one lookup (by its type column) instead of one
+ * per table and zod's getters for the version.
  */
-const MEMBER_SCHEMAS: ReadonlyMap<string, EventMemberSchema> = new Map(
-  CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, schema]),
-);
+interface TypeDecoder {
+  /**
+   * The union's member for the type. The union dispatches on `type` to exactly one of them, so a
+   * record whose type is known is validated by that member's schema directly: the same check
+   * (same schema, same issues and paths), without the union's dispatch on every record.
+   */
+  readonly schema: EventMemberSchema;
+  /** The member's `version` literal: the type's current schema version (a positive integer). */
+  readonly current: number;
+  /**
+   * The member's `data` compiled into a yes/no check (`compileShapeCheck` of
+   * `@lease-fence/protocol`): it accepts a record's data only when the schema accepts it as it
+   * is, so a record it accepts is exactly what zod would have returned, without zod's issue
+   * machinery and its copy of every object. Anything else goes to the schema itself, which
+   * accepts (stripping an unknown key) or names the field. Measured on a 100k-event log, replay's
+   * validation went from about as costly as `JSON.parse` to a small fraction of it (the figures
+   * are in the commit that introduced it); the schema stays the one copy of each rule.
+   */
+  readonly check: ShapeCheck;
+  /**
+   * The member's `data` compiled into a parser that checks as it reads (`compileShapeParser` of
+   * `@lease-fence/protocol`): for the JSON text of a record at the current version it returns, in
+   * one pass, the object `JSON.parse` would return, only when {@link TypeDecoder.check} would pass
+   * it; for any other text it returns `undefined` and the record takes the path above
+   * (`JSON.parse`, the check, the schema). A replay's records are nearly all the text the
+   * coordinator wrote, so nearly all take the one pass: about 1.2 µs per record became 0.7 µs on
+   * the records of a 1M-event log (the figures are in the commit that introduced it).
+   */
+  readonly parser: ShapeParser;
+}
 
-/**
- * Per event type, the member schema's `data` compiled into a yes/no check (`compileShapeCheck`
- * of `@lease-fence/protocol`): it accepts a record's data only when the schema accepts it as it
- * is, so a record it accepts is exactly what zod would have returned, without zod's issue
- * machinery and its copy of every object. Anything else goes to the schema itself, which
- * accepts (stripping an unknown key) or names the field. Measured on a 100k-event log, replay's
- * validation went from about as costly as `JSON.parse` to a small fraction of it (the figures are
- * in the commit that introduced it); the schema stays the one copy of each rule.
- */
-const DATA_CHECKS: ReadonlyMap<string, ShapeCheck> = new Map(
-  CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, compileShapeCheck(schema.shape.data)]),
-);
-
-/**
- * Per event type, the member schema's `data` compiled into a parser that checks as it reads
- * (`compileShapeParser` of `@lease-fence/protocol`): for the JSON text of a record at the
- * current version it returns, in one pass, the object `JSON.parse` would return, only when
- * {@link DATA_CHECKS} would pass it; for any other text it returns `undefined` and the record
- * takes the path above (`JSON.parse`, the check, the schema). A replay's records are nearly all
- * the text the coordinator wrote, so nearly all take the one pass: about 1.2 µs per record
- * became 0.7 µs on the records of a 1M-event log (the figures are in the commit that
- * introduced it).
- */
-const DATA_PARSERS: ReadonlyMap<string, ShapeParser> = new Map(
-  CoordinatorEventSchema.options.map((schema) => [schema.shape.type.value, compileShapeParser(schema.shape.data)]),
+/** {@link TypeDecoder}s by event type: every member of the protocol's union. */
+const TYPE_DECODERS: ReadonlyMap<string, TypeDecoder> = new Map(
+  CoordinatorEventSchema.options.map((schema) => [
+    schema.shape.type.value,
+    {
+      schema,
+      current: schema.shape.version.value,
+      check: compileShapeCheck(schema.shape.data),
+      parser: compileShapeParser(schema.shape.data),
+    },
+  ]),
 );
 
 /**
@@ -189,8 +201,8 @@ export function encodeEvents(api: string, events: readonly CoordinatorEvent[]): 
  * Decodes one stored record: parses `data` if it is JSON text, upcasts old versions, and
  * validates the result with the protocol schema (the union's member for the record's type):
  * JSON text at the current version through the schema's compiled parser first
- * ({@link DATA_PARSERS}, parsing and checking in one pass), then whatever it does not take
- * through `JSON.parse` and the compiled check ({@link DATA_CHECKS}), and the schema itself for
+ * ({@link TypeDecoder.parser}, parsing and checking in one pass), then whatever it does not take
+ * through `JSON.parse` and the compiled check ({@link TypeDecoder.check}), and the schema itself for
  * whatever that check does not pass, so the issues of a corrupt record are the schema's.
  *
  * @returns the record as a {@link RecordedEvent} (current schema version).
@@ -220,10 +232,10 @@ export function decodeFields(
   storedData: unknown,
   recordedAtMillis: number,
 ): RecordedEvent {
-  const schema = MEMBER_SCHEMAS.get(type);
-  if (schema === undefined)
+  const decoder = TYPE_DECODERS.get(type);
+  if (decoder === undefined)
     throw corruptAt(position, [{ path: 'type', message: `unknown event type ${JSON.stringify(type)}` }]);
-  const current = schema.shape.version.value;
+  const current = decoder.current;
   if (!Number.isSafeInteger(storedVersion) || storedVersion < 1 || storedVersion > current) {
     throw corruptAt(position, [
       {
@@ -233,7 +245,7 @@ export function decodeFields(
     ]);
   }
   if (typeof storedData === 'string' && storedVersion === current) {
-    const read = DATA_PARSERS.get(type)!(storedData);
+    const read = decoder.parser(storedData);
     if (read !== undefined) return recordedAt(position, recordedAtMillis, { type, version: current, data: read });
   }
   let data: unknown = storedData;
@@ -256,13 +268,13 @@ export function decodeFields(
     upcast = upcaster(upcast);
   }
   let event: CoordinatorEvent;
-  if (parsedHere && DATA_CHECKS.get(type)!(upcast)) {
+  if (parsedHere && decoder.check(upcast)) {
     // Exactly what the schema would return, every field checked: the object JSON.parse (or an
     // upcaster) just made, which nothing else holds. Data an adapter handed over as an object is
     // copied by the schema as before, so the event never aliases the adapter's storage.
     event = { type, version: current, data: upcast } as CoordinatorEvent;
   } else {
-    const parsed = schema.safeParse({ type, version: current, data: upcast });
+    const parsed = decoder.schema.safeParse({ type, version: current, data: upcast });
     if (!parsed.success) throw corruptAt(position, toIssues(parsed.error));
     event = parsed.data;
   }

@@ -109,6 +109,29 @@ describe('ReplayCache', () => {
     );
   });
 
+  it('answers as the model after long replays of many requestIds (the compaction counts them by a set when they differ)', () => {
+    // Sixteen requestIds, sent by three holders: the newest `capacity` grants often have as many
+    // different requestIds (the set's shortcut) and often repeat one (the count by holder), and a
+    // compaction that trusted the shortcut without checking its count drops grants still answerable.
+    const remember: fc.Arbitrary<Command> = fc.record({
+      kind: fc.constant('remember' as const),
+      holderId,
+      requestId: fc.integer({ min: 0, max: 15 }).map((n) => `q${n}`),
+      fence: fc.integer({ min: 1, max: 1000 }),
+    });
+    const lookups: Command[] = ['a', 'ab', 'b'].flatMap((holder) =>
+      Array.from({ length: 16 }, (_, n) => ({ kind: 'get' as const, holderId: holder, requestId: `q${n}` })),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(remember, { minLength: 20, maxLength: 300 }),
+        (capacity, commands) => compare(capacity, [...commands, ...lookups]),
+      ),
+      { numRuns: 400 },
+    );
+  });
+
   it('keeps a grant remembered before a long replay only while it is among the last capacity distinct keys', () => {
     const capacity = 4;
     const cache = new ReplayCache(capacity);

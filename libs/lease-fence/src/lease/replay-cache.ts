@@ -15,17 +15,21 @@ export interface ReplayEntry {
 const keyOf = (holderId: string, requestId: string): string => `${holderId.length}:${holderId}${requestId}`;
 
 /**
- * Most grants a cache of `capacity` buffers: 2 × capacity. When the buffer is full it is
+ * Most grants a cache of `capacity` buffers: 4 × capacity. When the buffer is full it is
  * compacted to the newest grants that hold its last `capacity` distinct keys (usually the last
- * `capacity` grants), so a replay's grant stays referenced for `capacity` to 2 × capacity grants
- * and is then let go, whether or not it will be answerable. Strings held through two scavenges of
- * V8's young generation are promoted and die old: folding into the map at 16 × capacity promoted
- * about 86 MB per 1M-event replay; folding at 2 × capacity (a kept grant then lived on in the map
- * until the next fold, up to 4 × capacity grants) 6 MB with a 16 MB young generation but up to
- * 30 and 73 MB with one capped at 8 and 4 MB, where compacting promotes 7 and 16 (BENCHMARKS.md,
- * issue 18 §2, sixth pass).
+ * `capacity` grants), so a replay's grant stays referenced for `capacity` to 4 × capacity grants
+ * and is then let go, whether or not it will be answerable. A compaction scans `capacity` grants
+ * (a set operation each) and makes room for 3 × capacity: a third of a set operation per grant,
+ * where a 2 × capacity buffer paid one (the fold alone, `evolve` over a 1M-event log's decoded
+ * events: about 30 % less CPU). Strings held through two scavenges of V8's young generation are
+ * promoted and die old: folding into the map at 16 × capacity promoted about 86 MB per 1M-event
+ * replay; folding at 2 × capacity (a kept grant then lived on in the map until the next fold, up to
+ * 4 × capacity grants) 6 MB with a 16 MB young generation but up to 30 and 73 MB with one capped
+ * at 8 and 4 MB, where compacting at 2 × capacity promoted 7 and 16 (BENCHMARKS.md, issue 18 §2,
+ * sixth pass); compacting at 4 × capacity promotes 7 MB at the default young generation, as at
+ * 2 ×, and more with a capped one (BENCHMARKS.md, 2026-12-03, the replay cache's compaction).
  */
-const pendingCapacityOf = (capacity: number): number => capacity * 2;
+const pendingCapacityOf = (capacity: number): number => capacity * 4;
 
 /**
  * Remembers the last `capacity` grants of one kind (acquisitions, or renewals) by (holderId,
@@ -132,6 +136,48 @@ export class ReplayCache {
    */
   private compact(): void {
     const count = this.#pendingCount;
+    const first = this.firstOfDistinctRequestIds() ?? this.firstOfDistinctKeys();
+    if (first === undefined) {
+      // Nothing can be dropped without keying: fold (which empties the buffer).
+      this.fold();
+      return;
+    }
+    if (this.entries.size > 0) this.entries = new BoundedMap(this.capacity);
+    const kept = count - first;
+    this.#pendingHolderIds.copyWithin(0, first, count);
+    this.#pendingRequestIds.copyWithin(0, first, count);
+    this.#pendingResources.copyWithin(0, first, count);
+    this.#pendingFences.copyWithin(0, first, count);
+    // The slots past the kept grants are overwritten by the next remembers before they are read.
+    this.#pendingCount = kept;
+  }
+
+  /**
+   * {@link ReplayCache.firstOfDistinctKeys} for a buffer whose newest `capacity` grants have
+   * `capacity` different requestIds (so different keys, whatever their holders): what a replay
+   * nearly always finds, checked with one set of requestIds, one hash operation per grant instead
+   * of a lookup and a store. `undefined` when a requestId repeats among them (a retry, or two
+   * holders with the same requestId), or when the buffer holds no more than `capacity` grants:
+   * then count keys.
+   */
+  private firstOfDistinctRequestIds(): number | undefined {
+    const count = this.#pendingCount;
+    if (count <= this.capacity) return undefined;
+    const requestIds = this.#pendingRequestIds;
+    const seen = new Set<string>();
+    const first = count - this.capacity;
+    for (let at = count - 1; at >= first; at -= 1) seen.add(requestIds[at]!);
+    return seen.size === this.capacity ? first : undefined;
+  }
+
+  /**
+   * Where the newest grants that hold `capacity` distinct keys begin in the buffer (the index of
+   * the oldest of them), scanning from the newest; `undefined` when the whole buffer holds fewer
+   * (or exactly its first grant completes them: nothing to drop). Distinct keys are counted by
+   * requestId, comparing holder ids only when a requestId repeats, so no key string is made.
+   */
+  private firstOfDistinctKeys(): number | undefined {
+    const count = this.#pendingCount;
     const holderIds = this.#pendingHolderIds;
     const requestIds = this.#pendingRequestIds;
     /** requestId → the holder ids seen with it (one, unless two holders used the same requestId). */
@@ -149,19 +195,7 @@ export class ReplayCache {
       else holders.push(holderId);
       distinct += 1;
     }
-    if (distinct < this.capacity || first === 0) {
-      // Nothing can be dropped without keying: fold (which empties the buffer).
-      this.fold();
-      return;
-    }
-    if (this.entries.size > 0) this.entries = new BoundedMap(this.capacity);
-    const kept = count - first;
-    holderIds.copyWithin(0, first, count);
-    requestIds.copyWithin(0, first, count);
-    this.#pendingResources.copyWithin(0, first, count);
-    this.#pendingFences.copyWithin(0, first, count);
-    // The slots past the kept grants are overwritten by the next remembers before they are read.
-    this.#pendingCount = kept;
+    return distinct < this.capacity || first === 0 ? undefined : first;
   }
 
   /**
