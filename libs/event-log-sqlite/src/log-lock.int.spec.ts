@@ -194,4 +194,31 @@ describe('acquireLogLock', () => {
     expect(() => acquireLogLock(logFile)).toThrow(LogLockedError);
     expect(readdirSync(dir)).toEqual(['default.events.sqlite.lock']);
   });
+  it('refuses a second coordinator that judged the same stale lock while the first replaced it, and leaves the first its lock', () => {
+    // Arrange: the lock of a crashed coordinator (pid 42); two starting coordinators, pids 1001 and
+    // 1002. The second's liveness check of the dead owner runs while the first replaces the lock,
+    // so both judged the same record stale (found by a new user's kill tests).
+    writeLock({ pid: 42, sinceWallMillis: 1 });
+    const probeOf = (pid: number, beforeAnswer: () => void = () => undefined): ProcessProbe => ({
+      self: () => ({ ...systemProbe.self(), pid }),
+      inspect: () => {
+        beforeAnswer();
+        return { running: false };
+      },
+    });
+    let first: ReturnType<typeof acquireLogLock> | undefined;
+    const second = probeOf(1002, () => {
+      first ??= acquireLogLock(logFile, probeOf(1001));
+    });
+
+    try {
+      // Act / Assert: the second sees the first's lock instead of removing it
+      expect(() => acquireLogLock(logFile, second)).toThrow(/another coordinator \(pid 1001\) holds/);
+      expect(first?.replacedStale?.pid).toBe(42);
+      expect(JSON.parse(readFileSync(`${logFile}.lock`, 'utf8')).pid).toBe(1001);
+      expect(readdirSync(dir)).toEqual(['default.events.sqlite.lock']);
+    } finally {
+      first?.release();
+    }
+  });
 });

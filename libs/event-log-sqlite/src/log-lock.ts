@@ -22,12 +22,18 @@
  *   time (Linux `/proc/<pid>/stat`), or the pid is our own (a restarted container's pid 1);
  * - an owner on another host (a shared volume) cannot be checked: the lock counts as held, and the
  *   message says which file to delete if no coordinator runs there;
+ * - a stale lock is removed only if it is still the record that was judged stale: it is first
+ *   `rename()`d (atomic) to a name of this process's own and compared; a fresh lock that another
+ *   starting coordinator linked in the meantime is put back (`link()`, so it never replaces a
+ *   third one) and this one refuses, naming that owner;
  * - released (unlinked, if still ours) when the process exits.
  *
- * Limits: two processes that find the same stale lock at the same instant may both take it (the
- * window is one unlink + link); the expected-version check then supersedes one of them, as before.
+ * Limits: a fresh lock moved aside is absent for one rename + link; if a third coordinator links
+ * its lock in that instant, the fresh lock cannot be put back and two coordinators believe they
+ * hold the log; the expected-version check then supersedes one of them (docs/design.md § "Persist
+ * before ack, single writer").
  */
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 
 /** Who holds a lock: written as JSON into the lock file. */
@@ -128,13 +134,13 @@ export function acquireLogLock(logFile: string, probe: ProcessProbe = systemProb
       } catch (error) {
         if (errorCode(error) !== 'EEXIST') throw error;
       }
-      const owner = readOwner(logFile, lockFile);
-      if (owner === undefined) continue; // released in between
-      const stale = isStale(owner, self, probe);
+      const found = readOwner(logFile, lockFile);
+      if (found === undefined) continue; // released in between
+      const stale = isStale(found.owner, self, probe);
       if (stale !== true)
-        throw new LogLockedError(logFile, lockFile, owner, stale === false ? undefined : stale.detail);
-      replacedStale = owner;
-      removeIfExists(lockFile);
+        throw new LogLockedError(logFile, lockFile, found.owner, stale === false ? undefined : stale.detail);
+      removeIfStill(logFile, lockFile, found.text, `${lockFile}.${self.pid}.stale`);
+      replacedStale = found.owner;
     }
   } finally {
     removeIfExists(temporary);
@@ -180,8 +186,36 @@ function isStale(
   return false;
 }
 
-/** Reads the owner record; `undefined` when the file vanished. */
-function readOwner(logFile: string, lockFile: string): LogLockOwner | undefined {
+/**
+ * Removes the lock file only if it still holds `staleText` (the record judged stale): moves it to
+ * `aside` (rename is atomic), compares, and puts a different record back.
+ * @throws {@link LogLockedError} naming the new owner when the lock was replaced in between (it is
+ *   put back), or when it could not be put back because yet another lock was linked meanwhile.
+ */
+function removeIfStill(logFile: string, lockFile: string, staleText: string, aside: string): void {
+  try {
+    renameSync(lockFile, aside);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return; // already removed by another starting coordinator
+    throw error;
+  }
+  let movedText: string | undefined;
+  try {
+    movedText = readFileSync(aside, 'utf8');
+    if (movedText === staleText) return;
+    try {
+      linkSync(aside, lockFile); // a fresh lock taken in between: put it back
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+    }
+  } finally {
+    removeIfExists(aside);
+  }
+  throw new LogLockedError(logFile, lockFile, parseOwner(logFile, lockFile, movedText));
+}
+
+/** Reads the owner record and its text; `undefined` when the file vanished. */
+function readOwner(logFile: string, lockFile: string): { owner: LogLockOwner; text: string } | undefined {
   let text: string;
   try {
     text = readFileSync(lockFile, 'utf8');
@@ -189,6 +223,14 @@ function readOwner(logFile: string, lockFile: string): LogLockOwner | undefined 
     if (errorCode(error) === 'ENOENT') return undefined;
     throw new LogLockedError(logFile, lockFile, undefined, `cannot read ${lockFile}: ${(error as Error).message}`);
   }
+  return { owner: parseOwner(logFile, lockFile, text), text };
+}
+
+/**
+ * Parses an owner record.
+ * @throws {@link LogLockedError} when `text` is not a record this coordinator wrote.
+ */
+function parseOwner(logFile: string, lockFile: string, text: string): LogLockOwner {
   try {
     const owner = JSON.parse(text) as Partial<LogLockOwner>;
     if (Number.isSafeInteger(owner.pid) && typeof owner.hostname === 'string') return owner as LogLockOwner;
