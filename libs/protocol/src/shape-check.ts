@@ -134,18 +134,7 @@ function compileObject(def: Definition, path: string): ShapeCheck {
   };
 }
 
-/** A string's rules as its zod definition states them: what both the check and the generated parser apply. */
-interface StringRules {
-  /** Fewest characters (UTF-16 code units, as zod counts). */
-  readonly minimum: number;
-  /** Most characters; `Infinity` when the schema sets no maximum. */
-  readonly maximum: number;
-  /** Patterns the whole string must match, each tested from index 0. */
-  readonly patterns: readonly RegExp[];
-}
-
-/** @throws `TypeError` naming `path` for a string check this compiler does not know. */
-function stringRules(def: Definition, path: string): StringRules {
+function compileString(def: Definition, path: string): ShapeCheck {
   let minimum = 0;
   let maximum = Number.POSITIVE_INFINITY;
   const patterns: RegExp[] = [];
@@ -156,11 +145,6 @@ function stringRules(def: Definition, path: string): StringRules {
       patterns.push(check.pattern);
     else throw unsupported(path, `string check ${check.check}${check.format === undefined ? '' : ` ${check.format}`}`);
   }
-  return { minimum, maximum, patterns };
-}
-
-function compileString(def: Definition, path: string): ShapeCheck {
-  const { minimum, maximum, patterns } = stringRules(def, path);
   return (value) => {
     if (typeof value !== 'string' || value.length < minimum || value.length > maximum) return false;
     for (const pattern of patterns) {
@@ -171,25 +155,10 @@ function compileString(def: Definition, path: string): ShapeCheck {
   };
 }
 
-/** A number's rules as its zod definition states them (always finite, as zod's number is). */
-interface NumberRules {
-  /** `Number.isSafeInteger` (zod's `safeint` format). */
-  readonly safeInteger: boolean;
-  /** `Number.isInteger` (zod's `multipleOf(1)`). */
-  readonly integer: boolean;
-  /** The value must be > `above`, or >= when `aboveInclusive`; `-Infinity` when unbounded. */
-  readonly above: number;
-  readonly aboveInclusive: boolean;
-  /** The value must be < `below`, or <= when `belowInclusive`; `Infinity` when unbounded. */
-  readonly below: number;
-  readonly belowInclusive: boolean;
-}
-
-/** @throws `TypeError` naming `path` for a number check this compiler does not know. */
-function numberRules(def: Definition, path: string): NumberRules {
+function compileNumber(def: Definition, path: string): ShapeCheck {
   let safeInteger = false;
   let integer = false;
-  let above = Number.NEGATIVE_INFINITY;
+  let above = Number.NEGATIVE_INFINITY; // value must be > above, or >= when aboveInclusive
   let aboveInclusive = true;
   let below = Number.POSITIVE_INFINITY;
   let belowInclusive = true;
@@ -211,11 +180,6 @@ function numberRules(def: Definition, path: string): NumberRules {
     } else
       throw unsupported(path, `number check ${check.check}${check.format === undefined ? '' : ` ${check.format}`}`);
   }
-  return { safeInteger, integer, above, aboveInclusive, below, belowInclusive };
-}
-
-function compileNumber(def: Definition, path: string): ShapeCheck {
-  const { safeInteger, integer, above, aboveInclusive, below, belowInclusive } = numberRules(def, path);
   return (value) =>
     typeof value === 'number' &&
     Number.isFinite(value) && // zod's number refuses NaN and ±Infinity
@@ -266,19 +230,11 @@ export type ShapeParser = (text: string) => Record<string, unknown> | undefined;
  * this is a shortcut for the common case, never a second set of rules.
  *
  * Hand-written because JSON validators (ajv and the like) start from parsed JSON: on the
- * records of a replay, `JSON.parse` and then the check cost about 1.2 µs per record, a one-pass
- * reader 0.7 µs (figures in the commit that introduced it).
- *
- * Generated code (`new Function`, once per schema, at start-up): one straight-line function per
- * schema whose blocks read each key's value and apply that field's rules inline (the string and
- * number readers of {@link scalarAt} and the rules of {@link stringRules} and
- * {@link numberRules}, written out per field), with no call per field through a table of checks
- * and no loop over the keys; the object is then built by one object literal, which has one fixed
- * shape (storing keys one by one was measured 40 % slower). The rules stay those read from the
- * schema, the one copy: only their application is written out. The generated source holds only
- * identifiers chosen here and literals derived from our own schemas (keys and enum values
- * written by `JSON.stringify`, finite bounds); the text read is the function's argument, never
- * source. Figures: BENCHMARKS.md § "generated straight-line decoder".
+ * records of a replay, `JSON.parse` and then the check cost about 1.2 µs per record, this
+ * 0.7 µs (figures in the commit that introduced it). The object is built by a function
+ * generated from the schema's keys (`new Function`, keys written as JSON string literals): an
+ * object literal has one fixed shape, where storing keys one by one into an object was
+ * measured 40 % slower.
  *
  * @throws `TypeError` as {@link compileShapeCheck} does for a kind or check it cannot compile,
  *   and for a schema that is not an object or has a `__proto__` key.
@@ -291,210 +247,38 @@ export function compileShapeParser(schema: z.ZodType): ShapeParser {
     );
   }
   compileShapeCheck(schema); // throws for whatever the check cannot compile
-  const shape = def.shape ?? {};
-  const source = new ParserSource();
-  const names = Object.keys(shape).map((key, i) => {
+  const fields = Object.entries(def.shape ?? {}).map(([key, field]) => {
     // In an object literal `"__proto__": v` sets the prototype; JSON.parse makes an own key.
     if (key === '__proto__')
       throw new TypeError('compileShapeParser: (root).__proto__: cannot compile the key __proto__');
-    const name = `v${i}`;
-    source.declare(name);
-    source.line(
-      i === 0
-        ? `if (text.charCodeAt(0) !== ${OPEN_BRACE}) return undefined; at = 1;`
-        : `if (text.charCodeAt(at) !== ${COMMA}) return undefined; at += 1;`,
-    );
-    const head = `${JSON.stringify(key)}:`;
-    source.line(`if (!text.startsWith(${JSON.stringify(head)}, at)) return undefined; at += ${head.length};`);
-    emitValue(source, shape[key]!, name, `(root).${key}`);
-    return [key, name] as const;
+    return { head: `${JSON.stringify(key)}:`, check: compile(field, `(root).${key}`) };
   });
-  if (names.length === 0) source.line(`if (text.charCodeAt(0) !== ${OPEN_BRACE}) return undefined; at = 1;`);
-  source.line(`if (text.charCodeAt(at) !== ${CLOSE_BRACE} || at + 1 !== text.length) return undefined;`);
-  source.line(`return {${names.map(([key, name]) => `${JSON.stringify(key)}: ${name}`).join(', ')}};`);
-  return source.compile();
-}
-
-/**
- * The source of one generated {@link ShapeParser}: straight-line code, one block per key of the
- * schema, each reading that key's value and applying its rules inline. The code contains only
- * identifiers this file chooses (`text`, `at`, `v0`, `checks`, ...) and literals derived from our
- * own schema (its keys written by `JSON.stringify`, its bounds and enum values); the text it
- * reads arrives as the argument `text`, never as source. Rules with a value that is not source
- * (a pattern, a check of a kind read by {@link scalarAt}) are handed in by index.
- */
-class ParserSource {
-  private readonly lines: string[] = [];
-  private readonly declared: string[] = [];
-  private readonly remembered: string[] = [];
-  /** Patterns the code tests, as `patterns[i]`. */
-  readonly patterns: RegExp[] = [];
-  /** Compiled checks of the values read by {@link scalarAt}, as `checks[i]`. */
-  readonly checks: ShapeCheck[] = [];
-
-  line(code: string): void {
-    this.lines.push(code);
-  }
-
-  /** Declares a `let` of the generated function (its values, once per key). */
-  declare(name: string): void {
-    this.declared.push(name);
-  }
-
-  /** Declares a slot table kept between calls of the generated function (the strings a field accepted). */
-  remember(name: string): void {
-    this.remembered.push(name);
-  }
-
-  /** The generated function; its helpers are closed over, not written into the source. */
-  compile(): ShapeParser {
-    const body = [
-      ...this.remembered.map((name) => `const ${name} = new Array(${RECENT_STRINGS_SIZE}).fill(undefined);`),
-      'return function parse(text) {',
-      `let at = 0, code = 0${this.declared.map((name) => `, ${name}`).join('')};`,
-      ...this.lines,
-      '};',
-    ].join('\n');
-    const factory = new Function('patterns', 'checks', 'scalarAt', 'NOT_A_SCALAR', 'cursor', 'recent', body) as (
-      patterns: readonly RegExp[],
-      checks: readonly ShapeCheck[],
-      read: typeof scalarAt,
-      notAScalar: typeof NOT_A_SCALAR,
-      cursor: TokenCursor,
-      recent: (string | undefined)[],
-    ) => ShapeParser;
-    return factory(this.patterns, this.checks, scalarAt, NOT_A_SCALAR, { end: 0 }, RECENT_STRINGS);
-  }
-}
-
-/**
- * Writes the code that reads the value at `at` into `name` and applies `schema`'s rules, moving
- * `at` past it, or returns `undefined` from the parser: inline for a string, a number, a
- * boolean, a literal or enum of them and an optional one (the key is present in the text, so its
- * value must pass the inner schema); otherwise {@link scalarAt} and the compiled check, as before.
- * The rules are {@link stringRules} and {@link numberRules}, the ones the check applies.
- */
-function emitValue(source: ParserSource, schema: z.ZodType, name: string, path: string): void {
-  const def = (schema as unknown as { _zod: { def: Definition } })._zod.def;
-  const literals =
-    def.type === 'literal' ? (def.values ?? []) : def.type === 'enum' ? Object.values(def.entries ?? {}) : [];
-  if (def.type === 'optional') {
-    emitValue(source, def.innerType!, name, path);
-  } else if (def.type === 'string') {
-    const { minimum, maximum, patterns } = stringRules(def, path);
-    const checks: string[] = [];
-    if (minimum > 0) checks.push(`if (${name}.length < ${minimum}) return undefined;`);
-    if (maximum !== Number.POSITIVE_INFINITY) checks.push(`if (${name}.length > ${maximum}) return undefined;`);
-    for (const pattern of patterns) {
-      const index = source.patterns.push(pattern) - 1;
-      // as zod does: a global or sticky pattern keeps state between tests
-      checks.push(`patterns[${index}].lastIndex = 0; if (!patterns[${index}].test(${name})) return undefined;`);
+  // Generated from the schema's own keys only, each written as a JSON string literal.
+  const build = new Function(
+    'values',
+    `return {${Object.keys(def.shape ?? {})
+      .map((key, i) => `${JSON.stringify(key)}: values[${i}]`)
+      .join(', ')}};`,
+  ) as (values: readonly unknown[]) => Record<string, unknown>;
+  const values: unknown[] = fields.map(() => undefined);
+  const cursor: TokenCursor = { end: 0 };
+  return (text) => {
+    if (text.charCodeAt(0) !== OPEN_BRACE) return undefined;
+    let at = 1;
+    for (let i = 0; i < fields.length; i += 1) {
+      if (i > 0) {
+        if (text.charCodeAt(at) !== COMMA) return undefined;
+        at += 1;
+      }
+      const { head, check } = fields[i]!;
+      if (!text.startsWith(head, at)) return undefined;
+      const value = scalarAt(text, at + head.length, cursor);
+      if (value === NOT_A_SCALAR || !check(value)) return undefined;
+      values[i] = value;
+      at = cursor.end;
     }
-    emitString(source, name, checks);
-  } else if (def.type === 'number') {
-    emitNumber(source, name);
-    const { safeInteger, integer, above, aboveInclusive, below, belowInclusive } = numberRules(def, path);
-    // A number the digits summed is finite; one read by Number() may be ±Infinity (zod refuses it).
-    source.line(`if (!Number.isFinite(${name})) return undefined;`);
-    if (safeInteger) source.line(`if (!Number.isSafeInteger(${name})) return undefined;`);
-    if (integer) source.line(`if (!Number.isInteger(${name})) return undefined;`);
-    if (above !== Number.NEGATIVE_INFINITY)
-      source.line(`if (!(${name} ${aboveInclusive ? '>=' : '>'} ${numberLiteral(above)})) return undefined;`);
-    if (below !== Number.POSITIVE_INFINITY)
-      source.line(`if (!(${name} ${belowInclusive ? '<=' : '<'} ${numberLiteral(below)})) return undefined;`);
-  } else if (def.type === 'boolean') {
-    source.line(
-      `if (text.startsWith("true", at)) { ${name} = true; at += 4; } else if (text.startsWith("false", at)) { ${name} = false; at += 5; } else return undefined;`,
-    );
-  } else if (literals.length > 0 && literals.every((value) => typeof value === 'string')) {
-    emitString(source, name, [
-      `if (${literals.map((value) => `${name} !== ${JSON.stringify(value)}`).join(' && ')}) return undefined;`,
-    ]);
-  } else if (literals.length > 0 && literals.every((value) => typeof value === 'number' && Number.isFinite(value))) {
-    emitNumber(source, name);
-    source.line(
-      `if (${literals.map((value) => `${name} !== ${numberLiteral(value as number)}`).join(' && ')}) return undefined;`,
-    );
-  } else {
-    // Anything else (an array, an object, unknown, another literal): the generic reader and check.
-    const index = source.checks.push(compile(schema, path)) - 1;
-    source.line(
-      `${name} = scalarAt(text, at, cursor); if (${name} === NOT_A_SCALAR || !checks[${index}](${name})) return undefined; at = cursor.end;`,
-    );
-  }
-}
-
-/** A finite number of a schema as JavaScript source (`-0` reads as `0`, equal to it for `===` and `<`). */
-const numberLiteral = (value: number): string => {
-  if (!Number.isFinite(value)) throw new TypeError(`compileShapeParser: not a finite number: ${String(value)}`);
-  return String(value);
-};
-
-/**
- * The code of {@link scalarAt}'s string branch, inline, then `checks` (the field's rules): the
- * string at `at` into `name`, or `undefined` from the parser. A string found among the recent
- * strings ({@link RECENT_STRINGS}, the same slot) that this field accepted before (its own slot
- * table, `<name>_accepted`, holds the string itself: compared, not trusted to the slot) is not
- * checked again: the rules are pure functions of the string. A log repeats the boot id, holders
- * and resources record after record; their pattern tests are then skipped.
- */
-function emitString(source: ParserSource, name: string, checks: readonly string[]): void {
-  const accepted = `${name}_accepted`;
-  source.remember(accepted);
-  source.line(`if (text.charCodeAt(at) !== 0x22) return undefined;
-{
-  let hash = 0, end = at + 1;
-  for (;; end += 1) {
-    code = text.charCodeAt(end);
-    if (code === 0x22) break;
-    hash = (Math.imul(hash, 31) + code) | 0;
-    if (code < 0x20 || code === 0x5c || code !== code) return undefined;
-  }
-  const length = end - at - 1;
-  const slot = (hash ^ length) & ${RECENT_STRINGS_SIZE - 1};
-  const known = recent[slot];
-  let checked = false;
-  if (known !== undefined && known.length === length && text.startsWith(known, at + 1)) {
-    ${name} = known;
-    checked = false;
-  } else {
-    ${name} = text.slice(at + 1, end);
-    recent[slot] = ${name};
-  }
-  at = end + 1;
-  if (!checked) {
-    ${checks.join('\n    ')}
-    ${accepted}[slot] = ${name};
-  }
-}`);
-}
-
-/** The code of {@link scalarAt}'s number branch, inline: the number at `at` into `name`, or `undefined` from the parser. */
-function emitNumber(source: ParserSource, name: string): void {
-  source.line(`{
-  let end = at, plain = true, sum = 0;
-  code = text.charCodeAt(end);
-  if (code === 0x2d) { plain = false; code = text.charCodeAt(++end); }
-  if (code === 0x30) code = text.charCodeAt(++end);
-  else if (code >= 0x30 && code <= 0x39) {
-    do { sum = sum * 10 + (code - 0x30); code = text.charCodeAt(++end); } while (code >= 0x30 && code <= 0x39);
-  } else return undefined;
-  if (code === 0x2e) {
-    plain = false;
-    code = text.charCodeAt(++end);
-    if (!(code >= 0x30 && code <= 0x39)) return undefined;
-    do code = text.charCodeAt(++end); while (code >= 0x30 && code <= 0x39);
-  }
-  if (code === 0x65 || code === 0x45) {
-    plain = false;
-    code = text.charCodeAt(++end);
-    if (code === 0x2b || code === 0x2d) code = text.charCodeAt(++end);
-    if (!(code >= 0x30 && code <= 0x39)) return undefined;
-    do code = text.charCodeAt(++end); while (code >= 0x30 && code <= 0x39);
-  }
-  ${name} = plain && end - at <= ${EXACT_DIGITS} ? sum : Number(text.slice(at, end));
-  at = end;
-}`);
+    return text.charCodeAt(at) === CLOSE_BRACE && at + 1 === text.length ? build(values) : undefined;
+  };
 }
 
 /** Where the token {@link scalarAt} read ends (the index after it). */
