@@ -104,6 +104,16 @@ describe('the supervisor under faults', () => {
     expect(result.totals.takeovers).toBeGreaterThan(0);
     expect(result.totals.coordinatorReopens).toBeGreaterThan(0);
   });
+
+  it("keeps a superseded coordinator's pipelined append off the log (seed 1 found it at run 347)", async () => {
+    // A boot re-opens after a log outage while its standby has taken over; the standby's append n
+    // conflicts and its append n+1, decided on n, matched the log's version: without the refusal of
+    // `libs/coordinator-core/src/ports/append-failure-barrier.ts` it landed after the other boot's
+    // CoordinatorStarted and recovery refused the log (I5).
+    const result = await search({ scenario: SCENARIOS['standby-takeover'], seed: 1, numRuns: 347, shrinkBudget: 0 });
+    expect(result.firstViolation, describeSearch(result)).toBeUndefined();
+    expect(result.runs).toBe(347);
+  });
 });
 
 describe('determinism', () => {

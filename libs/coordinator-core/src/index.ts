@@ -31,6 +31,7 @@ export {
   type EventLogCorruptIssue,
 } from './ports/event-log-errors.js';
 /** The argument checks every EventLog adapter applies before touching its store. */
+export { AppendFailureBarrier } from './ports/append-failure-barrier.js';
 export { checkAppendOptions, checkReadRange, checkSnapshot, checkSubscribeAfter } from './ports/event-log-arguments.js';
 /** A subscription built from reads: catch-up from a position, then live, for adapters without one of their own. */
 export {

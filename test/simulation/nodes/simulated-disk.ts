@@ -15,6 +15,7 @@
  */
 import { openSqliteEventLog } from '@lease-fence/event-log-sqlite';
 import {
+  AppendFailureBarrier,
   createMemoryEventLog,
   createMemoryEventLogStorage,
   EventLogUnavailableError,
@@ -148,6 +149,8 @@ export class BootLog implements EventLog {
   readonly name: string;
   /** Writes land in FIFO order ({@link BootLog.scheduleLanding}), so the coordinator pipelines its appends here too. */
   readonly appendsInCallOrder = true;
+  /** The rule of `appendsInCallOrder`: appends called before a failed one was seen are refused, not landed. */
+  private readonly barrier: AppendFailureBarrier;
   protected dead = false;
   protected readonly inFlight: InFlight[] = [];
   private landingAt = 0;
@@ -157,25 +160,36 @@ export class BootLog implements EventLog {
     protected readonly handle: EventLog,
   ) {
     this.name = handle.name;
+    this.barrier = new AppendFailureBarrier(handle.name);
   }
 
   /** Schedules the write; resolves once the events are in the real log. */
   append(events: readonly CoordinatorEvent[], options: AppendOptions): Promise<AppendResult> {
     if (this.dead) return hang();
     this.disk.onProgress();
+    const epoch = this.barrier.enter();
     return new Promise<AppendResult>((resolve, reject) => {
-      const pending: InFlight = { events, options, resolve, reject };
+      const fail = (error: unknown): void => {
+        this.barrier.failed(epoch);
+        reject(error);
+      };
+      const pending: InFlight = { events, options, resolve, reject: fail };
       this.inFlight.push(pending);
       this.scheduleLanding(() => {
         this.remove(pending);
         if (this.dead) return;
+        try {
+          this.barrier.refuseIfFailedBefore(epoch);
+        } catch (refusal) {
+          return reject(refusal);
+        }
         if (this.disk.unavailable) {
           const error = this.disk.unavailableError();
-          if (!this.disk.outageWritesLand) return reject(error);
-          this.land(pending.events, pending.options).then(() => reject(error), reject);
+          if (!this.disk.outageWritesLand) return fail(error);
+          this.land(pending.events, pending.options).then(() => fail(error), fail);
           return;
         }
-        this.land(pending.events, pending.options).then(resolve, reject);
+        this.land(pending.events, pending.options).then(resolve, fail);
       });
     });
   }

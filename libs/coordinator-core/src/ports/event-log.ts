@@ -92,7 +92,10 @@ export interface EventLog {
    * `true` when appends called before earlier ones resolved are applied in the order they were
    * called: each one's expected-version check sees the ones called before it, whatever order
    * their promises settle in. A writer may then issue append n+1 (expecting the version after n)
-   * before append n resolves, and the durable coordinator pipelines its group commits.
+   * before append n resolves, and the durable coordinator pipelines its group commits. Such a
+   * log also refuses, unwritten, every append called before the caller could see an earlier
+   * append fail (`AppendFailureBarrier`, `./append-failure-barrier.ts`): otherwise append
+   * n+1, decided on n, could land on another writer's events of the same length as n.
    * Unset (or `false`) when the adapter cannot promise it (the requests of a remote store can be
    * reordered on the way); the coordinator then awaits each append before deciding the next batch.
    */

@@ -14,6 +14,7 @@
  * @see docs/design.md § "The event-sourced coordinator"
  */
 import { decodeRecord, decodeSnapshot, encodeEvents, type StoredEventRecord, type StoredSnapshot } from '../codec.js';
+import { AppendFailureBarrier } from './append-failure-barrier.js';
 import { createCatchUpSubscription } from './catch-up-subscription.js';
 import { checkAppendOptions, checkSnapshot, checkSubscribeAfter } from './event-log-arguments.js';
 import { EventLogClosedError, ExpectedVersionConflictError } from './event-log-errors.js';
@@ -127,6 +128,8 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
   const subscriptions = new Set<Subscription>();
   let closed = false;
   let injected: { error: unknown; persist: boolean } | undefined;
+  /** Refuses the appends called before a failed one was seen (the rule of `appendsInCallOrder`). */
+  const barrier = new AppendFailureBarrier('memory');
 
   const ensureOpen = (operation: string): void => {
     if (closed) throw new EventLogClosedError('memory', operation);
@@ -155,12 +158,16 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
       ensureOpen('append');
       checkAppendOptions('MemoryEventLog.append', appendOptions);
       const encoded = encodeEvents('MemoryEventLog.append', events);
+      const epoch = barrier.enter();
+      barrier.refuseIfFailedBefore(epoch);
       const actualVersion = storage.records.length;
       if (actualVersion !== appendOptions.expectedVersion) {
+        barrier.failed(epoch);
         throw new ExpectedVersionConflictError({ expectedVersion: appendOptions.expectedVersion, actualVersion });
       }
       const failure = injected;
       injected = undefined;
+      if (failure !== undefined) barrier.failed(epoch);
       if (failure !== undefined && !failure.persist) throw failure.error;
       const recordedAtMillis = wallClock();
       for (const event of encoded)

@@ -9,7 +9,11 @@
  */
 import type { CoordinatorEvent, RecordedEvent } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EventLogClosedError, ExpectedVersionConflictError } from '../ports/event-log-errors.js';
+import {
+  EventLogClosedError,
+  EventLogUnavailableError,
+  ExpectedVersionConflictError,
+} from '../ports/event-log-errors.js';
 import type { EventLog, ReadRange, Subscription } from '../ports/event-log.js';
 import {
   coordinatorCheckpointed,
@@ -314,6 +318,30 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
           await second.append(grants(1, 2), { expectedVersion: 1 });
           expect(await first.version()).toBe(2);
           expect(positionsOf(await readAll(first.read({ from: 1 })))).toEqual([1, 2]);
+        },
+      );
+
+      it.skipIf(factory.openSecondWriter === undefined)(
+        'with appends in call order: refuses, unwritten, an append called before an earlier one was seen to fail',
+        async (context) => {
+          // Arrange: a pipelining writer at version 1; another writer appends one event first
+          const first = await open();
+          if (first.appendsInCallOrder !== true) return context.skip();
+          const second = await openSecondWriter();
+          await first.append(grants(1, 1), { expectedVersion: 0 });
+          await second.append(grants(1, 10), { expectedVersion: 1 });
+          // Act: append n (one event, now a conflict) and n+1 decided on it, in the same turn; its
+          // expected version happens to match the log, which holds the other writer's event there
+          const results = await Promise.allSettled([
+            first.append(grants(1, 2), { expectedVersion: 1 }),
+            first.append(grants(1, 3), { expectedVersion: 2 }),
+          ]);
+          // Assert: n is a conflict, n+1 refused as unavailable, nothing of either written
+          expect(results[0].status === 'rejected' && results[0].reason).toBeInstanceOf(ExpectedVersionConflictError);
+          expect(results[1].status === 'rejected' && results[1].reason).toBeInstanceOf(EventLogUnavailableError);
+          expect(await first.version()).toBe(2);
+          // And once the failure has been seen, the writer appends at the new version
+          expect(await first.append(grants(1, 4), { expectedVersion: 2 })).toEqual({ fromPosition: 3, toPosition: 3 });
         },
       );
     });
