@@ -98,7 +98,14 @@ export interface DurableCoordinatorOptions {
    * n as its expected version. Outcomes are still acknowledged in order, each only after its own
    * append and every earlier one resolved. Takes effect only when the log declares
    * {@link EventLog.appendsInCallOrder}; otherwise each append is awaited before the next batch
-   * is decided. 1 disables pipelining. Integer 1-1024. @defaultValue 2
+   * is decided (the inline SQLite writer: its append holds the event loop until durable, so there
+   * is nothing to overlap). 1 disables pipelining. Integer 1-1024.
+   *
+   * 16 by default: the SQLite writer thread (`libs/event-log-sqlite/src/writer-thread.ts`) writes
+   * the appends queued behind a COMMIT in one transaction, so a batch decided during a commit
+   * waits for the next commit rather than for the batches queued before it (2 in flight, one
+   * transaction each: BENCHMARKS.md, "the writer thread groups its transactions").
+   * @defaultValue 16
    */
   readonly maxAppendsInFlight?: number;
   /** Grants remembered for idempotent retries: this many acquisitions, and as many renewals (a retried renewal is answered without renewing again); each kind evicts its oldest first. Non-negative integer. @defaultValue 1024 */
@@ -270,7 +277,7 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     ),
     maxBatch: integerOption('maxBatch', options.maxBatch ?? 256, 1, max, 'commands'),
     maxAppendsInFlight: Math.min(
-      integerOption('maxAppendsInFlight', options.maxAppendsInFlight ?? 2, 1, 1024, 'appends'),
+      integerOption('maxAppendsInFlight', options.maxAppendsInFlight ?? 16, 1, 1024, 'appends'),
       log.appendsInCallOrder === true ? 1024 : 1,
     ),
     replayCacheSize:

@@ -6,11 +6,9 @@
  * The worker is reached by wrapping `node:worker_threads`' `Worker` so the test can terminate the
  * one the log started; nothing in the library offers a way to kill its thread, on purpose. The
  * wrapper can also hold back what the main thread posts to the worker, so that appends are
- * certainly in flight and undelivered when the thread dies: without the hold the worker may commit
- * and acknowledge them all before `terminate()` lands, whatever the test does between the two
- * (it did in about 3 runs of 10 with a worker that writes the queued appends in one transaction,
- * BENCHMARKS.md, issue 18 §1). Appends that were delivered have an unknown outcome: the second
- * case accepts either, and checks the rules that hold for both. Nothing here waits on a timer.
+ * certainly in flight and undelivered when the thread dies: the worker commits the appends queued
+ * on its port together, so without the hold it may commit and acknowledge them all before
+ * `terminate()` lands, whatever the test does between the two. Nothing here waits on a timer.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -7,19 +7,35 @@
  * the INSERTs, the COMMIT and its fsync hold the event loop; here they use another core while
  * the coordinator decides its next batch.
  *
- * Order: the worker handles one message at a time in the order they were posted, and replies in
- * that order, so appends apply in call order (`EventLog.appendsInCallOrder`) and the
- * expected-version check inside each transaction stays the source of truth.
+ * Grouping: when the worker starts a transaction it takes every message already queued on its
+ * port (`receiveMessageOnPort`), and writes the run of appends at the head of its queue in
+ * **one** transaction with one COMMIT (one fsync), each append in a SAVEPOINT of its own. The
+ * appends posted while a COMMIT waits on its fsync thus share the next one instead of queueing
+ * one fsync each. Appends posted during a transaction wait for the next one: holding the COMMIT
+ * back for them made each append slower (BENCHMARKS.md, "what a commit costs"). A snapshot save
+ * is a transaction of its own, after the appends posted before it.
+ *
+ * Order: the worker handles messages in the order they were posted, checks the appends of a
+ * group in that order (each one's expected version against the rows of the ones before it), and
+ * replies in that order (one message per transaction), so appends apply in call order
+ * (`EventLog.appendsInCallOrder`) and the expected-version check stays the source of truth.
  *
  * After a failed append (a conflict or an SQLite error), every append posted before the main
  * thread saw that failure is refused without being written: it was decided on a version that
  * does not exist. Each append carries the main thread's epoch, which moves past the failed
- * append's epoch when its reply arrives; the worker refuses appends of an epoch it saw fail.
+ * append's epoch when its reply arrives; the worker refuses appends of an epoch it saw fail. In
+ * a group, a conflict writes nothing and an SQLite error rolls back to the append's savepoint,
+ * so the appends before it stay in the transaction and are committed and acknowledged, and the
+ * later ones of its epoch are refused. When the transaction as a whole fails (BEGIN, COMMIT, or
+ * an error after which SQLite rolled the whole transaction back), no append of the group was
+ * written: each is rejected with that error, and its epoch counts as failed.
  *
  * Lifecycle: the worker is a thread of this process and dies with it. It keeps the process alive
  * only while a write is in flight. `close()` lets every posted write finish, then closes the
  * connection and ends the thread. If the thread dies on its own, every write in flight and every
- * later one rejects with {@link EventLogUnavailableError}: the coordinator stops as 'unhealthy'
+ * later one rejects with {@link EventLogUnavailableError} (a write in flight may have been
+ * committed before the thread died: its outcome is unknown, and it is never acknowledged; the
+ * test is `writer-thread-death.int.spec.ts`): the coordinator stops as 'unhealthy'
  * (nothing in flight acknowledged, their fences burned at the re-open) and the log handle starts
  * a new thread for its next write (see `sqlite-event-log.ts`).
  */
@@ -35,14 +51,16 @@ import { WRITE_SQL } from './statements.js';
  * rules come in as source text of the functions the inline writer calls, so there is one copy.
  */
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
 const failure = (error) => ({
   message: String(error instanceof Error ? error.message : error),
   code: error instanceof Error && typeof error.code === 'string' ? error.code : undefined,
 });
 let db;
-let append;
+let appendGroup;
 let snapshot;
+// Appends of an epoch up to this one are refused unwritten: an append of that epoch failed.
+let refusedThroughEpoch = -1;
 try {
   const Database = require(workerData.driverPath);
   const appendRows = (0, eval)('(' + workerData.appendRowsSource + ')');
@@ -56,7 +74,28 @@ try {
     saveSnapshot: db.prepare(sql.saveSnapshot),
     pruneSnapshots: db.prepare(sql.pruneSnapshots),
   };
-  append = db.transaction((m) => appendRows(statements, m.rows, m.expectedVersion, m.recordedAt));
+  // Called inside appendGroup's transaction, better-sqlite3 runs it in a SAVEPOINT: a throw rolls back this append only.
+  const appendOne = db.transaction((m) => appendRows(statements, m.rows, m.expectedVersion, m.recordedAt));
+  appendGroup = db.transaction((group) => {
+    const replies = [];
+    for (const m of group) {
+      if (m.epoch <= refusedThroughEpoch) {
+        replies.push({ refused: true });
+        continue;
+      }
+      try {
+        const result = appendOne(m);
+        if (result.conflict) refusedThroughEpoch = m.epoch;
+        replies.push({ result });
+      } catch (error) {
+        // SQLite rolled back the whole transaction (SQLITE_FULL, IOERR, ...): the earlier appends are gone too.
+        if (!db.inTransaction) throw error;
+        refusedThroughEpoch = m.epoch;
+        replies.push({ error: failure(error) });
+      }
+    }
+    return replies;
+  });
   snapshot = db.transaction((m) => saveSnapshotRow(statements, m.position, m.schemaVersion, m.state, m.savedAt, m.kept));
 } catch (error) {
   if (db !== undefined) db.close();
@@ -64,25 +103,45 @@ try {
   parentPort.postMessage({ kind: 'open-failed', error: failure(error) });
 }
 if (db !== undefined) {
-  let refusedThroughEpoch = -1;
-  parentPort.on('message', (m) => {
-    if (m.kind === 'close') {
-      db.close();
-      parentPort.postMessage({ kind: 'closed' });
-      parentPort.close();
-      return;
+  // Messages taken from the port and not yet handled, in posting order.
+  const pending = [];
+  const takeQueued = () => {
+    for (let next = receiveMessageOnPort(parentPort); next !== undefined; next = receiveMessageOnPort(parentPort)) {
+      pending.push(next.message);
     }
-    if (m.kind === 'append' && m.epoch <= refusedThroughEpoch) {
-      parentPort.postMessage({ refused: true });
-      return;
-    }
-    try {
-      const result = m.kind === 'append' ? append.immediate(m) : snapshot.immediate(m);
-      if (m.kind === 'append' && result.conflict) refusedThroughEpoch = m.epoch;
-      parentPort.postMessage({ result });
-    } catch (error) {
-      if (m.kind === 'append') refusedThroughEpoch = m.epoch;
-      parentPort.postMessage({ error: failure(error) });
+  };
+  parentPort.on('message', (message) => {
+    pending.push(message);
+    while (pending.length > 0) {
+      // Before each transaction (never during one): every message already posted joins the queue.
+      takeQueued();
+      const head = pending[0];
+      if (head.kind === 'close') {
+        db.close();
+        parentPort.postMessage({ kind: 'closed' });
+        parentPort.close();
+        return;
+      }
+      if (head.kind === 'snapshot') {
+        pending.shift();
+        try {
+          parentPort.postMessage({ replies: [{ result: snapshot.immediate(head) }] });
+        } catch (error) {
+          parentPort.postMessage({ replies: [{ error: failure(error) }] });
+        }
+        continue;
+      }
+      let count = 1;
+      while (count < pending.length && pending[count].kind === 'append') count += 1;
+      const group = pending.splice(0, count);
+      try {
+        parentPort.postMessage({ replies: appendGroup.immediate(group) });
+      } catch (error) {
+        // BEGIN or COMMIT failed, or SQLite rolled the transaction back: nothing of the group was written.
+        refusedThroughEpoch = Math.max(refusedThroughEpoch, group[group.length - 1].epoch);
+        const reply = { error: failure(error) };
+        parentPort.postMessage({ replies: group.map(() => reply) });
+      }
     }
   });
   parentPort.postMessage({ kind: 'ready' });
@@ -141,6 +200,11 @@ export interface WriterThread {
   close(): Promise<void>;
   /** Why the thread stopped on its own (every write rejects with it), or `undefined` while it runs. */
   readonly stoppedBy: EventLogUnavailableError | undefined;
+  /**
+   * Write transactions the worker has replied to since it started, committed or rolled back: one
+   * per group of appends, one per snapshot save (diagnostics; the grouping's tests count them).
+   */
+  readonly transactions: number;
 }
 
 /**
@@ -167,6 +231,8 @@ export async function startWriterThread(options: WriterThreadOptions): Promise<W
   /** Set when the thread stopped on its own: every write in flight and every later one rejects with it. */
   let stopped: EventLogUnavailableError | undefined;
   let closing: Promise<void> | undefined;
+  /** Transactions the worker has run (one per reply message): see {@link WriterThread.transactions}. */
+  let transactions = 0;
   let onClosed: (() => void) | undefined;
 
   await new Promise<void>((resolve, reject) => {
@@ -194,16 +260,10 @@ export async function startWriterThread(options: WriterThreadOptions): Promise<W
     worker.on('exit', onExit);
   });
 
-  const stop = (error: EventLogUnavailableError): void => {
-    if (stopped !== undefined) return;
-    stopped = error;
-    for (const write of inFlight.splice(0)) write.reject(error);
-  };
-  worker.on('message', (reply: Reply | { kind: 'closed' }) => {
-    if ('kind' in reply) return onClosed?.();
+  /** Settles the oldest write in flight with its reply (replies come in posting order). */
+  const settle = (reply: Reply): void => {
     const write = inFlight.shift();
     if (write === undefined) return; // replies after a stop: nobody waits for them
-    if (inFlight.length === 0) worker.unref();
     if (reply.error !== undefined || reply.refused === true || (reply.result as AppendRowsResult | undefined)?.conflict)
       epoch = Math.max(epoch, write.epoch + 1);
     if (reply.refused === true) {
@@ -217,6 +277,17 @@ export async function startWriterThread(options: WriterThreadOptions): Promise<W
     } else {
       write.resolve(reply.result);
     }
+  };
+  const stop = (error: EventLogUnavailableError): void => {
+    if (stopped !== undefined) return;
+    stopped = error;
+    for (const write of inFlight.splice(0)) write.reject(error);
+  };
+  worker.on('message', (message: { readonly replies: readonly Reply[] } | { kind: 'closed' }) => {
+    if ('kind' in message) return onClosed?.();
+    transactions += 1;
+    for (const reply of message.replies) settle(reply);
+    if (inFlight.length === 0) worker.unref();
   });
   worker.on('error', (error) =>
     stop(
@@ -246,6 +317,9 @@ export async function startWriterThread(options: WriterThreadOptions): Promise<W
     saveSnapshot: (snapshot) => post<void>({ kind: 'snapshot', ...snapshot }),
     get stoppedBy() {
       return stopped;
+    },
+    get transactions() {
+      return transactions;
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
