@@ -46,6 +46,7 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('grouped commits through repeated
 
       // Assert
       const { problems, events } = await checkJournal(coordinator.url, workload.journal);
+      await coordinator.stop(); // the data dir is shared with the next test: free its lock
       const snapshots = events.filter(({ event }) => event.type === 'SnapshotTaken').length;
       console.log(
         `kill loop: ${CYCLES} kills, ${workload.operationsSent} operations sent, ${workload.journal.length} acknowledgements checked ` +
@@ -76,6 +77,7 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('grouped commits through repeated
 
       // Assert
       const { problems } = await checkJournal(coordinator.url, workload.journal);
+      await coordinator.stop();
       console.log(
         `stop loop: ${exits.length} SIGTERMs, ${workload.journal.length} acknowledgements checked, exit codes ${JSON.stringify(exits)}`,
       );
