@@ -178,11 +178,8 @@ export class BootLog implements EventLog {
       this.scheduleLanding(() => {
         this.remove(pending);
         if (this.dead) return;
-        try {
-          this.barrier.refuseIfFailedBefore(epoch);
-        } catch (refusal) {
-          return reject(refusal);
-        }
+        const refused = this.barrier.refusal(epoch);
+        if (refused !== undefined) return reject(refused);
         if (this.disk.unavailable) {
           const error = this.disk.unavailableError();
           if (!this.disk.outageWritesLand) return fail(error);

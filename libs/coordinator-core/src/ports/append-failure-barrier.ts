@@ -25,21 +25,22 @@ export class AppendFailureBarrier {
   /** @param logName - the adapter's name, for the refusal's message (`EventLog.name`). */
   constructor(private readonly logName: string) {}
 
-  /** The epoch of an append called now: pass it to {@link refuseIfFailedBefore} and {@link failed}. */
+  /** The epoch of an append called now: pass it to {@link refusal} and {@link failed}. */
   enter(): number {
     return this.#epoch;
   }
 
   /**
    * Call when the append of `epoch` is about to be applied.
-   * @throws {@link EventLogUnavailableError} when an append of the same epoch failed: this one was
-   *   decided before that failure was seen, so it is refused and nothing is written.
+   * @returns the {@link EventLogUnavailableError} to reject it with, unwritten, when an append of
+   *   the same epoch failed (this one was decided before that failure was seen); `undefined` when
+   *   it may be applied.
    */
-  refuseIfFailedBefore(epoch: number): void {
-    if (epoch <= this.#refusedThroughEpoch)
-      throw new EventLogUnavailableError(this.logName, {
-        message: 'append refused: an earlier append failed, and this one was called before that failure was seen',
-      });
+  refusal(epoch: number): EventLogUnavailableError | undefined {
+    if (epoch > this.#refusedThroughEpoch) return undefined;
+    return new EventLogUnavailableError(this.logName, {
+      message: 'append refused: an earlier append failed, and this one was called before that failure was seen',
+    });
   }
 
   /** Records that the append of `epoch` failed (a conflict or a store error): call before rejecting it. */

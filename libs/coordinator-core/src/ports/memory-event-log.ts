@@ -159,7 +159,8 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
       checkAppendOptions('MemoryEventLog.append', appendOptions);
       const encoded = encodeEvents('MemoryEventLog.append', events);
       const epoch = barrier.enter();
-      barrier.refuseIfFailedBefore(epoch);
+      const refused = barrier.refusal(epoch);
+      if (refused !== undefined) throw refused;
       const actualVersion = storage.records.length;
       if (actualVersion !== appendOptions.expectedVersion) {
         barrier.failed(epoch);
