@@ -109,7 +109,8 @@ const heldHere = new Set<string>();
  * @param probe - How processes are inspected. @defaultValue the real machine ({@link systemProbe})
  * @returns the held lock; call `release()` at exit.
  * @throws {@link LogLockedError} when a live coordinator holds it, one on another host may, or the lock file is unreadable.
- * @throws the file system's error when the directory is not writable.
+ * @throws the file system's error when the directory is not writable, or a stale lock moved aside
+ *   to be compared cannot be read (it is put back, so another coordinator's fresh lock is never lost).
  */
 export function acquireLogLock(logFile: string, probe: ProcessProbe = systemProbe): LogLock {
   const lockFile = `${logFile}.lock`;
@@ -191,6 +192,7 @@ function isStale(
  * `aside` (rename is atomic), compares, and puts a different record back.
  * @throws {@link LogLockedError} naming the new owner when the lock was replaced in between (it is
  *   put back), or when it could not be put back because yet another lock was linked meanwhile.
+ * @throws the file system's error when the record moved aside cannot be read; it is put back first.
  */
 function removeIfStill(logFile: string, lockFile: string, staleText: string, aside: string): void {
   try {
@@ -202,16 +204,23 @@ function removeIfStill(logFile: string, lockFile: string, staleText: string, asi
   let movedText: string | undefined;
   try {
     movedText = readFileSync(aside, 'utf8');
-    if (movedText === staleText) return;
-    try {
-      linkSync(aside, lockFile); // a fresh lock taken in between: put it back
-    } catch (error) {
-      if (errorCode(error) !== 'EEXIST') throw error;
-    }
   } finally {
+    // Only a record compared equal to the stale one is removed: a fresh lock taken in between, or
+    // one that could not be read to compare (an I/O error), goes back first.
+    if (movedText !== staleText) putBack(aside, lockFile);
     removeIfExists(aside);
   }
+  if (movedText === staleText) return;
   throw new LogLockedError(logFile, lockFile, parseOwner(logFile, lockFile, movedText));
+}
+
+/** Links the lock moved `aside` back to `lockFile`; never over a lock linked there meanwhile. */
+function putBack(aside: string, lockFile: string): void {
+  try {
+    linkSync(aside, lockFile);
+  } catch (error) {
+    if (errorCode(error) !== 'EEXIST') throw error;
+  }
 }
 
 /** Reads the owner record and its text; `undefined` when the file vanished. */
