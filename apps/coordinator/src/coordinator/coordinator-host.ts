@@ -238,7 +238,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
         else
           logger.warn(
             { err: event.error, delayMillis: event.retryInMillis },
-            `standby: taking over failed (the log is unavailable); still following, next check in at least ${event.retryInMillis} ms`,
+            `standby: taking over failed (the log is unavailable: ${describe(event.error)}); still following, next check in at least ${event.retryInMillis} ms`,
           );
         return;
       case 'step-failed':
