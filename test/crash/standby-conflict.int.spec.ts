@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkJournal, startJournaledWorkload } from '../support/ack-journal.js';
-import { COORDINATOR_MAIN, startCoordinator, type RunningCoordinator } from '../support/coordinator-process.js';
+import { COORDINATOR_MAIN, startActiveWithStandby, type RunningCoordinator } from '../support/coordinator-process.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 
 const sleep = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
@@ -27,15 +27,8 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))(
         LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '200',
       };
       try {
-        const active = await startCoordinator({ dataDir, env });
-        running.push(active);
-        const standby = await startCoordinator({
-          dataDir,
-          env: { ...env, LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '1000' },
-          waitForReady: false,
-        });
-        running.push(standby);
-        await standby.waitForLog((line) => String(line.msg).startsWith('standby: following the log'), 30_000);
+        const { active, standby } = await startActiveWithStandby(dataDir, env, 1000);
+        running.push(active, standby);
         const before = startJournaledWorkload(active.url, 3, 8);
         await before.acknowledged(300);
 

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import {
   COORDINATOR_MAIN,
   REPO_ROOT,
-  startCoordinator,
+  startActiveWithStandby,
   type RunningCoordinator,
 } from '../support/coordinator-process.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
@@ -44,15 +44,8 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('a standby whose log is write-loc
       // Arrange: an active coordinator and its standby on one file; the active one dies, and
       // before the silence ends a frozen process holds the write lock
       const env = { LEASE_FENCE_HEARTBEAT: 'true', LEASE_FENCE_CHECKPOINT_INTERVAL_MILLIS: '200' };
-      const active = await startCoordinator({ dataDir, env });
-      running.push(active);
-      const standby = await startCoordinator({
-        dataDir,
-        env: { ...env, LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: '1000' },
-        waitForReady: false,
-      });
-      running.push(standby);
-      await standby.waitForLog((line) => String(line.msg).startsWith('standby: following the log'));
+      const { active, standby } = await startActiveWithStandby(dataDir, env, 1000);
+      running.push(active, standby);
       await active.kill();
       holder = await freezeHoldingWriteLock(join(dataDir, 'default.events.sqlite'));
 

@@ -194,3 +194,30 @@ export async function startCoordinator(options: StartCoordinatorOptions = {}): P
     throw error;
   }
 }
+
+/**
+ * Starts an active coordinator on `dataDir` (waits until ready) and a standby on the same log
+ * (`LEASE_FENCE_ROLE=standby`), and waits until the standby follows the log.
+ * @param env - Environment of both (e.g. the heartbeat and checkpoint interval).
+ * @param takeoverAfterMillis - The standby's `LEASE_FENCE_TAKEOVER_AFTER_MILLIS`.
+ * @returns both; the caller cleans them up (the active one is cleaned up here if the standby fails to start).
+ */
+export async function startActiveWithStandby(
+  dataDir: string,
+  env: Readonly<Record<string, string>>,
+  takeoverAfterMillis: number,
+): Promise<{ readonly active: RunningCoordinator; readonly standby: RunningCoordinator }> {
+  const active = await startCoordinator({ dataDir, env });
+  try {
+    const standby = await startCoordinator({
+      dataDir,
+      env: { ...env, LEASE_FENCE_ROLE: 'standby', LEASE_FENCE_TAKEOVER_AFTER_MILLIS: String(takeoverAfterMillis) },
+      waitForReady: false,
+    });
+    await standby.waitForLog((line) => String(line.msg).startsWith('standby: following the log'));
+    return { active, standby };
+  } catch (error) {
+    await active.cleanup();
+    throw error;
+  }
+}
