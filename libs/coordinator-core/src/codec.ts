@@ -223,6 +223,9 @@ export function decodeRecord(raw: StoredEventRecord): RecordedEvent {
  * @param storedVersion - The schema version column.
  * @param storedData - JSON text or an already parsed object.
  * @param recordedAtMillis - Wall-clock epoch milliseconds of the append.
+ * @param dataStart - Where the JSON text begins in `storedData` when it is a string (it runs to
+ *   the end): a row read as one text (`libs/event-log-sqlite/src/event-row-text.ts`) is parsed
+ *   in place rather than sliced ({@link ShapeParser}'s `start`). @defaultValue 0
  * @throws as {@link decodeRecord}.
  */
 export function decodeFields(
@@ -231,6 +234,7 @@ export function decodeFields(
   storedVersion: number,
   storedData: unknown,
   recordedAtMillis: number,
+  dataStart = 0,
 ): RecordedEvent {
   const decoder = TYPE_DECODERS.get(type);
   if (decoder === undefined)
@@ -245,10 +249,10 @@ export function decodeFields(
     ]);
   }
   if (typeof storedData === 'string' && storedVersion === current) {
-    const read = decoder.parser(storedData);
+    const read = decoder.parser(storedData, dataStart);
     if (read !== undefined) return recordedAt(position, recordedAtMillis, { type, version: current, data: read });
   }
-  let data: unknown = storedData;
+  let data: unknown = typeof storedData === 'string' && dataStart > 0 ? storedData.slice(dataStart) : storedData;
   const parsedHere = typeof data === 'string';
   if (typeof data === 'string') {
     try {

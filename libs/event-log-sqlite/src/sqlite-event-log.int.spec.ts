@@ -238,6 +238,70 @@ describe('openSqliteEventLog', () => {
       }
     });
 
+    it('reads back every recordedAtMillis exactly, whole or not (rows are read as one text each)', async () => {
+      // Given events appended at wall-clock values a text round trip could get wrong
+      const wallMillis = [1796288015632, 1796288015632.123, 0.1 + 0.2, 5e-324, 2 ** 53 + 2, 1e21, 123.456e-7, 0];
+      const exact = freshFile();
+      let next = 0;
+      const log = await openSqliteEventLog({ file: exact, wallClock: () => wallMillis[next]! });
+      for (next = 0; next < wallMillis.length; next += 1) await log.append(grants(1), { expectedVersion: next });
+      // When they are read one at a time and in pages
+      const read = await readAll(log.read({ from: 1 }));
+      const paged: number[] = [];
+      for await (const page of log.readPages({ from: 1 })) paged.push(...page.map((r) => r.recordedAtMillis));
+      await log.close();
+      // Then each is the double that was written
+      expect(read.map((recorded) => recorded.recordedAtMillis)).toEqual(wallMillis);
+      expect(paged).toEqual(wallMillis);
+    });
+
+    it.each([
+      [
+        'an infinite recordedAtMillis',
+        `UPDATE events SET recorded_at = 9e999 WHERE position = 2`,
+        { path: 'recordedAtMillis', message: /got Infinity/ },
+      ],
+      [
+        'a type with a space',
+        `UPDATE events SET type = 'LeaseGranted x' WHERE position = 2`,
+        { path: 'type', message: /"LeaseGranted x"/ },
+      ],
+      [
+        'a type with a character outside the BMP',
+        `UPDATE events SET type = 'LeaseGranted' || char(128512) WHERE position = 2`,
+        { path: 'type', message: /"LeaseGranted\u{1F600}"/u },
+      ],
+    ])(
+      'refuses a row with %s as the record itself is refused, naming its position and field',
+      async (_, damage, issue) => {
+        // Given a log whose event 2 is damaged so that its row's text does not read back as its columns
+        const damaged = freshFile();
+        const log = await openSqliteEventLog({ file: damaged });
+        await log.append([coordinatorStarted(), ...grants(2)], { expectedVersion: 0 });
+        await log.close();
+        const db = new Database(damaged);
+        db.prepare(damage).run();
+        db.close();
+        // When it is read, in pages and replayed
+        const reopened = await openSqliteEventLog({ file: damaged });
+        const seen: number[] = [];
+        const error = await (async () => {
+          for await (const page of reopened.readPages({ from: 1 })) seen.push(...page.map((r) => r.position));
+        })().catch((e: unknown) => e);
+        const replayError = await replayLog(reopened).catch((e: unknown) => e);
+        await reopened.close();
+        // Then event 1 was handed over, and both stop at event 2 naming the damaged field
+        expect(seen).toEqual([1]);
+        for (const refused of [error, replayError]) {
+          expect(refused).toBeInstanceOf(EventLogCorruptError);
+          expect(refused).toMatchObject({
+            position: 2,
+            issues: [{ path: issue.path, message: expect.stringMatching(issue.message) }],
+          });
+        }
+      },
+    );
+
     it('refuses an unknown event type and names its position', async () => {
       const damaged = freshFile();
       const log = await openSqliteEventLog({ file: damaged });

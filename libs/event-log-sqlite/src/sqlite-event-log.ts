@@ -40,6 +40,7 @@ import {
   type Subscription,
 } from '@lease-fence/coordinator-core';
 import { logIdFileOf, lostLogError, readRecordedLogId, recordLogId } from './log-identity.js';
+import { decodeEventRowText, positionOfRowText } from './event-row-text.js';
 import { startQuickCheck, type BackgroundQuickCheck } from './quick-check.js';
 import { checkIntegrity, checkPositions, migrate, notContiguous } from './schema.js';
 import { appendRows, saveSnapshotRow } from './append-rows.js';
@@ -285,20 +286,27 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     }
   };
   /**
-   * Rows `from..to` (at most `limit`), checked contiguous: they come in position order, all at
-   * or after `from`, so row `i` must be at `from + i`. At a gap the rows before it are returned,
-   * and the next read (which starts at the missing position) throws naming it, so a reader gets
-   * every event before a gap and then the error, as for a record that does not decode. Every
-   * read goes through here (read, readPages, subscriptions): a gap the open check did not count
-   * (after the latest snapshot, see `checkPositions`) is never read past, nor a file the
-   * background `quick_check` refused.
+   * Rows `from..to` (at most `limit`) read by `statement`, checked contiguous: they come in
+   * position order, all at or after `from`, so row `i` must be at `from + i`. At a gap the rows
+   * before it are returned, and the next read (which starts at the missing position) throws
+   * naming it, so a reader gets every event before a gap and then the error, as for a record that
+   * does not decode. Every read goes through here (read, readPages, subscriptions): a gap the
+   * open check did not count (after the latest snapshot, see `checkPositions`) is never read
+   * past, nor a file the background `quick_check` refused.
+   * @param positionOf - the position of a row as `statement` returns it.
    * @throws {@link EventLogCorruptError} (path `position`) when the first row is not at `from`.
    */
-  const readRows = (from: number, to: number, limit: number): readonly EventRow[] => {
+  const readContiguous = <Row>(
+    statement: Database.Statement<[from: number, to: number, limit: number], Row>,
+    positionOf: (row: Row) => number,
+    from: number,
+    to: number,
+    limit: number,
+  ): readonly Row[] => {
     if (integrityFailure !== undefined) throw integrityFailure;
-    const rows = run('read', () => statements.readEvents.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit));
+    const rows = run('read', () => statement.all(from, Math.min(to, Number.MAX_SAFE_INTEGER), limit));
     for (let i = 0; i < rows.length; i += 1) {
-      const position = rows[i]![0];
+      const position = positionOf(rows[i]!);
       if (position !== from + i) {
         if (i > 0) return rows.slice(0, i);
         throw notContiguous(from, `a read from position ${from} found position ${position} first`);
@@ -306,10 +314,27 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
     }
     return rows;
   };
-  /** The paged reads' source: rows decoded straight into events, no record object in between. */
-  const pagedSource = (operation: string): PagedRecordSource<EventRow> => ({
-    readPage: readRows,
-    decode: decodeRow,
+  /** {@link readContiguous} of whole rows (their columns), for subscriptions and a row read again. */
+  const readRows = (from: number, to: number, limit: number): readonly EventRow[] =>
+    readContiguous(statements.readEvents, rowPosition, from, to, limit);
+  /**
+   * Decodes a row's text (`event-row-text.ts`); when it does not decode, reads that row again as
+   * columns and decodes those, so the refusal is the record's own (position, field, message).
+   */
+  const decodeText = (text: string): RecordedEvent => {
+    try {
+      return decodeEventRowText(text);
+    } catch {
+      const position = positionOfRowText(text);
+      const row = readRows(position, position, 1)[0];
+      if (row === undefined) throw notContiguous(position, `position ${position} was read, then not found again`);
+      return decodeRow(row);
+    }
+  };
+  /** The paged reads' source: each row one text decoded straight into its event, no array or record object in between. */
+  const pagedSource = (operation: string): PagedRecordSource<string> => ({
+    readPage: (from, to, limit) => readContiguous(statements.readEventTexts, positionOfRowText, from, to, limit),
+    decode: decodeText,
     ensureOpen: () => ensureOpen(operation),
     pageSize: PAGE_SIZE,
   });
@@ -491,6 +516,9 @@ export async function openSqliteEventLog(options: SqliteEventLogOptions): Promis
   };
   return log;
 }
+
+/** The position of a row read as columns. */
+const rowPosition = (row: EventRow): number => row[0];
 
 /** Decodes one row ({@link decodeFields}); indexes, not destructuring: no iterator per row on a replay's hot path. */
 const decodeRow = (row: EventRow): RecordedEvent => decodeFields(row[0], row[1], row[2], row[3], row[4]);

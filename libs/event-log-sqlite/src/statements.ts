@@ -2,6 +2,7 @@
  * The SQLite event log's prepared statements, and nothing else.
  */
 import type Database from 'better-sqlite3';
+import { EVENT_ROW_TEXT_SQL } from './event-row-text.js';
 
 /**
  * A stored event row, as the `events` table holds it, read as an array of its column values in
@@ -26,6 +27,11 @@ export interface Statements {
   >;
   /** Events with `from <= position <= to`, in order, at most `limit`; each row an {@link EventRow} array (raw mode). */
   readonly readEvents: Database.Statement<[from: number, to: number, limit: number], EventRow>;
+  /**
+   * The same rows as {@link Statements.readEvents}, each as one text (`event-row-text.ts`): what
+   * the paged reads use, without an array per row.
+   */
+  readonly readEventTexts: Database.Statement<[from: number, to: number, limit: number], string>;
   readonly latestSnapshot: Database.Statement<[], SnapshotRow>;
   readonly saveSnapshot: Database.Statement<[position: number, schemaVersion: number, state: string, savedAt: number]>;
   /** Keeps the newest `keep` snapshots. */
@@ -54,6 +60,11 @@ export function prepareStatements(db: Database.Database): Statements {
         'SELECT position, type, version, data, recorded_at FROM events WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?',
       )
       .raw(),
+    readEventTexts: db
+      .prepare<[number, number, number], string>(
+        `SELECT ${EVENT_ROW_TEXT_SQL} FROM events WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?`,
+      )
+      .pluck(),
     latestSnapshot: db.prepare<[], SnapshotRow>(
       'SELECT position, schema_version, state FROM snapshots ORDER BY position DESC LIMIT 1',
     ),

@@ -282,6 +282,8 @@ describe('compileShapeParser against JSON.parse and zod, for every event type', 
       fc.property(valid(schema), (data) => {
         const text = JSON.stringify(data);
         const result = parse(text);
+        // The same text after a prefix, read from its start: the same answer.
+        expect(parse(`7 1 {"x":1} ${text}`, 12)).toEqual(result);
         if (result === undefined) return;
         read += 1;
         expectSameAsParseAndCheck(schema, text, result);

@@ -212,14 +212,18 @@ const unsupported = (path: string, what: string): TypeError =>
 /**
  * JSON text to the object it holds, checked in the same pass: the object only when the schema
  * accepts it as it is; `undefined` says nothing more (run `JSON.parse`, the {@link ShapeCheck}
- * and zod).
+ * and zod). `start` (default 0) is the index in `text` where the JSON text begins; it runs to
+ * the end of `text`. A reader that holds a record's JSON at the end of a longer text (the SQLite
+ * adapter's row text, `libs/event-log-sqlite/src/event-row-text.ts`) passes its start instead of
+ * slicing it out: a sliced string costs every character read through it (about a third more
+ * per record, BENCHMARKS.md "raw rows or one text per row").
  */
-export type ShapeParser = (text: string) => Record<string, unknown> | undefined;
+export type ShapeParser = (text: string, start?: number) => Record<string, unknown> | undefined;
 
 /**
  * Compiles an object schema into a {@link ShapeParser}: reading a stored record and checking it
  * in one pass over its text, for the records a replay reads by the million. It returns an
- * object only when `text` is exactly what `JSON.stringify` writes for a value the schema accepts
+ * object only when `text` (from `start`) is exactly what `JSON.stringify` writes for a value the schema accepts
  * as it is: `{`, every key of the schema once, in the schema's order, no whitespace, each value
  * a string without escapes, a number, `true`, `false` or `null` that the field's compiled check
  * ({@link compileShapeCheck}) passes, then `}` at the end of the text. That object equals what
@@ -262,9 +266,9 @@ export function compileShapeParser(schema: z.ZodType): ShapeParser {
   ) as (values: readonly unknown[]) => Record<string, unknown>;
   const values: unknown[] = fields.map(() => undefined);
   const cursor: TokenCursor = { end: 0 };
-  return (text) => {
-    if (text.charCodeAt(0) !== OPEN_BRACE) return undefined;
-    let at = 1;
+  return (text, start = 0) => {
+    if (text.charCodeAt(start) !== OPEN_BRACE) return undefined;
+    let at = start + 1;
     for (let i = 0; i < fields.length; i += 1) {
       if (i > 0) {
         if (text.charCodeAt(at) !== COMMA) return undefined;
