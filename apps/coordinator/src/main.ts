@@ -15,8 +15,8 @@
  * channel closes: its launcher is gone (even `kill -9` of the launcher's process group), and
  * nobody would stop it otherwise.
  *
- * HTTP: one pipeline, Nest on Fastify (`http/http-adapter.ts`, which also closes connections while
- * stopping), then the middleware and exception filter of `http/http.module.ts`, for every route. WebSockets:
+ * HTTP: one pipeline, Nest on Fastify (`http/http-adapter.ts`); connection-close while stopping,
+ * then the middleware and exception filter of `http/http.module.ts`, for every route. WebSockets:
  * Nest gateways on the `ws` adapter, upgraded through `websocket/websocket-upgrades.ts`.
  */
 import 'reflect-metadata';
@@ -196,15 +196,11 @@ async function main(): Promise<void> {
   const authFailures = new AuthFailureLog(logger);
 
   const nestLogger = new NestPinoLogger(logger);
-  // While stopping, every reply closes its connection, so keep-alive connections end after their
-  // in-flight request and the server's close() does not wait for idle timeouts (the adapter's
-  // request hook sets `connection: close`).
-  let stopping = false;
   let app: NestFastifyApplication;
   try {
     app = await NestFactory.create<NestFastifyApplication>(
       AppModule.forRoot({ config, tokens, logger, authFailures, signer }),
-      createHttpAdapter({ maxBodyBytes: config.maxBodyBytes, isStopping: () => stopping }),
+      createHttpAdapter({ maxBodyBytes: config.maxBodyBytes }),
       {
         logger: nestLogger,
         bodyParser: false,
@@ -216,6 +212,13 @@ async function main(): Promise<void> {
     return exit(logger, 1);
   }
   app.useWebSocketAdapter(new CoordinatorWsAdapter(app, app.get(WebSocketUpgrades)));
+  let stopping = false;
+  // While stopping, every reply closes its connection, so keep-alive connections end after their
+  // in-flight request and the server's close() does not wait for idle timeouts.
+  app.use((_request: unknown, response: { setHeader(name: string, value: string): void }, next: () => void) => {
+    if (stopping) response.setHeader('connection', 'close');
+    next();
+  });
 
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;

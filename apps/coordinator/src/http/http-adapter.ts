@@ -29,18 +29,11 @@ const MAX_PATH_PARAM_CHARS = 4096;
 export interface HttpAdapterOptions {
   /** The configured body limit (bytes): larger bodies get 413 naming `body`. */
   readonly maxBodyBytes: number;
-  /**
-   * True once the coordinator is stopping: from then on every reply closes its connection
-   * (`connection: close`), so keep-alive connections end after their in-flight request and the
-   * server's close does not wait for idle timeouts. Read once per request. @defaultValue never
-   */
-  readonly isStopping?: () => boolean;
 }
 
 /**
  * Creates the Fastify adapter: body limit, router options, request ids ({@link assignRequestId},
- * echoed as `x-request-id` on every reply, including those middleware write themselves),
- * `connection: close` on every reply once stopping ({@link HttpAdapterOptions.isStopping}), and the
+ * echoed as `x-request-id` on every reply, including those middleware write themselves), and the
  * JSON body parser ({@link createJsonBodyParser}: the same parser, limit and refusals as before).
  * Fastify's own logger stays off: the coordinator logs through its pino logger.
  */
@@ -62,7 +55,6 @@ export function createHttpAdapter(options: HttpAdapterOptions): FastifyAdapter {
     },
   });
   const fastify = adapter.getInstance();
-  const isStopping = options.isStopping ?? (() => false);
   // A request Node cannot parse (a header block over 16 KiB, a malformed request line) gets Node's
   // own answer: a status line and no body, as before. Fastify's handler adds a JSON body, which a
   // client that sent HEAD reads as a broken next response.
@@ -70,9 +62,6 @@ export function createHttpAdapter(options: HttpAdapterOptions): FastifyAdapter {
   fastify.addHook('onRequest', (request, reply, done) => {
     // On the Node response, so a reply a middleware writes itself (the dashboard) carries it too.
     reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
-    // Here rather than in a middleware of its own: each middleware is a layer every request pays
-    // for on this adapter (see `http/middleware-chain.ts`).
-    if (isStopping()) reply.raw.setHeader('connection', 'close');
     done();
   });
   // One parser for every content type: body-parser's JSON parser (`application/json` only; any

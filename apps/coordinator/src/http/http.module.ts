@@ -3,7 +3,7 @@
  * `APP_FILTER`, and the middleware through {@link NestModule.configure}, in this order: the
  * request log (debug only), authentication of `/v1` (before the body is read: no token, no
  * validation feedback), 405 for a known route with the wrong method, and the dashboard's files
- * (when a build is configured), run as one Nest middleware (`http/middleware-chain.ts`). Then Fastify parses the body (`http/http-adapter.ts`), and the
+ * (when a build is configured). Then Fastify parses the body (`http/http-adapter.ts`), and the
  * route's guard and controller run.
  */
 import { Inject, type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
@@ -19,7 +19,6 @@ import { LOGGER } from '../logging/logger.js';
 import { createRequestLogMiddleware } from '../logging/request-log.js';
 import { ApiExceptionFilter } from './api-exception.filter.js';
 import { createMethodNotAllowedMiddleware } from './method-not-allowed.js';
-import { type ChainedMiddleware, chainMiddleware } from './middleware-chain.js';
 import { createDashboardMiddleware } from './serve-dashboard.js';
 
 /** Every path, the root included. */
@@ -45,12 +44,10 @@ export class HttpModule implements NestModule {
 
   /** Applies the middleware to every route, in the order of the module's description. */
   configure(consumer: MiddlewareConsumer): void {
-    const middleware: ChainedMiddleware[] = [];
+    const middleware: ((request: never, response: never, next: (error?: unknown) => void) => void)[] = [];
     if (this.logger.isLevelEnabled('debug')) middleware.push(createRequestLogMiddleware(this.logger));
     middleware.push(createAuthenticationMiddleware(this.tokens), createMethodNotAllowedMiddleware(API_ROUTES));
     if (this.config.dashboardDir !== undefined) middleware.push(createDashboardMiddleware(this.config.dashboardDir));
-    // One Nest middleware running the steps in order: each registered middleware is a layer of
-    // its own on the Fastify adapter, paid by every request (see `http/middleware-chain.ts`).
-    consumer.apply(chainMiddleware(middleware)).forRoutes(EVERY_ROUTE);
+    consumer.apply(...middleware).forRoutes(EVERY_ROUTE);
   }
 }
