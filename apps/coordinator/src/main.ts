@@ -20,6 +20,7 @@
  * Nest gateways on the `ws` adapter, upgraded through `websocket/websocket-upgrades.ts`.
  */
 import 'reflect-metadata';
+import { KeyObject } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
@@ -38,6 +39,7 @@ import { CoordinatorWsAdapter } from './websocket/coordinator-ws.adapter.js';
 import { WebSocketUpgrades } from './websocket/websocket-upgrades.js';
 import { createLogger, drainLogger, NestPinoLogger } from './logging/logger.js';
 import { GrantSigner } from './signing/grant-signer.js';
+import { SigningWorker } from './signing/signing-worker.js';
 import { loadSigningKeys, SIGNING_KEYS_FILE_VARIABLE, SigningKeysError } from './signing/signing-keys.js';
 
 /** Server keep-alive: longer than common client and load-balancer idle timeouts, so connections are reused. */
@@ -159,7 +161,15 @@ async function signerOrExit(config: Config, logger: Logger): Promise<GrantSigner
     else logger.info(fields, 'signing grants with the first key of the key set file');
     if (keys.readableByOthers)
       logger.warn({ file: keys.file }, 'the signing keys file is readable by group or others: chmod 600 it');
-    return new GrantSigner(keys, config.namespace);
+    // Signs each append's grants while it is committed; if the thread dies, grants are signed
+    // on the main thread from then on (`signing/signing-worker.ts`).
+    const worker = new SigningWorker(KeyObject.from(keys.active.privateKey), (error) =>
+      logger.error(
+        { err: error },
+        'the grant signing thread stopped: grants are signed on the main thread from now on',
+      ),
+    );
+    return new GrantSigner(keys, config.namespace, worker);
   } catch (error) {
     if (!(error instanceof SigningKeysError)) throw error;
     await drainLogger(logger, LOG_DRAIN_MILLIS);

@@ -149,6 +149,14 @@ export interface DurableCoordinatorOptions {
     readonly millis: number;
     readonly appended: readonly CoordinatorEvent[];
   }): void;
+  /**
+   * Called once per batch with events, right after its append was posted to the log and before it
+   * is durable (`events`, in log order), for work that can run while the commit is in flight —
+   * the coordinator service signs the batch's grants then (`apps/coordinator/src/signing/grant-signer.ts`).
+   * Nothing derived from these events may be shown before the commands' outcomes resolve: the
+   * append may still fail, and then no outcome is acknowledged.
+   */
+  onAppendPosted?(events: readonly CoordinatorEvent[]): void;
   /** Metrics hook: one call per acknowledged command, denials included (`ok: false` with `reason`). */
   onOutcome?(command: CoordinatorCommand['type'], outcome: { readonly ok: boolean; readonly reason?: string }): void;
   /** Called once when the coordinator stops being ready: superseded, unhealthy (with the cause) or closed. */
@@ -181,7 +189,10 @@ export interface Config {
   readonly heartbeat: boolean;
   readonly takeOverAtVersion: number | undefined;
   readonly fenceFirst: FenceFirstOptions | undefined;
-  readonly hooks: Pick<DurableCoordinatorOptions, 'onAppend' | 'onOutcome' | 'onStatusChange' | 'onSnapshot'>;
+  readonly hooks: Pick<
+    DurableCoordinatorOptions,
+    'onAppend' | 'onAppendPosted' | 'onOutcome' | 'onStatusChange' | 'onSnapshot'
+  >;
 }
 
 /** Runs a metrics or status hook; a hook that throws never breaks the command pipeline (it becomes a process warning). */
@@ -295,6 +306,7 @@ export function resolveOptions(options: DurableCoordinatorOptions): Config {
     fenceFirst: checkFenceFirst(api, options.fenceFirst),
     hooks: {
       onAppend: options.onAppend,
+      onAppendPosted: options.onAppendPosted,
       onOutcome: options.onOutcome,
       onStatusChange: options.onStatusChange,
       onSnapshot: options.onSnapshot,

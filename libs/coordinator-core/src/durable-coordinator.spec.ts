@@ -891,5 +891,19 @@ describe('DurableCoordinator', () => {
         ['AcquireLease', { ok: false, reason: 'held' }],
       ]);
     });
+
+    it("hands over a batch's events once its append is posted, before it is durable", async () => {
+      const posted: (readonly CoordinatorEvent[])[] = [];
+      const { coordinator, log } = await openCoordinator({ onAppendPosted: (events) => posted.push(events) });
+      const release = log.holdAppends();
+      let settled = false;
+      const granted = coordinator.acquire(request('slot', 'agent-a')).finally(() => (settled = true));
+      await log.whenAppendsHeld(1);
+      expect(posted.map((events) => events.map((e) => e.type))).toEqual([['LeaseGranted']]);
+      expect(posted[0]![0]).toMatchObject({ data: { resource: 'slot', holderId: 'agent-a', fence: 1 } });
+      expect(settled).toBe(false);
+      release();
+      expect(await granted).toMatchObject({ ok: true, grant: { fence: 1 } });
+    });
   });
 });

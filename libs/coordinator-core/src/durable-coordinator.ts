@@ -586,6 +586,7 @@ export class DurableCoordinator {
     } catch (error) {
       appended = Promise.reject(error); // an adapter that throws instead of rejecting
     }
+    if (batch.events.length > 0) callHook(() => this.config.hooks.onAppendPosted?.(batch.events));
     const landed = appended.then(
       () => undefined,
       (error: unknown) => ({ error }),

@@ -16,7 +16,7 @@ import {
   type SupervisorEvent,
   type SupervisorState,
 } from '@lease-fence/coordinator-core';
-import { type ReadinessReply, resourceMatches } from '@lease-fence/protocol';
+import { type CoordinatorEvent, type ReadinessReply, resourceMatches } from '@lease-fence/protocol';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { CONFIG } from '../config/config.tokens.js';
@@ -24,6 +24,7 @@ import { EVENT_LOG } from '../event-log/event-log.tokens.js';
 import { CoordinatorMetrics } from '../health/coordinator-metrics.js';
 import { LOGGER } from '../logging/logger.js';
 import { GateLinks } from '../gate-link/gate-links.js';
+import { GrantSigner, grantsOf } from '../signing/grant-signer.js';
 import { OutcomeCounters } from './outcome-counters.js';
 
 /** Holds the coordinator of this process (through a `CoordinatorSupervisor`) for the routes, the stream and `/readyz`. */
@@ -38,6 +39,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
     private readonly metrics: CoordinatorMetrics,
     counters: OutcomeCounters,
     @Optional() private readonly gateLinks?: GateLinks,
+    @Optional() private readonly signer?: GrantSigner,
   ) {
     this.supervisor = new CoordinatorSupervisor({
       log,
@@ -114,6 +116,11 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
       lostFenceMarginFences: config.lostFenceMarginFences,
       ...this.fenceFirstOptions(),
       lockDelays: config.lockDelays,
+      // The grants are signed (on the signer's worker) while their append is committed; a reply
+      // takes its token only once its outcome resolved (`leases/lease-operations.ts`).
+      ...(this.signer === undefined
+        ? {}
+        : { onAppendPosted: (events: readonly CoordinatorEvent[]) => this.signer!.presign(grantsOf(events)) }),
       onAppend: (info) => {
         this.metrics.recordAppend(info);
         for (const event of info.appended) {
@@ -179,6 +186,7 @@ export class CoordinatorHost implements BeforeApplicationShutdown {
         return;
       }
       case 'stopped':
+        this.signer?.dropPresigned(); // its appends in flight are never acknowledged
         if (event.status === 'superseded') {
           logger.error(
             { err: event.cause, bootId: event.bootId },
