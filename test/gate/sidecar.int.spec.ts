@@ -20,6 +20,9 @@ import { eventually, gateBuilt, startGate, type GateProcess } from './support/ga
 import { startHoldingProxy, startRecordingUpstream, type RecordingUpstream } from './support/recording-upstream.js';
 
 const OWN = '/.well-known/lease-fence-gate';
+/** The two halves of a write whose body stalls between them. */
+const FIRST_HALF = 'first half of the write, ';
+const SECOND_HALF = 'second half, after the lease was handed over';
 
 describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front of a real upstream', () => {
   let coordinator: CoordinatorProcess;
@@ -182,6 +185,57 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     await eventually("the refusal in the coordinator's log", async () => (await rejectedSeqs(resource)).length === 1);
     expect(await rejectedSeqs(resource)).toEqual([1]);
   });
+
+  it.each([
+    ['chunked', { 'transfer-encoding': 'chunked' }],
+    ['content-length', { 'content-length': String(Buffer.byteLength(FIRST_HALF + SECOND_HALF)) }],
+  ])(
+    'a write admitted before a handover whose body (%s) is still streaming is cut and refused (409) once the floor moved: the upstream never gets it whole',
+    async (framing, framingHeaders) => {
+      // Arrange: the old holder's write is admitted (its floor durable), then its body stalls
+      const resource = `deploy-ff-slow-${framing}`;
+      const gate = await gateFor(resource);
+      await guarding(gate);
+      const old = await acquire(1, resource);
+      const slow = httpRequest(`${gate.url}/slow/late-${framing}`, {
+        method: 'POST',
+        headers: { 'lease-fence-token': old.signedToken, ...framingHeaders },
+      });
+      const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        slow.on('response', (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+          response.on('error', reject);
+        });
+        slow.on('error', reject);
+      });
+      slow.write(FIRST_HALF);
+      // admitted and on its way upstream (the floor alone says nothing: fence-first raised it at the grant)
+      await eventually('the old write admitted', async () =>
+        /^lease_fence_gate_admitted_total\{[^}]*\} 1$/m.test(await (await fetch(`${gate.url}${OWN}/metrics`)).text()),
+      );
+
+      // Act: a fence-first handover moves the floor, then the old writer finishes its body
+      await release(1, resource, old.fence);
+      const current = await acquire(2, resource);
+      slow.end(SECOND_HALF);
+      const late = await answered;
+
+      // Assert: refused like any stale write, recorded, and never complete at the upstream
+      expect(late.status).toBe(409);
+      expect(JSON.parse(late.body)).toEqual({
+        ok: false,
+        reason: 'stale-fence',
+        resource,
+        seq: 1,
+        rejected: { holderId: 'agent-1', fence: old.fence },
+        current: { holderId: 'agent-2', fence: current.fence },
+      });
+      expect(reached(`/slow/late-${framing}`)).toBe(0);
+      await eventually("the refusal in the coordinator's log", async () => (await rejectedSeqs(resource)).length === 1);
+    },
+  );
 
   /** The signature with its first byte's low bit flipped: always a different signature (replacing its last characters is not, when they already decode to the same bytes). */
   const flipFirstByte = (signature: string): string => {

@@ -15,6 +15,7 @@
  * nothing else; the request and reply stay Node's own objects throughout.
  */
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Transform, type TransformCallback } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 
 /** The header a writer sends its lease's signed token in (`lease.signedToken` of the agent SDK). Stripped before forwarding. */
@@ -104,10 +105,21 @@ export interface ForwarderOptions {
   ) => void;
 }
 
+/**
+ * Runs before the last byte of a forwarded request's body is passed to the upstream: resolves
+ * (or returns `undefined`, without a turn of the event loop) to let it through, rejects to cut the
+ * upstream request, which then never arrives whole; the rejection goes to `onFailure`.
+ */
+export type BeforeBodyEnd = () => Promise<void> | undefined;
+
 /** A running forwarder. */
 export interface Forwarder {
-  /** Sends `request` to the upstream and streams its reply into `response` (never throws; failures go to `onFailure`). */
-  forward(request: IncomingMessage, response: ServerResponse): void;
+  /**
+   * Sends `request` to the upstream and streams its reply into `response` (never throws; failures
+   * go to `onFailure`). With `beforeBodyEnd`, a request with a body is held back at its end until
+   * it settles (see {@link BeforeBodyEnd}).
+   */
+  forward(request: IncomingMessage, response: ServerResponse, beforeBodyEnd?: BeforeBodyEnd): void;
   /** Closes every upstream connection at once (a request still in flight fails). */
   destroy(): Promise<void>;
 }
@@ -157,7 +169,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   };
 
   return {
-    forward(request, response) {
+    forward(request, response, beforeBodyEnd) {
       const { headers } = request;
       // A body is announced by its framing headers; a request without them has none (RFC 9112 §6.3).
       const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
@@ -166,7 +178,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
           path: request.url ?? '/',
           method: request.method as Dispatcher.HttpMethod,
           headers: forwardedRequestHeaders(headers),
-          body: hasBody ? request : null,
+          body: !hasBody ? null : beforeBodyEnd === undefined ? request : heldAtEnd(request, beforeBodyEnd),
           opaque: { request, response, startedAtMillis: performance.now() },
         },
         writeReplyHead,
@@ -175,4 +187,35 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     },
     destroy: () => pool.destroy(),
   };
+}
+
+/**
+ * `request`'s body, passed through chunk by chunk, its last chunk and its end held until
+ * `beforeBodyEnd` settles: a rejection errors the stream, and undici then aborts the upstream request before its last byte.
+ * A client that aborts (its request errors or closes unfinished) errors it too, so the upstream
+ * request is cut either way. `pipe` and two listeners rather than `stream.pipeline`, which costs
+ * more per request than the gate's whole check.
+ */
+function heldAtEnd(request: IncomingMessage, beforeBodyEnd: BeforeBodyEnd): Transform {
+  // Each chunk is passed on when the next one arrives, the last one only after the check: with a
+  // Content-Length the upstream holds the whole request as soon as its last byte arrives, so
+  // holding back the end of the stream alone would not be enough.
+  let held: Buffer | undefined;
+  const body = new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
+      const previous = held;
+      held = chunk;
+      done(null, previous);
+    },
+    flush(done: TransformCallback) {
+      const settled = beforeBodyEnd();
+      if (settled === undefined) done(null, held);
+      else settled.then(() => done(null, held), done);
+    },
+  });
+  request.once('error', (error) => body.destroy(error));
+  request.once('close', () => {
+    if (!request.complete) body.destroy(new Error('the client aborted the request'));
+  });
+  return request.pipe(body);
 }

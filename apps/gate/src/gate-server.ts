@@ -86,6 +86,16 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   setTimeout(() => socket.destroy(), CLIENT_ERROR_DRAIN_MILLIS).unref();
 }
 
+/** The floor store failed while a write's body was ending: the write is cut, as when the floor cannot be saved before it. */
+class FloorAtBodyEndError extends Error {
+  constructor(cause: unknown) {
+    super(`the floor could not be saved at the end of the body: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+    this.name = 'FloorAtBodyEndError';
+  }
+}
+
 /** What {@link createGateServer} needs: the parts `main.ts` wires from the configuration. */
 export interface GateServerOptions {
   /** The guarded resource's gate, restored from `store`. */
@@ -138,10 +148,13 @@ const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
  * - a method in `openMethods`: forwarded as is (minus `Lease-Fence-Token`);
  * - any other method: `Lease-Fence-Token` verified (401 `invalid-token`, 503 `keys-unavailable`),
  *   admitted by `commitDurably` (409 `stale-fence` / `double-grant` once the refusal is durable;
- *   503 `floor-store-unavailable` when the floor cannot be saved), then forwarded;
+ *   503 `floor-store-unavailable` when the floor cannot be saved), then forwarded; the last byte
+ *   of its body only while the floor is still its fence and holder: once the floor moved, the
+ *   upstream request is cut and the write refused (409) like a stale one;
  * - upstream unreachable or reset → 502 `upstream-unreachable`, too slow → 504 `upstream-timeout`;
  * - once the server is closing, 503 `closing` with `Connection: close`.
- * A refused request's body is never read and nothing of it reaches the upstream.
+ * A request refused before it is forwarded has its body never read and nothing of it reaches the
+ * upstream; one refused at its body's end never reaches it whole.
  */
 export async function createGateServer(options: GateServerOptions): Promise<FastifyInstance> {
   const { gate, store, verifier, metrics, logger, openMethods, onAdmitted } = options;
@@ -159,6 +172,15 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
     upstreamTimeoutMillis: options.upstreamTimeoutMillis,
     onForwarded: (seconds) => metrics.forwardedSeconds.observe(seconds),
     onFailure: (failure, error, request, response) => {
+      // The floor moved while the body was streaming (`stillAdmitted`): the upstream request was
+      // cut before its end, and the refusal is already durable in the outbox.
+      const cutAtBodyEnd = error instanceof StaleFenceError || error instanceof DoubleGrantError;
+      if (cutAtBodyEnd || error instanceof FloorAtBodyEndError) {
+        if (response.headersSent || response.destroyed) response.destroy();
+        else if (cutAtBodyEnd) answerRefusal(response, error as StaleFenceError | DoubleGrantError);
+        else answerFloorUnavailable(response, (error as FloorAtBodyEndError).cause);
+        return;
+      }
       const timedOut = failure === 'upstream-timeout';
       logger.warn({ err: error, url: request.url }, timedOut ? 'upstream timed out' : 'upstream unreachable');
       // The reply had begun (or the client left): all that is left is to cut the connection.
@@ -194,32 +216,58 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         return answer(response, 401, { ok: false, reason: 'invalid-token', message: error.message });
       if (error instanceof SigningKeysUnavailableError)
         return answer(response, 503, { ok: false, reason: 'keys-unavailable', message: error.message }, true);
-      if (error instanceof StaleFenceError || error instanceof DoubleGrantError) {
-        const { seq, resource, rejected, current } = error.rejection;
-        return answer(response, 409, {
-          ok: false,
-          reason: error instanceof StaleFenceError ? 'stale-fence' : 'double-grant',
-          resource,
-          seq,
-          rejected,
-          current,
-        });
-      }
-      logger.error({ err: error }, 'cannot save the floor: the write is refused');
-      return answer(
-        response,
-        503,
-        {
-          ok: false,
-          reason: 'floor-store-unavailable',
-          message: `the gate cannot make its floor durable: ${(error as Error).message}`,
-        },
-        true,
-      );
+      if (error instanceof StaleFenceError || error instanceof DoubleGrantError) return answerRefusal(response, error);
+      return answerFloorUnavailable(response, error);
     }
     metrics.admitted.inc();
     onAdmitted?.(token);
-    forwarder.forward(request, response);
+    forwarder.forward(request, response, () => stillAdmitted(token));
+  };
+
+  /**
+   * Checked before the last byte of an admitted write's body goes upstream: a write admitted
+   * before a handover must not land whole after it. While the floor is still the token's own
+   * fence and holder, nothing is awaited. Once it moved (a newer fence admitted here, or raised by
+   * a fence-first `admit` over the gate link), the token goes through `commitDurably` again, which
+   * makes the refusal durable and rejects with it; the forwarder then cuts the upstream request.
+   * A failed save rejects with {@link FloorAtBodyEndError}: the write is not let through either.
+   */
+  const stillAdmitted = (token: FenceToken): Promise<void> | undefined => {
+    const floor = gate.floor;
+    if (floor?.fence === token.fence && floor.holderId === token.holderId) return undefined;
+    return commitDurably(gate, store, token, async () => undefined).catch((error: unknown) => {
+      throw error instanceof StaleFenceError || error instanceof DoubleGrantError
+        ? error
+        : new FloorAtBodyEndError(error);
+    });
+  };
+
+  /** Answers 409 with the gate's refusal (already durable in the outbox). */
+  const answerRefusal = (response: ServerResponse, error: StaleFenceError | DoubleGrantError): void => {
+    const { seq, resource, rejected, current } = error.rejection;
+    answer(response, 409, {
+      ok: false,
+      reason: error instanceof StaleFenceError ? 'stale-fence' : 'double-grant',
+      resource,
+      seq,
+      rejected,
+      current,
+    });
+  };
+
+  /** Answers 503 `floor-store-unavailable` (retryable): the floor or a refusal could not be saved. */
+  const answerFloorUnavailable = (response: ServerResponse, error: unknown): void => {
+    logger.error({ err: error }, 'cannot save the floor: the write is refused');
+    answer(
+      response,
+      503,
+      {
+        ok: false,
+        reason: 'floor-store-unavailable',
+        message: `the gate cannot make its floor durable: ${(error as Error).message}`,
+      },
+      true,
+    );
   };
 
   /** The data path: every request that is not the gate's own. */

@@ -28,6 +28,7 @@ import { GATE_CONFIG_HELP, GateConfigError, parseGateConfig, type GateConfig } f
 import { createGateServer, GATE_PATH_PREFIX } from './gate-server.js';
 import { collectGateStatus, startStatusReports } from './gate-status.js';
 import { createGateMetrics } from './metrics.js';
+import { describeReportFailure } from './report-failures.js';
 
 /** Fetches the coordinator's `/v1/keys` until it answers a JWKS (readiness: a gate that never saw the keys cannot admit). */
 async function fetchKeysOnce(
@@ -71,7 +72,10 @@ async function run(config: GateConfig): Promise<void> {
   });
   const coordinator = new FenceGateClient({ baseUrl: config.coordinatorUrl, token: config.gateToken });
   const rejections = reportRejections(store, coordinator, {
-    onError: (error, rejection) => logger.warn({ err: error, seq: rejection.seq }, 'refusal not reported yet'),
+    onError: (error, rejection) => {
+      const line = describeReportFailure(error, rejection);
+      logger[line.level]({ err: error, seq: rejection.seq }, line.message);
+    },
     onReported: (rejection) => logger.info({ seq: rejection.seq }, 'refusal reported'),
   });
   const floors = reportFloors([gate], coordinator, {

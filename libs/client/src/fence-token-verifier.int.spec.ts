@@ -10,7 +10,7 @@ import {
   commitDurablyVerified,
   commitVerified,
   FenceTokenVerifier,
-  type InvalidFenceTokenError,
+  InvalidFenceTokenError,
   SigningKeysUnavailableError,
 } from './fence-token-verifier.js';
 import { openFileFloorStore } from './file-floor-store.js';
@@ -64,6 +64,21 @@ const refusal = (promise: Promise<unknown>): Promise<unknown> =>
   );
 
 describe('FenceTokenVerifier', () => {
+  it("says to send the token alone when it comes with an Authorization-style 'Bearer ' prefix", async () => {
+    // Arrange: a genuine token, sent as one would send an Authorization header
+    const key = await newKey();
+    const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { jwks: jwksOf(key) } });
+    const token = await sign(key, { resource: 'slot', holderId: 'agent-a', fence: 3, namespace: 'default' });
+
+    // Act
+    const error = (await refusal(verifier.verify(`Bearer ${token}`, 'slot'))) as InvalidFenceTokenError;
+
+    // Assert
+    expect(error).toBeInstanceOf(InvalidFenceTokenError);
+    expect(error.reason).toBe('malformed');
+    expect(error.message).toContain("without the 'Bearer ' prefix");
+  });
+
   it('refuses each kind of bad token with its own reason and counts it; a stale but genuine token goes on to the gate', async () => {
     // Arrange
     const key = await newKey();

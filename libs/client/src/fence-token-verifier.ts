@@ -360,13 +360,17 @@ export class FenceTokenVerifier {
     refuse: (reason: InvalidFenceTokenReason, detail: string, cause?: unknown) => never,
   ): Promise<SignedGrantPayload> {
     const shape = SignedTokenSchema.safeParse(signedToken);
-    if (!shape.success)
+    if (!shape.success) {
+      if (typeof signedToken !== 'string') return refuse('malformed', `must be a string, got ${typeof signedToken}`);
+      const problem = shape.error.issues[0]?.message ?? 'not a compact JWS';
+      // The usual mistake: the token sent the way an Authorization header is.
       return refuse(
         'malformed',
-        typeof signedToken === 'string'
-          ? (shape.error.issues[0]?.message ?? 'not a compact JWS')
-          : `must be a string, got ${typeof signedToken}`,
+        /^bearer\s/i.test(signedToken)
+          ? `${problem}; send lease.signedToken alone, without the 'Bearer ' prefix`
+          : problem,
       );
+    }
     const token = shape.data;
     let header: ReturnType<typeof decodeProtectedHeader>;
     try {

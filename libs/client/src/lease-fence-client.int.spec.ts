@@ -305,6 +305,22 @@ describe.each(['http', 'websocket'] as const)('LeaseFenceClient over %s', (trans
       expect(double.coordinator.holder('deploy-slot-a')).toBeUndefined();
     });
 
+    it("names the holderId to configure (the token's holder) when the token belongs to another holder, not 'another request'", async () => {
+      // Arrange: configured as agent-1 but holding agent-2's token, the mistake a copied example makes.
+      const client = connect({ token: 'token-agent-2' });
+
+      // Act
+      const error: unknown = await client.acquire('deploy-slot-a').catch((thrown: unknown) => thrown);
+
+      // Assert: the message says what to change, and that the grant was given back
+      expect(error).toBeInstanceOf(ProtocolMisuseError);
+      const { message } = error as Error;
+      expect(message).toContain('holderId is "agent-1"');
+      expect(message).toContain('set holderId to "agent-2"');
+      expect(message).toContain('released');
+      expect(message).not.toContain('another request');
+    });
+
     it('rejects with the abort reason and sends nothing when the signal is already aborted', async () => {
       // Arrange
       const reason = new Error('caller gave up');

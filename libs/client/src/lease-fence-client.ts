@@ -22,6 +22,7 @@ import {
 import {
   Instant,
   LeaseClient,
+  ProtocolMisuseError,
   createMonotonicClock,
   type Clock,
   type Grant,
@@ -256,7 +257,7 @@ export class LeaseFenceClient {
    *   was answered 503 (`reason`: `recovering`, `event-log-unavailable`, …).
    * @throws {@link CoordinatorHttpError} / {@link CoordinatorReplyError} on an unexpected reply.
    * @throws `ProtocolMisuseError` when the grant names another holder than `holderId` (the
-   *   grant is released first); TypeError / RangeError on bad arguments (nothing is sent).
+   *   grant is released first; the message names the holderId to configure); TypeError / RangeError on bad arguments (nothing is sent).
    */
   async acquire(resource: string, options: LeaseRequestOptions = {}): Promise<AcquireResult> {
     const request = this.#leases.beginAcquire(resource, ttlOption(options));
@@ -275,8 +276,17 @@ export class LeaseFenceClient {
     try {
       lease = this.#leases.completeAcquire(request, toGrant(value.grant));
     } catch (error) {
-      await this.#releaseQuietly(resource, value.grant.fence);
-      throw error;
+      const released = await this.#releaseQuietly(resource, value.grant.fence);
+      if (value.grant.holderId === this.holderId) throw error;
+      // The coordinator grants to the holder its tokens file gives the token: the usual cause is
+      // a holderId copied from an example. Say which one to configure, not only that they differ.
+      throw new ProtocolMisuseError(
+        `LeaseFenceClient.acquire: holderId is ${JSON.stringify(this.holderId)}, but the coordinator granted ` +
+          `${JSON.stringify(resource)} to ${JSON.stringify(value.grant.holderId)}, the holder its tokens file gives ` +
+          `this client's token (GET /v1/whoami shows it): set holderId to ${JSON.stringify(value.grant.holderId)}. ` +
+          `The grant (fence ${value.grant.fence}) was ${released ? 'released' : 'not released (it expires after its ttl)'}.`,
+        { cause: error },
+      );
     }
     return this.#liveOrDead(this.#signed(lease, value.grant.signedToken));
   }

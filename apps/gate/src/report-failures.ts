@@ -1,0 +1,46 @@
+/**
+ * What the sidecar logs when reporting a refusal from its outbox fails. The reporter
+ * (`reportRejections` of `@lease-fence/client`, `libs/client/src/rejection-reporter.ts`) retries
+ * a transient failure and keeps the refusal in the outbox, but drops a refusal the coordinator
+ * refused for good (`isFinalRefusal`: 400, 403, 409 `seq-conflict`). A dropped refusal was
+ * answered 409 to its writer and never reaches the coordinator's log, so the line says so, at
+ * error, with what to check, instead of the "not reported yet" of a retried one.
+ */
+import { CoordinatorHttpError, isFinalRefusal, type PendingRejection } from '@lease-fence/client';
+
+/** A log line: its pino level and message. */
+export interface ReportFailureLine {
+  /** `warn`: retried, the refusal stays in the outbox; `error`: dropped for good. */
+  readonly level: 'warn' | 'error';
+  readonly message: string;
+}
+
+/**
+ * Describes a failed report of `rejection` for the sidecar's log.
+ * @param error - What the reporter's `onError` received.
+ * @param rejection - The refusal whose report failed.
+ * @returns `warn` for a failure the reporter retries; `error`, naming what to check, for one it drops.
+ */
+export function describeReportFailure(error: unknown, rejection: PendingRejection): ReportFailureLine {
+  if (!isFinalRefusal(error))
+    return { level: 'warn', message: 'refusal not reported yet (retried; it stays in the outbox)' };
+  const dropped = `refusal #${rejection.seq} dropped: the coordinator refused its report for good, so it will not reach the log`;
+  const status = error instanceof CoordinatorHttpError ? error.status : undefined;
+  if (status === 409) {
+    return {
+      level: 'error',
+      message:
+        `${dropped}; the coordinator already recorded seq ${rejection.seq} of this gate with other content: ` +
+        'the gate numbered its refusals from 1 again (its LEASE_FENCE_DATA_DIR was emptied or replaced), or a second gate ' +
+        'guards this resource with the same gate token. Keep the data directory on a disk that survives restarts, and run ' +
+        'one gate per resource',
+    };
+  }
+  if (status === 403) {
+    return {
+      level: 'error',
+      message: `${dropped}; LEASE_FENCE_GATE_TOKEN does not cover resource ${JSON.stringify(rejection.resource)} in the coordinator's tokens file`,
+    };
+  }
+  return { level: 'error', message: `${dropped}; the coordinator found the report malformed (see err)` };
+}
