@@ -8,7 +8,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestSigningKey } from '@lease-fence/client/testing';
@@ -342,6 +342,110 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     } finally {
       await holding.close();
     }
+  });
+
+  /** Log lines of a refusal the gate dropped (the coordinator refused its report for good). */
+  const dropped = (gate: GateProcess): string[] => gate.logLines.filter((line) => line.includes('dropped'));
+
+  it('data directory emptied while a newer fence was granted: the restarted gate refuses the stale token (409), its refusal seqs continue and reach the log', async () => {
+    // The reproduction of apps/gate/README.md: stop the gate, empty its data directory, restart it,
+    // write with an old token while the coordinator has already granted a newer fence.
+    const resource = 'deploy-lost-dir';
+    const first = await gateFor(resource);
+    const oldest = await acquire(1, resource);
+    expect((await write(first, '/lost/oldest', oldest.signedToken)).status).toBe(200);
+    await release(1, resource, oldest.fence);
+    const older = await acquire(2, resource);
+    expect((await write(first, '/lost/older', older.signedToken)).status).toBe(200);
+    expect((await write(first, '/lost/stale-1', oldest.signedToken)).status).toBe(409);
+    await eventually('refusal #1 in the log', async () => (await rejectedSeqs(resource)).length === 1);
+    await first.stop();
+    await rm(join(dataRoot, resource), { recursive: true, force: true });
+    await release(2, resource, older.fence);
+    const current = await acquire(3, resource); // granted while the gate is down: it never saw this fence
+
+    const second = await gateFor(resource);
+    const stale = await write(second, '/lost/stale-2', oldest.signedToken);
+    const staleOlder = await write(second, '/lost/stale-3', older.signedToken);
+    const admitted = await write(second, '/lost/current', current.signedToken);
+
+    expect(stale.status).toBe(409);
+    expect(JSON.parse(stale.body)).toMatchObject({
+      reason: 'stale-fence',
+      seq: 2,
+      rejected: { holderId: 'agent-1', fence: oldest.fence },
+      current: { holderId: 'agent-3', fence: current.fence },
+    });
+    expect(staleOlder.status).toBe(409);
+    expect(JSON.parse(staleOlder.body)).toMatchObject({ seq: 3 });
+    expect(admitted.status).toBe(200);
+    expect(upstream.received.filter((request) => request.url.startsWith('/lost/stale'))).toEqual([]);
+    await eventually('the refusals to reach the log', async () => (await rejectedSeqs(resource)).length === 3);
+    expect(await rejectedSeqs(resource)).toEqual([1, 2, 3]);
+    expect(dropped(second)).toEqual([]);
+  });
+
+  it('coordinator down at start: writes get 503 coordinator-floor-unavailable and nothing is forwarded; once it answers, the floor is reconciled', async () => {
+    const resource = 'deploy-down-at-start';
+    const old = await acquire(1, resource);
+    await release(1, resource, old.fence);
+    const current = await acquire(2, resource);
+    // A coordinator that answers nothing (every request held) while the gate starts with an empty data directory.
+    const down = await startHoldingProxy(coordinator.url, /./);
+    try {
+      const gate = await gateFor(resource, { LEASE_FENCE_COORDINATOR_URL: down.url }, false);
+
+      const refused = await write(gate, '/down-at-start/stale', old.signedToken);
+      const refusedCurrent = await write(gate, '/down-at-start/current', current.signedToken);
+
+      expect(refused.status).toBe(503);
+      expect(JSON.parse(refused.body)).toMatchObject({ ok: false, reason: 'coordinator-floor-unavailable' });
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(refusedCurrent.status).toBe(503);
+      expect((await fetch(`${gate.url}${OWN}/readyz`)).status).toBe(503);
+      expect(reached('/down-at-start/stale') + reached('/down-at-start/current')).toBe(0);
+
+      down.release();
+      await eventually('the gate to be ready', async () => (await fetch(`${gate.url}${OWN}/readyz`)).status === 200);
+      expect((await write(gate, '/down-at-start/stale', old.signedToken)).status).toBe(409);
+      expect((await write(gate, '/down-at-start/current', current.signedToken)).status).toBe(200);
+      expect(reached('/down-at-start/stale')).toBe(0);
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('data directory restored from an old backup: the floor rises to the latest grant and seqs continue after the last one recorded', async () => {
+    const resource = 'deploy-old-backup';
+    const dataDir = join(dataRoot, resource);
+    const backup = join(dataRoot, `${resource}.backup`);
+    const first = await gateFor(resource);
+    const old = await acquire(1, resource);
+    expect((await write(first, '/backup/old', old.signedToken)).status).toBe(200);
+    await first.stop();
+    await cp(dataDir, backup, { recursive: true }); // the backup: floor at the old fence, no refusal yet
+
+    const second = await gateFor(resource);
+    await release(1, resource, old.fence);
+    const current = await acquire(2, resource);
+    expect((await write(second, '/backup/current', current.signedToken)).status).toBe(200);
+    expect((await write(second, '/backup/stale-1', old.signedToken)).status).toBe(409);
+    await eventually('refusal #1 in the log', async () => (await rejectedSeqs(resource)).length === 1);
+    await second.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    await cp(backup, dataDir, { recursive: true });
+
+    const restored = await gateFor(resource);
+    const stale = await write(restored, '/backup/stale-2', old.signedToken);
+
+    expect(stale.status).toBe(409);
+    expect(JSON.parse(stale.body)).toMatchObject({ seq: 2, current: { holderId: 'agent-2', fence: current.fence } });
+    expect(await floorOf(restored)).toEqual({ holderId: 'agent-2', fence: current.fence });
+    expect((await write(restored, '/backup/current-again', current.signedToken)).status).toBe(200);
+    expect(reached('/backup/stale-1') + reached('/backup/stale-2')).toBe(0);
+    await eventually('refusal #2 in the log', async () => (await rejectedSeqs(resource)).length === 2);
+    expect(await rejectedSeqs(resource)).toEqual([1, 2]);
+    expect(dropped(restored)).toEqual([]);
   });
 
   it('bad input: a 10 MB header, an upstream that hangs, resets or is down get clear answers; no crash, no lowered floor', async () => {

@@ -116,6 +116,7 @@ const ENDPOINTS = (): readonly Endpoint[] => [
     body: () => ({ holderId: 'agent-0', fence: heldFence }),
     expect: rule(['gate in scope'], () => [202]),
   },
+  { method: 'GET', path: `/v1/resources/${RESOURCE}/gate-recovery`, expect: rule(['gate in scope'], () => [200]) },
   { method: 'GET', path: '/v1/leases', expect: rule(EVERY_TOKEN, () => [200]) },
   { method: 'GET', path: '/v1/events?after=0&limit=5', expect: rule(EVERY_TOKEN, () => [200]) },
   { method: 'GET', path: '/v1/rejections', expect: rule(EVERY_TOKEN, () => [200]) },

@@ -441,6 +441,43 @@ describe('gate reports', () => {
     ]);
   });
 
+  it("answers GET gate-recovery with the latest grant (holder while current) and the gate's last recorded refusal seq, appending nothing", async () => {
+    // Arrange: agent-b's fence released, agent-a's current, refusal #1 recorded for this gate
+    const resource = fresh('deploy');
+    const never = fresh('deploy');
+    const fences = await twoGenerations(resource);
+    expect((await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1, fences))).status).toBe(202);
+    const headBefore = await viewer.head();
+
+    // Act
+    const current = await gate.get(`/v1/resources/${resource}/gate-recovery`);
+    await agentA.post(`/v1/leases/${resource}/release`, { fence: fences.newer });
+    const ended = await gate.get(`/v1/resources/${resource}/gate-recovery`);
+    const neverGranted = await gate.get(`/v1/resources/${never}/gate-recovery`);
+
+    // Assert
+    expect(current.status).toBe(200);
+    expect(current.body).toEqual({
+      ok: true,
+      resource,
+      latestGrant: { holderId: 'agent-a', fence: fences.newer },
+      lastRejectionSeq: 1,
+    });
+    expect(ended.body).toMatchObject({ latestGrant: { holderId: null, fence: fences.newer }, lastRejectionSeq: 1 });
+    expect(neverGranted.body).toEqual({ ok: true, resource: never, latestGrant: null, lastRejectionSeq: 0 });
+    expect(await viewer.head()).toBe(headBefore + 1); // the release only
+  });
+
+  it('refuses gate-recovery to a gate outside its patterns and to an agent with 403, and an unknown query with 400', async () => {
+    expect((await gate.get('/v1/resources/payments/gate-recovery')).status).toBe(403);
+    const agent = await call(app.url, 'GET', '/v1/resources/deploy-x/gate-recovery', {
+      token: TEST_TOKENS.agentA.token,
+    });
+    expect(agent.status).toBe(403);
+    const query = await gate.get('/v1/resources/deploy-x/gate-recovery?since=1');
+    expect(query.status).toBe(400);
+  });
+
   it('refuses a gate reporting for a resource outside its patterns with 403', async () => {
     const reply = await gate.post('/v1/resources/payments/rejections', rejection('payments', 1));
     expect(reply.status).toBe(403);

@@ -143,6 +143,8 @@ export const GATE_CONFIG_HELP = `lease-fence-gate: a fencing reverse proxy. Writ
 must carry their lease's signed token in the Lease-Fence-Token header; the gate verifies it against the
 coordinator's /v1/keys, raises its durable floor, then forwards the request (minus that header) upstream.
 Stale or double-granted fences get 409, invalid tokens 401; neither reaches the upstream.
+At start it raises the floor restored from LEASE_FENCE_DATA_DIR to the coordinator's latest grant for the
+resource, and its refusal seq to after the coordinator's last; until then writes get 503 (reads pass).
 Health, readiness and metrics: /.well-known/lease-fence-gate/{healthz,readyz,metrics} (never forwarded).
 
 Environment:

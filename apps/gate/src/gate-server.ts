@@ -47,6 +47,7 @@ export type GateRefusalReason =
   | 'double-grant'
   | 'invalid-token'
   | 'keys-unavailable'
+  | 'coordinator-floor-unavailable'
   | 'floor-store-unavailable'
   | 'upstream-unreachable'
   | 'upstream-timeout'
@@ -98,8 +99,12 @@ class FloorAtBodyEndError extends Error {
 
 /** What {@link createGateServer} needs: the parts `main.ts` wires from the configuration. */
 export interface GateServerOptions {
-  /** The guarded resource's gate, restored from `store`. */
-  readonly gate: FenceGate;
+  /**
+   * The guarded resource's gate, restored from `store` and reconciled with the coordinator
+   * (`reconcileGateState`, main.ts): resolves once it is. Until then every write (a method not in
+   * `openMethods`) is answered 503 `coordinator-floor-unavailable`, never forwarded.
+   */
+  readonly gate: Promise<FenceGate>;
   /** Where the gate's floor and refusal outbox are durable. */
   readonly store: FileFloorStore;
   /** Verifies signed tokens for `gate.resource`. */
@@ -110,7 +115,7 @@ export interface GateServerOptions {
   readonly openMethods: ReadonlySet<string>;
   /** No reply headers or a stalled reply body from the upstream this long → 504 (milliseconds). */
   readonly upstreamTimeoutMillis: number;
-  /** Whether `/readyz` answers 200 (the floor store is open and the keys were fetched once). */
+  /** Whether `/readyz` answers 200 (the keys were fetched once); also needs `gate` resolved. */
   readonly isReady: () => boolean;
   readonly metrics: GateMetrics;
   readonly logger: Logger;
@@ -146,6 +151,8 @@ const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
  * yet: `listen` and `close` are Fastify's). Requests:
  * - `GATE_PATH_PREFIX/healthz|readyz|metrics` (GET, HEAD): the gate's own, never forwarded;
  * - a method in `openMethods`: forwarded as is (minus `Lease-Fence-Token`);
+ * - any other method before `gate` resolved (the floor not yet reconciled with the coordinator):
+ *   503 `coordinator-floor-unavailable`;
  * - any other method: `Lease-Fence-Token` verified (401 `invalid-token`, 503 `keys-unavailable`),
  *   admitted by `commitDurably` (409 `stale-fence` / `double-grant` once the refusal is durable;
  *   503 `floor-store-unavailable` when the floor cannot be saved), then forwarded; the last byte
@@ -157,8 +164,13 @@ const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
  * upstream; one refused at its body's end never reaches it whole.
  */
 export async function createGateServer(options: GateServerOptions): Promise<FastifyInstance> {
-  const { gate, store, verifier, metrics, logger, openMethods, onAdmitted } = options;
+  const { store, verifier, metrics, logger, openMethods, onAdmitted } = options;
   let closing = false;
+  /** The gate once reconciled with the coordinator; `undefined` before (writes get 503). */
+  let gate: FenceGate | undefined;
+  void options.gate.then((reconciled) => {
+    gate = reconciled;
+  });
 
   /** Answers `response` with the gate's own JSON body (a refusal, counted by reason). */
   const answer = (response: ServerResponse, status: number, body: GateAnswer, retryAfter = false): void => {
@@ -205,7 +217,12 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
   });
 
   /** Verifies the write's token and makes its floor durable, then forwards it; or answers the refusal. */
-  const admit = async (signedToken: string, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+  const admit = async (
+    gate: FenceGate,
+    signedToken: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> => {
     let token: FenceToken;
     try {
       token = await verifier.verify(signedToken, gate.resource);
@@ -221,7 +238,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
     }
     metrics.admitted.inc();
     onAdmitted?.(token);
-    forwarder.forward(request, response, () => stillAdmitted(token));
+    forwarder.forward(request, response, () => stillAdmitted(gate, token));
   };
 
   /**
@@ -232,7 +249,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
    * makes the refusal durable and rejects with it; the forwarder then cuts the upstream request.
    * A failed save rejects with {@link FloorAtBodyEndError}: the write is not let through either.
    */
-  const stillAdmitted = (token: FenceToken): Promise<void> | undefined => {
+  const stillAdmitted = (gate: FenceGate, token: FenceToken): Promise<void> | undefined => {
     const floor = gate.floor;
     if (floor?.fence === token.fence && floor.holderId === token.holderId) return undefined;
     return commitDurably(gate, store, token, async () => undefined).catch((error: unknown) => {
@@ -300,7 +317,20 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         message: `a ${request.method} needs its lease's signed token in the Lease-Fence-Token header`,
       });
     }
-    admit(signedToken, request, response).catch((error: unknown) => {
+    if (gate === undefined) {
+      return answer(
+        response,
+        503,
+        {
+          ok: false,
+          reason: 'coordinator-floor-unavailable',
+          message:
+            "the gate has not yet read the coordinator's latest fence and refusal seq for this resource (it reconciles its floor with them at start)",
+        },
+        true,
+      );
+    }
+    admit(gate, signedToken, request, response).catch((error: unknown) => {
       logger.error({ err: error, url: request.url }, 'request failed in the gate');
       if (response.headersSent) response.destroy();
       else answer(response, 400, { ok: false, reason: 'bad-request', message: (error as Error).message });
@@ -342,12 +372,13 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
 
   app.get(`${GATE_PATH_PREFIX}/healthz`, async () => ({ ok: true }));
   app.get(`${GATE_PATH_PREFIX}/readyz`, async (_request, reply) =>
-    options.isReady()
+    options.isReady() && gate !== undefined
       ? { ok: true, resource: gate.resource, floor: gate.floor ?? null }
       : reply.code(503).send({
           ok: false,
           reason: 'not-ready',
-          message: "the floor store is opening or the coordinator's keys were never fetched",
+          message:
+            "the coordinator's keys were never fetched, or the floor is not yet reconciled with the coordinator's latest fence",
         }),
   );
   app.get(`${GATE_PATH_PREFIX}/metrics`, async (_request, reply) =>

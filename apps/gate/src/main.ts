@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 /**
  * `lease-fence-gate`: the composition root of the fencing reverse proxy. Reads the environment
- * once (the one reader of `process.env` here), restores the gate from its floor file, and runs:
+ * once (the one reader of `process.env` here), restores the gate from its floor file, listens, and
+ * reconciles the gate with the coordinator (`reconcileGateState`: its floor raised to the latest
+ * fence granted on the resource, its next refusal seq above the last one the coordinator
+ * recorded from it) before admitting any write, so an emptied or restored-from-backup data
+ * directory neither admits stale tokens nor reuses refusal seqs. Then it runs:
  * the HTTP proxy (`gate-server.ts`), the refusal reporter draining the outbox
  * (`reportRejections`), the floor reporter (`reportFloors`), the admit reporter (`reportAdmits`:
  * each new fence admitted, so the log shows when a handover's exposure ended) and the gate link of fence-first
@@ -17,9 +21,11 @@ import {
   gateOptionsFrom,
   openFileFloorStore,
   openGateLink,
+  reconcileGateState,
   reportAdmits,
   reportFloors,
   reportRejections,
+  type GateState,
 } from '@lease-fence/client';
 import { KeysReplySchema } from '@lease-fence/protocol';
 import { FenceGate } from 'lease-fence';
@@ -50,6 +56,30 @@ async function fetchKeysOnce(
   }
 }
 
+/**
+ * Reads the coordinator's view of the gate's resource (`GET /v1/resources/:resource/gate-recovery`)
+ * until it answers, and returns `saved` reconciled with it (`reconcileGateState`: the rule, pure);
+ * `undefined` once `stopped`. Retried every second: the gate admits no write before it succeeds.
+ */
+async function reconcileWithCoordinator(
+  resource: string,
+  saved: GateState | undefined,
+  coordinator: FenceGateClient,
+  stopped: AbortSignal,
+  onFailure: (error: unknown) => void,
+): Promise<GateState | undefined> {
+  while (!stopped.aborted) {
+    try {
+      return reconcileGateState(resource, saved, await coordinator.gateRecovery(resource, { signal: stopped }));
+    } catch (error) {
+      if (stopped.aborted) return undefined;
+      onFailure(error);
+      await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+    }
+  }
+  return undefined;
+}
+
 async function run(config: GateConfig): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'lease-fence-gate', resource: config.resource } });
   await mkdir(config.dataDir, { recursive: true });
@@ -58,9 +88,8 @@ async function run(config: GateConfig): Promise<void> {
     resource: config.resource,
   });
   const saved = await store.load();
-  const gate = new FenceGate(config.resource, gateOptionsFrom(saved));
   logger.info(
-    { floor: gate.floor ?? null, nextSeq: gate.nextSeq, outbox: store.pendingRejections().length },
+    { floor: saved?.floor ?? null, nextSeq: saved?.nextSeq ?? 1, outbox: store.pendingRejections().length },
     'floor restored',
   );
 
@@ -71,34 +100,6 @@ async function run(config: GateConfig): Promise<void> {
     onInvalidToken: (error) => logger.warn({ reason: error.reason }, 'invalid token refused'),
   });
   const coordinator = new FenceGateClient({ baseUrl: config.coordinatorUrl, token: config.gateToken });
-  const rejections = reportRejections(store, coordinator, {
-    onError: (error, rejection) => {
-      const line = describeReportFailure(error, rejection);
-      logger[line.level]({ err: error, seq: rejection.seq }, line.message);
-    },
-    onReported: (rejection) => logger.info({ seq: rejection.seq }, 'refusal reported'),
-  });
-  const floors = reportFloors([gate], coordinator, {
-    everyMillis: config.floorReportMillis,
-    onError: (error) => logger.debug({ err: error }, 'floor not reported this round'),
-  });
-  const admits = reportAdmits(coordinator, {
-    admittedFences: new Map(gate.floor === undefined ? [] : [[config.resource, gate.floor.fence]]),
-    onError: (error, token) => logger.debug({ err: error, fence: token.fence }, 'admit not reported'),
-  });
-  const link = openGateLink({
-    baseUrl: config.coordinatorUrl,
-    token: config.gateToken,
-    guards: [{ gate, store }],
-    onEvent: (event) => {
-      if (event.type === 'disconnected')
-        logger.debug({ err: event.error, retryInMillis: event.retryInMillis }, 'gate link down');
-      else if (event.type === 'refused' || event.type === 'admit-failed')
-        logger.warn({ event }, `gate link: ${event.type}`);
-      else logger.info(event, `gate link: ${event.type}`);
-    },
-  });
-
   const stopping = new AbortController();
   let keysFetched = false;
   void fetchKeysOnce(keysUrl, stopping.signal, (error) =>
@@ -107,8 +108,75 @@ async function run(config: GateConfig): Promise<void> {
     keysFetched = !stopping.signal.aborted;
   });
   const metrics = createGateMetrics(config.resource, store);
+
+  // The outbox and admits need no gate: they run from the start.
+  const rejections = reportRejections(store, coordinator, {
+    onError: (error, rejection) => {
+      const line = describeReportFailure(error, rejection);
+      logger[line.level]({ err: error, seq: rejection.seq }, line.message);
+    },
+    onReported: (rejection) => logger.info({ seq: rejection.seq }, 'refusal reported'),
+  });
+  const admits = reportAdmits(coordinator, {
+    // The saved floor, not the reconciled one: a fence granted while the gate was down is reported once admitted here.
+    admittedFences: new Map(saved?.floor === undefined ? [] : [[config.resource, saved.floor.fence]]),
+    onError: (error, token) => logger.debug({ err: error, fence: token.fence }, 'admit not reported'),
+  });
+
+  /** What runs once the gate is reconciled: floor reports, the gate link, status reports. */
+  let running: { readonly stop: () => Promise<unknown> } | undefined;
+  const startReconciled = (gate: FenceGate): void => {
+    const floors = reportFloors([gate], coordinator, {
+      everyMillis: config.floorReportMillis,
+      onError: (error) => logger.debug({ err: error }, 'floor not reported this round'),
+    });
+    const link = openGateLink({
+      baseUrl: config.coordinatorUrl,
+      token: config.gateToken,
+      guards: [{ gate, store }],
+      onEvent: (event) => {
+        if (event.type === 'disconnected')
+          logger.debug({ err: event.error, retryInMillis: event.retryInMillis }, 'gate link down');
+        else if (event.type === 'refused' || event.type === 'admit-failed')
+          logger.warn({ event }, `gate link: ${event.type}`);
+        else logger.info(event, `gate link: ${event.type}`);
+      },
+    });
+    const statusReports = startStatusReports({
+      collect: () => collectGateStatus({ gate, outbox: store, metrics }, Date.now()),
+      link,
+      client: coordinator,
+      everyMillis: config.statusReportMillis,
+      onError: (error) => logger.debug({ err: error }, 'status not reported this round'),
+    });
+    running = { stop: () => Promise.allSettled([statusReports.stop(), link.close(), floors.stop()]) };
+  };
+  const reconciled = reconcileWithCoordinator(config.resource, saved, coordinator, stopping.signal, (error) =>
+    logger.warn(
+      { err: error },
+      "cannot read the coordinator's latest fence yet: writes are refused (503) until it answers",
+    ),
+  ).then(async (state) => {
+    if (state === undefined) return new Promise<FenceGate>(() => undefined); // stopping: never admits
+    try {
+      // Durable at once, so the raised floor and seq survive a restart while the coordinator is down.
+      await store.save({
+        resource: state.resource,
+        ...(state.floor === undefined ? {} : { floor: state.floor }),
+        nextSeq: state.nextSeq,
+        reportedThroughSeq: state.reportedThroughSeq,
+      });
+    } catch (error) {
+      // Not needed for safety: each admit or refusal saves the gate's (reconciled) floor and seq before its answer.
+      logger.warn({ err: error }, 'cannot save the reconciled floor yet');
+    }
+    const gate = new FenceGate(config.resource, gateOptionsFrom(state));
+    logger.info({ floor: gate.floor ?? null, nextSeq: gate.nextSeq }, 'floor reconciled with the coordinator');
+    startReconciled(gate);
+    return gate;
+  });
   const app = await createGateServer({
-    gate,
+    gate: reconciled,
     store,
     verifier,
     upstream: config.upstream,
@@ -118,13 +186,6 @@ async function run(config: GateConfig): Promise<void> {
     metrics,
     logger,
     onAdmitted: admits.admitted,
-  });
-  const statusReports = startStatusReports({
-    collect: () => collectGateStatus({ gate, outbox: store, metrics }, Date.now()),
-    link,
-    client: coordinator,
-    everyMillis: config.statusReportMillis,
-    onError: (error) => logger.debug({ err: error }, 'status not reported this round'),
   });
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info(
@@ -139,7 +200,7 @@ async function run(config: GateConfig): Promise<void> {
     logger.info({ signal }, 'stopping');
     stopping.abort();
     await app.close();
-    await Promise.allSettled([statusReports.stop(), link.close(), rejections.close(), floors.stop(), admits.stop()]);
+    await Promise.allSettled([running?.stop(), rejections.close(), admits.stop()]);
     logger.info('stopped');
     logger.flush();
     process.exit(0);

@@ -37,7 +37,7 @@ export function createGateMetrics(resource: string, outbox: RejectionOutbox): Ga
   });
   const refused = new Counter({
     name: 'lease_fence_gate_refused_total',
-    help: 'Requests answered by the gate itself, by reason (stale-fence, double-grant, invalid-token, keys-unavailable, floor-store-unavailable, upstream-unreachable, upstream-timeout, bad-request, closing).',
+    help: 'Requests answered by the gate itself, by reason (stale-fence, double-grant, invalid-token, keys-unavailable, coordinator-floor-unavailable, floor-store-unavailable, upstream-unreachable, upstream-timeout, bad-request, closing).',
     labelNames: ['reason'],
     registers: [registry],
   });

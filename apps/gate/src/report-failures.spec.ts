@@ -12,7 +12,7 @@ const refusal: PendingRejection = {
 };
 
 describe('describeReportFailure: what the sidecar logs when a refusal report fails', () => {
-  it('a seq-conflict (the gate restarted its seqs, e.g. an emptied data directory) is logged as dropped, at error, saying what to check', () => {
+  it('a seq-conflict (a seq reused, e.g. by a second gate under the same token) is logged as dropped, at error, saying what to check', () => {
     // Arrange: the coordinator already recorded seq 1 of this gate with other content
     const error = new CoordinatorHttpError(
       409,

@@ -31,9 +31,9 @@ export function describeReportFailure(error: unknown, rejection: PendingRejectio
       level: 'error',
       message:
         `${dropped}; the coordinator already recorded seq ${rejection.seq} of this gate with other content: ` +
-        'the gate numbered its refusals from 1 again (its LEASE_FENCE_DATA_DIR was emptied or replaced), or a second gate ' +
-        'guards this resource with the same gate token. Keep the data directory on a disk that survives restarts, and run ' +
-        'one gate per resource',
+        "a second gate guards this resource with the same gate token, or this gate's LEASE_FENCE_DATA_DIR is shared with " +
+        "or was swapped for another gate's while it ran (at start a gate numbers its refusals after the last one the " +
+        'coordinator recorded from it). Run one gate per resource, each with its own data directory',
     };
   }
   if (status === 403) {

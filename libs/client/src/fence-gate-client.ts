@@ -6,19 +6,23 @@
  */
 import {
   FloorReportReplySchema,
+  GateRecoveryReplySchema,
   OkReplySchema,
   RejectionAcceptedReplySchema,
   type AdmitBody,
   type FloorReportBody,
+  type GateRecoveryReply,
   type GateStatusBody,
   type RejectionBody,
 } from '@lease-fence/protocol';
 import type { FenceToken, GateFloor, RejectionRecord } from 'lease-fence';
 import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
+import type { CoordinatorGateView } from './floor-store.js';
 
 const REJECTION_REPLIES: ReplySchemas<{ ok: true; duplicate: boolean }> = { 202: RejectionAcceptedReplySchema };
 const ADMIT_REPLIES: ReplySchemas<{ ok: true }> = { 200: OkReplySchema, 202: OkReplySchema };
 const STATUS_REPLIES: ReplySchemas<{ ok: true }> = { 202: OkReplySchema };
+const RECOVERY_REPLIES: ReplySchemas<GateRecoveryReply> = { 200: GateRecoveryReplySchema };
 const FLOOR_REPLIES: ReplySchemas<{ ok: true; raised: boolean; fenceCounter: number }> = {
   202: FloorReportReplySchema,
 };
@@ -108,6 +112,29 @@ export class FenceGateClient {
       options.signal,
     );
     return { raised: value.raised, fenceCounter: value.fenceCounter };
+  }
+
+  /**
+   * Reads what this gate reconciles with at its start (`GET /v1/resources/:resource/gate-recovery`):
+   * the latest fence granted on `resource` (with its holder while that lease is current) and the
+   * last refusal seq of this gate the coordinator recorded. Pass it to `reconcileGateState`.
+   * @throws like {@link FenceGateClient.reportRejection}; {@link CoordinatorHttpError} 403 for a
+   *   resource outside the gate token's patterns.
+   */
+  async gateRecovery(resource: string, options: { readonly signal?: AbortSignal } = {}): Promise<CoordinatorGateView> {
+    const { value } = await this.#http.get(
+      `gate recovery ${resource}`,
+      `/v1/resources/${encodeURIComponent(resource)}/gate-recovery`,
+      RECOVERY_REPLIES,
+      options.signal,
+    );
+    return {
+      latestGrant:
+        value.latestGrant === null
+          ? undefined
+          : { fence: value.latestGrant.fence, holderId: value.latestGrant.holderId ?? undefined },
+      lastRejectionSeq: value.lastRejectionSeq,
+    };
   }
 
   /**

@@ -13,6 +13,7 @@
 import {
   DoubleGrantError,
   StaleFenceError,
+  UNKNOWN_FLOOR_HOLDER,
   type FenceGate,
   type FenceToken,
   type GateFloor,
@@ -107,6 +108,62 @@ export const gateOptionsFrom = (state: GateState | undefined): { initialFloor?: 
   state === undefined
     ? {}
     : { ...(state.floor === undefined ? {} : { initialFloor: state.floor }), initialSeq: state.nextSeq };
+
+/**
+ * What the coordinator knows of a gate's resource, read at the gate's start
+ * (`FenceGateClient.gateRecovery`, `GET /v1/resources/:resource/gate-recovery`).
+ */
+export interface CoordinatorGateView {
+  /**
+   * The latest fence the coordinator granted on the resource, current or ended; `holderId` is
+   * `undefined` when the coordinator no longer knows it (that lease ended). `undefined` when the
+   * resource was never granted.
+   */
+  readonly latestGrant: { readonly fence: number; readonly holderId: string | undefined } | undefined;
+  /** The highest refusal seq of this gate on the resource the coordinator recorded; 0 when none. */
+  readonly lastRejectionSeq: number;
+}
+
+/**
+ * The state a gate starts from once it has heard the coordinator: its saved state (`undefined`
+ * when its data directory was empty) raised to what the coordinator knows, never lowered.
+ * - Floor: the higher fence of the two. Every fence below the latest one granted is stale by
+ *   definition, so this never refuses that grant's holder. On equal fences the saved floor's holder
+ *   stays, unless it is unknown and the coordinator's is known. A coordinator floor without holder
+ *   is an unknown-holder floor ({@link UNKNOWN_FLOOR_HOLDER}): an equal fence is refused as a
+ *   possible double grant, as for any floor of unknown holder.
+ * - `nextSeq`: above both the saved one and the coordinator's `lastRejectionSeq`, so no refusal
+ *   reuses a seq the coordinator already recorded (it would refuse the report as `seq-conflict`).
+ * - `reportedThroughSeq` and the outbox: the saved ones (a refusal in the outbox the coordinator
+ *   already has is answered `duplicate` when sent again).
+ * Pure.
+ * @param resource - The gate's resource.
+ */
+export const reconcileGateState = (
+  resource: string,
+  saved: GateState | undefined,
+  coordinator: CoordinatorGateView,
+): GateState => {
+  const grant = coordinator.latestGrant;
+  const granted: GateFloor | undefined =
+    grant === undefined ? undefined : { fence: grant.fence, holderId: grant.holderId ?? UNKNOWN_FLOOR_HOLDER };
+  const local = saved?.floor;
+  const floor =
+    local === undefined
+      ? granted
+      : granted === undefined || granted.fence < local.fence
+        ? local
+        : granted.fence > local.fence || local.holderId === UNKNOWN_FLOOR_HOLDER
+          ? granted
+          : local;
+  return {
+    resource,
+    ...(floor === undefined ? {} : { floor }),
+    nextSeq: Math.max(saved?.nextSeq ?? 1, coordinator.lastRejectionSeq + 1),
+    reportedThroughSeq: saved?.reportedThroughSeq ?? 0,
+    ...(saved?.outbox === undefined ? {} : { outbox: saved.outbox }),
+  };
+};
 
 /** Options of {@link commitDurably}. */
 export interface CommitDurablyOptions {

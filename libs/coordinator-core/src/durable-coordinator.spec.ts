@@ -649,6 +649,34 @@ describe('DurableCoordinator', () => {
       expect(next.rejections()).toEqual([expect.objectContaining({ seq: 1, position: 5, gateId: 'gate-1' })]);
     });
 
+    it('tells a gate at its start the latest grant on its resource (holder while current) and its last recorded refusal seq', async () => {
+      // Given fences 1 (a, released) and 2 (b, current) on 'slot', and gate-1's refusal #1 of a's late write
+      const { coordinator } = await openCoordinator();
+      expect(coordinator.gateRecovery('gate-1', 'slot')).toEqual({ latestGrant: undefined, lastRejectionSeq: 0 });
+      await coordinator.acquire(request('slot', 'a'));
+      await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
+      await coordinator.acquire(request('slot', 'b'));
+      await coordinator.recordRejection({
+        gateId: 'gate-1',
+        resource: 'slot',
+        seq: 1,
+        kind: 'stale',
+        rejected: { holderId: 'a', fence: 1 },
+        current: { holderId: 'b', fence: 2 },
+      });
+      // Then gate-1 learns fence 2 and b, and seq 1; another gate no seq; once b released, no holder
+      expect(coordinator.gateRecovery('gate-1', 'slot')).toEqual({
+        latestGrant: { fence: 2, holderId: 'b' },
+        lastRejectionSeq: 1,
+      });
+      expect(coordinator.gateRecovery('gate-2', 'slot')).toMatchObject({ lastRejectionSeq: 0 });
+      await coordinator.release({ resource: 'slot', holderId: 'b', fence: 2 });
+      expect(coordinator.gateRecovery('gate-1', 'slot')).toEqual({
+        latestGrant: { fence: 2, holderId: undefined },
+        lastRejectionSeq: 1,
+      });
+    });
+
     it('refuses other content under a recorded seq after a restart from a snapshot, appending nothing', async () => {
       // Given a recorded rejection, covered by a snapshot
       const storage = createTestEventLogStorage();

@@ -43,7 +43,15 @@ import type {
 } from './decider/commands.js';
 import { decide } from './decider/decide.js';
 import { evolve } from './decider/evolve.js';
-import { cloneState, leasesOf, toSnapshot, type CoordinatorState, type LeaseView } from './decider/state.js';
+import {
+  cloneState,
+  gateRecoveryOf,
+  leasesOf,
+  toSnapshot,
+  type CoordinatorState,
+  type GateRecoveryView,
+  type LeaseView,
+} from './decider/state.js';
 import { CoordinatorUnavailableError } from './errors.js';
 import type { FenceFirstOptions } from './fence-first-options.js';
 import { lockDelayMillisFor } from './lock-delay.js';
@@ -460,6 +468,17 @@ export class DurableCoordinator {
   leases(): readonly LeaseView[] {
     this.ensureReadable();
     return leasesOf(this.committed);
+  }
+
+  /**
+   * What a gate reconciles its floor and refusal seq with at its start ({@link gateRecoveryOf}):
+   * the latest fence granted on `resource` and the last refusal seq of `gateId` recorded for it.
+   * Acknowledged state only.
+   * @throws {@link CoordinatorUnavailableError} when not ready.
+   */
+  gateRecovery(gateId: string, resource: string): GateRecoveryView {
+    this.ensureReadable();
+    return gateRecoveryOf(this.committed, gateId, resource);
   }
 
   /**

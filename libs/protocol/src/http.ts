@@ -190,6 +190,23 @@ export const FloorReportReplySchema = z.object({
 /** The parsed shape of {@link FloorReportReplySchema}. */
 export type FloorReportReply = z.infer<typeof FloorReportReplySchema>;
 
+/**
+ * Reply of `GET /v1/resources/:resource/gate-recovery` (gate token): what a gate reconciles with
+ * at its start, before it admits any write. `latestGrant`: the latest fence granted on the
+ * resource (current or ended; `null` when never granted), with its holder while it is the
+ * current lease (`holderId: null` once it ended). `lastRejectionSeq`: the highest refusal seq of
+ * this gate (the token's gate id) on the resource that the log recorded or declared missing, 0
+ * when none; the gate's next refusal must be numbered above it.
+ */
+export const GateRecoveryReplySchema = z.object({
+  ok: z.literal(true),
+  resource: IdSchema,
+  latestGrant: z.object({ holderId: IdSchema.nullable(), fence: FenceSchema }).nullable(),
+  lastRejectionSeq: z.number().int().nonnegative(),
+});
+/** The parsed shape of {@link GateRecoveryReplySchema}. */
+export type GateRecoveryReply = z.infer<typeof GateRecoveryReplySchema>;
+
 /** What {@link wholeNumberParam} accepts: the bounds, and what the number means (for messages). */
 export interface WholeNumberParamOptions {
   /** Smallest accepted value (inclusive). */

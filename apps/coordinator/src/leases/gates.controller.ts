@@ -14,6 +14,8 @@ import {
   FloorReportBodySchema,
   type FloorReportReply,
   FloorReportReplySchema,
+  type GateRecoveryReply,
+  GateRecoveryReplySchema,
   type GatesReply,
   GatesReplySchema,
   GateStatusBodySchema,
@@ -170,6 +172,42 @@ export class GatesController {
     const reported = await this.host.current().reportFloor({ gateId: gate.gateId, resource, holderId, fence });
     if (!reported.ok) throw implausibleInput(reported);
     return { ok: true, raised: reported.raised, fenceCounter: reported.fenceCounter };
+  }
+
+  /**
+   * What the calling gate reconciles with at its start, before it admits a write: the latest
+   * fence granted on the resource (with its holder while it is the current lease) and the last
+   * refusal seq of this gate on it that the log recorded. A read: nothing is appended.
+   */
+  @Get('resources/:resource/gate-recovery')
+  @UseGuards(GateGuard)
+  @ApiDoc({
+    operationId: 'gateRecovery',
+    summary:
+      "For the calling gate, at its start: the latest fence granted on the resource (its holder while that lease is current, else `null`) and the gate's last refusal seq the log recorded. " +
+      'A gate whose data directory was emptied or restored from an old backup raises its floor to that fence and numbers its next refusal above that seq before it admits any write. Nothing is appended.',
+    query: NoQuerySchema,
+    replies: {
+      200: { description: 'The latest grant and the last refusal seq.', schemas: [GateRecoveryReplySchema] },
+      400: REPLIES.badInput,
+      ...READ_REPLIES,
+    },
+  })
+  gateRecovery(
+    @Param('resource') resourceParam: string,
+    @Query() query: unknown,
+    @CurrentPrincipal() gate: GatePrincipal,
+  ): GateRecoveryReply {
+    const resource = parseResource(resourceParam);
+    parseInput(NoQuerySchema, query, 'query');
+    const { latestGrant, lastRejectionSeq } = this.host.current().gateRecovery(gate.gateId, resource);
+    return {
+      ok: true,
+      resource,
+      latestGrant:
+        latestGrant === undefined ? null : { holderId: latestGrant.holderId ?? null, fence: latestGrant.fence },
+      lastRejectionSeq,
+    };
   }
 
   /** Recorded rejections, oldest first (the coordinator keeps the most recent ones). */

@@ -103,6 +103,32 @@ export const nextExpectedSeq = (state: CoordinatorState, gateId: string, resourc
   (state.rejectionSeqs.get(gateResourceKey(gateId, resource))?.highestSeq ?? 0) + 1;
 
 /**
+ * What a gate needs from this log before it admits a write after its own start (its data
+ * directory may be empty, or restored from an old backup): the latest fence granted on the
+ * resource, and how far this gate's refusals of it reached the log.
+ */
+export interface GateRecoveryView {
+  /**
+   * The latest generation granted on the resource ({@link LeaseTable.highestFence}), whether
+   * current or ended; `holderId` is its holder while it is the current lease, `undefined` once
+   * it ended (the table keeps only the fence then). `undefined` when the resource was never granted.
+   */
+  readonly latestGrant: { readonly fence: number; readonly holderId: string | undefined } | undefined;
+  /** The highest refusal seq of this gate and resource recorded or declared missing; 0 when none. */
+  readonly lastRejectionSeq: number;
+}
+
+/** Reads {@link GateRecoveryView} for `gateId` on `resource` (pure; reads only). */
+export const gateRecoveryOf = (state: CoordinatorState, gateId: string, resource: string): GateRecoveryView => {
+  const fence = state.table.highestFence(resource);
+  const lease = fence === 0 ? undefined : state.table.lease(resource);
+  return {
+    latestGrant: fence === 0 ? undefined : { fence, holderId: lease?.fence === fence ? lease.holderId : undefined },
+    lastRejectionSeq: nextExpectedSeq(state, gateId, resource) - 1,
+  };
+};
+
+/**
  * A fence-first reservation: `fence` is reserved for an acquire on its resource and waits for a
  * gate to admit it (`FenceReserved`). Instants are in the current boot's domain.
  */
