@@ -24,6 +24,16 @@ const OWN = '/.well-known/lease-fence-gate';
 const FIRST_HALF = 'first half of the write, ';
 const SECOND_HALF = 'second half, after the lease was handed over';
 
+/** The 409 body of agent-1's write on `resource` refused as the gate's first refusal, after agent-2 took the resource over. */
+const staleRefusalOfAgent1 = (resource: string, oldFence: number, currentFence: number) => ({
+  ok: false,
+  reason: 'stale-fence',
+  resource,
+  seq: 1,
+  rejected: { holderId: 'agent-1', fence: oldFence },
+  current: { holderId: 'agent-2', fence: currentFence },
+});
+
 describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front of a real upstream', () => {
   let coordinator: CoordinatorProcess;
   let upstream: RecordingUpstream;
@@ -173,14 +183,7 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     const late = await write(gate, '/deploy/late', old.signedToken);
 
     expect(late.status).toBe(409);
-    expect(JSON.parse(late.body)).toEqual({
-      ok: false,
-      reason: 'stale-fence',
-      resource,
-      seq: 1,
-      rejected: { holderId: 'agent-1', fence: old.fence },
-      current: { holderId: 'agent-2', fence: current.fence },
-    });
+    expect(JSON.parse(late.body)).toEqual(staleRefusalOfAgent1(resource, old.fence, current.fence));
     expect(reached('/deploy/late')).toBe(0);
     await eventually("the refusal in the coordinator's log", async () => (await rejectedSeqs(resource)).length === 1);
     expect(await rejectedSeqs(resource)).toEqual([1]);
@@ -224,14 +227,7 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
 
       // Assert: refused like any stale write, recorded, and never complete at the upstream
       expect(late.status).toBe(409);
-      expect(JSON.parse(late.body)).toEqual({
-        ok: false,
-        reason: 'stale-fence',
-        resource,
-        seq: 1,
-        rejected: { holderId: 'agent-1', fence: old.fence },
-        current: { holderId: 'agent-2', fence: current.fence },
-      });
+      expect(JSON.parse(late.body)).toEqual(staleRefusalOfAgent1(resource, old.fence, current.fence));
       expect(reached(`/slow/late-${framing}`)).toBe(0);
       await eventually("the refusal in the coordinator's log", async () => (await rejectedSeqs(resource)).length === 1);
     },

@@ -57,6 +57,22 @@ const request = (resource: string, holderId: string, requestId = `${resource}/${
   holderId,
   requestId,
 });
+/** Grants fences 1 (`a`, then released) and 2 (`b`, current) on `slot`: the history of {@link reportOfALateWrite}. */
+async function handOverSlot(coordinator: DurableCoordinator): Promise<void> {
+  await coordinator.acquire(request('slot', 'a'));
+  await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
+  await coordinator.acquire(request('slot', 'b'));
+}
+/** gate-1's report, as its refusal `seq`, of `a`'s late write on `slot` after {@link handOverSlot}. */
+const reportOfALateWrite = (seq: number) =>
+  ({
+    gateId: 'gate-1',
+    resource: 'slot',
+    seq,
+    kind: 'stale',
+    rejected: { holderId: 'a', fence: 1 },
+    current: { holderId: 'b', fence: 2 },
+  }) as const;
 const unavailable = (reason: string) =>
   expect.objectContaining({
     name: 'CoordinatorUnavailableError',
@@ -630,18 +646,9 @@ describe('DurableCoordinator', () => {
     it('records a rejection once, even when the gate repeats it after a restart', async () => {
       // Given fences 1 (a, released) and 2 (b) issued on 'slot', and a gate's report of a's late write
       const storage = createTestEventLogStorage();
-      const report = {
-        gateId: 'gate-1',
-        resource: 'slot',
-        seq: 1,
-        kind: 'stale',
-        rejected: { holderId: 'a', fence: 1 },
-        current: { holderId: 'b', fence: 2 },
-      } as const;
+      const report = reportOfALateWrite(1);
       const { coordinator } = await openCoordinator({ log: createTestEventLog(storage) });
-      await coordinator.acquire(request('slot', 'a'));
-      await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
-      await coordinator.acquire(request('slot', 'b'));
+      await handOverSlot(coordinator);
       expect(await coordinator.recordRejection(report)).toEqual({ ok: true, duplicate: false });
       // When a new boot receives it again / Then it is a duplicate
       const { coordinator: next } = await openCoordinator({ log: createTestEventLog(storage) });
@@ -653,17 +660,8 @@ describe('DurableCoordinator', () => {
       // Given fences 1 (a, released) and 2 (b, current) on 'slot', and gate-1's refusal #1 of a's late write
       const { coordinator } = await openCoordinator();
       expect(coordinator.gateRecovery('gate-1', 'slot')).toEqual({ latestGrant: undefined, lastRejectionSeq: 0 });
-      await coordinator.acquire(request('slot', 'a'));
-      await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
-      await coordinator.acquire(request('slot', 'b'));
-      await coordinator.recordRejection({
-        gateId: 'gate-1',
-        resource: 'slot',
-        seq: 1,
-        kind: 'stale',
-        rejected: { holderId: 'a', fence: 1 },
-        current: { holderId: 'b', fence: 2 },
-      });
+      await handOverSlot(coordinator);
+      await coordinator.recordRejection(reportOfALateWrite(1));
       // Then gate-1 learns fence 2 and b, and seq 1; another gate no seq; once b released, no holder
       expect(coordinator.gateRecovery('gate-1', 'slot')).toEqual({
         latestGrant: { fence: 2, holderId: 'b' },
@@ -680,18 +678,9 @@ describe('DurableCoordinator', () => {
     it('refuses other content under a recorded seq after a restart from a snapshot, appending nothing', async () => {
       // Given a recorded rejection, covered by a snapshot
       const storage = createTestEventLogStorage();
-      const report = {
-        gateId: 'gate-1',
-        resource: 'slot',
-        seq: 3,
-        kind: 'stale',
-        rejected: { holderId: 'a', fence: 1 },
-        current: { holderId: 'b', fence: 2 },
-      } as const;
+      const report = reportOfALateWrite(3);
       const { coordinator } = await openCoordinator({ log: createTestEventLog(storage), snapshotEvery: 1 });
-      await coordinator.acquire(request('slot', 'a'));
-      await coordinator.release({ resource: 'slot', holderId: 'a', fence: 1 });
-      await coordinator.acquire(request('slot', 'b'));
+      await handOverSlot(coordinator);
       await coordinator.recordRejection(report);
       await coordinator.close();
       // When a new boot, recovered from that snapshot, receives the seq with another rejected holder
