@@ -229,4 +229,17 @@ describe('reportRejections (from a file store outbox, against the coordinator te
     await expect(flushed).rejects.toThrow(/closed before every rejection was acknowledged/);
     expect(store.pendingRejections().map((entry) => entry.seq)).toEqual([1]);
   });
+
+  it("tells a starting gate the last refusal seq it recorded from it (the double's gate-recovery route, which sidecar tests start against)", async () => {
+    // Arrange: two refusals reported
+    start();
+    await refuseStaleWrite(3);
+    await refuseStaleWrite(4);
+    await reporter?.flush();
+    const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+
+    // Act / Assert: nothing was granted through the double, and its seqs are 1 and 2
+    expect(await client.gateRecovery(RESOURCE)).toEqual({ latestGrant: undefined, lastRejectionSeq: 2 });
+    await expect(client.gateRecovery('other-slot')).rejects.toMatchObject({ status: 403 });
+  });
 });

@@ -16,7 +16,9 @@
  *
  * Grants are signed as the real coordinator signs them (`grant.signedToken`, a compact EdDSA JWS
  * with the protocol's header and payload), with a key generated when the double opens; its public
- * key is served at `GET /v1/keys` and on {@link CoordinatorTestDouble.keys}.
+ * key is served at `GET /v1/keys` and on {@link CoordinatorTestDouble.keys}. A gate token may read
+ * `GET /v1/resources/:resource/gate-recovery` (the highest fence the double granted on the resource,
+ * its holder while current, the gate's highest recorded refusal seq), which a sidecar asks at its start.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -116,6 +118,8 @@ export interface CoordinatorTestDouble {
 }
 
 const ROUTE = /^\/v1\/(leases|resources)\/([^/]+)\/(acquire|renew|release|rejections|admit)$/;
+/** `GET /v1/resources/:resource/gate-recovery`: what a starting gate reconciles with. */
+const GATE_RECOVERY_ROUTE = /^\/v1\/resources\/([^/]+)\/gate-recovery$/;
 
 /**
  * Starts the double on 127.0.0.1, port 0.
@@ -144,7 +148,10 @@ export const openCoordinatorTestDouble = async (
   // One token per fence (Ed25519 is deterministic, so this is what signing again would give): a
   // retry or a renewal is answered without waiting on the crypto thread pool, as quickly as before.
   const signedTokens = new Map<string, Promise<string>>();
+  /** resource → the highest fence the double granted on it (what `gate-recovery` answers). */
+  const highestFences = new Map<string, number>();
   const toWire = async (grant: Grant) => {
+    highestFences.set(grant.resource, Math.max(highestFences.get(grant.resource) ?? 0, grant.fence));
     const payload: SignedGrantPayload = {
       resource: grant.resource,
       holderId: grant.holderId,
@@ -287,6 +294,27 @@ export const openCoordinatorTestDouble = async (
     const path = new URL(request.url ?? '/', 'http://double').pathname;
     if (request.method === 'GET' && path === '/readyz') return send(200, { status: 'ready' });
     if (request.method === 'GET' && path === '/v1/keys') return send(200, keys);
+    const recovery = GATE_RECOVERY_ROUTE.exec(path);
+    if (request.method === 'GET' && recovery !== null) {
+      const resource = decodeURIComponent(recovery[1] as string);
+      const authorization = request.headers.authorization ?? '';
+      const gate = authorization.startsWith('Bearer ') ? tokens.get(authorization.slice('Bearer '.length)) : undefined;
+      if (gate === undefined) return send(401, { error: 'unauthorized', message: 'missing or unknown bearer token' });
+      if (gate.role !== 'gate' || !gate.resources.some((pattern) => resourceMatches(pattern, resource)))
+        return send(403, { error: 'forbidden', message: `this token may not read the gate recovery of ${resource}` });
+      const fence = highestFences.get(resource);
+      const current = coordinator.holder(resource);
+      const seqs = rejections
+        .filter((entry) => entry.gateId === gate.gateId && entry.body.resource === resource)
+        .map((entry) => entry.body.seq);
+      return send(200, {
+        ok: true,
+        resource,
+        latestGrant:
+          fence === undefined ? null : { holderId: current?.fence === fence ? current.holderId : null, fence },
+        lastRejectionSeq: Math.max(0, ...seqs),
+      });
+    }
     const match = ROUTE.exec(path);
     const route = match?.[3] as DoubleRoute | undefined;
     if (
