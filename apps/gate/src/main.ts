@@ -160,12 +160,7 @@ async function run(config: GateConfig): Promise<void> {
     if (state === undefined) return new Promise<FenceGate>(() => undefined); // stopping: never admits
     try {
       // Durable at once, so the raised floor and seq survive a restart while the coordinator is down.
-      await store.save({
-        resource: state.resource,
-        ...(state.floor === undefined ? {} : { floor: state.floor }),
-        nextSeq: state.nextSeq,
-        reportedThroughSeq: state.reportedThroughSeq,
-      });
+      await store.save(state); // its outbox is the saved one: merged by seq, nothing rewritten
     } catch (error) {
       // Not needed for safety: each admit or refusal saves the gate's (reconciled) floor and seq before its answer.
       logger.warn({ err: error }, 'cannot save the reconciled floor yet');

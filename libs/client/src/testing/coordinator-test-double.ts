@@ -151,7 +151,6 @@ export const openCoordinatorTestDouble = async (
   /** resource → the highest fence the double granted on it (what `gate-recovery` answers). */
   const highestFences = new Map<string, number>();
   const toWire = async (grant: Grant) => {
-    highestFences.set(grant.resource, Math.max(highestFences.get(grant.resource) ?? 0, grant.fence));
     const payload: SignedGrantPayload = {
       resource: grant.resource,
       holderId: grant.holderId,
@@ -227,8 +226,10 @@ export const openCoordinatorTestDouble = async (
           requestId: parsed.data.requestId,
           ttlMillis: parsed.data.ttlMillis,
         });
-        if (outcome.ok) return { status: 200, reply: { ok: true, grant: await toWire(outcome.grant) } };
-        return { status: outcome.reason === 'expired' ? 410 : 409, reply: outcome };
+        if (!outcome.ok) return { status: outcome.reason === 'expired' ? 410 : 409, reply: outcome };
+        // Only a grant raises a resource's fence (a renewal keeps it).
+        highestFences.set(resource, Math.max(highestFences.get(resource) ?? 0, outcome.grant.fence));
+        return { status: 200, reply: { ok: true, grant: await toWire(outcome.grant) } };
       }
       if (route === 'renew') {
         const parsed = RenewBodySchema.safeParse(body);
