@@ -14,6 +14,7 @@ export {
   postgresFenceGate,
   sqliteFenceGate,
   SqlFenceGate,
+  type GateRecoverySource,
   type PostgresFenceGateOptions,
   type SqlFenceGateOptions,
   type SqliteFenceGateOptions,

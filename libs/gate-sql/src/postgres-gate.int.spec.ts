@@ -9,7 +9,16 @@ describeSqlGateContract('PostgreSQL', async () => {
   const database = await createTestDatabase();
   const pool = new pg.Pool({ connectionString: database.url, max: 8 });
   return {
-    gate: (resource, grants) => postgresFenceGate({ pool, resource, verifier: grants.verifier }),
+    gate: (resource, grants, coordinator) =>
+      postgresFenceGate({
+        pool,
+        resource,
+        verifier: grants.verifier,
+        ...(coordinator === undefined ? {} : { coordinator }),
+      }),
+    execute: async (sql) => {
+      await pool.query(sql);
+    },
     createWrites: async () => {
       await pool.query(
         'CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)',

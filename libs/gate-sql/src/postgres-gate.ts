@@ -39,6 +39,8 @@ const INSERT_REFUSAL = `INSERT INTO lease_fence_outbox
   (resource, seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
 
+const UPDATE_NEXT_SEQ = 'UPDATE lease_fence_floors SET next_seq = $2 WHERE resource = $1';
+
 /** What {@link postgresDriver} needs of a `pg` pool: connections it can check out. */
 export type PostgresPool = Pick<Pool, 'connect'>;
 
@@ -112,10 +114,10 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
             },
             saveRefusal: async (refusal, nextSeq) => {
               await client.query(INSERT_REFUSAL, [...refusalColumns(refusal)]);
-              await client.query('UPDATE lease_fence_floors SET next_seq = $2 WHERE resource = $1', [
-                resource,
-                nextSeq,
-              ]);
+              await client.query(UPDATE_NEXT_SEQ, [resource, nextSeq]);
+            },
+            saveNextSeq: async (nextSeq) => {
+              await client.query(UPDATE_NEXT_SEQ, [resource, nextSeq]);
             },
           };
           return body(locked);

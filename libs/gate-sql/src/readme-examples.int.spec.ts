@@ -58,11 +58,14 @@ describe('README example', () => {
     // #region postgres
     const pool = new pg.Pool({ connectionString: databaseUrl });
     const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: `${baseUrl}/v1/keys` } });
-    const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier });
+    // the coordinator (a gate token): read before the first write, so a database restored from a
+    // backup refuses tokens superseded since and numbers its refusals after those already recorded
+    const coordinator = new FenceGateClient({ baseUrl, token: gateToken });
+    const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier, coordinator });
     await migrate(gate); // creates lease_fence_floors and lease_fence_outbox if they do not exist
 
     // reports refusals to the coordinator in seq order (until acknowledged), and the floor
-    const drainer = drainSqlGate(gate, new FenceGateClient({ baseUrl, token: gateToken }));
+    const drainer = drainSqlGate(gate, coordinator);
 
     // every write: the agent sends lease.signedToken with it; the floor, a refusal, and your
     // statements commit in the same transaction (or a refusal alone, then StaleFenceError)

@@ -24,6 +24,9 @@ describe('bad arguments are refused naming the field, before any statement', () 
     expect(() => sqliteFenceGate({ database, resource: 'orders-db', verifier, wallClock: 5 as never })).toThrow(
       /sqliteFenceGate: wallClock must be a function/,
     );
+    expect(() =>
+      postgresFenceGate({ pool: pool as never, resource: 'orders-db', verifier, coordinator: 'http://x' as never }),
+    ).toThrow(/postgresFenceGate: coordinator must be a FenceGateClient/);
     database.close();
   });
 

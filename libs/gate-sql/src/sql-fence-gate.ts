@@ -5,9 +5,15 @@
  *
  * @see docs/design.md § "The library's rules" (FenceGate; a resource restores its floor after its own restart)
  */
-import { gateOptionsFrom, type FenceTokenVerifier, type PendingRejection } from '@lease-fence/client';
+import {
+  gateOptionsFrom,
+  reconcileGateState,
+  type FenceGateClient,
+  type FenceTokenVerifier,
+  type PendingRejection,
+} from '@lease-fence/client';
 import type Database from 'better-sqlite3';
-import { DoubleGrantError, FenceGate, StaleFenceError, type FenceToken } from 'lease-fence';
+import { DoubleGrantError, FenceGate, StaleFenceError, type FenceToken, type GateFloor } from 'lease-fence';
 import type { PoolClient } from 'pg';
 import { postgresDriver, type PostgresPool } from './postgres-gate.js';
 import type { SqlGateDriver } from './sql-gate-driver.js';
@@ -24,7 +30,21 @@ export interface SqlFenceGateOptions {
   readonly verifier: FenceTokenVerifier;
   /** Wall clock stamped on a refusal (epoch milliseconds, display only). @defaultValue Date.now */
   readonly wallClock?: () => number;
+  /**
+   * The coordinator, asked once per gate object before its first fenced transaction runs
+   * (`new FenceGateClient({ baseUrl, token: gateToken })`, the drainer's client): the floor row is
+   * raised to the latest fence granted on the resource and its `next_seq` above the last refusal
+   * the coordinator recorded from this gate (`reconcileGateState`), so a database restored from a
+   * backup, or whose gate tables were emptied, neither admits a token superseded since nor numbers
+   * its refusals with seqs already recorded (their reports would be dropped as `seq-conflict`).
+   * Until the coordinator answers, `fencedTransaction` throws what `gateRecovery` throws and runs
+   * nothing. Without it the floor is only as recent as the database's own rows.
+   */
+  readonly coordinator?: GateRecoverySource;
 }
+
+/** What a gate reads from the coordinator before its first write: `FenceGateClient` has it. */
+export type GateRecoverySource = Pick<FenceGateClient, 'gateRecovery'>;
 
 /**
  * A resource guarded in its own database: run writes through {@link fencedTransaction}, create
@@ -42,6 +62,10 @@ export class SqlFenceGate<Tx> {
   readonly wallClock: () => number;
   readonly #pendingListeners = new Set<() => void>();
   readonly #admitListeners = new Set<(token: FenceToken) => void>();
+  /** `undefined` once reconciled (or when there is no coordinator to reconcile with). */
+  #coordinator: GateRecoverySource | undefined;
+  /** The reconciliation in flight, shared by the transactions waiting for it. */
+  #reconciling: Promise<void> | undefined;
 
   /**
    * @internal Use {@link postgresFenceGate} or {@link sqliteFenceGate}.
@@ -57,10 +81,35 @@ export class SqlFenceGate<Tx> {
     if (options.wallClock !== undefined && typeof options.wallClock !== 'function') {
       throw new TypeError(`${api}: wallClock must be a function returning epoch milliseconds`);
     }
+    if (options.coordinator !== undefined && typeof options.coordinator?.gateRecovery !== 'function') {
+      throw new TypeError(`${api}: coordinator must be a FenceGateClient from @lease-fence/client (with gateRecovery)`);
+    }
     this.resource = options.resource;
     this.verifier = options.verifier;
     this.driver = driver;
     this.wallClock = options.wallClock ?? Date.now;
+    this.#coordinator = options.coordinator;
+  }
+
+  /**
+   * @internal Resolves once the floor row was reconciled with the coordinator (at once when it
+   * was, or when the gate has no `coordinator`); concurrent callers share one attempt, and a
+   * failed attempt is made again by the next call.
+   * @throws What `gateRecovery` or the database throws (nothing was changed).
+   */
+  reconciled(): Promise<void> | undefined {
+    const coordinator = this.#coordinator;
+    if (coordinator === undefined) return undefined;
+    this.#reconciling ??= reconcileFloorRow(this, coordinator).then(
+      () => {
+        this.#coordinator = undefined;
+      },
+      (error: unknown) => {
+        this.#reconciling = undefined;
+        throw error;
+      },
+    );
+    return this.#reconciling;
   }
 
   /**
@@ -96,6 +145,22 @@ export class SqlFenceGate<Tx> {
     for (const listener of this.#admitListeners) safely(() => listener(token));
   }
 }
+
+/**
+ * Raises `gate`'s floor row to what the coordinator knows (`reconcileGateState`, the one copy of
+ * the rule: each part the higher of the two, never lowered), in one locked transaction.
+ */
+const reconcileFloorRow = async <Tx>(gate: SqlFenceGate<Tx>, coordinator: GateRecoverySource): Promise<void> => {
+  const view = await coordinator.gateRecovery(gate.resource);
+  await gate.driver.withLockedFloor(gate.resource, async (locked) => {
+    const state = reconcileGateState(gate.resource, { resource: gate.resource, ...locked.row }, view);
+    if (state.floor !== undefined && !sameFloor(state.floor, locked.row.floor)) await locked.saveFloor(state.floor);
+    if (state.nextSeq !== locked.row.nextSeq) await locked.saveNextSeq(state.nextSeq);
+  });
+};
+
+const sameFloor = (a: GateFloor, b: GateFloor | undefined): boolean =>
+  a.fence === b?.fence && a.holderId === b.holderId;
 
 const safely = (fn: () => void): void => {
   try {
@@ -165,7 +230,8 @@ export const migrate = (gate: SqlFenceGate<unknown>): Promise<void> => gate.driv
  * Runs `work` as a fenced write to the gate's resource, in ONE database transaction:
  *
  * 1. verifies `signedToken` (signature, resource, namespace); an invalid token throws before any
- *    statement runs, so it changes nothing;
+ *    statement runs, so it changes nothing; then, on the gate object's first call, reconciles the
+ *    floor row with its `coordinator` option (see {@link SqlFenceGateOptions.coordinator});
  * 2. begins a transaction and locks the resource's floor row;
  * 3. compares the token's fence with the floor by `lease-fence`'s `FenceGate` rule;
  * 4. admitted: raises the floor in the row, runs `work(tx)` on the same transaction, and commits
@@ -180,6 +246,7 @@ export const migrate = (gate: SqlFenceGate<unknown>): Promise<void> => gate.driv
  * @param signedToken - The writer's `lease.signedToken`.
  * @param work - Your statements, on `tx` (the transaction's connection); what it returns is returned.
  * @throws `InvalidFenceTokenError` (nothing ran) / `SigningKeysUnavailableError` (retryable; nothing ran) from the verifier.
+ * @throws What the `coordinator` option's `gateRecovery` throws, until it has answered once (retryable; nothing ran).
  * @throws `StaleFenceError` / `DoubleGrantError` once the refusal is committed in the outbox.
  * @throws What `work` throws (everything rolled back); what the database throws (nothing committed).
  * @see docs/design.md § "The library's rules" (FenceGate)
@@ -193,6 +260,7 @@ export const fencedTransaction = async <Tx, T>(
     throw new TypeError('fencedTransaction: gate must come from postgresFenceGate or sqliteFenceGate');
   if (typeof work !== 'function') throw new TypeError('fencedTransaction: work must be a function (tx) => …');
   const token = await gate.verifier.verify(signedToken, gate.resource);
+  await gate.reconciled();
   const outcome = await gate.driver.withLockedFloor(gate.resource, async (locked) => {
     // The rule is FenceGate's, run on the row as it is now: one copy of the fencing check.
     const fenceGate = new FenceGate(gate.resource, gateOptionsFrom({ resource: gate.resource, ...locked.row }));
@@ -205,8 +273,7 @@ export const fencedTransaction = async <Tx, T>(
       return { refused: error };
     }
     const floor = fenceGate.floor;
-    const raised =
-      floor !== undefined && (floor.fence !== locked.row.floor?.fence || floor.holderId !== locked.row.floor.holderId);
+    const raised = floor !== undefined && !sameFloor(floor, locked.row.floor);
     if (raised) await locked.saveFloor(floor);
     return { value: await work(locked.tx), raised };
   });

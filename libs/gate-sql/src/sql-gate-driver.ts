@@ -49,6 +49,8 @@ export interface LockedFloor<Tx> {
   saveFloor(floor: GateFloor): Promise<void>;
   /** Writes a refusal into the outbox and `nextSeq` (its seq + 1) into the locked row. */
   saveRefusal(refusal: PendingRejection, nextSeq: number): Promise<void>;
+  /** Writes `nextSeq` into the locked row, in this transaction (a reconciliation raising it). */
+  saveNextSeq(nextSeq: number): Promise<void>;
 }
 
 /**

@@ -13,7 +13,16 @@ describeSqlGateContract('SQLite', async () => {
   database.pragma('synchronous = FULL');
   const reader = new Database(path, { readonly: false });
   return {
-    gate: (resource, grants) => sqliteFenceGate({ database, resource, verifier: grants.verifier }),
+    gate: (resource, grants, coordinator) =>
+      sqliteFenceGate({
+        database,
+        resource,
+        verifier: grants.verifier,
+        ...(coordinator === undefined ? {} : { coordinator }),
+      }),
+    execute: async (sql) => {
+      reader.exec(sql);
+    },
     createWrites: async () => {
       database.exec(
         'CREATE TABLE writes (id INTEGER PRIMARY KEY AUTOINCREMENT, holder_id TEXT NOT NULL, fence INTEGER NOT NULL)',

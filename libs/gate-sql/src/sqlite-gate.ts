@@ -21,6 +21,8 @@ import {
 const SELECT_FLOOR =
   'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors WHERE resource = ?';
 
+const UPDATE_NEXT_SEQ = 'UPDATE lease_fence_floors SET next_seq = ? WHERE resource = ?';
+
 /**
  * One connection runs one transaction at a time, but the caller's callback is async: while it
  * awaits, another fenced transaction on the same connection must wait, or its BEGIN would fail
@@ -95,7 +97,10 @@ export const sqliteDriver = (database: Database.Database): SqlGateDriver<Databas
             statement(`INSERT INTO lease_fence_outbox
                 (resource, seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(...refusalColumns(refusal));
-            statement('UPDATE lease_fence_floors SET next_seq = ? WHERE resource = ?').run(nextSeq, resource);
+            statement(UPDATE_NEXT_SEQ).run(nextSeq, resource);
+          },
+          saveNextSeq: async (nextSeq) => {
+            statement(UPDATE_NEXT_SEQ).run(nextSeq, resource);
           },
         };
         return body(locked);

@@ -4,20 +4,32 @@
  * caller's error, invalid tokens, the outbox drained to a coordinator, and a writer killed with
  * SIGKILL in the middle of its transaction.
  */
-import { FenceGateClient, InvalidFenceTokenError, type FloorSink } from '@lease-fence/client';
+import { FenceGateClient, FenceTokenVerifier, InvalidFenceTokenError, type FloorSink } from '@lease-fence/client';
 import { openCoordinatorTestDouble, createTestSigningKey } from '@lease-fence/client/testing';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { DoubleGrantError, StaleFenceError } from 'lease-fence';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { drainSqlGate, fencedTransaction, migrate, type SqlFenceGate, type SqlGateDrainer } from '../src/index.js';
+import {
+  drainSqlGate,
+  fencedTransaction,
+  migrate,
+  type GateRecoverySource,
+  type SqlFenceGate,
+  type SqlGateDrainer,
+} from '../src/index.js';
 import { createTestGrants, type TestGrants } from './databases.js';
 
 /** One database under test, with a `writes (id, holder_id, fence)` table the writers fill. */
 export interface GateUnderTest<Tx> {
-  /** A gate on `resource` (each call: a new gate object, as after a restart of the process). */
-  gate(resource: string, grants: TestGrants): SqlFenceGate<Tx>;
+  /**
+   * A gate on `resource` (each call: a new gate object, as after a restart of the process);
+   * `coordinator`, when given, is passed as the gate's option of that name.
+   */
+  gate(resource: string, grants: Pick<TestGrants, 'verifier'>, coordinator?: GateRecoverySource): SqlFenceGate<Tx>;
+  /** Runs `sql` (statements without parameters, `;`-separated) on a connection of its own, as an operator would. */
+  execute(sql: string): Promise<void>;
   /** Creates the `writes` table. */
   createWrites(): Promise<void>;
   /** Inserts a `writes` row in the fenced transaction. */
@@ -264,6 +276,120 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
           expect(errors).toEqual([]);
         } finally {
           await drainer?.close();
+          await double.close();
+        }
+      });
+    });
+
+    describe('a database restored from a backup (or whose gate tables were emptied)', () => {
+      /** The coordinator double, its agents' grants, and a gate client reading its gate recovery. */
+      const openCoordinator = async () => {
+        const double = await openCoordinatorTestDouble({
+          tokens: [
+            { token: 'token-gate', role: 'gate', gateId: 'orders-gate', resources: ['orders-*'] },
+            { token: 'token-agent-1', role: 'agent', holderId: 'agent-1' },
+            { token: 'token-agent-2', role: 'agent', holderId: 'agent-2' },
+          ],
+        });
+        const call = async (agent: string, route: 'acquire' | 'release', body: object) => {
+          const response = await fetch(`${double.url}/v1/leases/${RESOURCE}/${route}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer token-${agent}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          });
+          expect(response.status).toBe(200);
+          return (await response.json()) as { grant?: { fence: number; signedToken: string } };
+        };
+        /** Acquires the resource for `agent`: its fence and signed token. */
+        const acquire = async (agent: string) =>
+          (await call(agent, 'acquire', { requestId: `${agent}-${String(Math.random())}` })).grant as {
+            fence: number;
+            signedToken: string;
+          };
+        const release = (agent: string, fence: number) => call(agent, 'release', { fence });
+        const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { jwks: double.keys } });
+        return {
+          double,
+          acquire,
+          release,
+          verifier,
+          client: new FenceGateClient({ baseUrl: double.url, token: 'token-gate' }),
+        };
+      };
+      /** A fenced `writes` row under a signed token the coordinator double granted. */
+      const signedWrite = (target: SqlFenceGate<Tx>, holderId: string, grant: { fence: number; signedToken: string }) =>
+        fencedTransaction(target, grant.signedToken, (tx) => db.write(tx, holderId, grant.fence));
+
+      it('reconciles with the coordinator before its first write: a superseded token is refused, and its refusal gets a seq the coordinator has not recorded', async () => {
+        const { double, acquire, release, verifier, client } = await openCoordinator();
+        let drainer: SqlGateDrainer | undefined;
+        try {
+          const before = db.gate(RESOURCE, { verifier }, client);
+          const first = await acquire('agent-1');
+          await signedWrite(before, 'agent-1', first);
+          // the backup is taken here: floor agent-1 @ first.fence, no refusal yet
+          await release('agent-1', first.fence);
+          const second = await acquire('agent-2');
+          await signedWrite(before, 'agent-2', second);
+          await expect(signedWrite(before, 'agent-1', first)).rejects.toBeInstanceOf(StaleFenceError);
+          drainer = drainSqlGate(before, client, { pollIntervalMillis: 50 });
+          await drainer.flush();
+          await drainer.close();
+          drainer = undefined;
+          expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1]);
+
+          // the operator restores the backup, and the process starts again (a new gate object)
+          await db.execute(
+            `UPDATE lease_fence_floors SET floor_fence = ${String(first.fence)}, floor_holder_id = 'agent-1', next_seq = 1, reported_through_seq = 0;
+             DELETE FROM lease_fence_outbox`,
+          );
+          const restored = db.gate(RESOURCE, { verifier }, client);
+          const writesBefore = await db.writes();
+          // agent-1's token was superseded by agent-2's grant: the gate must not admit it
+          await expect(signedWrite(restored, 'agent-1', first)).rejects.toBeInstanceOf(StaleFenceError);
+          expect(await db.writes()).toEqual(writesBefore);
+          drainer = drainSqlGate(restored, client, { pollIntervalMillis: 50 });
+          await drainer.flush();
+          // the second refusal is recorded as a second refusal, not taken for a resend of the first
+          expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2]);
+          expect(double.rejections[1]?.body).toMatchObject({
+            kind: 'stale',
+            rejected: { holderId: 'agent-1', fence: first.fence },
+            current: { fence: second.fence },
+          });
+          // the current holder still writes
+          await signedWrite(restored, 'agent-2', second);
+          expect((await db.writes()).at(-1)).toEqual({ holderId: 'agent-2', fence: second.fence });
+        } finally {
+          await drainer?.close();
+          await double.close();
+        }
+      });
+
+      it('runs nothing while the coordinator cannot be asked, and reconciles on a later write', async () => {
+        const { double, acquire, verifier, client } = await openCoordinator();
+        try {
+          const grant = await acquire('agent-1');
+          let down = true;
+          const flaky: GateRecoverySource = {
+            gateRecovery: async (resource, options) => {
+              if (down) throw new Error('coordinator unreachable');
+              return client.gateRecovery(resource, options);
+            },
+          };
+          const target = db.gate(RESOURCE, { verifier }, flaky);
+          let ran = false;
+          await expect(
+            fencedTransaction(target, grant.signedToken, () => {
+              ran = true;
+            }),
+          ).rejects.toThrow('coordinator unreachable');
+          expect(ran).toBe(false);
+          expect(await db.committedFloor(RESOURCE)).toBeUndefined();
+          down = false;
+          await signedWrite(target, 'agent-1', grant);
+          expect(await db.committedFloor(RESOURCE)).toEqual({ fence: grant.fence, holderId: 'agent-1' });
+        } finally {
           await double.close();
         }
       });
