@@ -79,8 +79,10 @@ export type FencedAnswer =
       readonly status: number;
       readonly contentType: string | undefined;
       readonly body: string;
-      /** True when the body was longer than {@link MAX_BODY_CHARS} and was cut. */
+      /** True when the body was longer than {@link MAX_BODY_CHARS} and was cut (the rest was never read). */
       readonly truncated: boolean;
+      /** A redirect's `Location`, resolved against the request's URL: told to the agent, never followed. */
+      readonly location?: string;
     }
   | ({ readonly kind: 'fence-refused'; readonly status: number } & z.infer<typeof GateFenceRefusalSchema>)
   | ({ readonly kind: 'gate-refused'; readonly status: number } & z.infer<typeof GateOwnAnswerSchema>);
@@ -98,6 +100,10 @@ export interface FencedRequest {
 /**
  * Sends `request` with its signed token and reads the answer. A JSON body without a
  * `content-type` header is sent as `application/json`, any other body as `text/plain`.
+ * A redirect is not followed: following it would send the token and the write to wherever the
+ * service behind the gate points, past the gate. At most {@link MAX_BODY_CHARS} of the body are
+ * read; the rest is left unread (the connection is cancelled), so an endless or huge answer
+ * costs bounded memory.
  *
  * @throws when no answer came (connection refused, timeout: `signal`'s reason).
  */
@@ -111,8 +117,9 @@ export async function sendFencedRequest(request: FencedRequest): Promise<FencedA
     headers,
     ...(request.body === undefined ? {} : { body: request.body }),
     signal: request.signal,
+    redirect: 'manual',
   });
-  const text = await response.text();
+  const { text, truncated } = await readText(response, MAX_BODY_CHARS);
   const contentType = response.headers.get('content-type') ?? undefined;
   if (contentType?.includes('application/json') === true && response.status >= 400) {
     const parsed = parseJson(text);
@@ -122,13 +129,44 @@ export async function sendFencedRequest(request: FencedRequest): Promise<FencedA
     const own = GateOwnAnswerSchema.safeParse(parsed);
     if (own.success) return { kind: 'gate-refused', status: response.status, ...own.data };
   }
+  const location = response.headers.get('location');
   return {
     kind: 'upstream',
     status: response.status,
     contentType,
-    body: text.slice(0, MAX_BODY_CHARS),
-    truncated: text.length > MAX_BODY_CHARS,
+    body: text,
+    truncated,
+    ...(location === null ? {} : { location: resolvedLocation(location, request.url) }),
   };
+}
+
+/** `location` as an absolute URL against `base` (as given when it does not parse). */
+const resolvedLocation = (location: string, base: string): string => {
+  try {
+    return new URL(location, base).href;
+  } catch {
+    return location;
+  }
+};
+
+/**
+ * The first `maxChars` characters of `response`'s body (decoded as UTF-8), and whether there was
+ * more; once `maxChars` are read the rest is not read: the body is cancelled.
+ */
+async function readText(response: Response, maxChars: number): Promise<{ text: string; truncated: boolean }> {
+  if (response.body === null) return { text: '', truncated: false };
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    text += done ? decoder.decode() : decoder.decode(value, { stream: true });
+    if (text.length > maxChars) {
+      await reader.cancel().catch(() => undefined);
+      return { text: text.slice(0, maxChars), truncated: true };
+    }
+    if (done) return { text, truncated: false };
+  }
 }
 
 const parseJson = (text: string): unknown => {

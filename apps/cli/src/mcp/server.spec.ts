@@ -5,7 +5,7 @@
  * notification and first in the next tool result; a lost lease is never used for a write; waiting
  * for a held resource takes it once it is free.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LeaseFenceClient } from '@lease-fence/client';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from '@lease-fence/client/testing';
@@ -154,6 +154,89 @@ describe('lease-fence MCP server sessions', () => {
       expect(tokensReceived).toHaveLength(1);
     } finally {
       await new Promise<void>((resolve) => origin.close(() => resolve()));
+    }
+  });
+
+  /** An origin answering as a ready gate guarding deploy-a, and `write` for every other request. */
+  const openGate = async (write: (request: IncomingMessage, response: ServerResponse) => void) => {
+    const origin: Server = createServer((request, response) => {
+      if (request.url === '/.well-known/lease-fence-gate/readyz') {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ ok: true, resource: 'deploy-a', floor: 0 }));
+        return;
+      }
+      write(request, response);
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(origin.address() as AddressInfo).port}/deployments`,
+      close: () => new Promise<void>((resolve) => origin.close(() => resolve())),
+    };
+  };
+
+  it("does not follow a redirect: the lease's token and the write go to the gate only, and the agent is told where it pointed", async () => {
+    const tokensElsewhere: (string | undefined)[] = [];
+    const elsewhere: Server = createServer((request, response) => {
+      tokensElsewhere.push(request.headers['lease-fence-token'] as string | undefined);
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('landed, unfenced'));
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/deployments`;
+    // the service behind the gate answers 307 (the gate passes its answers through as they are)
+    const gate = await openGate((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(307, { location: target }).end());
+    });
+    try {
+      const agent = await connect('agent-1', 'token-1');
+      await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+
+      const redirected = await agent.call('fenced_request', {
+        resource: 'deploy-a',
+        method: 'POST',
+        url: gate.url,
+        body: '{"version":7}',
+      });
+
+      expect(tokensElsewhere).toEqual([]);
+      expect(redirected.text).toMatch(/^307/);
+      expect(redirected.text).toContain(`redirected to ${target}: not followed`);
+      expect(redirected.structuredContent).toMatchObject({ ok: false, status: 307, location: target });
+    } finally {
+      await gate.close();
+      await new Promise<void>((resolve) => elsewhere.close(() => resolve()));
+    }
+  });
+
+  it('reads at most the part of an answer it hands back: an endless body is cut, not buffered until the timeout', async () => {
+    let written = 0;
+    const gate = await openGate((request, response) => {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const chunk = 'x'.repeat(64 * 1024);
+      const pump = (): void => {
+        while (!response.destroyed && response.write(chunk)) written += chunk.length;
+        if (!response.destroyed) response.once('drain', pump);
+      };
+      pump();
+    });
+    try {
+      const agent = await connect('agent-1', 'token-1');
+      await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+
+      const read = await agent.call('fenced_request', {
+        resource: 'deploy-a',
+        method: 'GET',
+        url: gate.url,
+        timeoutMillis: 10_000,
+      });
+
+      expect(read.isError).toBeUndefined();
+      expect(read.text).toMatch(/^200 \(text\/plain\):\nx{65536}\n\[body cut\]$/);
+      expect(written).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await gate.close();
     }
   });
 

@@ -454,12 +454,23 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
   );
 
   const answerFenced = async (resource: string, reply: FencedAnswer): Promise<CallToolResult> => {
-    if (reply.kind === 'upstream')
+    if (reply.kind === 'upstream') {
+      const redirected =
+        reply.location === undefined
+          ? ''
+          : `\nredirected to ${reply.location}: not followed (fenced_request sends your lease's token and your write only to the gate); if that URL is on the gate, send the request there.`;
       return answer(
-        `${reply.status}${reply.contentType === undefined ? '' : ` (${reply.contentType})`}:\n${reply.body}${reply.truncated ? '\n[body cut]' : ''}`,
-        { ok: reply.status < 400, status: reply.status, contentType: reply.contentType, body: reply.body },
+        `${reply.status}${reply.contentType === undefined ? '' : ` (${reply.contentType})`}:\n${reply.body}${reply.truncated ? '\n[body cut]' : ''}${redirected}`,
+        {
+          ok: reply.status < 300,
+          status: reply.status,
+          contentType: reply.contentType,
+          body: reply.body,
+          ...(reply.location === undefined ? {} : { location: reply.location }),
+        },
         reply.status >= 400,
       );
+    }
     if (reply.kind === 'gate-refused')
       return answer(
         `not admitted by the gate (${reply.status} ${reply.reason}): ${reply.message}. The write did not reach the service.`,
