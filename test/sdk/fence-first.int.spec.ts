@@ -1,12 +1,20 @@
 /**
  * Fence-first handover against the real coordinator (built `apps/coordinator`, SQLite log,
  * `LEASE_FENCE_FENCE_FIRST=deploy-*`) and a real gate process side: the SDK's gate link, a
- * `FenceGate` and a file floor store.
+ * `FenceGate` and a file floor store, or a SQL gate's floor row (`sqlGateGuard`, SQLite).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openFileFloorStore, openGateLink, type FileFloorStore, type GateLink } from '@lease-fence/client';
+import {
+  FenceTokenVerifier,
+  openFileFloorStore,
+  openGateLink,
+  type FileFloorStore,
+  type GateLink,
+} from '@lease-fence/client';
+import { fencedTransaction, migrate, sqlGateGuard, sqliteFenceGate } from '@lease-fence/gate-sql';
+import Database from 'better-sqlite3';
 import {
   EventsReplySchema,
   GATE_LINK_PATH,
@@ -99,6 +107,51 @@ describe.skipIf(!coordinatorBuilt())('fence-first handover against the real coor
       expect(types.slice(-4)).toEqual(['LeaseExpired', 'FenceReserved', 'FenceAdmitted', 'LeaseGranted']);
     } finally {
       await link.close();
+    }
+  });
+
+  it("a SQL gate's link raises the floor row before B's grant: A's older token is refused by fencedTransaction although B never wrote", async () => {
+    const resource = 'deploy-sql';
+    const database = new Database(join(floorDir, 'orders.db'));
+    database.exec('CREATE TABLE writes (holder_id TEXT NOT NULL, fence INTEGER NOT NULL)');
+    const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: `${coordinator.url}/v1/keys` } });
+    const gate = sqliteFenceGate({ database, resource, verifier });
+    await migrate(gate);
+    const link = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [sqlGateGuard(gate)],
+      reconnect: { initialDelayMillis: 10, maxDelayMillis: 50 },
+    });
+    const write = (reply: { status: number; body: Record<string, unknown> }, holderId: string) => {
+      const grant = reply.body.grant as { fence: number; signedToken: string };
+      return fencedTransaction(gate, grant.signedToken, (tx) =>
+        tx.prepare('INSERT INTO writes VALUES (?, ?)').run(holderId, grant.fence),
+      );
+    };
+    const floorRow = () =>
+      database.prepare('SELECT floor_fence AS fence, floor_holder_id AS holderId FROM lease_fence_floors').get();
+    try {
+      await link.whenGuarding();
+      const grantA = await acquire(1, resource, 'sql-a-1');
+      const fenceA = grantedFence(grantA);
+      expect(floorRow()).toEqual({ fence: fenceA, holderId: 'agent-1' }); // before A's first write
+      await write(grantA, 'agent-1');
+      await pastTtl();
+
+      const grantB = await acquire(2, resource, 'sql-b-1');
+      const fenceB = grantedFence(grantB);
+
+      expect(floorRow()).toEqual({ fence: fenceB, holderId: 'agent-2' });
+      await expect(write(grantA, 'agent-1')).rejects.toBeInstanceOf(StaleFenceError);
+      await write(grantB, 'agent-2');
+      expect(database.prepare('SELECT holder_id, fence FROM writes').all()).toEqual([
+        { holder_id: 'agent-1', fence: fenceA },
+        { holder_id: 'agent-2', fence: fenceB },
+      ]);
+    } finally {
+      await link.close();
+      database.close();
     }
   });
 

@@ -15,7 +15,7 @@ import {
   type GateStatusBody,
   type GateToCoordinatorFrame,
 } from '@lease-fence/protocol';
-import type { FenceGate } from 'lease-fence';
+import type { FenceGate, FenceToken } from 'lease-fence';
 import WebSocket from 'ws';
 import { parseBaseUrl } from './coordinator-http.js';
 import { gateStateOf, type FloorStore } from './floor-store.js';
@@ -23,9 +23,26 @@ import { backoffDelayMillis, createRetryPolicy, type RetryOptions } from './retr
 import { systemTimers, type Timers } from './timers.js';
 
 /** One resource the link guards: its gate and where that gate's floor is saved. */
-export interface GuardedResource {
+export type GuardedResource = GuardedFenceGate | DurableAdmitter;
+
+/** A `FenceGate` whose floor the link raises, then saves in its `FloorStore`, before it answers. */
+export interface GuardedFenceGate {
   readonly gate: FenceGate;
   readonly store: FloorStore;
+}
+
+/**
+ * A resource whose durable floor lives elsewhere (a SQL gate's row: `sqlGateGuard` of
+ * `@lease-fence/gate-sql`): the link calls `admit` and answers `admitted` once it resolves.
+ */
+export interface DurableAdmitter {
+  /** The resource guarded. */
+  readonly resource: string;
+  /**
+   * Raises the resource's floor to `token` by the `FenceGate` rule and resolves once that floor
+   * is durable; rejects, changing nothing, when the rule refuses the token (or the save fails).
+   */
+  admit(token: FenceToken): Promise<void>;
 }
 
 /** What the link reports to {@link GateLinkOptions.onEvent}. */
@@ -88,11 +105,15 @@ export function openGateLink(options: GateLinkOptions): GateLink {
   if (typeof options.token !== 'string' || options.token === '')
     throw new TypeError(`${api}: token must be a non-empty gate token`);
   if (!Array.isArray(options.guards) || options.guards.length === 0)
-    throw new TypeError(`${api}: guards must list at least one { gate, store }`);
+    throw new TypeError(`${api}: guards must list at least one { gate, store } or { resource, admit }`);
   const guards = new Map<string, GuardedResource>();
   for (const [index, guard] of options.guards.entries()) {
-    const resource = guard?.gate?.resource;
-    if (typeof resource !== 'string') throw new TypeError(`${api}: guards.${index}.gate must be a FenceGate`);
+    const resource =
+      guard !== null && typeof guard === 'object' && 'admit' in guard ? guard.resource : guard?.gate?.resource;
+    if (typeof resource !== 'string')
+      throw new TypeError(
+        `${api}: guards.${index} must be { gate: FenceGate, store: FloorStore } or { resource, admit(token) }`,
+      );
     if (guards.has(resource))
       throw new TypeError(`${api}: guards.${index} guards ${JSON.stringify(resource)} a second time`);
     guards.set(resource, guard);
@@ -132,9 +153,13 @@ export function openGateLink(options: GateLinkOptions): GateLink {
       });
       return;
     }
+    const token: FenceToken = { resource: frame.resource, holderId: frame.holderId, fence: frame.fence };
     try {
-      guard.gate.admit({ resource: frame.resource, holderId: frame.holderId, fence: frame.fence });
-      await guard.store.save(gateStateOf(guard.gate));
+      if ('admit' in guard) await guard.admit(token);
+      else {
+        guard.gate.admit(token);
+        await guard.store.save(gateStateOf(guard.gate));
+      }
     } catch (error) {
       report({ type: 'admit-failed', resource: frame.resource, fence: frame.fence, error });
       return;

@@ -92,6 +92,8 @@ export {
   type GateLink,
   type GateLinkEvent,
   type GateLinkOptions,
+  type DurableAdmitter,
+  type GuardedFenceGate,
   type GuardedResource,
 } from './gate-link.js';
 /** The check of coordinator-signed grants before a gate compares their fence. */

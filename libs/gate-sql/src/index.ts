@@ -13,6 +13,7 @@ export {
   migrate,
   postgresFenceGate,
   sqliteFenceGate,
+  sqlGateGuard,
   SqlFenceGate,
   type GateRecoverySource,
   type PostgresFenceGateOptions,

@@ -8,6 +8,7 @@
 import {
   gateOptionsFrom,
   reconcileGateState,
+  type DurableAdmitter,
   type FenceGateClient,
   type FenceTokenVerifier,
   type PendingRejection,
@@ -16,7 +17,7 @@ import type Database from 'better-sqlite3';
 import { DoubleGrantError, FenceGate, StaleFenceError, type FenceToken, type GateFloor } from 'lease-fence';
 import type { PoolClient } from 'pg';
 import { postgresDriver, type PostgresPool } from './postgres-gate.js';
-import type { SqlGateDriver } from './sql-gate-driver.js';
+import type { LockedFloor, SqlGateDriver } from './sql-gate-driver.js';
 import { sqliteDriver } from './sqlite-gate.js';
 
 /** Options shared by {@link postgresFenceGate} and {@link sqliteFenceGate}. */
@@ -146,6 +147,53 @@ export class SqlFenceGate<Tx> {
   }
 }
 
+/** The rule is FenceGate's, run on the locked row as it is now: one copy of the fencing check. */
+const rowGate = <Tx>(resource: string, locked: LockedFloor<Tx>): FenceGate =>
+  new FenceGate(resource, gateOptionsFrom({ resource, ...locked.row }));
+
+/**
+ * Admits `token` at `fenceGate` (the locked row's gate) and, when that raised the floor, writes
+ * it into the row (durable with the transaction's commit).
+ * @returns Whether the floor was raised.
+ * @throws `StaleFenceError` / `DoubleGrantError` from the rule (nothing written).
+ */
+const raiseFloor = async <Tx>(fenceGate: FenceGate, locked: LockedFloor<Tx>, token: FenceToken): Promise<boolean> => {
+  fenceGate.admit(token);
+  const floor = fenceGate.floor;
+  const raised = floor !== undefined && !sameFloor(floor, locked.row.floor);
+  if (raised) await locked.saveFloor(floor);
+  return raised;
+};
+
+/**
+ * The SQL gate's side of fence-first handover: pass it to `openGateLink` of
+ * `@lease-fence/client` (`guards: [sqlGateGuard(gate)]`). When the coordinator asks the link to
+ * admit a reserved fence, the floor row is raised to it by the `FenceGate` rule in one locked
+ * transaction (after the gate object's reconciliation, when it has a `coordinator`), and the link
+ * answers `admitted` once that transaction committed. So right after the new holder's acquire
+ * returns, every older token is refused by `fencedTransaction`, in every process writing to the
+ * database, even before the new holder writes. A fence the rule refuses is not answered (the
+ * coordinator burns it) and records nothing: it was not a write.
+ * @example
+ * ```ts
+ * const link = openGateLink({ baseUrl, token: gateToken, guards: [sqlGateGuard(gate)] });
+ * await link.whenGuarding();
+ * ```
+ */
+export const sqlGateGuard = (gate: SqlFenceGate<unknown>): DurableAdmitter => {
+  if (!(gate instanceof SqlFenceGate))
+    throw new TypeError('sqlGateGuard: gate must come from postgresFenceGate or sqliteFenceGate');
+  return {
+    resource: gate.resource,
+    admit: async (token) => {
+      await gate.reconciled();
+      await gate.driver.withLockedFloor(gate.resource, async (locked) => {
+        await raiseFloor(rowGate(gate.resource, locked), locked, token);
+      });
+    },
+  };
+};
+
 /**
  * Raises `gate`'s floor row to what the coordinator knows (`reconcileGateState`, the one copy of
  * the rule: each part the higher of the two, never lowered), in one locked transaction.
@@ -262,19 +310,16 @@ export const fencedTransaction = async <Tx, T>(
   const token = await gate.verifier.verify(signedToken, gate.resource);
   await gate.reconciled();
   const outcome = await gate.driver.withLockedFloor(gate.resource, async (locked) => {
-    // The rule is FenceGate's, run on the row as it is now: one copy of the fencing check.
-    const fenceGate = new FenceGate(gate.resource, gateOptionsFrom({ resource: gate.resource, ...locked.row }));
+    const fenceGate = rowGate(gate.resource, locked);
+    let raised: boolean;
     try {
-      fenceGate.admit(token);
+      raised = await raiseFloor(fenceGate, locked, token);
     } catch (error) {
       if (!(error instanceof StaleFenceError || error instanceof DoubleGrantError)) throw error;
       const refusal: PendingRejection = { ...error.rejection, wallMillis: gate.wallClock() };
       await locked.saveRefusal(refusal, fenceGate.nextSeq);
       return { refused: error };
     }
-    const floor = fenceGate.floor;
-    const raised = floor !== undefined && !sameFloor(floor, locked.row.floor);
-    if (raised) await locked.saveFloor(floor);
     return { value: await work(locked.tx), raised };
   });
   if ('refused' in outcome) {

@@ -15,6 +15,7 @@ import {
   drainSqlGate,
   fencedTransaction,
   migrate,
+  sqlGateGuard,
   type GateRecoverySource,
   type SqlFenceGate,
   type SqlGateDrainer,
@@ -279,6 +280,25 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
           await double.close();
         }
       });
+    });
+
+    it("admits a fence-first handover's fence into the floor row (sqlGateGuard), and refuses an older or double-granted one changing nothing", async () => {
+      const guard = sqlGateGuard(gate);
+      expect(guard.resource).toBe(RESOURCE);
+      await guard.admit({ resource: RESOURCE, holderId: 'agent-2', fence: 4 });
+      expect(await db.committedFloor(RESOURCE)).toEqual({ fence: 4, holderId: 'agent-2' });
+      await expect(guard.admit({ resource: RESOURCE, holderId: 'agent-1', fence: 3 })).rejects.toBeInstanceOf(
+        StaleFenceError,
+      );
+      await expect(guard.admit({ resource: RESOURCE, holderId: 'agent-1', fence: 4 })).rejects.toBeInstanceOf(
+        DoubleGrantError,
+      );
+      await guard.admit({ resource: RESOURCE, holderId: 'agent-2', fence: 4 }); // a resent admit
+      expect(await state()).toMatchObject({ floor: { fence: 4, holderId: 'agent-2' }, nextSeq: 1, outbox: [] });
+      // the holder's first write comes after: admitted at the floor's own fence; an older one is refused
+      await write('agent-2', 4);
+      await expect(write('agent-1', 3)).rejects.toBeInstanceOf(StaleFenceError);
+      expect(await db.writes()).toEqual([{ holderId: 'agent-2', fence: 4 }]);
     });
 
     describe('a database restored from a backup (or whose gate tables were emptied)', () => {
