@@ -147,3 +147,57 @@ describe('PostgreSQL: the floor row is locked in the same query as BEGIN', () =>
     }
   });
 });
+
+describe('PostgreSQL: a connection that dies inside a fenced transaction', () => {
+  it('rejects that transaction and leaves the process running (no unhandled client error); the next one commits', async () => {
+    const database = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    pool.on('error', () => undefined); // an idle connection's error is the pool owner's (pg's rule)
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => void uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const grants = await createTestGrants();
+      const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
+      await migrate(gate);
+      await pool.query('CREATE TABLE writes (holder_id TEXT NOT NULL, fence BIGINT NOT NULL)');
+      let backendPid!: number;
+      let inside!: () => void;
+      const isInside = new Promise<void>((resolve) => (inside = resolve));
+      let mayGoOn!: () => void;
+      const goOn = new Promise<void>((resolve) => (mayGoOn = resolve));
+
+      const writing = fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 3), async (tx) => {
+        backendPid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        await tx.query("INSERT INTO writes VALUES ('agent-1', 3)");
+        inside();
+        await goOn; // the caller's own work, between two statements
+        await tx.query("INSERT INTO writes VALUES ('agent-1', 3)");
+      });
+      const outcome = writing.then(
+        () => 'committed',
+        (error: unknown) => error,
+      );
+      await isInside;
+      await admin.query('SELECT pg_terminate_backend($1)', [backendPid]);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the client sees its socket close
+      mayGoOn();
+
+      expect(await outcome).toBeInstanceOf(Error);
+      expect(uncaught).toEqual([]);
+      expect((await pool.query('SELECT count(*)::int AS n FROM writes')).rows[0].n).toBe(0);
+      expect((await gate.driver.readState('orders-db'))?.floor).toBeUndefined();
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 3), (tx) =>
+        tx.query("INSERT INTO writes VALUES ('agent-1', 3)"),
+      );
+      expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 3, holderId: 'agent-1' });
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await admin.end();
+      await pool.end();
+      await database.drop();
+    }
+  });
+});

@@ -62,6 +62,14 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
   ): Promise<T> => {
     const client = await pool.connect();
     let broken: Error | undefined;
+    // A checked-out pg client emits 'error' when its connection dies (the server restarted, the
+    // backend was killed), also between two statements; pg-pool listens only while a client is
+    // idle, so without this listener that event would crash the process. The statement in flight,
+    // or the next one, rejects with the error; the client is then released as broken.
+    const onConnectionError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on('error', onConnectionError);
     try {
       try {
         // Inside the try: a failed `BEGIN; SELECT …` may leave the transaction open (aborted).
@@ -78,6 +86,8 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
         throw error;
       }
     } finally {
+      // A broken client keeps a listener: it may still emit as it closes, after the pool dropped it.
+      if (broken === undefined) client.off('error', onConnectionError);
       client.release(broken);
     }
   };
