@@ -17,4 +17,18 @@ describe('parseDurationMillis', () => {
       `must be a whole number with a unit: 500ms, 30s, 2m or 1h, got ${JSON.stringify(text)}`,
     );
   });
+
+  it.each(['597h', '99999h', '2147483648ms', '9999999999h'])(
+    'refuses %j: every duration is a timer, and a longer one would fire at once',
+    (text) => {
+      expect(() => parseDurationMillis(text)).toThrow(
+        `must be at most 2147483647ms (about 596h, the longest timer), got ${JSON.stringify(text)}`,
+      );
+    },
+  );
+
+  it('takes the longest timer itself', () => {
+    expect(parseDurationMillis('2147483647ms')).toBe(2_147_483_647);
+    expect(parseDurationMillis('596h')).toBe(596 * 3_600_000);
+  });
 });

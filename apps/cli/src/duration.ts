@@ -7,6 +7,7 @@
  * duration is a whole number followed by exactly one of four units, and anything else is refused
  * with a message that names the flag.
  */
+import { MAX_TIMER_MILLIS } from '@lease-fence/client';
 import { z } from 'zod';
 
 /** Milliseconds per unit of a duration. */
@@ -21,15 +22,22 @@ export const DURATION_SYNTAX = 'a whole number with a unit: 500ms, 30s, 2m or 1h
  * Parses a duration into milliseconds.
  *
  * @param text - A whole number and a unit (`ms`, `s`, `m`, `h`), no spaces: `500ms`, `30s`, `2m`.
- * @returns The duration in milliseconds (a safe integer ≥ 0).
- * @throws RangeError when `text` is not of that form (the message quotes it and gives the syntax).
+ * @returns The duration in milliseconds (an integer from 0 to `MAX_TIMER_MILLIS`, 2^31 - 1).
+ * @throws RangeError when `text` is not of that form (the message quotes it and gives the syntax),
+ *   or is longer than the longest timer.
  */
 export function parseDurationMillis(text: string): number {
   const match = DURATION.exec(text.trim());
   if (match === null) throw new RangeError(`must be ${DURATION_SYNTAX}, got ${JSON.stringify(text)}`);
   const [, amount, unit] = match as unknown as [string, string, keyof typeof UNIT_MILLIS];
   const millis = Number(amount) * UNIT_MILLIS[unit];
-  if (!Number.isSafeInteger(millis)) throw new RangeError(`is too long, got ${JSON.stringify(text)}`);
+  // Every duration here ends up in a timer (a TTL, a wait, a grace, a skew); Node fires a longer
+  // setTimeout at once, and the SDK refuses such a TTL only after the flags were accepted.
+  if (millis > MAX_TIMER_MILLIS) {
+    throw new RangeError(
+      `must be at most ${MAX_TIMER_MILLIS}ms (about ${Math.floor(MAX_TIMER_MILLIS / UNIT_MILLIS.h)}h, the longest timer), got ${JSON.stringify(text)}`,
+    );
+  }
   return millis;
 }
 
