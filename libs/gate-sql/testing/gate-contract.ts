@@ -430,7 +430,9 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
             gate,
             {
               reportRejection: (rejection, options) => client.reportRejection(rejection, options),
-              reportFloor: (resource, floor, options) => client.reportFloor(resource, floor, options),
+              // the double has no floor route: a floor report (made at once when the drainer's first
+              // read already finds the first write's floor) would fail with 404
+              reportFloor: async (_resource, floor) => ({ raised: false, fenceCounter: floor.fence }),
               reportAdmitted: async (token, options) => {
                 reports.push({ fence: token.fence, committedFloor: (await db.committedFloor(RESOURCE))?.fence });
                 await client.reportAdmitted(token, options);
