@@ -55,6 +55,8 @@ const TOOL_NAMES = [
 interface Agent {
   readonly client: Client;
   readonly notices: string[];
+  /** What the server process wrote on stderr so far. */
+  stderr(): string;
   call(name: string, args: Record<string, unknown>): Promise<CallToolResult & { text: string }>;
   close(): Promise<void>;
 }
@@ -71,10 +73,13 @@ const startAgent = async (coordinatorUrl: string, token: string): Promise<Agent>
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     notices.push(String(notification.params.data));
   });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
   await client.connect(transport);
   return {
     client,
     notices,
+    stderr: () => stderr,
     async call(name, args) {
       const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
       const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
@@ -148,6 +153,27 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       // nothing was acquired by any of them
       const { leases } = await viewerGet('/v1/leases', LeasesReplySchema);
       expect(leases.filter((lease) => lease.holderId === 'agent-3')).toEqual([]);
+    });
+
+    it("says on stderr why a stdio session ended when the client sent a message over the SDK's 10 MiB limit", async () => {
+      const agent = await startAgent(coordinator.url, 'agent-4-token');
+      agents.push(agent);
+      await agent.call('acquire_lease', { resource: 'deploy-mcp-big', ttlMillis: 60_000 });
+
+      const tooBig = agent.call('fenced_request', {
+        resource: 'deploy-mcp-big',
+        method: 'POST',
+        url: `${gate.url}/deployments/big`,
+        body: 'x'.repeat(11 * 1024 * 1024),
+      });
+
+      await expect(tooBig).rejects.toThrow();
+      await eventually('the reason on stderr', () => agent.stderr().includes('session ended'));
+      expect(agent.stderr()).toMatch(
+        /lease-fence mcp: session ended: a message from the MCP client could not be read \(ReadBuffer exceeded maximum size of 10485760 bytes\); its leases were released/,
+      );
+      const { leases } = await viewerGet('/v1/leases', LeasesReplySchema);
+      expect(leases.filter((lease) => lease.resource === 'deploy-mcp-big')).toEqual([]);
     });
 
     it('two agents contend; the stalled one is refused at the gate in plain words, and the refusal is logged', async () => {

@@ -21,6 +21,12 @@ export type McpSessionFactory = () => LeaseFenceMcpSession;
 export async function serveStdio(newSession: McpSessionFactory, stop: AbortSignal): Promise<void> {
   const session = newSession();
   const transport = new StdioServerTransport();
+  // The SDK's transport closes itself when stdin cannot be read as messages (one longer than its
+  // 10 MiB buffer): without this the session, and with it every lease, ended without a word.
+  let unreadable: Error | undefined;
+  transport.onerror = (error) => {
+    if (error.message.startsWith('ReadBuffer')) unreadable ??= error;
+  };
   const ended = new Promise<void>((resolve) => {
     const end = (): void => resolve();
     // The SDK's stdio transport does not watch for the end of stdin; a client that exits closes it.
@@ -32,6 +38,10 @@ export async function serveStdio(newSession: McpSessionFactory, stop: AbortSigna
   await session.server.connect(transport);
   await ended;
   await session.close();
+  if (unreadable !== undefined)
+    process.stderr.write(
+      `lease-fence mcp: session ended: a message from the MCP client could not be read (${unreadable.message}); its leases were released\n`,
+    );
   // stdin stays open when the process is stopped by a signal; an open stdin would keep it alive.
   process.stdin.destroy();
 }
