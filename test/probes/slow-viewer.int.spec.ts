@@ -143,12 +143,15 @@ describe('probe: a viewer that stops reading', () => {
           agentFailure ??= error instanceof Error ? error : new Error(String(error));
         }
       });
+      const bound =
+        STALLED_VIEWERS * (MAX_BUFFERED_BYTES + FRAME_BYTES) + FANOUT_FRAMES * FRAME_BYTES + RSS_ALLOWANCE_BYTES;
       let peakRss = baselineRss;
       let disconnects = 0;
-      /** One sample while waiting: fails on an agent's error, records the resident memory. */
+      /** One sample while waiting: records the resident memory; fails on an agent's error or memory beyond the bound. */
       const sample = async (): Promise<void> => {
         if (agentFailure !== undefined) throw agentFailure;
         peakRss = Math.max(peakRss, await metric('process_resident_memory_bytes'));
+        expect(peakRss - baselineRss, `resident memory growth beyond the bound: ${state()}`).toBeLessThanOrEqual(bound);
       };
       const state = (): string =>
         `${disconnects} of ${STALLED_VIEWERS} stalled viewers disconnected, ${events} events, ` +
@@ -235,8 +238,6 @@ describe('probe: a viewer that stops reading', () => {
         expect(app.logs.filter((l) => l.msg === SLOW_CONSUMER_LOGGED)).toHaveLength(STALLED_VIEWERS);
 
         // And the coordinator's memory stayed within the stream's bound plus the allowance
-        const bound =
-          STALLED_VIEWERS * (MAX_BUFFERED_BYTES + FRAME_BYTES) + FANOUT_FRAMES * FRAME_BYTES + RSS_ALLOWANCE_BYTES;
         reportFigures('slow-viewer', {
           stalledViewers: STALLED_VIEWERS,
           maxBufferedBytes: MAX_BUFFERED_BYTES,
