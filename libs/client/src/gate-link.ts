@@ -58,6 +58,12 @@ export type GateLinkEvent =
   /** The link dropped or could not open; the next attempt is in `retryInMillis`. */
   | { readonly type: 'disconnected'; readonly error?: unknown; readonly retryInMillis: number };
 
+/** Why the link did not admit `token`: `gate`'s floor is at or above it (stale, or its fence for another holder). */
+const notAdmitted = (token: FenceToken, gate: FenceGate): Error =>
+  new Error(
+    `fence ${token.fence} of ${JSON.stringify(token.holderId)} is not above the floor of ${JSON.stringify(token.resource)} (fence ${gate.floor?.fence ?? 0}${gate.floor === undefined ? '' : ` of ${JSON.stringify(gate.floor.holderId)}`}): not admitted, nothing recorded`,
+  );
+
 /** Options of {@link openGateLink}. */
 export interface GateLinkOptions {
   /** The coordinator's base URL, e.g. `http://127.0.0.1:3000`; the link uses `ws:` / `wss:` on it. */
@@ -157,6 +163,10 @@ export function openGateLink(options: GateLinkOptions): GateLink {
     try {
       if ('admit' in guard) await guard.admit(token);
       else {
+        // An admit is not a write: one the rule refuses records nothing (as a SQL gate's guard),
+        // since `FenceGate.admit` would take a refusal seq that no outbox ever holds, and the
+        // gate's next reported refusal would then tell the coordinator that refusals were lost.
+        if (!guard.gate.wouldAdmit(token)) throw notAdmitted(token, guard.gate);
         guard.gate.admit(token);
         await guard.store.save(gateStateOf(guard.gate));
       }
