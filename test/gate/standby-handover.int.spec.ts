@@ -44,9 +44,13 @@ async function startFront(initialUrl: string) {
       open.delete(upstream);
     };
     client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', () => {
+      if (!silenced.has(client)) drop();
+    });
     client.pipe(upstream).pipe(client);
   });
+  /** Connections kept open but carrying nothing more: a partition, or a frozen peer whose kernel still holds the socket. */
+  const silenced = new Set<Socket>();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -55,9 +59,19 @@ async function startFront(initialUrl: string) {
       for (const socket of open) socket.destroy();
       open.clear();
     },
+    /** Every open connection goes silent (kept open, nothing forwarded either way); new ones reach `url`. */
+    partitionTo(url: string): void {
+      target = new URL(url);
+      for (const socket of open) {
+        socket.unpipe();
+        socket.pause();
+        silenced.add(socket);
+      }
+      open.clear();
+    },
     close: () =>
       new Promise<void>((resolve) => {
-        for (const socket of open) socket.destroy();
+        for (const socket of [...open, ...silenced]) socket.destroy();
         server.close(() => resolve());
       }),
   };
@@ -290,5 +304,48 @@ describe.skipIf(!gateBuilt() || !existsSync(COORDINATOR_MAIN))(
       },
       120_000,
     );
+
+    it('a gate whose link went silent (the coordinator frozen or partitioned away, the socket still open) links to the standby that took over, so fence-first grants resume', async () => {
+      // Arrange: active + standby, the sidecar linked through the front; agent-a holds
+      const dataDir = await createTempDir('gate-silent-log-');
+      cleanups.push(() => removeTempDir(dataDir));
+      const { active, standby } = await startActiveWithStandby(dataDir, ENV, TAKEOVER_AFTER_MILLIS);
+      cleanups.push(
+        () => active.cleanup(),
+        () => standby.cleanup(),
+      );
+      const front = await startFront(active.url);
+      cleanups.push(() => front.close());
+      const gate = await startGate({
+        LEASE_FENCE_GATE_RESOURCE: RESOURCE,
+        LEASE_FENCE_GATE_UPSTREAM: upstream.url,
+        LEASE_FENCE_COORDINATOR_URL: front.url,
+        LEASE_FENCE_GATE_TOKEN: TEST_TOKENS.gate.token,
+        LEASE_FENCE_DATA_DIR: `${dataRoot}/gate-silent`,
+      });
+      cleanups.push(() => gate.stop('SIGKILL'));
+      await eventually('the gate link', () => guardingCount(gate) === 1);
+      const old = await acquire(() => front.url, 'a', 'silent-a');
+      await release(front.url, 'a', old.fence);
+
+      // Act: the gate's connections go silent, the active coordinator dies, the standby takes over behind the front
+      front.partitionTo(standby.url);
+      process.kill(active.pid, 'SIGKILL');
+      await standby.waitForLog((line) => line.msg === 'ready', 30_000);
+      const started = Date.now();
+      // (before the link's keepalive, the gate stayed linked to the silent socket and this never came: 503 fence-unavailable for minutes)
+      const current = await Promise.race([
+        acquire(() => front.url, 'b', 'silent-b'),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error('no fence-first grant within 40 s of the takeover')), 40_000),
+        ),
+      ]);
+      const waitedMillis = Date.now() - started;
+
+      // Assert: the grant came once the gate relinked, and the gate's floor is at its fence
+      console.log(`silent link: fence-first grant after ${waitedMillis} ms; gate linked ${guardingCount(gate)} times`);
+      expect(await floorOf(gate)).toEqual({ holderId: 'agent-b', fence: current.fence });
+      expect((await write(gate, '/silent/a-late', old.signedToken)).status).toBe(409);
+    }, 120_000);
   },
 );

@@ -11,8 +11,8 @@ import { commitDurably, gateOptionsFrom, type FloorStore, type GateState } from 
 import { openGateLink, type GateLink, type GateLinkEvent } from './gate-link.js';
 
 /** A coordinator stand-in: accepts links, records what gates send, lets the test send frames. */
-async function fakeCoordinator() {
-  const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: GATE_LINK_PATH });
+async function fakeCoordinator(options: { readonly autoPong?: boolean } = {}) {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: GATE_LINK_PATH, ...options });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const received: GateToCoordinatorFrame[] = [];
   const sockets: WebSocket[] = [];
@@ -246,6 +246,36 @@ describe('openGateLink', () => {
       commitDurably(gate, store, { resource: 'deploy-slot', holderId: 'agent-a', fence: 3 }, async () => undefined),
     ).rejects.toMatchObject({ rejection: { seq: 4 } });
     expect(saved.at(-1)).toMatchObject({ nextSeq: 5, outbox: [expect.objectContaining({ seq: 4 })] });
+  });
+
+  it('drops a link whose coordinator went silent (socket open, no pong) and links again', async () => {
+    // A frozen or partitioned-away coordinator: the socket stays open, nothing comes back
+    const coordinator = await fakeCoordinator({ autoPong: false });
+    opened.push(coordinator);
+    const events: GateLinkEvent[] = [];
+    const link = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [
+        { gate: new FenceGate('deploy-slot'), store: { load: async () => undefined, save: async () => undefined } },
+      ],
+      pingIntervalMillis: 50,
+      reconnect: { initialDelayMillis: 10, maxDelayMillis: 10 },
+      onEvent: (e) => events.push(e),
+    });
+    opened.push(link);
+    await link.whenGuarding();
+
+    await vi.waitFor(() => expect(coordinator.authorizations.length).toBeGreaterThanOrEqual(2), WAIT);
+    expect(events.map((e) => e.type)).toContain('disconnected');
+    expect(() =>
+      openGateLink({
+        baseUrl: coordinator.url,
+        token: 't',
+        guards: [{ gate: new FenceGate('x'), store: { load: async () => undefined, save: async () => undefined } }],
+        pingIntervalMillis: 0,
+      }),
+    ).toThrow(/pingIntervalMillis/);
   });
 
   it('reconnects after the link drops and guards again', async () => {
