@@ -7,12 +7,12 @@ import { FenceGate } from 'lease-fence';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { openFileFloorStore } from './file-floor-store.js';
-import { gateOptionsFrom, type FloorStore, type GateState } from './floor-store.js';
+import { commitDurably, gateOptionsFrom, type FloorStore, type GateState } from './floor-store.js';
 import { openGateLink, type GateLink, type GateLinkEvent } from './gate-link.js';
 
 /** A coordinator stand-in: accepts links, records what gates send, lets the test send frames. */
-async function fakeCoordinator() {
-  const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: GATE_LINK_PATH });
+async function fakeCoordinator(options: { readonly autoPong?: boolean } = {}) {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: GATE_LINK_PATH, ...options });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const received: GateToCoordinatorFrame[] = [];
   const sockets: WebSocket[] = [];
@@ -207,6 +207,75 @@ describe('openGateLink', () => {
     await roundTrip(coordinator.sockets[0]!); // an answer sent before the pong would have arrived by now
     expect(coordinator.received).toHaveLength(1);
     expect(gate.floor).toEqual({ holderId: 'agent-c', fence: 12 });
+  });
+
+  it("records nothing for an admit it refuses, as a SQL gate's guard does: the next write's refusal takes the next seq, so the coordinator sees no gap", async () => {
+    const coordinator = await fakeCoordinator();
+    opened.push(coordinator);
+    const gate = new FenceGate('deploy-slot', { initialFloor: { holderId: 'agent-c', fence: 12 }, initialSeq: 4 });
+    const saved: GateState[] = [];
+    const store: FloorStore = { load: async () => saved.at(-1), save: async (state) => void saved.push(state) };
+    const events: GateLinkEvent[] = [];
+    const link = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [{ gate, store }],
+      onEvent: (e) => events.push(e),
+    });
+    opened.push(link);
+    await link.whenGuarding();
+
+    // Below the floor (stale) and the floor's fence for another holder (a double grant): neither is a write.
+    for (const [id, holderId, fence] of [
+      [1, 'agent-b', 9],
+      [2, 'agent-b', 12],
+    ] as const)
+      coordinator.sockets[0]!.send(JSON.stringify({ type: 'admit', id, resource: 'deploy-slot', holderId, fence }));
+    await vi.waitFor(
+      () =>
+        expect(events.filter((e) => e.type === 'admit-failed').map((e) => (e as { fence: number }).fence)).toEqual([
+          9, 12,
+        ]),
+      WAIT,
+    );
+    expect(gate.nextSeq).toBe(4);
+    expect(gate.rejections).toEqual([]);
+
+    // The next stale write is refusal 4: seqs stay gap-free, so its report raises no RejectionsMissing.
+    await expect(
+      commitDurably(gate, store, { resource: 'deploy-slot', holderId: 'agent-a', fence: 3 }, async () => undefined),
+    ).rejects.toMatchObject({ rejection: { seq: 4 } });
+    expect(saved.at(-1)).toMatchObject({ nextSeq: 5, outbox: [expect.objectContaining({ seq: 4 })] });
+  });
+
+  it('drops a link whose coordinator went silent (socket open, no pong) and links again', async () => {
+    // A frozen or partitioned-away coordinator: the socket stays open, nothing comes back
+    const coordinator = await fakeCoordinator({ autoPong: false });
+    opened.push(coordinator);
+    const events: GateLinkEvent[] = [];
+    const link = openGateLink({
+      baseUrl: coordinator.url,
+      token: 'gate-token',
+      guards: [
+        { gate: new FenceGate('deploy-slot'), store: { load: async () => undefined, save: async () => undefined } },
+      ],
+      pingIntervalMillis: 50,
+      reconnect: { initialDelayMillis: 10, maxDelayMillis: 10 },
+      onEvent: (e) => events.push(e),
+    });
+    opened.push(link);
+    await link.whenGuarding();
+
+    await vi.waitFor(() => expect(coordinator.authorizations.length).toBeGreaterThanOrEqual(2), WAIT);
+    expect(events.map((e) => e.type)).toContain('disconnected');
+    expect(() =>
+      openGateLink({
+        baseUrl: coordinator.url,
+        token: 't',
+        guards: [{ gate: new FenceGate('x'), store: { load: async () => undefined, save: async () => undefined } }],
+        pingIntervalMillis: 0,
+      }),
+    ).toThrow(/pingIntervalMillis/);
   });
 
   it('reconnects after the link drops and guards again', async () => {

@@ -20,7 +20,7 @@ import WebSocket from 'ws';
 import { parseBaseUrl } from './coordinator-http.js';
 import { gateStateOf, type FloorStore } from './floor-store.js';
 import { backoffDelayMillis, createRetryPolicy, type RetryOptions } from './retry-policy.js';
-import { systemTimers, type Timers } from './timers.js';
+import { MAX_TIMER_MILLIS, systemTimers, type Timers } from './timers.js';
 
 /** One resource the link guards: its gate and where that gate's floor is saved. */
 export type GuardedResource = GuardedFenceGate | DurableAdmitter;
@@ -58,6 +58,12 @@ export type GateLinkEvent =
   /** The link dropped or could not open; the next attempt is in `retryInMillis`. */
   | { readonly type: 'disconnected'; readonly error?: unknown; readonly retryInMillis: number };
 
+/** Why the link did not admit `token`: `gate`'s floor is at or above it (stale, or its fence for another holder). */
+const notAdmitted = (token: FenceToken, gate: FenceGate): Error =>
+  new Error(
+    `fence ${token.fence} of ${JSON.stringify(token.holderId)} is not above the floor of ${JSON.stringify(token.resource)} (fence ${gate.floor?.fence ?? 0}${gate.floor === undefined ? '' : ` of ${JSON.stringify(gate.floor.holderId)}`}): not admitted, nothing recorded`,
+  );
+
 /** Options of {@link openGateLink}. */
 export interface GateLinkOptions {
   /** The coordinator's base URL, e.g. `http://127.0.0.1:3000`; the link uses `ws:` / `wss:` on it. */
@@ -73,9 +79,21 @@ export interface GateLinkOptions {
   readonly reconnect?: Omit<RetryOptions, 'maxAttempts'>;
   /** Observer of connections, admits and refusals; a throwing observer is ignored. */
   readonly onEvent?: (event: GateLinkEvent) => void;
-  /** Timers for the reconnect backoff. @defaultValue the real timers */
+  /** Timers for the reconnect backoff and the keepalive. @defaultValue the real timers */
   readonly timers?: Timers;
+  /**
+   * How often the link pings the coordinator, in milliseconds; a link whose peer answered nothing
+   * (no pong, ping or frame) since the previous ping is dropped and reconnected, and so is one whose
+   * opening handshake takes longer. A coordinator frozen or cut off by the network keeps the socket
+   * open without a word: without this, the gate never relinks to the coordinator that took over, and
+   * every fence-first acquire of its resources answers 503 `fence-unavailable`.
+   * @defaultValue {@link GATE_LINK_PING_MILLIS}
+   */
+  readonly pingIntervalMillis?: number;
 }
+
+/** The default {@link GateLinkOptions.pingIntervalMillis}: a silent coordinator is dropped within 10 s. */
+export const GATE_LINK_PING_MILLIS = 5000;
 
 /** An open gate link; see {@link openGateLink}. */
 export interface GateLink {
@@ -118,6 +136,11 @@ export function openGateLink(options: GateLinkOptions): GateLink {
       throw new TypeError(`${api}: guards.${index} guards ${JSON.stringify(resource)} a second time`);
     guards.set(resource, guard);
   }
+  const pingIntervalMillis = options.pingIntervalMillis ?? GATE_LINK_PING_MILLIS;
+  if (!Number.isInteger(pingIntervalMillis) || pingIntervalMillis < 1 || pingIntervalMillis > MAX_TIMER_MILLIS)
+    throw new RangeError(
+      `${api}: pingIntervalMillis must be an integer number of milliseconds in [1, ${MAX_TIMER_MILLIS}], got ${String(pingIntervalMillis)}`,
+    );
   const policy = createRetryPolicy(api, { ...options.reconnect, maxAttempts: 1 });
   const timers = options.timers ?? systemTimers;
   const url = new URL(GATE_LINK_PATH.replace(/^\//, ''), `${base.href.replace(/\/+$/, '')}/`);
@@ -157,6 +180,10 @@ export function openGateLink(options: GateLinkOptions): GateLink {
     try {
       if ('admit' in guard) await guard.admit(token);
       else {
+        // An admit is not a write: one the rule refuses records nothing (as a SQL gate's guard),
+        // since `FenceGate.admit` would take a refusal seq that no outbox ever holds, and the
+        // gate's next reported refusal would then tell the coordinator that refusals were lost.
+        if (!guard.gate.wouldAdmit(token)) throw notAdmitted(token, guard.gate);
         guard.gate.admit(token);
         await guard.store.save(gateStateOf(guard.gate));
       }
@@ -170,14 +197,36 @@ export function openGateLink(options: GateLinkOptions): GateLink {
 
   const connect = (): void => {
     if (closed) return;
-    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${options.token}` }, perMessageDeflate: false });
+    const ws = new WebSocket(url, {
+      headers: { authorization: `Bearer ${options.token}` },
+      perMessageDeflate: false,
+      handshakeTimeout: pingIntervalMillis,
+    });
     socket = ws;
     let opened = false;
+    /** Whether the peer said anything since the last ping. */
+    let heard = true;
+    const stopKeepalive = new AbortController();
+    const keepalive = async (): Promise<void> => {
+      for (;;) {
+        await timers.sleep(pingIntervalMillis, stopKeepalive.signal);
+        if (!heard) {
+          ws.terminate(); // 'close' follows and schedules the reconnect
+          return;
+        }
+        heard = false;
+        ws.ping();
+      }
+    };
+    ws.on('pong', () => void (heard = true));
+    ws.on('ping', () => void (heard = true));
     ws.on('open', () => {
       opened = true;
       send(ws, { type: 'guard', resources: [...guards.keys()] });
+      keepalive().catch(() => undefined);
     });
     ws.on('message', (data) => {
+      heard = true;
       const parsed = CoordinatorToGateFrameSchema.safeParse(safeJson(data.toString()));
       if (!parsed.success) return; // a newer coordinator's frame this SDK does not know
       const frame = parsed.data;
@@ -202,6 +251,7 @@ export function openGateLink(options: GateLinkOptions): GateLink {
       ws.emit('error', new Error(`gate link refused: HTTP ${response.statusCode}`));
     });
     ws.on('close', () => {
+      stopKeepalive.abort();
       guarding = false;
       if (socket === ws) socket = undefined;
       if (closed) return;

@@ -89,6 +89,7 @@ export { openFileFloorStore, FileFloorStore, type FileFloorStoreOptions } from '
 /** The gate link of fence-first handover: a gate's WebSocket to the coordinator, admitting reserved fences. */
 export {
   openGateLink,
+  GATE_LINK_PING_MILLIS,
   type GateLink,
   type GateLinkEvent,
   type GateLinkOptions,

@@ -232,6 +232,14 @@ export class LeaseFenceClient {
     this.#timers = options.timers ?? systemTimers;
   }
 
+  /**
+   * The clock skew allowance this client was built with, in milliseconds: every TTL it asks for
+   * must exceed it (see {@link LeaseRequestOptions.ttlMillis}).
+   */
+  get clockSkewMillis(): number {
+    return this.#leases.clockSkewMillis;
+  }
+
   /** The coordinator's base URL. */
   get baseUrl(): string {
     return this.#transport.baseUrl;

@@ -5,9 +5,21 @@ import { fencedTransaction, migrate, postgresFenceGate } from './index.js';
 import { createTestDatabase, createTestGrants } from '../testing/databases.js';
 import { describeSqlGateContract } from '../testing/gate-contract.js';
 
+/**
+ * A pool on the test database. `pool.end()` resolves once its clients are asked to end, not once
+ * their connections closed, so `DROP DATABASE … WITH (FORCE)` right after it can terminate one
+ * still closing (57P01); an idle client's error is the pool owner's (pg's rule), and without a
+ * listener it fails the run as an unhandled error.
+ */
+const testPool = (connectionString: string, max: number): pg.Pool => {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on('error', () => undefined);
+  return pool;
+};
+
 describeSqlGateContract('PostgreSQL', async () => {
   const database = await createTestDatabase();
-  const pool = new pg.Pool({ connectionString: database.url, max: 8 });
+  const pool = testPool(database.url, 8);
   return {
     gate: (resource, grants, coordinator) =>
       postgresFenceGate({
@@ -66,7 +78,7 @@ describeSqlGateContract('PostgreSQL', async () => {
 describe('PostgreSQL: two writers in parallel transactions on real connections', () => {
   it('the older fence waits on the floor row while the newer one is open, then is refused: never both commit', async () => {
     const database = await createTestDatabase();
-    const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+    const pool = testPool(database.url, 4);
     try {
       const grants = await createTestGrants();
       const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
@@ -123,7 +135,7 @@ describe('PostgreSQL: two writers in parallel transactions on real connections',
 describe('PostgreSQL: the floor row is locked in the same query as BEGIN', () => {
   it("keeps resources with quotes and backslashes apart: each one's floor is its own row", async () => {
     const database = await createTestDatabase();
-    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    const pool = testPool(database.url, 2);
     try {
       // Arrange: two resource ids that a naive quoting would confuse or break on
       const grants = await createTestGrants();
@@ -151,8 +163,7 @@ describe('PostgreSQL: the floor row is locked in the same query as BEGIN', () =>
 describe('PostgreSQL: a connection that dies inside a fenced transaction', () => {
   it('rejects that transaction and leaves the process running (no unhandled client error); the next one commits', async () => {
     const database = await createTestDatabase();
-    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-    pool.on('error', () => undefined); // an idle connection's error is the pool owner's (pg's rule)
+    const pool = testPool(database.url, 2);
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
     const uncaught: unknown[] = [];

@@ -269,4 +269,56 @@ describe('lease-fence MCP server sessions', () => {
     expect(renewed.text).toMatch(/good for \d+(\.\d+)? s more by this server's clock/);
     expect(renewed.text).not.toMatch(/\d+\.\d{4,}/);
   });
+
+  it("refuses a ttlMillis the SDK cannot ask for (beyond the longest timer, or within the clock skew), naming the tool's field, not the SDK's", async () => {
+    const agent = await connect('agent-1', 'token-1');
+
+    const huge = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1e20 });
+    const withinSkew = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 50 });
+    await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 30_000 });
+    const hugeRenewal = await agent.call('renew_lease', { resource: 'deploy-a', ttlMillis: 1e20 });
+    const skewRenewal = await agent.call('renew_lease', { resource: 'deploy-a', ttlMillis: 10 });
+
+    for (const refused of [huge, withinSkew, hugeRenewal, skewRenewal]) {
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toMatch(/ttlMillis/);
+      expect(refused.text).not.toMatch(/LeaseClient|options\./);
+    }
+    expect(huge.text).toMatch(/at most 2147483647/);
+    expect(withinSkew.text).toMatch(/clock skew \(50 ms\)/);
+  });
+
+  it('refuses a header value HTTP cannot carry and a body with GET or HEAD, naming the field, before anything is sent', async () => {
+    let writes = 0;
+    const gate = await openGate((request, response) => {
+      writes += 1;
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('recorded'));
+    });
+    try {
+      const agent = await connect('agent-1', 'token-1');
+      await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+      const send = (args: Record<string, unknown>) =>
+        agent.call('fenced_request', { resource: 'deploy-a', url: gate.url, ...args });
+
+      const badValue = await send({ method: 'POST', headers: { 'X-Note': 'line\nbreak' } });
+      const badName = await send({ method: 'POST', headers: { 'a b': 'x' } });
+      const getBody = await send({ method: 'GET', body: '{}' });
+      const headBody = await send({ method: 'HEAD', body: 'x' });
+
+      expect(badValue.isError).toBe(true);
+      expect(badValue.text).toMatch(
+        /is not a valid HTTP header value \(no line breaks or NUL characters\) at headers\.X-Note$/,
+      );
+      expect(badName.isError).toBe(true);
+      expect(badName.text).toMatch(/is not a valid HTTP header name .* at headers\.a b$/);
+      expect(getBody.isError).toBe(true);
+      expect(getBody.text).toMatch(/must be absent with method GET at body$/);
+      expect(headBody.isError).toBe(true);
+      expect(headBody.text).toMatch(/must be absent with method HEAD at body$/);
+      expect(writes).toBe(0);
+    } finally {
+      await gate.close();
+    }
+  });
 });

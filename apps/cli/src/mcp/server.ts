@@ -12,7 +12,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { LeaseFenceClient, LeaseLostError } from '@lease-fence/client';
+import { MAX_TIMER_MILLIS, type LeaseFenceClient, type LeaseLostError } from '@lease-fence/client';
 import {
   formatDuration,
   formatWallDateTime,
@@ -75,10 +75,42 @@ const REJECTIONS_SHOWN = { default: 20, max: 1000 } as const;
 const resourceField = IdSchema.describe(
   'The resource the lease is for, e.g. "deploy-slot" (1-200 printable ASCII characters, the name the gate guards).',
 );
-// The wire's own rule (libs/protocol): the coordinator checks the range against its configured bounds and names them.
-const ttlMillisField = TtlMillisSchema.optional().describe(
-  'Lease duration in milliseconds (e.g. 30000 for 30 s); absent = the coordinator default. The server renews it in the background, so pick how long a stall you tolerate, not how long your work takes.',
-);
+/**
+ * `ttlMillis` of `acquire_lease` and `renew_lease`: the wire's own rule (libs/protocol; the
+ * coordinator checks the range against its configured bounds and names them), plus what the SDK
+ * can ask for at all (at most the longest timer, longer than its clock skew), so a TTL the SDK
+ * would refuse is refused here naming the tool's field rather than with the SDK's own words.
+ */
+const ttlMillisField = (clockSkewMillis: number) =>
+  TtlMillisSchema.max(
+    MAX_TIMER_MILLIS,
+    `must be at most ${MAX_TIMER_MILLIS} milliseconds (about ${Math.floor(MAX_TIMER_MILLIS / 86_400_000)} days, the longest timer)`,
+  )
+    .refine((ttlMillis) => ttlMillis > clockSkewMillis, {
+      message: `must be longer than the clock skew (${clockSkewMillis} ms) this server allows for`,
+    })
+    .optional()
+    .describe(
+      'Lease duration in milliseconds (e.g. 30000 for 30 s); absent = the coordinator default. The server renews it in the background, so pick how long a stall you tolerate, not how long your work takes.',
+    );
+
+/**
+ * Why `name: value` cannot be sent as an HTTP header (fetch's own rule: a token name, a value
+ * without CR, LF or NUL), or `undefined` when it can.
+ */
+const headerProblem = (name: string, value: string): string | undefined => {
+  try {
+    new Headers([[name, '']]);
+  } catch {
+    return "is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)";
+  }
+  try {
+    new Headers([[name, value]]);
+  } catch {
+    return 'is not a valid HTTP header value (no line breaks or NUL characters)';
+  }
+  return undefined;
+};
 
 /**
  * Builds the MCP server of one session.
@@ -102,6 +134,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     },
   });
   const { reads } = options;
+  const ttlMillis = ttlMillisField(options.client.clockSkewMillis);
   const describeFailure =
     options.describeFailure ?? ((error: unknown) => (error instanceof Error ? error.message : String(error)));
 
@@ -139,7 +172,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         'Take the lease on a resource before changing it. On success you get a fence number; the lease is renewed in the background until you call release_lease or this session ends. Write to the resource only with fenced_request. If another holder has it, the answer says who and when to try again; pass waitMillis to wait for it instead.',
       inputSchema: z.strictObject({
         resource: resourceField,
-        ttlMillis: ttlMillisField,
+        ttlMillis,
         waitMillis: z
           .number()
           .int('must be a whole number of milliseconds')
@@ -176,7 +209,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       title: 'Renew a lease now',
       description:
         'Extend your lease on a resource now. Rarely needed: the server already renews every lease of this session in the background. Use it to check that the lease is still yours before a long step; if it says the lease is lost, stop writing and call acquire_lease again.',
-      inputSchema: z.strictObject({ resource: resourceField, ttlMillis: ttlMillisField }),
+      inputSchema: z.strictObject({ resource: resourceField, ttlMillis }),
       annotations: { idempotentHint: true, openWorldHint: true },
     },
     guarded(async ({ resource, ttlMillis }) => {
@@ -382,32 +415,44 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     {
       title: 'Write through a fencing gate',
       description: `Send an HTTP request to a resource's lease-fence-gate sidecar with your lease's signed token in the ${LEASE_FENCE_TOKEN_HEADER} header. Returns the service's answer (status and body), or, when your lease is no longer current, "refused: …" in plain words: the write did not reach the service; stop, and acquire the lease again before retrying. You must hold the lease on the resource (acquire_lease). Only requests through the gate are fenced.`,
-      inputSchema: z.strictObject({
-        resource: resourceField.describe('The resource whose lease you hold (the one the gate guards).'),
-        method: z
-          .enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
-          .describe('HTTP method, upper case.'),
-        url: z
-          .url({
-            protocol: /^https?$/,
-            message: 'must be an absolute http(s) URL of the gate, e.g. http://127.0.0.1:3100/deployments',
-          })
-          .describe('Absolute URL on the gate sidecar, path included, e.g. http://127.0.0.1:3100/deployments.'),
-        body: z.string().optional().describe('Request body as text (JSON is sent as application/json).'),
-        headers: z
-          .record(z.string(), z.string())
-          .optional()
-          .describe(
-            `Extra request headers. Do not set ${LEASE_FENCE_TOKEN_HEADER}: the server sets it from your lease.`,
-          ),
-        timeoutMillis: z
-          .number()
-          .int('must be a whole number of milliseconds')
-          .min(1, 'must be at least 1 millisecond')
-          .max(FENCED_REQUEST_TIMEOUT_MILLIS.max, `must be at most ${FENCED_REQUEST_TIMEOUT_MILLIS.max} milliseconds`)
-          .default(FENCED_REQUEST_TIMEOUT_MILLIS.default)
-          .describe('Give up after this many milliseconds without an answer (default 30000).'),
-      }),
+      inputSchema: z
+        .strictObject({
+          resource: resourceField.describe('The resource whose lease you hold (the one the gate guards).'),
+          method: z
+            .enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+            .describe('HTTP method, upper case.'),
+          url: z
+            .url({
+              protocol: /^https?$/,
+              message: 'must be an absolute http(s) URL of the gate, e.g. http://127.0.0.1:3100/deployments',
+            })
+            .describe('Absolute URL on the gate sidecar, path included, e.g. http://127.0.0.1:3100/deployments.'),
+          body: z.string().optional().describe('Request body as text (JSON is sent as application/json).'),
+          headers: z
+            .record(z.string(), z.string())
+            .superRefine((headers, context) => {
+              for (const [name, value] of Object.entries(headers)) {
+                const problem = headerProblem(name, value);
+                if (problem !== undefined) context.addIssue({ code: 'custom', path: [name], message: problem });
+              }
+            })
+            .optional()
+            .describe(
+              `Extra request headers. Do not set ${LEASE_FENCE_TOKEN_HEADER}: the server sets it from your lease.`,
+            ),
+          timeoutMillis: z
+            .number()
+            .int('must be a whole number of milliseconds')
+            .min(1, 'must be at least 1 millisecond')
+            .max(FENCED_REQUEST_TIMEOUT_MILLIS.max, `must be at most ${FENCED_REQUEST_TIMEOUT_MILLIS.max} milliseconds`)
+            .default(FENCED_REQUEST_TIMEOUT_MILLIS.default)
+            .describe('Give up after this many milliseconds without an answer (default 30000).'),
+        })
+        .superRefine(({ method, body }, context) => {
+          // fetch's rule: a GET or HEAD request has no body.
+          if (body !== undefined && (method === 'GET' || method === 'HEAD'))
+            context.addIssue({ code: 'custom', path: ['body'], message: `must be absent with method ${method}` });
+        }),
       annotations: { destructiveHint: true, openWorldHint: true },
     },
     guarded(async ({ resource, method, url, body, headers = {}, timeoutMillis }) => {
