@@ -120,6 +120,16 @@ describe.skipIf(!gateBuilt() || !existsSync(COORDINATOR_MAIN))(
       }
       throw new Error(`acquire by ${agent} never answered 200: ${last}`);
     };
+    /** Sends agent-b's acquire without waiting for it: its answer, or status 0 when the connection broke (the caller kills a process meanwhile). */
+    const sendAcquireOfB = (baseUrl: string, requestId: string): Promise<{ status: number; body: { grant?: Grant } }> =>
+      fetch(`${baseUrl}/v1/leases/${RESOURCE}/acquire`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${AGENTS.b.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ requestId, ttlMillis: 60_000 }),
+      }).then(
+        async (response) => ({ status: response.status, body: (await response.json()) as { grant?: Grant } }),
+        (error: unknown) => ({ status: 0, body: { error: String(error) } as { grant?: Grant } }),
+      );
     const release = async (baseUrl: string, agent: keyof typeof AGENTS, fence: number): Promise<void> => {
       const response = await fetch(`${baseUrl}/v1/leases/${RESOURCE}/release`, {
         method: 'POST',
@@ -177,14 +187,7 @@ describe.skipIf(!gateBuilt() || !existsSync(COORDINATOR_MAIN))(
         await release(front.url, 'a', old.fence);
 
         // Act 1: agent-b's fence-first acquire is sent; the active coordinator is killed mid-way
-        const sent = fetch(`${front.url}/v1/leases/${RESOURCE}/acquire`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${AGENTS.b.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ requestId: `b-${killAfterMillis}`, ttlMillis: 60_000 }),
-        }).then(
-          async (response) => ({ status: response.status, body: (await response.json()) as { grant?: Grant } }),
-          (error: unknown) => ({ status: 0, body: { error: String(error) } as { grant?: Grant } }),
-        );
+        const sent = sendAcquireOfB(front.url, `b-${killAfterMillis}`);
         await new Promise((resolve) => setTimeout(resolve, killAfterMillis));
         process.kill(active.pid, 'SIGKILL');
         const firstAnswer = await sent;
@@ -260,14 +263,7 @@ describe.skipIf(!gateBuilt() || !existsSync(COORDINATOR_MAIN))(
         await release(active.url, 'a', old.fence);
 
         // Act: agent-b's acquire is sent, the gate is killed mid-way and restarted on the same data directory
-        const sent = fetch(`${active.url}/v1/leases/${RESOURCE}/acquire`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${AGENTS.b.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ requestId: `gb-${killAfterMillis}`, ttlMillis: 60_000 }),
-        }).then(
-          async (response) => ({ status: response.status, body: (await response.json()) as { grant?: Grant } }),
-          (error: unknown) => ({ status: 0, body: { error: String(error) } as { grant?: Grant } }),
-        );
+        const sent = sendAcquireOfB(active.url, `gb-${killAfterMillis}`);
         await new Promise((resolve) => setTimeout(resolve, killAfterMillis));
         await first.stop('SIGKILL');
         const firstAnswer = await sent;
