@@ -30,6 +30,7 @@ describe('parseGateConfig', () => {
       dataDir: '/srv/data',
       namespace: 'default',
       upstreamTimeoutMillis: 30_000,
+      linkPingMillis: 5_000,
     });
     expect(config.upstream.origin).toBe('http://127.0.0.1:8080');
     expect([...config.openMethods]).toEqual(['GET', 'HEAD', 'OPTIONS']);
@@ -58,6 +59,7 @@ describe('parseGateConfig', () => {
     ['LEASE_FENCE_GATE_RESOURCE', 'déploy', 'printable ASCII'],
     ['LEASE_FENCE_GATE_OPEN_METHODS', 'GET,NOT A METHOD', 'HTTP methods'],
     ['LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS', '0', 'milliseconds'],
+    ['LEASE_FENCE_GATE_LINK_PING_MILLIS', '50', 'milliseconds'],
     ['LEASE_FENCE_NAMESPACE', 'a b', 'letters'],
     ['LOG_LEVEL', 'loud', 'one of'],
   ])('refuses %s=%j naming the variable', (variable, value, expected) => {

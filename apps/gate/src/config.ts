@@ -19,6 +19,7 @@ import {
   LOG_LEVELS,
   type EnvIssue,
 } from '@lease-fence/config-env';
+import { GATE_LINK_PING_MILLIS } from '@lease-fence/client';
 import { IdSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 
@@ -54,6 +55,13 @@ export interface GateConfig {
   readonly floorReportMillis: number;
   /** Interval of the status reports to the coordinator (floor, outbox backlog, refusal and invalid-token counts; `GET /v1/gates`), milliseconds. `LEASE_FENCE_GATE_STATUS_REPORT_MILLIS`, default 5 000. */
   readonly statusReportMillis: number;
+  /**
+   * How often the gate link pings the coordinator (milliseconds); a link silent since the previous
+   * ping is dropped and reopened, so a gate moves to a standby that took over from a frozen or cut-off
+   * coordinator within about twice this. `LEASE_FENCE_GATE_LINK_PING_MILLIS`, default
+   * `GATE_LINK_PING_MILLIS` of `@lease-fence/client` (5 000).
+   */
+  readonly linkPingMillis: number;
   /** pino level. `LOG_LEVEL`, default `info`. */
   readonly logLevel: (typeof GATE_LOG_LEVELS)[number];
 }
@@ -132,6 +140,7 @@ const EnvSchema = z.object({
   LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS: envInteger(1, 3_600_000, 'of milliseconds', 30_000),
   LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS: envInteger(1, 3_600_000, 'of milliseconds', 5_000),
   LEASE_FENCE_GATE_STATUS_REPORT_MILLIS: envInteger(100, 3_600_000, 'of milliseconds', 5_000),
+  LEASE_FENCE_GATE_LINK_PING_MILLIS: envInteger(100, 3_600_000, 'of milliseconds', GATE_LINK_PING_MILLIS),
   LOG_LEVEL: envLogLevel('info'),
 });
 
@@ -160,6 +169,7 @@ Environment:
   LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS  30000  no reply headers (or a stalled body) this long: 504
   LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS      5000   interval of floor reports to the coordinator
   LEASE_FENCE_GATE_STATUS_REPORT_MILLIS     5000   interval of status reports (floor, outbox backlog, counts) to GET /v1/gates
+  LEASE_FENCE_GATE_LINK_PING_MILLIS         ${GATE_LINK_PING_MILLIS}   gate link keepalive: a link silent this long past a ping is reopened
   LOG_LEVEL                      info      ${GATE_LOG_LEVELS.join(', ')}
 `;
 
@@ -188,6 +198,7 @@ export function parseGateConfig(env: Readonly<Record<string, string | undefined>
     upstreamTimeoutMillis: e.LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS,
     floorReportMillis: e.LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS,
     statusReportMillis: e.LEASE_FENCE_GATE_STATUS_REPORT_MILLIS,
+    linkPingMillis: e.LEASE_FENCE_GATE_LINK_PING_MILLIS,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -134,6 +134,7 @@ async function run(config: GateConfig): Promise<void> {
       baseUrl: config.coordinatorUrl,
       token: config.gateToken,
       guards: [{ gate, store }],
+      pingIntervalMillis: config.linkPingMillis,
       onEvent: (event) => {
         if (event.type === 'disconnected')
           logger.debug({ err: event.error, retryInMillis: event.retryInMillis }, 'gate link down');
