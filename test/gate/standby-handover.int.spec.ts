@@ -160,28 +160,39 @@ describe.skipIf(!gateBuilt() || !existsSync(COORDINATOR_MAIN))(
     const guardingCount = (gate: GateProcess): number =>
       gate.logLines.filter((line) => line.includes('"gate link: guarding"')).length;
 
+    /**
+     * Active + standby on one log, one front pointing at the active, one sidecar linked through the
+     * front (its data directory `gate-${suffix}`, `gateEnv` on top of its settings); resolves once the
+     * gate link is guarding.
+     */
+    const arrangeBehindFront = async (suffix: string, gateEnv: Readonly<Record<string, string>> = {}) => {
+      const dataDir = await createTempDir('gate-standby-log-');
+      cleanups.push(() => removeTempDir(dataDir));
+      const { active, standby } = await startActiveWithStandby(dataDir, ENV, TAKEOVER_AFTER_MILLIS);
+      cleanups.push(
+        () => active.cleanup(),
+        () => standby.cleanup(),
+      );
+      const front = await startFront(active.url);
+      cleanups.push(() => front.close());
+      const gate = await startGate({
+        LEASE_FENCE_GATE_RESOURCE: RESOURCE,
+        LEASE_FENCE_GATE_UPSTREAM: upstream.url,
+        LEASE_FENCE_COORDINATOR_URL: front.url,
+        LEASE_FENCE_GATE_TOKEN: TEST_TOKENS.gate.token,
+        LEASE_FENCE_DATA_DIR: `${dataRoot}/gate-${suffix}`,
+        ...gateEnv,
+      });
+      cleanups.push(() => gate.stop('SIGKILL'));
+      await eventually('the gate link', () => guardingCount(gate) === 1);
+      return { active, standby, front, gate };
+    };
+
     it.each([0, 5, 15, 40])(
       'kill -9 of the active coordinator %i ms after a fence-first acquire was sent: no stale write admitted, every grant fenced at the gate first, every refusal told is in the log once',
       async (killAfterMillis) => {
         // Arrange: active + standby on one log, one front, one sidecar linked through the front; agent-a holds and wrote
-        const dataDir = await createTempDir('gate-standby-log-');
-        cleanups.push(() => removeTempDir(dataDir));
-        const { active, standby } = await startActiveWithStandby(dataDir, ENV, TAKEOVER_AFTER_MILLIS);
-        cleanups.push(
-          () => active.cleanup(),
-          () => standby.cleanup(),
-        );
-        const front = await startFront(active.url);
-        cleanups.push(() => front.close());
-        const gate = await startGate({
-          LEASE_FENCE_GATE_RESOURCE: RESOURCE,
-          LEASE_FENCE_GATE_UPSTREAM: upstream.url,
-          LEASE_FENCE_COORDINATOR_URL: front.url,
-          LEASE_FENCE_GATE_TOKEN: TEST_TOKENS.gate.token,
-          LEASE_FENCE_DATA_DIR: `${dataRoot}/gate-${killAfterMillis}`,
-        });
-        cleanups.push(() => gate.stop('SIGKILL'));
-        await eventually('the gate link', () => guardingCount(gate) === 1);
+        const { active, standby, front, gate } = await arrangeBehindFront(`${killAfterMillis}`);
         const old = await acquire(() => front.url, 'a', `a-${killAfterMillis}`);
         expect((await write(gate, `/k${killAfterMillis}/a-first`, old.signedToken)).status).toBe(200);
         await release(front.url, 'a', old.fence);
@@ -303,24 +314,7 @@ describe.skipIf(!gateBuilt() || !existsSync(COORDINATOR_MAIN))(
 
     it('a gate whose link went silent (the coordinator frozen or partitioned away, the socket still open) links to the standby that took over, so fence-first grants resume', async () => {
       // Arrange: active + standby, the sidecar linked through the front; agent-a holds
-      const dataDir = await createTempDir('gate-silent-log-');
-      cleanups.push(() => removeTempDir(dataDir));
-      const { active, standby } = await startActiveWithStandby(dataDir, ENV, TAKEOVER_AFTER_MILLIS);
-      cleanups.push(
-        () => active.cleanup(),
-        () => standby.cleanup(),
-      );
-      const front = await startFront(active.url);
-      cleanups.push(() => front.close());
-      const gate = await startGate({
-        LEASE_FENCE_GATE_RESOURCE: RESOURCE,
-        LEASE_FENCE_GATE_UPSTREAM: upstream.url,
-        LEASE_FENCE_COORDINATOR_URL: front.url,
-        LEASE_FENCE_GATE_TOKEN: TEST_TOKENS.gate.token,
-        LEASE_FENCE_DATA_DIR: `${dataRoot}/gate-silent`,
-      });
-      cleanups.push(() => gate.stop('SIGKILL'));
-      await eventually('the gate link', () => guardingCount(gate) === 1);
+      const { active, standby, front, gate } = await arrangeBehindFront('silent');
       const old = await acquire(() => front.url, 'a', 'silent-a');
       await release(front.url, 'a', old.fence);
 
