@@ -11,18 +11,29 @@
  * handshake per request, is paid only by rare or background requests: the resource side's key
  * fetches and reports, never an agent's lease operations.
  */
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { fetch as UndiciFetch } from 'undici';
 
-/** The one agent of fresh-connection requests: keep-alive off, so it never holds an idle connection. */
-const noKeepAlive = new Agent({ pipelining: 0 });
+type FetchOnFreshConnections = (url: string, init: RequestInit) => Promise<Response>;
+
+/**
+ * undici, loaded on the first fresh-connection request (a gate's, never an agent's: the CLI and
+ * agents do not pay for loading it), with its one agent of fresh-connection requests: keep-alive
+ * off, so it never holds an idle connection.
+ */
+let loaded: Promise<FetchOnFreshConnections> | undefined;
+const load = (): Promise<FetchOnFreshConnections> =>
+  (loaded ??= import('undici').then(({ Agent, fetch }) => {
+    const noKeepAlive = new Agent({ pipelining: 0 });
+    return (url, init) =>
+      fetch(url, {
+        ...(init as Parameters<typeof UndiciFetch>[1]),
+        dispatcher: noKeepAlive,
+      }) as Promise<unknown> as Promise<Response>;
+  }));
 
 /**
  * `fetch` (same arguments, same `Response`) on a new connection that is closed after the reply.
  * Used for the coordinator's `GET /v1/keys` ({@link FenceTokenVerifier}) and a gate's reports
  * ({@link FenceGateClient}).
  */
-export const freshConnectionFetch = (url: string, init: RequestInit): Promise<Response> =>
-  undiciFetch(url, {
-    ...(init as Parameters<typeof undiciFetch>[1]),
-    dispatcher: noKeepAlive,
-  }) as Promise<unknown> as Promise<Response>;
+export const freshConnectionFetch: FetchOnFreshConnections = async (url, init) => (await load())(url, init);
