@@ -27,7 +27,6 @@ import {
   reportRejections,
   type GateState,
 } from '@lease-fence/client';
-import { KeysReplySchema } from '@lease-fence/protocol';
 import { FenceGate } from 'lease-fence';
 import { pino } from 'pino';
 import { GATE_CONFIG_HELP, GateConfigError, parseGateConfig, type GateConfig } from './config.js';
@@ -36,17 +35,20 @@ import { collectGateStatus, startStatusReports } from './gate-status.js';
 import { createGateMetrics } from './metrics.js';
 import { describeReportFailure } from './report-failures.js';
 
-/** Fetches the coordinator's `/v1/keys` until it answers a JWKS (readiness: a gate that never saw the keys cannot admit). */
-async function fetchKeysOnce(
-  keysUrl: string,
+/**
+ * Loads the coordinator's keys into `verifier` (`FenceTokenVerifier.loadKeys`: its own fetch, on a
+ * new connection) until it succeeds: readiness, since a gate that never saw the keys cannot admit.
+ * Loaded at start, the first token of a holder is checked from the cache, even while the
+ * coordinator is cut off; the verifier refetches only on an unknown `kid` or a set past its age.
+ */
+async function loadKeysOnce(
+  verifier: FenceTokenVerifier,
   stopped: AbortSignal,
   onFailure: (error: unknown) => void,
 ): Promise<void> {
   while (!stopped.aborted) {
     try {
-      const response = await fetch(keysUrl, { signal: AbortSignal.any([stopped, AbortSignal.timeout(5_000)]) });
-      if (!response.ok) throw new Error(`GET ${keysUrl} answered ${response.status}`);
-      KeysReplySchema.parse(await response.json());
+      await verifier.loadKeys();
       return;
     } catch (error) {
       if (stopped.aborted) return;
@@ -102,7 +104,7 @@ async function run(config: GateConfig): Promise<void> {
   const coordinator = new FenceGateClient({ baseUrl: config.coordinatorUrl, token: config.gateToken });
   const stopping = new AbortController();
   let keysFetched = false;
-  void fetchKeysOnce(keysUrl, stopping.signal, (error) =>
+  void loadKeysOnce(verifier, stopping.signal, (error) =>
     logger.warn({ err: error }, "cannot fetch the coordinator's keys yet"),
   ).then(() => {
     keysFetched = !stopping.signal.aborted;

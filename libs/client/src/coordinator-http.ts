@@ -5,7 +5,8 @@
  * the protocol's schemas, chosen by status; an unexpected status or shape is a typed error.
  *
  * Requests use Node's global `fetch` (undici), whose default dispatcher keeps connections alive
- * between requests, so renewals reuse one socket.
+ * between requests, so renewals reuse one socket; a gate's client sends each report on a new
+ * connection instead (`fresh-connection-fetch.ts`).
  *
  * @see docs/design.md § Layout (libs/client: HTTP transport with timeouts and idempotent retries)
  */
@@ -88,13 +89,20 @@ export class CoordinatorHttp {
   readonly #retry: RetryPolicy;
   readonly #timers: Timers;
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
+  readonly #fetch: (url: string, init: RequestInit) => Promise<Response>;
 
   /**
    * @param api - Name of the owning API, used in argument errors.
+   * @param fetchImplementation - What sends each attempt: Node's global `fetch` (pooled keep-alive
+   *   connections) unless given, e.g. `freshConnectionFetch` for a gate's reports.
    * @throws TypeError when `baseUrl` is not an http(s) URL or `token` is empty.
    * @throws RangeError when `timeoutMillis` or a `retry` field is out of range (the message names it).
    */
-  constructor(api: string, options: CoordinatorHttpOptions) {
+  constructor(
+    api: string,
+    options: CoordinatorHttpOptions,
+    fetchImplementation: (url: string, init: RequestInit) => Promise<Response> = (url, init) => fetch(url, init),
+  ) {
     const { url, timeoutMillis } = checkConnectionOptions(api, options);
     this.#baseUrl = url.href.replace(/\/+$/, '');
     this.#authorization = `Bearer ${options.token}`;
@@ -102,6 +110,7 @@ export class CoordinatorHttp {
     this.#retry = createRetryPolicy(api, options.retry);
     this.#timers = options.timers ?? systemTimers;
     this.#onRetry = options.onRetry;
+    this.#fetch = fetchImplementation;
   }
 
   /** The base URL requests go to, without a trailing slash. */
@@ -183,7 +192,7 @@ export class CoordinatorHttp {
   ): Promise<{ status: number; text: string }> {
     const linked = linkSignals(signal, AbortSignal.timeout(this.#timeoutMillis));
     try {
-      const response = await fetch(`${this.#baseUrl}${path}`, {
+      const response = await this.#fetch(`${this.#baseUrl}${path}`, {
         ...(payload === undefined
           ? { method: 'GET', headers: { authorization: this.#authorization, accept: 'application/json' } }
           : {

@@ -1,6 +1,9 @@
 /**
  * A resource's connection to the coordinator, authenticated with a gate token: reports the
- * writes its {@link FenceGate} refused, and the floors it admitted.
+ * writes its {@link FenceGate} refused, and the floors it admitted. Each request goes on a new
+ * connection (`fresh-connection-fetch.ts`): a report never waits out its timeout on a pooled
+ * connection that a partition left silent while the coordinator (or the standby that took over
+ * behind the same URL) answers on a new one.
  *
  * @see docs/design.md § "The library's rules" (FenceGate)
  */
@@ -18,6 +21,7 @@ import {
 import type { FenceToken, GateFloor, RejectionRecord } from 'lease-fence';
 import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
 import type { CoordinatorGateView } from './floor-store.js';
+import { freshConnectionFetch } from './fresh-connection-fetch.js';
 
 const REJECTION_REPLIES: ReplySchemas<{ ok: true; duplicate: boolean }> = { 202: RejectionAcceptedReplySchema };
 const ADMIT_REPLIES: ReplySchemas<{ ok: true }> = { 200: OkReplySchema, 202: OkReplySchema };
@@ -42,7 +46,7 @@ export class FenceGateClient {
    * @throws TypeError / RangeError on bad options (see {@link CoordinatorHttpOptions}).
    */
   constructor(options: FenceGateClientOptions) {
-    this.#http = new CoordinatorHttp('FenceGateClient', options);
+    this.#http = new CoordinatorHttp('FenceGateClient', options, freshConnectionFetch);
   }
 
   /**

@@ -291,6 +291,30 @@ describe('FenceTokenVerifier', () => {
       expect((refused as InvalidFenceTokenError).reason).toBe('unknown-key');
     });
 
+    it('loads the keys ahead of the first token (loadKeys), so that token is verified with the coordinator gone; fails retryably while they cannot be had', async () => {
+      // Arrange: the coordinator answers 500 at first
+      const key = await newKey();
+      const keys = await openKeysServer(jwksOf(key));
+      cleanups.push(keys.close);
+      keys.publish('error');
+      const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: keys.url } });
+      const token = await sign(key, { resource: 'slot', holderId: 'agent-a', fence: 1, namespace: 'default' });
+
+      // Act: loaded while it fails, then once it answers; then the coordinator goes away and a token comes
+      const whileFailing = await refusal(verifier.loadKeys());
+      keys.publish(jwksOf(key));
+      await verifier.loadKeys();
+      await keys.close();
+      const verified = await verifier.verify(token, 'slot');
+
+      // Assert
+      expect(whileFailing).toBeInstanceOf(SigningKeysUnavailableError);
+      expect((whileFailing as SigningKeysUnavailableError).retryable).toBe(true);
+      expect(verified).toEqual({ resource: 'slot', holderId: 'agent-a', fence: 1 });
+      expect(keys.fetches()).toBe(2);
+      expect(verifier.stats).toMatchObject({ verified: 1, keysUnavailable: 0 });
+    });
+
     it('fails closed with a retryable SigningKeysUnavailableError, not counted as invalid, when the keys cannot be fetched', async () => {
       const key = await newKey();
       const keys = await openKeysServer('error' as unknown as KeysReply);

@@ -10,6 +10,12 @@
  * JWS verification and JWKS fetching are `jose`'s (signature, `alg` allow-list, key selection by
  * `kid`, the remote key set's cache and refetch cooldown): nothing here is hand-rolled crypto.
  *
+ * The coordinator's keys are fetched on a new connection each time (never a pooled keep-alive one a
+ * partition may have left silent: see `fresh-connection-fetch.ts`); {@link FenceTokenVerifier.loadKeys}
+ * fetches them ahead of the first token, so a gate that loaded them at start checks tokens without
+ * the coordinator (until a token names a key it does not hold, or the set is older than
+ * `cacheMaxAgeMillis`).
+ *
  * Verified tokens are cached (a lease sends the same token with every write, and its renewals
  * carry the same string): see {@link FenceTokenVerifierOptions.tokenCacheCapacity}. A cached
  * token is admitted only while the key set still hands out the very key that verified it.
@@ -29,12 +35,15 @@ import {
   compactVerify,
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   decodeProtectedHeader,
   errors as joseErrors,
   type JWTVerifyGetKey,
+  type RemoteJWKSetOptions,
 } from 'jose';
 import { BoundedMap, LeaseFenceError, requireCount, type FenceGate, type FenceToken } from 'lease-fence';
 import { commitDurably, type FloorStore } from './floor-store.js';
+import { freshConnectionFetch } from './fresh-connection-fetch.js';
 
 /**
  * Why a signed token was refused:
@@ -119,7 +128,11 @@ const describeCause = (cause: unknown): string => (cause instanceof Error ? caus
 /** Where a {@link FenceTokenVerifier} gets the coordinator's public keys. */
 export type SigningKeysSource =
   | {
-      /** The coordinator's `GET /v1/keys`, e.g. `http://127.0.0.1:3000/v1/keys`. Fetched on the first verify, then cached. */
+      /**
+       * The coordinator's `GET /v1/keys`, e.g. `http://127.0.0.1:3000/v1/keys`. Fetched by
+       * {@link FenceTokenVerifier.loadKeys} or on the first verify, then cached; every fetch on a new
+       * connection, closed after the reply.
+       */
       readonly url: string | URL;
       /**
        * A token whose `kid` is not in the cached set triggers a refetch (a key rotation), at most once
@@ -202,6 +215,8 @@ export class FenceTokenVerifier {
   readonly namespace: string;
   readonly #keySet: JWTVerifyGetKey;
   readonly #keysUrl: string | undefined;
+  /** The coordinator's key set (`{ url }`), for {@link FenceTokenVerifier.loadKeys}; undefined for a static `jwks`. */
+  readonly #remote: ReturnType<typeof createRemoteJWKSet> | undefined;
   readonly #onInvalidToken: ((error: InvalidFenceTokenError) => void) | undefined;
   readonly #verifiedTokens: BoundedMap<string, VerifiedToken>;
   #verified = 0;
@@ -247,6 +262,7 @@ export class FenceTokenVerifier {
       }
       this.#keySet = createLocalJWKSet(parsed.data);
       this.#keysUrl = undefined;
+      this.#remote = undefined;
       return;
     }
     let url: URL;
@@ -265,11 +281,14 @@ export class FenceTokenVerifier {
         throw new RangeError(`${api}: keys.${field} must be a finite number ≥ 0 (milliseconds), got ${String(value)}`);
       return value;
     };
-    const remote = createRemoteJWKSet(url, {
+    const remoteOptions: RemoteJWKSetOptions = {
       cooldownDuration: millis('cooldownMillis', 30_000),
       cacheMaxAge: millis('cacheMaxAgeMillis', 600_000),
       timeoutDuration: millis('timeoutMillis', 5_000),
-    });
+      [customFetch]: freshConnectionFetch,
+    };
+    const remote = createRemoteJWKSet(url, remoteOptions);
+    this.#remote = remote;
     // Tells a failure to get the key set (network, timeout, not a JWKS) from a token naming a key
     // the set does not hold: only the first is "keys unavailable".
     this.#keySet = async (header, input) => {
@@ -282,6 +301,32 @@ export class FenceTokenVerifier {
       }
     };
     this.#keysUrl = url.href;
+  }
+
+  /**
+   * Fetches the coordinator's keys now (the refetch cooldown does not apply) and keeps them for the
+   * verifications that follow, so the first token is checked without a fetch. A gate calls it at
+   * start, until it succeeds, as its readiness: a later partition then does not meet an empty key
+   * cache. Resolves at once for a static `jwks`.
+   *
+   * @throws {@link SigningKeysUnavailableError} when the fetch failed (unreachable, timeout, not 200)
+   *   or its reply is not a JWKS of Ed25519 public keys as `GET /v1/keys` serves it.
+   */
+  async loadKeys(): Promise<void> {
+    const remote = this.#remote;
+    if (remote === undefined) return;
+    try {
+      await remote.reload();
+    } catch (error) {
+      throw new SigningKeysUnavailableError(this.#keysUrl ?? '', { cause: error });
+    }
+    const parsed = KeysReplySchema.safeParse(remote.jwks());
+    if (!parsed.success) {
+      const problem = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      throw new SigningKeysUnavailableError(this.#keysUrl ?? '', {
+        cause: new Error(`not a JWKS of Ed25519 public keys: ${problem}`),
+      });
+    }
   }
 
   /** What this verifier has verified and refused so far. */
