@@ -66,7 +66,7 @@ export async function startTcpFront(initialUrl: string): Promise<TcpFront> {
       for (const [client, upstream] of open) {
         for (const socket of [client, upstream]) {
           socket.unpipe();
-          socket.on('data', () => undefined); // read, so a close by the client is seen
+          socket.on('data', () => undefined).resume(); // read, so a close by the client is seen
         }
         silenced.set(client, upstream);
       }
@@ -78,7 +78,7 @@ export async function startTcpFront(initialUrl: string): Promise<TcpFront> {
     holdReplies() {
       for (const [client, upstream] of open) {
         upstream.unpipe(client);
-        upstream.on('data', () => undefined); // read and discard, so the coordinator's writes complete
+        upstream.on('data', () => undefined).resume(); // read and discard, so the coordinator's writes complete
       }
     },
     close: () =>
