@@ -9,13 +9,12 @@
  * answered only once the gate's floor is at its fence; every refusal the writer was told (409)
  * reaches the log exactly once, seqs contiguous, with no `RejectionsMissing`.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { EventsReplySchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { COORDINATOR_MAIN, startActiveWithStandby } from '../support/coordinator-process.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
+import { startTcpFront } from '../support/tcp-front.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 import { eventually, gateBuilt, startGate, type GateProcess } from './support/gate-process.js';
 import { startRecordingUpstream, type RecordingUpstream } from './support/recording-upstream.js';
@@ -29,53 +28,6 @@ const ENV = {
   LEASE_FENCE_MIN_TTL_MILLIS: '100',
 };
 const TAKEOVER_AFTER_MILLIS = 1000;
-
-/** A TCP front forwarding every new connection to the coordinator it currently points at; re-pointing cuts the open ones. */
-async function startFront(initialUrl: string) {
-  let target = new URL(initialUrl);
-  const open = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    open.add(client).add(upstream);
-    const drop = (): void => {
-      client.destroy();
-      upstream.destroy();
-      open.delete(client);
-      open.delete(upstream);
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', () => {
-      if (!silenced.has(client)) drop();
-    });
-    client.pipe(upstream).pipe(client);
-  });
-  /** Connections kept open but carrying nothing more: a partition, or a frozen peer whose kernel still holds the socket. */
-  const silenced = new Set<Socket>();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    pointAt(url: string): void {
-      target = new URL(url);
-      for (const socket of open) socket.destroy();
-      open.clear();
-    },
-    /** Every open connection goes silent (kept open, nothing forwarded either way); new ones reach `url`. */
-    partitionTo(url: string): void {
-      target = new URL(url);
-      for (const socket of open) {
-        socket.unpipe();
-        socket.pause();
-        silenced.add(socket);
-      }
-      open.clear();
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of [...open, ...silenced]) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 const AGENTS = { a: TEST_TOKENS.agentA, b: TEST_TOKENS.agentB } as const;
 
@@ -173,7 +125,7 @@ describe.skipIf(!gateBuilt() || !existsSync(COORDINATOR_MAIN))(
         () => active.cleanup(),
         () => standby.cleanup(),
       );
-      const front = await startFront(active.url);
+      const front = await startTcpFront(active.url);
       cleanups.push(() => front.close());
       const gate = await startGate({
         LEASE_FENCE_GATE_RESOURCE: RESOURCE,

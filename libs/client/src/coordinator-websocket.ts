@@ -10,6 +10,11 @@
  *
  * The connection opens on the first operation and reopens on the next one after a drop;
  * {@link CoordinatorWebSocket.close} closes it (an open WebSocket keeps the process alive).
+ * A silent connection counts as dropped (`link-keepalive.ts`, the gate link's rule): one whose peer
+ * answered nothing to a ping by the next one, sent every `pingIntervalMillis` while it is open, and
+ * one on which an operation timed out with nothing heard since it was sent. A coordinator frozen or
+ * cut off by a partition keeps the socket open without a word; without this, every retry would time
+ * out on that socket and never reach the standby that took over.
  * A refused upgrade (401, 403, 503 …) is answered like the HTTP reply it is.
  */
 import type { Duplex } from 'node:stream';
@@ -23,8 +28,26 @@ import {
   checkConnectionOptions,
   sendWithRetries,
 } from './coordinator-http.js';
+import { checkPingIntervalMillis, keepLinkAlive, LINK_PING_MILLIS, type LinkKeepalive } from './link-keepalive.js';
 import { createRetryPolicy } from './retry-policy.js';
 import { systemTimers } from './timers.js';
+
+/** The default {@link CoordinatorWebSocketOptions.pingIntervalMillis} (5 000): a silent coordinator is dropped within 10 s. */
+export const AGENT_LINK_PING_MILLIS = LINK_PING_MILLIS;
+
+/** Options of {@link CoordinatorWebSocket}: the connection settings of HTTP and the link's keepalive. */
+export interface CoordinatorWebSocketOptions extends CoordinatorHttpOptions {
+  /**
+   * How often the agent link pings the coordinator while it is open, in milliseconds, integer in
+   * [1, 2^31 - 1]. A link whose peer answered nothing (no pong, ping or reply) since the previous
+   * ping is dropped, and so is one on which an operation timed out with nothing heard since it was
+   * sent; the operations in flight on it are resent with the same requestId on a new connection.
+   * A coordinator frozen or cut off by the network keeps the socket open without a word: without
+   * this, an agent never reaches the standby that took over. The pings keep no process alive.
+   * @defaultValue {@link AGENT_LINK_PING_MILLIS}
+   */
+  readonly pingIntervalMillis?: number;
+}
 
 /**
  * The agent link dropped (or could not open) while an operation was in flight: a transport
@@ -53,6 +76,8 @@ interface Connection {
   tcp: Duplex | undefined;
   /** Whether this turn's request frames are being held on `tcp`, to be written in one go when the turn ends. */
   corked: boolean;
+  /** Drops the connection when its peer goes silent; set once open. */
+  keepalive: LinkKeepalive | undefined;
 }
 
 /**
@@ -79,6 +104,7 @@ export class CoordinatorWebSocket {
   readonly #url: URL;
   readonly #authorization: string;
   readonly #timeoutMillis: number;
+  readonly #pingIntervalMillis: number;
   readonly #retrying: Retrying;
   #connection: Connection | undefined;
   #opening: Promise<Connection | Answer> | undefined;
@@ -88,15 +114,16 @@ export class CoordinatorWebSocket {
   /**
    * @param api - Name of the owning API, used in argument errors.
    * @throws TypeError when `baseUrl` is not an http(s) URL or `token` is empty.
-   * @throws RangeError when `timeoutMillis` or a `retry` field is out of range (the message names it).
+   * @throws RangeError when `timeoutMillis`, `pingIntervalMillis` or a `retry` field is out of range (the message names it).
    */
-  constructor(api: string, options: CoordinatorHttpOptions) {
+  constructor(api: string, options: CoordinatorWebSocketOptions) {
     const { url: base, timeoutMillis } = checkConnectionOptions(api, options);
     this.#baseUrl = base.href.replace(/\/+$/, '');
     this.#url = new URL(AGENT_LINK_PATH.replace(/^\//, ''), `${this.#baseUrl}/`);
     this.#url.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
     this.#authorization = `Bearer ${options.token}`;
     this.#timeoutMillis = timeoutMillis;
+    this.#pingIntervalMillis = checkPingIntervalMillis(api, options.pingIntervalMillis);
     this.#retrying = {
       policy: createRetryPolicy(api, options.retry),
       timers: options.timers ?? systemTimers,
@@ -138,6 +165,7 @@ export class CoordinatorWebSocket {
     this.#connection = undefined;
     if (connection === undefined || !('socket' in connection)) return;
     const { socket } = connection;
+    connection.keepalive?.stop();
     if (socket.readyState === WebSocket.CLOSED) return;
     await new Promise<void>((resolve) => {
       socket.once('close', () => resolve());
@@ -150,9 +178,10 @@ export class CoordinatorWebSocket {
     if (!('socket' in connection)) return connection; // the upgrade was answered with an HTTP status
     signal?.throwIfAborted();
     const id = this.#nextId++;
-    const { socket, pending } = connection;
+    const { socket, pending, keepalive } = connection;
     if (socket.readyState !== WebSocket.OPEN)
       throw new AgentLinkDroppedError('the agent link closed before the request was sent');
+    const heardBeforeSend = keepalive?.mark();
     return new Promise<Answer>((resolve, reject) => {
       const settle = (): void => {
         pending.delete(id);
@@ -165,6 +194,8 @@ export class CoordinatorWebSocket {
       };
       const timer = setTimeout(() => {
         settle();
+        // nothing heard since the send: the connection is silent, so the retry opens a new one
+        if (heardBeforeSend !== undefined) keepalive?.dropIfSilentSince(heardBeforeSend);
         reject(new DOMException(`no reply within ${this.#timeoutMillis} ms`, 'TimeoutError'));
       }, this.#timeoutMillis);
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -201,7 +232,13 @@ export class CoordinatorWebSocket {
         perMessageDeflate: false,
         handshakeTimeout: this.#timeoutMillis,
       });
-      const connection: Connection = { socket, pending: new Map(), tcp: undefined, corked: false };
+      const connection: Connection = {
+        socket,
+        pending: new Map(),
+        tcp: undefined,
+        corked: false,
+        keepalive: undefined,
+      };
       socket.once('upgrade', (response) => {
         connection.tcp = response.socket;
       });
@@ -213,6 +250,7 @@ export class CoordinatorWebSocket {
           reject(new Error('the agent link is closed (close() was called)'));
           return;
         }
+        connection.keepalive = keepLinkAlive(socket, { pingIntervalMillis: this.#pingIntervalMillis });
         this.#connection = connection;
         resolve(connection);
       });

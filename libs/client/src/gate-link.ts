@@ -20,7 +20,8 @@ import WebSocket from 'ws';
 import { parseBaseUrl } from './coordinator-http.js';
 import { gateStateOf, type FloorStore } from './floor-store.js';
 import { backoffDelayMillis, createRetryPolicy, type RetryOptions } from './retry-policy.js';
-import { MAX_TIMER_MILLIS, systemTimers, type Timers } from './timers.js';
+import { checkPingIntervalMillis, keepLinkAlive, LINK_PING_MILLIS } from './link-keepalive.js';
+import { systemTimers, type Timers } from './timers.js';
 
 /** One resource the link guards: its gate and where that gate's floor is saved. */
 export type GuardedResource = GuardedFenceGate | DurableAdmitter;
@@ -79,21 +80,25 @@ export interface GateLinkOptions {
   readonly reconnect?: Omit<RetryOptions, 'maxAttempts'>;
   /** Observer of connections, admits and refusals; a throwing observer is ignored. */
   readonly onEvent?: (event: GateLinkEvent) => void;
-  /** Timers for the reconnect backoff and the keepalive. @defaultValue the real timers */
+  /**
+   * Timers for the reconnect backoff and the keepalive.
+   * @defaultValue the real timers (the keepalive's unref'd, so they keep no process alive)
+   */
   readonly timers?: Timers;
   /**
-   * How often the link pings the coordinator, in milliseconds; a link whose peer answered nothing
-   * (no pong, ping or frame) since the previous ping is dropped and reconnected, and so is one whose
-   * opening handshake takes longer. A coordinator frozen or cut off by the network keeps the socket
-   * open without a word: without this, the gate never relinks to the coordinator that took over, and
-   * every fence-first acquire of its resources answers 503 `fence-unavailable`.
+   * How often the link pings the coordinator, in milliseconds, integer in [1, 2^31 - 1]; a link whose
+   * peer answered nothing (no pong, ping or frame) since the previous ping is dropped and reconnected,
+   * and so is one whose opening handshake takes longer. A coordinator frozen or cut off by the network
+   * keeps the socket open without a word: without this, the gate never relinks to the coordinator that
+   * took over, and every fence-first acquire of its resources answers 503 `fence-unavailable`.
+   * The agent link has the same keepalive (`LeaseFenceClientOptions.pingIntervalMillis`).
    * @defaultValue {@link GATE_LINK_PING_MILLIS}
    */
   readonly pingIntervalMillis?: number;
 }
 
-/** The default {@link GateLinkOptions.pingIntervalMillis}: a silent coordinator is dropped within 10 s. */
-export const GATE_LINK_PING_MILLIS = 5000;
+/** The default {@link GateLinkOptions.pingIntervalMillis} (5 000): a silent coordinator is dropped within 10 s. */
+export const GATE_LINK_PING_MILLIS = LINK_PING_MILLIS;
 
 /** An open gate link; see {@link openGateLink}. */
 export interface GateLink {
@@ -136,11 +141,7 @@ export function openGateLink(options: GateLinkOptions): GateLink {
       throw new TypeError(`${api}: guards.${index} guards ${JSON.stringify(resource)} a second time`);
     guards.set(resource, guard);
   }
-  const pingIntervalMillis = options.pingIntervalMillis ?? GATE_LINK_PING_MILLIS;
-  if (!Number.isInteger(pingIntervalMillis) || pingIntervalMillis < 1 || pingIntervalMillis > MAX_TIMER_MILLIS)
-    throw new RangeError(
-      `${api}: pingIntervalMillis must be an integer number of milliseconds in [1, ${MAX_TIMER_MILLIS}], got ${String(pingIntervalMillis)}`,
-    );
+  const pingIntervalMillis = checkPingIntervalMillis(api, options.pingIntervalMillis);
   const policy = createRetryPolicy(api, { ...options.reconnect, maxAttempts: 1 });
   const timers = options.timers ?? systemTimers;
   const url = new URL(GATE_LINK_PATH.replace(/^\//, ''), `${base.href.replace(/\/+$/, '')}/`);
@@ -204,29 +205,13 @@ export function openGateLink(options: GateLinkOptions): GateLink {
     });
     socket = ws;
     let opened = false;
-    /** Whether the peer said anything since the last ping. */
-    let heard = true;
-    const stopKeepalive = new AbortController();
-    const keepalive = async (): Promise<void> => {
-      for (;;) {
-        await timers.sleep(pingIntervalMillis, stopKeepalive.signal);
-        if (!heard) {
-          ws.terminate(); // 'close' follows and schedules the reconnect
-          return;
-        }
-        heard = false;
-        ws.ping();
-      }
-    };
-    ws.on('pong', () => void (heard = true));
-    ws.on('ping', () => void (heard = true));
     ws.on('open', () => {
       opened = true;
       send(ws, { type: 'guard', resources: [...guards.keys()] });
-      keepalive().catch(() => undefined);
+      // a silent coordinator's link is terminated: 'close' follows and schedules the reconnect
+      keepLinkAlive(ws, { pingIntervalMillis, timers: options.timers });
     });
     ws.on('message', (data) => {
-      heard = true;
       const parsed = CoordinatorToGateFrameSchema.safeParse(safeJson(data.toString()));
       if (!parsed.success) return; // a newer coordinator's frame this SDK does not know
       const frame = parsed.data;
@@ -251,7 +236,6 @@ export function openGateLink(options: GateLinkOptions): GateLink {
       ws.emit('error', new Error(`gate link refused: HTTP ${response.statusCode}`));
     });
     ws.on('close', () => {
-      stopKeepalive.abort();
       guarding = false;
       if (socket === ws) socket = undefined;
       if (closed) return;

@@ -46,7 +46,12 @@ export {
   type RetryEvent,
 } from './coordinator-http.js';
 /** The agent link transport (`transport: 'websocket'`): many operations on one WebSocket, retried like HTTP. */
-export { CoordinatorWebSocket, AgentLinkDroppedError } from './coordinator-websocket.js';
+export {
+  CoordinatorWebSocket,
+  AgentLinkDroppedError,
+  AGENT_LINK_PING_MILLIS,
+  type CoordinatorWebSocketOptions,
+} from './coordinator-websocket.js';
 /** Retry policy: capped exponential backoff with jitter. */
 export { createRetryPolicy, backoffDelayMillis, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 /** Injectable timers (the system's by default), bounded to what `setTimeout` can wait. */

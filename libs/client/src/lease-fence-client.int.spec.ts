@@ -457,6 +457,11 @@ describe.each(['http', 'websocket'] as const)('LeaseFenceClient over %s', (trans
       [{ timeoutMillis: 0 }, RangeError, /timeoutMillis must be a positive integer \(milliseconds\), got 0/],
       [{ retry: { maxAttempts: 0 } }, RangeError, /retry.maxAttempts must be an integer ≥ 1/],
       [{ clockSkewMillis: -1 }, RangeError, /clockSkewMillis/],
+      [
+        { pingIntervalMillis: 0 },
+        RangeError,
+        /LeaseFenceClient: pingIntervalMillis must be an integer number of milliseconds in \[1, 2147483647\], got 0/,
+      ],
     ] as const)('refuses %j with a message naming the field', (overrides, type, message) => {
       // Act / Assert
       expect(() => connect(overrides as Partial<LeaseFenceClientOptions>)).toThrow(type);

@@ -28,13 +28,9 @@ import {
   type Grant,
   type Lease as LibraryLease,
 } from 'lease-fence';
-import {
-  CoordinatorHttp,
-  type CoordinatorHttpOptions,
-  type ParsedReply,
-  type ReplySchemas,
-} from './coordinator-http.js';
-import { CoordinatorWebSocket } from './coordinator-websocket.js';
+import { CoordinatorHttp, type ParsedReply, type ReplySchemas } from './coordinator-http.js';
+import { CoordinatorWebSocket, type CoordinatorWebSocketOptions } from './coordinator-websocket.js';
+import { checkPingIntervalMillis } from './link-keepalive.js';
 import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.js';
 import { linkSignals } from './linked-signal.js';
 import type { LeaseLostError } from './errors.js';
@@ -42,8 +38,11 @@ import type { AcquireDenial, AcquireResult, DeadOnArrival, ReleaseResult, RenewR
 import { signedLease, type Lease } from './signed-lease.js';
 import { systemTimers, type Timers } from './timers.js';
 
-/** Options of {@link LeaseFenceClient}. */
-export interface LeaseFenceClientOptions extends CoordinatorHttpOptions {
+/**
+ * Options of {@link LeaseFenceClient}: the connection settings, the agent link's keepalive
+ * (`pingIntervalMillis`, used by the `'websocket'` transport, checked on both), and the holder's.
+ */
+export interface LeaseFenceClientOptions extends CoordinatorWebSocketOptions {
   /**
    * The holder id the agent token is bound to (the coordinator takes the holder from the token).
    * Every grant is checked against it; a mismatch throws `ProtocolMisuseError`.
@@ -66,7 +65,8 @@ export interface LeaseFenceClientOptions extends CoordinatorHttpOptions {
    * - `'http'`: one HTTP request per operation (keep-alive sockets). Nothing to close.
    * - `'websocket'`: one long-lived WebSocket (`/v1/agent`) for this client, many operations in
    *   flight on it; reconnects on the next operation after a drop, resending the operations in
-   *   flight with the same requestId. Fewer round trips and much less CPU per operation on both
+   *   flight with the same requestId. A silent link (a frozen or partitioned-away coordinator) is
+   *   dropped too: see `pingIntervalMillis`. Fewer round trips and much less CPU per operation on both
    *   sides; call {@link LeaseFenceClient.close} when done (an open socket keeps the process alive).
    *
    * Both give the same outcomes, errors and retries. The default is `'http'` because it needs no
@@ -95,6 +95,7 @@ const openTransport = (options: LeaseFenceClientOptions): LeaseTransport => {
   const api = 'LeaseFenceClient';
   switch (options.transport ?? 'http') {
     case 'http': {
+      checkPingIntervalMillis(api, options.pingIntervalMillis); // unused over HTTP, refused all the same
       const http = new CoordinatorHttp(api, options);
       return {
         baseUrl: http.baseUrl,
@@ -217,7 +218,7 @@ export class LeaseFenceClient {
 
   /**
    * @throws TypeError when `baseUrl` is not an http(s) URL, `token` or `holderId` is empty, `clock` is not a Clock, or `transport` is unknown.
-   * @throws RangeError when `clockSkewMillis`, `timeoutMillis` or a `retry` field is out of range.
+   * @throws RangeError when `clockSkewMillis`, `timeoutMillis`, `pingIntervalMillis` or a `retry` field is out of range.
    */
   constructor(options: LeaseFenceClientOptions) {
     this.#transport = openTransport(options);

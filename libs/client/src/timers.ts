@@ -33,6 +33,21 @@ export const systemTimers: Timers = {
 };
 
 /**
+ * The real timers, unref'd: a pending sleep does not keep the process alive. For background work
+ * that must not hold a finished program open, such as the pings of an idle link.
+ */
+export const unrefTimers: Timers = {
+  sleep: (millis, signal) =>
+    sleepInChunks(
+      millis,
+      signal,
+      (callback, delayMillis) => setTimeout(callback, delayMillis).unref(),
+      clearTimeout,
+      () => performance.now(),
+    ),
+};
+
+/**
  * The chunking loop behind {@link systemTimers}, with the timer functions passed in.
  * @internal exported for tests.
  */
