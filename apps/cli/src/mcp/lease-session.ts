@@ -29,7 +29,10 @@ export interface SessionLease {
   readonly ttlMillis: number | undefined;
 }
 
-/** How an acquire of this session ended. */
+/**
+ * How an acquire of this session ended. `waitedMillis`: from the first attempt to the last one's
+ * answer, milliseconds; 0 when the first attempt decided (no waiting, only the request's own time).
+ */
 export type SessionAcquireResult =
   | { readonly ok: true; readonly lease: Lease; readonly waitedMillis: number }
   | { readonly ok: false; readonly reason: 'already-held-here'; readonly lease: Lease }
@@ -107,12 +110,13 @@ export class LeaseSession {
     const timers = this.#options.timers ?? systemTimers;
     const stop = this.callSignal(signal);
     const started = now();
-    for (;;) {
+    for (let attempt = 1; ; attempt += 1) {
       const result = await this.#client.acquire(resource, {
         ...(ttlMillis === undefined ? {} : { ttlMillis }),
         signal: stop,
       });
-      const waitedMillis = Math.round(now() - started);
+      const elapsedMillis = Math.round(now() - started);
+      const waitedMillis = attempt === 1 ? 0 : elapsedMillis;
       if (result.ok && stop.aborted) {
         await this.#client.release(result.lease).catch(() => undefined); // else it expires after its TTL
         throw stop.reason;
@@ -128,7 +132,7 @@ export class LeaseSession {
         this.#leases.set(resource, { resource, keeper, ttlMillis });
         return { ok: true, lease: keeper.view, waitedMillis };
       }
-      const leftMillis = waitMillis - waitedMillis;
+      const leftMillis = waitMillis - elapsedMillis;
       if ((result.reason !== 'held' && result.reason !== 'lock-delay') || leftMillis <= 0)
         return { ...result, waitedMillis };
       await timers.sleep(Math.max(1, Math.min(result.retryAfterMillis, MAX_ACQUIRE_POLL_MILLIS, leftMillis)), stop);

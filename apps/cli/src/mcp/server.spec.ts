@@ -87,6 +87,7 @@ describe('lease-fence MCP server sessions', () => {
     const agent = await connect('agent-1', 'token-1');
     const acquired = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1500 });
     expect(acquired.text).toMatch(/^acquired deploy-a with fence 1 /);
+    expect(acquired.text).not.toContain('after waiting'); // it did not wait: the first attempt got it
 
     await double.nextHandled((r) => r.route === 'renew' && r.status === 200);
     await double.nextHandled((r) => r.route === 'renew' && r.status === 200);
