@@ -164,6 +164,9 @@ describe('dashboard build', () => {
     '/metrics/extra',
     '/docs/missing',
     '/v1/missing',
+    // a client whose base URL has a path the coordinator does not serve under (no reverse proxy strips it)
+    '/lease-fence/v1/leases',
+    '/base/v1/resources/deploy-slot/gate-recovery',
   ])('answers %s, an API-looking path that does not exist, with 404 JSON instead of the dashboard', async (path) => {
     const reply = await call<{ error?: string }>(app.url, 'GET', path, { token: TEST_TOKENS.viewer.token });
     expect(reply.status, reply.text).toBe(404);

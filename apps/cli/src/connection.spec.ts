@@ -62,6 +62,9 @@ describe('connection settings', () => {
     [{ tokenFile: flag('/agent.token') }, "--url (or LEASE_FENCE_URL): the coordinator's base URL is required"],
     [{ url: env('ftp://c'), token: flag('t') }, 'LEASE_FENCE_URL: must be an absolute http:// or https:// URL'],
     [{ url: flag('localhost:3000'), token: flag('t') }, '--url: must be an absolute http:// or https:// URL'],
+    [{ url: flag('http://c:1/?x=1'), token: flag('t') }, '--url: must have no query (?…) or fragment (#…)'],
+    [{ url: env('http://c:1#top'), token: flag('t') }, 'LEASE_FENCE_URL: must have no query (?…) or fragment (#…)'],
+    [{ url: env('http://u:secret@c:1'), token: flag('t') }, 'LEASE_FENCE_URL: must not carry credentials'],
     [{ url: flag('http://c:1') }, 'a token is required: --token-file <path> (or LEASE_FENCE_AGENT_TOKEN_FILE)'],
     [{ url: flag('http://c:1'), token: env('has space') }, 'LEASE_FENCE_AGENT_TOKEN: must be printable ASCII'],
     [

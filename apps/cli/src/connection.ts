@@ -18,6 +18,7 @@ import {
   CoordinatorReplyError,
   CoordinatorUnavailableError,
   CoordinatorUnreachableError,
+  coordinatorUrlProblem,
   LeaseFenceClient,
 } from '@lease-fence/client';
 import { BearerTokenSchema, ErrorReplySchema, type WhoAmIReply, WhoAmIReplySchema } from '@lease-fence/protocol';
@@ -111,7 +112,13 @@ export function connectionInputOf(command: Command): ConnectionInput {
 
 const BaseUrlSchema = z
   .url({ protocol: /^https?$/, error: 'must be an absolute http:// or https:// URL' })
-  .transform((text) => new URL(text).href.replace(/\/+$/, ''));
+  .transform((text, context) => {
+    const url = new URL(text);
+    const problem = coordinatorUrlProblem(url);
+    if (problem === undefined) return url.href.replace(/\/+$/, '');
+    context.addIssue({ code: 'custom', message: problem });
+    return z.NEVER;
+  });
 
 /** `--url` / `LEASE_FENCE_URL: …`, or just the one that was used. */
 const nameOf = (name: ConnectionSettingName, from?: SettingValue['from']): string => {

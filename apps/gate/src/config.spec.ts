@@ -54,6 +54,8 @@ describe('parseGateConfig', () => {
     ['LEASE_FENCE_GATE_UPSTREAM', 'ftp://127.0.0.1', 'http(s)'],
     ['LEASE_FENCE_GATE_UPSTREAM', 'http://user:pw@127.0.0.1', 'credentials'],
     ['LEASE_FENCE_COORDINATOR_URL', 'not a url', 'http(s) URL'],
+    ['LEASE_FENCE_COORDINATOR_URL', 'http://127.0.0.1:3000/?x=1', 'no query (?…) or fragment (#…)'],
+    ['LEASE_FENCE_COORDINATOR_URL', 'http://127.0.0.1:3000#top', 'no query (?…) or fragment (#…)'],
     ['PORT', '70000', 'TCP port'],
     ['PORT', '-1', 'TCP port'],
     ['LEASE_FENCE_GATE_RESOURCE', 'déploy', 'printable ASCII'],

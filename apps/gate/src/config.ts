@@ -19,7 +19,7 @@ import {
   LOG_LEVELS,
   type EnvIssue,
 } from '@lease-fence/config-env';
-import { GATE_LINK_PING_MILLIS } from '@lease-fence/client';
+import { coordinatorUrlProblem, GATE_LINK_PING_MILLIS } from '@lease-fence/client';
 import { IdSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 
@@ -78,7 +78,10 @@ export class GateConfigError extends EnvConfigError {
   }
 }
 
-/** An http(s) URL; `originOnly` refuses a path, query or fragment (the upstream's requests keep their own path). */
+/**
+ * An http(s) URL without credentials; `originOnly` refuses a path, query or fragment (the upstream's
+ * requests keep their own path), otherwise it is a coordinator base URL (the SDK's `coordinatorUrlProblem`).
+ */
 const httpUrl = (what: string, originOnly: boolean) =>
   envRequired(what).transform((text, ctx) => {
     let url: URL;
@@ -94,6 +97,11 @@ const httpUrl = (what: string, originOnly: boolean) =>
     }
     if (url.username !== '' || url.password !== '') {
       ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
+      return z.NEVER;
+    }
+    const coordinatorProblem = originOnly ? undefined : coordinatorUrlProblem(url);
+    if (coordinatorProblem !== undefined) {
+      ctx.addIssue({ code: 'custom', message: coordinatorProblem });
       return z.NEVER;
     }
     if (originOnly && (url.pathname !== '/' || url.search !== '' || url.hash !== '')) {

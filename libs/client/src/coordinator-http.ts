@@ -311,7 +311,23 @@ export const parseBaseUrl = (api: string, baseUrl: string | URL): URL => {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new TypeError(`${api}: baseUrl must use http: or https:, got ${JSON.stringify(url.protocol)}`);
   }
+  const problem = coordinatorUrlProblem(url);
+  if (problem !== undefined) throw new TypeError(`${api}: baseUrl ${problem}`);
   return url;
+};
+
+/**
+ * What makes an http(s) URL unusable as the coordinator's base URL, in words that follow the
+ * setting's name, or `undefined`: credentials (fetch refuses them, and they would be printed in
+ * errors), a query or a fragment (each route's path is appended to the base URL, so it would land
+ * inside them). A path is fine: a coordinator behind a reverse proxy may live under one. The one
+ * copy of the rule: the SDK, the command line and the gate check their setting with it.
+ */
+export const coordinatorUrlProblem = (url: URL): string | undefined => {
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@)';
+  if (url.search !== '' || url.hash !== '' || url.href.endsWith('?') || url.href.endsWith('#'))
+    return 'must have no query (?…) or fragment (#…): each route is appended to it';
+  return undefined;
 };
 
 const parseBody = (text: string): unknown => {

@@ -79,6 +79,20 @@ describe('FenceTokenVerifier', () => {
     expect(error.message).toContain("without the 'Bearer ' prefix");
   });
 
+  it('says to send one token when two arrive joined with a comma (the header sent twice, as HTTP joins repeated headers)', async () => {
+    // Arrange
+    const key = await newKey();
+    const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { jwks: jwksOf(key) } });
+    const token = await sign(key, { resource: 'slot', holderId: 'agent-a', fence: 3, namespace: 'default' });
+
+    // Act
+    const error = (await refusal(verifier.verify(`${token}, ${token}`, 'slot'))) as InvalidFenceTokenError;
+
+    // Assert
+    expect(error.reason).toBe('malformed');
+    expect(error.message).toContain('two or more tokens joined with a comma: send the header once');
+  });
+
   it('refuses each kind of bad token with its own reason and counts it; a stale but genuine token goes on to the gate', async () => {
     // Arrange
     const key = await newKey();

@@ -408,13 +408,14 @@ export class FenceTokenVerifier {
     if (!shape.success) {
       if (typeof signedToken !== 'string') return refuse('malformed', `must be a string, got ${typeof signedToken}`);
       const problem = shape.error.issues[0]?.message ?? 'not a compact JWS';
-      // The usual mistake: the token sent the way an Authorization header is.
-      return refuse(
-        'malformed',
-        /^bearer\s/i.test(signedToken)
-          ? `${problem}; send lease.signedToken alone, without the 'Bearer ' prefix`
-          : problem,
-      );
+      // The usual mistakes: the token sent the way an Authorization header is, or the header sent
+      // twice (HTTP joins a repeated header's values with a comma).
+      const hint = /^bearer\s/i.test(signedToken)
+        ? "; send lease.signedToken alone, without the 'Bearer ' prefix"
+        : /^[\w.-]+(?:\s*,\s*[\w.-]+)+$/.test(signedToken)
+          ? '; got two or more tokens joined with a comma: send the header once, with one token'
+          : '';
+      return refuse('malformed', `${problem}${hint}`);
     }
     const token = shape.data;
     let header: ReturnType<typeof decodeProtectedHeader>;

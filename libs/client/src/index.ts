@@ -39,6 +39,7 @@ export {
 /** The HTTP transport: retries with the same requestId, replies parsed with the protocol's schemas. */
 export {
   CoordinatorHttp,
+  coordinatorUrlProblem,
   type CoordinatorHttpOptions,
   type ParsedReply,
   type ReplySchema,

@@ -453,6 +453,9 @@ describe.each(['http', 'websocket'] as const)('LeaseFenceClient over %s', (trans
     it.each([
       [{ baseUrl: 'ftp://example' }, TypeError, /baseUrl must use http/],
       [{ baseUrl: 'not a url' }, TypeError, /baseUrl must be an absolute/],
+      [{ baseUrl: 'http://u:secret@127.0.0.1:3000' }, TypeError, /baseUrl must not carry credentials/],
+      [{ baseUrl: 'http://127.0.0.1:3000/?x=1' }, TypeError, /baseUrl must have no query \(\?…\) or fragment/],
+      [{ baseUrl: 'http://127.0.0.1:3000/#top' }, TypeError, /baseUrl must have no query \(\?…\) or fragment/],
       [{ token: '' }, TypeError, /token must be a non-empty string/],
       [{ timeoutMillis: 0 }, RangeError, /timeoutMillis must be a positive integer \(milliseconds\), got 0/],
       [{ retry: { maxAttempts: 0 } }, RangeError, /retry.maxAttempts must be an integer ≥ 1/],

@@ -132,6 +132,53 @@ describe('PostgreSQL: two writers in parallel transactions on real connections',
   });
 });
 
+describe('PostgreSQL: a writer stalled inside its fenced transaction', () => {
+  it('holds the floor row until the database ends its idle session (idle_in_transaction_session_timeout): then the next holder commits and the stalled write commits nothing', async () => {
+    const database = await createTestDatabase();
+    // the README's advice: every connection of the gate's pool ends a transaction left idle this long
+    const pool = new pg.Pool({
+      connectionString: database.url,
+      max: 4,
+      options: '-c idle_in_transaction_session_timeout=1000',
+    });
+    pool.on('error', () => undefined);
+    try {
+      const grants = await createTestGrants();
+      const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
+      await migrate(gate);
+      await pool.query(
+        'CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)',
+      );
+      let resume!: () => void;
+      const resumed = new Promise<void>((resolve) => (resume = resolve));
+      let stalledInside!: () => void;
+      const stalledIsInside = new Promise<void>((resolve) => (stalledInside = resolve));
+      // agent-old was admitted with fence 7, wrote, and then stalled (SIGSTOP, a pause, a slow call) before committing
+      const stalled = fencedTransaction(gate, await grants.grant('orders-db', 'agent-old', 7), async (tx) => {
+        await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-old', 7]);
+        stalledInside();
+        await resumed;
+      });
+      stalled.catch(() => undefined);
+      await stalledIsInside;
+
+      // its lease expired meanwhile; the next holder's write waits on the floor row, then lands
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-new', 8), (tx) =>
+        tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-new', 8]),
+      );
+      resume(); // the stalled writer wakes up and tries to commit
+      await expect(stalled).rejects.toThrow();
+
+      const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
+      expect(rows).toEqual([{ holder_id: 'agent-new' }]);
+      expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 8, holderId: 'agent-new' });
+    } finally {
+      await pool.end();
+      await database.drop();
+    }
+  }, 30_000);
+});
+
 describe('PostgreSQL: the floor row is locked in the same query as BEGIN', () => {
   it("keeps resources with quotes and backslashes apart: each one's floor is its own row", async () => {
     const database = await createTestDatabase();

@@ -26,6 +26,8 @@ export const DEFAULT_MCP_PORT = 3200;
 export const DEFAULT_MCP_HOST = '127.0.0.1';
 /** The default `--session-idle-timeout` of `--http`. */
 export const DEFAULT_SESSION_IDLE_TIMEOUT = '30m';
+/** The default `--max-sessions` of `--http`: sessions kept at once. */
+export const DEFAULT_MAX_SESSIONS = 100;
 
 const PortSchema = z.coerce
   .number()
@@ -38,6 +40,13 @@ const parseIdleTimeout = (text: string): number => {
   if (!parsed.success) throw new InvalidArgumentError(parsed.error.issues.map((i) => i.message).join('; '));
   if (parsed.data < 1) throw new InvalidArgumentError(`must be longer than 0, got ${JSON.stringify(text)}`);
   return parsed.data;
+};
+
+const parseMaxSessions = (text: string): number => {
+  const count = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(count) || count < 1)
+    throw new InvalidArgumentError(`must be a whole number of sessions, 1 or more, got ${JSON.stringify(text)}`);
+  return count;
 };
 
 const parsePort = (text: string): number => {
@@ -77,10 +86,21 @@ export function mcpCommand(): Command {
       )
         .argParser(parseIdleTimeout)
         .default(parseDurationMillis(DEFAULT_SESSION_IDLE_TIMEOUT), DEFAULT_SESSION_IDLE_TIMEOUT),
+    )
+    .addOption(
+      new Option(
+        '--max-sessions <count>',
+        'for --http: the most sessions kept at once; an initialize beyond it is answered 503 until one ends',
+      )
+        .argParser(parseMaxSessions)
+        .default(DEFAULT_MAX_SESSIONS),
     );
   addConnectionOptions(command);
   command.action(
-    async (options: { http?: boolean; port: number; host: string; sessionIdleTimeout: number }, self: Command) => {
+    async (
+      options: { http?: boolean; port: number; host: string; sessionIdleTimeout: number; maxSessions: number },
+      self: Command,
+    ) => {
       const settings = connectionSettingsOf(self);
       const agent = await openAgentConnection(settings, 'lease-fence mcp');
       const reads = coordinatorHttpReads(coordinatorHttp(settings));
@@ -107,6 +127,7 @@ export function mcpCommand(): Command {
           host: options.host,
           port: options.port,
           sessionIdleMillis: options.sessionIdleTimeout,
+          maxSessions: options.maxSessions,
         });
         process.stderr.write(`lease-fence mcp: listening on ${endpoint.url} as ${agent.holderId}\n`);
         await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));

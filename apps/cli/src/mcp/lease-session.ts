@@ -29,7 +29,10 @@ export interface SessionLease {
   readonly ttlMillis: number | undefined;
 }
 
-/** How an acquire of this session ended. */
+/**
+ * How an acquire of this session ended. `waitedMillis`: from the first attempt to the last one's
+ * answer, milliseconds; 0 when the first attempt decided (no waiting, only the request's own time).
+ */
 export type SessionAcquireResult =
   | { readonly ok: true; readonly lease: Lease; readonly waitedMillis: number }
   | { readonly ok: false; readonly reason: 'already-held-here'; readonly lease: Lease }
@@ -84,23 +87,40 @@ export class LeaseSession {
    * {@link MAX_ACQUIRE_POLL_MILLIS}, and no later than the wait's end).
    * Once acquired, the lease is renewed in the background until released, lost or the session ends.
    *
+   * A grant that arrives once the call was cancelled or the session ended is released at once,
+   * not kept: nobody would be told of it, and it would be renewed for nobody.
+   *
    * @param ttlMillis - Lease duration asked for, milliseconds; undefined = the coordinator's default.
    * @param waitMillis - How long to keep trying while another holder has it, milliseconds (0 = one try).
-   * @throws what `LeaseFenceClient.acquire` throws (coordinator unreachable or unavailable, bad input).
+   * @param signal - The call's own signal (the MCP client cancelled it, or went away): stops the
+   *   wait and the request, like the session's end.
+   * @throws what `LeaseFenceClient.acquire` throws (coordinator unreachable or unavailable, bad
+   *   input); the abort reason once `signal` is aborted or the session ended.
    */
-  async acquire(resource: string, ttlMillis: number | undefined, waitMillis: number): Promise<SessionAcquireResult> {
+  async acquire(
+    resource: string,
+    ttlMillis: number | undefined,
+    waitMillis: number,
+    signal?: AbortSignal,
+  ): Promise<SessionAcquireResult> {
     const existing = this.#leases.get(resource);
     if (existing !== undefined && existing.keeper.state === 'held')
       return { ok: false, reason: 'already-held-here', lease: existing.keeper.view };
     const now = this.#options.nowMillis ?? (() => performance.now());
     const timers = this.#options.timers ?? systemTimers;
+    const stop = this.callSignal(signal);
     const started = now();
-    for (;;) {
+    for (let attempt = 1; ; attempt += 1) {
       const result = await this.#client.acquire(resource, {
         ...(ttlMillis === undefined ? {} : { ttlMillis }),
-        signal: this.#ended.signal,
+        signal: stop,
       });
-      const waitedMillis = Math.round(now() - started);
+      const elapsedMillis = Math.round(now() - started);
+      const waitedMillis = attempt === 1 ? 0 : elapsedMillis;
+      if (result.ok && stop.aborted) {
+        await this.#client.release(result.lease).catch(() => undefined); // else it expires after its TTL
+        throw stop.reason;
+      }
       if (result.ok) {
         const keeper = this.#client.keep(result.lease, {
           ...(ttlMillis === undefined ? {} : { ttlMillis }),
@@ -112,29 +132,39 @@ export class LeaseSession {
         this.#leases.set(resource, { resource, keeper, ttlMillis });
         return { ok: true, lease: keeper.view, waitedMillis };
       }
-      const leftMillis = waitMillis - waitedMillis;
+      const leftMillis = waitMillis - elapsedMillis;
       if ((result.reason !== 'held' && result.reason !== 'lock-delay') || leftMillis <= 0)
         return { ...result, waitedMillis };
-      await timers.sleep(
-        Math.max(1, Math.min(result.retryAfterMillis, MAX_ACQUIRE_POLL_MILLIS, leftMillis)),
-        this.#ended.signal,
-      );
+      await timers.sleep(Math.max(1, Math.min(result.retryAfterMillis, MAX_ACQUIRE_POLL_MILLIS, leftMillis)), stop);
     }
+  }
+
+  /**
+   * The signal a tool call of this session runs under: aborted when the session ends or, given
+   * the call's own `signal`, when that one is (the MCP client cancelled the call).
+   */
+  callSignal(signal?: AbortSignal): AbortSignal {
+    return signal === undefined ? this.#ended.signal : AbortSignal.any([this.#ended.signal, signal]);
   }
 
   /**
    * Renews the lease on `resource` now, besides the keeper's own schedule (which goes on with the
    * acquire's TTL). Undefined when this session has no lease on it.
    *
+   * @param signal - The call's own signal (see {@link LeaseSession.acquire}).
    * @throws what `LeaseFenceClient.renew` throws.
    */
-  async renew(resource: string, ttlMillis: number | undefined): Promise<SessionLeaseRenewal | undefined> {
+  async renew(
+    resource: string,
+    ttlMillis: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<SessionLeaseRenewal | undefined> {
     const held = this.#leases.get(resource);
     if (held === undefined) return undefined;
     if (held.keeper.state !== 'held') return { ok: false, reason: 'lost', lost: held.keeper.lost };
     const result = await this.#client.renew(held.keeper.view, {
       ...(ttlMillis === undefined ? {} : { ttlMillis }),
-      signal: this.#ended.signal,
+      signal: this.callSignal(signal),
     });
     return result.ok ? { ok: true, lease: result.lease } : { ok: false, reason: result.reason, lost: undefined };
   }

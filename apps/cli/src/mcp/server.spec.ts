@@ -14,6 +14,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CoordinatorReads } from './coordinator-reads.js';
+import { MAX_ACQUIRE_POLL_MILLIS } from './lease-session.js';
 import { createLeaseFenceMcpServer, type LeaseFenceMcpSession } from './server.js';
 
 /** These tests never read the log: a read fails the test loudly. */
@@ -52,7 +53,11 @@ describe('lease-fence MCP server sessions', () => {
   ): Promise<{
     session: LeaseFenceMcpSession;
     notices: string[];
-    call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult & { text: string }>;
+    call: (
+      name: string,
+      args: Record<string, unknown>,
+      signal?: AbortSignal,
+    ) => Promise<CallToolResult & { text: string }>;
   }> => {
     const client = new LeaseFenceClient({ baseUrl: double.url, token, holderId, clockSkewMillis: 50 });
     const session = createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' });
@@ -66,8 +71,13 @@ describe('lease-fence MCP server sessions', () => {
     return {
       session,
       notices,
-      call: async (name, args) => {
-        const result = (await mcp.callTool({ name, arguments: args })) as CallToolResult;
+      call: async (name, args, signal) => {
+        // A signal aborted cancels the call the MCP way: the SDK sends notifications/cancelled.
+        const result = (await mcp.callTool(
+          { name, arguments: args },
+          undefined,
+          signal === undefined ? {} : { signal },
+        )) as CallToolResult;
         return { ...result, text: result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n') };
       },
     };
@@ -77,6 +87,7 @@ describe('lease-fence MCP server sessions', () => {
     const agent = await connect('agent-1', 'token-1');
     const acquired = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1500 });
     expect(acquired.text).toMatch(/^acquired deploy-a with fence 1 /);
+    expect(acquired.text).not.toContain('after waiting'); // it did not wait: the first attempt got it
 
     await double.nextHandled((r) => r.route === 'renew' && r.status === 200);
     await double.nextHandled((r) => r.route === 'renew' && r.status === 200);
@@ -121,6 +132,64 @@ describe('lease-fence MCP server sessions', () => {
     await double.nextHandled((r) => r.route === 'acquire' && r.status === 409);
     await first.call('release_lease', { resource: 'deploy-a' });
     expect((await waiting).text).toMatch(/^acquired deploy-a with fence 2 .*after waiting/);
+  });
+
+  it('takes no lease for an acquire the client cancelled while it waited: the resource freed later stays free', async () => {
+    const first = await connect('agent-1', 'token-1');
+    const second = await connect('agent-2', 'token-2');
+    await first.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+
+    const cancel = new AbortController();
+    const waiting = second.call('acquire_lease', { resource: 'deploy-a', waitMillis: 20_000 }, cancel.signal);
+    await double.nextHandled((r) => r.route === 'acquire' && r.status === 409);
+    cancel.abort(new Error('the user pressed stop'));
+    await expect(waiting).rejects.toThrow(/stop/);
+    await first.call('release_lease', { resource: 'deploy-a' });
+
+    // past the longest pause between two attempts of the wait the client gave up
+    await new Promise((resolve) => setTimeout(resolve, 2 * MAX_ACQUIRE_POLL_MILLIS));
+    expect(double.handled.filter((r) => r.route === 'acquire' && r.status === 200)).toHaveLength(1);
+    expect(second.session.session.current('deploy-a').state).toBe('none');
+  });
+
+  it('sends nothing for a fenced_request the client cancelled before the write went out', async () => {
+    let writes = 0;
+    let answerReadiness: (() => void) | undefined;
+    const origin: Server = createServer((request, response) => {
+      if (request.url === '/.well-known/lease-fence-gate/readyz') {
+        answerReadiness = () =>
+          response
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ ok: true, resource: 'deploy-a', floor: 0 }));
+        return;
+      }
+      writes += 1;
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('recorded'));
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/deployments`;
+      const agent = await connect('agent-1', 'token-1');
+      await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+
+      const cancel = new AbortController();
+      const write = agent.call(
+        'fenced_request',
+        { resource: 'deploy-a', method: 'POST', url, body: '{}' },
+        cancel.signal,
+      );
+      await eventually('the readiness probe', () => answerReadiness !== undefined);
+      cancel.abort(new Error('the user pressed stop'));
+      await expect(write).rejects.toThrow(/stop/);
+      answerReadiness?.();
+
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(writes).toBe(0);
+    } finally {
+      origin.closeAllConnections();
+      await new Promise<void>((resolve) => origin.close(() => resolve()));
+    }
   });
 
   it('asks before every write whether the URL is a ready gate: a gate replaced by another server gets no token', async () => {

@@ -153,12 +153,15 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       ...(isError ? { isError: true } : {}),
     };
   };
-  /** Runs a tool body; a coordinator that cannot answer becomes a plain-words error result. */
+  /**
+   * Runs a tool body under the call's signal (aborted when the client cancels the call or the
+   * session ends); a coordinator that cannot answer becomes a plain-words error result.
+   */
   const guarded =
-    <A>(body: (args: A) => Promise<CallToolResult>) =>
-    async (args: A): Promise<CallToolResult> => {
+    <A>(body: (args: A, signal: AbortSignal) => Promise<CallToolResult>) =>
+    async (args: A, extra: { readonly signal: AbortSignal }): Promise<CallToolResult> => {
       try {
-        return await body(args);
+        return await body(args, session.callSignal(extra.signal));
       } catch (error) {
         return answer(failureText(error, describeFailure), { ok: false, error: errorName(error) }, true);
       }
@@ -185,8 +188,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       }),
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    guarded(async ({ resource, ttlMillis, waitMillis }) => {
-      const result = await session.acquire(resource, ttlMillis, waitMillis);
+    guarded(async ({ resource, ttlMillis, waitMillis }, signal) => {
+      const result = await session.acquire(resource, ttlMillis, waitMillis, signal);
       if (result.ok) {
         const lease = result.lease;
         return answer(
@@ -212,8 +215,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       inputSchema: z.strictObject({ resource: resourceField, ttlMillis }),
       annotations: { idempotentHint: true, openWorldHint: true },
     },
-    guarded(async ({ resource, ttlMillis }) => {
-      const result = await session.renew(resource, ttlMillis);
+    guarded(async ({ resource, ttlMillis }, signal) => {
+      const result = await session.renew(resource, ttlMillis, signal);
       if (result === undefined)
         return answer(
           `you hold no lease on ${resource} in this session: call acquire_lease first.`,
@@ -285,7 +288,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    guarded(async ({ resource, atTime, atPosition }) => {
+    guarded(async ({ resource, atTime, atPosition }, signal) => {
       if (atTime !== undefined && atPosition !== undefined)
         return answer(
           'atTime and atPosition: give one of them, not both.',
@@ -293,7 +296,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           true,
         );
       if (atTime === undefined && atPosition === undefined) {
-        const lease = (await reads.leases(session.signal)).find((l) => l.resource === resource);
+        const lease = (await reads.leases(signal)).find((l) => l.resource === resource);
         return lease === undefined
           ? answer(`${resource} is free: nobody holds it now.`, { ok: true, resource, held: false })
           : answer(
@@ -361,8 +364,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
       }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    guarded(async ({ resource, limit }) => {
-      const all = await reads.rejections(session.signal);
+    guarded(async ({ resource, limit }, signal) => {
+      const all = await reads.rejections(signal);
       const shown = all.filter((r) => resource === undefined || r.resource === resource).slice(-limit);
       const lines = shown.map(
         (r) =>
@@ -455,7 +458,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         }),
       annotations: { destructiveHint: true, openWorldHint: true },
     },
-    guarded(async ({ resource, method, url, body, headers = {}, timeoutMillis }) => {
+    guarded(async ({ resource, method, url, body, headers = {}, timeoutMillis }, callSignal) => {
       const tokenHeader = Object.keys(headers).find(
         (name) => name.toLowerCase() === LEASE_FENCE_TOKEN_HEADER.toLowerCase(),
       );
@@ -478,7 +481,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           { ok: false, resource, reason: 'lease-lost', sent: false, fence: current.lease.fence },
           true,
         );
-      const signal = AbortSignal.any([session.signal, AbortSignal.timeout(timeoutMillis)]);
+      const signal = AbortSignal.any([callSignal, AbortSignal.timeout(timeoutMillis)]);
       const notAGate = await checkGate(url, resource, signal);
       if (notAGate !== undefined)
         return answer(

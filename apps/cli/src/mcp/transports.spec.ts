@@ -40,7 +40,7 @@ describe('Streamable HTTP sessions', () => {
     });
     endpoint = await serveStreamableHttp(
       () => createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' }),
-      { host: '127.0.0.1', port: 0, sessionIdleMillis: 2000 },
+      { host: '127.0.0.1', port: 0, sessionIdleMillis: 2000, maxSessions: 10 },
     );
     const mcp = new Client({ name: 'spec', version: '1.0.0' });
     await mcp.connect(new StreamableHTTPClientTransport(new URL(endpoint.url)));
@@ -55,5 +55,41 @@ describe('Streamable HTTP sessions', () => {
     const release = await double.nextHandled((r) => r.route === 'release');
     expect(release).toMatchObject({ resource: 'deploy-a', status: 200 });
     expect(endpoint.sessions()).toBe(0);
+  });
+
+  it('refuses a session beyond maxSessions with 503 in words, and starts one again once a session ended', async () => {
+    const client = new LeaseFenceClient({
+      baseUrl: double.url,
+      token: 'token-1',
+      holderId: 'agent-1',
+      clockSkewMillis: 50,
+    });
+    endpoint = await serveStreamableHttp(
+      () => createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' }),
+      { host: '127.0.0.1', port: 0, sessionIdleMillis: 60_000, maxSessions: 2 },
+    );
+    const url = new URL(endpoint.url);
+    const open = async (): Promise<{ mcp: Client; transport: StreamableHTTPClientTransport }> => {
+      const mcp = new Client({ name: 'spec', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(url);
+      await mcp.connect(transport);
+      return { mcp, transport };
+    };
+    const first = await open();
+    const second = await open();
+
+    await expect(open()).rejects.toThrow(/2 MCP sessions are open, the most this server keeps/);
+    const refused = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+    });
+    expect(refused.status).toBe(503);
+    expect(endpoint.sessions()).toBe(2);
+
+    await first.transport.terminateSession(); // DELETE /mcp
+    const third = await open();
+    expect(endpoint.sessions()).toBe(2);
+    await Promise.all([first.mcp.close(), second.mcp.close(), third.mcp.close()]);
   });
 });

@@ -59,6 +59,13 @@ export interface StreamableHttpOptions {
    * too (its next request is answered 404 and it initializes again). Integer ≥ 1.
    */
   readonly sessionIdleMillis: number;
+  /**
+   * The most sessions kept at once (each holds its own server and leases until it is deleted or
+   * idle past `sessionIdleMillis`): a client that initializes for every call without `DELETE`
+   * would otherwise grow the process without bound. An `initialize` beyond it is answered 503.
+   * Integer ≥ 1.
+   */
+  readonly maxSessions: number;
 }
 
 /** A listening Streamable HTTP MCP endpoint. */
@@ -98,7 +105,13 @@ export async function serveStreamableHttp(
     throw new RangeError(
       `serveStreamableHttp: sessionIdleMillis must be a positive integer (milliseconds), got ${String(options.sessionIdleMillis)}`,
     );
+  if (!Number.isSafeInteger(options.maxSessions) || options.maxSessions < 1)
+    throw new RangeError(
+      `serveStreamableHttp: maxSessions must be a positive integer, got ${String(options.maxSessions)}`,
+    );
   const sessions = new Map<string, OpenSession>();
+  /** Requests without a session id being handled now: each may start a session. */
+  let starting = 0;
   /** `Host` values a loopback endpoint accepts (DNS-rebinding protection); read once listening, when the port is known. */
   const allowedHosts = (): string[] =>
     LOOPBACK.has(options.host) ? [...LOOPBACK].map((host) => `${host.includes(':') ? `[${host}]` : host}:${port}`) : [];
@@ -124,6 +137,25 @@ export async function serveStreamableHttp(
       await open.transport.handleRequest(request, response);
       return;
     }
+    if (sessions.size + starting >= options.maxSessions) {
+      jsonRpcError(
+        response,
+        503,
+        -32000,
+        `${options.maxSessions} MCP sessions are open, the most this server keeps (--max-sessions): end one (DELETE ${MCP_PATH} with its Mcp-Session-Id) or wait until one is idle past --session-idle-timeout`,
+      );
+      return;
+    }
+    starting += 1;
+    try {
+      await startSession(request, response);
+    } finally {
+      starting -= 1;
+    }
+  };
+
+  /** Handles a request without a session id: an `initialize` starts a session. */
+  const startSession = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const session = newSession();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

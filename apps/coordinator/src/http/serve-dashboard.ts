@@ -1,7 +1,7 @@
 /**
  * Serves the dashboard's production build at `/`: its static files, and `index.html` for any
  * other GET that is not an API path (the SPA's client-side routes). API paths, and paths that
- * only look like one (`/v2/leases`, `/health`, `/livez`, `/metrics/x`), are passed on untouched,
+ * only look like one (`/v2/leases`, `/base/v1/leases`, `/health`, `/livez`, `/metrics/x`), are passed on untouched,
  * without a file-system lookup: a route that does not exist answers 404 JSON, so a mistyped probe
  * or client fails instead of getting the dashboard's HTML with 200.
  */
@@ -12,9 +12,11 @@ import { extname, join, normalize, sep } from 'node:path';
 
 /**
  * Paths that belong to the API (or look like they do), never to the dashboard: any API version
- * (`/v1`, `/v2/…`), and `/health*`, `/livez*`, `/readyz*`, `/metrics*`, `/docs*`.
+ * segment (`/v1`, `/v2/…`), also below a prefix (`/lease-fence/v1/leases`: a client whose base URL
+ * has a path nothing strips; the dashboard routes by query string, not by path), and `/health*`,
+ * `/livez*`, `/readyz*`, `/metrics*`, `/docs*`.
  */
-const API_PATH = /^\/(?:v[0-9]+(?:\/|$)|health|livez|readyz|metrics|docs)/;
+const API_PATH = /^\/(?:health|livez|readyz|metrics|docs)|(?:^|\/)v[0-9]+(?:\/|$)/;
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
