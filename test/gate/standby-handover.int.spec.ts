@@ -12,9 +12,8 @@
 import { EventsReplySchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import { COORDINATOR_MAIN, startActiveWithStandby } from '../support/coordinator-process.js';
+import { COORDINATOR_MAIN, startActiveWithStandby, startPairBehindFront } from '../support/coordinator-process.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
-import { startTcpFront } from '../support/tcp-front.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 import { eventually, gateBuilt, startGate, type GateProcess } from './support/gate-process.js';
 import { startRecordingUpstream, type RecordingUpstream } from './support/recording-upstream.js';
@@ -118,15 +117,12 @@ describe.skipIf(!gateBuilt() || !existsSync(COORDINATOR_MAIN))(
      * gate link is guarding.
      */
     const arrangeBehindFront = async (suffix: string, gateEnv: Readonly<Record<string, string>> = {}) => {
-      const dataDir = await createTempDir('gate-standby-log-');
-      cleanups.push(() => removeTempDir(dataDir));
-      const { active, standby } = await startActiveWithStandby(dataDir, ENV, TAKEOVER_AFTER_MILLIS);
-      cleanups.push(
-        () => active.cleanup(),
-        () => standby.cleanup(),
+      const { active, standby, front } = await startPairBehindFront(
+        'gate-standby-log-',
+        ENV,
+        TAKEOVER_AFTER_MILLIS,
+        (cleanup) => cleanups.push(cleanup),
       );
-      const front = await startTcpFront(active.url);
-      cleanups.push(() => front.close());
       const gate = await startGate({
         LEASE_FENCE_GATE_RESOURCE: RESOURCE,
         LEASE_FENCE_GATE_UPSTREAM: upstream.url,

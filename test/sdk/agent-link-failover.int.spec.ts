@@ -11,10 +11,8 @@ import { existsSync } from 'node:fs';
 import { LeaseFenceClient, type RetryEvent } from '@lease-fence/client';
 import { EventsReplySchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COORDINATOR_MAIN, startActiveWithStandby, type RunningCoordinator } from '../support/coordinator-process.js';
+import { COORDINATOR_MAIN, startPairBehindFront } from '../support/coordinator-process.js';
 import { eventually } from '../support/eventually.js';
-import { createTempDir, removeTempDir } from '../support/temp-dir.js';
-import { startTcpFront, type TcpFront } from '../support/tcp-front.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
 const ENV = {
@@ -29,20 +27,6 @@ const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
-
-/** Active + standby on a fresh log, and a front forwarding to the active one. */
-async function startPair(): Promise<{ active: RunningCoordinator; standby: RunningCoordinator; front: TcpFront }> {
-  const dataDir = await createTempDir('agent-link-failover-');
-  cleanups.push(() => removeTempDir(dataDir));
-  const { active, standby } = await startActiveWithStandby(dataDir, ENV, TAKEOVER_AFTER_MILLIS);
-  cleanups.push(
-    () => active.cleanup(),
-    () => standby.cleanup(),
-  );
-  const front = await startTcpFront(active.url);
-  cleanups.push(() => front.close());
-  return { active, standby, front };
-}
 
 /** Every event of `resource` in the log of the coordinator at `baseUrl`. */
 async function eventsOf(baseUrl: string, resource: string): Promise<CoordinatorEvent[]> {
@@ -64,7 +48,12 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('the SDK across a standby coordin
     'over %s: an acquire whose reply was lost when the coordinator went silent (socket open) is answered by the standby that took over, with the one grant the log holds',
     async (transport) => {
       // Arrange: agent-a's client reaches the active coordinator through the front
-      const { active, standby, front } = await startPair();
+      const { active, standby, front } = await startPairBehindFront(
+        'agent-link-failover-',
+        ENV,
+        TAKEOVER_AFTER_MILLIS,
+        (cleanup) => cleanups.push(cleanup),
+      );
       let nextRequest = 0;
       const retries: RetryEvent[] = [];
       const client = new LeaseFenceClient({
@@ -110,7 +99,12 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('the SDK across a standby coordin
 
   it('drops an idle agent link whose coordinator went silent, so the next acquire goes to the standby at once', async () => {
     // Arrange
-    const { active, standby, front } = await startPair();
+    const { active, standby, front } = await startPairBehindFront(
+      'agent-link-failover-',
+      ENV,
+      TAKEOVER_AFTER_MILLIS,
+      (cleanup) => cleanups.push(cleanup),
+    );
     const retries: RetryEvent[] = [];
     const client = new LeaseFenceClient({
       baseUrl: front.url,

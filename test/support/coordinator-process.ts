@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type ChildExit, stopByPid, waitForExit } from './stop-by-pid.js';
 import { createTempDir, removeTempDir } from './temp-dir.js';
+import { startTcpFront, type TcpFront } from './tcp-front.js';
 import { writeTokensFile, type TokenEntry } from './test-tokens.js';
 
 /** The workspace root, found from this file. */
@@ -220,4 +221,26 @@ export async function startActiveWithStandby(
     await active.cleanup();
     throw error;
   }
+}
+
+/**
+ * {@link startActiveWithStandby} on a fresh log (a temp directory named after `tempDirPrefix`), with a
+ * {@link startTcpFront} forwarding to the active one: the failover tests' arrangement, where the front
+ * plays the operator's load balancer. Each cleanup (the log's directory, both coordinators, the front)
+ * is handed to `defer` as soon as it exists; the caller runs them in reverse order after the test.
+ */
+export async function startPairBehindFront(
+  tempDirPrefix: string,
+  env: Readonly<Record<string, string>>,
+  takeoverAfterMillis: number,
+  defer: (cleanup: () => Promise<unknown>) => void,
+): Promise<{ readonly active: RunningCoordinator; readonly standby: RunningCoordinator; readonly front: TcpFront }> {
+  const dataDir = await createTempDir(tempDirPrefix);
+  defer(() => removeTempDir(dataDir));
+  const { active, standby } = await startActiveWithStandby(dataDir, env, takeoverAfterMillis);
+  defer(() => active.cleanup());
+  defer(() => standby.cleanup());
+  const front = await startTcpFront(active.url);
+  defer(() => front.close());
+  return { active, standby, front };
 }
