@@ -81,13 +81,21 @@ describe('CoordinatorWebSocket, when the coordinator goes silent with the socket
     await once(server, 'listening');
     const connections: {
       socket: WebSocket;
+      /** The TCP socket under it (paused: the server reads nothing more, as a frozen process). */
+      tcp: Socket;
       frames: { id: number; body: unknown }[];
       pings: number;
       closed: boolean;
     }[] = [];
     let silent = false;
-    server.on('connection', (socket) => {
-      const connection = { socket, frames: [] as { id: number; body: unknown }[], pings: 0, closed: false };
+    server.on('connection', (socket, request) => {
+      const connection = {
+        socket,
+        tcp: request.socket,
+        frames: [] as { id: number; body: unknown }[],
+        pings: 0,
+        closed: false,
+      };
       connections.push(connection);
       socket.on('ping', () => (connection.pings += 1));
       socket.on('close', () => (connection.closed = true));
@@ -192,6 +200,21 @@ describe('CoordinatorWebSocket, when the coordinator goes silent with the socket
     const pingsAtClose = server.connections[0]!.pings;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(server.connections[0]!.pings).toBe(pingsAtClose);
+  });
+
+  it('closes within the ping interval when the coordinator never completes the close handshake', async () => {
+    // Arrange: the coordinator's process is frozen: its TCP socket is open and reads nothing, so no close reply comes
+    const { server, link } = await open({ autoPong: true }, 200);
+    server.connections[0]!.tcp.pause();
+
+    // Act
+    const started = performance.now();
+    await link.close();
+
+    // Assert: the close did not wait ws's 30 s for the handshake; the connection is gone (seen once the server reads again)
+    expect(performance.now() - started).toBeLessThan(5_000);
+    server.connections[0]!.tcp.resume();
+    await vi.waitFor(() => expect(server.connections[0]!.closed).toBe(true));
   });
 
   it('refuses a pingIntervalMillis out of range, naming it', () => {

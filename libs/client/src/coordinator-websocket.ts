@@ -28,7 +28,13 @@ import {
   checkConnectionOptions,
   sendWithRetries,
 } from './coordinator-http.js';
-import { checkPingIntervalMillis, keepLinkAlive, LINK_PING_MILLIS, type LinkKeepalive } from './link-keepalive.js';
+import {
+  checkPingIntervalMillis,
+  closeLink,
+  keepLinkAlive,
+  LINK_PING_MILLIS,
+  type LinkKeepalive,
+} from './link-keepalive.js';
 import { createRetryPolicy } from './retry-policy.js';
 import { systemTimers } from './timers.js';
 
@@ -158,7 +164,11 @@ export class CoordinatorWebSocket {
     return sendWithRetries(this.#retrying, operation, () => this.#attempt(op, resource, body, signal), replies, signal);
   }
 
-  /** Closes the connection and stops reconnecting; operations in flight reject. Idempotent. */
+  /**
+   * Closes the connection and stops reconnecting; operations in flight reject. Idempotent. A
+   * coordinator that has not completed the close handshake within `pingIntervalMillis` (frozen,
+   * partitioned away) is cut off then, so this never waits longer than that for it.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const connection = this.#connection ?? (await this.#opening?.catch(() => undefined));
@@ -166,11 +176,7 @@ export class CoordinatorWebSocket {
     if (connection === undefined || !('socket' in connection)) return;
     const { socket } = connection;
     connection.keepalive?.stop();
-    if (socket.readyState === WebSocket.CLOSED) return;
-    await new Promise<void>((resolve) => {
-      socket.once('close', () => resolve());
-      socket.close(1000, 'client closing');
-    });
+    await closeLink(socket, 1000, 'client closing', this.#pingIntervalMillis);
   }
 
   async #attempt(op: AgentOp, resource: string, body: unknown, signal: AbortSignal | undefined): Promise<Answer> {

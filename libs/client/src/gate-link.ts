@@ -20,7 +20,7 @@ import WebSocket from 'ws';
 import { parseBaseUrl } from './coordinator-http.js';
 import { gateStateOf, type FloorStore } from './floor-store.js';
 import { backoffDelayMillis, createRetryPolicy, type RetryOptions } from './retry-policy.js';
-import { checkPingIntervalMillis, keepLinkAlive, LINK_PING_MILLIS } from './link-keepalive.js';
+import { checkPingIntervalMillis, closeLink, keepLinkAlive, LINK_PING_MILLIS } from './link-keepalive.js';
 import { systemTimers, type Timers } from './timers.js';
 
 /** One resource the link guards: its gate and where that gate's floor is saved. */
@@ -113,7 +113,7 @@ export interface GateLink {
   sendStatus(status: GateStatusBody): boolean;
   /** Resolves once the coordinator routes admits to this link (now, if it already does). */
   whenGuarding(): Promise<void>;
-  /** Closes the link and stops reconnecting. Idempotent. */
+  /** Closes the link and stops reconnecting, within `pingIntervalMillis` even if the coordinator went silent. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -265,12 +265,7 @@ export function openGateLink(options: GateLinkOptions): GateLink {
       waiters = [];
       const ws = socket;
       socket = undefined;
-      if (ws === undefined || ws.readyState === WebSocket.CLOSED) return;
-      await new Promise<void>((resolve) => {
-        ws.once('close', () => resolve());
-        if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-        else ws.close(1000, 'gate closing');
-      });
+      if (ws !== undefined) await closeLink(ws, 1000, 'gate closing', pingIntervalMillis);
     },
   };
 }

@@ -86,3 +86,24 @@ export function keepLinkAlive(socket: WebSocket, options: LinkKeepaliveOptions):
   pingEveryInterval().catch(() => undefined); // rejects with the abort once stopped
   return { mark: () => heard, dropIfSilentSince, stop };
 }
+
+/**
+ * Closes `socket` with `code` and `reason` (terminating it at once while it is still connecting) and
+ * resolves once it is closed. A peer that has not completed the close handshake within `graceMillis`
+ * (milliseconds) is terminated: a silent one never will, and `ws` would wait 30 s for it, so a
+ * client's `close()` after a partition took that long. The same rule as the keepalive's: a silent
+ * connection is dropped.
+ */
+export function closeLink(socket: WebSocket, code: number, reason: string, graceMillis: number): Promise<void> {
+  if (socket.readyState === socket.CLOSED) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => socket.terminate(), graceMillis);
+    timer.unref();
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    if (socket.readyState === socket.CONNECTING) socket.terminate();
+    else if (socket.readyState === socket.OPEN) socket.close(code, reason);
+  });
+}
