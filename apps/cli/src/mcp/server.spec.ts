@@ -152,10 +152,41 @@ describe('lease-fence MCP server sessions', () => {
     expect(second.session.session.current('deploy-a').state).toBe('none');
   });
 
+  /** An HTTP server on 127.0.0.1 answering with `handle`; `url` is its `/deployments`, `close` cuts its connections too. */
+  const openOrigin = async (handle: (request: IncomingMessage, response: ServerResponse) => void) => {
+    const origin: Server = createServer(handle);
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(origin.address() as AddressInfo).port}/deployments`,
+      close: () => {
+        origin.closeAllConnections();
+        return new Promise<void>((resolve) => origin.close(() => resolve()));
+      },
+    };
+  };
+  /** Answers `request` with 200 `recorded` once its body has been read. */
+  const record = (request: IncomingMessage, response: ServerResponse): void => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('recorded'));
+  };
+  /** A ready gate guarding deploy-a (unless `ready` says otherwise), and `write` for every other request. */
+  const openGate = (
+    write: (request: IncomingMessage, response: ServerResponse) => void,
+    ready: () => boolean = () => true,
+  ) =>
+    openOrigin((request, response) => {
+      if (request.url === '/.well-known/lease-fence-gate/readyz') {
+        response.writeHead(ready() ? 200 : 404, { 'content-type': 'application/json' });
+        response.end(ready() ? JSON.stringify({ ok: true, resource: 'deploy-a', floor: 0 }) : '{}');
+        return;
+      }
+      write(request, response);
+    });
+
   it('sends nothing for a fenced_request the client cancelled before the write went out', async () => {
     let writes = 0;
     let answerReadiness: (() => void) | undefined;
-    const origin: Server = createServer((request, response) => {
+    const origin = await openOrigin((request, response) => {
       if (request.url === '/.well-known/lease-fence-gate/readyz') {
         answerReadiness = () =>
           response
@@ -164,19 +195,16 @@ describe('lease-fence MCP server sessions', () => {
         return;
       }
       writes += 1;
-      request.resume();
-      request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('recorded'));
+      record(request, response);
     });
-    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     try {
-      const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/deployments`;
       const agent = await connect('agent-1', 'token-1');
       await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
 
       const cancel = new AbortController();
       const write = agent.call(
         'fenced_request',
-        { resource: 'deploy-a', method: 'POST', url, body: '{}' },
+        { resource: 'deploy-a', method: 'POST', url: origin.url, body: '{}' },
         cancel.signal,
       );
       await eventually('the readiness probe', () => answerReadiness !== undefined);
@@ -187,8 +215,7 @@ describe('lease-fence MCP server sessions', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(writes).toBe(0);
     } finally {
-      origin.closeAllConnections();
-      await new Promise<void>((resolve) => origin.close(() => resolve()));
+      await origin.close();
     }
   });
 
@@ -196,19 +223,15 @@ describe('lease-fence MCP server sessions', () => {
     // One origin that first answers as a ready gate guarding deploy-a, then as a plain service.
     let actsAsGate = true;
     const tokensReceived: (string | undefined)[] = [];
-    const origin: Server = createServer((request, response) => {
-      if (request.url === '/.well-known/lease-fence-gate/readyz') {
-        response.writeHead(actsAsGate ? 200 : 404, { 'content-type': 'application/json' });
-        response.end(actsAsGate ? JSON.stringify({ ok: true, resource: 'deploy-a', floor: 0 }) : '{}');
-        return;
-      }
-      tokensReceived.push(request.headers['lease-fence-token'] as string | undefined);
-      request.resume();
-      request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('recorded'));
-    });
-    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    const gate = await openGate(
+      (request, response) => {
+        tokensReceived.push(request.headers['lease-fence-token'] as string | undefined);
+        record(request, response);
+      },
+      () => actsAsGate,
+    );
+    const url = gate.url;
     try {
-      const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/deployments`;
       const agent = await connect('agent-1', 'token-1');
       await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
 
@@ -222,36 +245,18 @@ describe('lease-fence MCP server sessions', () => {
       expect(after.text).toMatch(/^not sent: .* not a lease-fence-gate's readiness/);
       expect(tokensReceived).toHaveLength(1);
     } finally {
-      await new Promise<void>((resolve) => origin.close(() => resolve()));
+      await gate.close();
     }
   });
 
-  /** An origin answering as a ready gate guarding deploy-a, and `write` for every other request. */
-  const openGate = async (write: (request: IncomingMessage, response: ServerResponse) => void) => {
-    const origin: Server = createServer((request, response) => {
-      if (request.url === '/.well-known/lease-fence-gate/readyz') {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ ok: true, resource: 'deploy-a', floor: 0 }));
-        return;
-      }
-      write(request, response);
-    });
-    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
-    return {
-      url: `http://127.0.0.1:${(origin.address() as AddressInfo).port}/deployments`,
-      close: () => new Promise<void>((resolve) => origin.close(() => resolve())),
-    };
-  };
-
   it("does not follow a redirect: the lease's token and the write go to the gate only, and the agent is told where it pointed", async () => {
     const tokensElsewhere: (string | undefined)[] = [];
-    const elsewhere: Server = createServer((request, response) => {
+    const elsewhere = await openOrigin((request, response) => {
       tokensElsewhere.push(request.headers['lease-fence-token'] as string | undefined);
       request.resume();
       request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end('landed, unfenced'));
     });
-    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
-    const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/deployments`;
+    const target = elsewhere.url;
     // the service behind the gate answers 307 (the gate passes its answers through as they are)
     const gate = await openGate((request, response) => {
       request.resume();
@@ -274,7 +279,7 @@ describe('lease-fence MCP server sessions', () => {
       expect(redirected.structuredContent).toMatchObject({ ok: false, status: 307, location: target });
     } finally {
       await gate.close();
-      await new Promise<void>((resolve) => elsewhere.close(() => resolve()));
+      await elsewhere.close();
     }
   });
 
