@@ -31,17 +31,23 @@ describe('Streamable HTTP sessions', () => {
     await double.close();
   });
 
-  it('ends a session whose client went away without DELETE, releasing its lease', async () => {
+  /** The MCP server over Streamable HTTP on 127.0.0.1 for agent-1, whose client talks to the double. */
+  const serveAgent1 = (limits: { sessionIdleMillis: number; maxSessions: number }) => {
     const client = new LeaseFenceClient({
       baseUrl: double.url,
       token: 'token-1',
       holderId: 'agent-1',
       clockSkewMillis: 50,
     });
-    endpoint = await serveStreamableHttp(
-      () => createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' }),
-      { host: '127.0.0.1', port: 0, sessionIdleMillis: 2000, maxSessions: 10 },
-    );
+    return serveStreamableHttp(() => createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' }), {
+      host: '127.0.0.1',
+      port: 0,
+      ...limits,
+    });
+  };
+
+  it('ends a session whose client went away without DELETE, releasing its lease', async () => {
+    endpoint = await serveAgent1({ sessionIdleMillis: 2000, maxSessions: 10 });
     const mcp = new Client({ name: 'spec', version: '1.0.0' });
     await mcp.connect(new StreamableHTTPClientTransport(new URL(endpoint.url)));
     const acquired = (await mcp.callTool({
@@ -58,16 +64,7 @@ describe('Streamable HTTP sessions', () => {
   });
 
   it('refuses a session beyond maxSessions with 503 in words, and starts one again once a session ended', async () => {
-    const client = new LeaseFenceClient({
-      baseUrl: double.url,
-      token: 'token-1',
-      holderId: 'agent-1',
-      clockSkewMillis: 50,
-    });
-    endpoint = await serveStreamableHttp(
-      () => createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' }),
-      { host: '127.0.0.1', port: 0, sessionIdleMillis: 60_000, maxSessions: 2 },
-    );
+    endpoint = await serveAgent1({ sessionIdleMillis: 60_000, maxSessions: 2 });
     const url = new URL(endpoint.url);
     const open = async (): Promise<{ mcp: Client; transport: StreamableHTTPClientTransport }> => {
       const mcp = new Client({ name: 'spec', version: '1.0.0' });
