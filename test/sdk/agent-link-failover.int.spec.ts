@@ -8,11 +8,12 @@
  * the log holds, granted once; an idle link whose coordinator went silent is dropped by itself.
  */
 import { existsSync } from 'node:fs';
-import { LeaseFenceClient, type RetryEvent } from '@lease-fence/client';
+import { LeaseFenceClient, type LeaseFenceClientOptions, type RetryEvent } from '@lease-fence/client';
 import { EventsReplySchema, type CoordinatorEvent } from '@lease-fence/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COORDINATOR_MAIN, startPairBehindFront } from '../support/coordinator-process.js';
 import { eventually } from '../support/eventually.js';
+import type { TcpFront } from '../support/tcp-front.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
 
 const ENV = {
@@ -27,6 +28,29 @@ const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
+
+/**
+ * agent-a's client through `front`: 1 s per attempt, up to 15 attempts, each retry recorded in
+ * `retries`; `options` on top (the transport, the keepalive, the requestIds). Closed after the test.
+ */
+function agentAThrough(
+  front: TcpFront,
+  retries: RetryEvent[],
+  options: Partial<LeaseFenceClientOptions> & Pick<LeaseFenceClientOptions, 'transport'>,
+): LeaseFenceClient {
+  const client = new LeaseFenceClient({
+    baseUrl: front.url,
+    token: TEST_TOKENS.agentA.token,
+    holderId: TEST_TOKENS.agentA.holderId,
+    clockSkewMillis: 100,
+    timeoutMillis: 1000,
+    retry: { maxAttempts: 15, initialDelayMillis: 100, maxDelayMillis: 500 },
+    onRetry: (event) => retries.push(event),
+    ...options,
+  });
+  cleanups.push(() => client.close());
+  return client;
+}
 
 /** Every event of `resource` in the log of the coordinator at `baseUrl`. */
 async function eventsOf(baseUrl: string, resource: string): Promise<CoordinatorEvent[]> {
@@ -56,18 +80,10 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('the SDK across a standby coordin
       );
       let nextRequest = 0;
       const retries: RetryEvent[] = [];
-      const client = new LeaseFenceClient({
-        baseUrl: front.url,
-        token: TEST_TOKENS.agentA.token,
-        holderId: TEST_TOKENS.agentA.holderId,
-        clockSkewMillis: 100,
+      const client = agentAThrough(front, retries, {
         transport,
-        timeoutMillis: 1000,
-        retry: { maxAttempts: 15, initialDelayMillis: 100, maxDelayMillis: 500 },
         newRequestId: () => `${transport}-${(nextRequest += 1)}`,
-        onRetry: (event) => retries.push(event),
       });
-      cleanups.push(() => client.close());
       expect((await client.acquire('failover-warm', { ttlMillis: TTL_MILLIS })).ok).toBe(true);
 
       // Act: the coordinator applies agent-a's acquire but its reply is lost; then the connection goes
@@ -106,18 +122,7 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('the SDK across a standby coordin
       (cleanup) => cleanups.push(cleanup),
     );
     const retries: RetryEvent[] = [];
-    const client = new LeaseFenceClient({
-      baseUrl: front.url,
-      token: TEST_TOKENS.agentA.token,
-      holderId: TEST_TOKENS.agentA.holderId,
-      clockSkewMillis: 100,
-      transport: 'websocket',
-      pingIntervalMillis: 200,
-      timeoutMillis: 1000,
-      retry: { maxAttempts: 15, initialDelayMillis: 100, maxDelayMillis: 500 },
-      onRetry: (event) => retries.push(event),
-    });
-    cleanups.push(() => client.close());
+    const client = agentAThrough(front, retries, { transport: 'websocket', pingIntervalMillis: 200 });
     expect((await client.acquire('idle-warm', { ttlMillis: TTL_MILLIS })).ok).toBe(true);
 
     // Act: the idle link goes silent, the active coordinator dies, the standby takes over
