@@ -133,7 +133,7 @@ describe('lease-fence rejections and explain', () => {
     const table = await runCli(['rejections'], env);
     expect(table.code).toBe(0);
     const [header, ...rows] = table.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^POSITION\s+TIME\s+RESOURCE\s+GATE\s+KIND\s+REFUSED\s+GATE HAD$/);
+    expect(header).toMatch(/^POSITION\s+TIME\s+RESOURCE\s+GATE\s+SEQ\s+KIND\s+REFUSED\s+GATE HAD$/);
     const late = rows.find((row) => row.includes(LATE_RESOURCE));
     expect(late).toContain(
       `reported late: the gate refused it at ${formatWallTime(lateGateWallMillis)} by its own clock`,
@@ -141,6 +141,10 @@ describe('lease-fence rejections and explain', () => {
     const onTime = rows.find((row) => row.includes(` ${RESOURCE} `));
     expect(onTime).toBeDefined();
     expect(onTime).not.toContain('reported late');
+    // The gate's seq, as the writer's 409 and the dashboard's table give it, to match one refusal to one row
+    expect(onTime).toMatch(
+      new RegExp(`^${rejectionPosition}\\s.* ${RESOURCE}\\s+gate-1\\s+1\\s+stale\\s+agent-a fence ${first.fence}\\s`),
+    );
   });
 
   it('explains it with the sentence the dashboard gives', async () => {
