@@ -4,7 +4,7 @@
  * refused write reported by a gate.
  */
 import { spawnSync } from 'node:child_process';
-import { investigate, ViewHistory } from '@lease-fence/dashboard-model';
+import { formatWallTime, investigate, ViewHistory } from '@lease-fence/dashboard-model';
 import type { RecordedEvent } from '@lease-fence/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCoordinator, startCoordinator } from '../support/coordinator-process.js';
@@ -14,11 +14,15 @@ import { eventually } from '../support/eventually.js';
 import { CLI_MAIN, runCli, startCli } from './support/cli-process.js';
 
 const RESOURCE = 'deploy-cli';
+/** A resource whose one refusal the gate reported two minutes after it made it (its outbox delivered it late). */
+const LATE_RESOURCE = 'deploy-cli-late';
+const LATE_BY_MILLIS = 120_000;
 let app: RunningCoordinator;
 let env: Record<string, string>;
 let first: { fence: number; position: number };
 let second: { fence: number };
 let rejectionPosition: number;
+let lateGateWallMillis: number;
 
 const post = async (token: string, path: string, json: unknown): Promise<unknown> => {
   const reply = await call(app.url, 'POST', path, { token, json });
@@ -49,6 +53,22 @@ beforeAll(async () => {
     rejected: { holderId: agentA.holderId, fence: a.grant.fence },
     current: { holderId: agentB.holderId, fence: b.grant.fence },
   });
+  const lateA = (await post(agentA.token, `/v1/leases/${LATE_RESOURCE}/acquire`, { requestId: 'cli-late-a-1' })) as {
+    grant: { fence: number };
+  };
+  await post(agentA.token, `/v1/leases/${LATE_RESOURCE}/release`, { fence: lateA.grant.fence });
+  const lateB = (await post(agentB.token, `/v1/leases/${LATE_RESOURCE}/acquire`, { requestId: 'cli-late-b-1' })) as {
+    grant: { fence: number };
+  };
+  lateGateWallMillis = Date.now() - LATE_BY_MILLIS;
+  await post(gate.token, `/v1/resources/${LATE_RESOURCE}/rejections`, {
+    seq: 1,
+    resource: LATE_RESOURCE,
+    rejected: { holderId: agentA.holderId, fence: lateA.grant.fence },
+    current: { holderId: agentB.holderId, fence: lateB.grant.fence },
+    wallMillis: lateGateWallMillis,
+  });
+  await post(agentB.token, `/v1/leases/${LATE_RESOURCE}/release`, { fence: lateB.grant.fence });
   const log = await readLog();
   const granted = log.find((e) => e.event.type === 'LeaseGranted' && e.event.data.fence === a.grant.fence);
   first = { fence: a.grant.fence, position: granted?.position ?? 0 };
@@ -107,6 +127,24 @@ describe('lease-fence rejections and explain', () => {
     });
     const other = await runCli(['rejections', '--resource', 'db', '--json'], env);
     expect(JSON.parse(other.stdout)).toEqual({ rejections: [] });
+  });
+
+  it('says in the table, as the dashboard and explain do, that a refusal was reported late and when the gate refused it', async () => {
+    const table = await runCli(['rejections'], env);
+    expect(table.code).toBe(0);
+    const [header, ...rows] = table.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^POSITION\s+TIME\s+RESOURCE\s+GATE\s+SEQ\s+KIND\s+REFUSED\s+GATE HAD$/);
+    const late = rows.find((row) => row.includes(LATE_RESOURCE));
+    expect(late).toContain(
+      `reported late: the gate refused it at ${formatWallTime(lateGateWallMillis)} by its own clock`,
+    );
+    const onTime = rows.find((row) => row.includes(` ${RESOURCE} `));
+    expect(onTime).toBeDefined();
+    expect(onTime).not.toContain('reported late');
+    // The gate's seq, as the writer's 409 and the dashboard's table give it, to match one refusal to one row
+    expect(onTime).toMatch(
+      new RegExp(`^${rejectionPosition}\\s.* ${RESOURCE}\\s+gate-1\\s+1\\s+stale\\s+agent-a fence ${first.fence}\\s`),
+    );
   });
 
   it('explains it with the sentence the dashboard gives', async () => {

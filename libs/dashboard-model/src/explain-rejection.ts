@@ -41,10 +41,20 @@ export const LATE_REPORT_NOTE_MILLIS = 1_000;
  * @param rejection - A rejection; one without a gate reading (`gateWallMillis`) is never late.
  */
 export function reportedLate(rejection: RejectionView): boolean {
-  return (
-    rejection.gateWallMillis !== undefined &&
-    rejection.stamp.wallMillis - rejection.gateWallMillis > LATE_REPORT_NOTE_MILLIS
-  );
+  return isLateReport(rejection.stamp.wallMillis, rejection.gateWallMillis);
+}
+
+/**
+ * The rule of {@link reportedLate} on the two readings alone, for views that hold a rejection as
+ * the API gives it (`GET /v1/rejections`, the CLI's `rejections` table) rather than a
+ * {@link RejectionView}. Pure.
+ *
+ * @param recordedWallMillis - The coordinator's wall clock when it recorded the refusal (epoch ms).
+ * @param gateWallMillis - The gate's own wall clock at the refusal (epoch ms), when the gate sent it.
+ * @returns Whether the record trails the gate's reading by more than {@link LATE_REPORT_NOTE_MILLIS}.
+ */
+export function isLateReport(recordedWallMillis: number, gateWallMillis: number | undefined): boolean {
+  return gateWallMillis !== undefined && recordedWallMillis - gateWallMillis > LATE_REPORT_NOTE_MILLIS;
 }
 
 /**

@@ -2,7 +2,7 @@
  * `lease-fence rejections [--resource R] [--json]`: the refused writes the gates reported
  * (`GET /v1/rejections`: the most recent 1000), oldest first.
  */
-import { formatWallDateTime } from '@lease-fence/dashboard-model';
+import { formatWallDateTime, formatWallTime, isLateReport } from '@lease-fence/dashboard-model';
 import { RejectionsReplySchema } from '@lease-fence/protocol';
 import { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
@@ -16,7 +16,7 @@ export function rejectionsCommand(io: CliIo): Command {
   const command = new Command('rejections')
     .summary('list the writes gates refused (stale or double-grant fences)')
     .description(
-      'List the refused writes the gates reported, oldest first (the most recent 1000): position, time, resource, gate, kind, the refused holder and fence, and the holder and fence the gate had. Explain one with `lease-fence explain <position>`.',
+      'List the refused writes the gates reported, oldest first (the most recent 1000): position, time (when the coordinator recorded it; a refusal its gate reported late, from its outbox after a restart or an outage, also gives the time the gate refused it by its own clock, as the dashboard does), resource, gate, seq (the number the gate gave the refusal: the `seq` of the 409 its writer got), kind, the refused holder and fence, and the holder and fence the gate had. Explain one with `lease-fence explain <position>`.',
     )
     .option('-r, --resource <resource>', 'only this resource')
     .option('--json', 'print one JSON document: { rejections: [...] }');
@@ -51,12 +51,13 @@ ${EXIT_CODES_HELP}`,
     }
     io.stdout.write(
       renderTable(
-        ['POSITION', 'TIME', 'RESOURCE', 'GATE', 'KIND', 'REFUSED', 'GATE HAD'],
+        ['POSITION', 'TIME', 'RESOURCE', 'GATE', 'SEQ', 'KIND', 'REFUSED', 'GATE HAD'],
         shown.map((r) => [
           String(r.position),
-          formatWallDateTime(r.wallMillis),
+          timeCell(r.wallMillis, r.gateWallMillis),
           r.resource,
           r.gateId,
+          String(r.seq),
           r.kind,
           `${r.rejected.holderId} fence ${r.rejected.fence}`,
           `${r.current.holderId} fence ${r.current.fence}`,
@@ -65,4 +66,16 @@ ${EXIT_CODES_HELP}`,
     );
   });
   return command;
+}
+
+/**
+ * The TIME cell: when the coordinator recorded the refusal, and, for one its gate reported late
+ * (`isLateReport`, the dashboard's rule), when the gate refused it by its own clock, as the
+ * dashboard's "reported late" badge and `lease-fence explain` say.
+ */
+function timeCell(recordedWallMillis: number, gateWallMillis: number | undefined): string {
+  const recorded = formatWallDateTime(recordedWallMillis);
+  return gateWallMillis !== undefined && isLateReport(recordedWallMillis, gateWallMillis)
+    ? `${recorded} (reported late: the gate refused it at ${formatWallTime(gateWallMillis)} by its own clock)`
+    : recorded;
 }
