@@ -27,8 +27,9 @@ import {
   reportRejections,
   type GateState,
 } from '@lease-fence/client';
+import { acquirePidLock, PidLockedError, type PidLock } from '@lease-fence/client/pid-lock';
 import { FenceGate } from 'lease-fence';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { GATE_CONFIG_HELP, GateConfigError, parseGateConfig, type GateConfig } from './config.js';
 import { createGateServer, GATE_PATH_PREFIX } from './gate-server.js';
 import { collectGateStatus, startStatusReports } from './gate-status.js';
@@ -82,9 +83,45 @@ async function reconcileWithCoordinator(
   return undefined;
 }
 
+/** The lock file of a gate's data directory: one gate per data directory. */
+const GATE_LOCK_FILE = 'gate.lock';
+
+/**
+ * Takes the pid lock of the data directory (`<data dir>/gate.lock`) for the process lifetime,
+ * before the floor is read: a second gate on the same directory would admit from a floor and hand
+ * out refusal seqs the first one does not see (a stale fence reaching the upstream). Released at
+ * exit (SIGTERM and SIGINT exit through `stop`); a crashed gate's lock is stale at once (its pid
+ * is gone). A refusal exits 1 with a message naming the directory, the lock file and the holder.
+ */
+function lockDataDirOrExit(dataDir: string, logger: Logger): void {
+  const lockFile = join(dataDir, GATE_LOCK_FILE);
+  let lock: PidLock;
+  try {
+    lock = acquirePidLock(lockFile, {
+      holderKind: 'gate',
+      guarded: `the data directory ${dataDir}`,
+      advice: `stop it or give this gate another LEASE_FENCE_DATA_DIR (one gate per data directory; lock file ${lockFile})`,
+    });
+  } catch (error) {
+    const message =
+      error instanceof PidLockedError
+        ? error.message
+        : `cannot lock the data directory ${dataDir} (${lockFile}): ${(error as Error).message}`;
+    process.stderr.write(`lease-fence-gate: ${message}\n`);
+    process.exit(1);
+  }
+  process.on('exit', () => lock.release());
+  if (lock.replacedStale !== undefined)
+    logger.warn(
+      { lockFile, previousPid: lock.replacedStale.pid },
+      `replaced the lock of gate pid ${lock.replacedStale.pid}, which is gone`,
+    );
+}
+
 async function run(config: GateConfig): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'lease-fence-gate', resource: config.resource } });
   await mkdir(config.dataDir, { recursive: true });
+  lockDataDirOrExit(config.dataDir, logger);
   const store = await openFileFloorStore({
     path: join(config.dataDir, `${encodeURIComponent(config.resource)}.floor.json`),
     resource: config.resource,

@@ -116,3 +116,13 @@ export {
   type InvalidFenceTokenReason,
   type SigningKeysSource,
 } from './fence-token-verifier.js';
+/** One process per data directory or file: a pid lock that a crashed owner frees at once (documented at its source). */
+export {
+  acquirePidLock,
+  PidLockedError,
+  systemProbe,
+  type PidLock,
+  type PidLockOptions,
+  type PidLockOwner,
+  type ProcessProbe,
+} from './pid-lock.js';

@@ -5,11 +5,3 @@
 export { openSqliteEventLog, type SqliteEventLog, type SqliteEventLogOptions } from './sqlite-event-log.js';
 export { SCHEMA_VERSION } from './schema.js';
 export { EventLogLostError, logIdFileOf } from './log-identity.js';
-export {
-  acquireLogLock,
-  LogLockedError,
-  systemProbe,
-  type LogLock,
-  type LogLockOwner,
-  type ProcessProbe,
-} from './log-lock.js';

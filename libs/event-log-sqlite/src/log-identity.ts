@@ -6,7 +6,7 @@
  * adapter refuses it instead of starting a new log that would issue fences again from 1.
  *
  * Why here, in the adapter, and not in the coordinator: the adapter owns the file and its
- * directory (the lock `<log>.lock` lives beside it too, see `log-lock.ts`), so every user of
+ * directory (the coordinator's lock `<log>.lock` lives beside it too, see its `log-lock.ts`), so every user of
  * `openSqliteEventLog` (the coordinator, a standby, tests, tools) gets the check, and the check
  * runs before the file is created or written.
  */

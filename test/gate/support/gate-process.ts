@@ -29,13 +29,39 @@ export interface GateProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Spawns the sidecar with `env` (on top of PATH only) and resolves once it logged `listening`. */
-export async function startGate(env: Readonly<Record<string, string>>): Promise<GateProcess> {
-  const child = spawn(process.execPath, [GATE_MAIN], {
+/** Spawns the sidecar with `env` (on top of PATH only), on 127.0.0.1 port 0. */
+const spawnGate = (env: Readonly<Record<string, string>>): ChildProcess =>
+  spawn(process.execPath, [GATE_MAIN], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
   });
+
+/**
+ * Runs a sidecar that is expected to refuse to start: resolves with its exit code and stderr once
+ * it exits. One still running after `timeoutMillis` is stopped by PID (SIGKILL) and reported so.
+ */
+export async function runGateExpectingExit(
+  env: Readonly<Record<string, string>>,
+  timeoutMillis = 15_000,
+): Promise<{ readonly code: number | null; readonly stderr: string; readonly stillRunning: boolean }> {
+  const child = spawnGate(env);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout?.resume();
+  let stillRunning = false;
+  const timer = setTimeout(() => {
+    stillRunning = true;
+    void stopByPid(child, 'SIGKILL');
+  }, timeoutMillis);
+  const { code } = await waitForExit(child);
+  clearTimeout(timer);
+  return { code, stderr, stillRunning };
+}
+
+/** Spawns the sidecar with `env` (on top of PATH only) and resolves once it logged `listening`. */
+export async function startGate(env: Readonly<Record<string, string>>): Promise<GateProcess> {
+  const child = spawnGate(env);
   const { url: listening, logLines, stderr } = followUntilListening(child, 'the gate');
   const url = await listening;
   return {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 /**
  * Reads of files whose name ends with this suffix fail with EIO while `failReads` is set: the
- * stale lock `log-lock.ts` moves aside to compare is `<lock>.<pid>.stale`.
+ * stale lock `pid-lock.ts` moves aside to compare is `<lock>.<pid>.stale`.
  */
 const failing = vi.hoisted(() => ({ suffix: '.stale', failReads: false }));
 
@@ -19,7 +19,7 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...fs, default: { ...fs, readFileSync }, readFileSync };
 });
 
-const { acquireLogLock, systemProbe } = await import('./log-lock.js');
+const { acquirePidLock, systemProbe } = await import('./pid-lock.js');
 
 let dir: string;
 let logFile: string;
@@ -34,7 +34,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('acquireLogLock when the stale lock moved aside cannot be read', () => {
+describe('acquirePidLock when the stale lock moved aside cannot be read', () => {
   it('puts the moved lock back and fails with the read error, so a lock it could not compare is never deleted', async () => {
     // Arrange: the lock of a coordinator that is gone (pid 42), judged stale; the comparison's read fails
     const record = `${JSON.stringify({ ...systemProbe.self(), pid: 42, sinceWallMillis: 1 })}\n`;
@@ -43,7 +43,14 @@ describe('acquireLogLock when the stale lock moved aside cannot be read', () => 
     failing.failReads = true;
 
     // Act / Assert
-    expect(() => acquireLogLock(logFile, gone)).toThrow(/EIO/);
+    expect(() =>
+      acquirePidLock(`${logFile}.lock`, {
+        holderKind: 'coordinator',
+        guarded: logFile,
+        advice: 'stop it',
+        probe: gone,
+      }),
+    ).toThrow(/EIO/);
     expect(await readFile(`${logFile}.lock`, 'utf8')).toBe(record);
     expect(await readdir(dir)).toEqual(['default.events.sqlite.lock']);
   });

@@ -1,11 +1,8 @@
 /**
- * One coordinator per SQLite log: a pid lock file beside the log (`<log>.lock`), taken at
- * start-up BEFORE the log is opened and held for the process lifetime.
- *
- * Without it, a second coordinator started on the same data directory and namespace replays the
- * log and appends its `CoordinatorStarted`, and the running one's next append conflicts: it is
- * superseded for good (docs/design.md § single writer). The expected-version check stays the safety
- * net; this lock turns the operator's mistake into a clear refusal before anything is touched.
+ * One process per guarded file or directory: a pid lock file (`acquirePidLock`), taken at start-up
+ * BEFORE the guarded state is read and held for the process lifetime. The coordinator locks its
+ * SQLite log with it (`<log>.lock`), the gate sidecar its data directory (`gate.lock`), so a
+ * second process started on the same state by mistake refuses to start, naming the holder.
  *
  * Why a pid file and not a library: `proper-lockfile` (the usual choice) keeps a lock alive by
  * rewriting its mtime on a timer and calls it stale only after `stale` ms (at least 2 s), so every
@@ -21,23 +18,23 @@
  *   as not running), or the pid now belongs to a process started at another
  *   time (Linux `/proc/<pid>/stat`), or the pid is our own (a restarted container's pid 1);
  * - an owner on another host (a shared volume) cannot be checked: the lock counts as held, and the
- *   message says which file to delete if no coordinator runs there;
+ *   message says which file to delete if no such process runs there;
  * - a stale lock is removed only if it is still the record that was judged stale: it is first
  *   `rename()`d (atomic) to a name of this process's own and compared; a fresh lock that another
- *   starting coordinator linked in the meantime is put back (`link()`, so it never replaces a
+ *   starting process linked in the meantime is put back (`link()`, so it never replaces a
  *   third one) and this one refuses, naming that owner;
- * - released (unlinked, if still ours) when the process exits.
+ * - released (unlinked, if still ours) by `release()`, which the caller runs at exit.
  *
- * Limits: a fresh lock moved aside is absent for one rename + link; if a third coordinator links
- * its lock in that instant, the fresh lock cannot be put back and two coordinators believe they
- * hold the log; the expected-version check then supersedes one of them (docs/design.md § "Persist
- * before ack, single writer").
+ * Limits: a fresh lock moved aside is absent for one rename + link; if a third process links
+ * its lock in that instant, the fresh lock cannot be put back and two processes believe they
+ * hold the lock. The coordinator's expected-version check then supersedes one of them
+ * (docs/design.md § "Persist before ack, single writer"); a gate's floor never goes down either way.
  */
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 
 /** Who holds a lock: written as JSON into the lock file. */
-export interface LogLockOwner {
+export interface PidLockOwner {
   /** Process id of the owner. */
   readonly pid: number;
   /** Host name of the owner's machine (container). */
@@ -53,46 +50,58 @@ export interface LogLockOwner {
 /** How the lock sees processes; injected by tests. */
 export interface ProcessProbe {
   /** This process as a lock owner (without `sinceWallMillis`). */
-  self(): Omit<LogLockOwner, 'sinceWallMillis'>;
+  self(): Omit<PidLockOwner, 'sinceWallMillis'>;
   /** Whether process `pid` on this machine runs, and its start time in ticks when known. */
   inspect(pid: number): { readonly running: boolean; readonly startTicks?: string };
 }
 
 /** A held lock. */
-export interface LogLock {
-  /** The lock file (`<log>.lock`). */
+export interface PidLock {
+  /** The lock file. */
   readonly lockFile: string;
-  /** True when a stale lock of a process that is gone was replaced. */
-  readonly replacedStale: LogLockOwner | undefined;
+  /** The owner whose stale lock (its process gone) was replaced, if one was. */
+  readonly replacedStale: PidLockOwner | undefined;
   /** Removes the lock file if it is still ours. Idempotent; synchronous, so it can run in `process.on('exit')`. */
   release(): void;
 }
 
+/** Options of {@link acquirePidLock}: how its refusals name things, and the process probe. */
+export interface PidLockOptions {
+  /** What kind of process holds the lock, for messages: `"coordinator"`, `"gate"`. */
+  readonly holderKind: string;
+  /** What the lock guards, for messages: the log file, the data directory. */
+  readonly guarded: string;
+  /** What to do about a live holder, for messages: `"stop it or use another LEASE_FENCE_DATA_DIR"`. */
+  readonly advice: string;
+  /** How processes are inspected. @defaultValue the real machine ({@link systemProbe}) */
+  readonly probe?: ProcessProbe;
+}
+
 /**
- * Thrown by {@link acquireLogLock} when another coordinator holds the log (or the lock file cannot
- * be read, so that cannot be ruled out). Nothing was opened or written.
+ * Thrown by {@link acquirePidLock} when another process holds the lock (or the lock file cannot be
+ * read, so that cannot be ruled out). Nothing was written but the attempt's own temporary file,
+ * removed again.
  */
-export class LogLockedError extends Error {
+export class PidLockedError extends Error {
   /** Stable error code. */
-  readonly code = 'log-locked';
+  readonly code = 'pid-locked';
 
   /**
-   * @param logFile - The SQLite log the lock protects.
    * @param lockFile - The lock file.
    * @param owner - The holder, when the lock file could be read.
+   * @param options - How the message names the holder's kind, what is guarded and the advice.
    * @param detail - Extra advice (why the owner cannot be checked, which file to delete).
    */
   constructor(
-    readonly logFile: string,
     readonly lockFile: string,
-    readonly owner: LogLockOwner | undefined,
-    detail?: string,
+    readonly owner: PidLockOwner | undefined,
+    options: Pick<PidLockOptions, 'holderKind' | 'guarded' | 'advice'>,
+    readonly detail?: string,
   ) {
-    const who = owner === undefined ? 'another coordinator' : `another coordinator (pid ${owner.pid})`;
-    super(
-      `${who} holds ${logFile}; stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE${detail === undefined ? '' : ` (${detail})`}`,
-    );
-    this.name = 'LogLockedError';
+    const who =
+      owner === undefined ? `another ${options.holderKind}` : `another ${options.holderKind} (pid ${owner.pid})`;
+    super(`${who} holds ${options.guarded}; ${options.advice}${detail === undefined ? '' : ` (${detail})`}`);
+    this.name = 'PidLockedError';
   }
 }
 
@@ -103,44 +112,50 @@ const MAX_ATTEMPTS = 3;
 const heldHere = new Set<string>();
 
 /**
- * Takes the lock of `logFile` for this process.
+ * Takes the pid lock `lockFile` for this process.
  *
- * @param logFile - The SQLite log (its directory must exist); the lock is `<logFile>.lock`.
- * @param probe - How processes are inspected. @defaultValue the real machine ({@link systemProbe})
- * @returns the held lock; call `release()` at exit.
- * @throws {@link LogLockedError} when a live coordinator holds it, one on another host may, or the lock file is unreadable.
+ * @param lockFile - The lock file (its directory must exist).
+ * @param options - How refusals name things; the process probe.
+ * @returns the held lock; call `release()` at exit (`process.on('exit', () => lock.release())`).
+ * @throws {@link PidLockedError} when a live process holds it (this one included), one on another
+ *   host may, or the lock file is unreadable or not a lock file.
  * @throws the file system's error when the directory is not writable, or a stale lock moved aside
- *   to be compared cannot be read (it is put back, so another coordinator's fresh lock is never lost).
+ *   to be compared cannot be read (it is put back, so another process's fresh lock is never lost).
+ * @example
+ * ```ts
+ * const lock = acquirePidLock(join(dataDir, 'my-app.lock'), {
+ *   holderKind: 'my-app',
+ *   guarded: `the data directory ${dataDir}`,
+ *   advice: 'stop it or use another data directory',
+ * });
+ * process.on('exit', () => lock.release());
+ * ```
  */
-export function acquireLogLock(logFile: string, probe: ProcessProbe = systemProbe): LogLock {
-  const lockFile = `${logFile}.lock`;
-  const self: LogLockOwner = { ...probe.self(), sinceWallMillis: Date.now() };
-  if (heldHere.has(lockFile)) throw new LogLockedError(logFile, lockFile, self);
+export function acquirePidLock(lockFile: string, options: PidLockOptions): PidLock {
+  const probe = options.probe ?? systemProbe;
+  const refuse = (owner: PidLockOwner | undefined, detail?: string): PidLockedError =>
+    new PidLockedError(lockFile, owner, options, detail);
+  const self: PidLockOwner = { ...probe.self(), sinceWallMillis: Date.now() };
+  if (heldHere.has(lockFile)) throw refuse(self);
   const record = `${JSON.stringify(self)}\n`;
   const temporary = `${lockFile}.${self.pid}.tmp`;
   writeDurably(temporary, record);
-  let replacedStale: LogLockOwner | undefined;
+  let replacedStale: PidLockOwner | undefined;
   try {
     for (let attempt = 1; ; attempt += 1) {
       if (attempt > MAX_ATTEMPTS)
-        throw new LogLockedError(
-          logFile,
-          lockFile,
-          undefined,
-          'its lock file keeps changing: another coordinator is starting',
-        );
+        throw refuse(undefined, `its lock file keeps changing: another ${options.holderKind} is starting`);
       try {
         linkSync(temporary, lockFile);
         break;
       } catch (error) {
         if (errorCode(error) !== 'EEXIST') throw error;
       }
-      const found = readOwner(logFile, lockFile);
+      const found = readOwner(lockFile, refuse, options.holderKind);
       if (found === undefined) continue; // released in between
-      const stale = isStale(found.owner, self, probe);
-      if (stale !== true)
-        throw new LogLockedError(logFile, lockFile, found.owner, stale === false ? undefined : stale.detail);
-      removeIfStill(logFile, lockFile, found.text, `${lockFile}.${self.pid}.stale`);
+      const stale = isStale(found.owner, self, probe, options.holderKind);
+      if (stale !== true) throw refuse(found.owner, stale === false ? undefined : stale.detail);
+      removeIfStill(lockFile, found.text, `${lockFile}.${self.pid}.stale`, refuse, options.holderKind);
       replacedStale = found.owner;
     }
   } finally {
@@ -164,18 +179,22 @@ export function acquireLogLock(logFile: string, probe: ProcessProbe = systemProb
   };
 }
 
+/** Builds the refusal of one acquire, naming `owner` when known. */
+type Refuse = (owner: PidLockOwner | undefined, detail?: string) => PidLockedError;
+
 /**
  * Whether the lock of `owner` is stale (its process is gone): `true`, `false` (held), or
  * `{ detail }` when it cannot be checked and so counts as held.
  */
 function isStale(
-  owner: LogLockOwner,
-  self: LogLockOwner,
+  owner: PidLockOwner,
+  self: PidLockOwner,
   probe: ProcessProbe,
+  holderKind: string,
 ): true | false | { readonly detail: string } {
   if (owner.hostname !== self.hostname) {
     return {
-      detail: `its lock file names host ${JSON.stringify(owner.hostname)}, which this one cannot check; if no coordinator runs there, delete the lock file`,
+      detail: `its lock file names host ${JSON.stringify(owner.hostname)}, which this one cannot check; if no ${holderKind} runs there, delete the lock file`,
     };
   }
   if (owner.bootId !== undefined && self.bootId !== undefined && owner.bootId !== self.bootId) return true; // the machine rebooted
@@ -190,15 +209,15 @@ function isStale(
 /**
  * Removes the lock file only if it still holds `staleText` (the record judged stale): moves it to
  * `aside` (rename is atomic), compares, and puts a different record back.
- * @throws {@link LogLockedError} naming the new owner when the lock was replaced in between (it is
+ * @throws {@link PidLockedError} naming the new owner when the lock was replaced in between (it is
  *   put back), or when it could not be put back because yet another lock was linked meanwhile.
  * @throws the file system's error when the record moved aside cannot be read; it is put back first.
  */
-function removeIfStill(logFile: string, lockFile: string, staleText: string, aside: string): void {
+function removeIfStill(lockFile: string, staleText: string, aside: string, refuse: Refuse, holderKind: string): void {
   try {
     renameSync(lockFile, aside);
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return; // already removed by another starting coordinator
+    if (errorCode(error) === 'ENOENT') return; // already removed by another starting process
     throw error;
   }
   let movedText: string | undefined;
@@ -211,7 +230,7 @@ function removeIfStill(logFile: string, lockFile: string, staleText: string, asi
     removeIfExists(aside);
   }
   if (movedText === staleText) return;
-  throw new LogLockedError(logFile, lockFile, parseOwner(logFile, lockFile, movedText));
+  throw refuse(parseOwner(lockFile, movedText, refuse, holderKind));
 }
 
 /** Links the lock moved `aside` back to `lockFile`; never over a lock linked there meanwhile. */
@@ -224,33 +243,35 @@ function putBack(aside: string, lockFile: string): void {
 }
 
 /** Reads the owner record and its text; `undefined` when the file vanished. */
-function readOwner(logFile: string, lockFile: string): { owner: LogLockOwner; text: string } | undefined {
+function readOwner(
+  lockFile: string,
+  refuse: Refuse,
+  holderKind: string,
+): { owner: PidLockOwner; text: string } | undefined {
   let text: string;
   try {
     text = readFileSync(lockFile, 'utf8');
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
-    throw new LogLockedError(logFile, lockFile, undefined, `cannot read ${lockFile}: ${(error as Error).message}`);
+    throw refuse(undefined, `cannot read ${lockFile}: ${(error as Error).message}`);
   }
-  return { owner: parseOwner(logFile, lockFile, text), text };
+  return { owner: parseOwner(lockFile, text, refuse, holderKind), text };
 }
 
 /**
  * Parses an owner record.
- * @throws {@link LogLockedError} when `text` is not a record this coordinator wrote.
+ * @throws {@link PidLockedError} when `text` is not a record this lock wrote.
  */
-function parseOwner(logFile: string, lockFile: string, text: string): LogLockOwner {
+function parseOwner(lockFile: string, text: string, refuse: Refuse, holderKind: string): PidLockOwner {
   try {
-    const owner = JSON.parse(text) as Partial<LogLockOwner>;
-    if (Number.isSafeInteger(owner.pid) && typeof owner.hostname === 'string') return owner as LogLockOwner;
+    const owner = JSON.parse(text) as Partial<PidLockOwner>;
+    if (Number.isSafeInteger(owner.pid) && typeof owner.hostname === 'string') return owner as PidLockOwner;
   } catch {
     // fall through
   }
-  throw new LogLockedError(
-    logFile,
-    lockFile,
+  throw refuse(
     undefined,
-    `${lockFile} is not a lock file this coordinator wrote; if no coordinator uses the log, delete it`,
+    `${lockFile} is not a lock file this ${holderKind} wrote; if no ${holderKind} uses it, delete it`,
   );
 }
 

@@ -4,7 +4,23 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireLogLock, LogLockedError, type LogLockOwner, type ProcessProbe, systemProbe } from './log-lock.js';
+import {
+  acquirePidLock,
+  PidLockedError,
+  type PidLock,
+  type PidLockOwner,
+  type ProcessProbe,
+  systemProbe,
+} from './pid-lock.js';
+
+/** What the coordinator's lock of its log says (apps/coordinator `acquireLogLock` wraps it so). */
+const acquireLogLock = (logFile: string, probe?: ProcessProbe): PidLock =>
+  acquirePidLock(`${logFile}.lock`, {
+    holderKind: 'coordinator',
+    guarded: logFile,
+    advice: 'stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE',
+    ...(probe === undefined ? {} : { probe }),
+  });
 
 let dir: string;
 let logFile: string;
@@ -55,11 +71,11 @@ async function becomesZombie(pid: number): Promise<boolean> {
 }
 
 /** Writes a lock file as another coordinator would have. */
-const writeLock = (owner: Partial<LogLockOwner>): void => {
+const writeLock = (owner: Partial<PidLockOwner>): void => {
   writeFileSync(`${logFile}.lock`, JSON.stringify({ ...systemProbe.self(), sinceWallMillis: 0, ...owner }));
 };
 
-describe('acquireLogLock', () => {
+describe('acquirePidLock', () => {
   it('takes a free lock, records this process in it, and removes it on release', () => {
     // Act
     const lock = acquireLogLock(logFile);
@@ -82,7 +98,7 @@ describe('acquireLogLock', () => {
     const attempt = () => acquireLogLock(logFile);
 
     // Assert
-    expect(attempt).toThrow(LogLockedError);
+    expect(attempt).toThrow(PidLockedError);
     expect(attempt).toThrow(
       `another coordinator (pid ${owner.pid}) holds ${logFile}; stop it or use another LEASE_FENCE_DATA_DIR/LEASE_FENCE_NAMESPACE`,
     );
@@ -91,7 +107,7 @@ describe('acquireLogLock', () => {
 
   it('refuses a second lock of the same log in the same process', () => {
     const lock = acquireLogLock(logFile);
-    expect(() => acquireLogLock(logFile)).toThrow(LogLockedError);
+    expect(() => acquireLogLock(logFile)).toThrow(PidLockedError);
     lock.release();
   });
 
@@ -191,7 +207,7 @@ describe('acquireLogLock', () => {
 
   it('leaves no temporary file behind', () => {
     writeLock({ pid: 42, hostname: 'other-host' });
-    expect(() => acquireLogLock(logFile)).toThrow(LogLockedError);
+    expect(() => acquireLogLock(logFile)).toThrow(PidLockedError);
     expect(readdirSync(dir)).toEqual(['default.events.sqlite.lock']);
   });
   it('refuses a second coordinator that judged the same stale lock while the first replaced it, and leaves the first its lock', () => {
