@@ -194,8 +194,15 @@ describe('CoordinatorWebSocket, when the coordinator goes silent with the socket
     const { server, link } = await open({ autoPong: true }, 20);
     await vi.waitFor(() => expect(server.connections[0]!.pings).toBeGreaterThanOrEqual(2));
 
-    // Act / Assert: while idle, no timer of the link holds the event loop (only the socket does, until closed)
-    expect(process.getActiveResourcesInfo().filter((type) => type === 'Timeout').length).toBe(timeoutsBefore);
+    // Act / Assert: while idle, no timer of the link holds the event loop (only the socket does, until closed).
+    // At most as many as before, sampled over several intervals: a timer of an earlier test (ws's close timer) may end meanwhile.
+    for (let sample = 0; sample < 5; sample += 1) {
+      expect(process.getActiveResourcesInfo().filter((type) => type === 'Timeout').length).toBeLessThanOrEqual(
+        timeoutsBefore,
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 10).unref());
+    }
     await link.close();
     const pingsAtClose = server.connections[0]!.pings;
     await new Promise((resolve) => setTimeout(resolve, 100));
