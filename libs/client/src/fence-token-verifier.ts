@@ -123,6 +123,11 @@ export class SigningKeysUnavailableError extends LeaseFenceError {
   }
 }
 
+/** A failed schema check's issues, as `path: message; …` (the key sets' and payloads' refusals). */
+const describeIssues = (error: {
+  readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[];
+}): string => error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+
 const describeCause = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause));
 
 /** Where a {@link FenceTokenVerifier} gets the coordinator's public keys. */
@@ -257,7 +262,7 @@ export class FenceTokenVerifier {
       const parsed = KeysReplySchema.safeParse(keys.jwks);
       if (!parsed.success) {
         throw new TypeError(
-          `${api}: keys.jwks must be a JWKS of Ed25519 public keys as GET /v1/keys serves it: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+          `${api}: keys.jwks must be a JWKS of Ed25519 public keys as GET /v1/keys serves it: ${describeIssues(parsed.error)}`,
         );
       }
       this.#keySet = createLocalJWKSet(parsed.data);
@@ -322,9 +327,8 @@ export class FenceTokenVerifier {
     }
     const parsed = KeysReplySchema.safeParse(remote.jwks());
     if (!parsed.success) {
-      const problem = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
       throw new SigningKeysUnavailableError(this.#keysUrl ?? '', {
-        cause: new Error(`not a JWKS of Ed25519 public keys: ${problem}`),
+        cause: new Error(`not a JWKS of Ed25519 public keys: ${describeIssues(parsed.error)}`),
       });
     }
   }
@@ -461,8 +465,7 @@ export class FenceTokenVerifier {
       return refuse('bad-payload', 'its payload is not JSON', error);
     }
     const payload = SignedGrantPayloadSchema.safeParse(json);
-    if (!payload.success)
-      return refuse('bad-payload', payload.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    if (!payload.success) return refuse('bad-payload', describeIssues(payload.error));
     if (asked !== undefined) this.#verifiedTokens.set(token, { ...asked, grant: payload.data });
     return payload.data;
   }
