@@ -135,16 +135,20 @@ describe('PostgreSQL: two writers in parallel transactions on real connections',
 describe('PostgreSQL: a writer stalled inside its fenced transaction', () => {
   it('holds the floor row until the database ends its idle session (idle_in_transaction_session_timeout): then the next holder commits and the stalled write commits nothing', async () => {
     const database = await createTestDatabase();
-    // the README's advice: every connection of the gate's pool ends a transaction left idle this long
-    const pool = new pg.Pool({
+    // the README's advice: the stalled writer's pool ends a transaction left idle this long. Only that
+    // pool: on a loaded machine the next holder's own transaction can sit idle between two statements
+    // for a second too, and the database would end it as well
+    const stalledPool = new pg.Pool({
       connectionString: database.url,
-      max: 4,
+      max: 1,
       options: '-c idle_in_transaction_session_timeout=1000',
     });
-    pool.on('error', () => undefined);
+    stalledPool.on('error', () => undefined);
+    const pool = testPool(database.url, 4);
     try {
       const grants = await createTestGrants();
       const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
+      const stalledGate = postgresFenceGate({ pool: stalledPool, resource: 'orders-db', verifier: grants.verifier });
       await migrate(gate);
       await pool.query(
         'CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)',
@@ -154,7 +158,7 @@ describe('PostgreSQL: a writer stalled inside its fenced transaction', () => {
       let stalledInside!: () => void;
       const stalledIsInside = new Promise<void>((resolve) => (stalledInside = resolve));
       // agent-old was admitted with fence 7, wrote, and then stalled (SIGSTOP, a pause, a slow call) before committing
-      const stalled = fencedTransaction(gate, await grants.grant('orders-db', 'agent-old', 7), async (tx) => {
+      const stalled = fencedTransaction(stalledGate, await grants.grant('orders-db', 'agent-old', 7), async (tx) => {
         await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-old', 7]);
         stalledInside();
         await resumed;
@@ -173,6 +177,7 @@ describe('PostgreSQL: a writer stalled inside its fenced transaction', () => {
       expect(rows).toEqual([{ holder_id: 'agent-new' }]);
       expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 8, holderId: 'agent-new' });
     } finally {
+      await stalledPool.end();
       await pool.end();
       await database.drop();
     }
