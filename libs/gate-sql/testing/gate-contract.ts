@@ -495,7 +495,11 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
         const drainer = drainSqlGate(gate, client, { onError: (error) => errors.push(error), pollIntervalMillis: 50 });
         try {
           await write('agent-1', 1);
-          await expect.poll(() => double.handled.filter((request) => request.route === 'admit').length).toBe(1);
+          // the first report also loads the fresh-connection transport (libs/client/src/fresh-connection-fetch.ts):
+          // on a loaded machine that alone can outlast expect.poll's default second
+          await expect
+            .poll(() => double.handled.filter((request) => request.route === 'admit').length, { timeout: 10_000 })
+            .toBe(1);
           // the first report is still unanswered: later handovers commit all the same, and are coalesced
           await write('agent-2', 2);
           await write('agent-3', 3);
