@@ -53,6 +53,7 @@ describe('parseGateConfig', () => {
     ['LEASE_FENCE_GATE_UPSTREAM', 'http://127.0.0.1:8080/api', 'without a path'],
     ['LEASE_FENCE_GATE_UPSTREAM', 'ftp://127.0.0.1', 'http(s)'],
     ['LEASE_FENCE_GATE_UPSTREAM', 'http://user:pw@127.0.0.1', 'credentials'],
+    ['LEASE_FENCE_COORDINATOR_URL', 'http://user:pw@127.0.0.1:3000', 'must not carry credentials (user:password@)'],
     ['LEASE_FENCE_COORDINATOR_URL', 'not a url', 'http(s) URL'],
     ['LEASE_FENCE_COORDINATOR_URL', 'http://127.0.0.1:3000/?x=1', 'no query (?…) or fragment (#…)'],
     ['LEASE_FENCE_COORDINATOR_URL', 'http://127.0.0.1:3000#top', 'no query (?…) or fragment (#…)'],

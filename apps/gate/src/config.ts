@@ -79,8 +79,19 @@ export class GateConfigError extends EnvConfigError {
 }
 
 /**
- * An http(s) URL without credentials; `originOnly` refuses a path, query or fragment (the upstream's
- * requests keep their own path), otherwise it is a coordinator base URL (the SDK's `coordinatorUrlProblem`).
+ * What makes an http(s) URL unusable as the guarded service's origin, or `undefined`: credentials
+ * (they would be printed in errors), or a path, query or fragment (a forwarded request keeps its own).
+ */
+const upstreamOriginProblem = (url: URL, text: string): string | undefined => {
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@)';
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '')
+    return `must be an origin without a path, e.g. http://127.0.0.1:8080 (requests keep their own path), got ${JSON.stringify(text)}`;
+  return undefined;
+};
+
+/**
+ * An http(s) URL: with `originOnly` the guarded service's origin (`upstreamOriginProblem`),
+ * otherwise a coordinator base URL (the SDK's `coordinatorUrlProblem`, the rule the CLI and SDK keep).
  */
 const httpUrl = (what: string, originOnly: boolean) =>
   envRequired(what).transform((text, ctx) => {
@@ -95,20 +106,9 @@ const httpUrl = (what: string, originOnly: boolean) =>
       ctx.addIssue({ code: 'custom', message: `must be an http(s) URL, got protocol ${JSON.stringify(url.protocol)}` });
       return z.NEVER;
     }
-    if (url.username !== '' || url.password !== '') {
-      ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
-      return z.NEVER;
-    }
-    const coordinatorProblem = originOnly ? undefined : coordinatorUrlProblem(url);
-    if (coordinatorProblem !== undefined) {
-      ctx.addIssue({ code: 'custom', message: coordinatorProblem });
-      return z.NEVER;
-    }
-    if (originOnly && (url.pathname !== '/' || url.search !== '' || url.hash !== '')) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be an origin without a path, e.g. http://127.0.0.1:8080 (requests keep their own path), got ${JSON.stringify(text)}`,
-      });
+    const problem = originOnly ? upstreamOriginProblem(url, text) : coordinatorUrlProblem(url);
+    if (problem !== undefined) {
+      ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }
     return url;
