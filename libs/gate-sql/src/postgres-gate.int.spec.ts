@@ -11,10 +11,38 @@ import { describeSqlGateContract } from '../testing/gate-contract.js';
  * still closing (57P01); an idle client's error is the pool owner's (pg's rule), and without a
  * listener it fails the run as an unhandled error.
  */
-const testPool = (connectionString: string, max: number): pg.Pool => {
-  const pool = new pg.Pool({ connectionString, max });
+const testPool = (connectionString: string, max: number, options?: string): pg.Pool => {
+  const pool = new pg.Pool({ connectionString, max, ...(options === undefined ? {} : { options }) });
   pool.on('error', () => undefined);
   return pool;
+};
+
+/** What {@link withOrdersDatabase} hands its body. */
+interface OrdersDatabase {
+  readonly database: Awaited<ReturnType<typeof createTestDatabase>>;
+  readonly pool: pg.Pool;
+  readonly grants: Awaited<ReturnType<typeof createTestGrants>>;
+  /** The gate of the resource `orders-db`, its tables migrated. */
+  readonly gate: ReturnType<typeof postgresFenceGate>;
+}
+
+/**
+ * Runs `body` on a fresh test database holding the gate's tables and a `writes (id, holder_id,
+ * fence)` table, with a pool of `max` connections; ends the pool and drops the database after it.
+ */
+const withOrdersDatabase = async (max: number, body: (orders: OrdersDatabase) => Promise<void>): Promise<void> => {
+  const database = await createTestDatabase();
+  const pool = testPool(database.url, max);
+  try {
+    const grants = await createTestGrants();
+    const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
+    await migrate(gate);
+    await pool.query('CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)');
+    await body({ database, pool, grants, gate });
+  } finally {
+    await pool.end();
+    await database.drop();
+  }
 };
 
 describeSqlGateContract('PostgreSQL', async () => {
@@ -77,15 +105,7 @@ describeSqlGateContract('PostgreSQL', async () => {
 
 describe('PostgreSQL: two writers in parallel transactions on real connections', () => {
   it('the older fence waits on the floor row while the newer one is open, then is refused: never both commit', async () => {
-    const database = await createTestDatabase();
-    const pool = testPool(database.url, 4);
-    try {
-      const grants = await createTestGrants();
-      const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
-      await migrate(gate);
-      await pool.query(
-        'CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)',
-      );
+    await withOrdersDatabase(4, async ({ pool, grants, gate }) => {
       // a committed floor row already exists, so only its lock (not a first insert) can make the older writer wait
       await fencedTransaction(gate, await grants.grant('orders-db', 'agent-first', 1), (tx) =>
         tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-first', 1]),
@@ -125,76 +145,56 @@ describe('PostgreSQL: two writers in parallel transactions on real connections',
       const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
       expect(rows).toEqual([{ holder_id: 'agent-first' }, { holder_id: 'agent-new' }]);
       expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 8, holderId: 'agent-new' });
-    } finally {
-      await pool.end();
-      await database.drop();
-    }
+    });
   });
 });
 
 describe('PostgreSQL: a writer stalled inside its fenced transaction', () => {
   it('holds the floor row until the database ends its idle session (idle_in_transaction_session_timeout): then the next holder commits and the stalled write commits nothing', async () => {
-    const database = await createTestDatabase();
-    // the README's advice: the stalled writer's pool ends a transaction left idle this long. Only that
-    // pool: on a loaded machine the next holder's own transaction can sit idle between two statements
-    // for a second too, and the database would end it as well
-    const stalledPool = new pg.Pool({
-      connectionString: database.url,
-      max: 1,
-      options: '-c idle_in_transaction_session_timeout=1000',
-    });
-    stalledPool.on('error', () => undefined);
-    const pool = testPool(database.url, 4);
-    try {
-      const grants = await createTestGrants();
-      const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
+    await withOrdersDatabase(4, async ({ database, pool, grants, gate }) => {
+      // the README's advice: the stalled writer's pool ends a transaction left idle this long. Only that
+      // pool: on a loaded machine the next holder's own transaction can sit idle between two statements
+      // for a second too, and the database would end it as well
+      const stalledPool = testPool(database.url, 1, '-c idle_in_transaction_session_timeout=1000');
       const stalledGate = postgresFenceGate({ pool: stalledPool, resource: 'orders-db', verifier: grants.verifier });
-      await migrate(gate);
-      await pool.query(
-        'CREATE TABLE writes (id BIGSERIAL PRIMARY KEY, holder_id TEXT NOT NULL, fence BIGINT NOT NULL)',
-      );
-      let resume!: () => void;
-      const resumed = new Promise<void>((resolve) => (resume = resolve));
-      let stalledInside!: () => void;
-      const stalledIsInside = new Promise<void>((resolve) => (stalledInside = resolve));
-      // agent-old was admitted with fence 7, wrote, and then stalled (SIGSTOP, a pause, a slow call) before committing
-      const stalled = fencedTransaction(stalledGate, await grants.grant('orders-db', 'agent-old', 7), async (tx) => {
-        await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-old', 7]);
-        stalledInside();
-        await resumed;
-      });
-      stalled.catch(() => undefined);
-      await stalledIsInside;
+      try {
+        let resume!: () => void;
+        const resumed = new Promise<void>((resolve) => (resume = resolve));
+        let stalledInside!: () => void;
+        const stalledIsInside = new Promise<void>((resolve) => (stalledInside = resolve));
+        // agent-old was admitted with fence 7, wrote, and then stalled (SIGSTOP, a pause, a slow call) before committing
+        const stalled = fencedTransaction(stalledGate, await grants.grant('orders-db', 'agent-old', 7), async (tx) => {
+          await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-old', 7]);
+          stalledInside();
+          await resumed;
+        });
+        stalled.catch(() => undefined);
+        await stalledIsInside;
 
-      // its lease expired meanwhile; the next holder's write waits on the floor row, then lands
-      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-new', 8), (tx) =>
-        tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-new', 8]),
-      );
-      resume(); // the stalled writer wakes up and tries to commit
-      await expect(stalled).rejects.toThrow();
+        // its lease expired meanwhile; the next holder's write waits on the floor row, then lands
+        await fencedTransaction(gate, await grants.grant('orders-db', 'agent-new', 8), (tx) =>
+          tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-new', 8]),
+        );
+        resume(); // the stalled writer wakes up and tries to commit
+        await expect(stalled).rejects.toThrow();
 
-      const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
-      expect(rows).toEqual([{ holder_id: 'agent-new' }]);
-      expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 8, holderId: 'agent-new' });
-    } finally {
-      await stalledPool.end();
-      await pool.end();
-      await database.drop();
-    }
+        const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
+        expect(rows).toEqual([{ holder_id: 'agent-new' }]);
+        expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 8, holderId: 'agent-new' });
+      } finally {
+        await stalledPool.end();
+      }
+    });
   }, 30_000);
 });
 
 describe('PostgreSQL: the floor row is locked in the same query as BEGIN', () => {
   it("keeps resources with quotes and backslashes apart: each one's floor is its own row", async () => {
-    const database = await createTestDatabase();
-    const pool = testPool(database.url, 2);
-    try {
+    await withOrdersDatabase(2, async ({ pool, grants }) => {
       // Arrange: two resource ids that a naive quoting would confuse or break on
-      const grants = await createTestGrants();
       const [quoted, plain] = [String.raw`o'brien\db`, 'o'];
       const quotedGate = postgresFenceGate({ pool, resource: quoted, verifier: grants.verifier });
       const plainGate = postgresFenceGate({ pool, resource: plain, verifier: grants.verifier });
-      await migrate(quotedGate);
 
       // Act
       await fencedTransaction(quotedGate, await grants.grant(quoted, 'agent-a', 5), async () => undefined);
@@ -205,62 +205,53 @@ describe('PostgreSQL: the floor row is locked in the same query as BEGIN', () =>
       await expect(stale).rejects.toBeInstanceOf(StaleFenceError);
       expect((await quotedGate.driver.readState(quoted))?.floor).toEqual({ fence: 5, holderId: 'agent-a' });
       expect((await plainGate.driver.readState(plain))?.floor).toEqual({ fence: 2, holderId: 'agent-b' });
-    } finally {
-      await pool.end();
-      await database.drop();
-    }
+    });
   });
 });
 
 describe('PostgreSQL: a connection that dies inside a fenced transaction', () => {
   it('rejects that transaction and leaves the process running (no unhandled client error); the next one commits', async () => {
-    const database = await createTestDatabase();
-    const pool = testPool(database.url, 2);
-    const admin = new pg.Client({ connectionString: database.url });
-    await admin.connect();
-    const uncaught: unknown[] = [];
-    const onUncaught = (error: unknown): void => void uncaught.push(error);
-    process.on('uncaughtException', onUncaught);
-    try {
-      const grants = await createTestGrants();
-      const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier: grants.verifier });
-      await migrate(gate);
-      await pool.query('CREATE TABLE writes (holder_id TEXT NOT NULL, fence BIGINT NOT NULL)');
-      let backendPid!: number;
-      let inside!: () => void;
-      const isInside = new Promise<void>((resolve) => (inside = resolve));
-      let mayGoOn!: () => void;
-      const goOn = new Promise<void>((resolve) => (mayGoOn = resolve));
+    await withOrdersDatabase(2, async ({ database, pool, grants, gate }) => {
+      const admin = new pg.Client({ connectionString: database.url });
+      await admin.connect();
+      const uncaught: unknown[] = [];
+      const onUncaught = (error: unknown): void => void uncaught.push(error);
+      process.on('uncaughtException', onUncaught);
+      try {
+        let backendPid!: number;
+        let inside!: () => void;
+        const isInside = new Promise<void>((resolve) => (inside = resolve));
+        let mayGoOn!: () => void;
+        const goOn = new Promise<void>((resolve) => (mayGoOn = resolve));
 
-      const writing = fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 3), async (tx) => {
-        backendPid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-        await tx.query("INSERT INTO writes VALUES ('agent-1', 3)");
-        inside();
-        await goOn; // the caller's own work, between two statements
-        await tx.query("INSERT INTO writes VALUES ('agent-1', 3)");
-      });
-      const outcome = writing.then(
-        () => 'committed',
-        (error: unknown) => error,
-      );
-      await isInside;
-      await admin.query('SELECT pg_terminate_backend($1)', [backendPid]);
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the client sees its socket close
-      mayGoOn();
+        const writing = fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 3), async (tx) => {
+          backendPid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+          await tx.query("INSERT INTO writes (holder_id, fence) VALUES ('agent-1', 3)");
+          inside();
+          await goOn; // the caller's own work, between two statements
+          await tx.query("INSERT INTO writes (holder_id, fence) VALUES ('agent-1', 3)");
+        });
+        const outcome = writing.then(
+          () => 'committed',
+          (error: unknown) => error,
+        );
+        await isInside;
+        await admin.query('SELECT pg_terminate_backend($1)', [backendPid]);
+        await new Promise((resolve) => setTimeout(resolve, 200)); // the client sees its socket close
+        mayGoOn();
 
-      expect(await outcome).toBeInstanceOf(Error);
-      expect(uncaught).toEqual([]);
-      expect((await pool.query('SELECT count(*)::int AS n FROM writes')).rows[0].n).toBe(0);
-      expect((await gate.driver.readState('orders-db'))?.floor).toBeUndefined();
-      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 3), (tx) =>
-        tx.query("INSERT INTO writes VALUES ('agent-1', 3)"),
-      );
-      expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 3, holderId: 'agent-1' });
-    } finally {
-      process.off('uncaughtException', onUncaught);
-      await admin.end();
-      await pool.end();
-      await database.drop();
-    }
+        expect(await outcome).toBeInstanceOf(Error);
+        expect(uncaught).toEqual([]);
+        expect((await pool.query('SELECT count(*)::int AS n FROM writes')).rows[0].n).toBe(0);
+        expect((await gate.driver.readState('orders-db'))?.floor).toBeUndefined();
+        await fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 3), (tx) =>
+          tx.query("INSERT INTO writes (holder_id, fence) VALUES ('agent-1', 3)"),
+        );
+        expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 3, holderId: 'agent-1' });
+      } finally {
+        process.off('uncaughtException', onUncaught);
+        await admin.end();
+      }
+    });
   });
 });
