@@ -347,6 +347,29 @@ describe('gate reports', () => {
     ]);
   });
 
+  it("counts a refusal reported twice once in lease_fence_rejections_recorded_total (the log's count), twice in lease_fence_rejections_total (reports)", async () => {
+    // Arrange
+    const resource = fresh('deploy');
+    const fences = await twoGenerations(resource);
+    const counter = async (name: string): Promise<number> => {
+      const value = new RegExp(`^${name} (\\d+)$`, 'm').exec((await viewer.get('/metrics')).text)?.[1];
+      if (value === undefined) throw new Error(`/metrics has no ${name}`);
+      return Number(value);
+    };
+    const [reportsBefore, recordedBefore] = [
+      await counter('lease_fence_rejections_total'),
+      await counter('lease_fence_rejections_recorded_total'),
+    ];
+
+    // Act: a gate that crashed before its outbox saw the reply reports seq 1 again
+    await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1, fences));
+    await gate.post(`/v1/resources/${resource}/rejections`, rejection(resource, 1, fences));
+
+    // Assert
+    expect(await counter('lease_fence_rejections_total')).toBe(reportsBefore + 2);
+    expect(await counter('lease_fence_rejections_recorded_total')).toBe(recordedBefore + 1);
+  });
+
   it('refuses a repeated seq with other content with 409 seq-conflict, keeping the recorded report and appending nothing', async () => {
     // Arrange
     const resource = fresh('deploy');

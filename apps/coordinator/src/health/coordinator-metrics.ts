@@ -16,6 +16,7 @@ export class CoordinatorMetrics {
   private readonly renewals: Counter;
   private readonly releases: Counter;
   private readonly rejections: Counter;
+  private readonly rejectionsRecorded: Counter;
   private readonly admits: Counter;
   private readonly rejectionGaps: Counter;
   private readonly rejectionsMissing: Counter;
@@ -52,7 +53,12 @@ export class CoordinatorMetrics {
     });
     this.rejections = new Counter({
       name: 'lease_fence_rejections_total',
-      help: 'Fence rejections reported by gates (duplicates included).',
+      help: 'Fence rejection reports answered ok, a repeated report included (lease_fence_rejections_recorded_total counts each refusal once).',
+      registers,
+    });
+    this.rejectionsRecorded = new Counter({
+      name: 'lease_fence_rejections_recorded_total',
+      help: 'Gate refusals appended to the log (FenceRejected events): each refusal once, as the log, the CLI and the dashboard count them.',
       registers,
     });
     this.admits = new Counter({ name: 'lease_fence_admits_total', help: 'Fence admits reported by gates.', registers });
@@ -143,7 +149,8 @@ export class CoordinatorMetrics {
 
   /**
    * The coordinator's `onAppend` hook: one group commit of `commands` commands and `events`
-   * events that took `millis`; counts the `RejectionsMissing` among the `appended` events.
+   * events that took `millis`; counts the `FenceRejected` and `RejectionsMissing` among the
+   * `appended` events (a repeated report appends nothing, so each refusal counts once).
    */
   recordAppend(info: {
     readonly events: number;
@@ -155,6 +162,7 @@ export class CoordinatorMetrics {
     this.batchCommands.observe(info.commands);
     this.batchEvents.observe(info.events);
     for (const event of info.appended) {
+      if (event.type === 'FenceRejected') this.rejectionsRecorded.inc();
       if (event.type !== 'RejectionsMissing') continue;
       this.rejectionGaps.inc();
       this.rejectionsMissing.inc(event.data.throughSeq - event.data.fromSeq + 1);
