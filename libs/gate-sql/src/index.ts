@@ -19,9 +19,10 @@ export {
   type PostgresFenceGateOptions,
   type SqlFenceGateOptions,
   type SqliteFenceGateOptions,
+  DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MILLIS,
 } from './sql-fence-gate.js';
-/** The PostgreSQL pool shape the gate needs (satisfied by `pg`'s Pool). */
-export type { PostgresPool } from './postgres-gate.js';
+/** The PostgreSQL pool shape the gate needs (satisfied by `pg`'s Pool), and the error of a transaction PostgreSQL ended as idle. */
+export { IdleTransactionEndedError, type PostgresPool } from './postgres-gate.js';
 /** The driver port between the SQL gate and a database, and the rows it reads. */
 export type { FloorRow, GateRowState, LockedFloor, SqlGateDriver } from './sql-gate-driver.js';
 /** The SQL gate's outbox of refusals and the drainer that reports it and the floor to the coordinator. */

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { StaleFenceError } from 'lease-fence';
 import { describe, expect, it } from 'vitest';
-import { fencedTransaction, migrate, postgresFenceGate } from './index.js';
+import { fencedTransaction, IdleTransactionEndedError, migrate, postgresFenceGate } from './index.js';
 import { createTestDatabase, createTestGrants } from '../testing/databases.js';
 import { describeSqlGateContract } from '../testing/gate-contract.js';
 
@@ -11,8 +11,8 @@ import { describeSqlGateContract } from '../testing/gate-contract.js';
  * still closing (57P01); an idle client's error is the pool owner's (pg's rule), and without a
  * listener it fails the run as an unhandled error.
  */
-const testPool = (connectionString: string, max: number, options?: string): pg.Pool => {
-  const pool = new pg.Pool({ connectionString, max, ...(options === undefined ? {} : { options }) });
+const testPool = (connectionString: string, max: number): pg.Pool => {
+  const pool = new pg.Pool({ connectionString, max });
   pool.on('error', () => undefined);
   return pool;
 };
@@ -150,40 +150,39 @@ describe('PostgreSQL: two writers in parallel transactions on real connections',
 });
 
 describe('PostgreSQL: a writer stalled inside its fenced transaction', () => {
-  it('holds the floor row until the database ends its idle session (idle_in_transaction_session_timeout): then the next holder commits and the stalled write commits nothing', async () => {
-    await withOrdersDatabase(4, async ({ database, pool, grants, gate }) => {
-      // the README's advice: the stalled writer's pool ends a transaction left idle this long. Only that
-      // pool: on a loaded machine the next holder's own transaction can sit idle between two statements
-      // for a second too, and the database would end it as well
-      const stalledPool = testPool(database.url, 1, '-c idle_in_transaction_session_timeout=1000');
-      const stalledGate = postgresFenceGate({ pool: stalledPool, resource: 'orders-db', verifier: grants.verifier });
-      try {
-        let resume!: () => void;
-        const resumed = new Promise<void>((resolve) => (resume = resolve));
-        let stalledInside!: () => void;
-        const stalledIsInside = new Promise<void>((resolve) => (stalledInside = resolve));
-        // agent-old was admitted with fence 7, wrote, and then stalled (SIGSTOP, a pause, a slow call) before committing
-        const stalled = fencedTransaction(stalledGate, await grants.grant('orders-db', 'agent-old', 7), async (tx) => {
-          await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-old', 7]);
-          stalledInside();
-          await resumed;
-        });
-        stalled.catch(() => undefined);
-        await stalledIsInside;
+  it('holds the floor row until the database ends its idle session (the gate sets idle_in_transaction_session_timeout per transaction): then the next holder commits and the stalled write commits nothing', async () => {
+    await withOrdersDatabase(4, async ({ pool, grants, gate }) => {
+      // a plain pool: the bound is the stalled writer's gate's own, sent with each fenced transaction's BEGIN
+      const stalledGate = postgresFenceGate({
+        pool,
+        resource: 'orders-db',
+        verifier: grants.verifier,
+        idleInTransactionTimeoutMillis: 1000,
+      });
+      let resume!: () => void;
+      const resumed = new Promise<void>((resolve) => (resume = resolve));
+      let stalledInside!: () => void;
+      const stalledIsInside = new Promise<void>((resolve) => (stalledInside = resolve));
+      // agent-old was admitted with fence 7, wrote, and then stalled (SIGSTOP, a pause, a slow call) before committing
+      const stalled = fencedTransaction(stalledGate, await grants.grant('orders-db', 'agent-old', 7), async (tx) => {
+        await tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-old', 7]);
+        stalledInside();
+        await resumed;
+      });
+      stalled.catch(() => undefined);
+      await stalledIsInside;
 
-        // its lease expired meanwhile; the next holder's write waits on the floor row, then lands
-        await fencedTransaction(gate, await grants.grant('orders-db', 'agent-new', 8), (tx) =>
-          tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-new', 8]),
-        );
-        resume(); // the stalled writer wakes up and tries to commit
-        await expect(stalled).rejects.toThrow();
+      // its lease expired meanwhile; the next holder's write waits on the floor row, then lands
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-new', 8), (tx) =>
+        tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', ['agent-new', 8]),
+      );
+      resume(); // the stalled writer wakes up and tries to commit
+      await expect(stalled).rejects.toBeInstanceOf(IdleTransactionEndedError);
+      await expect(stalled).rejects.toThrow(/fenced transaction on "orders-db".*idleInTransactionTimeoutMillis/);
 
-        const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
-        expect(rows).toEqual([{ holder_id: 'agent-new' }]);
-        expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 8, holderId: 'agent-new' });
-      } finally {
-        await stalledPool.end();
-      }
+      const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
+      expect(rows).toEqual([{ holder_id: 'agent-new' }]);
+      expect((await gate.driver.readState('orders-db'))?.floor).toEqual({ fence: 8, holderId: 'agent-new' });
     });
   }, 30_000);
 });

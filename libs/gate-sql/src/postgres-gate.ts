@@ -44,12 +44,43 @@ const UPDATE_NEXT_SEQ = 'UPDATE lease_fence_floors SET next_seq = $2 WHERE resou
 /** What {@link postgresDriver} needs of a `pg` pool: connections it can check out. */
 export type PostgresPool = Pick<Pool, 'connect'>;
 
+/** PostgreSQL's SQLSTATE for a session it ended because it sat idle inside a transaction too long. */
+const IDLE_IN_TRANSACTION_SESSION_TIMEOUT = '25P03';
+
+/**
+ * A transaction of the gate rolled back because PostgreSQL ended its session: it sat idle between
+ * two statements longer than `idle_in_transaction_session_timeout` (a fenced transaction sets it
+ * to the gate's `idleInTransactionTimeoutMillis`). Nothing of it was committed; the floor row it
+ * held was released, so the next holder's write may have landed meanwhile. `cause` is `pg`'s error.
+ */
+export class IdleTransactionEndedError extends Error {
+  constructor(
+    /** The resource whose transaction was ended, or `undefined` for the gate's own bookkeeping. */
+    readonly resource: string | undefined,
+    cause: unknown,
+  ) {
+    super(
+      `PostgreSQL ended the session of ${resource === undefined ? "the gate's transaction" : `a fenced transaction on ${JSON.stringify(resource)}`}: it sat idle between two statements longer than idle_in_transaction_session_timeout (the gate's idleInTransactionTimeoutMillis); nothing was committed`,
+      { cause },
+    );
+    this.name = 'IdleTransactionEndedError';
+  }
+}
+
+const endedIdle = (error: Error | undefined): boolean =>
+  (error as { code?: unknown } | undefined)?.code === IDLE_IN_TRANSACTION_SESSION_TIMEOUT;
+
 /**
  * A {@link SqlGateDriver} on a `pg` pool. Each fenced transaction checks out one connection
- * for its whole length, so the pool bounds how many run at once.
+ * for its whole length, so the pool bounds how many run at once, and may sit idle between two
+ * statements for `idleInTransactionTimeoutMillis` (milliseconds, `0`: no bound) before PostgreSQL
+ * ends it.
  * @internal Use `postgresFenceGate`.
  */
-export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> => {
+export const postgresDriver = (
+  pool: PostgresPool,
+  idleInTransactionTimeoutMillis: number,
+): SqlGateDriver<PoolClient> => {
   /**
    * BEGIN … COMMIT on one connection; ROLLBACK and rethrow on any error. `begin` is the query that
    * opens the transaction (`BEGIN`, or `BEGIN; <statement>` to save a round trip); `body` gets
@@ -59,6 +90,7 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
     body: (client: PoolClient, begun: QueryResult | QueryResult[]) => Promise<T>,
     begin: (client: PoolClient) => string = () => 'BEGIN',
     commit: () => string = () => 'COMMIT',
+    resource?: string,
   ): Promise<T> => {
     const client = await pool.connect();
     let broken: Error | undefined;
@@ -81,9 +113,9 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
         await client.query('ROLLBACK').catch((rollbackError: unknown) => {
           // The connection is unusable (the server went away): the server rolls back on its own;
           // the pool must not hand this connection out again.
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+          broken ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
         });
-        throw error;
+        throw endedIdle(broken) ? new IdleTransactionEndedError(resource, broken) : error;
       }
     } finally {
       // A broken client keeps a listener: it may still emit as it closes, after the pool dropped it.
@@ -104,8 +136,8 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
       let raiseFloor: string | undefined;
       return inTransaction(
         async (client, begun) => {
-          // `BEGIN; SELECT …` answers one result per statement: the second is the floor row.
-          let { rows } = (begun as QueryResult<FloorColumns>[])[1] as QueryResult<FloorColumns>;
+          // `BEGIN; SET LOCAL …; SELECT …` answers one result per statement: the third is the floor row.
+          let { rows } = (begun as QueryResult<FloorColumns>[])[2] as QueryResult<FloorColumns>;
           if (rows[0] === undefined) {
             // The row must exist to be locked: a first writer creates it; a concurrent first writer
             // waits on the inserted key, then finds it and does nothing.
@@ -132,9 +164,12 @@ export const postgresDriver = (pool: PostgresPool): SqlGateDriver<PoolClient> =>
           };
           return body(locked);
         },
-        // The simple protocol takes no parameters: the resource is quoted by pg's escapeLiteral.
-        (client) => `BEGIN; ${SELECT_FLOOR_LITERAL(client.escapeLiteral(resource))} FOR UPDATE`,
+        // The simple protocol takes no parameters: the resource is quoted by pg's escapeLiteral,
+        // the timeout is an integer postgresFenceGate checked.
+        (client) =>
+          `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${String(idleInTransactionTimeoutMillis)}; ${SELECT_FLOOR_LITERAL(client.escapeLiteral(resource))} FOR UPDATE`,
         () => (raiseFloor === undefined ? 'COMMIT' : `${raiseFloor}; COMMIT`),
+        resource,
       );
     },
     readState: async (resource) => {

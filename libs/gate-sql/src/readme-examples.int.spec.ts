@@ -56,11 +56,7 @@ describe('README example', () => {
 
     // Act
     // #region postgres
-    // a writer stalled inside its transaction is rolled back after 10 s idle, so it cannot hold the floor row for ever
-    const pool = new pg.Pool({
-      connectionString: databaseUrl,
-      options: '-c idle_in_transaction_session_timeout=10000',
-    });
+    const pool = new pg.Pool({ connectionString: databaseUrl });
     const verifier = new FenceTokenVerifier({ namespace: 'default', keys: { url: `${baseUrl}/v1/keys` } });
     // the coordinator (a gate token): read before the first write, so a database restored from a
     // backup refuses tokens superseded since and numbers its refusals after those already recorded

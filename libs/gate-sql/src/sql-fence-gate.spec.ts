@@ -27,6 +27,13 @@ describe('bad arguments are refused naming the field, before any statement', () 
     expect(() =>
       postgresFenceGate({ pool: pool as never, resource: 'orders-db', verifier, coordinator: 'http://x' as never }),
     ).toThrow(/postgresFenceGate: coordinator must be a FenceGateClient/);
+    for (const idleInTransactionTimeoutMillis of [-1, 1.5, 2_147_483_648, '10s' as never]) {
+      expect(() =>
+        postgresFenceGate({ pool: pool as never, resource: 'orders-db', verifier, idleInTransactionTimeoutMillis }),
+      ).toThrow(
+        /postgresFenceGate: idleInTransactionTimeoutMillis must be an integer from 0 \(no bound\) to 2147483647 milliseconds/,
+      );
+    }
     database.close();
   });
 

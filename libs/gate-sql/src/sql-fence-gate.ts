@@ -222,7 +222,24 @@ const safely = (fn: () => void): void => {
 export interface PostgresFenceGateOptions extends SqlFenceGateOptions {
   /** A `pg` `Pool` of the database that holds the resource's data (and, after `migrate`, its floor and outbox). */
   readonly pool: PostgresPool;
+  /**
+   * How long a fenced transaction may sit idle between two statements (milliseconds) before
+   * PostgreSQL ends its session and rolls it back (`SET LOCAL idle_in_transaction_session_timeout`,
+   * sent with the `BEGIN`). It holds the floor row, so a writer stalled inside it (SIGSTOP, a frozen
+   * VM, a callback awaiting a slow call) would hold up the next holder's writes for as long as it
+   * stalls; with this bound the next holder's write waits at most this long and the stalled one
+   * commits nothing ({@link IdleTransactionEndedError}). Longer than any pause your callbacks make
+   * between statements; `0` turns the bound off (the next holder then waits for the stalled one).
+   * An integer from 0 to 2 147 483 647. @defaultValue {@link DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MILLIS}
+   */
+  readonly idleInTransactionTimeoutMillis?: number;
 }
+
+/** The default {@link PostgresFenceGateOptions.idleInTransactionTimeoutMillis}: 10 s (milliseconds). */
+export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MILLIS = 10_000;
+
+/** PostgreSQL's largest timeout setting (an `int`, in milliseconds). */
+const MAX_POSTGRES_TIMEOUT_MILLIS = 2_147_483_647;
 
 /** Options of {@link sqliteFenceGate}. */
 export interface SqliteFenceGateOptions extends SqlFenceGateOptions {
@@ -247,7 +264,13 @@ export interface SqliteFenceGateOptions extends SqlFenceGateOptions {
  */
 export const postgresFenceGate = (options: PostgresFenceGateOptions): SqlFenceGate<PoolClient> => {
   if (typeof options?.pool?.connect !== 'function') throw new TypeError('postgresFenceGate: pool must be a pg Pool');
-  return new SqlFenceGate(postgresDriver(options.pool), options, 'postgresFenceGate');
+  const idleMillis = options.idleInTransactionTimeoutMillis ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MILLIS;
+  if (!Number.isInteger(idleMillis) || idleMillis < 0 || idleMillis > MAX_POSTGRES_TIMEOUT_MILLIS) {
+    throw new TypeError(
+      `postgresFenceGate: idleInTransactionTimeoutMillis must be an integer from 0 (no bound) to ${String(MAX_POSTGRES_TIMEOUT_MILLIS)} milliseconds, got ${JSON.stringify(options.idleInTransactionTimeoutMillis)}`,
+    );
+  }
+  return new SqlFenceGate(postgresDriver(options.pool, idleMillis), options, 'postgresFenceGate');
 };
 
 /**
