@@ -5,8 +5,8 @@
  * the protocol's schemas, chosen by status; an unexpected status or shape is a typed error.
  *
  * Requests use Node's global `fetch` (undici), whose default dispatcher keeps connections alive
- * between requests, so renewals reuse one socket; a gate's client sends each report on a new
- * connection instead (`fresh-connection-fetch.ts`).
+ * between requests, so renewals reuse one socket; a gate's client never reuses a connection idle
+ * for more than 500 ms (`recent-connection-fetch.ts`).
  *
  * @see docs/design.md § Layout (libs/client: HTTP transport with timeouts and idempotent retries)
  */
@@ -94,7 +94,7 @@ export class CoordinatorHttp {
   /**
    * @param api - Name of the owning API, used in argument errors.
    * @param fetchImplementation - What sends each attempt: Node's global `fetch` (pooled keep-alive
-   *   connections) unless given, e.g. `freshConnectionFetch` for a gate's reports.
+   *   connections) unless given, e.g. `recentConnectionFetch` for a gate's reports.
    * @throws TypeError when `baseUrl` is not an http(s) URL or `token` is empty.
    * @throws RangeError when `timeoutMillis` or a `retry` field is out of range (the message names it).
    */

@@ -1,9 +1,10 @@
 /**
  * A resource's connection to the coordinator, authenticated with a gate token: reports the
- * writes its {@link FenceGate} refused, and the floors it admitted. Each request goes on a new
- * connection (`fresh-connection-fetch.ts`): a report never waits out its timeout on a pooled
- * connection that a partition left silent while the coordinator (or the standby that took over
- * behind the same URL) answers on a new one.
+ * writes its {@link FenceGate} refused, and the floors it admitted. A request rides only on a
+ * connection that answered within the last 500 ms, or a new one (`recent-connection-fetch.ts`): a
+ * report never waits out its timeout on a pooled connection that a partition left silent while the
+ * coordinator (or the standby that took over behind the same URL) answers on a new one, and a burst
+ * of reports does not pay a handshake each.
  *
  * @see docs/design.md § "The library's rules" (FenceGate)
  */
@@ -21,7 +22,7 @@ import {
 import type { FenceToken, GateFloor, RejectionRecord } from 'lease-fence';
 import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
 import type { CoordinatorGateView } from './floor-store.js';
-import { freshConnectionFetch } from './fresh-connection-fetch.js';
+import { recentConnectionFetch } from './recent-connection-fetch.js';
 
 const REJECTION_REPLIES: ReplySchemas<{ ok: true; duplicate: boolean }> = { 202: RejectionAcceptedReplySchema };
 const ADMIT_REPLIES: ReplySchemas<{ ok: true }> = { 200: OkReplySchema, 202: OkReplySchema };
@@ -46,7 +47,7 @@ export class FenceGateClient {
    * @throws TypeError / RangeError on bad options (see {@link CoordinatorHttpOptions}).
    */
   constructor(options: FenceGateClientOptions) {
-    this.#http = new CoordinatorHttp('FenceGateClient', options, freshConnectionFetch);
+    this.#http = new CoordinatorHttp('FenceGateClient', options, recentConnectionFetch);
   }
 
   /**

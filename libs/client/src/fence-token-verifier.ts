@@ -10,8 +10,8 @@
  * JWS verification and JWKS fetching are `jose`'s (signature, `alg` allow-list, key selection by
  * `kid`, the remote key set's cache and refetch cooldown): nothing here is hand-rolled crypto.
  *
- * The coordinator's keys are fetched on a new connection each time (never a pooled keep-alive one a
- * partition may have left silent: see `fresh-connection-fetch.ts`); {@link FenceTokenVerifier.loadKeys}
+ * The coordinator's keys are fetched on a connection that answered within the last 500 ms or a new
+ * one (never a pooled keep-alive one a partition may have left silent: see `recent-connection-fetch.ts`); {@link FenceTokenVerifier.loadKeys}
  * fetches them ahead of the first token, so a gate that loaded them at start checks tokens without
  * the coordinator (until a token names a key it does not hold, or the set is older than
  * `cacheMaxAgeMillis`).
@@ -43,7 +43,7 @@ import {
 } from 'jose';
 import { BoundedMap, LeaseFenceError, requireCount, type FenceGate, type FenceToken } from 'lease-fence';
 import { commitDurably, type FloorStore } from './floor-store.js';
-import { freshConnectionFetch } from './fresh-connection-fetch.js';
+import { recentConnectionFetch } from './recent-connection-fetch.js';
 
 /**
  * Why a signed token was refused:
@@ -290,7 +290,7 @@ export class FenceTokenVerifier {
       cooldownDuration: millis('cooldownMillis', 30_000),
       cacheMaxAge: millis('cacheMaxAgeMillis', 600_000),
       timeoutDuration: millis('timeoutMillis', 5_000),
-      [customFetch]: freshConnectionFetch,
+      [customFetch]: recentConnectionFetch,
     };
     const remote = createRemoteJWKSet(url, remoteOptions);
     this.#remote = remote;

@@ -495,7 +495,7 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
         const drainer = drainSqlGate(gate, client, { onError: (error) => errors.push(error), pollIntervalMillis: 50 });
         try {
           await write('agent-1', 1);
-          // the first report also loads the fresh-connection transport (libs/client/src/fresh-connection-fetch.ts):
+          // the first report also loads the gate's transport (libs/client/src/recent-connection-fetch.ts):
           // on a loaded machine that alone can outlast expect.poll's default second
           await expect
             .poll(() => double.handled.filter((request) => request.route === 'admit').length, { timeout: 10_000 })
