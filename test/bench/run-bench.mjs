@@ -4,7 +4,7 @@
 // scripts of this folder (test/bench/tsconfig.bench.json → test/dist/bench-build, ignored by
 // git), then runs the compiled script with the remaining arguments.
 //
-//   node test/bench/run-bench.mjs service|agent-link|recovery|fold|lib|stream|dashboard|dashboard-scene|gate [-- --option value ...]
+//   node test/bench/run-bench.mjs service|agent-link|recovery|fold|lib|stream|dashboard|dashboard-scene|gate|gate-reports [-- --option value ...]
 //
 // Benchmarks print figures; none asserts anything, and none is part of `npm test`.
 import { spawn } from 'node:child_process';
@@ -31,6 +31,7 @@ const NEEDS = {
   dashboard: ['@lease-fence/dashboard'],
   'dashboard-scene': ['@lease-fence/dashboard'],
   gate: ['@lease-fence/gate'],
+  'gate-reports': [],
 };
 
 const [name, ...rest] = process.argv.slice(2);
