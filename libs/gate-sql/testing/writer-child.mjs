@@ -25,7 +25,14 @@ let gate;
 let insert;
 if (dialect === 'postgres') {
   const { default: pg } = await import('pg');
-  gate = postgresFenceGate({ pool: new pg.Pool({ connectionString: target, max: 1 }), resource, verifier });
+  // no idle bound: a 'hold' writer sits idle inside its transaction while the parent waits for the
+  // other writer to start, which on a loaded machine can outlast the default bound
+  gate = postgresFenceGate({
+    pool: new pg.Pool({ connectionString: target, max: 1 }),
+    resource,
+    verifier,
+    idleInTransactionTimeoutMillis: 0,
+  });
   insert = (tx) => tx.query('INSERT INTO writes (holder_id, fence) VALUES ($1, $2)', [holderId, Number(fence)]);
 } else {
   const { default: Database } = await import('better-sqlite3');
