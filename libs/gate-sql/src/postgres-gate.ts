@@ -5,9 +5,10 @@
  * first commits or rolls back, then reads the floor the first left.
  *
  * Round trips are the gate's cost (`pg` sends one query at a time and waits for its answer): a
- * fenced transaction sends `BEGIN`, its idle bound (`SET LOCAL`) and the locking `SELECT` as one simple-protocol query, and a
- * raised floor's `UPDATE` with the `COMMIT`, so it costs the bare transaction's three round trips
- * (begin, the caller's statements, commit) whether the floor moves or not.
+ * fenced transaction sends `BEGIN`, its idle bound (`SET LOCAL`) and the locking `SELECT` as one
+ * simple-protocol query, and a raised floor's `UPDATE` with the `COMMIT`, so it costs the bare
+ * transaction's three round trips (begin, the caller's statements, commit) whether the floor
+ * moves or not.
  */
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import {
