@@ -11,7 +11,8 @@
  * TIME_WAIT sockets left per report on this host (`ss`, Linux: each closed connection leaves one
  * for 60 s on the side that closed first; a host has ~28 000 ephemeral ports per destination).
  * Figures, not a test: nothing here asserts.
- * Options: `--reports 1500` per arm and round, `--rounds 3`.
+ * Options: `--reports 1500` per arm and round, `--rounds 3`; `LEASE_FENCE_BENCH_CPU_PROF_DIR=DIR`
+ * makes the coordinator write a V8 CPU profile there when it stops.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { CoordinatorHttp, FenceGateClient } from '@lease-fence/client';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { parseBenchArgs } from './support/bench-args.js';
 import { createBenchTokens } from './support/bench-tokens.js';
-import { startBenchCoordinator } from './support/coordinator-child.js';
+import { cpuProfileArgs, startBenchCoordinator } from './support/coordinator-child.js';
 import { cpuSecondsOf } from './support/proc-usage.js';
 import { median } from './support/stats.js';
 
@@ -41,7 +42,7 @@ const dir = await createTempDir('lease-fence-bench-gate-reports-');
 const tokens = createBenchTokens(2);
 const tokensFile = join(dir, 'tokens.json');
 writeFileSync(tokensFile, JSON.stringify(tokens.entries));
-const coordinator = await startBenchCoordinator({ dataDir: join(dir, 'data'), tokensFile });
+const coordinator = await startBenchCoordinator({ dataDir: join(dir, 'data'), tokensFile, nodeArgs: cpuProfileArgs() });
 try {
   // Two generations of the lease: bench-agent-0's fence is the stale one every refusal names.
   const agent = (index: number): CoordinatorHttp =>
