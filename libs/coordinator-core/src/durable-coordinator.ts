@@ -370,8 +370,9 @@ export class DurableCoordinator {
 
   /**
    * Records a FenceGate's rejection report. Idempotent by (gateId, resource, seq): the same
-   * report again resolves `{ ok: true, duplicate: true }` and appends nothing; other content
-   * under a recorded key resolves `{ ok: false, reason: 'seq-conflict', message }`. A report that
+   * report again resolves `{ ok: true, duplicate: true }` and appends nothing, however late; other
+   * content under a recorded key resolves `{ ok: false, reason: 'seq-conflict', message }` while the
+   * key's content is kept (the latest `REJECTION_KEYS_KEPT` reports; an older seq is a duplicate). A report that
    * cannot be true (a fence never issued for the resource, fences contradicting `kind`, a wall
    * time past the year 3000) resolves `{ ok: false, reason: 'implausible', field, message }`.
    * Denials append nothing. Rules: `decide`'s `RecordFenceRejection`.

@@ -378,12 +378,20 @@ export const CoordinatorSnapshotStateSchema = z.object({
   /** Recently recorded rejections, oldest first. */
   rejections: z.array(RecordedRejectionSchema),
   /**
-   * Per gate and resource, the highest rejection seq recorded or declared missing: the next
-   * expected report is this + 1. Absent in snapshots written before gap detection (such a
-   * snapshot is not used: the log is replayed).
+   * Per gate and resource, the highest rejection seq recorded or declared missing (the next
+   * expected report is this + 1), and the `missing` seqs not reported since as `[fromSeq,
+   * throughSeq]` ranges. Absent in snapshots written before gap detection, `missing` in those
+   * written before it was kept (such a snapshot is not used: the log is replayed).
    */
   rejectionSeqs: z
-    .array(z.object({ gateId: IdSchema, resource: IdSchema, highestSeq: z.number().int().nonnegative() }))
+    .array(
+      z.object({
+        gateId: IdSchema,
+        resource: IdSchema,
+        highestSeq: z.number().int().nonnegative(),
+        missing: z.array(z.tuple([z.number().int().positive(), z.number().int().positive()])).optional(),
+      }),
+    )
     .optional(),
   /** Position of the last `SnapshotTaken` event folded (0 = none). */
   lastSnapshotPosition: z.number().int().nonnegative(),

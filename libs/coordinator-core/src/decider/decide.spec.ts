@@ -16,6 +16,7 @@ import {
 } from '../testing/event-builders.js';
 import { acquire, at, given, release, renew } from '../testing/decider-specification.js';
 import type { RecordFenceRejection } from './commands.js';
+import { REJECTION_KEYS_KEPT } from './state.js';
 
 const started = coordinatorStarted({ atMillis: 0 });
 const grantedA = leaseGranted('slot', 'agent-a', 1, { atMillis: 1000, requestId: 'req-a', ttlMillis: 10_000 });
@@ -438,6 +439,35 @@ describe('decide', () => {
             ],
             outcome: { ok: true, duplicate: false },
           });
+      });
+
+      it(`answers a resend of a seq recorded before the last ${REJECTION_KEYS_KEPT} reports (its content no longer kept) as a duplicate, with no event`, () => {
+        // gate-1's seq 1 is recorded (its reply lost), then other gates' reports push its key out of the kept ones
+        const others = Array.from({ length: REJECTION_KEYS_KEPT }, (_, index) =>
+          fenceRejected({ atMillis: 1400, seq: index + 1, gateId: 'gate-2' }),
+        );
+        given([...history, fenceRejected({ atMillis: 1300, seq: 1 }), ...others])
+          .at(at(1500))
+          .when(reportSeq(1))
+          .then({ events: [], outcome: { ok: true, duplicate: true } });
+      });
+
+      it('records a late report of a missing seq once, also after its key was pushed out of the kept ones', () => {
+        const others = Array.from({ length: REJECTION_KEYS_KEPT }, (_, index) =>
+          fenceRejected({ atMillis: 1400, seq: index + 1, gateId: 'gate-2' }),
+        );
+        const gap = [rejectionsMissing(1, 2, { atMillis: 1300 }), fenceRejected({ atMillis: 1300, seq: 3 })];
+        given([...history, ...gap, ...others])
+          .at(at(1500))
+          .when(reportSeq(2))
+          .then({
+            events: [fenceRejected({ atMillis: 1500, seq: 2, gateWallMillis: 1_700_000_000_000 })],
+            outcome: { ok: true, duplicate: false },
+          });
+        given([...history, ...gap, fenceRejected({ atMillis: 1350, seq: 2 }), ...others])
+          .at(at(1500))
+          .when(reportSeq(2))
+          .then({ events: [], outcome: { ok: true, duplicate: true } });
       });
 
       it('records no gap for a duplicate, a seq-conflict or an implausible report', () => {

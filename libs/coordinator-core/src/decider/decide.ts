@@ -47,7 +47,7 @@ import {
   decideReserve,
   pendingReservationDenial,
 } from './fence-first.js';
-import { nextExpectedSeq, rejectionContent, rejectionKey, type CoordinatorState } from './state.js';
+import { nextExpectedSeq, rejectionContent, rejectionKey, wasRecorded, type CoordinatorState } from './state.js';
 
 /** What {@link decide} returns: the events to append (none for a denial), and the outcome once they are durable. */
 export interface Decision<O> {
@@ -131,6 +131,9 @@ function decideAny(
       const content = rejectionContent(command);
       const recorded = state.rejectionKeys.get(rejectionKey(command.gateId, command.resource, command.seq));
       if (recorded === content) return { events: [], outcome: { ok: true, duplicate: true } };
+      // Recorded so long ago that its content is no longer kept: a resend (its reply was lost); recording it again would count one refusal twice.
+      if (recorded === undefined && wasRecorded(state, command.gateId, command.resource, command.seq))
+        return { events: [], outcome: { ok: true, duplicate: true } };
       if (recorded !== undefined) {
         return {
           events: [],

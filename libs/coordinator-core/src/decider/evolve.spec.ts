@@ -353,7 +353,48 @@ describe('snapshots of the state', () => {
     ]);
   });
 
+  it('keeps the seqs declared missing, so a restored state records a late one once and a resend of a recorded one never again', () => {
+    // Arrange: seq 1 recorded, 2..3 declared missing when 4 came, then 3 came late
+    const state = foldEvents([
+      started,
+      grantedA,
+      leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 }),
+      leaseGranted('slot', 'agent-b', 2, { atMillis: 11_000 }),
+      fenceRejected({ atMillis: 11_500, seq: 1 }),
+      rejectionsMissing(2, 3, { atMillis: 11_600 }),
+      fenceRejected({ atMillis: 11_600, seq: 4 }),
+      fenceRejected({ atMillis: 11_700, seq: 3 }),
+    ]);
+    // Act: restored from a snapshot whose rejection keys were all pushed out (as by other gates' reports)
+    const json = JSON.parse(JSON.stringify(toSnapshot(state))) as ReturnType<typeof toSnapshot>;
+    const restored = fromSnapshot({ ...json, state: { ...(json.state as object), rejectionKeys: [] } });
+    // Assert: 2 is still missing (recorded when it comes); 1, 3 and 4 were recorded (a resend appends nothing)
+    for (const seq of [1, 2, 3, 4]) {
+      const report = {
+        type: 'RecordFenceRejection',
+        gateId: 'gate-1',
+        resource: 'slot',
+        seq,
+        kind: 'stale',
+        rejected: { holderId: 'agent-a', fence: 1 },
+        current: { holderId: 'agent-b', fence: 2 },
+      } as const;
+      expect(decide(report, restored!, at(12_000)).events.map((event) => event.type)).toEqual(
+        seq === 2 ? ['FenceRejected'] : [],
+      );
+    }
+  });
+
   it.each([
+    [
+      'the seqs declared missing of each gate and resource',
+      (json: Record<string, unknown>) => ({
+        ...json,
+        rejectionSeqs: (json['rejectionSeqs'] as Record<string, unknown>[]).map(
+          ({ missing: _missing, ...seqs }) => seqs,
+        ),
+      }),
+    ],
     [
       'the highest rejection seq of each gate and resource',
       (json: Record<string, unknown>) => ({ ...json, rejectionSeqs: undefined }),

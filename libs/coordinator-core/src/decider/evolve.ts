@@ -142,6 +142,7 @@ function applyEvent(
       const { data } = event;
       state.rejectionKeys.set(rejectionKey(data.gateId, data.resource, data.seq), rejectionContent(data));
       raiseRejectionSeq(state, data.gateId, data.resource, data.seq);
+      fillMissingSeq(state, data.gateId, data.resource, data.seq);
       state.rejections.push({ ...data, rejected: { ...data.rejected }, current: { ...data.current }, position });
       if (state.rejections.length > REJECTIONS_KEPT)
         state.rejections.splice(0, state.rejections.length - REJECTIONS_KEPT);
@@ -158,6 +159,9 @@ function applyEvent(
         );
       }
       raiseRejectionSeq(state, data.gateId, data.resource, data.throughSeq);
+      state.rejectionSeqs
+        .get(gateResourceKey(data.gateId, data.resource))
+        ?.missing.push([data.fromSeq, data.throughSeq]);
       return;
     }
     case 'SnapshotTaken':
@@ -330,6 +334,18 @@ function applyLeaseChange(
 function raiseRejectionSeq(state: CoordinatorState, gateId: string, resource: string, seq: number): void {
   const key = gateResourceKey(gateId, resource);
   const seqs = state.rejectionSeqs.get(key);
-  if (seqs === undefined) state.rejectionSeqs.set(key, { gateId, resource, highestSeq: seq });
+  if (seqs === undefined) state.rejectionSeqs.set(key, { gateId, resource, highestSeq: seq, missing: [] });
   else seqs.highestSeq = Math.max(seqs.highestSeq, seq);
+}
+
+/** A late report of a seq declared missing: takes it out of its missing range (splitting the range), so it counts as recorded. */
+function fillMissingSeq(state: CoordinatorState, gateId: string, resource: string, seq: number): void {
+  const missing = state.rejectionSeqs.get(gateResourceKey(gateId, resource))?.missing;
+  const index = missing?.findIndex(([fromSeq, throughSeq]) => fromSeq <= seq && seq <= throughSeq) ?? -1;
+  if (missing === undefined || index < 0) return;
+  const [fromSeq, throughSeq] = missing[index]!;
+  const rest: [number, number][] = [];
+  if (fromSeq < seq) rest.push([fromSeq, seq - 1]);
+  if (seq < throughSeq) rest.push([seq + 1, throughSeq]);
+  missing.splice(index, 1, ...rest);
 }

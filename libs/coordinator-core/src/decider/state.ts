@@ -92,6 +92,12 @@ export interface RejectionSeqs {
   readonly resource: string;
   /** The highest seq recorded or declared missing. Integer ≥ 0. */
   highestSeq: number;
+  /**
+   * The seqs declared missing (`RejectionsMissing`) and not reported since, as `[fromSeq,
+   * throughSeq]` ranges in the order they were declared: a late report of one is recorded. Every
+   * other seq at or below `highestSeq` was recorded (see {@link wasRecorded}).
+   */
+  readonly missing: [fromSeq: number, throughSeq: number][];
 }
 
 /** The key of a (gate, resource) pair in {@link CoordinatorState.rejectionSeqs}: unambiguous, since each part's length prefixes it. */
@@ -101,6 +107,21 @@ export const gateResourceKey = (gateId: string, resource: string): string =>
 /** The seq a gate's next report for `resource` should carry: one above the highest recorded or declared missing (1 when none). */
 export const nextExpectedSeq = (state: CoordinatorState, gateId: string, resource: string): number =>
   (state.rejectionSeqs.get(gateResourceKey(gateId, resource))?.highestSeq ?? 0) + 1;
+
+/**
+ * Whether `seq` of (gate, resource) was recorded (`FenceRejected`): at or below the highest seq
+ * known and not declared missing since. It answers also once the report's key has left
+ * {@link CoordinatorState.rejectionKeys} (more than {@link REJECTION_KEYS_KEPT} newer reports), so a
+ * resend that late is still known for what it is, and never recorded twice.
+ */
+export const wasRecorded = (state: CoordinatorState, gateId: string, resource: string, seq: number): boolean => {
+  const seqs = state.rejectionSeqs.get(gateResourceKey(gateId, resource));
+  return (
+    seqs !== undefined &&
+    seq <= seqs.highestSeq &&
+    !seqs.missing.some(([fromSeq, throughSeq]) => fromSeq <= seq && seq <= throughSeq)
+  );
+};
 
 /**
  * What a gate needs from this log before it admits a write after its own start (its data
@@ -228,7 +249,12 @@ export function cloneState(state: CoordinatorState): CoordinatorState {
     carried: new Map(state.carried),
     rejectionKeys: state.rejectionKeys.clone(),
     rejections: state.rejections.map((r) => ({ ...r })),
-    rejectionSeqs: new Map([...state.rejectionSeqs].map(([key, seqs]) => [key, { ...seqs }])),
+    rejectionSeqs: new Map(
+      [...state.rejectionSeqs].map(([key, seqs]) => [
+        key,
+        { ...seqs, missing: seqs.missing.map(([fromSeq, throughSeq]) => [fromSeq, throughSeq]) },
+      ]),
+    ),
     lastSnapshotPosition: state.lastSnapshotPosition,
     reservations: new Map(state.reservations),
     reservedFences: new Map(state.reservedFences),
@@ -248,7 +274,10 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
     carried: [...state.carried].map(([resource, fence]) => ({ resource, fence })),
     rejectionKeys: [...state.rejectionKeys].map(([key, content]) => encodeRejectionKey(key, content)),
     rejections: state.rejections.map((r) => ({ ...r })),
-    rejectionSeqs: [...state.rejectionSeqs.values()].map((seqs) => ({ ...seqs })),
+    rejectionSeqs: [...state.rejectionSeqs.values()].map((seqs) => ({
+      ...seqs,
+      missing: seqs.missing.map(([fromSeq, throughSeq]) => [fromSeq, throughSeq]),
+    })),
     lastSnapshotPosition: state.lastSnapshotPosition,
     ...(state.reservations.size === 0 ? {} : { reservations: [...state.reservations.values()].map((r) => ({ ...r })) }),
     ...(state.reservedFences.size === 0
@@ -267,7 +296,7 @@ export function toSnapshot(state: CoordinatorState): Snapshot {
  *   another `schemaVersion` (version 1 predates the lock-delay anchors), or one written before
  *   the lease table kept its per-resource `highestFences`, its remembered renewals
  *   (`renewalReplayCache`) or its remembered releases (`releaseReplayCache`), before `rejectionKeys` kept each report's content, or before
- *   `rejectionSeqs` (gap detection) was kept.
+ *   `rejectionSeqs` (gap detection), or their `missing` ranges, were kept.
  * @throws {@link EventLogCorruptError} naming the snapshot's position when its state is malformed
  *   or does not cover exactly `snapshot.position` events.
  */
@@ -302,8 +331,10 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
     if (decoded === 'bare-key') exact = false;
     else rejectionKeys.set(decoded[0], decoded[1]);
   }
-  // A snapshot written before highestFences, remembered renewals or releases, rejection contents or rejection seqs were kept: readable, not exact (see @returns).
-  if (!exact || json.rejectionSeqs === undefined) return undefined;
+  // A snapshot written before highestFences, remembered renewals or releases, rejection contents, rejection seqs or their
+  // missing ranges were kept: readable, not exact (see @returns).
+  if (!exact || json.rejectionSeqs === undefined || json.rejectionSeqs.some((seqs) => seqs.missing === undefined))
+    return undefined;
   const rejectionSeqs = new Map<string, RejectionSeqs>();
   for (const [index, seqs] of json.rejectionSeqs.entries()) {
     const key = gateResourceKey(seqs.gateId, seqs.resource);
@@ -312,7 +343,12 @@ export function fromSnapshot(snapshot: Snapshot): CoordinatorState | undefined {
         `rejectionSeqs.${index}`,
         `lists gate ${JSON.stringify(seqs.gateId)} and resource ${JSON.stringify(seqs.resource)} twice`,
       );
-    rejectionSeqs.set(key, { ...seqs });
+    rejectionSeqs.set(key, {
+      gateId: seqs.gateId,
+      resource: seqs.resource,
+      highestSeq: seqs.highestSeq,
+      missing: (seqs.missing ?? []).map(([fromSeq, throughSeq]) => [fromSeq, throughSeq]),
+    });
   }
   return {
     table,
