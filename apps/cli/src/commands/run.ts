@@ -137,7 +137,7 @@ async function runUnderLease(
       lease = acquired.lease;
     } catch (error) {
       if (interrupted.signal.aborted && received !== undefined) return 128 + constants.signals[received];
-      throw toCliError(error, settings);
+      throw toCliError(error, settings, { ttlMillis: '--ttl' });
     }
 
     const keeper = agent.client.keep(lease, { ttlMillis, ...renewalReports(io, lease) });
