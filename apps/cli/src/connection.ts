@@ -21,6 +21,7 @@ import {
   coordinatorUrlProblem,
   LeaseFenceClient,
 } from '@lease-fence/client';
+import { isUnset } from '@lease-fence/config-env';
 import { BearerTokenSchema, ErrorReplySchema, type WhoAmIReply, WhoAmIReplySchema } from '@lease-fence/protocol';
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
@@ -96,8 +97,8 @@ export function addConnectionOptions<C extends Command>(command: C): C {
 }
 
 /**
- * The connection settings given to `command` (after parsing), each with where it came from.
- * Commander's value sources: `cli` = the flag, `env` = the variable.
+ * The connection settings given to `command` (after parsing), each with where it came from; a
+ * blank variable is left out. Commander's value sources: `cli` = the flag, `env` = the variable.
  */
 export function connectionInputOf(command: Command): ConnectionInput {
   const options = command.opts<Record<string, unknown>>();
@@ -105,7 +106,11 @@ export function connectionInputOf(command: Command): ConnectionInput {
   for (const name of Object.keys(CONNECTION_SETTINGS) as ConnectionSettingName[]) {
     const value = options[name];
     if (typeof value !== 'string') continue;
-    input[name] = { value, from: command.getOptionValueSource(name) === 'env' ? 'env' : 'flag' };
+    const from = command.getOptionValueSource(name) === 'env' ? 'env' : 'flag';
+    // A blank variable is unset, as the coordinator and the gate read theirs (`export VAR=` in a
+    // shell or an empty line of an env file is how users clear one); a blank flag stays a bad value.
+    if (from === 'env' && isUnset(value)) continue;
+    input[name] = { value, from };
   }
   return input;
 }
