@@ -179,6 +179,16 @@ describe('lease-fence run', () => {
     expect(result.stdout).toBe('');
   });
 
+  it("exits 64 for run's flags after the command, saying they go before it (they were the command's own)", async () => {
+    const result = await runCli(['run', process.execPath, script, 'exit:0', '-r', 'cli-order'], agentEnv);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toContain("error: required option '-r, --resource <resource>' not specified");
+    expect(result.stderr).toContain(
+      "run's options go before the command, and everything after it is the command's: lease-fence run -r deploy-slot-a --ttl 30s -- ./deploy.sh production",
+    );
+    expect(result.stdout).toBe('');
+  });
+
   it('exits 64 for a --url with the API path on it, saying to give the base URL, and runs nothing', async () => {
     const result = await runCli(
       ['run', '-r', 'cli-url-path', '--url', `${app.url}/v1`, '--', process.execPath, script, 'exit:0'],
