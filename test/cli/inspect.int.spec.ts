@@ -102,6 +102,13 @@ describe('lease-fence holders', () => {
     });
   });
 
+  it('exits 64 naming --at for a position past the end of the log, as explain does (it answered with the current holders)', async () => {
+    const result = await runCli(['holders', '--at', '99999999'], env);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toMatch(/^lease-fence: --at: the log has no event at 99999999 \(it ends at position \d+\)$/m);
+    expect(result.stdout).toBe('');
+  });
+
   it('exits 64 naming --at for a value that is neither a time nor a position', async () => {
     const result = await runCli(['holders', '--at', 'yesterday'], env);
     expect(result.code).toBe(64);

@@ -162,7 +162,12 @@ describe('lease-fence run', () => {
     [['--wait', '-1s'], '--wait: must be a whole number with a unit'],
     [['--grace', '1.5s'], '--grace: must be a whole number with a unit'],
     [['--ttl', '100ms'], '--ttl: must be longer than the clock skew (500 ms, --clock-skew), got 100ms'],
-    [['--ttl', '2h'], 'ttlMillis: is out of range'],
+    [
+      ['--ttl', '99999999999s'],
+      '--ttl: must be at most 2147483647ms (about 596h, the longest timer), got "99999999999s"',
+    ],
+    // Past the coordinator's bounds: its 400 names the wire's field, which the user never typed.
+    [['--ttl', '2h'], '--ttl: is out of range: must be between 100 and 3600000 milliseconds'],
   ])('exits 64 for %j, naming the flag, and runs nothing', async (flags, message) => {
     const result = await runCli(
       ['run', '-r', 'cli-flags', ...flags, '--', process.execPath, script, 'exit:0'],
@@ -170,6 +175,28 @@ describe('lease-fence run', () => {
     );
     expect(result.code).toBe(64);
     expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toContain('ttlMillis');
+    expect(result.stdout).toBe('');
+  });
+
+  it("exits 64 for run's flags after the command, saying they go before it (they were the command's own)", async () => {
+    const result = await runCli(['run', process.execPath, script, 'exit:0', '-r', 'cli-order'], agentEnv);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toContain("error: required option '-r, --resource <resource>' not specified");
+    expect(result.stderr).toContain(
+      "run's options go before the command, and everything after it is the command's: lease-fence run -r deploy-slot-a --ttl 30s -- ./deploy.sh production",
+    );
+    expect(result.stdout).toBe('');
+  });
+
+  it('exits 64 for a --url with the API path on it, saying to give the base URL, and runs nothing', async () => {
+    const result = await runCli(
+      ['run', '-r', 'cli-url-path', '--url', `${app.url}/v1`, '--', process.execPath, script, 'exit:0'],
+      agentEnv,
+    );
+    expect(result.code).toBe(64);
+    expect(result.stderr).toContain(`no lease-fence coordinator answers at ${app.url}/v1`);
+    expect(result.stderr).toContain(`--url (or LEASE_FENCE_URL) must be the coordinator's base URL`);
     expect(result.stdout).toBe('');
   });
 

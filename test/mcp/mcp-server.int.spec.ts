@@ -35,6 +35,7 @@ import {
   type CoordinatorProcess,
 } from '../sdk/support/coordinator-process.js';
 import { stopByPid } from '../support/stop-by-pid.js';
+import { runCli } from '../cli/support/cli-process.js';
 
 const CLI_MAIN = join(ROOT, 'apps/cli/dist/main.js');
 const RESOURCE = 'deploy-mcp';
@@ -290,6 +291,20 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
             e.event.type === 'LeaseReleased' && e.event.data.resource === RESOURCE && e.event.data.fence === fence2,
         ),
       ).toBe(true);
+    });
+
+    it.each([
+      // The coordinator's own port: in use. A user's first --port is often one already taken.
+      [(url: string) => ['--port', new URL(url).port], /^lease-fence: --port \d+: 127\.0\.0\.1:\d+ is in use/m],
+      [() => ['--host', 'no-such-host.invalid', '--port', '0'], /^lease-fence: --host no-such-host\.invalid: /m],
+    ])('exits 64 in words, not 70 with a stack, when --http cannot listen (%#)', async (flags, message) => {
+      const result = await runCli(['mcp', '--http', ...flags(coordinator.url)], {
+        LEASE_FENCE_URL: coordinator.url,
+        LEASE_FENCE_AGENT_TOKEN: 'agent-4-token',
+      });
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toContain('    at ');
+      expect(result.code).toBe(64);
     });
 
     it('answers initialize over Streamable HTTP on 127.0.0.1, and releases at the end of the session', async () => {

@@ -89,6 +89,18 @@ describe('connection settings', () => {
     expect(refusal({ url: flag('http://c:1'), tokenFile: flag('/two.token') })).not.toContain('a b');
   });
 
+  it('takes a blank variable as unset, as the coordinator and the gate do (LEASE_FENCE_AGENT_TOKEN= beside a token file)', () => {
+    const command = addConnectionOptions(new Command('x').exitOverride());
+    const blank = { LEASE_FENCE_AGENT_TOKEN: '', LEASE_FENCE_CLOCK_SKEW: ' ', LEASE_FENCE_AGENT_TOKEN_FILE: '/t' };
+    Object.assign(process.env, blank);
+    try {
+      command.parse(['--url', 'http://from-flag:2'], { from: 'user' });
+    } finally {
+      for (const name of Object.keys(blank)) delete process.env[name];
+    }
+    expect(connectionInputOf(command)).toEqual({ url: flag('http://from-flag:2'), tokenFile: env('/t') });
+  });
+
   it('reads flags and variables through commander, the flag first', () => {
     const command = addConnectionOptions(new Command('x').exitOverride());
     process.env['LEASE_FENCE_URL'] = 'http://from-env:1';

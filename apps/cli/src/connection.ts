@@ -21,6 +21,7 @@ import {
   coordinatorUrlProblem,
   LeaseFenceClient,
 } from '@lease-fence/client';
+import { isUnset } from '@lease-fence/config-env';
 import { BearerTokenSchema, ErrorReplySchema, type WhoAmIReply, WhoAmIReplySchema } from '@lease-fence/protocol';
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
@@ -96,8 +97,8 @@ export function addConnectionOptions<C extends Command>(command: C): C {
 }
 
 /**
- * The connection settings given to `command` (after parsing), each with where it came from.
- * Commander's value sources: `cli` = the flag, `env` = the variable.
+ * The connection settings given to `command` (after parsing), each with where it came from; a
+ * blank variable is left out. Commander's value sources: `cli` = the flag, `env` = the variable.
  */
 export function connectionInputOf(command: Command): ConnectionInput {
   const options = command.opts<Record<string, unknown>>();
@@ -105,7 +106,11 @@ export function connectionInputOf(command: Command): ConnectionInput {
   for (const name of Object.keys(CONNECTION_SETTINGS) as ConnectionSettingName[]) {
     const value = options[name];
     if (typeof value !== 'string') continue;
-    input[name] = { value, from: command.getOptionValueSource(name) === 'env' ? 'env' : 'flag' };
+    const from = command.getOptionValueSource(name) === 'env' ? 'env' : 'flag';
+    // A blank variable is unset, as the coordinator and the gate read theirs (`export VAR=` in a
+    // shell or an empty line of an env file is how users clear one); a blank flag stays a bad value.
+    if (from === 'env' && isUnset(value)) continue;
+    input[name] = { value, from };
   }
   return input;
 }
@@ -270,8 +275,15 @@ export async function openAgentConnection(
 /**
  * Turns a failure of a request to the coordinator into the {@link CliError} the command line
  * reports: the coordinator's URL, what failed, and the exit code for it. Other errors pass through.
+ *
+ * @param flagOfField - The flag each request field came from (`{ ttlMillis: '--ttl' }`): the
+ *   coordinator's 400 names the wire's fields, which the user never typed; the message names the flag.
  */
-export function toCliError(error: unknown, settings: ConnectionSettings): unknown {
+export function toCliError(
+  error: unknown,
+  settings: ConnectionSettings,
+  flagOfField: Readonly<Record<string, string>> = {},
+): unknown {
   const url = settings.coordinatorUrl;
   if (error instanceof CoordinatorUnreachableError) {
     return new CliError(EXIT.coordinatorUnavailable, `cannot reach the coordinator at ${url}: ${error.message}`, {
@@ -284,7 +296,7 @@ export function toCliError(error: unknown, settings: ConnectionSettings): unknow
     });
   }
   if (error instanceof CoordinatorHttpError) {
-    const message = messageOf(error.body);
+    const message = messageOf(error.body, flagOfField);
     if (error.status === 401 || error.status === 403) {
       return new CliError(
         EXIT.tokenRefused,
@@ -293,6 +305,15 @@ export function toCliError(error: unknown, settings: ConnectionSettings): unknow
       );
     }
     if (error.status === 400) return new UsageError(`${error.operation}: ${message}`, { cause: error });
+    if (error.status === 404) {
+      // Every route the command line asks for exists on a coordinator: the URL is not a coordinator's
+      // base URL (most often one with /v1 or another path of the API on it).
+      const { flag, env } = CONNECTION_SETTINGS.url;
+      return new UsageError(
+        `no lease-fence coordinator answers at ${url} (${error.operation}: HTTP 404: ${message}): ${flag} (or ${env}) must be the coordinator's base URL, the one its dashboard link starts with, e.g. http://127.0.0.1:3000, without /v1`,
+        { cause: error },
+      );
+    }
     return new CliError(
       EXIT.protocol,
       `${error.operation}: the coordinator at ${url} answered HTTP ${error.status}: ${message}`,
@@ -307,13 +328,19 @@ export function toCliError(error: unknown, settings: ConnectionSettings): unknow
   return error;
 }
 
-/** The coordinator's error message (with the fields its issues name), or the body as text. */
-const messageOf = (body: unknown): string => {
+/**
+ * The coordinator's error message (with the fields its issues name, each by the flag it came from
+ * when `flagOfField` has one), or the body as text.
+ */
+const messageOf = (body: unknown, flagOfField: Readonly<Record<string, string>>): string => {
   const parsed = ErrorReplySchema.safeParse(body);
   if (!parsed.success) return typeof body === 'string' ? body.slice(0, 300) : JSON.stringify(body);
   const issues = parsed.data.issues ?? [];
-  const named = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-  return named === '' || parsed.data.message.includes(named)
-    ? parsed.data.message
+  const wire = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+  const nameOf = (path: string): string => (Object.hasOwn(flagOfField, path) ? flagOfField[path]! : path);
+  const named = issues.map((issue) => `${nameOf(issue.path)}: ${issue.message}`).join('; ');
+  if (wire === '') return parsed.data.message;
+  return parsed.data.message.includes(wire)
+    ? parsed.data.message.replace(wire, named)
     : `${parsed.data.message} (${named})`;
 };

@@ -13,7 +13,8 @@ import { z } from 'zod';
 /** Milliseconds per unit of a duration. */
 const UNIT_MILLIS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
 
-const DURATION = /^(\d{1,10})(ms|s|m|h)$/;
+// Any number of digits: a value too long for a timer is refused as that, not as a syntax error.
+const DURATION = /^(\d+)(ms|s|m|h)$/;
 
 /** The syntax, as error messages and `--help` say it. */
 export const DURATION_SYNTAX = 'a whole number with a unit: 500ms, 30s, 2m or 1h';

@@ -9,7 +9,7 @@
 export const EXIT = {
   /** Success (for `run`: the command exited 0). */
   ok: 0,
-  /** A bad flag, argument or setting (EX_USAGE); nothing was sent. */
+  /** A bad flag, argument or setting (EX_USAGE), refused before it was sent or by the coordinator (a `--ttl` past its bounds, a `--url` that is not its base URL); nothing was done. */
   usage: 64,
   /** A defect of `lease-fence` itself (EX_SOFTWARE): the message has the stack; please report it. */
   internal: 70,
@@ -66,7 +66,7 @@ export class UsageError extends CliError {
 /** The exit-codes table for `--help`, one line per code. */
 export const EXIT_CODES_HELP = `Exit codes:
   0     success
-  64    a bad flag, argument or setting (nothing was sent)
+  64    a bad flag, argument or setting (nothing was done)
   69    the coordinator is unreachable or unavailable (its URL and what failed are printed)
   70    an internal error of lease-fence (please report it)
   75    the resource is held by another holder (past --wait, for run)

@@ -43,3 +43,10 @@ export async function readHead(http: CoordinatorHttp): Promise<number> {
   const { value } = await http.get('read the log head', '/v1/events?after=0&limit=1', { 200: EventsReplySchema });
   return value.head;
 }
+
+/**
+ * Why a log position past the head cannot be answered, in the words `holders --at` and `explain`
+ * both use: `the log has no event at 900 (it ends at position 812)`.
+ */
+export const pastTheLogEnd = (position: number, head: number): string =>
+  `the log has no event at ${position} (it ends at position ${head})`;

@@ -213,10 +213,22 @@ const reasonOf = (body: unknown): string | undefined =>
     ? body.reason
     : undefined;
 
+/** What a failed attempt's error says, on one line: the error and the one it wraps. */
 const describeCause = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = cause.cause instanceof Error ? ` (${cause.cause.message})` : '';
-    return `${cause.message}${inner}`;
+  if (!(cause instanceof Error)) return String(cause);
+  const inner = cause.cause instanceof Error ? cause.cause : undefined;
+  if (isPlainHttpAnswerToTls(cause) || (inner !== undefined && isPlainHttpAnswerToTls(inner))) {
+    const head = inner === undefined ? 'TLS handshake failed' : cause.message;
+    return `${head} (the server answered without TLS: is its URL http://, not https://?)`;
   }
-  return String(cause);
+  return `${cause.message}${inner === undefined ? '' : ` (${inner.message})`}`;
 };
+
+/**
+ * OpenSSL's "wrong version number": a TLS client (an `https://` or `wss://` URL) got a reply that is
+ * not TLS, most often plain HTTP. fetch gives it the code; ws's socket error only its message
+ * (`write EPROTO …:ssl3_get_record:wrong version number:…`, several lines).
+ */
+const isPlainHttpAnswerToTls = (error: Error): boolean =>
+  (error as NodeJS.ErrnoException).code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+  error.message.includes(':wrong version number:');

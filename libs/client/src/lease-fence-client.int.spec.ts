@@ -187,6 +187,21 @@ describe.each(['http', 'websocket'] as const)('LeaseFenceClient over %s', (trans
       );
     });
 
+    it('says, on one line, to use http:// when the URL is https:// and the coordinator speaks plain HTTP', async () => {
+      // Arrange: the double serves plain HTTP; the user wrote https://
+      const client = connect({ baseUrl: double.url.replace(/^http:/, 'https:') });
+
+      // Act
+      const failure = client.acquire('deploy-slot-a');
+
+      // Assert: not OpenSSL's "ssl3_get_record:wrong version number:../deps/openssl/…" and a newline
+      await expect(failure).rejects.toBeInstanceOf(CoordinatorUnreachableError);
+      await expect(failure).rejects.toThrow(
+        /the server answered without TLS: is its URL http:\/\/, not https:\/\/\?\)$/,
+      );
+      await expect(failure).rejects.not.toThrow(/\n|openssl/);
+    });
+
     it('does not retry a 401 and throws CoordinatorHttpError with the status and body', async () => {
       // Arrange
       const client = connect({ token: 'not-a-token' });

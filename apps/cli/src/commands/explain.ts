@@ -9,7 +9,7 @@ import type { CliIo } from '../cli-io.js';
 import { addConnectionOptions, connectionSettingsOf, coordinatorHttp, toCliError } from '../connection.js';
 import { CliError, EXIT, EXIT_CODES_HELP, UsageError } from '../exit-codes.js';
 import { positionFlag } from '../flags.js';
-import { readEvents } from '../log-reader.js';
+import { pastTheLogEnd, readEvents } from '../log-reader.js';
 
 /** The `explain` subcommand. */
 export function explainCommand(io: CliIo): Command {
@@ -43,10 +43,7 @@ ${EXIT_CODES_HELP}`,
       if (result.reason === 'not-a-rejection') {
         throw new UsageError(`<position>: the event at ${position} is a ${result.type}, not a FenceRejected`);
       }
-      throw new CliError(
-        EXIT.usage,
-        `<position>: the log has no event at ${position} (it ends at position ${history.position})`,
-      );
+      throw new CliError(EXIT.usage, `<position>: ${pastTheLogEnd(position, history.position)}`);
     }
     const { rejection, explanation } = result.investigation;
     if (flags.json === true) {

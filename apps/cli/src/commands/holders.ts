@@ -10,7 +10,7 @@ import type { CliIo } from '../cli-io.js';
 import { addConnectionOptions, connectionSettingsOf, coordinatorHttp, toCliError } from '../connection.js';
 import { EXIT_CODES_HELP, UsageError } from '../exit-codes.js';
 import { positionFlag } from '../flags.js';
-import { readEvents } from '../log-reader.js';
+import { pastTheLogEnd, readEvents } from '../log-reader.js';
 import { renderTable } from '../table.js';
 
 /** One holder, as `holders --json` prints it. */
@@ -98,9 +98,11 @@ ${EXIT_CODES_HELP}`,
 
     async function pastHolders(when: At): Promise<HolderRow[]> {
       const events: RecordedEvent[] = [];
-      await readEvents(http, 'position' in when ? { through: when.position } : {}, (recorded) => {
+      const head = await readEvents(http, 'position' in when ? { through: when.position } : {}, (recorded) => {
         events.push(recorded);
       });
+      if ('position' in when && when.position > head)
+        throw new UsageError(`--at: ${pastTheLogEnd(when.position, head)}`);
       const state = foldEvents(events);
       const rows: HolderRow[] = [];
       for (const [resource, lane] of state.lanes) {

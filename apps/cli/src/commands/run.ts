@@ -90,7 +90,12 @@ export function runCommand(io: CliIo): Command {
     .option('--grace <duration>', 'after a lost lease, time between SIGTERM and SIGKILL', '10s')
     .argument('<command>', 'the command to run')
     .argument('[args...]', 'its arguments (put -- before the command so its own flags reach it)')
-    .passThroughOptions();
+    .passThroughOptions()
+    // With passThroughOptions a flag after the command is the command's: `run echo hi -r x` says
+    // only that -r is missing, which the user typed.
+    .showHelpAfterError(
+      "run's options go before the command, and everything after it is the command's: lease-fence run -r deploy-slot-a --ttl 30s -- ./deploy.sh production",
+    );
   addConnectionOptions(command).addHelpText('after', HELP);
   command.action(async (program: string, args: string[], flags: RunFlags, self: Command) => {
     io.exitCode = await runUnderLease(io, self, program, args, flags);
@@ -137,7 +142,7 @@ async function runUnderLease(
       lease = acquired.lease;
     } catch (error) {
       if (interrupted.signal.aborted && received !== undefined) return 128 + constants.signals[received];
-      throw toCliError(error, settings);
+      throw toCliError(error, settings, { ttlMillis: '--ttl' });
     }
 
     const keeper = agent.client.keep(lease, { ttlMillis, ...renewalReports(io, lease) });

@@ -17,6 +17,7 @@ import { coordinatorHttpReads } from './coordinator-reads.js';
 import { DURATION_SYNTAX, DurationMillisSchema, parseDurationMillis } from '../duration.js';
 import { createLeaseFenceMcpServer } from './server.js';
 import { serveStdio, serveStreamableHttp } from './transports.js';
+import { UsageError } from '../exit-codes.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -54,6 +55,37 @@ const parsePort = (text: string): number => {
   const parsed = PortSchema.safeParse(text);
   if (!parsed.success) throw new InvalidArgumentError(parsed.error.issues.map((i) => i.message).join('; '));
   return parsed.data;
+};
+
+/**
+ * The {@link UsageError} for an `--http` endpoint that cannot listen, naming the flag to change
+ * (a port in use or not allowed, a host that is not an address of this machine); other errors
+ * pass through.
+ */
+const listenError = (error: unknown, host: string, port: number): unknown => {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const at = `${host}:${port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new UsageError(
+        `--port ${port}: ${at} is in use by another process: pick another --port (0 takes any free port, printed on stderr)`,
+        { cause: error },
+      );
+    case 'EACCES':
+      return new UsageError(
+        `--port ${port}: this user may not listen on ${at} (EACCES): pick a port above 1023, or 0 for any free port`,
+        { cause: error },
+      );
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EADDRNOTAVAIL':
+      return new UsageError(
+        `--host ${host}: cannot listen on it (${code}): give an address of this machine, e.g. 127.0.0.1 (the default) or 0.0.0.0`,
+        { cause: error },
+      );
+    default:
+      return error;
+  }
 };
 
 /**
@@ -128,6 +160,8 @@ export function mcpCommand(): Command {
           port: options.port,
           sessionIdleMillis: options.sessionIdleTimeout,
           maxSessions: options.maxSessions,
+        }).catch((error: unknown) => {
+          throw listenError(error, options.host, options.port);
         });
         process.stderr.write(`lease-fence mcp: listening on ${endpoint.url} as ${agent.holderId}\n`);
         await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
