@@ -34,7 +34,8 @@ import { GATE_CONFIG_HELP, GateConfigError, parseGateConfig, type GateConfig } f
 import { createGateServer, GATE_PATH_PREFIX } from './gate-server.js';
 import { collectGateStatus, startStatusReports } from './gate-status.js';
 import { createGateMetrics } from './metrics.js';
-import { describeReportFailure } from './report-failures.js';
+import { describeReportFailure, RETRIED_REPORT_MESSAGE } from './report-failures.js';
+import { retryFailureLog } from './retry-log.js';
 
 /**
  * Loads the coordinator's keys into `verifier` (`FenceTokenVerifier.loadKeys`: its own fetch, on a
@@ -141,18 +142,20 @@ async function run(config: GateConfig): Promise<void> {
   const coordinator = new FenceGateClient({ baseUrl: config.coordinatorUrl, token: config.gateToken });
   const stopping = new AbortController();
   let keysFetched = false;
-  void loadKeysOnce(verifier, stopping.signal, (error) =>
-    logger.warn({ err: error }, "cannot fetch the coordinator's keys yet"),
-  ).then(() => {
-    keysFetched = !stopping.signal.aborted;
-  });
+  void loadKeysOnce(verifier, stopping.signal, retryFailureLog(logger, "cannot fetch the coordinator's keys yet")).then(
+    () => {
+      keysFetched = !stopping.signal.aborted;
+    },
+  );
   const metrics = createGateMetrics(config.resource, store);
 
   // The outbox and admits need no gate: they run from the start.
+  const retriedReport = retryFailureLog(logger, RETRIED_REPORT_MESSAGE);
   const rejections = reportRejections(store, coordinator, {
     onError: (error, rejection) => {
       const line = describeReportFailure(error, rejection);
-      logger[line.level]({ err: error, seq: rejection.seq }, line.message);
+      if (line.level === 'warn') retriedReport(error, { seq: rejection.seq });
+      else logger.error({ err: error, seq: rejection.seq }, line.message);
     },
     onReported: (rejection) => logger.info({ seq: rejection.seq }, 'refusal reported'),
   });
@@ -191,9 +194,13 @@ async function run(config: GateConfig): Promise<void> {
     });
     running = { stop: () => Promise.allSettled([statusReports.stop(), link.close(), floors.stop()]) };
   };
-  const reconciled = reconcileWithCoordinator(config.resource, saved, coordinator, stopping.signal, (error) =>
-    logger.warn(
-      { err: error },
+  const reconciled = reconcileWithCoordinator(
+    config.resource,
+    saved,
+    coordinator,
+    stopping.signal,
+    retryFailureLog(
+      logger,
       "cannot read the coordinator's latest fence yet: writes are refused (503) until it answers",
     ),
   ).then(async (state) => {

@@ -15,6 +15,9 @@ export interface ReportFailureLine {
   readonly message: string;
 }
 
+/** The message of a report that failed and is retried (the refusal stays in the outbox). */
+export const RETRIED_REPORT_MESSAGE = 'refusal not reported yet (retried; it stays in the outbox)';
+
 /**
  * Describes a failed report of `rejection` for the sidecar's log.
  * @param error - What the reporter's `onError` received.
@@ -22,8 +25,7 @@ export interface ReportFailureLine {
  * @returns `warn` for a failure the reporter retries; `error`, naming what to check, for one it drops.
  */
 export function describeReportFailure(error: unknown, rejection: PendingRejection): ReportFailureLine {
-  if (!isFinalRefusal(error))
-    return { level: 'warn', message: 'refusal not reported yet (retried; it stays in the outbox)' };
+  if (!isFinalRefusal(error)) return { level: 'warn', message: RETRIED_REPORT_MESSAGE };
   const dropped = `refusal #${rejection.seq} dropped: the coordinator refused its report for good, so it will not reach the log`;
   const status = error instanceof CoordinatorHttpError ? error.status : undefined;
   if (status === 409) {
