@@ -307,6 +307,18 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       expect(result.code).toBe(64);
     });
 
+    it.each([
+      [['--port', '3300'], '--port'],
+      [['--host', '0.0.0.0', '--max-sessions', '5'], '--host, --max-sessions'],
+    ])('exits 64 naming %j when HTTP flags come without --http (stdio would ignore them)', async (flags, named) => {
+      const result = await runCli(['mcp', ...flags], {
+        LEASE_FENCE_URL: coordinator.url,
+        LEASE_FENCE_AGENT_TOKEN: 'agent-4-token',
+      });
+      expect(result.stderr).toContain(`lease-fence: ${named}: only with --http`);
+      expect(result.code).toBe(64);
+    });
+
     it('answers initialize over Streamable HTTP on 127.0.0.1, and releases at the end of the session', async () => {
       const child = spawn(process.execPath, [CLI_MAIN, 'mcp', '--http', '--port', '0', '--host', '127.0.0.1'], {
         env: {

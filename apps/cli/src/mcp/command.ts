@@ -57,6 +57,12 @@ const parsePort = (text: string): number => {
   return parsed.data;
 };
 
+/** The options (commander's camel-case names) that only `--http` reads: given without it, they are refused, not ignored. */
+const HTTP_ONLY_OPTIONS = ['port', 'host', 'sessionIdleTimeout', 'maxSessions'] as const;
+
+/** `sessionIdleTimeout` → `session-idle-timeout`: an option's name as typed. */
+const kebabCase = (name: string): string => name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+
 /**
  * The {@link UsageError} for an `--http` endpoint that cannot listen, naming the flag to change
  * (a port in use or not allowed, a host that is not an address of this machine); other errors
@@ -133,6 +139,13 @@ export function mcpCommand(): Command {
       options: { http?: boolean; port: number; host: string; sessionIdleTimeout: number; maxSessions: number },
       self: Command,
     ) => {
+      if (options.http !== true) {
+        const httpOnly = HTTP_ONLY_OPTIONS.filter((name) => self.getOptionValueSource(name) === 'cli');
+        if (httpOnly.length > 0)
+          throw new UsageError(
+            `${httpOnly.map((name) => `--${kebabCase(name)}`).join(', ')}: only with --http (stdio takes none of them): add --http to serve Streamable HTTP, or leave them out`,
+          );
+      }
       const settings = connectionSettingsOf(self);
       const agent = await openAgentConnection(settings, 'lease-fence mcp');
       const reads = coordinatorHttpReads(coordinatorHttp(settings));
