@@ -68,7 +68,7 @@ export class IdleTransactionEndedError extends Error {
   }
 }
 
-const endedIdle = (error: Error | undefined): boolean =>
+const endedIdle = (error: unknown): boolean =>
   (error as { code?: unknown } | undefined)?.code === IDLE_IN_TRANSACTION_SESSION_TIMEOUT;
 
 /**
@@ -116,7 +116,10 @@ export const postgresDriver = (
           // the pool must not hand this connection out again.
           broken ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
         });
-        throw endedIdle(broken) ? new IdleTransactionEndedError(resource, broken) : error;
+        // PostgreSQL's 25P03 reaches the client as the connection's 'error' when no statement was
+        // in flight, or as the rejection of the statement that was (sent as the session ended).
+        const idleEnd = [broken, error].find(endedIdle);
+        throw idleEnd === undefined ? error : new IdleTransactionEndedError(resource, idleEnd);
       }
     } finally {
       // A broken client keeps a listener: it may still emit as it closes, after the pool dropped it.
