@@ -254,3 +254,35 @@ describe('PostgreSQL: a connection that dies inside a fenced transaction', () =>
     });
   });
 });
+
+describe('PostgreSQL: fencedTransaction called again inside its own callback', () => {
+  it('on the same resource it is refused at once (it would wait for the floor row its caller holds: with a pool of one connection, forever); the outer transaction goes on and commits', async () => {
+    await withOrdersDatabase(1, async ({ pool, grants, gate }) => {
+      const token = await grants.grant('orders-db', 'agent-1', 3);
+      let outerDone!: () => void;
+      const outerIsDone = new Promise<void>((resolve) => (outerDone = resolve));
+      let afterwards: Promise<unknown> | undefined;
+
+      await fencedTransaction(gate, token, async (tx) => {
+        const nested = fencedTransaction(gate, token, (inner) =>
+          inner.query("INSERT INTO writes (holder_id, fence) VALUES ('nested', 3)"),
+        );
+        await expect(nested).rejects.toThrow(
+          /fencedTransaction: called inside a fenced transaction of the same resource "orders-db".*on its tx/,
+        );
+        // started from the callback, but run once the outer transaction ended: not nested
+        afterwards = outerIsDone.then(() =>
+          fencedTransaction(gate, token, (later) =>
+            later.query("INSERT INTO writes (holder_id, fence) VALUES ('afterwards', 3)"),
+          ),
+        );
+        await tx.query("INSERT INTO writes (holder_id, fence) VALUES ('outer', 3)");
+      });
+      outerDone();
+      await afterwards;
+
+      const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
+      expect(rows).toEqual([{ holder_id: 'outer' }, { holder_id: 'afterwards' }]);
+    });
+  }, 10_000);
+});

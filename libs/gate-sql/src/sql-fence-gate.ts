@@ -14,6 +14,7 @@ import {
   type PendingRejection,
 } from '@lease-fence/client';
 import type Database from 'better-sqlite3';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DoubleGrantError, FenceGate, StaleFenceError, type FenceToken, type GateFloor } from 'lease-fence';
 import type { PoolClient } from 'pg';
 import { postgresDriver, type PostgresPool } from './postgres-gate.js';
@@ -297,6 +298,19 @@ export const sqliteFenceGate = (options: SqliteFenceGateOptions): SqlFenceGate<D
  */
 export const migrate = (gate: SqlFenceGate<unknown>): Promise<void> => gate.driver.migrate();
 
+/** A fenced transaction whose callback is running: `open` until its transaction ended. */
+interface OpenFencedTransaction {
+  readonly resource: string;
+  open: boolean;
+}
+
+/**
+ * The fenced transactions whose callbacks the current async context runs in. A fenced
+ * transaction of the same resource started inside one would wait for the floor row its caller
+ * holds (and, with a pool of one connection, for a connection): a deadlock, so it is refused.
+ */
+const enclosingTransactions = new AsyncLocalStorage<readonly OpenFencedTransaction[]>();
+
 /**
  * Runs `work` as a fenced write to the gate's resource, in ONE database transaction:
  *
@@ -320,6 +334,7 @@ export const migrate = (gate: SqlFenceGate<unknown>): Promise<void> => gate.driv
  * @throws What the `coordinator` option's `gateRecovery` throws, until it has answered once (retryable; nothing ran).
  * @throws `StaleFenceError` / `DoubleGrantError` once the refusal is committed in the outbox.
  * @throws What `work` throws (everything rolled back); what the database throws (nothing committed).
+ * @throws TypeError when called inside `work` of a fenced transaction of the same resource (nothing ran).
  * @see docs/design.md § "The library's rules" (FenceGate)
  */
 export const fencedTransaction = async <Tx, T>(
@@ -330,6 +345,12 @@ export const fencedTransaction = async <Tx, T>(
   if (!(gate instanceof SqlFenceGate))
     throw new TypeError('fencedTransaction: gate must come from postgresFenceGate or sqliteFenceGate');
   if (typeof work !== 'function') throw new TypeError('fencedTransaction: work must be a function (tx) => …');
+  const enclosing = enclosingTransactions.getStore() ?? [];
+  if (enclosing.some((outer) => outer.open && outer.resource === gate.resource)) {
+    throw new TypeError(
+      `fencedTransaction: called inside a fenced transaction of the same resource ${JSON.stringify(gate.resource)}, whose floor row it would wait for (a deadlock); run those statements on its tx`,
+    );
+  }
   const token = await gate.verifier.verify(signedToken, gate.resource);
   await gate.reconciled();
   const outcome = await gate.driver.withLockedFloor(gate.resource, async (locked) => {
@@ -343,7 +364,13 @@ export const fencedTransaction = async <Tx, T>(
       await locked.saveRefusal(refusal, fenceGate.nextSeq);
       return { refused: error };
     }
-    return { value: await work(locked.tx), raised };
+    const current: OpenFencedTransaction = { resource: gate.resource, open: true };
+    try {
+      return { value: await enclosingTransactions.run([...enclosing, current], () => work(locked.tx)), raised };
+    } finally {
+      // What the callback started and runs after the transaction ended is not nested in it.
+      current.open = false;
+    }
   });
   if ('refused' in outcome) {
     gate.refusalCommitted();
