@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { StaleFenceError } from 'lease-fence';
 import { describe, expect, it } from 'vitest';
@@ -285,4 +286,63 @@ describe('PostgreSQL: fencedTransaction called again inside its own callback', (
       expect(rows).toEqual([{ holder_id: 'outer' }, { holder_id: 'afterwards' }]);
     });
   }, 10_000);
+});
+
+describe('PostgreSQL: migrate by the application role, once the tables exist', () => {
+  it('resolves for a role that may write the tables but not create any (PostgreSQL 15 grants no CREATE on public), changing nothing', async () => {
+    await withOrdersDatabase(1, async ({ database, pool, grants, gate }) => {
+      // Arrange: the owner migrated (withOrdersDatabase) and wrote a floor; the application's role only has DML rights
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 4), () => undefined);
+      const role = `app_${randomUUID().replaceAll('-', '')}`;
+      await pool.query(`CREATE ROLE ${role} LOGIN PASSWORD 'app'`);
+      await pool.query(
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON lease_fence_floors, lease_fence_outbox, writes TO ${role}`,
+      );
+      const url = new URL(database.url);
+      [url.username, url.password] = [role, 'app'];
+      const appPool = testPool(url.href, 1);
+      try {
+        const appGate = postgresFenceGate({ pool: appPool, resource: 'orders-db', verifier: grants.verifier });
+
+        // Act
+        await migrate(appGate);
+
+        // Assert: the floor row stays, and the application writes through it
+        await expect(
+          fencedTransaction(appGate, await grants.grant('orders-db', 'agent-0', 3), () => undefined),
+        ).rejects.toBeInstanceOf(StaleFenceError);
+        expect((await appGate.driver.readState('orders-db'))?.floor).toEqual({ fence: 4, holderId: 'agent-1' });
+      } finally {
+        await appPool.end();
+        await pool.query(`DROP OWNED BY ${role}`);
+        await pool.query(`DROP ROLE ${role}`);
+      }
+    });
+  });
+});
+
+describe('PostgreSQL: migrate on a search_path whose first schema does not hold the tables', () => {
+  it('creates no second, empty pair there: the floor in the existing tables still refuses an older token', async () => {
+    await withOrdersDatabase(1, async ({ database, pool, grants, gate }) => {
+      // Arrange: the tables and a floor of 4 in public; the application's connections search its own schema first
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 4), () => undefined);
+      await pool.query('CREATE SCHEMA app');
+      const appPool = new pg.Pool({ connectionString: database.url, max: 1, options: '-c search_path=app,public' });
+      appPool.on('error', () => undefined);
+      try {
+        const appGate = postgresFenceGate({ pool: appPool, resource: 'orders-db', verifier: grants.verifier });
+
+        // Act
+        await migrate(appGate);
+        const older = fencedTransaction(appGate, await grants.grant('orders-db', 'agent-0', 3), () => undefined);
+
+        // Assert
+        await expect(older).rejects.toBeInstanceOf(StaleFenceError);
+        const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'app'");
+        expect(rows[0].n).toBe(0);
+      } finally {
+        await appPool.end();
+      }
+    });
+  });
 });

@@ -30,6 +30,10 @@ import {
  */
 const MIGRATE_LOCK_KEY = '7800626451224109925';
 
+/** Whether both gate tables resolve on the session's search_path. */
+const TABLES_PRESENT =
+  "SELECT to_regclass('lease_fence_floors') IS NOT NULL AND to_regclass('lease_fence_outbox') IS NOT NULL AS present";
+
 const FLOOR_COLUMNS = 'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors';
 const SELECT_FLOOR = `${FLOOR_COLUMNS} WHERE resource = $1`;
 /** {@link SELECT_FLOOR} with the resource as a quoted literal (for a simple-protocol query). */
@@ -132,6 +136,11 @@ export const postgresDriver = (
     dialect: 'postgres',
     migrate: () =>
       inTransaction(async (client) => {
+        // Tables already there (on the search_path): no DDL, so a role that may only write them
+        // (PostgreSQL 15 grants no CREATE on public) can run migrate at start-up, and no second
+        // pair is created in an earlier schema of the path to shadow them.
+        const { rows } = await client.query<{ present: boolean }>(TABLES_PRESENT);
+        if (rows[0]?.present === true) return;
         await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK_KEY]);
         await client.query(schemaSql('BIGINT'));
       }),
