@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { StaleFenceError } from 'lease-fence';
 import { describe, expect, it } from 'vitest';
-import { fencedTransaction, IdleTransactionEndedError, migrate, postgresFenceGate } from './index.js';
+import { drainSqlGate, fencedTransaction, IdleTransactionEndedError, migrate, postgresFenceGate } from './index.js';
 import { createTestDatabase, createTestGrants } from '../testing/databases.js';
 import { describeSqlGateContract } from '../testing/gate-contract.js';
 
@@ -343,6 +343,44 @@ describe('PostgreSQL: migrate on a search_path whose first schema does not hold 
       } finally {
         await appPool.end();
       }
+    });
+  });
+});
+
+describe('PostgreSQL: a drainer behind a long coordinator outage', () => {
+  it('reads a bounded page of the outbox per poll, however many refusals piled up, and still flushes them all in seq order', async () => {
+    await withOrdersDatabase(2, async ({ pool, gate }) => {
+      // Arrange: 2 500 refusals committed while the coordinator was down (each poll re-reads the table)
+      const backlog = 2500;
+      await pool.query('INSERT INTO lease_fence_floors (resource, next_seq) VALUES ($1, $2)', [
+        'orders-db',
+        backlog + 1,
+      ]);
+      await pool.query(
+        `INSERT INTO lease_fence_outbox SELECT 'orders-db', seq, 'stale', 'agent-old', 1, 'agent-new', 2, 0 FROM generate_series(1, ${String(backlog)}) AS seq`,
+      );
+
+      // Act / Assert: one read holds a page, not the whole backlog
+      const state = await gate.driver.readState('orders-db');
+      expect(state?.outbox.length).toBeLessThanOrEqual(1000);
+      expect(state?.outbox[0]?.seq).toBe(1);
+
+      // the coordinator is back: every refusal is reported once, in order
+      const reported: number[] = [];
+      const drainer = drainSqlGate(gate, {
+        reportRejection: async (rejection) => {
+          reported.push(rejection.seq);
+          return { ok: true, duplicate: false } as never;
+        },
+        reportFloor: async (_resource, floor) => ({ raised: false, fenceCounter: floor.fence }),
+      });
+      try {
+        await drainer.flush();
+      } finally {
+        await drainer.close();
+      }
+      expect(reported).toEqual(Array.from({ length: backlog }, (_, index) => index + 1));
+      expect((await pool.query('SELECT count(*)::int AS n FROM lease_fence_outbox')).rows[0].n).toBe(0);
     });
   });
 });

@@ -13,6 +13,7 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import {
   floorRowOf,
+  OUTBOX_PAGE_ROWS,
   schemaSql,
   refusalColumns,
   refusalOf,
@@ -39,7 +40,7 @@ const SELECT_FLOOR = `${FLOOR_COLUMNS} WHERE resource = $1`;
 /** {@link SELECT_FLOOR} with the resource as a quoted literal (for a simple-protocol query). */
 const SELECT_FLOOR_LITERAL = (quotedResource: string): string => `${FLOOR_COLUMNS} WHERE resource = ${quotedResource}`;
 const SELECT_OUTBOX = `SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
-  FROM lease_fence_outbox WHERE resource = $1 AND seq > $2 ORDER BY seq`;
+  FROM lease_fence_outbox WHERE resource = $1 AND seq > $2 ORDER BY seq LIMIT ${String(OUTBOX_PAGE_ROWS)}`;
 const INSERT_REFUSAL = `INSERT INTO lease_fence_outbox
   (resource, seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;

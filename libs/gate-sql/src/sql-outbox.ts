@@ -69,12 +69,17 @@ export class SqlGateOutbox implements RejectionOutbox, FloorSource {
     return this.#state?.floor;
   }
 
+  /** The seq of the last refusal committed (its row's `next_seq` − 1), as last read; 0 before any. */
+  get committedThroughSeq(): number {
+    return (this.#state?.nextSeq ?? 1) - 1;
+  }
+
   /** Refusals with seq at or below this are acknowledged, durably. */
   get reportedThroughSeq(): number {
     return this.#state?.reportedThroughSeq ?? 0;
   }
 
-  /** Committed refusals not yet acknowledged, seq ascending, as last read. */
+  /** Committed refusals not yet acknowledged, seq ascending, as last read (the outbox's first page: the rest once these are acknowledged). */
   pendingRejections(): readonly PendingRejection[] {
     return this.#state?.outbox ?? [];
   }
@@ -225,8 +230,13 @@ export const drainSqlGate = (
     floors,
     admits,
     flush: async () => {
+      // A read holds the outbox's first page: read again until no refusal committed before the call is pending.
       await outbox.refresh();
-      await rejections.flush();
+      const throughSeq = outbox.committedThroughSeq;
+      while ((outbox.pendingRejections()[0]?.seq ?? Infinity) <= throughSeq) {
+        await rejections.flush();
+        await outbox.refresh();
+      }
     },
     close: async () => {
       stopListening();
