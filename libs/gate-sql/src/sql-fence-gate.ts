@@ -15,7 +15,7 @@ import {
 } from '@lease-fence/client';
 import type Database from 'better-sqlite3';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DoubleGrantError, FenceGate, StaleFenceError, type FenceToken, type GateFloor } from 'lease-fence';
+import { DoubleGrantError, FenceGate, requireId, StaleFenceError, type FenceToken, type GateFloor } from 'lease-fence';
 import type { PoolClient } from 'pg';
 import { postgresDriver, type PostgresPool } from './postgres-gate.js';
 import type { LockedFloor, SqlGateDriver } from './sql-gate-driver.js';
@@ -23,7 +23,7 @@ import { sqliteDriver } from './sqlite-gate.js';
 
 /** Options shared by {@link postgresFenceGate} and {@link sqliteFenceGate}. */
 export interface SqlFenceGateOptions {
-  /** The resource this gate guards: a token must have been granted on it. Non-empty. */
+  /** The resource this gate guards: a token must have been granted on it. An id: 1 to 200 printable ASCII characters, no space at either end. */
   readonly resource: string;
   /**
    * Checks each signed token (signature against the coordinator's `/v1/keys`, resource,
@@ -71,12 +71,11 @@ export class SqlFenceGate<Tx> {
 
   /**
    * @internal Use {@link postgresFenceGate} or {@link sqliteFenceGate}.
-   * @throws TypeError when `resource` is empty or `verifier` is missing.
+   * @throws TypeError when `resource` is empty or `verifier` is missing; RangeError when `resource` is not an id (lease-fence's `requireId`: 1 to 200 printable ASCII characters).
    */
   constructor(driver: SqlGateDriver<Tx>, options: SqlFenceGateOptions, api: string) {
-    if (typeof options?.resource !== 'string' || options.resource.length === 0) {
-      throw new TypeError(`${api}: resource must be a non-empty string, got ${JSON.stringify(options?.resource)}`);
-    }
+    // The coordinator's id rule: a resource no token can name would refuse every write as an invalid token.
+    requireId(api, 'resource', options?.resource);
     if (typeof options.verifier?.verify !== 'function') {
       throw new TypeError(`${api}: verifier must be a FenceTokenVerifier from @lease-fence/client`);
     }
@@ -255,7 +254,7 @@ export interface SqliteFenceGateOptions extends SqlFenceGateOptions {
 
 /**
  * A gate on PostgreSQL: the floor row is locked with `SELECT … FOR UPDATE` in each fenced transaction.
- * @throws TypeError on bad options, naming the field.
+ * @throws TypeError / RangeError on bad options, naming the field.
  * @example
  * ```ts
  * const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier });
@@ -278,7 +277,7 @@ export const postgresFenceGate = (options: PostgresFenceGateOptions): SqlFenceGa
  * A gate on SQLite: each fenced transaction is `BEGIN IMMEDIATE` (the database's write lock).
  * better-sqlite3 is an optional peer dependency: install it to use this gate (this package only
  * imports its types, so the PostgreSQL gate works without it).
- * @throws TypeError on bad options, naming the field (`database`: naming the package to install).
+ * @throws TypeError / RangeError on bad options, naming the field.(`database`: naming the package to install).
  */
 export const sqliteFenceGate = (options: SqliteFenceGateOptions): SqlFenceGate<Database.Database> => {
   const database = options?.database as Partial<Database.Database> | undefined;
