@@ -384,3 +384,48 @@ describe('PostgreSQL: a drainer behind a long coordinator outage', () => {
     });
   });
 });
+
+describe('PostgreSQL: a drainer in a process whose writers are refused in a burst', () => {
+  it('coalesces the re-reads each committed refusal asks for: at most one runs besides the poll, so they cannot take the pool from the writers', async () => {
+    await withOrdersDatabase(8, async ({ grants, gate }) => {
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-new', 100), () => undefined);
+      const readState = gate.driver.readState.bind(gate.driver);
+      let reading = 0;
+      let mostAtOnce = 0;
+      (gate.driver as { readState: typeof readState }).readState = async (resource) => {
+        mostAtOnce = Math.max(mostAtOnce, ++reading);
+        try {
+          return await readState(resource);
+        } finally {
+          reading -= 1;
+        }
+      };
+      const reported: number[] = [];
+      const drainer = drainSqlGate(
+        gate,
+        {
+          reportRejection: async (rejection) => {
+            reported.push(rejection.seq);
+            return { ok: true, duplicate: false } as never;
+          },
+          reportFloor: async (_resource, floor) => ({ raised: false, fenceCounter: floor.fence }),
+        },
+        { pollIntervalMillis: 60_000 },
+      );
+      try {
+        const tokens = await Promise.all(
+          Array.from({ length: 40 }, (_, index) => grants.grant('orders-db', `agent-${String(index)}`, index + 1)),
+        );
+        const refused = await Promise.allSettled(
+          tokens.map((token) => fencedTransaction(gate, token, () => undefined)),
+        );
+        expect(refused.every((outcome) => outcome.status === 'rejected')).toBe(true);
+        await drainer.flush();
+      } finally {
+        await drainer.close();
+      }
+      expect(reported).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
+      expect(mostAtOnce).toBeLessThanOrEqual(2);
+    });
+  });
+});

@@ -188,7 +188,25 @@ export const drainSqlGate = (
   const onError = options.onError ?? (() => undefined);
   const outbox = new SqlGateOutbox(gate);
   const stopping = new AbortController();
-  const refresh = (): Promise<void> => outbox.refresh().catch((error: unknown) => safely(() => onError(error)));
+  // One read at a time: a burst of committed refusals asks for many, which would each take a
+  // connection from the writers' pool; those asked for during a read make one more read after it.
+  let reading: Promise<void> | undefined;
+  let readAgain = false;
+  const refresh = (): Promise<void> => {
+    if (reading !== undefined) {
+      readAgain = true;
+      return reading;
+    }
+    reading = (async () => {
+      do {
+        readAgain = false;
+        await outbox.refresh().catch((error: unknown) => safely(() => onError(error)));
+      } while (readAgain);
+    })().finally(() => {
+      reading = undefined;
+    });
+    return reading;
+  };
   const rejections = reportRejections(outbox, client, {
     ...reporterOptions,
     pollIntervalMillis,
