@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { StaleFenceError } from 'lease-fence';
 import { describe, expect, it } from 'vitest';
-import { fencedTransaction, IdleTransactionEndedError, migrate, postgresFenceGate } from './index.js';
+import { drainSqlGate, fencedTransaction, IdleTransactionEndedError, migrate, postgresFenceGate } from './index.js';
 import { createTestDatabase, createTestGrants } from '../testing/databases.js';
 import { describeSqlGateContract } from '../testing/gate-contract.js';
 
@@ -251,6 +252,180 @@ describe('PostgreSQL: a connection that dies inside a fenced transaction', () =>
         process.off('uncaughtException', onUncaught);
         await admin.end();
       }
+    });
+  });
+});
+
+describe('PostgreSQL: fencedTransaction called again inside its own callback', () => {
+  it('on the same resource it is refused at once (it would wait for the floor row its caller holds: with a pool of one connection, forever); the outer transaction goes on and commits', async () => {
+    await withOrdersDatabase(1, async ({ pool, grants, gate }) => {
+      const token = await grants.grant('orders-db', 'agent-1', 3);
+      let outerDone!: () => void;
+      const outerIsDone = new Promise<void>((resolve) => (outerDone = resolve));
+      let afterwards: Promise<unknown> | undefined;
+
+      await fencedTransaction(gate, token, async (tx) => {
+        const nested = fencedTransaction(gate, token, (inner) =>
+          inner.query("INSERT INTO writes (holder_id, fence) VALUES ('nested', 3)"),
+        );
+        await expect(nested).rejects.toThrow(
+          /fencedTransaction: called inside a fenced transaction of the same resource "orders-db".*on its tx/,
+        );
+        // started from the callback, but run once the outer transaction ended: not nested
+        afterwards = outerIsDone.then(() =>
+          fencedTransaction(gate, token, (later) =>
+            later.query("INSERT INTO writes (holder_id, fence) VALUES ('afterwards', 3)"),
+          ),
+        );
+        await tx.query("INSERT INTO writes (holder_id, fence) VALUES ('outer', 3)");
+      });
+      outerDone();
+      await afterwards;
+
+      const { rows } = await pool.query('SELECT holder_id FROM writes ORDER BY id');
+      expect(rows).toEqual([{ holder_id: 'outer' }, { holder_id: 'afterwards' }]);
+    });
+  }, 10_000);
+});
+
+describe('PostgreSQL: migrate by the application role, once the tables exist', () => {
+  it('resolves for a role that may write the tables but not create any (PostgreSQL 15 grants no CREATE on public), changing nothing', async () => {
+    await withOrdersDatabase(1, async ({ database, pool, grants, gate }) => {
+      // Arrange: the owner migrated (withOrdersDatabase) and wrote a floor; the application's role only has DML rights
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 4), () => undefined);
+      const role = `app_${randomUUID().replaceAll('-', '')}`;
+      await pool.query(`CREATE ROLE ${role} LOGIN PASSWORD 'app'`);
+      await pool.query(
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON lease_fence_floors, lease_fence_outbox, writes TO ${role}`,
+      );
+      const url = new URL(database.url);
+      [url.username, url.password] = [role, 'app'];
+      const appPool = testPool(url.href, 1);
+      try {
+        const appGate = postgresFenceGate({ pool: appPool, resource: 'orders-db', verifier: grants.verifier });
+
+        // Act
+        await migrate(appGate);
+
+        // Assert: the floor row stays, and the application writes through it
+        await expect(
+          fencedTransaction(appGate, await grants.grant('orders-db', 'agent-0', 3), () => undefined),
+        ).rejects.toBeInstanceOf(StaleFenceError);
+        expect((await appGate.driver.readState('orders-db'))?.floor).toEqual({ fence: 4, holderId: 'agent-1' });
+      } finally {
+        await appPool.end();
+        await pool.query(`DROP OWNED BY ${role}`);
+        await pool.query(`DROP ROLE ${role}`);
+      }
+    });
+  });
+});
+
+describe('PostgreSQL: migrate on a search_path whose first schema does not hold the tables', () => {
+  it('creates no second, empty pair there: the floor in the existing tables still refuses an older token', async () => {
+    await withOrdersDatabase(1, async ({ database, pool, grants, gate }) => {
+      // Arrange: the tables and a floor of 4 in public; the application's connections search its own schema first
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-1', 4), () => undefined);
+      await pool.query('CREATE SCHEMA app');
+      const appPool = new pg.Pool({ connectionString: database.url, max: 1, options: '-c search_path=app,public' });
+      appPool.on('error', () => undefined);
+      try {
+        const appGate = postgresFenceGate({ pool: appPool, resource: 'orders-db', verifier: grants.verifier });
+
+        // Act
+        await migrate(appGate);
+        const older = fencedTransaction(appGate, await grants.grant('orders-db', 'agent-0', 3), () => undefined);
+
+        // Assert
+        await expect(older).rejects.toBeInstanceOf(StaleFenceError);
+        const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'app'");
+        expect(rows[0].n).toBe(0);
+      } finally {
+        await appPool.end();
+      }
+    });
+  });
+});
+
+describe('PostgreSQL: a drainer behind a long coordinator outage', () => {
+  it('reads a bounded page of the outbox per poll, however many refusals piled up, and still flushes them all in seq order', async () => {
+    await withOrdersDatabase(2, async ({ pool, gate }) => {
+      // Arrange: 2 500 refusals committed while the coordinator was down (each poll re-reads the table)
+      const backlog = 2500;
+      await pool.query('INSERT INTO lease_fence_floors (resource, next_seq) VALUES ($1, $2)', [
+        'orders-db',
+        backlog + 1,
+      ]);
+      await pool.query(
+        `INSERT INTO lease_fence_outbox SELECT 'orders-db', seq, 'stale', 'agent-old', 1, 'agent-new', 2, 0 FROM generate_series(1, ${String(backlog)}) AS seq`,
+      );
+
+      // Act / Assert: one read holds a page, not the whole backlog
+      const state = await gate.driver.readState('orders-db');
+      expect(state?.outbox.length).toBeLessThanOrEqual(1000);
+      expect(state?.outbox[0]?.seq).toBe(1);
+
+      // the coordinator is back: every refusal is reported once, in order
+      const reported: number[] = [];
+      const drainer = drainSqlGate(gate, {
+        reportRejection: async (rejection) => {
+          reported.push(rejection.seq);
+          return { ok: true, duplicate: false } as never;
+        },
+        reportFloor: async (_resource, floor) => ({ raised: false, fenceCounter: floor.fence }),
+      });
+      try {
+        await drainer.flush();
+      } finally {
+        await drainer.close();
+      }
+      expect(reported).toEqual(Array.from({ length: backlog }, (_, index) => index + 1));
+      expect((await pool.query('SELECT count(*)::int AS n FROM lease_fence_outbox')).rows[0].n).toBe(0);
+    });
+  });
+});
+
+describe('PostgreSQL: a drainer in a process whose writers are refused in a burst', () => {
+  it('coalesces the re-reads each committed refusal asks for: at most one runs besides the poll, so they cannot take the pool from the writers', async () => {
+    await withOrdersDatabase(8, async ({ grants, gate }) => {
+      await fencedTransaction(gate, await grants.grant('orders-db', 'agent-new', 100), () => undefined);
+      const readState = gate.driver.readState.bind(gate.driver);
+      let reading = 0;
+      let mostAtOnce = 0;
+      (gate.driver as { readState: typeof readState }).readState = async (resource) => {
+        mostAtOnce = Math.max(mostAtOnce, ++reading);
+        try {
+          return await readState(resource);
+        } finally {
+          reading -= 1;
+        }
+      };
+      const reported: number[] = [];
+      const drainer = drainSqlGate(
+        gate,
+        {
+          reportRejection: async (rejection) => {
+            reported.push(rejection.seq);
+            return { ok: true, duplicate: false } as never;
+          },
+          reportFloor: async (_resource, floor) => ({ raised: false, fenceCounter: floor.fence }),
+        },
+        { pollIntervalMillis: 60_000 },
+      );
+      try {
+        const tokens = await Promise.all(
+          Array.from({ length: 40 }, (_, index) => grants.grant('orders-db', `agent-${String(index)}`, index + 1)),
+        );
+        const refused = await Promise.allSettled(
+          tokens.map((token) => fencedTransaction(gate, token, () => undefined)),
+        );
+        expect(refused.every((outcome) => outcome.status === 'rejected')).toBe(true);
+        await drainer.flush();
+      } finally {
+        await drainer.close();
+      }
+      expect(reported).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
+      expect(mostAtOnce).toBeLessThanOrEqual(2);
     });
   });
 });

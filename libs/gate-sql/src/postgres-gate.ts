@@ -13,6 +13,7 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import {
   floorRowOf,
+  OUTBOX_PAGE_ROWS,
   schemaSql,
   refusalColumns,
   refusalOf,
@@ -30,12 +31,16 @@ import {
  */
 const MIGRATE_LOCK_KEY = '7800626451224109925';
 
+/** Whether both gate tables resolve on the session's search_path. */
+const TABLES_PRESENT =
+  "SELECT to_regclass('lease_fence_floors') IS NOT NULL AND to_regclass('lease_fence_outbox') IS NOT NULL AS present";
+
 const FLOOR_COLUMNS = 'SELECT floor_fence, floor_holder_id, next_seq, reported_through_seq FROM lease_fence_floors';
 const SELECT_FLOOR = `${FLOOR_COLUMNS} WHERE resource = $1`;
 /** {@link SELECT_FLOOR} with the resource as a quoted literal (for a simple-protocol query). */
 const SELECT_FLOOR_LITERAL = (quotedResource: string): string => `${FLOOR_COLUMNS} WHERE resource = ${quotedResource}`;
 const SELECT_OUTBOX = `SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
-  FROM lease_fence_outbox WHERE resource = $1 AND seq > $2 ORDER BY seq`;
+  FROM lease_fence_outbox WHERE resource = $1 AND seq > $2 ORDER BY seq LIMIT ${String(OUTBOX_PAGE_ROWS)}`;
 const INSERT_REFUSAL = `INSERT INTO lease_fence_outbox
   (resource, seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
@@ -68,7 +73,7 @@ export class IdleTransactionEndedError extends Error {
   }
 }
 
-const endedIdle = (error: Error | undefined): boolean =>
+const endedIdle = (error: unknown): boolean =>
   (error as { code?: unknown } | undefined)?.code === IDLE_IN_TRANSACTION_SESSION_TIMEOUT;
 
 /**
@@ -116,7 +121,10 @@ export const postgresDriver = (
           // the pool must not hand this connection out again.
           broken ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
         });
-        throw endedIdle(broken) ? new IdleTransactionEndedError(resource, broken) : error;
+        // PostgreSQL's 25P03 reaches the client as the connection's 'error' when no statement was
+        // in flight, or as the rejection of the statement that was (sent as the session ended).
+        const idleEnd = [broken, error].find(endedIdle);
+        throw idleEnd === undefined ? error : new IdleTransactionEndedError(resource, idleEnd);
       }
     } finally {
       // A broken client keeps a listener: it may still emit as it closes, after the pool dropped it.
@@ -129,6 +137,11 @@ export const postgresDriver = (
     dialect: 'postgres',
     migrate: () =>
       inTransaction(async (client) => {
+        // Tables already there (on the search_path): no DDL, so a role that may only write them
+        // (PostgreSQL 15 grants no CREATE on public) can run migrate at start-up, and no second
+        // pair is created in an earlier schema of the path to shadow them.
+        const { rows } = await client.query<{ present: boolean }>(TABLES_PRESENT);
+        if (rows[0]?.present === true) return;
         await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK_KEY]);
         await client.query(schemaSql('BIGINT'));
       }),

@@ -15,6 +15,13 @@ describe('bad arguments are refused naming the field, before any statement', () 
     expect(() => postgresFenceGate({ pool: pool as never, resource: '', verifier })).toThrow(
       /postgresFenceGate: resource must be a non-empty string/,
     );
+    // an id no token can carry (the coordinator's id rule): refused here, not on every write as an invalid token
+    for (const resource of ['réservations', ' orders-db', 'x'.repeat(201)]) {
+      expect(() => postgresFenceGate({ pool: pool as never, resource, verifier })).toThrow(
+        /postgresFenceGate: resource must be (printable ASCII without leading or trailing spaces|at most 200 characters)/,
+      );
+    }
+    expect(() => postgresFenceGate({ pool: pool as never, resource: 'x'.repeat(200), verifier })).not.toThrow();
     expect(() => sqliteFenceGate({ database, resource: 'orders-db', verifier: {} as never })).toThrow(
       /sqliteFenceGate: verifier must be a FenceTokenVerifier/,
     );

@@ -14,7 +14,8 @@ import {
   type PendingRejection,
 } from '@lease-fence/client';
 import type Database from 'better-sqlite3';
-import { DoubleGrantError, FenceGate, StaleFenceError, type FenceToken, type GateFloor } from 'lease-fence';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DoubleGrantError, FenceGate, requireId, StaleFenceError, type FenceToken, type GateFloor } from 'lease-fence';
 import type { PoolClient } from 'pg';
 import { postgresDriver, type PostgresPool } from './postgres-gate.js';
 import type { LockedFloor, SqlGateDriver } from './sql-gate-driver.js';
@@ -22,7 +23,7 @@ import { sqliteDriver } from './sqlite-gate.js';
 
 /** Options shared by {@link postgresFenceGate} and {@link sqliteFenceGate}. */
 export interface SqlFenceGateOptions {
-  /** The resource this gate guards: a token must have been granted on it. Non-empty. */
+  /** The resource this gate guards: a token must have been granted on it. An id: 1 to 200 printable ASCII characters, no space at either end. */
   readonly resource: string;
   /**
    * Checks each signed token (signature against the coordinator's `/v1/keys`, resource,
@@ -70,12 +71,11 @@ export class SqlFenceGate<Tx> {
 
   /**
    * @internal Use {@link postgresFenceGate} or {@link sqliteFenceGate}.
-   * @throws TypeError when `resource` is empty or `verifier` is missing.
+   * @throws TypeError when `resource` is empty or `verifier` is missing; RangeError when `resource` is not an id (lease-fence's `requireId`: 1 to 200 printable ASCII characters).
    */
   constructor(driver: SqlGateDriver<Tx>, options: SqlFenceGateOptions, api: string) {
-    if (typeof options?.resource !== 'string' || options.resource.length === 0) {
-      throw new TypeError(`${api}: resource must be a non-empty string, got ${JSON.stringify(options?.resource)}`);
-    }
+    // The coordinator's id rule: a resource no token can name would refuse every write as an invalid token.
+    requireId(api, 'resource', options?.resource);
     if (typeof options.verifier?.verify !== 'function') {
       throw new TypeError(`${api}: verifier must be a FenceTokenVerifier from @lease-fence/client`);
     }
@@ -254,7 +254,7 @@ export interface SqliteFenceGateOptions extends SqlFenceGateOptions {
 
 /**
  * A gate on PostgreSQL: the floor row is locked with `SELECT … FOR UPDATE` in each fenced transaction.
- * @throws TypeError on bad options, naming the field.
+ * @throws TypeError / RangeError on bad options, naming the field.
  * @example
  * ```ts
  * const gate = postgresFenceGate({ pool, resource: 'orders-db', verifier });
@@ -277,7 +277,7 @@ export const postgresFenceGate = (options: PostgresFenceGateOptions): SqlFenceGa
  * A gate on SQLite: each fenced transaction is `BEGIN IMMEDIATE` (the database's write lock).
  * better-sqlite3 is an optional peer dependency: install it to use this gate (this package only
  * imports its types, so the PostgreSQL gate works without it).
- * @throws TypeError on bad options, naming the field (`database`: naming the package to install).
+ * @throws TypeError / RangeError on bad options, naming the field.(`database`: naming the package to install).
  */
 export const sqliteFenceGate = (options: SqliteFenceGateOptions): SqlFenceGate<Database.Database> => {
   const database = options?.database as Partial<Database.Database> | undefined;
@@ -296,6 +296,19 @@ export const sqliteFenceGate = (options: SqliteFenceGateOptions): SqlFenceGate<D
  * @throws What the database throws (e.g. no permission to create tables).
  */
 export const migrate = (gate: SqlFenceGate<unknown>): Promise<void> => gate.driver.migrate();
+
+/** A fenced transaction whose callback is running: `open` until its transaction ended. */
+interface OpenFencedTransaction {
+  readonly resource: string;
+  open: boolean;
+}
+
+/**
+ * The fenced transactions whose callbacks the current async context runs in. A fenced
+ * transaction of the same resource started inside one would wait for the floor row its caller
+ * holds (and, with a pool of one connection, for a connection): a deadlock, so it is refused.
+ */
+const enclosingTransactions = new AsyncLocalStorage<readonly OpenFencedTransaction[]>();
 
 /**
  * Runs `work` as a fenced write to the gate's resource, in ONE database transaction:
@@ -320,6 +333,7 @@ export const migrate = (gate: SqlFenceGate<unknown>): Promise<void> => gate.driv
  * @throws What the `coordinator` option's `gateRecovery` throws, until it has answered once (retryable; nothing ran).
  * @throws `StaleFenceError` / `DoubleGrantError` once the refusal is committed in the outbox.
  * @throws What `work` throws (everything rolled back); what the database throws (nothing committed).
+ * @throws TypeError when called inside `work` of a fenced transaction of the same resource (nothing ran).
  * @see docs/design.md § "The library's rules" (FenceGate)
  */
 export const fencedTransaction = async <Tx, T>(
@@ -330,6 +344,12 @@ export const fencedTransaction = async <Tx, T>(
   if (!(gate instanceof SqlFenceGate))
     throw new TypeError('fencedTransaction: gate must come from postgresFenceGate or sqliteFenceGate');
   if (typeof work !== 'function') throw new TypeError('fencedTransaction: work must be a function (tx) => …');
+  const enclosing = enclosingTransactions.getStore() ?? [];
+  if (enclosing.some((outer) => outer.open && outer.resource === gate.resource)) {
+    throw new TypeError(
+      `fencedTransaction: called inside a fenced transaction of the same resource ${JSON.stringify(gate.resource)}, whose floor row it would wait for (a deadlock); run those statements on its tx`,
+    );
+  }
   const token = await gate.verifier.verify(signedToken, gate.resource);
   await gate.reconciled();
   const outcome = await gate.driver.withLockedFloor(gate.resource, async (locked) => {
@@ -343,7 +363,13 @@ export const fencedTransaction = async <Tx, T>(
       await locked.saveRefusal(refusal, fenceGate.nextSeq);
       return { refused: error };
     }
-    return { value: await work(locked.tx), raised };
+    const current: OpenFencedTransaction = { resource: gate.resource, open: true };
+    try {
+      return { value: await enclosingTransactions.run([...enclosing, current], () => work(locked.tx)), raised };
+    } finally {
+      // What the callback started and runs after the transaction ended is not nested in it.
+      current.open = false;
+    }
   });
   if ('refused' in outcome) {
     gate.refusalCommitted();

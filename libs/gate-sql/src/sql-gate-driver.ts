@@ -25,9 +25,17 @@ export interface FloorRow {
   readonly reportedThroughSeq: number;
 }
 
+/**
+ * How many outbox rows one read returns: the drainer reports them in seq order, one at a time,
+ * so it needs the head of the outbox, and a backlog piled up during a long coordinator outage
+ * must not make every poll read (and hold in memory) all of it.
+ * @internal
+ */
+export const OUTBOX_PAGE_ROWS = 1000;
+
 /** A resource's floor row and its outbox, read without a lock (for the drainer). */
 export interface GateRowState extends FloorRow {
-  /** Refusals not yet acknowledged, seq ascending. */
+  /** The first {@link OUTBOX_PAGE_ROWS} refusals not yet acknowledged, seq ascending. */
   readonly outbox: readonly PendingRejection[];
 }
 
@@ -70,7 +78,7 @@ export interface SqlGateDriver<Tx> {
    * @throws What the database throws (e.g. a missing table: run `migrate()` first); what `body` throws.
    */
   withLockedFloor<T>(resource: string, body: (locked: LockedFloor<Tx>) => Promise<T>): Promise<T>;
-  /** Reads `resource`'s floor row and outbox, without a lock; `undefined` when it has no row yet. */
+  /** Reads `resource`'s floor row and the head of its outbox, without a lock; `undefined` when it has no row yet. */
   readState(resource: string): Promise<GateRowState | undefined>;
   /**
    * Records that the coordinator acknowledged `resource`'s refusals through `throughSeq`: raises

@@ -69,12 +69,17 @@ export class SqlGateOutbox implements RejectionOutbox, FloorSource {
     return this.#state?.floor;
   }
 
+  /** The seq of the last refusal committed (its row's `next_seq` − 1), as last read; 0 before any. */
+  get committedThroughSeq(): number {
+    return (this.#state?.nextSeq ?? 1) - 1;
+  }
+
   /** Refusals with seq at or below this are acknowledged, durably. */
   get reportedThroughSeq(): number {
     return this.#state?.reportedThroughSeq ?? 0;
   }
 
-  /** Committed refusals not yet acknowledged, seq ascending, as last read. */
+  /** Committed refusals not yet acknowledged, seq ascending, as last read (the outbox's first page: the rest once these are acknowledged). */
   pendingRejections(): readonly PendingRejection[] {
     return this.#state?.outbox ?? [];
   }
@@ -183,7 +188,25 @@ export const drainSqlGate = (
   const onError = options.onError ?? (() => undefined);
   const outbox = new SqlGateOutbox(gate);
   const stopping = new AbortController();
-  const refresh = (): Promise<void> => outbox.refresh().catch((error: unknown) => safely(() => onError(error)));
+  // One read at a time: a burst of committed refusals asks for many, which would each take a
+  // connection from the writers' pool; those asked for during a read make one more read after it.
+  let reading: Promise<void> | undefined;
+  let readAgain = false;
+  const refresh = (): Promise<void> => {
+    if (reading !== undefined) {
+      readAgain = true;
+      return reading;
+    }
+    reading = (async () => {
+      do {
+        readAgain = false;
+        await outbox.refresh().catch((error: unknown) => safely(() => onError(error)));
+      } while (readAgain);
+    })().finally(() => {
+      reading = undefined;
+    });
+    return reading;
+  };
   const rejections = reportRejections(outbox, client, {
     ...reporterOptions,
     pollIntervalMillis,
@@ -225,8 +248,13 @@ export const drainSqlGate = (
     floors,
     admits,
     flush: async () => {
+      // A read holds the outbox's first page: read again until no refusal committed before the call is pending.
       await outbox.refresh();
-      await rejections.flush();
+      const throughSeq = outbox.committedThroughSeq;
+      while ((outbox.pendingRejections()[0]?.seq ?? Infinity) <= throughSeq) {
+        await rejections.flush();
+        await outbox.refresh();
+      }
     },
     close: async () => {
       stopListening();

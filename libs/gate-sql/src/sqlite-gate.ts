@@ -8,6 +8,7 @@
 import type Database from 'better-sqlite3';
 import {
   floorRowOf,
+  OUTBOX_PAGE_ROWS,
   schemaSql,
   refusalColumns,
   refusalOf,
@@ -112,7 +113,7 @@ export const sqliteDriver = (database: Database.Database): SqlGateDriver<Databas
         const row = floorRowOf(columns);
         const outbox =
           statement(`SELECT seq, kind, rejected_holder_id, rejected_fence, current_holder_id, current_fence, wall_millis
-            FROM lease_fence_outbox WHERE resource = ? AND seq > ? ORDER BY seq`).all(
+            FROM lease_fence_outbox WHERE resource = ? AND seq > ? ORDER BY seq LIMIT ${String(OUTBOX_PAGE_ROWS)}`).all(
             resource,
             row.reportedThroughSeq,
           ) as OutboxColumns[];
