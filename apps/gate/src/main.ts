@@ -34,7 +34,7 @@ import { GATE_CONFIG_HELP, GateConfigError, parseGateConfig, type GateConfig } f
 import { createGateServer, GATE_PATH_PREFIX } from './gate-server.js';
 import { collectGateStatus, startStatusReports } from './gate-status.js';
 import { createGateMetrics } from './metrics.js';
-import { describeReportFailure, RETRIED_REPORT_MESSAGE } from './report-failures.js';
+import { describeReportFailure } from './report-failures.js';
 import { retryFailureLog } from './retry-log.js';
 
 /**
@@ -150,12 +150,19 @@ async function run(config: GateConfig): Promise<void> {
   const metrics = createGateMetrics(config.resource, store);
 
   // The outbox and admits need no gate: they run from the start.
-  const retriedReport = retryFailureLog(logger, RETRIED_REPORT_MESSAGE);
+  /** One log of retried failures per message (an outage; a token that does not cover the resource). */
+  const retriedReports = new Map<string, ReturnType<typeof retryFailureLog>>();
   const rejections = reportRejections(store, coordinator, {
     onError: (error, rejection) => {
       const line = describeReportFailure(error, rejection);
-      if (line.level === 'warn') retriedReport(error, { seq: rejection.seq });
-      else logger.error({ err: error, seq: rejection.seq }, line.message);
+      if (!line.retried) {
+        logger.error({ err: error, seq: rejection.seq }, line.message);
+        return;
+      }
+      let log = retriedReports.get(line.message);
+      if (log === undefined)
+        retriedReports.set(line.message, (log = retryFailureLog(logger, line.message, line.level)));
+      log(error, { seq: rejection.seq });
     },
     onReported: (rejection) => logger.info({ seq: rejection.seq }, 'refusal reported'),
   });

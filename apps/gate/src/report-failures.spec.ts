@@ -34,14 +34,15 @@ describe('describeReportFailure: what the sidecar logs when a refusal report fai
     expect(line.message).toMatch(/LEASE_FENCE_DATA_DIR/);
   });
 
-  it('a 403 (the gate token does not cover the resource) is logged as dropped, naming the token to fix', () => {
+  it('a 403 (the gate token does not cover the resource) is logged at error as retried, naming the token to fix', () => {
     const error = new CoordinatorHttpError(403, { ok: false, reason: 'forbidden' }, 'report rejection deploy-slot#1');
 
     const line = describeReportFailure(error, refusal);
 
-    expect(line.level).toBe('error');
-    expect(line.message).toMatch(/dropped/);
-    expect(line.message).toMatch(/LEASE_FENCE_GATE_TOKEN/);
+    expect(line).toMatchObject({ level: 'error', retried: true });
+    expect(line.message).not.toMatch(/dropped/);
+    expect(line.message).toMatch(/LEASE_FENCE_GATE_TOKEN does not cover resource "deploy-slot"/);
+    expect(line.message).toMatch(/stays in the outbox/);
   });
 
   it('an outage is logged at warn as retried: the refusal stays in the outbox', () => {
@@ -49,7 +50,10 @@ describe('describeReportFailure: what the sidecar logs when a refusal report fai
 
     const line = describeReportFailure(error, refusal);
 
-    expect(line.level).toBe('warn');
-    expect(line.message).toBe('refusal not reported yet (retried; it stays in the outbox)');
+    expect(line).toEqual({
+      level: 'warn',
+      retried: true,
+      message: 'refusal not reported yet (retried; it stays in the outbox)',
+    });
   });
 });

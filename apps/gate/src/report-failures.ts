@@ -2,7 +2,7 @@
  * What the sidecar logs when reporting a refusal from its outbox fails. The reporter
  * (`reportRejections` of `@lease-fence/client`, `libs/client/src/rejection-reporter.ts`) retries
  * a transient failure and keeps the refusal in the outbox, but drops a refusal the coordinator
- * refused for good (`isFinalRefusal`: 400, 403, 409 `seq-conflict`). A dropped refusal was
+ * refused for good (`isFinalRefusal`: 400, 409 `seq-conflict`). A dropped refusal was
  * answered 409 to its writer and never reaches the coordinator's log, so the line says so, at
  * error, with what to check, instead of the "not reported yet" of a retried one.
  */
@@ -10,8 +10,10 @@ import { CoordinatorHttpError, isFinalRefusal, type PendingRejection } from '@le
 
 /** A log line: its pino level and message. */
 export interface ReportFailureLine {
-  /** `warn`: retried, the refusal stays in the outbox; `error`: dropped for good. */
+  /** `warn`: retried, nothing to do; `error`: dropped for good, or retried until an operator acts. */
   readonly level: 'warn' | 'error';
+  /** Whether the reporter retries the report (the refusal stays in the outbox). */
+  readonly retried: boolean;
   readonly message: string;
 }
 
@@ -22,15 +24,24 @@ export const RETRIED_REPORT_MESSAGE = 'refusal not reported yet (retried; it sta
  * Describes a failed report of `rejection` for the sidecar's log.
  * @param error - What the reporter's `onError` received.
  * @param rejection - The refusal whose report failed.
- * @returns `warn` for a failure the reporter retries; `error`, naming what to check, for one it drops.
+ * @returns `warn` for a failure the reporter retries; `error`, naming what to check, for one it
+ *   drops, or one it retries that only an operator can end (a 403: the gate token does not cover the resource).
  */
 export function describeReportFailure(error: unknown, rejection: PendingRejection): ReportFailureLine {
-  if (!isFinalRefusal(error)) return { level: 'warn', message: RETRIED_REPORT_MESSAGE };
-  const dropped = `refusal #${rejection.seq} dropped: the coordinator refused its report for good, so it will not reach the log`;
   const status = error instanceof CoordinatorHttpError ? error.status : undefined;
+  if (status === 403) {
+    return {
+      level: 'error',
+      retried: true,
+      message: `refusal not reported yet: LEASE_FENCE_GATE_TOKEN does not cover resource ${JSON.stringify(rejection.resource)} in the coordinator's tokens file (retried; it stays in the outbox until the token covers it)`,
+    };
+  }
+  if (!isFinalRefusal(error)) return { level: 'warn', retried: true, message: RETRIED_REPORT_MESSAGE };
+  const dropped = `refusal #${rejection.seq} dropped: the coordinator refused its report for good, so it will not reach the log`;
   if (status === 409) {
     return {
       level: 'error',
+      retried: false,
       message:
         `${dropped}; the coordinator already recorded seq ${rejection.seq} of this gate with other content: ` +
         "a second gate guards this resource with the same gate token, or this gate's LEASE_FENCE_DATA_DIR is shared with " +
@@ -38,11 +49,9 @@ export function describeReportFailure(error: unknown, rejection: PendingRejectio
         'coordinator recorded from it). Run one gate per resource, each with its own data directory',
     };
   }
-  if (status === 403) {
-    return {
-      level: 'error',
-      message: `${dropped}; LEASE_FENCE_GATE_TOKEN does not cover resource ${JSON.stringify(rejection.resource)} in the coordinator's tokens file`,
-    };
-  }
-  return { level: 'error', message: `${dropped}; the coordinator found the report malformed (see err)` };
+  return {
+    level: 'error',
+    retried: false,
+    message: `${dropped}; the coordinator found the report malformed (see err)`,
+  };
 }

@@ -3,8 +3,9 @@ import { retryFailureLog, type RetryLogger } from './retry-log.js';
 
 /** A logger that keeps each call: its level and the fields logged. */
 const recordingLogger = () => {
-  const lines: { level: 'warn' | 'debug'; fields: Record<string, unknown>; message: string }[] = [];
+  const lines: { level: 'error' | 'warn' | 'debug'; fields: Record<string, unknown>; message: string }[] = [];
   const logger: RetryLogger = {
+    error: (fields, message) => void lines.push({ level: 'error', fields, message }),
     warn: (fields, message) => void lines.push({ level: 'warn', fields, message }),
     debug: (fields, message) => void lines.push({ level: 'debug', fields, message }),
   };
@@ -40,6 +41,14 @@ describe("retryFailureLog: a retried operation's failures, readable while the co
     const fetchFailed = new TypeError('fetch failed', { cause: refused });
     retryFailureLog(logger, 'x')(new Error('cannot fetch the keys: fetch failed', { cause: fetchFailed }));
     expect(lines[0]!.fields['reason']).toBe('cannot fetch the keys: fetch failed: connect ECONNREFUSED 127.0.0.1:3000');
+  });
+
+  it('logs at error in words when asked (a failure only an operator can end), repeats still at debug', () => {
+    const { logger, lines } = recordingLogger();
+    const onFailure = retryFailureLog(logger, 'x', 'error');
+    onFailure(new Error('forbidden'));
+    onFailure(new Error('forbidden'));
+    expect(lines.map(({ level }) => level)).toEqual(['error', 'debug']);
   });
 
   it('words a thrown non-Error by its string', () => {

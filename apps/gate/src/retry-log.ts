@@ -6,6 +6,7 @@
  */
 /** The part of a pino logger {@link retryFailureLog} writes to: a line of fields and a message. */
 export interface RetryLogger {
+  error(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
   debug(fields: Record<string, unknown>, message: string): void;
 }
@@ -32,10 +33,12 @@ const reasonOf = (error: unknown): string => {
  * a stack; the same reason again is logged at debug with the error (`err`, stack included) and how
  * many times it repeated (`repeats`). `fields` (e.g. a refusal's `seq`) go on either line.
  * @param message - The log line's message, the same for every failure of the operation.
+ * @param level - The level of the lines in words: `error` when only an operator can end the failures.
  */
 export function retryFailureLog(
   logger: RetryLogger,
   message: string,
+  level: 'warn' | 'error' = 'warn',
 ): (error: unknown, fields?: Readonly<Record<string, unknown>>) => void {
   let lastReason: string | undefined;
   let repeats = 0;
@@ -48,6 +51,6 @@ export function retryFailureLog(
     }
     lastReason = reason;
     repeats = 0;
-    logger.warn({ ...fields, reason }, message);
+    logger[level]({ ...fields, reason }, message);
   };
 }

@@ -192,6 +192,33 @@ describe('reportRejections (from a file store outbox, against the coordinator te
     expect(store.pendingRejections()).toEqual([]);
   });
 
+  it('keeps a refusal the coordinator answers 403 (the gate token does not cover the resource) and reports it once the token does', async () => {
+    // Arrange: a tokens file that does not cover the resource yet: the first 3 reports get 403
+    const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+    let forbidden = 3;
+    const errors: unknown[] = [];
+    const notCoveredYet: RejectionSink = {
+      reportRejection: (rejection, options) =>
+        forbidden-- > 0
+          ? Promise.reject(new CoordinatorHttpError(403, { error: 'forbidden' }, 'report rejection'))
+          : client.reportRejection(rejection, options),
+    };
+    reporter = reportRejections(store, notCoveredYet, {
+      retry: { initialDelayMillis: 0, maxDelayMillis: 0 },
+      onError: (error) => errors.push(error),
+    });
+
+    // Act
+    await refuseStaleWrite(3);
+    await reporter?.flush();
+
+    // Assert: retried, never dropped: the writer was told 409, so the log must get it
+    expect(errors).toHaveLength(3);
+    expect(reporter?.dropped).toBe(0);
+    expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1]);
+    expect(store.pendingRejections()).toEqual([]);
+  });
+
   it('finds refusals without being woken, by polling the outbox', async () => {
     // Arrange: an outbox that never announces anything.
     const silent: RejectionOutbox = {

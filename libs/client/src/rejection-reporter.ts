@@ -45,15 +45,15 @@ export interface RejectionReporterOptions {
 
 /**
  * Whether the coordinator refused a report for good, so resending the same record can never
- * succeed: 400 (an implausible or malformed report), 403 (this gate may not report for that
- * resource), or 409 `seq-conflict` (that seq was already recorded with other content — e.g. a
- * gate that restarted without its persisted `nextSeq`). Everything else (network errors,
- * timeouts, 503) is transient and retried.
+ * succeed: 400 (an implausible or malformed report) or 409 `seq-conflict` (that seq was already
+ * recorded with other content — e.g. a gate that restarted without its persisted `nextSeq`).
+ * Everything else (network errors, timeouts, 503, and 401/403: a token the coordinator does not
+ * know, or one that does not cover the resource, which its tokens file may yet) is retried: the
+ * writer was told its write was refused, so the refusal stays in the outbox until the log has it.
  */
 export const isFinalRefusal = (error: unknown): boolean =>
   error instanceof CoordinatorHttpError &&
   (error.status === 400 ||
-    error.status === 403 ||
     (error.status === 409 &&
       typeof error.body === 'object' &&
       error.body !== null &&
@@ -69,7 +69,7 @@ export interface RejectionReporter {
   close(): Promise<void>;
   /** Every refusal with `seq` at or below this was acknowledged (the outbox's durable position). */
   readonly reportedThroughSeq: number;
-  /** Refusals the coordinator refused for good (400, 403, 409 seq-conflict), dropped from the outbox. */
+  /** Refusals the coordinator refused for good (400, 409 seq-conflict), dropped from the outbox. */
   readonly dropped: number;
 }
 
