@@ -243,6 +243,25 @@ describe('evolve', () => {
   });
 });
 
+/** agent-a's lease on `slot` expired and agent-b holds fence 2: where the rejection cases below start. */
+const slotHandedOver = [
+  started,
+  grantedA,
+  leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 }),
+  leaseGranted('slot', 'agent-b', 2, { atMillis: 11_000 }),
+];
+/** gate-1's report, as refusal `seq`, of agent-a's late write after {@link slotHandedOver}. */
+const lateWriteReport = (seq: number) =>
+  ({
+    type: 'RecordFenceRejection',
+    gateId: 'gate-1',
+    resource: 'slot',
+    seq,
+    kind: 'stale',
+    rejected: { holderId: 'agent-a', fence: 1 },
+    current: { holderId: 'agent-b', fence: 2 },
+  }) as const;
+
 describe('snapshots of the state', () => {
   it('restores an equal state from its JSON form, which then decides the same', () => {
     // Arrange
@@ -265,22 +284,8 @@ describe('snapshots of the state', () => {
 
   it('keeps the content of each recorded rejection, so a restored state still tells a duplicate from a seq-conflict', () => {
     // Arrange
-    const state = foldEvents([
-      started,
-      grantedA,
-      leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 }),
-      leaseGranted('slot', 'agent-b', 2, { atMillis: 11_000 }),
-      fenceRejected({ atMillis: 11_500, seq: 4 }),
-    ]);
-    const report = {
-      type: 'RecordFenceRejection',
-      gateId: 'gate-1',
-      resource: 'slot',
-      seq: 4,
-      kind: 'stale',
-      rejected: { holderId: 'agent-a', fence: 1 },
-      current: { holderId: 'agent-b', fence: 2 },
-    } as const;
+    const state = foldEvents([...slotHandedOver, fenceRejected({ atMillis: 11_500, seq: 4 })]);
+    const report = lateWriteReport(4);
     // Act
     const restored = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))) as ReturnType<typeof toSnapshot>);
     // Assert
@@ -325,13 +330,7 @@ describe('snapshots of the state', () => {
 
   it('keeps the highest seq of each gate and resource, so a restored state still detects a gap', () => {
     // Arrange
-    const state = foldEvents([
-      started,
-      grantedA,
-      leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 }),
-      leaseGranted('slot', 'agent-b', 2, { atMillis: 11_000 }),
-      fenceRejected({ atMillis: 11_500, seq: 1 }),
-    ]);
+    const state = foldEvents([...slotHandedOver, fenceRejected({ atMillis: 11_500, seq: 1 })]);
     const report = {
       type: 'RecordFenceRejection',
       gateId: 'gate-1',
@@ -356,10 +355,7 @@ describe('snapshots of the state', () => {
   it('keeps the seqs declared missing, so a restored state records a late one once and a resend of a recorded one never again', () => {
     // Arrange: seq 1 recorded, 2..3 declared missing when 4 came, then 3 came late
     const state = foldEvents([
-      started,
-      grantedA,
-      leaseExpired('slot', 'agent-a', 1, { atMillis: 11_000 }),
-      leaseGranted('slot', 'agent-b', 2, { atMillis: 11_000 }),
+      ...slotHandedOver,
       fenceRejected({ atMillis: 11_500, seq: 1 }),
       rejectionsMissing(2, 3, { atMillis: 11_600 }),
       fenceRejected({ atMillis: 11_600, seq: 4 }),
@@ -370,16 +366,7 @@ describe('snapshots of the state', () => {
     const restored = fromSnapshot({ ...json, state: { ...(json.state as object), rejectionKeys: [] } });
     // Assert: 2 is still missing (recorded when it comes); 1, 3 and 4 were recorded (a resend appends nothing)
     for (const seq of [1, 2, 3, 4]) {
-      const report = {
-        type: 'RecordFenceRejection',
-        gateId: 'gate-1',
-        resource: 'slot',
-        seq,
-        kind: 'stale',
-        rejected: { holderId: 'agent-a', fence: 1 },
-        current: { holderId: 'agent-b', fence: 2 },
-      } as const;
-      expect(decide(report, restored!, at(12_000)).events.map((event) => event.type)).toEqual(
+      expect(decide(lateWriteReport(seq), restored!, at(12_000)).events.map((event) => event.type)).toEqual(
         seq === 2 ? ['FenceRejected'] : [],
       );
     }
