@@ -277,7 +277,7 @@ export const postgresFenceGate = (options: PostgresFenceGateOptions): SqlFenceGa
  * A gate on SQLite: each fenced transaction is `BEGIN IMMEDIATE` (the database's write lock).
  * better-sqlite3 is an optional peer dependency: install it to use this gate (this package only
  * imports its types, so the PostgreSQL gate works without it).
- * @throws TypeError / RangeError on bad options, naming the field.(`database`: naming the package to install).
+ * @throws TypeError / RangeError on bad options, naming the field (`database`: naming the package to install).
  */
 export const sqliteFenceGate = (options: SqliteFenceGateOptions): SqlFenceGate<Database.Database> => {
   const database = options?.database as Partial<Database.Database> | undefined;
