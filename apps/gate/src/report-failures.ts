@@ -18,7 +18,7 @@ export interface ReportFailureLine {
 }
 
 /** The message of a report that failed and is retried (the refusal stays in the outbox). */
-export const RETRIED_REPORT_MESSAGE = 'refusal not reported yet (retried; it stays in the outbox)';
+const RETRIED_REPORT_MESSAGE = 'refusal not reported yet (retried; it stays in the outbox)';
 
 /**
  * Describes a failed report of `rejection` for the sidecar's log.
