@@ -34,7 +34,7 @@ import { GATE_CONFIG_HELP, GateConfigError, parseGateConfig, type GateConfig } f
 import { createGateServer, GATE_PATH_PREFIX } from './gate-server.js';
 import { collectGateStatus, startStatusReports } from './gate-status.js';
 import { createGateMetrics } from './metrics.js';
-import { describeReportFailure } from './report-failures.js';
+import { describeReportFailure, gateTokenNotCovering, isGateTokenNotCovering } from './report-failures.js';
 import { retryFailureLog } from './retry-log.js';
 
 /**
@@ -201,15 +201,17 @@ async function run(config: GateConfig): Promise<void> {
     });
     running = { stop: () => Promise.allSettled([statusReports.stop(), link.close(), floors.stop()]) };
   };
-  const reconciled = reconcileWithCoordinator(
-    config.resource,
-    saved,
-    coordinator,
-    stopping.signal,
-    retryFailureLog(
-      logger,
-      "cannot read the coordinator's latest fence yet: writes are refused (503) until it answers",
-    ),
+  const coordinatorSilent = retryFailureLog(
+    logger,
+    "cannot read the coordinator's latest fence yet: writes are refused (503) until it answers",
+  );
+  const tokenNotCovering = retryFailureLog(
+    logger,
+    `cannot read the coordinator's latest fence: ${gateTokenNotCovering(config.resource)}; writes are refused (503) until then (retried)`,
+    'error',
+  );
+  const reconciled = reconcileWithCoordinator(config.resource, saved, coordinator, stopping.signal, (error) =>
+    (isGateTokenNotCovering(error) ? tokenNotCovering : coordinatorSilent)(error),
   ).then(async (state) => {
     if (state === undefined) return new Promise<FenceGate>(() => undefined); // stopping: never admits
     try {

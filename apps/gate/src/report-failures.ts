@@ -17,6 +17,21 @@ export interface ReportFailureLine {
   readonly message: string;
 }
 
+/**
+ * Whether the coordinator answered 403 to a request of the gate: its gate token does not cover the
+ * resource. Retried (the tokens file may yet), but only an operator can end it.
+ */
+export const isGateTokenNotCovering = (error: unknown): boolean =>
+  error instanceof CoordinatorHttpError && error.status === 403;
+
+/**
+ * What is wrong, and what the operator does, when {@link isGateTokenNotCovering}: the coordinator
+ * reads its tokens file at start, so the fix takes a restart of the coordinator, not of the gate.
+ */
+export const gateTokenNotCovering = (resource: string): string =>
+  `LEASE_FENCE_GATE_TOKEN does not cover resource ${JSON.stringify(resource)} in the coordinator's tokens file: ` +
+  "add it to that gate token's resources and restart the coordinator (it reads the file at start)";
+
 /** The message of a report that failed and is retried (the refusal stays in the outbox). */
 const RETRIED_REPORT_MESSAGE = 'refusal not reported yet (retried; it stays in the outbox)';
 
@@ -29,11 +44,11 @@ const RETRIED_REPORT_MESSAGE = 'refusal not reported yet (retried; it stays in t
  */
 export function describeReportFailure(error: unknown, rejection: PendingRejection): ReportFailureLine {
   const status = error instanceof CoordinatorHttpError ? error.status : undefined;
-  if (status === 403) {
+  if (isGateTokenNotCovering(error)) {
     return {
       level: 'error',
       retried: true,
-      message: `refusal not reported yet: LEASE_FENCE_GATE_TOKEN does not cover resource ${JSON.stringify(rejection.resource)} in the coordinator's tokens file (retried; it stays in the outbox until the token covers it)`,
+      message: `refusal not reported yet: ${gateTokenNotCovering(rejection.resource)} (retried; it stays in the outbox until the token covers it)`,
     };
   }
   if (!isFinalRefusal(error)) return { level: 'warn', retried: true, message: RETRIED_REPORT_MESSAGE };

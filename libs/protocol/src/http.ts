@@ -326,7 +326,13 @@ export const EventsReplySchema = z.object({
 /** The parsed shape of {@link EventsReplySchema}. */
 export type EventsReply = z.infer<typeof EventsReplySchema>;
 
-/** 200 reply of `GET /v1/rejections`: recorded rejections (`FenceRejected` data and log position), oldest first, the most recent 1000. */
+/**
+ * How many recorded rejections `GET /v1/rejections` lists at most: the most recent ones of all
+ * resources. A reply this long may leave older ones out (the log keeps them all).
+ */
+export const REJECTIONS_LISTED = 1000;
+
+/** 200 reply of `GET /v1/rejections`: recorded rejections (`FenceRejected` data and log position), oldest first, the most recent {@link REJECTIONS_LISTED}. */
 export const RejectionsReplySchema = z.object({ rejections: z.array(RecordedRejectionSchema) });
 /** The parsed shape of {@link RejectionsReplySchema}. */
 export type RejectionsReply = z.infer<typeof RejectionsReplySchema>;

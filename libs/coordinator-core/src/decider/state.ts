@@ -12,6 +12,7 @@
 import {
   COORDINATOR_SNAPSHOT_SCHEMA_VERSION,
   CoordinatorSnapshotStateSchema,
+  REJECTIONS_LISTED,
   type CoordinatorSnapshotState,
   type RecordedRejection,
 } from '@lease-fence/protocol';
@@ -22,8 +23,8 @@ import type { Snapshot } from '../ports/event-log.js';
 /** Rejection idempotency keys remembered, oldest evicted first. */
 export const REJECTION_KEYS_KEPT = 65_536;
 
-/** Recorded rejections kept for display, oldest evicted first. */
-export const REJECTIONS_KEPT = 1000;
+/** Recorded rejections kept for display (`GET /v1/rejections`), oldest evicted first. */
+export const REJECTIONS_KEPT = REJECTIONS_LISTED;
 
 /** The boot that wrote the latest folded event. All `*Millis` here are in `bootId`'s domain. */
 export interface BootState {
