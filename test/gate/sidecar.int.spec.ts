@@ -309,7 +309,7 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
   it("kill -9 and restart: the floor is remembered and the refusal outbox is drained, seqs contiguous in the coordinator's log", async () => {
     const resource = 'deploy-crash';
     // The first life reports through a proxy that never acknowledges a refusal: they stay in the outbox.
-    const holding = await startHoldingProxy(coordinator.url, /\/rejections$/);
+    const holding = await startHoldingProxy(coordinator.url, /\/rejections(\/batch)?$/);
     try {
       const first = await gateFor(resource, { LEASE_FENCE_COORDINATOR_URL: holding.url });
       const old = await acquire(1, resource);

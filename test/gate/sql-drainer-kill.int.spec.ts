@@ -2,7 +2,7 @@
  * A SQL gate's drainer killed mid-drain, black-box: the BUILT coordinator, a SQLite gate
  * (`@lease-fence/gate-sql`) whose outbox holds refusals, and its drainer (`drainSqlGate`) as a
  * process of its own, SIGKILLed again and again while it reports (before its first report, between
- * the coordinator's acknowledgement and the table's, after a few), with a new refusal committed
+ * the coordinator's acknowledgement and the table's, after a few), with new refusals committed
  * between two kills, then restarted for good. What must hold: every refusal a writer was told
  * reaches the coordinator's log exactly once, in seq order, with no `RejectionsMissing`, and the
  * outbox table ends empty.
@@ -28,6 +28,8 @@ const DRAINER = fileURLToPath(new URL('./support/sql-drainer-child.mjs', import.
 const RESOURCE = 'deploy-sql-outbox';
 /** Refusals in the outbox before the first drainer starts. */
 const QUEUED = 12;
+/** Refusals committed after each kill: at least the most reports a round waits for. */
+const REFUSED_PER_ROUND = 5;
 
 describe.skipIf(!existsSync(COORDINATOR_MAIN))('a SQL gate whose drainer is killed mid-drain', () => {
   let coordinator: RunningCoordinator;
@@ -107,7 +109,9 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('a SQL gate whose drainer is kill
     for (let index = 0; index < QUEUED; index += 1) await refuseStaleWrite();
 
     // Act: each round a drainer starts and is killed after `reportsBeforeKill` acknowledged reports
-    // (0: as soon as it started), then one more refusal is committed; a last drainer is left running
+    // (0: as soon as it started), then more refusals are committed; a last drainer is left running.
+    // The drainer sends what waits as a batch, so a round's acknowledged reports come a batch at a
+    // time: each round commits enough refusals for the next round's count to be reached.
     const rounds: string[] = [];
     for (const reportsBeforeKill of [0, 1, 1, 2, 3, 1, 5]) {
       const { child, reported } = await startDrainer(file);
@@ -115,7 +119,7 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('a SQL gate whose drainer is kill
         await eventually(`${reportsBeforeKill} reports`, () => reported.length >= reportsBeforeKill, 10_000, 1);
       await stopByPid(child, 'SIGKILL');
       rounds.push(`${reportsBeforeKill}→${reported.join('/') || '-'}`);
-      await refuseStaleWrite();
+      for (let index = 0; index < REFUSED_PER_ROUND; index += 1) await refuseStaleWrite();
     }
     await startDrainer(file);
     await eventually('the outbox table empty', () => {

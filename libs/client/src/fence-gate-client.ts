@@ -9,6 +9,12 @@
  * @see docs/design.md § "The library's rules" (FenceGate)
  */
 import {
+  REJECTION_BATCH_MAX_BODY_BYTES,
+  REJECTION_BATCH_MAX_ITEMS,
+  RejectionBatchReplySchema,
+  type RejectionBatchBody,
+  type RejectionBatchItem,
+  type RejectionBatchReply,
   FloorReportReplySchema,
   GateRecoveryReplySchema,
   OkReplySchema,
@@ -21,10 +27,15 @@ import {
 } from '@lease-fence/protocol';
 import type { FenceToken, GateFloor, RejectionRecord } from 'lease-fence';
 import { CoordinatorHttp, type CoordinatorHttpOptions, type ReplySchemas } from './coordinator-http.js';
+import { CoordinatorReplyError } from './errors.js';
 import type { CoordinatorGateView } from './floor-store.js';
 import { recentConnectionFetch } from './recent-connection-fetch.js';
 
 const REJECTION_REPLIES: ReplySchemas<{ ok: true; duplicate: boolean }> = { 202: RejectionAcceptedReplySchema };
+const REJECTION_BATCH_REPLIES: ReplySchemas<RejectionBatchReply> = { 202: RejectionBatchReplySchema };
+
+/** What the coordinator decided for one refusal of a batch ({@link FenceGateClient.reportRejectionBatch}). */
+export type RejectionBatchOutcome = RejectionBatchReply['items'][number];
 const ADMIT_REPLIES: ReplySchemas<{ ok: true }> = { 200: OkReplySchema, 202: OkReplySchema };
 const STATUS_REPLIES: ReplySchemas<{ ok: true }> = { 202: OkReplySchema };
 const RECOVERY_REPLIES: ReplySchemas<GateRecoveryReply> = { 200: GateRecoveryReplySchema };
@@ -77,6 +88,57 @@ export class FenceGateClient {
       options.signal,
     );
     return { duplicate: value.duplicate };
+  }
+
+  /**
+   * Reports several refused writes of one resource in one request
+   * (`POST /v1/resources/:resource/rejections/batch`, one group commit on the coordinator): the
+   * first of `rejections` (seq ascending) that fit in {@link REJECTION_BATCH_MAX_ITEMS} and a body
+   * of {@link REJECTION_BATCH_MAX_BODY_BYTES} (always at least one).
+   * @param resource - The resource every one of `rejections` is of.
+   * @param rejections - The gate's records, seq strictly ascending, each with its `wallMillis` if known.
+   * @returns one outcome per refusal sent, in order: a prefix of `rejections` (those that fit).
+   *   `{ ok: true, duplicate }`, or `{ ok: false, reason: 'seq-conflict' }` for a seq recorded with other content.
+   * @throws like {@link FenceGateClient.reportRejection}; {@link CoordinatorHttpError} 400 naming
+   *   `items.<i>.<field>` when one cannot be true (nothing recorded), 404 from a coordinator older than this route.
+   */
+  async reportRejectionBatch(
+    resource: string,
+    rejections: readonly (RejectionRecord & { readonly wallMillis?: number | undefined })[],
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<readonly RejectionBatchOutcome[]> {
+    const items: RejectionBatchItem[] = [];
+    let bodyBytes = '{"items":[]}'.length;
+    for (const rejection of rejections.slice(0, REJECTION_BATCH_MAX_ITEMS)) {
+      const item: RejectionBatchItem = {
+        seq: rejection.seq,
+        kind: rejection.kind,
+        rejected: { holderId: rejection.rejected.holderId, fence: rejection.rejected.fence },
+        current: { holderId: rejection.current.holderId, fence: rejection.current.fence },
+        ...(rejection.wallMillis === undefined ? {} : { wallMillis: rejection.wallMillis }),
+      };
+      const itemBytes = Buffer.byteLength(JSON.stringify(item)) + (items.length === 0 ? 0 : 1);
+      if (items.length > 0 && bodyBytes + itemBytes > REJECTION_BATCH_MAX_BODY_BYTES) break;
+      items.push(item);
+      bodyBytes += itemBytes;
+    }
+    const operation = `report rejections ${resource}#${String(items[0]?.seq)}..#${String(items.at(-1)?.seq)}`;
+    const body: RejectionBatchBody = { items };
+    const { value } = await this.#http.post(
+      operation,
+      `/v1/resources/${encodeURIComponent(resource)}/rejections/batch`,
+      body,
+      REJECTION_BATCH_REPLIES,
+      options.signal,
+    );
+    if (value.items.length !== items.length)
+      throw new CoordinatorReplyError(
+        202,
+        value,
+        operation,
+        `${value.items.length} outcomes for ${items.length} refusals`,
+      );
+    return value.items;
   }
 
   /**

@@ -58,7 +58,7 @@ export { createRetryPolicy, backoffDelayMillis, type RetryOptions, type RetryPol
 /** Injectable timers (the system's by default), bounded to what `setTimeout` can wait. */
 export { systemTimers, MAX_TIMER_MILLIS, type Timers } from './timers.js';
 /** A gate's client of the coordinator: reports refusals, admitted fences and floors, retrying transient failures. */
-export { FenceGateClient, type FenceGateClientOptions } from './fence-gate-client.js';
+export { FenceGateClient, type FenceGateClientOptions, type RejectionBatchOutcome } from './fence-gate-client.js';
 /** Reports each new fence a gate admits, so the log shows when a handover's exposure ended. */
 export { reportAdmits, type AdmitReporter, type AdmitReporterOptions, type AdmitSink } from './admit-reporter.js';
 /** Periodic reports of a gate's floor to the coordinator. */

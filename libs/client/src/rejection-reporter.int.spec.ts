@@ -7,7 +7,8 @@ import { FenceGateClient } from './fence-gate-client.js';
 import { openFileFloorStore, type FileFloorStore } from './file-floor-store.js';
 import { CoordinatorHttpError } from './errors.js';
 import { commitDurably, gateOptionsFrom, type RejectionOutbox } from './floor-store.js';
-import { reportRejections, type RejectionReporter, type RejectionSink } from './rejection-reporter.js';
+import { REJECTION_BATCH_MAX_ITEMS } from '@lease-fence/protocol';
+import { isFinalRefusal, reportRejections, type RejectionReporter, type RejectionSink } from './rejection-reporter.js';
 import { openCoordinatorTestDouble, type CoordinatorTestDouble } from './testing/index.js';
 
 const RESOURCE = 'deploy-slot-a';
@@ -48,10 +49,17 @@ describe('reportRejections (from a file store outbox, against the coordinator te
   };
   const reportsOf = (seq: number) =>
     double.handled.filter((request) => request.route === 'rejections' && (request.body as { seq: number }).seq === seq);
-  const sentSeqs = () =>
-    double.handled
-      .filter((request) => request.route === 'rejections')
-      .map((request) => (request.body as { seq: number }).seq);
+  /** The seqs sent, in order, one per refusal (singly or in a batch). */
+  const sentSeqs = () => requests().flat();
+  /** The seqs of each report request, in order (a single report is `[seq]`). */
+  const requests = () =>
+    double.handled.flatMap((request) =>
+      request.route === 'rejections'
+        ? [[(request.body as { seq: number }).seq]]
+        : request.route === 'rejections-batch'
+          ? [(request.body as { items: { seq: number }[] }).items.map((item) => item.seq)]
+          : [],
+    );
 
   beforeEach(async () => {
     errors = [];
@@ -128,7 +136,7 @@ describe('reportRejections (from a file store outbox, against the coordinator te
     expect(double.rejections).toHaveLength(1);
   });
 
-  it('sends refusals in seq order, one at a time, and never an acknowledged seq again', async () => {
+  it('sends refusals in seq order, one request in flight at a time, and never an acknowledged seq again', async () => {
     // Arrange
     start();
     await Promise.all([refuseStaleWrite(3), refuseStaleWrite(4)]);
@@ -268,5 +276,168 @@ describe('reportRejections (from a file store outbox, against the coordinator te
     // Act / Assert: nothing was granted through the double, and its seqs are 1 and 2
     expect(await client.gateRecovery(RESOURCE)).toEqual({ latestGrant: undefined, lastRejectionSeq: 2 });
     await expect(client.gateRecovery('other-slot')).rejects.toMatchObject({ status: 403 });
+  });
+  describe('batches (more than one refusal waiting)', () => {
+    /** `count` stale writes refused while no reporter runs (they wait in the outbox). */
+    const refuseWhileDown = async (count: number): Promise<void> => {
+      for (let index = 0; index < count; index += 1) await refuseStaleWrite(1 + (index % 4));
+    };
+
+    it('sends a single waiting refusal at once in its own request, not as a batch', async () => {
+      start();
+      await refuseStaleWrite(3);
+      await reporter?.flush();
+      expect(double.handled.map((request) => request.route)).toEqual(['rejections']);
+    });
+
+    it('reports a storm that waited through an outage in a few batches: every refusal recorded exactly once, in order', async () => {
+      // Arrange: 150 refusals pile up while the gate cannot reach the coordinator, which then answers 503 a while
+      await refuseWhileDown(150);
+      double.inject({ route: 'rejections-batch', kind: 'unavailable', times: 5 });
+      start();
+
+      // Act
+      await reporter?.flush();
+
+      // Assert
+      const seqs = Array.from({ length: 150 }, (_, index) => index + 1);
+      expect(double.rejections.map((entry) => entry.body.seq)).toEqual(seqs);
+      expect(sentSeqs().filter((seq, index, all) => all.indexOf(seq) === index)).toEqual(seqs);
+      const batches = requests().filter((seqsSent) => seqsSent.length > 1);
+      expect(batches.map((batch) => batch.length)).toEqual([
+        ...Array<number>(5 + 2).fill(REJECTION_BATCH_MAX_ITEMS),
+        150 - 2 * REJECTION_BATCH_MAX_ITEMS,
+      ]); // the first one 5 times (503), then the rest
+      expect(store.pendingRejections()).toEqual([]);
+      expect(reporter?.reportedThroughSeq).toBe(150);
+    });
+
+    it('resends a batch whose reply was lost; the coordinator answers its items duplicate and records each once', async () => {
+      await refuseWhileDown(5);
+      double.inject({ route: 'rejections-batch', kind: 'drop-reply' });
+      start();
+      await reporter?.flush();
+      expect(requests()).toEqual([
+        [1, 2, 3, 4, 5],
+        [1, 2, 3, 4, 5],
+      ]);
+      expect(double.handled.at(-1)?.reply).toEqual({
+        ok: true,
+        items: [1, 2, 3, 4, 5].map(() => ({ ok: true, duplicate: true })),
+      });
+      expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    it('keeps every refusal of a batch when the gate is killed with the batch in flight, and the restarted gate reports each once', async () => {
+      // Arrange: the coordinator records the batch but holds its reply; the gate process dies meanwhile
+      await refuseWhileDown(6);
+      let release: () => void = () => undefined;
+      double.inject({
+        route: 'rejections-batch',
+        kind: 'delay-reply',
+        until: new Promise<void>((resolve) => (release = resolve)),
+      });
+      const recorded = double.nextHandled((request) => request.route === 'rejections-batch');
+      start();
+      await recorded;
+
+      // Act: killed before the reply (nothing acknowledged in the outbox), then restarted
+      await reporter?.close();
+      release();
+      expect(store.pendingRejections().map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      await restartGate();
+      await start().flush();
+
+      // Assert
+      expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(store.pendingRejections()).toEqual([]);
+    });
+
+    it('falls back to single reports against a coordinator without the batch route (404), each refusal once, in order', async () => {
+      await double.close();
+      double = await openCoordinatorTestDouble({
+        tokens: [{ token: 'token-gate', role: 'gate', gateId: 'deploy-gate', resources: ['deploy-*'] }],
+        rejectionBatches: false,
+      });
+      await refuseWhileDown(4);
+      start();
+      await reporter?.flush();
+      await refuseWhileDown(3);
+      await reporter?.flush();
+
+      expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(requests()).toEqual([[1], [2], [3], [4], [5], [6], [7]]); // the batch asked once (404, not a handled report)
+      expect(errors).toEqual([]);
+    });
+
+    it('sends a batch answered 400 again one refusal at a time: the others are recorded, only the impossible one dropped', async () => {
+      // Arrange: seq 2 cannot be true for this coordinator; it refuses any batch holding it
+      const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+      const implausible = new CoordinatorHttpError(
+        400,
+        { error: 'invalid-request', message: 'items.1.current.fence: never issued' },
+        'report rejections',
+      );
+      const batchSizes: number[] = [];
+      const singles: number[] = [];
+      const refusingSeqTwo: RejectionSink = {
+        reportRejection: (rejection, options) => {
+          singles.push(rejection.seq);
+          return rejection.seq === 2 ? Promise.reject(implausible) : client.reportRejection(rejection, options);
+        },
+        reportRejectionBatch: (resource, rejections, options) => {
+          batchSizes.push(rejections.length);
+          return rejections.some((rejection) => rejection.seq === 2)
+            ? Promise.reject(implausible)
+            : client.reportRejectionBatch(resource, rejections, options);
+        },
+      };
+      await refuseWhileDown(4);
+      reporter = reportRejections(store, refusingSeqTwo, {
+        retry: { initialDelayMillis: 0, maxDelayMillis: 0 },
+        onError: (error) => errors.push(error),
+      });
+
+      // Act
+      await reporter.flush();
+
+      // Assert
+      expect(batchSizes).toEqual([4]);
+      expect(singles).toEqual([1, 2, 3, 4]);
+      expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 3, 4]);
+      expect(reporter.dropped).toBe(1);
+      expect(errors).toEqual([implausible]);
+      expect(store.pendingRejections()).toEqual([]);
+    });
+
+    it('drops an item answered seq-conflict and counts it like a 409, recording the others of its batch', async () => {
+      const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+      const conflictOnTwo: RejectionSink = {
+        reportRejection: (rejection, options) => client.reportRejection(rejection, options),
+        reportRejectionBatch: async (resource, rejections, options) => {
+          const outcomes = await client.reportRejectionBatch(
+            resource,
+            rejections.filter((rejection) => rejection.seq !== 2),
+            options,
+          );
+          return rejections.map((rejection, index) =>
+            rejection.seq === 2
+              ? { ok: false, reason: 'seq-conflict', message: 'seq 2 was already recorded as …' }
+              : outcomes[index - (index > 1 ? 1 : 0)]!,
+          );
+        },
+      };
+      await refuseWhileDown(3);
+      reporter = reportRejections(store, conflictOnTwo, { onError: (error) => errors.push(error) });
+
+      await reporter.flush();
+
+      expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 3]);
+      expect(reporter.dropped).toBe(1);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(CoordinatorHttpError);
+      expect(isFinalRefusal(errors[0])).toBe(true);
+      expect(store.pendingRejections()).toEqual([]);
+    });
   });
 });

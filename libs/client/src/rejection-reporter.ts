@@ -1,13 +1,16 @@
 /**
  * Forwards a resource's refusals to the coordinator from the gate's durable outbox: in `seq`
- * order, one at a time, each retried until the coordinator acknowledges it (outages of any
- * length), then removed from the outbox durably. The coordinator deduplicates a resend (after a
+ * order, each retried until the coordinator acknowledges it (outages of any length), then removed
+ * from the outbox durably. A single waiting refusal goes at once in its own request; when more
+ * wait (a refusal storm, or an outage that ended) they go as one batch request of up to
+ * `REJECTION_BATCH_MAX_ITEMS` (one group commit on the coordinator), one batch in flight. The coordinator deduplicates a resend (after a
  * lost reply, or a crash between its acknowledgement and ours) by (gate, resource, seq), so each
  * refusal is in its log exactly once. After the gate process restarts, a new reporter resumes
  * from the outbox.
  *
  * @see docs/design.md § "The library's rules" (FenceGate: a rejection has a sequence number)
  */
+import { REJECTION_BATCH_MAX_ITEMS } from '@lease-fence/protocol';
 import type { PendingRejection, RejectionOutbox } from './floor-store.js';
 import { CoordinatorHttpError } from './errors.js';
 import { linkSignals } from './linked-signal.js';
@@ -20,6 +23,16 @@ export interface RejectionSink {
     rejection: PendingRejection,
     options: { readonly wallMillis?: number; readonly signal?: AbortSignal },
   ): Promise<unknown>;
+  /**
+   * Several refusals of `resource` (seq ascending) in one request, as
+   * {@link FenceGateClient.reportRejectionBatch}: resolves one outcome per refusal it sent (a
+   * prefix of `rejections`, at least one). Without it every refusal goes on its own.
+   */
+  reportRejectionBatch?(
+    resource: string,
+    rejections: readonly PendingRejection[],
+    options: { readonly signal?: AbortSignal },
+  ): Promise<readonly { readonly ok: boolean; readonly reason?: string; readonly message?: string }[]>;
 }
 
 /** Options of {@link reportRejections}. */
@@ -78,6 +91,15 @@ export interface RejectionReporter {
  * retried until acknowledged, then acknowledged in the outbox (durably) before the next is sent.
  * A refusal acknowledged by the outbox is never sent again, also after a restart.
  *
+ * When more than one refusal waits and `client` has `reportRejectionBatch`, they go as batches
+ * (up to `REJECTION_BATCH_MAX_ITEMS`, all the coordinator acknowledged removed from the outbox in
+ * one durable write, only after its reply), under the same rules: retried through outages and
+ * 401/403/503, an item answered `seq-conflict` dropped and counted in `dropped` like a 409. A
+ * batch answered 400 (one of its items cannot be true: the coordinator recorded none) is sent
+ * again one refusal at a time, so the others are recorded and only that one is dropped. A
+ * coordinator older than the batch route (404), or whose body limit is below a batch (413), gets
+ * single reports from then on (until the reporter is started again).
+ *
  * @throws RangeError on a bad `pollIntervalMillis` or `retry`.
  * @example
  * ```ts
@@ -112,10 +134,27 @@ export const reportRejections = (
     for (const waiter of waiting) if (waiter.throughSeq <= outbox.reportedThroughSeq) waiter.resolve();
   };
 
+  /** A coordinator without the batch route (404) or refusing a batch's size (413): single reports from then on. */
+  let batchesRefused = client.reportRejectionBatch === undefined;
+  /** A batch through this seq was answered 400: its refusals go one by one, so only the impossible one is dropped. */
+  let singlyThroughSeq = 0;
+
+  /** The refusals to send next: the first alone, or as many of the same resource as a batch holds. */
+  const nextBatch = (waiting: readonly PendingRejection[], first: PendingRejection): readonly PendingRejection[] => {
+    if (batchesRefused || first.seq <= singlyThroughSeq) return [first];
+    const sameResource = waiting.findIndex((record) => record.resource !== first.resource);
+    return waiting.slice(0, Math.min(REJECTION_BATCH_MAX_ITEMS, sameResource === -1 ? waiting.length : sameResource));
+  };
+
   const run = async (): Promise<void> => {
     let failures = 0;
+    const backOff = async (): Promise<void> => {
+      failures += 1;
+      await timers.sleep(backoffDelayMillis(backoff, failures), stop.signal).catch(() => undefined);
+    };
     while (!stop.signal.aborted) {
-      const next = pending()[0];
+      const waiting = pending();
+      const next = waiting[0];
       if (next === undefined) {
         const current = wake;
         const woken = linkSignals(stop.signal, current.signal);
@@ -124,31 +163,65 @@ export const reportRejections = (
         if (current === wake && current.signal.aborted) wake = new AbortController();
         continue;
       }
-      let final = false;
+      const batch = nextBatch(waiting, next);
+      // What the coordinator answered: per refusal sent, whether it was refused for good (its error) or recorded.
+      let answered: { readonly rejection: PendingRejection; readonly refusal: unknown }[];
       try {
-        await client.reportRejection(next, { signal: stop.signal, wallMillis: next.wallMillis });
+        if (batch.length === 1) {
+          try {
+            await client.reportRejection(next, { signal: stop.signal, wallMillis: next.wallMillis });
+            answered = [{ rejection: next, refusal: undefined }];
+          } catch (error) {
+            if (!isFinalRefusal(error) || stop.signal.aborted) throw error;
+            answered = [{ rejection: next, refusal: error }];
+          }
+        } else {
+          const outcomes = await client.reportRejectionBatch!(next.resource, batch, { signal: stop.signal });
+          if (outcomes.length === 0 || outcomes.length > batch.length)
+            throw new RangeError(
+              `reportRejectionBatch answered ${outcomes.length} outcomes for ${batch.length} refusals`,
+            );
+          answered = outcomes.map((outcome, index) => {
+            const rejection = batch[index]!;
+            return {
+              rejection,
+              refusal: outcome.ok
+                ? undefined
+                : new CoordinatorHttpError(409, outcome, `report rejection ${rejection.resource}#${rejection.seq}`),
+            };
+          });
+        }
       } catch (error) {
         if (stop.signal.aborted) return;
-        safely(() => options.onError?.(error, next));
-        final = isFinalRefusal(error);
-        if (!final) {
-          failures += 1;
-          await timers.sleep(backoffDelayMillis(backoff, failures), stop.signal).catch(() => undefined);
-          continue;
+        if (batch.length > 1 && error instanceof CoordinatorHttpError) {
+          if (error.status === 404 || error.status === 413) {
+            batchesRefused = true;
+            continue;
+          }
+          if (error.status === 400) {
+            singlyThroughSeq = batch.at(-1)!.seq;
+            continue;
+          }
         }
+        safely(() => options.onError?.(error, next));
+        await backOff();
+        continue;
       }
+      for (const { rejection, refusal } of answered)
+        if (refusal !== undefined) safely(() => options.onError?.(refusal, rejection));
       try {
-        await outbox.acknowledgeRejections(next.seq);
+        await outbox.acknowledgeRejections(answered.at(-1)!.rejection.seq);
       } catch (error) {
         // The outbox could not record it: resend later (the coordinator answers duplicate).
         safely(() => options.onError?.(error, next));
-        failures += 1;
-        await timers.sleep(backoffDelayMillis(backoff, failures), stop.signal).catch(() => undefined);
+        await backOff();
         continue;
       }
       failures = 0;
-      if (final) dropped += 1;
-      else safely(() => options.onReported?.(next));
+      for (const { rejection, refusal } of answered) {
+        if (refusal !== undefined) dropped += 1;
+        else safely(() => options.onReported?.(rejection));
+      }
       settleFlushes();
     }
   };

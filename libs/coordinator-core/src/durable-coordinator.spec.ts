@@ -909,6 +909,48 @@ describe('DurableCoordinator', () => {
       ]);
     });
 
+    it("appends a gate's batch of refusals in one append, and reports one RecordFenceRejection outcome per item", async () => {
+      const appends: { events: number; commands: number }[] = [];
+      const outcomes: [string, { ok: boolean; reason?: string }][] = [];
+      const { coordinator, log } = await openCoordinator({
+        onAppend: ({ events, commands }) => appends.push({ events, commands }),
+        onOutcome: (type, outcome) => outcomes.push([type, outcome]),
+      });
+      await handOverSlot(coordinator);
+      await coordinator.recordRejection(reportOfALateWrite(1));
+      appends.length = 0;
+      outcomes.length = 0;
+      const before = coordinator.position;
+      const item = ({ gateId: _gate, resource: _resource, ...rest }: ReturnType<typeof reportOfALateWrite>) => rest;
+
+      const outcome = await coordinator.recordRejections({
+        gateId: 'gate-1',
+        resource: 'slot',
+        items: [1, 2, 3, 5].map((seq) => item(reportOfALateWrite(seq))),
+      });
+
+      expect(outcome).toEqual({
+        ok: true,
+        items: [
+          { ok: true, duplicate: true },
+          { ok: true, duplicate: false },
+          { ok: true, duplicate: false },
+          { ok: true, duplicate: false },
+        ],
+      });
+      expect(appends).toEqual([{ events: 4, commands: 1 }]);
+      expect((await eventsOf(log)).slice(before).map((e) => e.type)).toEqual([
+        'FenceRejected',
+        'FenceRejected',
+        'RejectionsMissing',
+        'FenceRejected',
+      ]);
+      expect(outcomes).toEqual(Array.from({ length: 4 }, () => ['RecordFenceRejection', { ok: true }]));
+      await expect(
+        coordinator.recordRejections({ gateId: 'gate-1', resource: 'slot', items: [item(reportOfALateWrite(1.5))] }),
+      ).rejects.toThrow(/items\[0\]\.seq/);
+    });
+
     it("hands over a batch's events once its append is posted, before it is durable", async () => {
       const posted: (readonly CoordinatorEvent[])[] = [];
       const { coordinator, log } = await openCoordinator({ onAppendPosted: (events) => posted.push(events) });

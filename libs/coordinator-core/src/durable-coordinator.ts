@@ -36,6 +36,9 @@ import type {
   Now,
   OutcomeOf,
   RecordFenceRejection,
+  RecordFenceRejections,
+  RecordRejectionsOutcome,
+  RejectionReportItem,
   RecordRejectionOutcome,
   ReportFloor,
   ReportFloorOutcome,
@@ -382,29 +385,34 @@ export class DurableCoordinator {
   async recordRejection(rejection: Omit<RecordFenceRejection, 'type'>): Promise<RecordRejectionOutcome> {
     const api = 'DurableCoordinator.recordRejection';
     requireObject(api, 'rejection', rejection);
-    requireObject(api, 'rejected', rejection.rejected);
-    requireObject(api, 'current', rejection.current);
-    if (rejection.kind !== 'stale' && rejection.kind !== 'double-grant') {
-      throw new RangeError(`${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(rejection.kind)}`);
-    }
-    requireCount(api, 'seq', rejection.seq);
     return this.enqueue({
       type: 'RecordFenceRejection',
       gateId: checkId(api, 'gateId', rejection.gateId),
       resource: checkId(api, 'resource', rejection.resource),
-      seq: rejection.seq,
-      kind: rejection.kind,
-      rejected: {
-        holderId: checkId(api, 'rejected.holderId', rejection.rejected.holderId),
-        fence: checkFence(api, 'rejected.fence', rejection.rejected.fence),
-      },
-      current: {
-        holderId: checkId(api, 'current.holderId', rejection.current.holderId),
-        fence: checkFence(api, 'current.fence', rejection.current.fence),
-      },
-      ...(rejection.gateWallMillis === undefined
-        ? {}
-        : { gateWallMillis: checkWallMillis(api, 'gateWallMillis', rejection.gateWallMillis) }),
+      ...checkRejectionItem(api, '', rejection),
+    });
+  }
+
+  /**
+   * Records a batch of one gate's rejection reports of one resource (seqs strictly ascending) as
+   * ONE command, so its events are appended in one group commit. Each item is decided as
+   * {@link DurableCoordinator.recordRejection} decides it (duplicate, seq-conflict, a gap
+   * recorded as missing first), except that one implausible item refuses the whole batch:
+   * `{ ok: false, reason: 'implausible', index, field, message }`, nothing appended. Rules:
+   * `decide`'s `RecordFenceRejections`.
+   * @returns `{ ok: true, items }`: one outcome per item, in order.
+   * @throws TypeError / RangeError for a malformed batch (naming `items[i].field`); {@link CoordinatorUnavailableError} as for acquire.
+   */
+  async recordRejections(batch: Omit<RecordFenceRejections, 'type'>): Promise<RecordRejectionsOutcome> {
+    const api = 'DurableCoordinator.recordRejections';
+    requireObject(api, 'batch', batch);
+    if (!Array.isArray(batch.items) || batch.items.length === 0)
+      throw new RangeError(`${api}: items must be a non-empty array, got ${String(batch.items)}`);
+    return this.enqueue({
+      type: 'RecordFenceRejections',
+      gateId: checkId(api, 'gateId', batch.gateId),
+      resource: checkId(api, 'resource', batch.resource),
+      items: batch.items.map((item, index) => checkRejectionItem(api, `items[${index}].`, item)),
     });
   }
 
@@ -654,13 +662,14 @@ export class DurableCoordinator {
     }
     for (const { pending, outcome } of accepted) {
       pending.resolve(outcome);
-      const result = outcome as { ok?: boolean; reason?: string };
-      callHook(() =>
-        this.config.hooks.onOutcome?.(
-          pending.command.type,
-          result.reason === undefined ? { ok: result.ok !== false } : { ok: false, reason: result.reason },
-        ),
-      );
+      for (const [type, result] of outcomeReports(pending.command.type, outcome)) {
+        callHook(() =>
+          this.config.hooks.onOutcome?.(
+            type,
+            result.reason === undefined ? { ok: result.ok !== false } : { ok: false, reason: result.reason },
+          ),
+        );
+      }
     }
     this.afterCommit(events, batch.snapshotInBatch);
   }
@@ -827,3 +836,44 @@ function checkGateFence(
     fence: checkFence(api, 'fence', report.fence),
   };
 }
+
+/** One rejection report's fields, checked (TypeError / RangeError naming `prefix` + the field) and copied. */
+const checkRejectionItem = (api: string, prefix: string, item: RejectionReportItem): RejectionReportItem => {
+  requireObject(api, prefix === '' ? 'rejection' : prefix.slice(0, -1), item);
+  requireObject(api, `${prefix}rejected`, item.rejected);
+  requireObject(api, `${prefix}current`, item.current);
+  if (item.kind !== 'stale' && item.kind !== 'double-grant') {
+    throw new RangeError(`${api}: ${prefix}kind must be 'stale' or 'double-grant', got ${JSON.stringify(item.kind)}`);
+  }
+  requireCount(api, `${prefix}seq`, item.seq);
+  return {
+    seq: item.seq,
+    kind: item.kind,
+    rejected: {
+      holderId: checkId(api, `${prefix}rejected.holderId`, item.rejected.holderId),
+      fence: checkFence(api, `${prefix}rejected.fence`, item.rejected.fence),
+    },
+    current: {
+      holderId: checkId(api, `${prefix}current.holderId`, item.current.holderId),
+      fence: checkFence(api, `${prefix}current.fence`, item.current.fence),
+    },
+    ...(item.gateWallMillis === undefined
+      ? {}
+      : { gateWallMillis: checkWallMillis(api, `${prefix}gateWallMillis`, item.gateWallMillis) }),
+  };
+};
+
+/**
+ * What the `onOutcome` hook hears of one command: its outcome, except that a recorded batch of
+ * rejection reports is heard as one `RecordFenceRejection` outcome per item, so counters count
+ * refusals whether they came one per request or in a batch.
+ */
+const outcomeReports = (
+  type: CoordinatorCommand['type'],
+  outcome: unknown,
+): readonly (readonly [CoordinatorCommand['type'], { readonly ok?: boolean; readonly reason?: string }])[] => {
+  const result = outcome as { ok?: boolean; reason?: string; items?: readonly { ok?: boolean; reason?: string }[] };
+  if (type === 'RecordFenceRejections' && result.items !== undefined)
+    return result.items.map((item) => ['RecordFenceRejection', item] as const);
+  return [[type, result]];
+};

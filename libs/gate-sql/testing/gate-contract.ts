@@ -4,7 +4,13 @@
  * caller's error, invalid tokens, the outbox drained to a coordinator, and a writer killed with
  * SIGKILL in the middle of its transaction.
  */
-import { FenceGateClient, FenceTokenVerifier, InvalidFenceTokenError, type FloorSink } from '@lease-fence/client';
+import {
+  CoordinatorHttpError,
+  FenceGateClient,
+  FenceTokenVerifier,
+  InvalidFenceTokenError,
+  type FloorSink,
+} from '@lease-fence/client';
 import { openCoordinatorTestDouble, createTestSigningKey } from '@lease-fence/client/testing';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -275,6 +281,87 @@ export const describeSqlGateContract = <Tx>(name: string, open: () => Promise<Ga
           await expect.poll(async () => (await state())?.reportedThroughSeq, { timeout: 10_000 }).toBe(4);
           expect(floors[0]).toEqual({ resource: RESOURCE, fence: 5, holderId: 'agent-2' });
           expect(errors).toEqual([]);
+        } finally {
+          await drainer?.close();
+          await double.close();
+        }
+      });
+      it('delivers a backlog in batches (one request for many refusals), each refusal once, in seq order', async () => {
+        const double = await openCoordinatorTestDouble({
+          tokens: [{ token: 'token-gate', role: 'gate', gateId: 'orders-gate', resources: ['orders-*'] }],
+        });
+        try {
+          await write('agent-2', 5);
+          // refused while no drainer ran (the coordinator was out of reach): they wait in the outbox
+          for (let index = 0; index < 20; index += 1)
+            await expect(write('agent-1', 1 + (index % 4))).rejects.toBeInstanceOf(StaleFenceError);
+          const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+          const errors: unknown[] = [];
+          drainer = drainSqlGate(
+            gate,
+            {
+              reportRejection: (rejection, options) => client.reportRejection(rejection, options),
+              reportRejectionBatch: (resource, rejections, options) =>
+                client.reportRejectionBatch(resource, rejections, options),
+              reportFloor: async (_resource, floor) => ({ raised: false, fenceCounter: floor.fence }),
+            },
+            { onError: (error) => errors.push(error), pollIntervalMillis: 50 },
+          );
+          await drainer.flush();
+          const seqs = Array.from({ length: 20 }, (_, index) => index + 1);
+          expect(double.rejections.map((entry) => entry.body.seq)).toEqual(seqs);
+          const requests = double.handled.filter((request) => request.route.startsWith('rejections'));
+          expect(requests.length).toBeLessThan(20);
+          expect(requests.some((request) => request.route === 'rejections-batch')).toBe(true);
+          expect(await state()).toMatchObject({ reportedThroughSeq: 20, outbox: [] });
+          expect(errors).toEqual([]);
+        } finally {
+          await drainer?.close();
+          await double.close();
+        }
+      });
+
+      it('keeps a refusal whose report gets 403 (the gate token does not cover the resource) in the outbox, retried, each 403 given to onError, until the token covers it', async () => {
+        const double = await openCoordinatorTestDouble({
+          tokens: [{ token: 'token-gate', role: 'gate', gateId: 'orders-gate', resources: ['orders-*'] }],
+        });
+        try {
+          await write('agent-2', 5);
+          await expect(write('agent-1', 3)).rejects.toBeInstanceOf(StaleFenceError);
+          const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+          // the coordinator's tokens file does not cover the resource for the first 3 reports
+          const notCovering = new CoordinatorHttpError(
+            403,
+            { error: 'forbidden', message: `gate orders-gate may not report for ${RESOURCE}` },
+            `report rejection ${RESOURCE}#1`,
+          );
+          let forbidden = 3;
+          const errors: unknown[] = [];
+          let stillPending: number[] | undefined;
+          drainer = drainSqlGate(
+            gate,
+            {
+              reportRejection: async (rejection, options) => {
+                if (forbidden-- > 0) {
+                  if (forbidden === 0) stillPending = (await state())?.outbox.map((refusal) => refusal.seq);
+                  throw notCovering;
+                }
+                return client.reportRejection(rejection, options);
+              },
+              reportFloor: async (_resource, floor) => ({ raised: false, fenceCounter: floor.fence }),
+            },
+            {
+              onError: (error) => errors.push(error),
+              pollIntervalMillis: 50,
+              retry: { initialDelayMillis: 1, maxDelayMillis: 1 },
+            },
+          );
+          await drainer.flush();
+          expect(errors).toEqual([notCovering, notCovering, notCovering]); // the error itself: status 403, body, operation
+          expect(stillPending).toEqual([1]);
+          expect(drainer.rejections.dropped).toBe(0);
+          expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1]);
+          expect(await state()).toMatchObject({ reportedThroughSeq: 1, outbox: [] });
         } finally {
           await drainer?.close();
           await double.close();

@@ -164,6 +164,52 @@ export const RejectionBodySchema = z.strictObject({
 /** The parsed shape of {@link RejectionBodySchema}. */
 export type RejectionBody = z.infer<typeof RejectionBodySchema>;
 
+/**
+ * Most refusals one `POST /v1/resources/:resource/rejections/batch` carries. With
+ * {@link REJECTION_BATCH_MAX_BODY_BYTES} it bounds what one request asks of the coordinator (one
+ * decision per item, one group commit); a gate with more waiting sends several batches, in order.
+ */
+export const REJECTION_BATCH_MAX_ITEMS = 64;
+
+/**
+ * Largest body a gate sends as one batch, in bytes: the coordinator's default body limit
+ * (`LEASE_FENCE_MAX_BODY_BYTES`, 16 384), so a batch is never refused 413 by a coordinator with
+ * the default. A gate stops adding items before the body would exceed it (64 typical refusals
+ * take about 12 KiB; refusals with 200-character holder ids fewer per batch).
+ */
+export const REJECTION_BATCH_MAX_BODY_BYTES = 16_384;
+
+/** One refusal of a {@link RejectionBatchBodySchema}: a {@link RejectionBodySchema} without `resource` (the path names it). */
+export const RejectionBatchItemSchema = RejectionBodySchema.omit({ resource: true });
+/** The parsed shape of {@link RejectionBatchItemSchema}. */
+export type RejectionBatchItem = z.infer<typeof RejectionBatchItemSchema>;
+
+/**
+ * `POST /v1/resources/:resource/rejections/batch`: refusals of one resource waiting in a gate's
+ * outbox, 1 to {@link REJECTION_BATCH_MAX_ITEMS}, `seq` strictly ascending (an issue naming
+ * `items.<i>.seq` otherwise). Each item is what the single route takes, less `resource`.
+ */
+export const RejectionBatchBodySchema = z
+  .strictObject({
+    items: z
+      .array(RejectionBatchItemSchema, { error: 'must be an array of refusals' })
+      .min(1, 'must hold at least one refusal')
+      .max(REJECTION_BATCH_MAX_ITEMS, `must hold at most ${REJECTION_BATCH_MAX_ITEMS} refusals`),
+  })
+  .superRefine(({ items }, context) => {
+    for (let index = 1; index < items.length; index += 1) {
+      const previous = items[index - 1]!.seq;
+      if (items[index]!.seq <= previous)
+        context.addIssue({
+          code: 'custom',
+          path: ['items', index, 'seq'],
+          message: `must be above the previous item's seq ${previous}: seqs strictly ascending`,
+        });
+    }
+  });
+/** The parsed shape of {@link RejectionBatchBodySchema}. */
+export type RejectionBatchBody = z.infer<typeof RejectionBatchBodySchema>;
+
 /** `POST /v1/resources/:resource/admit`: a gate records that it raised its floor to `fence`. */
 export const AdmitBodySchema = z.strictObject({ holderId: IdSchema, fence: FenceSchema });
 /** The parsed shape of {@link AdmitBodySchema}. */
@@ -307,6 +353,24 @@ export type ErrorReply = z.infer<typeof ErrorReplySchema>;
 export const RejectionAcceptedReplySchema = z.object({ ok: z.literal(true), duplicate: z.boolean() });
 /** The parsed shape of {@link RejectionAcceptedReplySchema}. */
 export type RejectionAcceptedReply = z.infer<typeof RejectionAcceptedReplySchema>;
+
+/**
+ * 202 reply of `POST /v1/resources/:resource/rejections/batch`: one outcome per item, in order.
+ * `{ ok: true, duplicate }` as the single route answers; `{ ok: false, reason: 'seq-conflict',
+ * message }` where the single route answers 409 (that item only: nothing of it appended, the
+ * other items decided as usual).
+ */
+export const RejectionBatchReplySchema = z.object({
+  ok: z.literal(true),
+  items: z.array(
+    z.union([
+      RejectionAcceptedReplySchema,
+      z.object({ ok: z.literal(false), reason: z.literal('seq-conflict'), message: z.string() }),
+    ]),
+  ),
+});
+/** The parsed shape of {@link RejectionBatchReplySchema}. */
+export type RejectionBatchReply = z.infer<typeof RejectionBatchReplySchema>;
 
 /** `{ ok: true }`: 200 reply of release, 202 reply of `POST /v1/resources/:resource/admit` (the `FenceAdmitted` event is durable). */
 export const OkReplySchema = z.object({ ok: z.literal(true) });

@@ -26,6 +26,22 @@ const validInputs: Readonly<Record<string, unknown>> = {
     current: { holderId: 'agent-b', fence: 3 },
     wallMillis: 1,
   },
+  RejectionBatchBodySchema: {
+    items: [
+      {
+        seq: 1,
+        kind: 'stale',
+        rejected: { holderId: 'agent-a', fence: 2 },
+        current: { holderId: 'agent-b', fence: 3 },
+      },
+      {
+        seq: 2,
+        rejected: { holderId: 'agent-a', fence: 2 },
+        current: { holderId: 'agent-b', fence: 3 },
+        wallMillis: 1,
+      },
+    ],
+  },
   AdmitBodySchema: { holderId: 'agent-a', fence: 3 },
   FloorReportBodySchema: { holderId: 'agent-a', fence: 57 },
   GateStatusBodySchema: {

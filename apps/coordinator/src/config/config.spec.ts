@@ -1,3 +1,4 @@
+import { REJECTION_BATCH_MAX_BODY_BYTES } from '@lease-fence/protocol';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig, type ParseConfigContext } from './config.js';
 
@@ -58,6 +59,10 @@ describe('parseConfig', () => {
         lockDelays: [],
         shutdownDeadlineMillis: 10_000,
       });
+    });
+
+    it("accepts by default a body as large as a gate's batch of refusals (REJECTION_BATCH_MAX_BODY_BYTES), so none is refused 413", () => {
+      expect(parseConfig({}, context()).maxBodyBytes).toBeGreaterThanOrEqual(REJECTION_BATCH_MAX_BODY_BYTES);
     });
 
     it('serves the dashboard package build by default only when it holds index.html', () => {

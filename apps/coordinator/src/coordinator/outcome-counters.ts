@@ -19,6 +19,8 @@ export const SUCCESS_TOTAL_OF: Readonly<Record<CoordinatorCommand['type'], Succe
   RenewLease: 'renewals',
   ReleaseLease: 'releases',
   RecordFenceRejection: 'rejections',
+  // The coordinator hears a batch as one RecordFenceRejection outcome per item (durable-coordinator's outcomeReports).
+  RecordFenceRejections: 'rejections',
   AdmitFence: 'admits',
   // Fence-first: the grant is counted when the lease becomes active, not when its fence is reserved or burned.
   ReserveFence: undefined,

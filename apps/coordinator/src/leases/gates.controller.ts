@@ -24,6 +24,10 @@ import {
   OkReplySchema,
   type RejectionAcceptedReply,
   RejectionAcceptedReplySchema,
+  REJECTION_BATCH_MAX_ITEMS,
+  RejectionBatchBodySchema,
+  type RejectionBatchReply,
+  RejectionBatchReplySchema,
   RejectionBodySchema,
   type RejectionsReply,
   RejectionsReplySchema,
@@ -40,11 +44,12 @@ import { parseResource } from './lease-input.js';
 
 /**
  * A gate report the coordinator refused as impossible, as a 400 naming the wire field
- * (`gateWallMillis` is `wallMillis` on the wire; the other fields have the same names).
+ * (`gateWallMillis` is `wallMillis` on the wire; the other fields have the same names), after
+ * `prefix` (`items.2.` for an item of a batch).
  */
-const implausibleInput = (outcome: ImplausibleReport): InvalidRequestError =>
+const implausibleInput = (outcome: ImplausibleReport, prefix = ''): InvalidRequestError =>
   new InvalidRequestError([
-    { path: outcome.field === 'gateWallMillis' ? 'wallMillis' : outcome.field, message: outcome.message },
+    { path: prefix + (outcome.field === 'gateWallMillis' ? 'wallMillis' : outcome.field), message: outcome.message },
   ]);
 
 /** Rejections and admits reported by gates. */
@@ -113,6 +118,57 @@ export class GatesController {
       throw new DeniedOutcome({ ok: false, reason: recorded.reason, message: recorded.message });
     }
     return { ok: true, duplicate: recorded.duplicate };
+  }
+
+  /**
+   * Records the refusals waiting in a gate's outbox (seqs strictly ascending) as ONE command: one
+   * group commit for the batch. Each item is decided by the single route's rules: a resend
+   * answers `duplicate: true` and appends nothing; other content under a recorded seq is
+   * `{ ok: false, reason: 'seq-conflict' }` for that item only; a gap before an item is recorded
+   * as `RejectionsMissing` first. All or nothing for a report that cannot be true: one implausible
+   * item is a 400 naming `items.<i>.<field>` and nothing of the request is appended (a gate that
+   * sends one impossible report is broken, and a partly recorded batch would leave it guessing
+   * which seqs the log holds; the gate then sends its items one by one and drops only that one).
+   */
+  @Post('resources/:resource/rejections/batch')
+  @HttpCode(202)
+  @UseGuards(GateGuard)
+  @ApiDoc({
+    operationId: 'reportRejections',
+    summary:
+      `Record up to ${REJECTION_BATCH_MAX_ITEMS} FenceGate rejections of one resource (seqs strictly ascending) in one request and one group commit. ` +
+      'Each item as `reportRejection` decides it (idempotent by (gate, resource, seq), a gap recorded as `RejectionsMissing` first); ' +
+      'a seq-conflict refuses that item only (in the reply); one implausible item refuses the whole request (400 naming `items.<i>.<field>`, nothing appended).',
+    body: RejectionBatchBodySchema,
+    replies: {
+      202: {
+        description:
+          'Decided: one outcome per item, in order (`duplicate` as for `reportRejection`, or `seq-conflict` for an item recorded with other content).',
+        schemas: [RejectionBatchReplySchema],
+      },
+      ...WRITE_REPLIES,
+    },
+  })
+  async reportRejections(
+    @Param('resource') resourceParam: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() gate: GatePrincipal,
+  ): Promise<RejectionBatchReply> {
+    const resource = parseResource(resourceParam);
+    const { items } = parseInput(RejectionBatchBodySchema, body, 'body');
+    const recorded = await this.host.current().recordRejections({
+      gateId: gate.gateId,
+      resource,
+      items: items.map((item) => ({
+        seq: item.seq,
+        kind: item.kind,
+        rejected: item.rejected,
+        current: item.current,
+        ...(item.wallMillis === undefined ? {} : { gateWallMillis: item.wallMillis }),
+      })),
+    });
+    if (!recorded.ok) throw implausibleInput(recorded, `items.${recorded.index}.`);
+    return { ok: true, items: [...recorded.items] };
   }
 
   /**

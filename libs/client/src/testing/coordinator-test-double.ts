@@ -29,6 +29,7 @@ import {
   AGENT_LINK_SUBPROTOCOL,
   AcquireBodySchema,
   AdmitBodySchema,
+  RejectionBatchBodySchema,
   RejectionBodySchema,
   ReleaseBodySchema,
   RenewBodySchema,
@@ -47,8 +48,8 @@ export type TokenEntry =
   | { readonly token: string; readonly role: 'gate'; readonly resources: readonly string[]; readonly gateId: string }
   | { readonly token: string; readonly role: 'viewer' };
 
-/** The routes faults can target. */
-export type DoubleRoute = 'acquire' | 'renew' | 'release' | 'rejections' | 'admit';
+/** The routes faults can target (`rejections-batch`: `POST /v1/resources/:resource/rejections/batch`). */
+export type DoubleRoute = 'acquire' | 'renew' | 'release' | 'rejections' | 'rejections-batch' | 'admit';
 
 /**
  * A fault for the next matching request(s):
@@ -93,6 +94,11 @@ export interface CoordinatorTestDoubleOptions {
   readonly clock?: Clock;
   /** The namespace written into signed grants. @defaultValue `'default'` */
   readonly namespace?: string;
+  /**
+   * Whether it serves `POST /v1/resources/:resource/rejections/batch`; `false` answers it 404, as a
+   * coordinator older than that route does. @defaultValue true
+   */
+  readonly rejectionBatches?: boolean;
 }
 
 /** A running double: see {@link openCoordinatorTestDouble}. */
@@ -105,7 +111,7 @@ export interface CoordinatorTestDouble {
   readonly handled: readonly HandledRequest[];
   /** The public key grants are signed with, as `GET /v1/keys` serves it (a JWKS). */
   readonly keys: KeysReply;
-  /** Rejections recorded (each (gate, resource, seq) once), in arrival order. */
+  /** Rejections recorded (each (gate, resource, seq) once, singly or in a batch), in arrival order. */
   readonly rejections: readonly { readonly gateId: string; readonly body: RejectionBody }[];
   /** Queues a fault for the next matching request(s). */
   inject(fault: InjectedFault): void;
@@ -117,7 +123,7 @@ export interface CoordinatorTestDouble {
   close(): Promise<void>;
 }
 
-const ROUTE = /^\/v1\/(leases|resources)\/([^/]+)\/(acquire|renew|release|rejections|admit)$/;
+const ROUTE = /^\/v1\/(leases|resources)\/([^/]+)\/(acquire|renew|release|rejections|rejections\/batch|admit)$/;
 /** `GET /v1/resources/:resource/gate-recovery`: what a starting gate reconciles with. */
 const GATE_RECOVERY_ROUTE = /^\/v1\/resources\/([^/]+)\/gate-recovery$/;
 
@@ -190,7 +196,7 @@ export const openCoordinatorTestDouble = async (
       status: 403,
       reply: { error: 'forbidden', message: `a ${principal.role} token may not ${route}` },
     };
-    if (route === 'rejections' || route === 'admit') {
+    if (route === 'rejections' || route === 'rejections-batch' || route === 'admit') {
       if (principal.role !== 'gate') return forbidden;
       if (!principal.resources.some((pattern) => resourceMatches(pattern, resource))) {
         return {
@@ -202,17 +208,29 @@ export const openCoordinatorTestDouble = async (
         const parsed = AdmitBodySchema.safeParse(body);
         return parsed.success ? { status: 202, reply: { ok: true } } : invalid(parsed.error.issues);
       }
+      const record = (gateId: string, rejection: RejectionBody): { ok: true; duplicate: boolean } => {
+        const key = JSON.stringify([gateId, resource, rejection.seq]);
+        const duplicate = rejectionKeys.has(key);
+        if (!duplicate) {
+          rejectionKeys.add(key);
+          rejections.push({ gateId, body: rejection });
+        }
+        return { ok: true, duplicate };
+      };
+      if (route === 'rejections-batch') {
+        const batch = RejectionBatchBodySchema.safeParse(body);
+        if (!batch.success) return invalid(batch.error.issues);
+        const gateId = principal.gateId;
+        return {
+          status: 202,
+          reply: { ok: true, items: batch.data.items.map((item) => record(gateId, { ...item, resource })) },
+        };
+      }
       const parsed = RejectionBodySchema.safeParse(body);
       if (!parsed.success) return invalid(parsed.error.issues);
       if (parsed.data.resource !== resource)
         return invalid([{ path: ['resource'], message: 'must match the resource in the path' }]);
-      const key = JSON.stringify([principal.gateId, resource, parsed.data.seq]);
-      const duplicate = rejectionKeys.has(key);
-      if (!duplicate) {
-        rejectionKeys.add(key);
-        rejections.push({ gateId: principal.gateId, body: parsed.data });
-      }
-      return { status: 202, reply: { ok: true, duplicate } };
+      return { status: 202, reply: record(principal.gateId, parsed.data) };
     }
     if (principal.role !== 'agent') return forbidden;
     const holderId = principal.holderId;
@@ -317,11 +335,12 @@ export const openCoordinatorTestDouble = async (
       });
     }
     const match = ROUTE.exec(path);
-    const route = match?.[3] as DoubleRoute | undefined;
+    const route = (match?.[3] === 'rejections/batch' ? 'rejections-batch' : match?.[3]) as DoubleRoute | undefined;
     if (
       request.method !== 'POST' ||
       match === null ||
       route === undefined ||
+      (route === 'rejections-batch' && options.rejectionBatches === false) ||
       (match[1] === 'leases') !== ['acquire', 'renew', 'release'].includes(route)
     ) {
       return send(404, { error: 'not-found', message: `no route ${request.method ?? ''} ${path}` });

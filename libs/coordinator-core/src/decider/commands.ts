@@ -104,6 +104,25 @@ export interface RecordFenceRejection {
   readonly gateWallMillis?: number | undefined;
 }
 
+/** One refusal of a {@link RecordFenceRejections} batch: a {@link RecordFenceRejection} without what the batch names once. */
+export type RejectionReportItem = Omit<RecordFenceRejection, 'type' | 'gateId' | 'resource'>;
+
+/**
+ * A resource's FenceGate reports several refusals at once (what waited in its outbox), seqs
+ * strictly ascending. Decided as the same reports one after the other would be (duplicates,
+ * seq-conflicts per item, `RejectionsMissing` before a gap), with one difference: an item that
+ * cannot be true refuses the whole batch and nothing of it is logged (see
+ * {@link RecordRejectionsOutcome}). Its events are appended together (one group commit).
+ */
+export interface RecordFenceRejections {
+  readonly type: 'RecordFenceRejections';
+  /** The authenticated gate that reports them. */
+  readonly gateId: string;
+  readonly resource: string;
+  /** At least one; `seq` strictly ascending. */
+  readonly items: readonly RejectionReportItem[];
+}
+
 /**
  * A resource's FenceGate reports it raised its floor to `fence` without a write (handover push).
  * Refused as `'implausible'` if `fence` was never issued for `resource`, or is the resource's
@@ -214,6 +233,7 @@ export type CoordinatorCommand =
   | ReleaseLease
   | ExpireDueLeases
   | RecordFenceRejection
+  | RecordFenceRejections
   | AdmitFence
   | ReserveFence
   | ActivateReservedLease
@@ -269,6 +289,22 @@ export interface RejectionSeqConflict {
  */
 export type RecordRejectionOutcome =
   { readonly ok: true; readonly duplicate: boolean } | RejectionSeqConflict | ImplausibleReport;
+
+/** What one item of a {@link RecordFenceRejections} batch decided: recorded, duplicate, or {@link RejectionSeqConflict}. */
+export type RecordRejectionItemOutcome = { readonly ok: true; readonly duplicate: boolean } | RejectionSeqConflict;
+
+/**
+ * Outcome of `RecordFenceRejections`:
+ * - `{ ok: true, items }` — one {@link RecordRejectionItemOutcome} per item, in order: the
+ *   recorded ones are `FenceRejected` events (each preceded by `RejectionsMissing` before a gap),
+ *   a duplicate or seq-conflict item has none, exactly as {@link RecordRejectionOutcome};
+ * - {@link ImplausibleReport} with the `index` of the first item that cannot be true: the whole
+ *   batch is refused, no event (all or nothing: a gate that sends one impossible report is broken,
+ *   and a partly recorded batch would leave it to guess which seqs the log has).
+ */
+export type RecordRejectionsOutcome =
+  | { readonly ok: true; readonly items: readonly RecordRejectionItemOutcome[] }
+  | (ImplausibleReport & { readonly index: number });
 
 /** Outcome of `AdmitFence`: recorded (one `FenceAdmitted` event), or {@link ImplausibleReport} with no event. */
 export type AdmitFenceOutcome = { readonly ok: true } | ImplausibleReport;
@@ -346,6 +382,7 @@ export interface OutcomeByCommand {
   readonly ReleaseLease: ReleaseOutcome;
   readonly ExpireDueLeases: { readonly ok: true; readonly expired: number };
   readonly RecordFenceRejection: RecordRejectionOutcome;
+  readonly RecordFenceRejections: RecordRejectionsOutcome;
   readonly AdmitFence: AdmitFenceOutcome;
   readonly ReserveFence: ReserveFenceOutcome;
   readonly ActivateReservedLease: ActivateOutcome;

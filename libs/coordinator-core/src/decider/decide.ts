@@ -38,6 +38,10 @@ import {
   type OutcomeByCommand,
   type OutcomeOf,
   type RecordFenceRejection,
+  type RecordFenceRejections,
+  type RecordRejectionItemOutcome,
+  type RecordRejectionOutcome,
+  type RecordRejectionsOutcome,
   type StartCoordinator,
 } from './commands.js';
 import {
@@ -128,61 +132,12 @@ function decideAny(
     }
     case 'RecordFenceRejection': {
       checkRejection(command);
-      const content = rejectionContent(command);
-      const recorded = state.rejectionKeys.get(rejectionKey(command.gateId, command.resource, command.seq));
-      if (recorded === content) return { events: [], outcome: { ok: true, duplicate: true } };
-      // Recorded so long ago that its content is no longer kept: a resend (its reply was lost); recording it again would count one refusal twice.
-      if (recorded === undefined && wasRecorded(state, command.gateId, command.resource, command.seq))
-        return { events: [], outcome: { ok: true, duplicate: true } };
-      if (recorded !== undefined) {
-        return {
-          events: [],
-          outcome: {
-            ok: false,
-            reason: 'seq-conflict',
-            message:
-              `seq ${command.seq} of gate ${JSON.stringify(command.gateId)} on resource ${JSON.stringify(command.resource)} was already recorded ` +
-              `as ${describeContent(recorded)}, not ${describeContent(content)}; a gate must never reuse a seq`,
-          },
-        };
-      }
-      const implausible = implausibleRejection(state.table, command, state.reservedFences);
-      if (implausible !== undefined) return { events: [], outcome: implausible };
-      const { gateId, resource, seq, kind, rejected, current, gateWallMillis } = command;
-      // A gate numbers its refusals of a resource from 1 without gaps and reports them in order:
-      // a seq above the next expected one means the ones between were lost. Say so in the log.
-      const expectedSeq = nextExpectedSeq(state, gateId, resource);
-      const missing: CoordinatorEvent[] =
-        seq > expectedSeq
-          ? [
-              {
-                type: 'RejectionsMissing',
-                version: 1,
-                data: { ...stamp, resource, gateId, fromSeq: expectedSeq, throughSeq: seq - 1, reportedSeq: seq },
-              },
-            ]
-          : [];
-      return {
-        events: [
-          ...missing,
-          {
-            type: 'FenceRejected',
-            version: 1,
-            data: {
-              ...stamp,
-              resource,
-              gateId,
-              seq,
-              kind,
-              rejected: { holderId: rejected.holderId, fence: rejected.fence },
-              current: { holderId: current.holderId, fence: current.fence },
-              ...(gateWallMillis === undefined ? {} : { gateWallMillis }),
-            },
-          },
-        ],
-        outcome: { ok: true, duplicate: false },
-      };
+      const expectedSeq = nextExpectedSeq(state, command.gateId, command.resource);
+      const { events, outcome } = decideRejection(state, command, stamp, expectedSeq);
+      return { events, outcome };
     }
+    case 'RecordFenceRejections':
+      return decideRejections(state, command, stamp);
     case 'AdmitFence': {
       requireId('decide AdmitFence', 'gateId', command.gateId);
       requireId('decide AdmitFence', 'resource', command.resource);
@@ -398,6 +353,112 @@ const neverIssued = (
       );
 
 /**
+ * One rejection report against `state`, the next seq expected of its gate and resource being
+ * `expectedSeq`: a duplicate (same content, or recorded so long ago its content is no longer
+ * kept), a seq-conflict, implausible, or recorded (`RejectionsMissing` first when `seq` is above
+ * `expectedSeq`). The one copy of these rules, for a single report and each item of a batch.
+ */
+function decideRejection(
+  state: CoordinatorState,
+  command: RecordFenceRejection,
+  stamp: Stamp,
+  expectedSeq: number,
+): Decision<RecordRejectionOutcome> {
+  const content = rejectionContent(command);
+  const recorded = state.rejectionKeys.get(rejectionKey(command.gateId, command.resource, command.seq));
+  if (recorded === content) return { events: [], outcome: { ok: true, duplicate: true } };
+  // Recorded so long ago that its content is no longer kept: a resend (its reply was lost); recording it again would count one refusal twice.
+  if (recorded === undefined && wasRecorded(state, command.gateId, command.resource, command.seq))
+    return { events: [], outcome: { ok: true, duplicate: true } };
+  if (recorded !== undefined) {
+    return {
+      events: [],
+      outcome: {
+        ok: false,
+        reason: 'seq-conflict',
+        message:
+          `seq ${command.seq} of gate ${JSON.stringify(command.gateId)} on resource ${JSON.stringify(command.resource)} was already recorded ` +
+          `as ${describeContent(recorded)}, not ${describeContent(content)}; a gate must never reuse a seq`,
+      },
+    };
+  }
+  const implausible = implausibleRejection(state.table, command, state.reservedFences);
+  if (implausible !== undefined) return { events: [], outcome: implausible };
+  const { gateId, resource, seq, kind, rejected, current, gateWallMillis } = command;
+  // A gate numbers its refusals of a resource from 1 without gaps and reports them in order:
+  // a seq above the next expected one means the ones between were lost. Say so in the log.
+  const missing: CoordinatorEvent[] =
+    seq > expectedSeq
+      ? [
+          {
+            type: 'RejectionsMissing',
+            version: 1,
+            data: { ...stamp, resource, gateId, fromSeq: expectedSeq, throughSeq: seq - 1, reportedSeq: seq },
+          },
+        ]
+      : [];
+  return {
+    events: [
+      ...missing,
+      {
+        type: 'FenceRejected',
+        version: 1,
+        data: {
+          ...stamp,
+          resource,
+          gateId,
+          seq,
+          kind,
+          rejected: { holderId: rejected.holderId, fence: rejected.fence },
+          current: { holderId: current.holderId, fence: current.fence },
+          ...(gateWallMillis === undefined ? {} : { gateWallMillis }),
+        },
+      },
+    ],
+    outcome: { ok: true, duplicate: false },
+  };
+}
+
+/**
+ * A batch of one gate's reports of one resource, seqs strictly ascending: each item decided by
+ * {@link decideRejection} as if the earlier items' events were folded. That needs no fold: an
+ * item's key, {@link wasRecorded} and plausibility do not depend on the earlier items (their
+ * seqs are lower, and `FenceRejected` changes no fence), only the seq expected next does, and it
+ * is carried along. The first implausible item refuses the whole batch (no event).
+ */
+function decideRejections(
+  state: CoordinatorState,
+  command: RecordFenceRejections,
+  stamp: Stamp,
+): Decision<RecordRejectionsOutcome> {
+  const api = 'decide RecordFenceRejections';
+  requireId(api, 'gateId', command.gateId);
+  requireId(api, 'resource', command.resource);
+  if (!Array.isArray(command.items) || command.items.length === 0)
+    throw new RangeError(`${api}: items must be a non-empty array, got ${String(command.items)}`);
+  const { gateId, resource } = command;
+  let expectedSeq = nextExpectedSeq(state, gateId, resource);
+  const events: CoordinatorEvent[] = [];
+  const items: RecordRejectionItemOutcome[] = [];
+  for (const [index, item] of command.items.entries()) {
+    const report: RecordFenceRejection = { ...item, type: 'RecordFenceRejection', gateId, resource };
+    checkRejection(report, `items[${index}].`);
+    const previous = command.items[index - 1];
+    if (previous !== undefined && item.seq <= previous.seq)
+      throw new RangeError(
+        `${api}: items[${index}].seq must be above items[${index - 1}].seq ${previous.seq} (seqs strictly ascending), got ${item.seq}`,
+      );
+    const decided = decideRejection(state, report, stamp, expectedSeq);
+    if (decided.outcome.ok === false && decided.outcome.reason === 'implausible')
+      return { events: [], outcome: { ...decided.outcome, index } };
+    items.push(decided.outcome as RecordRejectionItemOutcome);
+    events.push(...decided.events);
+    if (decided.events.length > 0) expectedSeq = Math.max(expectedSeq, item.seq + 1);
+  }
+  return { events, outcome: { ok: true, items } };
+}
+
+/**
  * Why a rejection report cannot be true, or undefined if it can (checked in this order, the
  * report alone first, then against the coordinator's fences). A gate's rejection compares two
  * tokens of one resource, both minted by this coordinator:
@@ -597,20 +658,25 @@ function checkNow(now: Now): void {
   }
 }
 
-function checkRejection(command: RecordFenceRejection): void {
+/** Throws for a malformed report; `prefix` names an item of a batch (`items[2].`). */
+function checkRejection(command: RecordFenceRejection, prefix = ''): void {
   const api = 'RecordFenceRejection';
   requireId(`decide ${api}`, 'gateId', command.gateId);
   requireId(`decide ${api}`, 'resource', command.resource);
-  requireCount(`decide ${api}`, 'seq', command.seq);
+  requireCount(`decide ${api}`, `${prefix}seq`, command.seq);
   if (command.kind !== 'stale' && command.kind !== 'double-grant') {
-    throw new RangeError(`decide ${api}: kind must be 'stale' or 'double-grant', got ${JSON.stringify(command.kind)}`);
+    throw new RangeError(
+      `decide ${api}: ${prefix}kind must be 'stale' or 'double-grant', got ${JSON.stringify(command.kind)}`,
+    );
   }
   for (const side of ['rejected', 'current'] as const) {
     const value = command[side];
     if (value === null || typeof value !== 'object')
-      throw new TypeError(`decide ${api}: ${side} must be an object { holderId, fence }, got ${String(value)}`);
-    requireId(`decide ${api}`, `${side}.holderId`, value.holderId);
-    requireFence(`decide ${api}`, `${side}.fence`, value.fence);
+      throw new TypeError(
+        `decide ${api}: ${prefix}${side} must be an object { holderId, fence }, got ${String(value)}`,
+      );
+    requireId(`decide ${api}`, `${prefix}${side}.holderId`, value.holderId);
+    requireFence(`decide ${api}`, `${prefix}${side}.fence`, value.fence);
   }
   if (
     command.gateWallMillis !== undefined &&
