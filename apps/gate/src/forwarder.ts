@@ -38,7 +38,7 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
 
 /**
  * Request headers not passed on besides the hop-by-hop ones: the fence token (for the gate
- * alone), `host` (undici sends the upstream's) and `expect` (Node's server has already answered
+ * alone), `host` (undici sends the upstream's) and `expect` (the gate has already answered
  * `100-continue` to the client, and undici refuses the header).
  */
 const NOT_FORWARDED: ReadonlySet<string> = new Set([...HOP_BY_HOP, FENCE_TOKEN_HEADER, 'host', 'expect']);

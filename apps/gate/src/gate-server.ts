@@ -29,7 +29,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { DoubleGrantError, StaleFenceError, type FenceGate, type FenceToken } from 'lease-fence';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { createForwarder, FENCE_TOKEN_HEADER } from './forwarder.js';
+import { createForwarder, FENCE_TOKEN_HEADER, type BeforeBodyEnd } from './forwarder.js';
 import type { GateMetrics } from './metrics.js';
 
 export { FENCE_TOKEN_HEADER };
@@ -166,6 +166,13 @@ const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
 export async function createGateServer(options: GateServerOptions): Promise<FastifyInstance> {
   const { store, verifier, metrics, logger, openMethods, onAdmitted } = options;
   let closing = false;
+  /**
+   * Requests sent with `Expect: 100-continue` whose `100 Continue` the gate holds back until they
+   * are let through, each with the keep-alive Node chose for its connection. Until then the
+   * connection is to close after the answer: a refused request is answered before its body was
+   * sent, and the client may send it nonetheless or not at all (RFC 9110 §10.1.1).
+   */
+  const awaitingContinue = new WeakMap<ServerResponse, boolean>();
   /** The gate once reconciled with the coordinator; `undefined` before (writes get 503). */
   let gate: FenceGate | undefined;
   void options.gate.then((reconciled) => {
@@ -238,7 +245,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
     }
     metrics.admitted.inc();
     onAdmitted?.(token);
-    forwarder.forward(request, response, () => stillAdmitted(gate, token));
+    forward(request, response, () => stillAdmitted(gate, token));
   };
 
   /**
@@ -257,6 +264,17 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         ? error
         : new FloorAtBodyEndError(error);
     });
+  };
+
+  /** Forwards a request the gate lets through, sending the `100 Continue` its client waits for first (see {@link awaitingContinue}). */
+  const forward = (request: IncomingMessage, response: ServerResponse, beforeBodyEnd?: BeforeBodyEnd): void => {
+    const keepAlive = awaitingContinue.get(response);
+    if (keepAlive !== undefined) {
+      awaitingContinue.delete(response);
+      response.shouldKeepAlive = keepAlive;
+      response.writeContinue();
+    }
+    forwarder.forward(request, response, beforeBodyEnd);
   };
 
   /** Answers 409 with the gate's refusal (already durable in the outbox). */
@@ -308,7 +326,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         message: 'protocol upgrades (WebSocket) are not proxied by the gate',
       });
     }
-    if (openMethods.has(request.method ?? '')) return forwarder.forward(request, response);
+    if (openMethods.has(request.method ?? '')) return forward(request, response);
     const signedToken = headers[FENCE_TOKEN_HEADER];
     if (typeof signedToken !== 'string') {
       return answer(response, 401, {
@@ -354,6 +372,19 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
           : serveData(request, response),
       );
       // The timeouts Fastify gives a server it makes itself (its defaults, which the gate had).
+      // `Expect: 100-continue`: Node would answer `100 Continue` before the request is seen; the
+      // gate sends it only once the request is let through (`forward`), so that the client of a
+      // refused write never sends its body.
+      server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+        if (request.url?.startsWith(GATE_PATH_PREFIX) === true) {
+          response.writeContinue();
+          fastifyHandler(request, response);
+          return;
+        }
+        awaitingContinue.set(response, response.shouldKeepAlive);
+        response.shouldKeepAlive = false;
+        serveData(request, response);
+      });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MILLIS;
       server.requestTimeout = 0;
       server.setTimeout(0);
