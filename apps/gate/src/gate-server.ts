@@ -200,6 +200,12 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         else answerFloorUnavailable(response, (error as FloorAtBodyEndError).cause);
         return;
       }
+      if (failure === 'client-gone') {
+        // Not the upstream's failure: nobody is left to answer, and the upstream request was cut.
+        logger.debug({ err: error, url: request.url }, 'the client closed its connection before the exchange ended');
+        response.destroy();
+        return;
+      }
       const timedOut = failure === 'upstream-timeout';
       logger.warn({ err: error, url: request.url }, timedOut ? 'upstream timed out' : 'upstream unreachable');
       // The reply had begun (or the client left): all that is left is to cut the connection.
