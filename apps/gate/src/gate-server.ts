@@ -60,8 +60,8 @@ const CLIENT_ERROR_DRAIN_MILLIS = 5_000;
 /**
  * Answers a request Node's HTTP parser refused (headers over Node's 16 KiB limit: 431; anything
  * else malformed: 400) in the gate's JSON shape. Unlike Fastify's default, which destroys the
- * socket at once, the rest of what the client sends is read and dropped for a while: closing a
- * socket with unread input makes the kernel send a reset, and the client loses the answer.
+ * socket at once, the rest of what the client sends is read and dropped for a while
+ * ({@link answerOnSocket}).
  */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -71,13 +71,22 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? '408 Request Timeout'
       : '400 Bad Request';
-  const body = JSON.stringify({
-    ok: false,
-    reason: 'bad-request',
-    message: tooLarge
+  answerOnSocket(
+    socket,
+    status,
+    tooLarge
       ? 'the request headers exceed 16 KiB (Lease-Fence-Token is about 400 bytes)'
       : `malformed HTTP request (${error.code ?? 'parse error'})`,
-  });
+  );
+}
+
+/**
+ * Writes the gate's `bad-request` answer straight on `socket` and closes it, reading and dropping
+ * what the client still sends for a while: closing a socket with unread input makes the kernel
+ * send a reset, and the client loses the answer.
+ */
+function answerOnSocket(socket: Duplex, status: string, message: string): void {
+  const body = JSON.stringify({ ok: false, reason: 'bad-request', message });
   if (socket.writable) {
     socket.end(
       `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -85,6 +94,14 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   }
   socket.resume();
   setTimeout(() => socket.destroy(), CLIENT_ERROR_DRAIN_MILLIS).unref();
+}
+
+/**
+ * Answers a `CONNECT` (a tunnel request, which the gate never opens): without a `connect`
+ * listener Node destroys the connection without a word.
+ */
+function answerConnect(_request: IncomingMessage, socket: Duplex): void {
+  answerOnSocket(socket, '400 Bad Request', 'CONNECT (a tunnel) is not proxied by the gate; send requests with a path');
 }
 
 /** The floor store failed while a write's body was ending: the write is cut, as when the floor cannot be saved before it. */
@@ -321,7 +338,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
       return answer(response, 400, {
         ok: false,
         reason: 'bad-request',
-        message: 'the request target must be a path (origin-form), not an absolute URL',
+        message: `the request target must be a path (origin-form), not ${JSON.stringify(request.url)}`,
       });
     }
     const { headers } = request;
@@ -391,6 +408,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         response.shouldKeepAlive = false;
         serveData(request, response);
       });
+      server.on('connect', answerConnect);
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MILLIS;
       server.requestTimeout = 0;
       server.setTimeout(0);
