@@ -159,6 +159,14 @@ type GateAnswer =
 /** How long an idle client connection is kept open (milliseconds): Fastify's default, which the gate had before it made its own server. */
 const KEEP_ALIVE_TIMEOUT_MILLIS = 72_000;
 
+/**
+ * How much longer than the upstream timeout a client connection may stay silent in the middle of
+ * an exchange (sending no byte of its body, reading no byte of the reply) before it is cut
+ * (milliseconds). Past the upstream timeout, so that a client waiting for a slow upstream gets
+ * its 504 first.
+ */
+const CLIENT_SILENCE_MARGIN_MILLIS = 5_000;
+
 /** The response headers of every answer the gate gives itself. */
 const ANSWER_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } as const;
 const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
@@ -394,7 +402,6 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
           ? fastifyHandler(request, response)
           : serveData(request, response),
       );
-      // The timeouts Fastify gives a server it makes itself (its defaults, which the gate had).
       // `Expect: 100-continue`: Node would answer `100 Continue` before the request is seen; the
       // gate sends it only once the request is let through (`forward`), so that the client of a
       // refused write never sends its body.
@@ -409,9 +416,15 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         serveData(request, response);
       });
       server.on('connect', answerConnect);
+      // The keep-alive and request timeouts Fastify gives a server it makes itself (its defaults,
+      // which the gate had); and a bound on a client silent mid-exchange: a writer whose body
+      // stalls holds one of the forwarder's upstream connections until its connection ends, so
+      // 128 of them left every other request waiting without a bound (with an upstream that has
+      // no request timeout of its own). Node destroys a socket silent this long, which aborts its
+      // request: the upstream request is cut, never whole, and its connection freed.
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MILLIS;
       server.requestTimeout = 0;
-      server.setTimeout(0);
+      server.setTimeout(options.upstreamTimeoutMillis + CLIENT_SILENCE_MARGIN_MILLIS);
       return server;
     },
   });
