@@ -49,7 +49,7 @@ export interface GateConfig {
   readonly namespace: string;
   /** Methods forwarded without a token (upper case); every other method needs one. `LEASE_FENCE_GATE_OPEN_METHODS`, default `GET,HEAD,OPTIONS`. */
   readonly openMethods: ReadonlySet<string>;
-  /** An upstream that sends no reply headers, or stalls its body, this long gets 504 (milliseconds). `LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS`, default 30 000. */
+  /** An upstream that sends no reply headers, or stalls its body, this long gets 504; a client silent 5 s longer mid-request is disconnected (milliseconds). `LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS`, default 30 000. */
   readonly upstreamTimeoutMillis: number;
   /** Interval of the floor reports to the coordinator (milliseconds). `LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS`, default 5 000. */
   readonly floorReportMillis: number;
@@ -174,7 +174,7 @@ Environment:
   LEASE_FENCE_DATA_DIR           ./data    directory of the floor file and its refusal outbox
   LEASE_FENCE_NAMESPACE          default   the coordinator namespace whose grants are accepted
   LEASE_FENCE_GATE_OPEN_METHODS  GET,HEAD,OPTIONS  methods forwarded without a token (empty = none)
-  LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS  30000  no reply headers (or a stalled body) this long: 504
+  LEASE_FENCE_GATE_UPSTREAM_TIMEOUT_MILLIS  30000  no reply headers (or a stalled body) this long: 504; a client silent 5 s longer mid-request is closed
   LEASE_FENCE_GATE_FLOOR_REPORT_MILLIS      5000   interval of floor reports to the coordinator
   LEASE_FENCE_GATE_STATUS_REPORT_MILLIS     5000   interval of status reports (floor, outbox backlog, counts) to GET /v1/gates
   LEASE_FENCE_GATE_LINK_PING_MILLIS         ${GATE_LINK_PING_MILLIS}   gate link keepalive: a link silent this long past a ping is reopened

@@ -67,17 +67,23 @@ describe('createForwarder', () => {
   /** A proxy on a forwarder to `upstream`; failures are answered with their kind, as the gate answers them. */
   const proxyTo = async (upstream: string, upstreamTimeoutMillis = 5_000) => {
     const forwarded: number[] = [];
+    const failures: { failure: ForwardFailure; code: string | undefined }[] = [];
     const forwarder = createForwarder({
       upstream: new URL(upstream),
       upstreamTimeoutMillis,
       onForwarded: (seconds) => forwarded.push(seconds),
-      onFailure: (failure: ForwardFailure, _error, _request, response) => {
+      onFailure: (failure: ForwardFailure, error, _request, response) => {
+        failures.push({ failure, code: error.code });
         if (response.headersSent) response.destroy();
         else response.writeHead(failure === 'upstream-timeout' ? 504 : 502).end(failure);
       },
     });
-    const url = await listen(createServer((request, response) => forwarder.forward(request, response)));
-    return { url, forwarded, forwarder };
+    const url = await listen(
+      createServer((request, response) =>
+        forwarder.forward(request, response, request.method === 'PUT' ? () => undefined : undefined),
+      ),
+    );
+    return { url, forwarded, failures, forwarder };
   };
 
   const send = (url: string, method: string, body?: string) =>
@@ -136,5 +142,47 @@ describe('createForwarder', () => {
     expect(await send(toDown.url, 'GET')).toMatchObject({ status: 502, body: 'upstream-unreachable' });
     expect(await send(toHanging.url, 'POST', 'x')).toMatchObject({ status: 504, body: 'upstream-timeout' });
     expect([...toDown.forwarded, ...toHanging.forwarded]).toEqual([]);
+  });
+
+  it("names what failed once the reply had begun: a stalled or cut reply body is the upstream's, a closed client connection is the client's", async () => {
+    // Arrange: an upstream whose replies stop after their first bytes, stalling or cut
+    const upstream = await listen(
+      createServer((request, response) => {
+        response.writeHead(200, { 'content-length': '100' });
+        response.write('first bytes');
+        if (request.url?.startsWith('/cut') === true) setTimeout(() => response.socket?.destroy(), 50);
+      }),
+    );
+    const proxy = await proxyTo(upstream, 300);
+    const stopsReading = (path: string, method = 'GET', body?: string) =>
+      new Promise<void>((resolve) => {
+        const outgoing = httpRequest(`${proxy.url}${path}`, { method, agent: false }, (response) =>
+          response.once('data', () => (path === '/client-left' ? outgoing.destroy() : response.resume())),
+        );
+        outgoing.on('error', () => undefined);
+        outgoing.on('close', () => resolve());
+        if (body === undefined) outgoing.end();
+        else {
+          outgoing.setHeader('content-length', String(body.length * 2));
+          outgoing.write(body);
+          setTimeout(() => outgoing.destroy(), 50);
+        }
+      });
+
+    // Act: a stalled reply, a cut reply, a client that leaves mid-reply, one that leaves mid-body
+    for (const path of ['/stall', '/cut', '/client-left']) {
+      await stopsReading(path);
+      await expect.poll(() => proxy.failures.length).toBe(['/stall', '/cut', '/client-left'].indexOf(path) + 1);
+    }
+    await stopsReading('/client-left-mid-body', 'PUT', 'half of the body');
+    await expect.poll(() => proxy.failures.length).toBe(4);
+
+    // Assert: the upstream's failures by their own cause, the clients' as theirs
+    expect(proxy.failures).toEqual([
+      { failure: 'upstream-timeout', code: 'UND_ERR_BODY_TIMEOUT' },
+      { failure: 'upstream-unreachable', code: 'UND_ERR_SOCKET' },
+      { failure: 'client-gone', code: expect.any(String) },
+      { failure: 'client-gone', code: expect.any(String) },
+    ]);
   });
 });

@@ -38,7 +38,7 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
 
 /**
  * Request headers not passed on besides the hop-by-hop ones: the fence token (for the gate
- * alone), `host` (undici sends the upstream's) and `expect` (Node's server has already answered
+ * alone), `host` (undici sends the upstream's) and `expect` (the gate has already answered
  * `100-continue` to the client, and undici refuses the header).
  */
 const NOT_FORWARDED: ReadonlySet<string> = new Set([...HOP_BY_HOP, FENCE_TOKEN_HEADER, 'host', 'expect']);
@@ -75,8 +75,12 @@ export function removeHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeader
   return headers;
 }
 
-/** Why forwarding failed: the upstream could not be reached or reset, or it was too slow. */
-export type ForwardFailure = 'upstream-unreachable' | 'upstream-timeout';
+/**
+ * Why forwarding failed: the upstream could not be reached or reset, or it was too slow; or the
+ * client closed its connection before its request or the reply ended (`client-gone`: the
+ * upstream request was cut, and there is nobody left to answer).
+ */
+export type ForwardFailure = 'upstream-unreachable' | 'upstream-timeout' | 'client-gone';
 
 /** undici's error codes for a connect, headers or body timeout: answered 504 rather than 502. */
 const TIMEOUT_CODES: ReadonlySet<string> = new Set([
@@ -138,6 +142,14 @@ interface InFlight {
  */
 const MAX_UPSTREAM_CONNECTIONS = 128;
 
+/**
+ * Whether a client's request stream ended with the error of its client leaving (Node's `aborted`
+ * when the connection closed mid-body) rather than one undici gave it when the upstream failed
+ * (its own `UND_ERR_*` errors, or a socket's system error, which names its `syscall`).
+ */
+const isClientAbort = (error: Error | null | undefined): boolean =>
+  error != null && !('syscall' in error) && (error as { code?: string }).code?.startsWith('UND_ERR_') !== true;
+
 /** Creates the forwarder for `options.upstream`. */
 export function createForwarder(options: ForwarderOptions): Forwarder {
   const pool = new Pool(options.upstream.origin, {
@@ -157,15 +169,24 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     return response;
   };
 
-  const finished = (error: Error | null, { opaque }: { opaque: InFlight }): void => {
-    if (error === null) {
+  const finished = (reported: Error | null, { opaque }: { opaque: InFlight }): void => {
+    if (reported === null) {
       options.onForwarded((performance.now() - opaque.startedAtMillis) / 1000);
       return;
     }
+    const { request, response } = opaque;
+    // Once the reply has begun, undici fails by destroying the response with its error, and then
+    // reports the response's premature close: the cause is the response's own error, and a
+    // response closed without one was closed by the client.
+    const error = response.headersSent ? (response.errored ?? reported) : reported;
+    const clientGone = response.headersSent ? response.errored === null : isClientAbort(request.errored);
     const code = (error as { code?: string }).code;
-    const failure: ForwardFailure =
-      code !== undefined && TIMEOUT_CODES.has(code) ? 'upstream-timeout' : 'upstream-unreachable';
-    options.onFailure(failure, error, opaque.request, opaque.response);
+    const failure: ForwardFailure = clientGone
+      ? 'client-gone'
+      : code !== undefined && TIMEOUT_CODES.has(code)
+        ? 'upstream-timeout'
+        : 'upstream-unreachable';
+    options.onFailure(failure, error, request, response);
   };
 
   return {

@@ -29,7 +29,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { DoubleGrantError, StaleFenceError, type FenceGate, type FenceToken } from 'lease-fence';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { createForwarder, FENCE_TOKEN_HEADER } from './forwarder.js';
+import { createForwarder, FENCE_TOKEN_HEADER, type BeforeBodyEnd } from './forwarder.js';
 import type { GateMetrics } from './metrics.js';
 
 export { FENCE_TOKEN_HEADER };
@@ -60,8 +60,8 @@ const CLIENT_ERROR_DRAIN_MILLIS = 5_000;
 /**
  * Answers a request Node's HTTP parser refused (headers over Node's 16 KiB limit: 431; anything
  * else malformed: 400) in the gate's JSON shape. Unlike Fastify's default, which destroys the
- * socket at once, the rest of what the client sends is read and dropped for a while: closing a
- * socket with unread input makes the kernel send a reset, and the client loses the answer.
+ * socket at once, the rest of what the client sends is read and dropped for a while
+ * ({@link answerOnSocket}).
  */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -71,13 +71,22 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? '408 Request Timeout'
       : '400 Bad Request';
-  const body = JSON.stringify({
-    ok: false,
-    reason: 'bad-request',
-    message: tooLarge
+  answerOnSocket(
+    socket,
+    status,
+    tooLarge
       ? 'the request headers exceed 16 KiB (Lease-Fence-Token is about 400 bytes)'
       : `malformed HTTP request (${error.code ?? 'parse error'})`,
-  });
+  );
+}
+
+/**
+ * Writes the gate's `bad-request` answer straight on `socket` and closes it, reading and dropping
+ * what the client still sends for a while: closing a socket with unread input makes the kernel
+ * send a reset, and the client loses the answer.
+ */
+function answerOnSocket(socket: Duplex, status: string, message: string): void {
+  const body = JSON.stringify({ ok: false, reason: 'bad-request', message });
   if (socket.writable) {
     socket.end(
       `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -85,6 +94,14 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   }
   socket.resume();
   setTimeout(() => socket.destroy(), CLIENT_ERROR_DRAIN_MILLIS).unref();
+}
+
+/**
+ * Answers a `CONNECT` (a tunnel request, which the gate never opens): without a `connect`
+ * listener Node destroys the connection without a word.
+ */
+function answerConnect(_request: IncomingMessage, socket: Duplex): void {
+  answerOnSocket(socket, '400 Bad Request', 'CONNECT (a tunnel) is not proxied by the gate; send requests with a path');
 }
 
 /** The floor store failed while a write's body was ending: the write is cut, as when the floor cannot be saved before it. */
@@ -142,6 +159,14 @@ type GateAnswer =
 /** How long an idle client connection is kept open (milliseconds): Fastify's default, which the gate had before it made its own server. */
 const KEEP_ALIVE_TIMEOUT_MILLIS = 72_000;
 
+/**
+ * How much longer than the upstream timeout a client connection may stay silent in the middle of
+ * an exchange (sending no byte of its body, reading no byte of the reply) before it is cut
+ * (milliseconds). Past the upstream timeout, so that a client waiting for a slow upstream gets
+ * its 504 first.
+ */
+const CLIENT_SILENCE_MARGIN_MILLIS = 5_000;
+
 /** The response headers of every answer the gate gives itself. */
 const ANSWER_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } as const;
 const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
@@ -166,6 +191,13 @@ const RETRY_ANSWER_HEADERS = { ...ANSWER_HEADERS, 'retry-after': '1' } as const;
 export async function createGateServer(options: GateServerOptions): Promise<FastifyInstance> {
   const { store, verifier, metrics, logger, openMethods, onAdmitted } = options;
   let closing = false;
+  /**
+   * Requests sent with `Expect: 100-continue` whose `100 Continue` the gate holds back until they
+   * are let through, each with the keep-alive Node chose for its connection. Until then the
+   * connection is to close after the answer: a refused request is answered before its body was
+   * sent, and the client may send it nonetheless or not at all (RFC 9110 §10.1.1).
+   */
+  const awaitingContinue = new WeakMap<ServerResponse, boolean>();
   /** The gate once reconciled with the coordinator; `undefined` before (writes get 503). */
   let gate: FenceGate | undefined;
   void options.gate.then((reconciled) => {
@@ -191,6 +223,12 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         if (response.headersSent || response.destroyed) response.destroy();
         else if (cutAtBodyEnd) answerRefusal(response, error as StaleFenceError | DoubleGrantError);
         else answerFloorUnavailable(response, (error as FloorAtBodyEndError).cause);
+        return;
+      }
+      if (failure === 'client-gone') {
+        // Not the upstream's failure: nobody is left to answer, and the upstream request was cut.
+        logger.debug({ err: error, url: request.url }, 'the client closed its connection before the exchange ended');
+        response.destroy();
         return;
       }
       const timedOut = failure === 'upstream-timeout';
@@ -238,7 +276,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
     }
     metrics.admitted.inc();
     onAdmitted?.(token);
-    forwarder.forward(request, response, () => stillAdmitted(gate, token));
+    forward(request, response, () => stillAdmitted(gate, token));
   };
 
   /**
@@ -257,6 +295,17 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         ? error
         : new FloorAtBodyEndError(error);
     });
+  };
+
+  /** Forwards a request the gate lets through, sending the `100 Continue` its client waits for first (see {@link awaitingContinue}). */
+  const forward = (request: IncomingMessage, response: ServerResponse, beforeBodyEnd?: BeforeBodyEnd): void => {
+    const keepAlive = awaitingContinue.get(response);
+    if (keepAlive !== undefined) {
+      awaitingContinue.delete(response);
+      response.shouldKeepAlive = keepAlive;
+      response.writeContinue();
+    }
+    forwarder.forward(request, response, beforeBodyEnd);
   };
 
   /** Answers 409 with the gate's refusal (already durable in the outbox). */
@@ -297,7 +346,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
       return answer(response, 400, {
         ok: false,
         reason: 'bad-request',
-        message: 'the request target must be a path (origin-form), not an absolute URL',
+        message: `the request target must be a path (origin-form), not ${JSON.stringify(request.url)}`,
       });
     }
     const { headers } = request;
@@ -308,7 +357,7 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
         message: 'protocol upgrades (WebSocket) are not proxied by the gate',
       });
     }
-    if (openMethods.has(request.method ?? '')) return forwarder.forward(request, response);
+    if (openMethods.has(request.method ?? '')) return forward(request, response);
     const signedToken = headers[FENCE_TOKEN_HEADER];
     if (typeof signedToken !== 'string') {
       return answer(response, 401, {
@@ -353,10 +402,29 @@ export async function createGateServer(options: GateServerOptions): Promise<Fast
           ? fastifyHandler(request, response)
           : serveData(request, response),
       );
-      // The timeouts Fastify gives a server it makes itself (its defaults, which the gate had).
+      // `Expect: 100-continue`: Node would answer `100 Continue` before the request is seen; the
+      // gate sends it only once the request is let through (`forward`), so that the client of a
+      // refused write never sends its body.
+      server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+        if (request.url?.startsWith(GATE_PATH_PREFIX) === true) {
+          response.writeContinue();
+          fastifyHandler(request, response);
+          return;
+        }
+        awaitingContinue.set(response, response.shouldKeepAlive);
+        response.shouldKeepAlive = false;
+        serveData(request, response);
+      });
+      server.on('connect', answerConnect);
+      // The keep-alive and request timeouts Fastify gives a server it makes itself (its defaults,
+      // which the gate had); and a bound on a client silent mid-exchange: a writer whose body
+      // stalls holds one of the forwarder's upstream connections until its connection ends, so
+      // 128 of them left every other request waiting without a bound (with an upstream that has
+      // no request timeout of its own). Node destroys a socket silent this long, which aborts its
+      // request: the upstream request is cut, never whole, and its connection freed.
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MILLIS;
       server.requestTimeout = 0;
-      server.setTimeout(0);
+      server.setTimeout(options.upstreamTimeoutMillis + CLIENT_SILENCE_MARGIN_MILLIS);
       return server;
     },
   });

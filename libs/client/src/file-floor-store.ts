@@ -211,13 +211,15 @@ export class FileFloorStore implements FloorStore, RejectionOutbox {
     };
     const tempPath = `${this.path}.${process.pid}.${randomUUID()}.tmp`;
     const file = await open(tempPath, 'wx', 0o600);
+    // A temporary file whose write, sync or rename failed is removed at once: on a full disk
+    // (ENOSPC, EFBIG) it holds the bytes it got, the space the next save needs.
     try {
-      await file.writeFile(`${JSON.stringify(content)}\n`, 'utf8');
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    try {
+      try {
+        await file.writeFile(`${JSON.stringify(content)}\n`, 'utf8');
+        await file.sync();
+      } finally {
+        await file.close();
+      }
       await this.#beforeRename?.(tempPath);
       await rename(tempPath, this.path);
     } catch (error) {

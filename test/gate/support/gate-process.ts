@@ -29,13 +29,29 @@ export interface GateProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** How to start a sidecar besides its environment. */
+export interface GateStartOptions {
+  /**
+   * The largest file the sidecar may write, in 512-byte blocks (`ulimit -f`, RLIMIT_FSIZE): a write
+   * past it fails with EFBIG after its first bytes, as on a disk that fills up. @defaultValue no limit
+   */
+  readonly fileSizeLimitBlocks?: number;
+}
+
 /** Spawns the sidecar with `env` (on top of PATH only), on 127.0.0.1 port 0. */
-const spawnGate = (env: Readonly<Record<string, string>>): ChildProcess =>
-  spawn(process.execPath, [GATE_MAIN], {
+const spawnGate = (env: Readonly<Record<string, string>>, options: GateStartOptions = {}): ChildProcess => {
+  const limit = options.fileSizeLimitBlocks;
+  // `exec`: the shell that sets the limit becomes the sidecar, so its PID is the sidecar's.
+  const [command, args] =
+    limit === undefined
+      ? [process.execPath, [GATE_MAIN]]
+      : ['/bin/sh', ['-c', `ulimit -f ${limit} && exec "$0" "$1"`, process.execPath, GATE_MAIN]];
+  return spawn(command, args, {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
   });
+};
 
 /**
  * Runs a sidecar that is expected to refuse to start: resolves with its exit code and stderr once
@@ -60,8 +76,11 @@ export async function runGateExpectingExit(
 }
 
 /** Spawns the sidecar with `env` (on top of PATH only) and resolves once it logged `listening`. */
-export async function startGate(env: Readonly<Record<string, string>>): Promise<GateProcess> {
-  const child = spawnGate(env);
+export async function startGate(
+  env: Readonly<Record<string, string>>,
+  options: GateStartOptions = {},
+): Promise<GateProcess> {
+  const child = spawnGate(env, options);
   const { url: listening, logLines, stderr } = followUntilListening(child, 'the gate');
   const url = await listening;
   return {
