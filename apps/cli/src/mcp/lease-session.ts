@@ -106,6 +106,12 @@ export class LeaseSession {
     const existing = this.#leases.get(resource);
     if (existing !== undefined && existing.keeper.state === 'held')
       return { ok: false, reason: 'already-held-here', lease: existing.keeper.view };
+    // A lease of this session given up by its deadline may still be the coordinator's (a
+    // coordinator that was unreachable, a renewal that arrived too late): it would answer
+    // `already-held`, as if another session had it. Give it back first (the keeper sends nothing
+    // for one the coordinator already expired or took away); a release that fails leaves it to
+    // its TTL, and the acquire says what the coordinator says.
+    if (existing !== undefined) await existing.keeper.release().catch(() => undefined);
     const now = this.#options.nowMillis ?? (() => performance.now());
     const timers = this.#options.timers ?? systemTimers;
     const stop = this.callSignal(signal);
@@ -132,6 +138,10 @@ export class LeaseSession {
         this.#leases.set(resource, { resource, keeper, ttlMillis });
         return { ok: true, lease: keeper.view, waitedMillis };
       }
+      // Another call of this session took it meanwhile (acquires racing in one session).
+      const mine = this.#leases.get(resource);
+      if (result.reason === 'already-held' && mine?.keeper.state === 'held' && mine.keeper.lease.fence === result.fence)
+        return { ok: false, reason: 'already-held-here', lease: mine.keeper.view };
       const leftMillis = waitMillis - elapsedMillis;
       if ((result.reason !== 'held' && result.reason !== 'lock-delay') || leftMillis <= 0)
         return { ...result, waitedMillis };

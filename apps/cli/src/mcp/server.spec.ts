@@ -50,6 +50,7 @@ describe('lease-fence MCP server sessions', () => {
   const connect = async (
     holderId: string,
     token: string,
+    clockSkewMillis = 50,
   ): Promise<{
     session: LeaseFenceMcpSession;
     notices: string[];
@@ -59,7 +60,7 @@ describe('lease-fence MCP server sessions', () => {
       signal?: AbortSignal,
     ) => Promise<CallToolResult & { text: string }>;
   }> => {
-    const client = new LeaseFenceClient({ baseUrl: double.url, token, holderId, clockSkewMillis: 50 });
+    const client = new LeaseFenceClient({ baseUrl: double.url, token, holderId, clockSkewMillis });
     const session = createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' });
     open.push(session);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -118,6 +119,35 @@ describe('lease-fence MCP server sessions', () => {
     // told once: the next result carries no notice
     const next = await agent.call('release_lease', { resource: 'deploy-a' });
     expect(next.text).not.toContain('LEASE LOST');
+  });
+
+  it('takes a resource again after its lease was lost by deadline while the coordinator still had it', async () => {
+    // A clock skew of 1 s on a 1.5 s lease: the server gives the lease up 0.5 s after the grant,
+    // the coordinator keeps it for 1.5 s, so the agent's acquire comes while it is still there.
+    const agent = await connect('agent-1', 'token-1', 1000);
+    await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1500 });
+    double.inject({ route: 'renew', kind: 'unavailable', times: 1000 });
+    await eventually('the LEASE LOST notification', () => agent.notices.length > 0);
+    expect(agent.notices[0]).toContain('Call acquire_lease if you still need it');
+
+    const again = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1500 });
+
+    // The lost lease was this session's own: it is given back, and the agent gets the resource
+    // (a new fence), not "your agent already holds deploy-a … from another session".
+    expect(again.text).toMatch(/^LEASE LOST: your lease on deploy-a \(fence 1\)/);
+    expect(again.text).toContain('acquired deploy-a with fence 2 ');
+    expect(double.handled.filter((r) => r.route === 'release')).toMatchObject([{ resource: 'deploy-a', status: 200 }]);
+  });
+
+  it("answers acquires racing in one session with the session's own lease, not another session's", async () => {
+    const agent = await connect('agent-1', 'token-1');
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 })),
+    );
+    const texts = results.map((result) => result.text).sort();
+    expect(texts[0]).toMatch(/^acquired deploy-a with fence 1 /);
+    for (const text of texts.slice(1))
+      expect(text).toMatch(/^you already hold deploy-a with fence 1 in this session; it is being renewed\./);
   });
 
   it('waits for a held resource when asked to, and says who holds it when not', async () => {
