@@ -156,6 +156,23 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       expect(leases.filter((lease) => lease.holderId === 'agent-3')).toEqual([]);
     });
 
+    it('refuses a who_holds position past the end of the log or a time in the future, naming the field, rather than guessing', async () => {
+      const agent = await startAgent(coordinator.url, 'agent-3-token');
+      agents.push(agent);
+      const acquired = await agent.call('acquire_lease', { resource: 'deploy-mcp-when', ttlMillis: 60_000 });
+      expect(acquired.text).toMatch(/^acquired deploy-mcp-when /);
+
+      const position = await agent.call('who_holds', { resource: 'deploy-mcp-when', atPosition: 1_000_000 });
+      expect(position.isError).toBe(true);
+      expect(position.text).toMatch(/^atPosition: the log has no event at 1000000 \(it ends at position \d+\)/);
+
+      // agent-3 holds it, renewed in the background: a guess for 2099 ("nobody held it") is wrong.
+      const future = await agent.call('who_holds', { resource: 'deploy-mcp-when', atTime: '2099-01-01T00:00:00Z' });
+      expect(future.isError).toBe(true);
+      expect(future.text).toMatch(/^atTime: 2099-01-01T00:00:00Z is in the future/);
+      expect(future.text).toContain('without atTime');
+    });
+
     it("says on stderr why a stdio session ended when the client sent a message over the SDK's 10 MiB limit", async () => {
       const agent = await startAgent(coordinator.url, 'agent-4-token');
       agents.push(agent);

@@ -24,6 +24,7 @@ import {
 import { IdSchema, TtlMillisSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 import { generationOf, type CoordinatorReads } from './coordinator-reads.js';
+import { inTheFuture, pastTheLogEnd } from '../log-reader.js';
 import { checkGate, LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
 import { LeaseSession } from './lease-session.js';
 
@@ -134,7 +135,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     },
   });
   const { reads } = options;
-  const ttlMillis = ttlMillisField(options.client.clockSkewMillis);
+  const { clockSkewMillis } = options.client;
+  const ttlMillis = ttlMillisField(clockSkewMillis);
   const describeFailure =
     options.describeFailure ?? ((error: unknown) => (error instanceof Error ? error.message : String(error)));
 
@@ -311,6 +313,14 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
               },
             );
       }
+      const future =
+        atTime === undefined ? undefined : inTheFuture(atTime, Date.parse(atTime), Date.now(), clockSkewMillis);
+      if (future !== undefined)
+        return answer(
+          `atTime: ${future}. Call who_holds without atTime for who holds it now.`,
+          { ok: false, error: 'invalid-arguments' },
+          true,
+        );
       const history = await reads.history();
       if (atTime !== undefined) {
         const wallMillis = Date.parse(atTime);
@@ -332,6 +342,12 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         );
       }
       const position = atPosition as number;
+      if (position > history.position)
+        return answer(
+          `atPosition: ${pastTheLogEnd(position, history.position)}.`,
+          { ok: false, error: 'invalid-arguments' },
+          true,
+        );
       const lane = history.stateAt(position).lanes.get(resource);
       const generation = lane === undefined ? undefined : openGeneration(lane);
       return generation === undefined
