@@ -247,6 +247,13 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
         `refused: your fence ${fence1} is older than the resource's floor ${fence2} held by agent-2 since `,
       );
       expect(upstream.received.filter((r) => r.url === '/deployments/late')).toEqual([]);
+      // The refusal gives the gate's seq, not a log position: it says where the position is, and
+      // explain_rejection does not send the agent to the refusal for one.
+      expect(refused.text).toMatch(/the gate recorded the refusal \(its seq \d+, not a log position: list_rejections/);
+      const { tools } = await stalled.client.listTools();
+      expect(tools.find((tool) => tool.name === 'explain_rejection')?.description).toMatch(
+        /fenced_request refusal gives the gate's seq, which is not a log position/,
+      );
 
       // The refusal is in the coordinator's log.
       await eventually('the refusal in GET /v1/rejections', async () => {

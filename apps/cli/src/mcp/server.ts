@@ -401,7 +401,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     {
       title: 'Explain a refused write',
       description:
-        'Explain, in one sentence, why a gate refused a write: whose fence, which newer holder set the floor, and when. Give the log position from list_rejections (or from a fenced_request refusal).',
+        "Explain, in one sentence, why a gate refused a write: whose fence, which newer holder set the floor, and when. Give the log position list_rejections shows (a fenced_request refusal gives the gate's seq, which is not a log position).",
       inputSchema: z.strictObject({
         position: z
           .number()
@@ -550,8 +550,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     }
     const text =
       reply.reason === 'stale-fence'
-        ? `refused: your fence ${reply.rejected.fence} is older than the resource's floor ${reply.current.fence} held by ${reply.current.holderId}${since}. The write did not reach the service; the gate recorded the refusal (seq ${reply.seq}). Your lease on ${resource} is no longer current: acquire it again before writing.`
-        : `refused: fence ${reply.rejected.fence} of ${resource} also belongs to ${reply.current.holderId}${since}, which is evidence of a double grant. The write did not reach the service; the gate recorded the refusal (seq ${reply.seq}).`;
+        ? `refused: your fence ${reply.rejected.fence} is older than the resource's floor ${reply.current.fence} held by ${reply.current.holderId}${since}. The write did not reach the service; the gate recorded the refusal (its seq ${reply.seq}, not a log position: list_rejections shows it with its position once the gate has reported it). Your lease on ${resource} is no longer current: acquire it again before writing.`
+        : `refused: fence ${reply.rejected.fence} of ${resource} also belongs to ${reply.current.holderId}${since}, which is evidence of a double grant. The write did not reach the service; the gate recorded the refusal (its seq ${reply.seq}, not a log position: list_rejections shows it with its position once the gate has reported it).`;
     return answer(
       text,
       {
