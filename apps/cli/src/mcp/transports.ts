@@ -134,6 +134,8 @@ export async function serveStreamableHttp(
         );
         return;
       }
+      // Every request of the session counts, not only its initialize: a session in use is not idle.
+      track(open, response);
       await open.transport.handleRequest(request, response);
       return;
     }
