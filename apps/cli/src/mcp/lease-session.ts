@@ -58,6 +58,8 @@ export class LeaseSession {
   /** Losses not yet told in a tool result, oldest first. */
   readonly #untoldLosses: LeaseLostError[] = [];
   readonly #ended = new AbortController();
+  /** Acquire requests of this session not answered yet, by resource. */
+  readonly #acquireRequests = new Map<string, Set<Promise<unknown>>>();
   readonly #options: LeaseSessionOptions;
 
   /** @param client - The agent's SDK client (its token's holder takes every lease of this session). */
@@ -117,10 +119,10 @@ export class LeaseSession {
     const stop = this.callSignal(signal);
     const started = now();
     for (let attempt = 1; ; attempt += 1) {
-      const result = await this.#client.acquire(resource, {
-        ...(ttlMillis === undefined ? {} : { ttlMillis }),
-        signal: stop,
-      });
+      const result = await this.#tracked(
+        resource,
+        this.#client.acquire(resource, { ...(ttlMillis === undefined ? {} : { ttlMillis }), signal: stop }),
+      );
       const elapsedMillis = Math.round(now() - started);
       const waitedMillis = attempt === 1 ? 0 : elapsedMillis;
       if (result.ok && stop.aborted) {
@@ -138,14 +140,35 @@ export class LeaseSession {
         this.#leases.set(resource, { resource, keeper, ttlMillis });
         return { ok: true, lease: keeper.view, waitedMillis };
       }
-      // Another call of this session took it meanwhile (acquires racing in one session).
-      const mine = this.#leases.get(resource);
-      if (result.reason === 'already-held' && mine?.keeper.state === 'held' && mine.keeper.lease.fence === result.fence)
-        return { ok: false, reason: 'already-held-here', lease: mine.keeper.view };
+      if (result.reason === 'already-held') {
+        // Acquires racing in one session: another call's request may have been granted it, its
+        // answer not read yet. Once those requests are answered, a lease of this session is said
+        // to be this session's, not "your agent's, from another session".
+        await Promise.allSettled(this.#acquireRequests.get(resource) ?? []);
+        const mine = this.#leases.get(resource);
+        if (mine?.keeper.state === 'held' && mine.keeper.lease.fence === result.fence)
+          return { ok: false, reason: 'already-held-here', lease: mine.keeper.view };
+      }
       const leftMillis = waitMillis - elapsedMillis;
       if ((result.reason !== 'held' && result.reason !== 'lock-delay') || leftMillis <= 0)
         return { ...result, waitedMillis };
       await timers.sleep(Math.max(1, Math.min(result.retryAfterMillis, MAX_ACQUIRE_POLL_MILLIS, leftMillis)), stop);
+    }
+  }
+
+  /**
+   * `request` (an acquire of `resource` sent by this session), known as in flight until it is
+   * answered; the call that sent it reads the answer first (it awaited first).
+   */
+  async #tracked<T>(resource: string, request: Promise<T>): Promise<T> {
+    let inFlight = this.#acquireRequests.get(resource);
+    if (inFlight === undefined) this.#acquireRequests.set(resource, (inFlight = new Set()));
+    inFlight.add(request);
+    try {
+      return await request;
+    } finally {
+      inFlight.delete(request);
+      if (inFlight.size === 0) this.#acquireRequests.delete(resource);
     }
   }
 

@@ -142,7 +142,7 @@ describe('lease-fence MCP server sessions', () => {
   it("answers acquires racing in one session with the session's own lease, not another session's", async () => {
     const agent = await connect('agent-1', 'token-1');
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 })),
+      Array.from({ length: 20 }, () => agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 })),
     );
     const texts = results.map((result) => result.text).sort();
     expect(texts[0]).toMatch(/^acquired deploy-a with fence 1 /);
@@ -372,6 +372,9 @@ describe('lease-fence MCP server sessions', () => {
     expect(acquired.isError).toBeUndefined();
     expect(renewed.text).toMatch(/good for \d+(\.\d+)? s more by this server's clock/);
     expect(renewed.text).not.toMatch(/\d+\.\d{4,}/);
+    // A field named …Millis holds whole milliseconds, as every input field does (it held 494.80167…).
+    const { remainingMillis } = renewed.structuredContent as { remainingMillis: number };
+    expect(Number.isInteger(remainingMillis) && remainingMillis > 0).toBe(true);
   });
 
   it("refuses a ttlMillis the SDK cannot ask for (beyond the longest timer, or within the clock skew), naming the tool's field, not the SDK's", async () => {

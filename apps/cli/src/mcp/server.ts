@@ -225,11 +225,13 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           { ok: false, resource, reason: 'no-lease' },
           true,
         );
-      if (result.ok)
+      if (result.ok) {
+        const remainingMillis = wholeMillis(result.lease.remainingMillis());
         return answer(
-          `renewed ${resource}: fence ${result.lease.fence}, good for ${formatDuration(result.lease.remainingMillis())} more by this server's clock (and renewed in the background).`,
-          { ok: true, resource, fence: result.lease.fence, remainingMillis: result.lease.remainingMillis() },
+          `renewed ${resource}: fence ${result.lease.fence}, good for ${formatDuration(remainingMillis)} more by this server's clock (and renewed in the background).`,
+          { ok: true, resource, fence: result.lease.fence, remainingMillis },
         );
+      }
       return answer(
         `not renewed: your lease on ${resource} is lost (${result.lost === undefined ? result.reason : lostReasonText(result.lost.reason)}). Stop writing to ${resource}; call acquire_lease to take it again.`,
         { ok: false, resource, reason: result.lost?.reason ?? result.reason },
@@ -580,7 +582,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         resource: held.resource,
         fence: held.keeper.lease.fence,
         state: held.keeper.state,
-        ...(held.keeper.state === 'held' ? { remainingMillis: held.keeper.view.remainingMillis() } : {}),
+        ...(held.keeper.state === 'held' ? { remainingMillis: wholeMillis(held.keeper.view.remainingMillis()) } : {}),
         ...(held.keeper.lost === undefined ? {} : { lostReason: held.keeper.lost.reason }),
       }));
       const holders = await reads.leases(session.signal);
@@ -685,5 +687,8 @@ const failureText = (error: unknown, describeFailure: (error: unknown) => string
     return `no answer in time (${error.message}); the request may or may not have been applied.`;
   return describeFailure(error);
 };
+
+/** Time left as the whole milliseconds a `…Millis` field holds, rounded down (never more than there is), at least 0. */
+const wholeMillis = (millis: number): number => Math.max(0, Math.floor(millis));
 
 const errorName = (error: unknown): string => (error instanceof Error ? error.name : 'Error');
