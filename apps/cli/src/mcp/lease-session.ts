@@ -182,7 +182,8 @@ export class LeaseSession {
 
   /**
    * Renews the lease on `resource` now, besides the keeper's own schedule (which goes on with the
-   * acquire's TTL). Undefined when this session has no lease on it.
+   * acquire's TTL). Undefined when this session has no lease on it. A renewal the coordinator
+   * refuses (`expired`, `not-holder`) ends the lease in this session as a loss does.
    *
    * @param signal - The call's own signal (see {@link LeaseSession.acquire}).
    * @throws what `LeaseFenceClient.renew` throws.
@@ -199,7 +200,12 @@ export class LeaseSession {
       ...(ttlMillis === undefined ? {} : { ttlMillis }),
       signal: this.callSignal(signal),
     });
-    return result.ok ? { ok: true, lease: result.lease } : { ok: false, reason: result.reason, lost: undefined };
+    if (result.ok) return { ok: true, lease: result.lease };
+    // The coordinator says the fence is not this holder's any more (expired, or released or taken
+    // behind the session's back): the keeper stops, so no write is sent with it, as after a loss
+    // it found itself. A renewal answered after its own deadline says nothing of the lease.
+    if (result.reason !== 'dead-on-arrival') await held.keeper.release().catch(() => undefined);
+    return { ok: false, reason: result.reason, lost: undefined };
   }
 
   /**

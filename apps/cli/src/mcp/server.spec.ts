@@ -139,6 +139,31 @@ describe('lease-fence MCP server sessions', () => {
     expect(double.handled.filter((r) => r.route === 'release')).toMatchObject([{ resource: 'deploy-a', status: 200 }]);
   });
 
+  it('sends no write with a lease its renew_lease was told is gone (released elsewhere with the same agent token)', async () => {
+    const agent = await connect('agent-1', 'token-1');
+    await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 60_000 });
+    // Another process with agent-1's token (an operator's CLI) releases fence 1 behind the session's back.
+    const released = await fetch(`${double.url}/v1/leases/deploy-a/release`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer token-1', 'content-type': 'application/json' },
+      body: JSON.stringify({ fence: 1 }),
+    });
+    expect(released.status).toBe(200);
+
+    const renewed = await agent.call('renew_lease', { resource: 'deploy-a' });
+    expect(renewed.isError).toBe(true);
+    expect(renewed.text).toMatch(/^not renewed: your lease on deploy-a is lost/);
+
+    // The tool said "stop writing": the session does not send with that lease any more either.
+    const write = await agent.call('fenced_request', {
+      resource: 'deploy-a',
+      method: 'POST',
+      url: 'http://127.0.0.1:9/never-reached',
+      body: '{}',
+    });
+    expect(write.text).toMatch(/^not sent: your lease on deploy-a \(fence 1\) was lost/);
+  });
+
   it("answers acquires racing in one session with the session's own lease, not another session's", async () => {
     const agent = await connect('agent-1', 'token-1');
     const results = await Promise.all(

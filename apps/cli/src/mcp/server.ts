@@ -232,6 +232,12 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           { ok: true, resource, fence: result.lease.fence, remainingMillis },
         );
       }
+      if (result.reason === 'dead-on-arrival')
+        return answer(
+          `not renewed by this call: its answer came after the deadline it would have set (a slow network). Your lease on ${resource} is still renewed in the background; a loss would be told as LEASE LOST.`,
+          { ok: false, resource, reason: result.reason },
+          true,
+        );
       return answer(
         `not renewed: your lease on ${resource} is lost (${result.lost === undefined ? result.reason : lostReasonText(result.lost.reason)}). Stop writing to ${resource}; call acquire_lease to take it again.`,
         { ok: false, resource, reason: result.lost?.reason ?? result.reason },
