@@ -96,6 +96,8 @@ export class LeaseSession {
    * @param waitMillis - How long to keep trying while another holder has it, milliseconds (0 = one try).
    * @param signal - The call's own signal (the MCP client cancelled it, or went away): stops the
    *   wait and the request, like the session's end.
+   * @param onWaiting - Called before each pause between attempts with the milliseconds waited so
+   *   far and the denial that made it wait (the MCP server turns it into a progress notification).
    * @throws what `LeaseFenceClient.acquire` throws (coordinator unreachable or unavailable, bad
    *   input); the abort reason once `signal` is aborted or the session ended.
    */
@@ -104,6 +106,7 @@ export class LeaseSession {
     ttlMillis: number | undefined,
     waitMillis: number,
     signal?: AbortSignal,
+    onWaiting?: (waitedMillis: number, denial: AcquireDenial) => void,
   ): Promise<SessionAcquireResult> {
     const existing = this.#leases.get(resource);
     if (existing !== undefined && existing.keeper.state === 'held')
@@ -152,6 +155,7 @@ export class LeaseSession {
       const leftMillis = waitMillis - elapsedMillis;
       if ((result.reason !== 'held' && result.reason !== 'lock-delay') || leftMillis <= 0)
         return { ...result, waitedMillis };
+      onWaiting?.(elapsedMillis, result);
       await timers.sleep(Math.max(1, Math.min(result.retryAfterMillis, MAX_ACQUIRE_POLL_MILLIS, leftMillis)), stop);
     }
   }

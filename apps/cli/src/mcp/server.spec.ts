@@ -53,6 +53,7 @@ describe('lease-fence MCP server sessions', () => {
     clockSkewMillis = 50,
   ): Promise<{
     session: LeaseFenceMcpSession;
+    mcp: Client;
     notices: string[];
     call: (
       name: string,
@@ -71,6 +72,7 @@ describe('lease-fence MCP server sessions', () => {
     await mcp.connect(clientSide);
     return {
       session,
+      mcp,
       notices,
       call: async (name, args, signal) => {
         // A signal aborted cancels the call the MCP way: the SDK sends notifications/cancelled.
@@ -187,6 +189,30 @@ describe('lease-fence MCP server sessions', () => {
     await double.nextHandled((r) => r.route === 'acquire' && r.status === 409);
     await first.call('release_lease', { resource: 'deploy-a' });
     expect((await waiting).text).toMatch(/^acquired deploy-a with fence 2 .*after waiting/);
+  });
+
+  it("tells a waiting acquire's progress, so a client whose timeout restarts on progress waits longer than that timeout", async () => {
+    const first = await connect('agent-1', 'token-1');
+    const second = await connect('agent-2', 'token-2');
+    await first.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+    setTimeout(() => void first.call('release_lease', { resource: 'deploy-a' }), 4500);
+
+    // The client gives up after 2 s without an answer or progress (the SDK's default is 60 s);
+    // attempts are at most MAX_ACQUIRE_POLL_MILLIS (1 s) apart.
+    const progress: string[] = [];
+    const waited = (await second.mcp.callTool(
+      { name: 'acquire_lease', arguments: { resource: 'deploy-a', waitMillis: 20_000 } },
+      undefined,
+      {
+        timeout: 2000,
+        resetTimeoutOnProgress: true,
+        onprogress: (notification) => void progress.push(notification.message ?? ''),
+      },
+    )) as CallToolResult;
+
+    expect(waited.content[0]).toMatchObject({ text: expect.stringMatching(/^acquired deploy-a with fence 2 /) });
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    expect(progress[0]).toMatch(/^waiting for deploy-a: deploy-a is held by agent-1\./);
   });
 
   it('takes no lease for an acquire the client cancelled while it waited: the resource freed later stays free', async () => {

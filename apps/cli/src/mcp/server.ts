@@ -11,8 +11,9 @@
  * (logging, level `warning`, logger `lease-fence`).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_TIMER_MILLIS, type LeaseFenceClient, type LeaseLostError } from '@lease-fence/client';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_TIMER_MILLIS, type AcquireDenial, type LeaseFenceClient, type LeaseLostError } from '@lease-fence/client';
 import {
   formatDuration,
   formatWallDateTime,
@@ -65,6 +66,9 @@ export interface LeaseFenceMcpSession {
   /** Releases every lease of the session, then closes the server. Idempotent; never throws. */
   close(): Promise<void>;
 }
+
+/** What the SDK hands a tool call besides its arguments (its signal, `_meta`, related notifications). */
+type ToolCallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** The longest `waitMillis` an acquire accepts (10 minutes). */
 export const MAX_WAIT_MILLIS = 600_000;
@@ -160,10 +164,10 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
    * session ends); a coordinator that cannot answer becomes a plain-words error result.
    */
   const guarded =
-    <A>(body: (args: A, signal: AbortSignal) => Promise<CallToolResult>) =>
-    async (args: A, extra: { readonly signal: AbortSignal }): Promise<CallToolResult> => {
+    <A>(body: (args: A, signal: AbortSignal, extra: ToolCallExtra) => Promise<CallToolResult>) =>
+    async (args: A, extra: ToolCallExtra): Promise<CallToolResult> => {
       try {
-        return await body(args, session.callSignal(extra.signal));
+        return await body(args, session.callSignal(extra.signal), extra);
       } catch (error) {
         return answer(failureText(error, describeFailure), { ok: false, error: errorName(error) }, true);
       }
@@ -185,13 +189,32 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           .max(MAX_WAIT_MILLIS, `must be at most ${MAX_WAIT_MILLIS} milliseconds (10 minutes)`)
           .default(0)
           .describe(
-            'How long to keep trying while another holder has the resource, in milliseconds (0 = one try). At most 600000.',
+            'How long to keep trying while another holder has the resource, in milliseconds (0 = one try). At most 600000. Many MCP clients give up on a call after 60 s unless progress restarts their timeout (progress is sent at every attempt when the call asks for it); to wait longer without that, call again.',
           ),
       }),
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    guarded(async ({ resource, ttlMillis, waitMillis }, signal) => {
-      const result = await session.acquire(resource, ttlMillis, waitMillis, signal);
+    guarded(async ({ resource, ttlMillis, waitMillis }, signal, extra) => {
+      // While it waits, a client that asked for progress is told so at every attempt: a client
+      // whose request timeout restarts on progress (the SDK's resetTimeoutOnProgress) then waits
+      // as long as waitMillis rather than giving up after its own timeout (60 s by default).
+      const progressToken = extra._meta?.progressToken;
+      const onWaiting =
+        progressToken === undefined
+          ? undefined
+          : (waitedMillis: number, denial: AcquireDenial) =>
+              void extra
+                .sendNotification({
+                  method: 'notifications/progress',
+                  params: {
+                    progressToken,
+                    progress: waitedMillis,
+                    total: waitMillis,
+                    message: `waiting for ${resource}: ${denialText(resource, denial)}`,
+                  },
+                })
+                .catch(() => undefined);
+      const result = await session.acquire(resource, ttlMillis, waitMillis, signal, onWaiting);
       if (result.ok) {
         const lease = result.lease;
         return answer(
