@@ -194,6 +194,64 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       expect(leases.filter((lease) => lease.resource === 'deploy-mcp-big')).toEqual([]);
     });
 
+    it('releases its leases when the client died mid-call (its answer cannot be written: EPIPE), not at the TTL', async () => {
+      const child = spawn(process.execPath, [CLI_MAIN, 'mcp'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          LEASE_FENCE_URL: coordinator.url,
+          LEASE_FENCE_AGENT_TOKEN: 'agent-4-token',
+        },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      try {
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const answers = createInterface({ input: child.stdout });
+        const answered = (id: number) =>
+          new Promise<void>((resolve) =>
+            answers.on('line', (line) => {
+              if ((JSON.parse(line) as { id?: number }).id === id) resolve();
+            }),
+          );
+        const send = (message: unknown): void => void child.stdin.write(`${JSON.stringify(message)}\n`);
+        const initialized = answered(1);
+        send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        });
+        await initialized;
+        send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        const acquired = answered(2);
+        send({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'acquire_lease', arguments: { resource: 'deploy-mcp-gone', ttlMillis: 60_000 } },
+        });
+        await acquired;
+
+        // The agent dies with a call in flight: its end of the pipes closes before the answer is written.
+        send({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'who_holds', arguments: { resource: 'deploy-mcp-gone' } },
+        });
+        answers.close();
+        child.stdout.destroy();
+        child.stdin.end();
+        await new Promise((resolve) => child.once('exit', resolve));
+
+        const { leases } = await viewerGet('/v1/leases', LeasesReplySchema);
+        expect(leases.filter((lease) => lease.resource === 'deploy-mcp-gone')).toEqual([]);
+        expect(stderr).not.toContain('    at ');
+      } finally {
+        await stopByPid(child, 'SIGKILL');
+      }
+    });
+
     it('two agents contend; the stalled one is refused at the gate in plain words, and the refusal is logged', async () => {
       const stalled = await startAgent(renewalsBlocked.url, 'agent-1-token');
       const other = await startAgent(coordinator.url, 'agent-2-token');
