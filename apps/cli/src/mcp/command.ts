@@ -123,7 +123,7 @@ export function mcpCommand(io: CliIo): Command {
     .addOption(
       new Option(
         '--session-idle-timeout <duration>',
-        `for --http: end a session (releasing its leases) after this long without a request, e.g. 10m, 2h (${DURATION_SYNTAX}); a client that comes back later initializes a new session`,
+        `for --http: end a session (releasing its leases) after this long without a request (an open notification stream is none), e.g. 10m, 2h (${DURATION_SYNTAX}); a client that comes back later initializes a new session`,
       )
         .argParser(parseIdleTimeout)
         .default(parseDurationMillis(DEFAULT_SESSION_IDLE_TIMEOUT), DEFAULT_SESSION_IDLE_TIMEOUT),

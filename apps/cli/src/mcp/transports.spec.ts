@@ -83,6 +83,21 @@ describe('Streamable HTTP sessions', () => {
     await mcp.close();
   });
 
+  it('ends a session whose client only listens past the idle timeout: an open notification stream is no request', async () => {
+    // A vanished client's stream can stay open from this side for as long as its TCP connection
+    // looks alive (a laptop that slept, a cut network): counting it would renew its leases for ever.
+    endpoint = await serveAgent1({ sessionIdleMillis: 1000, maxSessions: 10 });
+    const mcp = new Client({ name: 'spec', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint.url));
+    await mcp.connect(transport); // the SDK client opens its GET notification stream and keeps it
+    await mcp.callTool({ name: 'acquire_lease', arguments: { resource: 'deploy-a', ttlMillis: 60_000 } });
+
+    const release = await double.nextHandled((r) => r.route === 'release');
+    expect(release).toMatchObject({ resource: 'deploy-a', status: 200 });
+    expect(endpoint.sessions()).toBe(0);
+    await mcp.close();
+  });
+
   it('refuses a session beyond maxSessions with 503 in words, and starts one again once a session ended', async () => {
     endpoint = await serveAgent1({ sessionIdleMillis: 60_000, maxSessions: 2 });
     const url = new URL(endpoint.url);
