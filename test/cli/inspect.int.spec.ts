@@ -109,6 +109,15 @@ describe('lease-fence holders', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('exits 64 naming --at for a time in the future (it printed "no resource is held" while agent-b held one)', async () => {
+    const result = await runCli(['holders', '--at', '2099-01-01T00:00:00Z'], env);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toMatch(
+      /^lease-fence: --at: 2099-01-01T00:00:00Z is in the future \(it is .* by this host's clock\): the log tells who held a resource, not who will; leave --at out for the holders now$/m,
+    );
+    expect(result.stdout).toBe('');
+  });
+
   it('exits 64 naming --at for a value that is neither a time nor a position', async () => {
     const result = await runCli(['holders', '--at', 'yesterday'], env);
     expect(result.code).toBe(64);

@@ -156,6 +156,23 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       expect(leases.filter((lease) => lease.holderId === 'agent-3')).toEqual([]);
     });
 
+    it('refuses a who_holds position past the end of the log or a time in the future, naming the field, rather than guessing', async () => {
+      const agent = await startAgent(coordinator.url, 'agent-3-token');
+      agents.push(agent);
+      const acquired = await agent.call('acquire_lease', { resource: 'deploy-mcp-when', ttlMillis: 60_000 });
+      expect(acquired.text).toMatch(/^acquired deploy-mcp-when /);
+
+      const position = await agent.call('who_holds', { resource: 'deploy-mcp-when', atPosition: 1_000_000 });
+      expect(position.isError).toBe(true);
+      expect(position.text).toMatch(/^atPosition: the log has no event at 1000000 \(it ends at position \d+\)/);
+
+      // agent-3 holds it, renewed in the background: a guess for 2099 ("nobody held it") is wrong.
+      const future = await agent.call('who_holds', { resource: 'deploy-mcp-when', atTime: '2099-01-01T00:00:00Z' });
+      expect(future.isError).toBe(true);
+      expect(future.text).toMatch(/^atTime: 2099-01-01T00:00:00Z is in the future/);
+      expect(future.text).toContain('without atTime');
+    });
+
     it("says on stderr why a stdio session ended when the client sent a message over the SDK's 10 MiB limit", async () => {
       const agent = await startAgent(coordinator.url, 'agent-4-token');
       agents.push(agent);
@@ -175,6 +192,64 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
       );
       const { leases } = await viewerGet('/v1/leases', LeasesReplySchema);
       expect(leases.filter((lease) => lease.resource === 'deploy-mcp-big')).toEqual([]);
+    });
+
+    it('releases its leases when the client died mid-call (its answer cannot be written: EPIPE), not at the TTL', async () => {
+      const child = spawn(process.execPath, [CLI_MAIN, 'mcp'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          LEASE_FENCE_URL: coordinator.url,
+          LEASE_FENCE_AGENT_TOKEN: 'agent-4-token',
+        },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      try {
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const answers = createInterface({ input: child.stdout });
+        const answered = (id: number) =>
+          new Promise<void>((resolve) =>
+            answers.on('line', (line) => {
+              if ((JSON.parse(line) as { id?: number }).id === id) resolve();
+            }),
+          );
+        const send = (message: unknown): void => void child.stdin.write(`${JSON.stringify(message)}\n`);
+        const initialized = answered(1);
+        send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        });
+        await initialized;
+        send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        const acquired = answered(2);
+        send({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'acquire_lease', arguments: { resource: 'deploy-mcp-gone', ttlMillis: 60_000 } },
+        });
+        await acquired;
+
+        // The agent dies with a call in flight: its end of the pipes closes before the answer is written.
+        send({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'who_holds', arguments: { resource: 'deploy-mcp-gone' } },
+        });
+        answers.close();
+        child.stdout.destroy();
+        child.stdin.end();
+        await new Promise((resolve) => child.once('exit', resolve));
+
+        const { leases } = await viewerGet('/v1/leases', LeasesReplySchema);
+        expect(leases.filter((lease) => lease.resource === 'deploy-mcp-gone')).toEqual([]);
+        expect(stderr).not.toContain('    at ');
+      } finally {
+        await stopByPid(child, 'SIGKILL');
+      }
     });
 
     it('two agents contend; the stalled one is refused at the gate in plain words, and the refusal is logged', async () => {
@@ -230,6 +305,13 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt() || !cliBuilt())(
         `refused: your fence ${fence1} is older than the resource's floor ${fence2} held by agent-2 since `,
       );
       expect(upstream.received.filter((r) => r.url === '/deployments/late')).toEqual([]);
+      // The refusal gives the gate's seq, not a log position: it says where the position is, and
+      // explain_rejection does not send the agent to the refusal for one.
+      expect(refused.text).toMatch(/the gate recorded the refusal \(its seq \d+, not a log position: list_rejections/);
+      const { tools } = await stalled.client.listTools();
+      expect(tools.find((tool) => tool.name === 'explain_rejection')?.description).toMatch(
+        /fenced_request refusal gives the gate's seq, which is not a log position/,
+      );
 
       // The refusal is in the coordinator's log.
       await eventually('the refusal in GET /v1/rejections', async () => {

@@ -16,6 +16,12 @@ export interface CliIo {
   readonly stderr: TextSink;
   /** The exit code a command chose (`run` passes its command's through); 0 unless set. */
   exitCode: number;
+  /**
+   * Set by a command that must clean up when the reader of its stdout goes away (EPIPE): called
+   * instead of exiting at once, and the command then ends itself (`mcp` on stdio: the client died,
+   * its leases are released). Unset, the process exits with `exitCode` at once.
+   */
+  onReaderGone?: () => void;
 }
 
 /** Writes one `lease-fence: …` line to `io.stderr`. */

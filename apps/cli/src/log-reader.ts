@@ -3,6 +3,7 @@
  * fold it: `holders --at`, `events`, `explain`.
  */
 import type { CoordinatorHttp } from '@lease-fence/client';
+import { formatWallDateTime } from '@lease-fence/dashboard-model';
 import { EventsReplySchema, type RecordedEvent } from '@lease-fence/protocol';
 
 /** Events per `GET /v1/events` page (the route's largest `limit`). */
@@ -50,3 +51,24 @@ export async function readHead(http: CoordinatorHttp): Promise<number> {
  */
 export const pastTheLogEnd = (position: number, head: number): string =>
   `the log has no event at ${position} (it ends at position ${head})`;
+
+/**
+ * Why a wall time after now cannot be answered from the log, in the words `holders --at` and the
+ * MCP server's `who_holds` both use, or `undefined` when it is not after now. The log tells who
+ * held what; an open lease's end after now is only a projection (it may be renewed, or released
+ * sooner), so answering "nobody held it" for a time to come would be a guess.
+ *
+ * @param text - The time as the user typed it.
+ * @param wallMillis - That time, epoch milliseconds.
+ * @param nowWallMillis - This host's wall clock now, epoch milliseconds.
+ * @param clockSkewMillis - How far this host's clock may be off the coordinator's: a time within it is not refused.
+ */
+export const inTheFuture = (
+  text: string,
+  wallMillis: number,
+  nowWallMillis: number,
+  clockSkewMillis: number,
+): string | undefined =>
+  wallMillis > nowWallMillis + clockSkewMillis
+    ? `${text} is in the future (it is ${formatWallDateTime(nowWallMillis)} by this host's clock): the log tells who held a resource, not who will`
+    : undefined;

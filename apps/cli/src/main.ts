@@ -11,10 +11,12 @@ import { createProgram } from './program.js';
 
 const io: CliIo = { stdout: process.stdout, stderr: process.stderr, exitCode: EXIT.ok };
 // A reader that went away (`lease-fence events --follow | head -3`) ends the command quietly, as
-// it does for other Unix tools, instead of an unhandled EPIPE.
+// it does for other Unix tools, instead of an unhandled EPIPE; a command that has to clean up
+// first (`mcp`: release its leases) ends itself.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(io.exitCode);
-  throw error;
+  if (error.code !== 'EPIPE') throw error;
+  if (io.onReaderGone === undefined) process.exit(io.exitCode);
+  io.onReaderGone();
 });
 
 try {

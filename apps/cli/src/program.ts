@@ -49,7 +49,7 @@ export function createProgram(io: CliIo): Command {
     eventsCommand(io),
     rejectionsCommand(io),
     explainCommand(io),
-    mcpCommand(),
+    mcpCommand(io),
   ])
     program.addCommand(command.exitOverride());
   return program;

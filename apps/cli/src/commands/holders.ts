@@ -10,7 +10,7 @@ import type { CliIo } from '../cli-io.js';
 import { addConnectionOptions, connectionSettingsOf, coordinatorHttp, toCliError } from '../connection.js';
 import { EXIT_CODES_HELP, UsageError } from '../exit-codes.js';
 import { positionFlag } from '../flags.js';
-import { pastTheLogEnd, readEvents } from '../log-reader.js';
+import { inTheFuture, pastTheLogEnd, readEvents } from '../log-reader.js';
 import { renderTable } from '../table.js';
 
 /** One holder, as `holders --json` prints it. */
@@ -61,6 +61,11 @@ ${EXIT_CODES_HELP}`,
   command.action(async (flags: { at?: string; json?: boolean }, self: Command) => {
     const settings = connectionSettingsOf(self);
     const at = flags.at === undefined ? undefined : parseAt(flags.at);
+    const future =
+      at === undefined || !('wallMillis' in at)
+        ? undefined
+        : inTheFuture(flags.at as string, at.wallMillis, Date.now(), settings.clockSkewMillis);
+    if (future !== undefined) throw new UsageError(`--at: ${future}; leave --at out for the holders now`);
     const http = coordinatorHttp(settings);
     let holders: HolderRow[];
     try {

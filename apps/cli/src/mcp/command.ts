@@ -18,6 +18,7 @@ import { DURATION_SYNTAX, DurationMillisSchema, parseDurationMillis } from '../d
 import { createLeaseFenceMcpServer } from './server.js';
 import { serveStdio, serveStreamableHttp } from './transports.js';
 import { UsageError } from '../exit-codes.js';
+import type { CliIo } from '../cli-io.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -99,8 +100,10 @@ const listenError = (error: unknown, host: string, port: number): unknown => {
  *
  * Exits (through the program's error handling) with the connection's codes when the coordinator
  * cannot be reached or the token is not an agent's, before serving anything.
+ *
+ * @param io - Its `onReaderGone` is set while serving stdio, so a client gone mid-call ends the session.
  */
-export function mcpCommand(): Command {
+export function mcpCommand(io: CliIo): Command {
   const command = new Command('mcp')
     .description(
       'Serve fenced leases to AI agents over MCP: tools acquire_lease, renew_lease, release_lease, who_holds, list_rejections, explain_rejection, fenced_request; resources lease-fence://leases and lease-fence://rejections. Leases are renewed while the session lives and released when it ends. stdio by default (logs go to stderr); --http for Streamable HTTP at /mcp.',
@@ -120,7 +123,7 @@ export function mcpCommand(): Command {
     .addOption(
       new Option(
         '--session-idle-timeout <duration>',
-        `for --http: end a session (releasing its leases) after this long without a request, e.g. 10m, 2h (${DURATION_SYNTAX}); a client that comes back later initializes a new session`,
+        `for --http: end a session (releasing its leases) after this long without a request (an open notification stream is none), e.g. 10m, 2h (${DURATION_SYNTAX}); a client that comes back later initializes a new session`,
       )
         .argParser(parseIdleTimeout)
         .default(parseDurationMillis(DEFAULT_SESSION_IDLE_TIMEOUT), DEFAULT_SESSION_IDLE_TIMEOUT),
@@ -165,6 +168,9 @@ export function mcpCommand(): Command {
           process.stderr.write(
             `lease-fence mcp: serving ${agent.holderId} on stdio, coordinator ${settings.coordinatorUrl}\n`,
           );
+          // stdout is the protocol: once its reader is gone (the client died mid-call) the session
+          // ends as when stdin closes, releasing its leases, rather than the process exiting at once.
+          io.onReaderGone = () => stop.abort();
           await serveStdio(newSession, stop.signal);
           return;
         }

@@ -58,6 +58,8 @@ export class LeaseSession {
   /** Losses not yet told in a tool result, oldest first. */
   readonly #untoldLosses: LeaseLostError[] = [];
   readonly #ended = new AbortController();
+  /** Acquire requests of this session not answered yet, by resource. */
+  readonly #acquireRequests = new Map<string, Set<Promise<unknown>>>();
   readonly #options: LeaseSessionOptions;
 
   /** @param client - The agent's SDK client (its token's holder takes every lease of this session). */
@@ -94,6 +96,8 @@ export class LeaseSession {
    * @param waitMillis - How long to keep trying while another holder has it, milliseconds (0 = one try).
    * @param signal - The call's own signal (the MCP client cancelled it, or went away): stops the
    *   wait and the request, like the session's end.
+   * @param onWaiting - Called before each pause between attempts with the milliseconds waited so
+   *   far and the denial that made it wait (the MCP server turns it into a progress notification).
    * @throws what `LeaseFenceClient.acquire` throws (coordinator unreachable or unavailable, bad
    *   input); the abort reason once `signal` is aborted or the session ended.
    */
@@ -102,19 +106,26 @@ export class LeaseSession {
     ttlMillis: number | undefined,
     waitMillis: number,
     signal?: AbortSignal,
+    onWaiting?: (waitedMillis: number, denial: AcquireDenial) => void,
   ): Promise<SessionAcquireResult> {
     const existing = this.#leases.get(resource);
     if (existing !== undefined && existing.keeper.state === 'held')
       return { ok: false, reason: 'already-held-here', lease: existing.keeper.view };
+    // A lease of this session given up by its deadline may still be the coordinator's (a
+    // coordinator that was unreachable, a renewal that arrived too late): it would answer
+    // `already-held`, as if another session had it. Give it back first (the keeper sends nothing
+    // for one the coordinator already expired or took away); a release that fails leaves it to
+    // its TTL, and the acquire says what the coordinator says.
+    if (existing !== undefined) await existing.keeper.release().catch(() => undefined);
     const now = this.#options.nowMillis ?? (() => performance.now());
     const timers = this.#options.timers ?? systemTimers;
     const stop = this.callSignal(signal);
     const started = now();
     for (let attempt = 1; ; attempt += 1) {
-      const result = await this.#client.acquire(resource, {
-        ...(ttlMillis === undefined ? {} : { ttlMillis }),
-        signal: stop,
-      });
+      const result = await this.#tracked(
+        resource,
+        this.#client.acquire(resource, { ...(ttlMillis === undefined ? {} : { ttlMillis }), signal: stop }),
+      );
       const elapsedMillis = Math.round(now() - started);
       const waitedMillis = attempt === 1 ? 0 : elapsedMillis;
       if (result.ok && stop.aborted) {
@@ -132,10 +143,36 @@ export class LeaseSession {
         this.#leases.set(resource, { resource, keeper, ttlMillis });
         return { ok: true, lease: keeper.view, waitedMillis };
       }
+      if (result.reason === 'already-held') {
+        // Acquires racing in one session: another call's request may have been granted it, its
+        // answer not read yet. Once those requests are answered, a lease of this session is said
+        // to be this session's, not "your agent's, from another session".
+        await Promise.allSettled(this.#acquireRequests.get(resource) ?? []);
+        const mine = this.#leases.get(resource);
+        if (mine?.keeper.state === 'held' && mine.keeper.lease.fence === result.fence)
+          return { ok: false, reason: 'already-held-here', lease: mine.keeper.view };
+      }
       const leftMillis = waitMillis - elapsedMillis;
       if ((result.reason !== 'held' && result.reason !== 'lock-delay') || leftMillis <= 0)
         return { ...result, waitedMillis };
+      onWaiting?.(elapsedMillis, result);
       await timers.sleep(Math.max(1, Math.min(result.retryAfterMillis, MAX_ACQUIRE_POLL_MILLIS, leftMillis)), stop);
+    }
+  }
+
+  /**
+   * `request` (an acquire of `resource` sent by this session), known as in flight until it is
+   * answered; the call that sent it reads the answer first (it awaited first).
+   */
+  async #tracked<T>(resource: string, request: Promise<T>): Promise<T> {
+    let inFlight = this.#acquireRequests.get(resource);
+    if (inFlight === undefined) this.#acquireRequests.set(resource, (inFlight = new Set()));
+    inFlight.add(request);
+    try {
+      return await request;
+    } finally {
+      inFlight.delete(request);
+      if (inFlight.size === 0) this.#acquireRequests.delete(resource);
     }
   }
 
@@ -149,7 +186,8 @@ export class LeaseSession {
 
   /**
    * Renews the lease on `resource` now, besides the keeper's own schedule (which goes on with the
-   * acquire's TTL). Undefined when this session has no lease on it.
+   * acquire's TTL). Undefined when this session has no lease on it. A renewal the coordinator
+   * refuses (`expired`, `not-holder`) ends the lease in this session as a loss does.
    *
    * @param signal - The call's own signal (see {@link LeaseSession.acquire}).
    * @throws what `LeaseFenceClient.renew` throws.
@@ -166,7 +204,12 @@ export class LeaseSession {
       ...(ttlMillis === undefined ? {} : { ttlMillis }),
       signal: this.callSignal(signal),
     });
-    return result.ok ? { ok: true, lease: result.lease } : { ok: false, reason: result.reason, lost: undefined };
+    if (result.ok) return { ok: true, lease: result.lease };
+    // The coordinator says the fence is not this holder's any more (expired, or released or taken
+    // behind the session's back): the keeper stops, so no write is sent with it, as after a loss
+    // it found itself. A renewal answered after its own deadline says nothing of the lease.
+    if (result.reason !== 'dead-on-arrival') await held.keeper.release().catch(() => undefined);
+    return { ok: false, reason: result.reason, lost: undefined };
   }
 
   /**

@@ -50,8 +50,10 @@ describe('lease-fence MCP server sessions', () => {
   const connect = async (
     holderId: string,
     token: string,
+    clockSkewMillis = 50,
   ): Promise<{
     session: LeaseFenceMcpSession;
+    mcp: Client;
     notices: string[];
     call: (
       name: string,
@@ -59,7 +61,7 @@ describe('lease-fence MCP server sessions', () => {
       signal?: AbortSignal,
     ) => Promise<CallToolResult & { text: string }>;
   }> => {
-    const client = new LeaseFenceClient({ baseUrl: double.url, token, holderId, clockSkewMillis: 50 });
+    const client = new LeaseFenceClient({ baseUrl: double.url, token, holderId, clockSkewMillis });
     const session = createLeaseFenceMcpServer({ client, reads: noReads, version: '0.0.0-test' });
     open.push(session);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -70,6 +72,7 @@ describe('lease-fence MCP server sessions', () => {
     await mcp.connect(clientSide);
     return {
       session,
+      mcp,
       notices,
       call: async (name, args, signal) => {
         // A signal aborted cancels the call the MCP way: the SDK sends notifications/cancelled.
@@ -120,6 +123,60 @@ describe('lease-fence MCP server sessions', () => {
     expect(next.text).not.toContain('LEASE LOST');
   });
 
+  it('takes a resource again after its lease was lost by deadline while the coordinator still had it', async () => {
+    // A clock skew of 1 s on a 1.5 s lease: the server gives the lease up 0.5 s after the grant,
+    // the coordinator keeps it for 1.5 s, so the agent's acquire comes while it is still there.
+    const agent = await connect('agent-1', 'token-1', 1000);
+    await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1500 });
+    double.inject({ route: 'renew', kind: 'unavailable', times: 1000 });
+    await eventually('the LEASE LOST notification', () => agent.notices.length > 0);
+    expect(agent.notices[0]).toContain('Call acquire_lease if you still need it');
+
+    const again = await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 1500 });
+
+    // The lost lease was this session's own: it is given back, and the agent gets the resource
+    // (a new fence), not "your agent already holds deploy-a … from another session".
+    expect(again.text).toMatch(/^LEASE LOST: your lease on deploy-a \(fence 1\)/);
+    expect(again.text).toContain('acquired deploy-a with fence 2 ');
+    expect(double.handled.filter((r) => r.route === 'release')).toMatchObject([{ resource: 'deploy-a', status: 200 }]);
+  });
+
+  it('sends no write with a lease its renew_lease was told is gone (released elsewhere with the same agent token)', async () => {
+    const agent = await connect('agent-1', 'token-1');
+    await agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 60_000 });
+    // Another process with agent-1's token (an operator's CLI) releases fence 1 behind the session's back.
+    const released = await fetch(`${double.url}/v1/leases/deploy-a/release`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer token-1', 'content-type': 'application/json' },
+      body: JSON.stringify({ fence: 1 }),
+    });
+    expect(released.status).toBe(200);
+
+    const renewed = await agent.call('renew_lease', { resource: 'deploy-a' });
+    expect(renewed.isError).toBe(true);
+    expect(renewed.text).toMatch(/^not renewed: your lease on deploy-a is lost/);
+
+    // The tool said "stop writing": the session does not send with that lease any more either.
+    const write = await agent.call('fenced_request', {
+      resource: 'deploy-a',
+      method: 'POST',
+      url: 'http://127.0.0.1:9/never-reached',
+      body: '{}',
+    });
+    expect(write.text).toMatch(/^not sent: your lease on deploy-a \(fence 1\) was lost/);
+  });
+
+  it("answers acquires racing in one session with the session's own lease, not another session's", async () => {
+    const agent = await connect('agent-1', 'token-1');
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => agent.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 })),
+    );
+    const texts = results.map((result) => result.text).sort();
+    expect(texts[0]).toMatch(/^acquired deploy-a with fence 1 /);
+    for (const text of texts.slice(1))
+      expect(text).toMatch(/^you already hold deploy-a with fence 1 in this session; it is being renewed\./);
+  });
+
   it('waits for a held resource when asked to, and says who holds it when not', async () => {
     const first = await connect('agent-1', 'token-1');
     const second = await connect('agent-2', 'token-2');
@@ -132,6 +189,30 @@ describe('lease-fence MCP server sessions', () => {
     await double.nextHandled((r) => r.route === 'acquire' && r.status === 409);
     await first.call('release_lease', { resource: 'deploy-a' });
     expect((await waiting).text).toMatch(/^acquired deploy-a with fence 2 .*after waiting/);
+  });
+
+  it("tells a waiting acquire's progress, so a client whose timeout restarts on progress waits longer than that timeout", async () => {
+    const first = await connect('agent-1', 'token-1');
+    const second = await connect('agent-2', 'token-2');
+    await first.call('acquire_lease', { resource: 'deploy-a', ttlMillis: 5000 });
+    setTimeout(() => void first.call('release_lease', { resource: 'deploy-a' }), 4500);
+
+    // The client gives up after 2 s without an answer or progress (the SDK's default is 60 s);
+    // attempts are at most MAX_ACQUIRE_POLL_MILLIS (1 s) apart.
+    const progress: string[] = [];
+    const waited = (await second.mcp.callTool(
+      { name: 'acquire_lease', arguments: { resource: 'deploy-a', waitMillis: 20_000 } },
+      undefined,
+      {
+        timeout: 2000,
+        resetTimeoutOnProgress: true,
+        onprogress: (notification) => void progress.push(notification.message ?? ''),
+      },
+    )) as CallToolResult;
+
+    expect(waited.content[0]).toMatchObject({ text: expect.stringMatching(/^acquired deploy-a with fence 2 /) });
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    expect(progress[0]).toMatch(/^waiting for deploy-a: deploy-a is held by agent-1\./);
   });
 
   it('takes no lease for an acquire the client cancelled while it waited: the resource freed later stays free', async () => {
@@ -342,6 +423,9 @@ describe('lease-fence MCP server sessions', () => {
     expect(acquired.isError).toBeUndefined();
     expect(renewed.text).toMatch(/good for \d+(\.\d+)? s more by this server's clock/);
     expect(renewed.text).not.toMatch(/\d+\.\d{4,}/);
+    // A field named …Millis holds whole milliseconds, as every input field does (it held 494.80167…).
+    const { remainingMillis } = renewed.structuredContent as { remainingMillis: number };
+    expect(Number.isInteger(remainingMillis) && remainingMillis > 0).toBe(true);
   });
 
   it("refuses a ttlMillis the SDK cannot ask for (beyond the longest timer, or within the clock skew), naming the tool's field, not the SDK's", async () => {

@@ -11,8 +11,9 @@
  * (logging, level `warning`, logger `lease-fence`).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_TIMER_MILLIS, type LeaseFenceClient, type LeaseLostError } from '@lease-fence/client';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_TIMER_MILLIS, type AcquireDenial, type LeaseFenceClient, type LeaseLostError } from '@lease-fence/client';
 import {
   formatDuration,
   formatWallDateTime,
@@ -24,6 +25,7 @@ import {
 import { IdSchema, TtlMillisSchema } from '@lease-fence/protocol';
 import { z } from 'zod';
 import { generationOf, type CoordinatorReads } from './coordinator-reads.js';
+import { inTheFuture, pastTheLogEnd } from '../log-reader.js';
 import { checkGate, LEASE_FENCE_TOKEN_HEADER, sendFencedRequest, type FencedAnswer } from './fenced-request.js';
 import { LeaseSession } from './lease-session.js';
 
@@ -64,6 +66,9 @@ export interface LeaseFenceMcpSession {
   /** Releases every lease of the session, then closes the server. Idempotent; never throws. */
   close(): Promise<void>;
 }
+
+/** What the SDK hands a tool call besides its arguments (its signal, `_meta`, related notifications). */
+type ToolCallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** The longest `waitMillis` an acquire accepts (10 minutes). */
 export const MAX_WAIT_MILLIS = 600_000;
@@ -134,7 +139,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     },
   });
   const { reads } = options;
-  const ttlMillis = ttlMillisField(options.client.clockSkewMillis);
+  const { clockSkewMillis } = options.client;
+  const ttlMillis = ttlMillisField(clockSkewMillis);
   const describeFailure =
     options.describeFailure ?? ((error: unknown) => (error instanceof Error ? error.message : String(error)));
 
@@ -158,10 +164,10 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
    * session ends); a coordinator that cannot answer becomes a plain-words error result.
    */
   const guarded =
-    <A>(body: (args: A, signal: AbortSignal) => Promise<CallToolResult>) =>
-    async (args: A, extra: { readonly signal: AbortSignal }): Promise<CallToolResult> => {
+    <A>(body: (args: A, signal: AbortSignal, extra: ToolCallExtra) => Promise<CallToolResult>) =>
+    async (args: A, extra: ToolCallExtra): Promise<CallToolResult> => {
       try {
-        return await body(args, session.callSignal(extra.signal));
+        return await body(args, session.callSignal(extra.signal), extra);
       } catch (error) {
         return answer(failureText(error, describeFailure), { ok: false, error: errorName(error) }, true);
       }
@@ -183,13 +189,32 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           .max(MAX_WAIT_MILLIS, `must be at most ${MAX_WAIT_MILLIS} milliseconds (10 minutes)`)
           .default(0)
           .describe(
-            'How long to keep trying while another holder has the resource, in milliseconds (0 = one try). At most 600000.',
+            'How long to keep trying while another holder has the resource, in milliseconds (0 = one try). At most 600000. Many MCP clients give up on a call after 60 s unless progress restarts their timeout (progress is sent at every attempt when the call asks for it); to wait longer without that, call again.',
           ),
       }),
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    guarded(async ({ resource, ttlMillis, waitMillis }, signal) => {
-      const result = await session.acquire(resource, ttlMillis, waitMillis, signal);
+    guarded(async ({ resource, ttlMillis, waitMillis }, signal, extra) => {
+      // While it waits, a client that asked for progress is told so at every attempt: a client
+      // whose request timeout restarts on progress (the SDK's resetTimeoutOnProgress) then waits
+      // as long as waitMillis rather than giving up after its own timeout (60 s by default).
+      const progressToken = extra._meta?.progressToken;
+      const onWaiting =
+        progressToken === undefined
+          ? undefined
+          : (waitedMillis: number, denial: AcquireDenial) =>
+              void extra
+                .sendNotification({
+                  method: 'notifications/progress',
+                  params: {
+                    progressToken,
+                    progress: waitedMillis,
+                    total: waitMillis,
+                    message: `waiting for ${resource}: ${denialText(resource, denial)}`,
+                  },
+                })
+                .catch(() => undefined);
+      const result = await session.acquire(resource, ttlMillis, waitMillis, signal, onWaiting);
       if (result.ok) {
         const lease = result.lease;
         return answer(
@@ -223,10 +248,18 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
           { ok: false, resource, reason: 'no-lease' },
           true,
         );
-      if (result.ok)
+      if (result.ok) {
+        const remainingMillis = wholeMillis(result.lease.remainingMillis());
         return answer(
-          `renewed ${resource}: fence ${result.lease.fence}, good for ${formatDuration(result.lease.remainingMillis())} more by this server's clock (and renewed in the background).`,
-          { ok: true, resource, fence: result.lease.fence, remainingMillis: result.lease.remainingMillis() },
+          `renewed ${resource}: fence ${result.lease.fence}, good for ${formatDuration(remainingMillis)} more by this server's clock (and renewed in the background).`,
+          { ok: true, resource, fence: result.lease.fence, remainingMillis },
+        );
+      }
+      if (result.reason === 'dead-on-arrival')
+        return answer(
+          `not renewed by this call: its answer came after the deadline it would have set (a slow network). Your lease on ${resource} is still renewed in the background; a loss would be told as LEASE LOST.`,
+          { ok: false, resource, reason: result.reason },
+          true,
         );
       return answer(
         `not renewed: your lease on ${resource} is lost (${result.lost === undefined ? result.reason : lostReasonText(result.lost.reason)}). Stop writing to ${resource}; call acquire_lease to take it again.`,
@@ -311,6 +344,14 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
               },
             );
       }
+      const future =
+        atTime === undefined ? undefined : inTheFuture(atTime, Date.parse(atTime), Date.now(), clockSkewMillis);
+      if (future !== undefined)
+        return answer(
+          `atTime: ${future}. Call who_holds without atTime for who holds it now.`,
+          { ok: false, error: 'invalid-arguments' },
+          true,
+        );
       const history = await reads.history();
       if (atTime !== undefined) {
         const wallMillis = Date.parse(atTime);
@@ -332,6 +373,12 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         );
       }
       const position = atPosition as number;
+      if (position > history.position)
+        return answer(
+          `atPosition: ${pastTheLogEnd(position, history.position)}.`,
+          { ok: false, error: 'invalid-arguments' },
+          true,
+        );
       const lane = history.stateAt(position).lanes.get(resource);
       const generation = lane === undefined ? undefined : openGeneration(lane);
       return generation === undefined
@@ -385,7 +432,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     {
       title: 'Explain a refused write',
       description:
-        'Explain, in one sentence, why a gate refused a write: whose fence, which newer holder set the floor, and when. Give the log position from list_rejections (or from a fenced_request refusal).',
+        "Explain, in one sentence, why a gate refused a write: whose fence, which newer holder set the floor, and when. Give the log position list_rejections shows (a fenced_request refusal gives the gate's seq, which is not a log position).",
       inputSchema: z.strictObject({
         position: z
           .number()
@@ -534,8 +581,8 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
     }
     const text =
       reply.reason === 'stale-fence'
-        ? `refused: your fence ${reply.rejected.fence} is older than the resource's floor ${reply.current.fence} held by ${reply.current.holderId}${since}. The write did not reach the service; the gate recorded the refusal (seq ${reply.seq}). Your lease on ${resource} is no longer current: acquire it again before writing.`
-        : `refused: fence ${reply.rejected.fence} of ${resource} also belongs to ${reply.current.holderId}${since}, which is evidence of a double grant. The write did not reach the service; the gate recorded the refusal (seq ${reply.seq}).`;
+        ? `refused: your fence ${reply.rejected.fence} is older than the resource's floor ${reply.current.fence} held by ${reply.current.holderId}${since}. The write did not reach the service; the gate recorded the refusal (its seq ${reply.seq}, not a log position: list_rejections shows it with its position once the gate has reported it). Your lease on ${resource} is no longer current: acquire it again before writing.`
+        : `refused: fence ${reply.rejected.fence} of ${resource} also belongs to ${reply.current.holderId}${since}, which is evidence of a double grant. The write did not reach the service; the gate recorded the refusal (its seq ${reply.seq}, not a log position: list_rejections shows it with its position once the gate has reported it).`;
     return answer(
       text,
       {
@@ -564,7 +611,7 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
         resource: held.resource,
         fence: held.keeper.lease.fence,
         state: held.keeper.state,
-        ...(held.keeper.state === 'held' ? { remainingMillis: held.keeper.view.remainingMillis() } : {}),
+        ...(held.keeper.state === 'held' ? { remainingMillis: wholeMillis(held.keeper.view.remainingMillis()) } : {}),
         ...(held.keeper.lost === undefined ? {} : { lostReason: held.keeper.lost.reason }),
       }));
       const holders = await reads.leases(session.signal);
@@ -669,5 +716,8 @@ const failureText = (error: unknown, describeFailure: (error: unknown) => string
     return `no answer in time (${error.message}); the request may or may not have been applied.`;
   return describeFailure(error);
 };
+
+/** Time left as the whole milliseconds a `…Millis` field holds, rounded down (never more than there is), at least 0. */
+const wholeMillis = (millis: number): number => Math.max(0, Math.floor(millis));
 
 const errorName = (error: unknown): string => (error instanceof Error ? error.name : 'Error');

@@ -63,6 +63,41 @@ describe('Streamable HTTP sessions', () => {
     expect(endpoint.sessions()).toBe(0);
   });
 
+  it('keeps a session that is in use past the idle timeout, and its lease: only requests that stopped start the idle clock', async () => {
+    endpoint = await serveAgent1({ sessionIdleMillis: 1000, maxSessions: 10 });
+    const mcp = new Client({ name: 'spec', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(endpoint.url)));
+    await mcp.callTool({ name: 'acquire_lease', arguments: { resource: 'deploy-a', ttlMillis: 60_000 } });
+
+    // An agent at work: a call every 250 ms for 3 s, three idle timeouts after its initialize.
+    for (let call = 0; call < 12; call += 1) {
+      const renewed = (await mcp.callTool({
+        name: 'renew_lease',
+        arguments: { resource: 'deploy-a' },
+      })) as CallToolResult;
+      expect(renewed.content[0]).toMatchObject({ text: expect.stringMatching(/^renewed deploy-a: fence 1/) });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(endpoint.sessions()).toBe(1);
+    expect(double.handled.filter((r) => r.route === 'release')).toEqual([]);
+    await mcp.close();
+  });
+
+  it('ends a session whose client only listens past the idle timeout: an open notification stream is no request', async () => {
+    // A vanished client's stream can stay open from this side for as long as its TCP connection
+    // looks alive (a laptop that slept, a cut network): counting it would renew its leases for ever.
+    endpoint = await serveAgent1({ sessionIdleMillis: 1000, maxSessions: 10 });
+    const mcp = new Client({ name: 'spec', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint.url));
+    await mcp.connect(transport); // the SDK client opens its GET notification stream and keeps it
+    await mcp.callTool({ name: 'acquire_lease', arguments: { resource: 'deploy-a', ttlMillis: 60_000 } });
+
+    const release = await double.nextHandled((r) => r.route === 'release');
+    expect(release).toMatchObject({ resource: 'deploy-a', status: 200 });
+    expect(endpoint.sessions()).toBe(0);
+    await mcp.close();
+  });
+
   it('refuses a session beyond maxSessions with 503 in words, and starts one again once a session ended', async () => {
     endpoint = await serveAgent1({ sessionIdleMillis: 60_000, maxSessions: 2 });
     const url = new URL(endpoint.url);

@@ -53,10 +53,11 @@ export interface StreamableHttpOptions {
   /** Port to listen on (0 = any free port). */
   readonly port: number;
   /**
-   * A session with no request open (no call in flight, no notification stream) for this long is
-   * ended and its leases released, milliseconds: a client that went away without `DELETE` must
-   * not keep its leases renewed for ever. A quiet client that is still there loses its session
-   * too (its next request is answered 404 and it initializes again). Integer ≥ 1.
+   * A session with no call in flight for this long is ended and its leases released,
+   * milliseconds: a client that went away without `DELETE` must not keep its leases renewed for
+   * ever. Its open notification stream (GET) does not count: a vanished client's can look open
+   * for hours. A quiet client that is still there loses its session too (its next request is
+   * answered 404 and it initializes again). Integer ≥ 1.
    */
   readonly sessionIdleMillis: number;
   /**
@@ -82,7 +83,7 @@ export interface StreamableHttpEndpoint {
 interface OpenSession {
   readonly transport: StreamableHTTPServerTransport;
   readonly session: LeaseFenceMcpSession;
-  /** Requests of the session not answered yet (calls in flight, notification streams). */
+  /** Calls of the session not answered yet (its GET notification stream is not counted). */
   openRequests: number;
   /** When the last open request ended (monotonic milliseconds, `performance.now`). */
   idleSinceMillis: number;
@@ -134,6 +135,10 @@ export async function serveStreamableHttp(
         );
         return;
       }
+      // Every call of the session counts, not only its initialize: a session in use is not idle.
+      // Its GET notification stream does not: it stays open for as long as the client's TCP
+      // connection looks alive from here, which a vanished client's can for hours.
+      if (request.method !== 'GET') track(open, response);
       await open.transport.handleRequest(request, response);
       return;
     }
