@@ -166,6 +166,48 @@ describe('LiveControls', () => {
     expect(html).toContain('data-testid="not-in-log"');
     expect(html).toContain('is not in the log');
   });
+
+  it('names each button by what it does and its key, not by its glyph (what a screen reader announces)', () => {
+    const props = {
+      connected: true,
+      asOfPosition: 10,
+      asOfWallMillis: undefined,
+      firstPosition: 1,
+      headPosition: 10,
+      playing: false,
+      speed: 1,
+      beyondLog: undefined,
+      onPause: noop,
+      onResume: noop,
+      onSeek: noop,
+      onStep: noop,
+      onMarker: noop,
+      onPlay: noop,
+      onSpeed: noop,
+    };
+    const named = (html: string): string[] =>
+      [...html.matchAll(/<button\b[^>]*>/g)].map(([tag]) => {
+        const label = /aria-label="([^"]*)"/.exec(tag)?.[1];
+        const keys = /aria-keyshortcuts="([^"]*)"/.exec(tag)?.[1];
+        return `${label ?? '(glyph only)'} [${keys ?? 'no key'}]`;
+      });
+
+    expect(named(renderToString(<LiveControls live {...props} />))).toEqual([
+      'Pause [Space]',
+      'Previous rejection or restart [p]',
+      'One event back [[]',
+      'One event forward []]',
+      'Next rejection or restart [n]',
+    ]);
+    expect(named(renderToString(<LiveControls live={false} {...props} />))).toEqual([
+      'Back to live [Space]',
+      'Previous rejection or restart [p]',
+      'One event back [[]',
+      'One event forward []]',
+      'Next rejection or restart [n]',
+      'Replay [no key]',
+    ]);
+  });
 });
 
 describe('FilterBar', () => {
