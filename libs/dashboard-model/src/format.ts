@@ -21,8 +21,34 @@ export function formatWallTime(wallMillis: number): string {
  */
 export function formatWallDateTime(wallMillis: number): string {
   if (!Number.isFinite(wallMillis)) return '—';
-  const iso = new Date(wallMillis).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}Z`;
+  return `${formatWallDate(wallMillis)} ${formatWallTime(wallMillis)}`;
+}
+
+/**
+ * `YYYY-MM-DD` of a coordinator wall time: its day in UTC.
+ *
+ * @param wallMillis - Epoch milliseconds.
+ */
+export function formatWallDate(wallMillis: number): string {
+  if (!Number.isFinite(wallMillis)) return '—';
+  return new Date(wallMillis).toISOString().slice(0, 10);
+}
+
+/**
+ * The one UTC day all of `wallMillis` fall on (`YYYY-MM-DD`), or undefined when they span more than
+ * one day or there are none: a table may then name the day once in its header and give each row
+ * its time of day, and must date each row otherwise.
+ *
+ * @param wallMillis - Epoch milliseconds.
+ */
+export function commonWallDate(wallMillis: Iterable<number>): string | undefined {
+  let day: string | undefined;
+  for (const millis of wallMillis) {
+    const next = formatWallDate(millis);
+    if (day === undefined) day = next;
+    else if (next !== day) return undefined;
+  }
+  return day;
 }
 
 /**

@@ -299,6 +299,64 @@ describe('RejectionsTable', () => {
     expect(rows[1]).not.toContain('reported late');
   });
 
+  it("dates each refusal, so an operator reading a log that spans days knows which day's refusal a row is", () => {
+    // Arrange: two refusals at the same time of day, a day apart; the later one reported late
+    const [first, second] = loadedHistory().head.rejections;
+    const on = (r: RejectionView, wallMillis: number): RejectionView => ({
+      ...r,
+      stamp: { ...r.stamp, wallMillis },
+    });
+    const lateOne = {
+      ...on(second!, Date.UTC(2026, 11, 2, 22, 31, 46, 80)),
+      gateWallMillis: Date.UTC(2026, 11, 2, 22, 31, 6, 68),
+    };
+
+    // Act
+    const html = renderToString(
+      <RejectionsTable
+        rejections={[on(first!, Date.UTC(2026, 11, 1, 22, 31, 46, 80)), lateOne]}
+        selectedPosition={undefined}
+        onSelect={noop}
+      />,
+    );
+
+    // Assert: each row names its day, and the late one's gate time names its own
+    const rows = html.split('data-testid="rejection-row"').slice(1);
+    expect(rows[0]).toContain('2026-12-02 22:31:46.080Z');
+    expect(rows[0]).toContain('refused at 2026-12-02 22:31:06.068Z');
+    expect(rows[1]).toContain('2026-12-01 22:31:46.080Z');
+    expect(html).toContain('<th title="coordinator wall clock, UTC">time (UTC)</th>');
+  });
+
+  it('names the day once in the header when every refusal falls on it, and keeps the rows narrow', () => {
+    // Arrange: two refusals on one day
+    const [first, second] = loadedHistory().head.rejections;
+    const on = (r: RejectionView, wallMillis: number): RejectionView => ({
+      ...r,
+      stamp: { ...r.stamp, wallMillis },
+      gateWallMillis: undefined,
+    });
+
+    // Act
+    const html = renderToString(
+      <RejectionsTable
+        rejections={[
+          on(first!, Date.UTC(2026, 11, 3, 0, 0, 0, 5)),
+          on(second!, Date.UTC(2026, 11, 3, 23, 59, 59, 999)),
+        ]}
+        selectedPosition={undefined}
+        onSelect={noop}
+      />,
+    );
+
+    // Assert
+    expect(html).toContain('time (2026-12-03, UTC)');
+    const rows = html.split('data-testid="rejection-row"').slice(1);
+    expect(rows[0]).toContain('>23:59:59.999Z');
+    expect(rows[1]).toContain('>00:00:00.005Z');
+    expect(rows.join('')).not.toContain('2026-12-03 ');
+  });
+
   it('shows refusals known to be missing above the table, each naming the gate, the resource and the seqs', () => {
     // Arrange
     const history = loadedHistory();

@@ -4,8 +4,10 @@
  * rejections cost only the rows in view. Selecting a row opens its investigation. Above it, every
  * `RejectionsMissing`: refusals a gate made but whose reports never reached the log.
  */
-import { memo, useState, type ReactElement } from 'react';
+import { memo, useMemo, useState, type ReactElement } from 'react';
 import {
+  commonWallDate,
+  formatWallDateTime,
   formatWallTime,
   reportedLate,
   type MissingRejectionsView,
@@ -41,6 +43,8 @@ export const RejectionsTable = memo(function RejectionsTable({
 }: RejectionsTableProps): ReactElement {
   const [scrollTop, setScrollTop] = useState(0);
   const count = rejections.length;
+  // The header names the day when every refusal listed falls on it; otherwise each row is dated.
+  const day = useMemo(() => commonWallDate(rejections.map((r) => r.stamp.wallMillis)), [rejections]);
   const { first, last } = visibleRows(scrollTop, heightPx, ROW_HEIGHT_PX, count, 6);
   const rows: RejectionView[] = [];
   for (let i = first; i < last; i += 1) {
@@ -63,7 +67,7 @@ export const RejectionsTable = memo(function RejectionsTable({
               key={m.stamp.position}
               data-testid="missing-rejection-row"
               data-position={m.stamp.position}
-              title={`RejectionsMissing at position ${m.stamp.position}, ${formatWallTime(m.stamp.wallMillis)}`}
+              title={`RejectionsMissing at position ${m.stamp.position}, ${formatWallDateTime(m.stamp.wallMillis)}`}
             >
               <span className="badge">missing</span> gate {m.gateId} on {m.resource}: refusal
               {m.fromSeq === m.throughSeq ? '' : 's'} seq {seqRange(m.fromSeq, m.throughSeq)} never reached the log (seq{' '}
@@ -97,7 +101,7 @@ export const RejectionsTable = memo(function RejectionsTable({
                 <th>resource</th>
                 <th title="refused holder · fence">refused · fence</th>
                 <th title="the gate's floor: current holder · fence">floor · fence</th>
-                <th title="coordinator wall clock">time</th>
+                <th title="coordinator wall clock, UTC">{day === undefined ? 'time (UTC)' : `time (${day}, UTC)`}</th>
                 <th className="gate">gate</th>
               </tr>
             </thead>
@@ -129,16 +133,16 @@ export const RejectionsTable = memo(function RejectionsTable({
                   <td
                     title={
                       r.gateWallMillis === undefined
-                        ? 'coordinator wall clock'
-                        : `gate wall clock ${formatWallTime(r.gateWallMillis)}`
+                        ? 'coordinator wall clock, UTC'
+                        : `gate wall clock ${formatWallDateTime(r.gateWallMillis)}`
                     }
                   >
-                    {formatWallTime(r.stamp.wallMillis)}
+                    {day === undefined ? formatWallDateTime(r.stamp.wallMillis) : formatWallTime(r.stamp.wallMillis)}
                     {reportedLate(r) && (
                       <span
                         className="badge"
                         data-testid="reported-late-badge"
-                        title={`refused at ${formatWallTime(r.gateWallMillis as number)} by gate ${r.gateId}'s own clock; recorded when its outbox delivered it`}
+                        title={`refused at ${formatWallDateTime(r.gateWallMillis as number)} by gate ${r.gateId}'s own clock; recorded when its outbox delivered it`}
                       >
                         reported late
                       </span>
