@@ -426,6 +426,20 @@ describe('InvestigationView', () => {
     expect(html).toContain('data-testid="floor"');
   });
 
+  it('heads the investigation with the day and time of the refusal (the as-of line gives the live time, not its)', () => {
+    // Arrange
+    const history = loadedHistory();
+    const rejection = history.head.rejections[5]!;
+    const recorded = new Date(rejection.stamp.wallMillis).toISOString().replace('T', ' ');
+
+    // Act
+    const html = renderInvestigation(investigate(history, rejection.stamp.position), undefined);
+
+    // Assert
+    const heading = /<h2>(.*?)<\/h2>/.exec(html)?.[1]?.replace(/<!-- -->/g, '');
+    expect(heading).toBe(`Investigation · position ${rejection.stamp.position} · ${rejection.resource} · ${recorded}`);
+  });
+
   it('says the generations are as of the refusal, and what the listed events show after it', () => {
     // Arrange: a rejection whose floor holder is still open at the refusal and renews or ends within ±10
     const history = loadedHistory();
