@@ -51,6 +51,30 @@ export function commonWallDate(wallMillis: Iterable<number>): string | undefined
   return day;
 }
 
+/** How a table writes its column of wall times: see {@link wallTimeColumn}. */
+export interface WallTimeColumn {
+  /** The column's header: its name and the clock's zone, and the day when every row falls on it. */
+  readonly header: string;
+  /** A row's time: `HH:MM:SS.mmmZ` under a header that names the day, else dated. */
+  readonly format: (wallMillis: number) => string;
+}
+
+/**
+ * The wall-time column of a table of `wallMillis`: the header names the UTC day once when every
+ * row falls on it (`time (2026-12-03, UTC)`, rows `22:31:46.080Z`), else each row is dated
+ * (`time (UTC)`, rows `2026-12-03 22:31:46.080Z`), so a table of a log spanning days never shows a
+ * time of no day.
+ *
+ * @param name - The column's name, e.g. `time`.
+ * @param wallMillis - The rows' wall times, epoch milliseconds.
+ */
+export function wallTimeColumn(name: string, wallMillis: Iterable<number>): WallTimeColumn {
+  const day = commonWallDate(wallMillis);
+  return day === undefined
+    ? { header: `${name} (UTC)`, format: formatWallDateTime }
+    : { header: `${name} (${day}, UTC)`, format: formatWallTime };
+}
+
 /**
  * A duration for people: `850 ms`, `6.9 s`, `2 min 5 s`, `3 h 12 min`. Negative durations keep their sign.
  *

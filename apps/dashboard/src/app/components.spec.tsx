@@ -10,6 +10,7 @@ import {
 import { RejectionsTable } from '../rejections/rejections-table.js';
 import { InvestigationView } from '../investigation/investigation-view.js';
 import { ConnectionBanner } from './connection-banner.js';
+import { EventTable } from './event-table.js';
 import { FilterBar } from './filter-bar.js';
 import { LiveControls } from './live-controls.js';
 import { RestartList } from './restart-list.js';
@@ -511,5 +512,27 @@ describe('RatePanels', () => {
       />,
     );
     expect(html).toMatch(/<figcaption data-testid="hold-title"><h4>Hold durations<\/h4>/);
+  });
+});
+
+describe('EventTable', () => {
+  it('names the day of its wall times: once in the header when the rows share it, else on each row', () => {
+    // Arrange: the first two events of a log, on one day, then the second moved to the next day
+    const [a, b] = synthesizeEvents({ seed: 3, resources: 2, generations: 4, rejections: 0, restarts: 0 });
+    const on = (e: NonNullable<typeof a>, wallMillis: number): NonNullable<typeof a> =>
+      ({ ...e, event: { ...e.event, data: { ...e.event.data, wallMillis } } }) as NonNullable<typeof a>;
+    const render = (events: NonNullable<typeof a>[]): string =>
+      renderToString(<EventTable events={events} focusPosition={undefined} onPick={noop} caption="Events" />);
+
+    // Act
+    const oneDay = render([on(a!, Date.UTC(2026, 11, 2, 23, 59, 59, 900)), on(b!, Date.UTC(2026, 11, 2, 0, 0, 0, 1))]);
+    const twoDays = render([on(a!, Date.UTC(2026, 11, 2, 23, 59, 59, 900)), on(b!, Date.UTC(2026, 11, 3, 0, 0, 0, 1))]);
+
+    // Assert
+    expect(oneDay).toContain('<th>wall (2026-12-02, UTC)</th>');
+    expect(oneDay).toContain('<td>23:59:59.900Z</td>');
+    expect(twoDays).toContain('<th>wall (UTC)</th>');
+    expect(twoDays).toContain('<td>2026-12-02 23:59:59.900Z</td>');
+    expect(twoDays).toContain('<td>2026-12-03 00:00:00.001Z</td>');
   });
 });

@@ -6,10 +6,9 @@
  */
 import { memo, useMemo, useState, type ReactElement } from 'react';
 import {
-  commonWallDate,
   formatWallDateTime,
-  formatWallTime,
   reportedLate,
+  wallTimeColumn,
   type MissingRejectionsView,
   type RejectionView,
 } from '@lease-fence/dashboard-model';
@@ -43,8 +42,14 @@ export const RejectionsTable = memo(function RejectionsTable({
 }: RejectionsTableProps): ReactElement {
   const [scrollTop, setScrollTop] = useState(0);
   const count = rejections.length;
-  // The header names the day when every refusal listed falls on it; otherwise each row is dated.
-  const day = useMemo(() => commonWallDate(rejections.map((r) => r.stamp.wallMillis)), [rejections]);
+  const time = useMemo(
+    () =>
+      wallTimeColumn(
+        'time',
+        rejections.map((r) => r.stamp.wallMillis),
+      ),
+    [rejections],
+  );
   const { first, last } = visibleRows(scrollTop, heightPx, ROW_HEIGHT_PX, count, 6);
   const rows: RejectionView[] = [];
   for (let i = first; i < last; i += 1) {
@@ -101,7 +106,7 @@ export const RejectionsTable = memo(function RejectionsTable({
                 <th>resource</th>
                 <th title="refused holder · fence">refused · fence</th>
                 <th title="the gate's floor: current holder · fence">floor · fence</th>
-                <th title="coordinator wall clock, UTC">{day === undefined ? 'time (UTC)' : `time (${day}, UTC)`}</th>
+                <th title="coordinator wall clock, UTC">{time.header}</th>
                 <th className="gate">gate</th>
               </tr>
             </thead>
@@ -137,7 +142,7 @@ export const RejectionsTable = memo(function RejectionsTable({
                         : `gate wall clock ${formatWallDateTime(r.gateWallMillis)}`
                     }
                   >
-                    {day === undefined ? formatWallDateTime(r.stamp.wallMillis) : formatWallTime(r.stamp.wallMillis)}
+                    {time.format(r.stamp.wallMillis)}
                     {reportedLate(r) && (
                       <span
                         className="badge"
