@@ -47,6 +47,14 @@ describe('ConnectionBanner', () => {
       'Retrying in 2.0 s, resuming after position 40. Is the coordinator running? Start it with `npm start`',
     ],
     [{ status: 'unauthorized', reason: 'invalid token' } as const, 'refused the viewer token'],
+    [
+      { status: 'diverged', position: 40, headPosition: 12 } as const,
+      'log ends at position 12, before the 40 events this page loaded: it was reset or replaced. Reload the page',
+    ],
+    [
+      { status: 'diverged', position: 40, headPosition: 40, differsAt: 40 } as const,
+      'is not the one this page loaded: its event at position 40 differs. It was reset or replaced. Reload the page',
+    ],
   ])('says where the stream stands and what to do: %j', (connection, text) => {
     const html = renderToString(
       <ConnectionBanner connection={connection} caughtUp={false} position={40} headPosition={100} held={false} />,
