@@ -321,7 +321,9 @@ describe.skipIf(SKIP_BROWSER_SUITES)(
 
       // Then: the Markdown says what happened, to whom, with which fences, where in the log, and links back.
       const lines = markdown.split('\n');
-      expect(lines[0]).toBe(`## Stale write refused on \`${resource}\` (log position ${rejection.position})`);
+      expect(lines[0]).toBe(
+        `## Stale write refused on \`${resource}\` at ${formatWallDateTime(rejection.event.data.wallMillis)} (log position ${rejection.position})`,
+      );
       expect(lines).toContain(shown.explanation);
       expect(lines.some((line) => line.startsWith(`| refused | ${rejected.holderId} | ${rejected.fence} |`))).toBe(
         true,

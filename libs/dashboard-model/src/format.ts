@@ -21,8 +21,58 @@ export function formatWallTime(wallMillis: number): string {
  */
 export function formatWallDateTime(wallMillis: number): string {
   if (!Number.isFinite(wallMillis)) return '—';
-  const iso = new Date(wallMillis).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}Z`;
+  return `${formatWallDate(wallMillis)} ${formatWallTime(wallMillis)}`;
+}
+
+/**
+ * `YYYY-MM-DD` of a coordinator wall time: its day in UTC.
+ *
+ * @param wallMillis - Epoch milliseconds.
+ */
+export function formatWallDate(wallMillis: number): string {
+  if (!Number.isFinite(wallMillis)) return '—';
+  return new Date(wallMillis).toISOString().slice(0, 10);
+}
+
+/**
+ * The one UTC day all of `wallMillis` fall on (`YYYY-MM-DD`), or undefined when they span more than
+ * one day or there are none: a table may then name the day once in its header and give each row
+ * its time of day, and must date each row otherwise.
+ *
+ * @param wallMillis - Epoch milliseconds.
+ */
+export function commonWallDate(wallMillis: Iterable<number>): string | undefined {
+  let day: string | undefined;
+  for (const millis of wallMillis) {
+    const next = formatWallDate(millis);
+    if (day === undefined) day = next;
+    else if (next !== day) return undefined;
+  }
+  return day;
+}
+
+/** How a table writes its column of wall times: see {@link wallTimeColumn}. */
+export interface WallTimeColumn {
+  /** The column's header: its name and the clock's zone, and the day when every row falls on it. */
+  readonly header: string;
+  /** A row's time: `HH:MM:SS.mmmZ` under a header that names the day, else dated. */
+  readonly format: (wallMillis: number) => string;
+}
+
+/**
+ * The wall-time column of a table of `wallMillis`: the header names the UTC day once when every
+ * row falls on it (`time (2026-12-03, UTC)`, rows `22:31:46.080Z`), else each row is dated
+ * (`time (UTC)`, rows `2026-12-03 22:31:46.080Z`), so a table of a log spanning days never shows a
+ * time of no day.
+ *
+ * @param name - The column's name, e.g. `time`.
+ * @param wallMillis - The rows' wall times, epoch milliseconds.
+ */
+export function wallTimeColumn(name: string, wallMillis: Iterable<number>): WallTimeColumn {
+  const day = commonWallDate(wallMillis);
+  return day === undefined
+    ? { header: `${name} (UTC)`, format: formatWallDateTime }
+    : { header: `${name} (${day}, UTC)`, format: formatWallTime };
 }
 
 /**

@@ -134,6 +134,26 @@ describe('investigation export', () => {
     expect(markdown).toContain('Open in the dashboard: http://127.0.0.1:3000/?inv=42');
   });
 
+  it('heads the Markdown summary with the day and time of the refusal, so a ticket read later says when', () => {
+    // Arrange
+    const history = new ViewHistory();
+    synthesizeEvents({ seed: 4, resources: 3, generations: 30, rejections: 3, restarts: 0 }).forEach((e) =>
+      history.append(e),
+    );
+    const rejection = history.head.rejections[0]!;
+    const result = investigate(history, rejection.stamp.position);
+    if (!result.ok) throw new Error('expected an investigation');
+    const recorded = new Date(rejection.stamp.wallMillis).toISOString().replace('T', ' ');
+
+    // Act
+    const heading = investigationMarkdown(result.investigation, undefined).split('\n')[0];
+
+    // Assert
+    expect(heading).toBe(
+      `## Stale write refused on \`${rejection.resource}\` at ${recorded} (log position ${rejection.stamp.position})`,
+    );
+  });
+
   it.each([
     ['not JSON', '{', /^not JSON/],
     ['another format', '{"format":"x"}', /format must be "lease-fence\/investigation"/],

@@ -152,7 +152,7 @@ export function importInvestigation(doc: InvestigationExport): {
 export function investigationMarkdown(investigation: Investigation, link: string | undefined): string {
   const { rejection, rejected, current, floor } = investigation;
   const lines = [
-    `## Stale write refused on \`${rejection.resource}\` (log position ${investigation.position})`,
+    `## Stale write refused on \`${rejection.resource}\` at ${formatWallDateTime(rejection.stamp.wallMillis)} (log position ${investigation.position})`,
     '',
     investigation.explanation,
     '',

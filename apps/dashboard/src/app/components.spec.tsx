@@ -10,6 +10,7 @@ import {
 import { RejectionsTable } from '../rejections/rejections-table.js';
 import { InvestigationView } from '../investigation/investigation-view.js';
 import { ConnectionBanner } from './connection-banner.js';
+import { EventTable } from './event-table.js';
 import { FilterBar } from './filter-bar.js';
 import { LiveControls } from './live-controls.js';
 import { RestartList } from './restart-list.js';
@@ -46,6 +47,14 @@ describe('ConnectionBanner', () => {
       'Retrying in 2.0 s, resuming after position 40. Is the coordinator running? Start it with `npm start`',
     ],
     [{ status: 'unauthorized', reason: 'invalid token' } as const, 'refused the viewer token'],
+    [
+      { status: 'diverged', position: 40, headPosition: 12 } as const,
+      'log ends at position 12, before the 40 events this page loaded: it was reset or replaced. Reload the page',
+    ],
+    [
+      { status: 'diverged', position: 40, headPosition: 40, differsAt: 40 } as const,
+      'is not the one this page loaded: its event at position 40 differs. It was reset or replaced. Reload the page',
+    ],
   ])('says where the stream stands and what to do: %j', (connection, text) => {
     const html = renderToString(
       <ConnectionBanner connection={connection} caughtUp={false} position={40} headPosition={100} held={false} />,
@@ -166,6 +175,48 @@ describe('LiveControls', () => {
     expect(html).toContain('data-testid="not-in-log"');
     expect(html).toContain('is not in the log');
   });
+
+  it('names each button by what it does and its key, not by its glyph (what a screen reader announces)', () => {
+    const props = {
+      connected: true,
+      asOfPosition: 10,
+      asOfWallMillis: undefined,
+      firstPosition: 1,
+      headPosition: 10,
+      playing: false,
+      speed: 1,
+      beyondLog: undefined,
+      onPause: noop,
+      onResume: noop,
+      onSeek: noop,
+      onStep: noop,
+      onMarker: noop,
+      onPlay: noop,
+      onSpeed: noop,
+    };
+    const named = (html: string): string[] =>
+      [...html.matchAll(/<button\b[^>]*>/g)].map(([tag]) => {
+        const label = /aria-label="([^"]*)"/.exec(tag)?.[1];
+        const keys = /aria-keyshortcuts="([^"]*)"/.exec(tag)?.[1];
+        return `${label ?? '(glyph only)'} [${keys ?? 'no key'}]`;
+      });
+
+    expect(named(renderToString(<LiveControls live {...props} />))).toEqual([
+      'Pause [Space]',
+      'Previous rejection or restart [p]',
+      'One event back [[]',
+      'One event forward []]',
+      'Next rejection or restart [n]',
+    ]);
+    expect(named(renderToString(<LiveControls live={false} {...props} />))).toEqual([
+      'Back to live [Space]',
+      'Previous rejection or restart [p]',
+      'One event back [[]',
+      'One event forward []]',
+      'Next rejection or restart [n]',
+      'Replay [no key]',
+    ]);
+  });
 });
 
 describe('FilterBar', () => {
@@ -257,6 +308,64 @@ describe('RejectionsTable', () => {
     expect(rows[1]).not.toContain('reported late');
   });
 
+  it("dates each refusal, so an operator reading a log that spans days knows which day's refusal a row is", () => {
+    // Arrange: two refusals at the same time of day, a day apart; the later one reported late
+    const [first, second] = loadedHistory().head.rejections;
+    const on = (r: RejectionView, wallMillis: number): RejectionView => ({
+      ...r,
+      stamp: { ...r.stamp, wallMillis },
+    });
+    const lateOne = {
+      ...on(second!, Date.UTC(2026, 11, 2, 22, 31, 46, 80)),
+      gateWallMillis: Date.UTC(2026, 11, 2, 22, 31, 6, 68),
+    };
+
+    // Act
+    const html = renderToString(
+      <RejectionsTable
+        rejections={[on(first!, Date.UTC(2026, 11, 1, 22, 31, 46, 80)), lateOne]}
+        selectedPosition={undefined}
+        onSelect={noop}
+      />,
+    );
+
+    // Assert: each row names its day, and the late one's gate time names its own
+    const rows = html.split('data-testid="rejection-row"').slice(1);
+    expect(rows[0]).toContain('2026-12-02 22:31:46.080Z');
+    expect(rows[0]).toContain('refused at 2026-12-02 22:31:06.068Z');
+    expect(rows[1]).toContain('2026-12-01 22:31:46.080Z');
+    expect(html).toContain('<th title="coordinator wall clock, UTC">time (UTC)</th>');
+  });
+
+  it('names the day once in the header when every refusal falls on it, and keeps the rows narrow', () => {
+    // Arrange: two refusals on one day
+    const [first, second] = loadedHistory().head.rejections;
+    const on = (r: RejectionView, wallMillis: number): RejectionView => ({
+      ...r,
+      stamp: { ...r.stamp, wallMillis },
+      gateWallMillis: undefined,
+    });
+
+    // Act
+    const html = renderToString(
+      <RejectionsTable
+        rejections={[
+          on(first!, Date.UTC(2026, 11, 3, 0, 0, 0, 5)),
+          on(second!, Date.UTC(2026, 11, 3, 23, 59, 59, 999)),
+        ]}
+        selectedPosition={undefined}
+        onSelect={noop}
+      />,
+    );
+
+    // Assert
+    expect(html).toContain('time (2026-12-03, UTC)');
+    const rows = html.split('data-testid="rejection-row"').slice(1);
+    expect(rows[0]).toContain('>23:59:59.999Z');
+    expect(rows[1]).toContain('>00:00:00.005Z');
+    expect(rows.join('')).not.toContain('2026-12-03 ');
+  });
+
   it('shows refusals known to be missing above the table, each naming the gate, the resource and the seqs', () => {
     // Arrange
     const history = loadedHistory();
@@ -324,6 +433,20 @@ describe('InvestigationView', () => {
     expect(html).toContain(result.ok ? result.investigation.explanation.replace(/'/g, '&#x27;').slice(0, 40) : '');
     expect(countTestIds(html, 'event-row')).toBe(21);
     expect(html).toContain('data-testid="floor"');
+  });
+
+  it('heads the investigation with the day and time of the refusal (the as-of line gives the live time, not its)', () => {
+    // Arrange
+    const history = loadedHistory();
+    const rejection = history.head.rejections[5]!;
+    const recorded = new Date(rejection.stamp.wallMillis).toISOString().replace('T', ' ');
+
+    // Act
+    const html = renderInvestigation(investigate(history, rejection.stamp.position), undefined);
+
+    // Assert
+    const heading = /<h2>(.*?)<\/h2>/.exec(html)?.[1]?.replace(/<!-- -->/g, '');
+    expect(heading).toBe(`Investigation · position ${rejection.stamp.position} · ${rejection.resource} · ${recorded}`);
   });
 
   it('says the generations are as of the refusal, and what the listed events show after it', () => {
@@ -397,5 +520,27 @@ describe('RatePanels', () => {
       />,
     );
     expect(html).toMatch(/<figcaption data-testid="hold-title"><h4>Hold durations<\/h4>/);
+  });
+});
+
+describe('EventTable', () => {
+  it('names the day of its wall times: once in the header when the rows share it, else on each row', () => {
+    // Arrange: the first two events of a log, on one day, then the second moved to the next day
+    const [a, b] = synthesizeEvents({ seed: 3, resources: 2, generations: 4, rejections: 0, restarts: 0 });
+    const on = (e: NonNullable<typeof a>, wallMillis: number): NonNullable<typeof a> =>
+      ({ ...e, event: { ...e.event, data: { ...e.event.data, wallMillis } } }) as NonNullable<typeof a>;
+    const render = (events: NonNullable<typeof a>[]): string =>
+      renderToString(<EventTable events={events} focusPosition={undefined} onPick={noop} caption="Events" />);
+
+    // Act
+    const oneDay = render([on(a!, Date.UTC(2026, 11, 2, 23, 59, 59, 900)), on(b!, Date.UTC(2026, 11, 2, 0, 0, 0, 1))]);
+    const twoDays = render([on(a!, Date.UTC(2026, 11, 2, 23, 59, 59, 900)), on(b!, Date.UTC(2026, 11, 3, 0, 0, 0, 1))]);
+
+    // Assert
+    expect(oneDay).toContain('<th>wall (2026-12-02, UTC)</th>');
+    expect(oneDay).toContain('<td>23:59:59.900Z</td>');
+    expect(twoDays).toContain('<th>wall (UTC)</th>');
+    expect(twoDays).toContain('<td>2026-12-02 23:59:59.900Z</td>');
+    expect(twoDays).toContain('<td>2026-12-03 00:00:00.001Z</td>');
   });
 });

@@ -89,7 +89,10 @@ function describe(
     case 'diverged':
       return {
         tone: 'bad',
-        text: `The coordinator's log ends at position ${c.headPosition}, before the ${c.position} events this page loaded: it was reset or replaced. Reload the page to start over.`,
+        text:
+          c.differsAt === undefined
+            ? `The coordinator's log ends at position ${c.headPosition}, before the ${c.position} events this page loaded: it was reset or replaced. Reload the page to start over.`
+            : `The coordinator's log is not the one this page loaded: its event at position ${c.differsAt} differs. It was reset or replaced. Reload the page to start over.`,
       };
     case 'closed':
       return { tone: 'bad', text: 'Stream closed.' };

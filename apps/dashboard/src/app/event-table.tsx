@@ -2,8 +2,8 @@
  * The events around the view's position (the shared cursor's position when one is set), in log order.
  */
 import type { RecordedEvent } from '@lease-fence/protocol';
-import { memo, type ReactElement } from 'react';
-import { formatWallTime, shortBootId } from '@lease-fence/dashboard-model';
+import { memo, useMemo, type ReactElement } from 'react';
+import { shortBootId, wallTimeColumn } from '@lease-fence/dashboard-model';
 
 /** Props of {@link EventTable}. */
 export interface EventTableProps {
@@ -106,6 +106,14 @@ export const EventTable = memo(function EventTable({
   onPick,
   caption,
 }: EventTableProps): ReactElement {
+  const wall = useMemo(
+    () =>
+      wallTimeColumn(
+        'wall',
+        events.map((e) => e.event.data.wallMillis),
+      ),
+    [events],
+  );
   return (
     <section className="panel events" aria-label="Events">
       <h3>{caption}</h3>
@@ -118,7 +126,7 @@ export const EventTable = memo(function EventTable({
               <th>resource</th>
               <th>holder</th>
               <th>fence</th>
-              <th>wall</th>
+              <th>{wall.header}</th>
               <th>detail</th>
             </tr>
           </thead>
@@ -142,7 +150,7 @@ export const EventTable = memo(function EventTable({
                   <td title={s.resource}>{s.resource}</td>
                   <td title={s.holder}>{s.holder}</td>
                   <td>{s.fence}</td>
-                  <td>{formatWallTime(e.event.data.wallMillis)}</td>
+                  <td>{wall.format(e.event.data.wallMillis)}</td>
                   <td className="muted detail" title={s.detail}>
                     {s.detail}
                   </td>

@@ -32,6 +32,15 @@ const COMMANDS: Readonly<Record<string, KeyCommand>> = {
   Escape: 'close',
 };
 
+/**
+ * The key that runs `command`, as `aria-keyshortcuts` and a button's title name it (the space bar
+ * is `Space`; the first key when two do the same).
+ */
+export function keyOf(command: KeyCommand): string {
+  const key = Object.keys(COMMANDS).find((candidate) => COMMANDS[candidate] === command) ?? '';
+  return key === ' ' ? 'Space' : key;
+}
+
 /** The command for a key press, or undefined (let the browser have it). */
 export function commandForKey(input: KeyInput): KeyCommand | undefined {
   if (input.ctrlKey || input.metaKey || input.altKey) return undefined;

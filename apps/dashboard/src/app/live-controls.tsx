@@ -4,6 +4,7 @@
  */
 import type { ReactElement } from 'react';
 import { formatWallDateTime } from '@lease-fence/dashboard-model';
+import { keyOf, type KeyCommand } from './keyboard.js';
 import { REPLAY_SPEEDS } from './url-state.js';
 
 /** Props of {@link LiveControls}. */
@@ -38,25 +39,28 @@ export function LiveControls(props: LiveControlsProps): ReactElement {
   return (
     <div className="live-controls" data-testid="live-controls" data-live={props.live}>
       {props.live ? (
-        <button type="button" onClick={props.onPause} data-testid="pause" title="Pause (space)">
-          ❚❚ Pause
-        </button>
+        <CommandButton glyph="❚❚ Pause" label="Pause" command="toggle-live" onClick={props.onPause} testId="pause" />
       ) : (
-        <button type="button" onClick={props.onResume} data-testid="resume" title="Back to live (space)">
-          ▶ Live
-        </button>
+        <CommandButton
+          glyph="▶ Live"
+          label="Back to live"
+          command="toggle-live"
+          onClick={props.onResume}
+          testId="resume"
+        />
       )}
       {!props.live && (
         <span className="new-since" data-testid="new-since" data-count={newSince}>
           {newSince.toLocaleString('en-US')} new since position {props.asOfPosition.toLocaleString('en-US')}
         </span>
       )}
-      <button type="button" onClick={() => props.onMarker(-1)} title="Previous rejection or restart (p)">
-        « p
-      </button>
-      <button type="button" onClick={() => props.onStep(-1)} title="One event back ([)">
-        ‹ [
-      </button>
+      <CommandButton
+        glyph="« p"
+        label="Previous rejection or restart"
+        command="previous-marker"
+        onClick={() => props.onMarker(-1)}
+      />
+      <CommandButton glyph="‹ [" label="One event back" command="step-back" onClick={() => props.onStep(-1)} />
       <label className="scrubber">
         <span className="sr-only">As-of position</span>
         <input
@@ -68,12 +72,13 @@ export function LiveControls(props: LiveControlsProps): ReactElement {
           onChange={(e) => props.onSeek(Number(e.target.value))}
         />
       </label>
-      <button type="button" onClick={() => props.onStep(1)} title="One event forward (])">
-        ] ›
-      </button>
-      <button type="button" onClick={() => props.onMarker(1)} title="Next rejection or restart (n)">
-        n »
-      </button>
+      <CommandButton glyph="] ›" label="One event forward" command="step-forward" onClick={() => props.onStep(1)} />
+      <CommandButton
+        glyph="n »"
+        label="Next rejection or restart"
+        command="next-marker"
+        onClick={() => props.onMarker(1)}
+      />
       <span className="as-of" data-testid="as-of" data-position={props.asOfPosition}>
         {!props.live ? 'as of position' : props.connected ? 'live position' : 'disconnected · last position'}{' '}
         {props.asOfPosition.toLocaleString('en-US')}
@@ -81,8 +86,13 @@ export function LiveControls(props: LiveControlsProps): ReactElement {
       </span>
       {!props.live && (
         <>
-          <button type="button" onClick={() => props.onPlay(!props.playing)} data-testid="replay">
-            {props.playing ? '❚❚ Stop replay' : '▶ Replay'}
+          <button
+            type="button"
+            onClick={() => props.onPlay(!props.playing)}
+            data-testid="replay"
+            aria-label={props.playing ? 'Stop replay' : 'Replay'}
+          >
+            <span aria-hidden="true">{props.playing ? '❚❚ Stop replay' : '▶ Replay'}</span>
           </button>
           <label>
             speed{' '}
@@ -107,5 +117,34 @@ export function LiveControls(props: LiveControlsProps): ReactElement {
         </span>
       )}
     </div>
+  );
+}
+
+/** Props of {@link CommandButton}. */
+interface CommandButtonProps {
+  /** What the button shows: a symbol and the key, or a symbol and a word. */
+  readonly glyph: string;
+  /** What the button does, in words: its accessible name (a screen reader announces this, not the glyph). */
+  readonly label: string;
+  /** The keyboard command the button also runs: its key goes to `aria-keyshortcuts` and the title. */
+  readonly command: KeyCommand;
+  readonly onClick: () => void;
+  readonly testId?: string | undefined;
+}
+
+/** A toolbar button named by what it does and the key that does the same, showing its glyph. */
+function CommandButton(props: CommandButtonProps): ReactElement {
+  const key = keyOf(props.command);
+  return (
+    <button
+      type="button"
+      onClick={props.onClick}
+      data-testid={props.testId}
+      aria-label={props.label}
+      aria-keyshortcuts={key}
+      title={`${props.label} (${key})`}
+    >
+      <span aria-hidden="true">{props.glyph}</span>
+    </button>
   );
 }

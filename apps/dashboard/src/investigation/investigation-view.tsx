@@ -10,6 +10,7 @@ import {
   contextCaption,
   describeAfterRefusal,
   describeStamp,
+  formatWallDateTime,
   formatWallTime,
   type Generation,
   type Investigation,
@@ -51,7 +52,8 @@ export function InvestigationView(props: InvestigationViewProps): ReactElement {
           {result?.ok === true && (
             <>
               {' '}
-              · position {result.investigation.position} · {result.investigation.rejection.resource}
+              · position {result.investigation.position} · {result.investigation.rejection.resource} ·{' '}
+              {formatWallDateTime(result.investigation.rejection.stamp.wallMillis)}
             </>
           )}
         </h2>

@@ -4,10 +4,11 @@
  * rejections cost only the rows in view. Selecting a row opens its investigation. Above it, every
  * `RejectionsMissing`: refusals a gate made but whose reports never reached the log.
  */
-import { memo, useState, type ReactElement } from 'react';
+import { memo, useMemo, useState, type ReactElement } from 'react';
 import {
-  formatWallTime,
+  formatWallDateTime,
   reportedLate,
+  wallTimeColumn,
   type MissingRejectionsView,
   type RejectionView,
 } from '@lease-fence/dashboard-model';
@@ -41,6 +42,14 @@ export const RejectionsTable = memo(function RejectionsTable({
 }: RejectionsTableProps): ReactElement {
   const [scrollTop, setScrollTop] = useState(0);
   const count = rejections.length;
+  const time = useMemo(
+    () =>
+      wallTimeColumn(
+        'time',
+        rejections.map((r) => r.stamp.wallMillis),
+      ),
+    [rejections],
+  );
   const { first, last } = visibleRows(scrollTop, heightPx, ROW_HEIGHT_PX, count, 6);
   const rows: RejectionView[] = [];
   for (let i = first; i < last; i += 1) {
@@ -63,7 +72,7 @@ export const RejectionsTable = memo(function RejectionsTable({
               key={m.stamp.position}
               data-testid="missing-rejection-row"
               data-position={m.stamp.position}
-              title={`RejectionsMissing at position ${m.stamp.position}, ${formatWallTime(m.stamp.wallMillis)}`}
+              title={`RejectionsMissing at position ${m.stamp.position}, ${formatWallDateTime(m.stamp.wallMillis)}`}
             >
               <span className="badge">missing</span> gate {m.gateId} on {m.resource}: refusal
               {m.fromSeq === m.throughSeq ? '' : 's'} seq {seqRange(m.fromSeq, m.throughSeq)} never reached the log (seq{' '}
@@ -97,7 +106,7 @@ export const RejectionsTable = memo(function RejectionsTable({
                 <th>resource</th>
                 <th title="refused holder · fence">refused · fence</th>
                 <th title="the gate's floor: current holder · fence">floor · fence</th>
-                <th title="coordinator wall clock">time</th>
+                <th title="coordinator wall clock, UTC">{time.header}</th>
                 <th className="gate">gate</th>
               </tr>
             </thead>
@@ -129,16 +138,16 @@ export const RejectionsTable = memo(function RejectionsTable({
                   <td
                     title={
                       r.gateWallMillis === undefined
-                        ? 'coordinator wall clock'
-                        : `gate wall clock ${formatWallTime(r.gateWallMillis)}`
+                        ? 'coordinator wall clock, UTC'
+                        : `gate wall clock ${formatWallDateTime(r.gateWallMillis)}`
                     }
                   >
-                    {formatWallTime(r.stamp.wallMillis)}
+                    {time.format(r.stamp.wallMillis)}
                     {reportedLate(r) && (
                       <span
                         className="badge"
                         data-testid="reported-late-badge"
-                        title={`refused at ${formatWallTime(r.gateWallMillis as number)} by gate ${r.gateId}'s own clock; recorded when its outbox delivered it`}
+                        title={`refused at ${formatWallDateTime(r.gateWallMillis as number)} by gate ${r.gateId}'s own clock; recorded when its outbox delivered it`}
                       >
                         reported late
                       </span>

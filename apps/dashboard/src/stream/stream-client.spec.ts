@@ -77,9 +77,10 @@ describe('StreamClient', () => {
     h.latest().open().sendEvents(log.slice(1)); // a server that resends from earlier
 
     // Assert
-    expect(h.sockets.map((s) => s.after)).toEqual([0, 3]);
+    // (a reconnect asks for the last delivered event again, 3, to check the log is the same one)
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 2]);
     expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(h.client.duplicatesDropped).toBe(2);
+    expect(h.client.duplicatesDropped).toBe(1);
     expect(h.states.find((s) => s.status === 'reconnecting')).toMatchObject({ after: 3, retryInMillis: 249 });
   });
 
@@ -190,7 +191,7 @@ describe('StreamClient', () => {
 
     // Assert
     expect(h.problems).toEqual([expect.stringMatching(/gap in the stream: expected position 3, got 5/)]);
-    expect(h.sockets.map((s) => s.after)).toEqual([0, 2]);
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 1]);
     expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
@@ -243,7 +244,7 @@ describe('StreamClient', () => {
 
     // Assert
     expect(whilePaused).toEqual({ delivered: [1, 2, 3, 4], newSince: 6 });
-    expect(h.sockets.map((s) => s.after)).toEqual([0, 4]);
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 3]);
     expect(h.delivered).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(h.client.newSinceHold).toBe(0);
   });
@@ -358,7 +359,7 @@ describe('StreamClient', () => {
     h.timers.advance(250);
 
     // Assert
-    expect(h.sockets.map((s) => s.after)).toEqual([2, 3]);
+    expect(h.sockets.map((s) => s.after)).toEqual([2, 2]);
     expect(h.client.headPosition).toBe(4);
   });
 
@@ -389,7 +390,7 @@ describe('StreamClient', () => {
 
     // Assert
     expect(delays).toEqual([249, 499, 999, 1_998, 3_996]);
-    expect(h.sockets.map((s) => s.after)).toEqual([0, 2, 2, 2, 2]);
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 1, 1, 1, 1]);
     expect(h.client.state).toEqual({
       status: 'log-damaged',
       after: 2,
@@ -422,6 +423,44 @@ describe('StreamClient', () => {
     // Assert
     expect(h.client.state).toEqual({ status: 'diverged', position: 500, headPosition: 12 });
     expect(h.sockets).toHaveLength(1);
+  });
+
+  it('stops and says the log diverged when, reconnecting, the event at its position is not the one it delivered (a new log grown past it)', () => {
+    // Arrange: 3 events of one log delivered, then the coordinator comes back on another log, longer
+    const h = harness();
+    const first = logOf(3);
+    const replaced = new LogBuilder();
+    replaced.started();
+    for (let i = 1; i < 9; i += 1) replaced.advance(7).granted(`other-${i}`, 'agent-b', i);
+    h.client.start();
+    h.latest().open().sendEvents(first).send({ type: 'caught-up', position: 3 });
+    h.latest().serverClose(1006);
+    h.timers.advance(250);
+
+    // Act: the new socket asks for position 3 again and gets the other log's
+    h.latest().open().sendEvents(replaced.events.slice(2)).send({ type: 'caught-up', position: 9 });
+    h.timers.advance(60_000);
+
+    // Assert: nothing of the other log was delivered, no retry, and the state says why
+    expect(h.sockets.map((s) => s.after)).toEqual([0, 2]);
+    expect(h.delivered).toEqual([1, 2, 3]);
+    expect(h.client.state).toMatchObject({ status: 'diverged', position: 3, differsAt: 3 });
+    expect(h.sockets).toHaveLength(2);
+  });
+
+  it('stops and says the log diverged when a reconnect catches up below its position (a log one event shorter)', () => {
+    // Arrange
+    const h = harness();
+    h.client.start();
+    h.latest().open().sendEvents(logOf(3));
+    h.latest().serverClose(1006);
+    h.timers.advance(250);
+
+    // Act
+    h.latest().open().send({ type: 'caught-up', position: 2 });
+
+    // Assert
+    expect(h.client.state).toEqual({ status: 'diverged', position: 3, headPosition: 2 });
   });
 
   it('rejects a negative resume position, naming the field', () => {

@@ -43,8 +43,9 @@ export interface TimerLike {
  *   (`closing` with `event-log-corrupt`): it serves nothing past `after`, the last good position,
  *   until the record is repaired. Retried with the growing back-off, since each attempt meets the
  *   same record; while it retries, `connecting` / `catching-up` carry the same `damage`.
- * - `diverged`: the coordinator's log ends before `position` (`closing` with `after-beyond-head`): it was
- *   reset or replaced, so resuming cannot work; no retry;
+ * - `diverged`: the coordinator's log ends before `position` (`closing` with `after-beyond-head`, or a
+ *   `caught-up` below it), or its event at `differsAt` is not the one delivered there (a reconnect asks
+ *   for the last delivered event again to check): it was reset or replaced, so resuming cannot work; no retry;
  * - `closed`: {@link StreamClient.close} was called.
  */
 export type ConnectionState =
@@ -71,7 +72,13 @@ export type ConnectionState =
       readonly damage: LogDamage;
     }
   | { readonly status: 'unauthorized'; readonly reason: string }
-  | { readonly status: 'diverged'; readonly position: number; readonly headPosition: number }
+  | {
+      readonly status: 'diverged';
+      readonly position: number;
+      readonly headPosition: number;
+      /** The position whose event is not the one this client delivered there, when that is how it diverged. */
+      readonly differsAt?: number;
+    }
   | { readonly status: 'closed' };
 
 /**
@@ -145,6 +152,10 @@ export class StreamClient {
   #socket: SocketLike | undefined;
   #state: ConnectionState;
   #position: number;
+  /** The event delivered at {@link StreamClient.position}: each reconnect asks for it again to check the log is the same. */
+  #last: RecordedEvent | undefined;
+  /** True from a reconnect until its socket resent {@link StreamClient.position}'s event. */
+  #verifying = false;
   #head: number;
   #target: number | undefined;
   #dropped = false;
@@ -264,9 +275,12 @@ export class StreamClient {
     this.#attempt += 1;
     const after = this.#position;
     this.#setState({ status: 'connecting', after, attempt: this.#attempt, ...this.#damageField() });
+    // With an event delivered, ask for it again: a log reset or replaced behind the same URL, grown
+    // past this position, would otherwise be resumed as if it were the same log.
+    this.#verifying = this.#last !== undefined;
     let socket: SocketLike;
     try {
-      socket = this.#options.connect(this.#options.url(after));
+      socket = this.#options.connect(this.#options.url(this.#verifying ? after - 1 : after));
     } catch (error) {
       this.#scheduleReconnect(`could not open the socket: ${(error as Error).message}`);
       return;
@@ -313,10 +327,17 @@ export class StreamClient {
     switch (frame.type) {
       case 'event': {
         this.#head = Math.max(this.#head, frame.position);
+        if (this.#verifying && frame.position === this.#position) {
+          this.#verifying = false;
+          if (!sameRecordedEvent(frame, this.#last)) this.#diverge(this.#head, frame.position);
+          return;
+        }
         if (frame.position <= this.#position) {
           this.#duplicates += 1;
           return;
         }
+        // A socket that did not resend the last delivered event leaves nothing to check it against.
+        this.#verifying = false;
         if (this.#target !== undefined && frame.position > this.#target) {
           this.#dropped = true; // counted in newSinceHold, not kept; release() resumes from #position
           this.#options.onHead?.(this.#head);
@@ -331,14 +352,15 @@ export class StreamClient {
         }
         this.#position = frame.position;
         this.#madeProgress();
-        this.#options.onEvent({
-          position: frame.position,
-          recordedAtMillis: frame.recordedAtMillis,
-          event: frame.event,
-        });
+        this.#last = { position: frame.position, recordedAtMillis: frame.recordedAtMillis, event: frame.event };
+        this.#options.onEvent(this.#last);
         return;
       }
       case 'caught-up':
+        if (frame.position < this.#position) {
+          this.#diverge(frame.position, undefined);
+          return;
+        }
         this.#head = Math.max(this.#head, frame.position);
         this.#madeProgress();
         if (this.#state.status !== 'live') this.#setState({ status: 'live' });
@@ -350,10 +372,7 @@ export class StreamClient {
         this.#options.onFrame?.(frame);
         if (frame.reason === 'after-beyond-head') {
           // The log is shorter than what this client has delivered: it was reset or replaced.
-          this.#clearTimers();
-          this.#detach();
-          this.#closed = true;
-          this.#setState({ status: 'diverged', position: this.#position, headPosition: frame.position });
+          this.#diverge(frame.position, undefined);
           return;
         }
         this.#head = Math.max(this.#head, frame.position);
@@ -371,6 +390,19 @@ export class StreamClient {
         break;
     }
     this.#options.onFrame?.(frame);
+  }
+
+  /** Stops for good: the coordinator's log is not the one this client delivered (see `diverged`). */
+  #diverge(headPosition: number, differsAt: number | undefined): void {
+    this.#clearTimers();
+    this.#detach();
+    this.#closed = true;
+    this.#setState({
+      status: 'diverged',
+      position: this.#position,
+      headPosition,
+      ...(differsAt === undefined ? {} : { differsAt }),
+    });
   }
 
   #reconnectSoon(reason: string): void {
@@ -486,4 +518,17 @@ function positive(field: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0)
     throw new RangeError(`StreamClient: ${field} must be a positive number (milliseconds), got ${String(value)}`);
   return value;
+}
+
+/** Whether an event frame is the event `delivered` (same position, recording time and event). */
+function sameRecordedEvent(
+  frame: { readonly position: number; readonly recordedAtMillis: number; readonly event: RecordedEvent['event'] },
+  delivered: RecordedEvent | undefined,
+): boolean {
+  return (
+    delivered !== undefined &&
+    frame.position === delivered.position &&
+    frame.recordedAtMillis === delivered.recordedAtMillis &&
+    JSON.stringify(frame.event) === JSON.stringify(delivered.event)
+  );
 }
