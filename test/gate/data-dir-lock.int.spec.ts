@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinatorBuilt, startCoordinator, type CoordinatorProcess } from '../sdk/support/coordinator-process.js';
 import { eventually, gateBuilt, runGateExpectingExit, startGate, type GateProcess } from './support/gate-process.js';
 import { startRecordingUpstream, type RecordingUpstream } from './support/recording-upstream.js';
+import { acquireGrant, type TestGrant } from '../support/coordinator-http.js';
 
 const OWN = '/.well-known/lease-fence-gate';
 
@@ -49,16 +50,7 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('one gate per data director
     await eventually(`${resource}'s gate ready`, async () => (await fetch(`${gate.url}${OWN}/readyz`)).status === 200);
     return gate;
   };
-  const acquire = async (resource: string): Promise<{ fence: number; signedToken: string }> => {
-    const response = await fetch(`${coordinator.url}/v1/leases/${encodeURIComponent(resource)}/acquire`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer agent-1-token', 'content-type': 'application/json' },
-      body: JSON.stringify({ requestId: `${resource}-${Math.random()}`, ttlMillis: 60_000 }),
-    });
-    const body = (await response.json()) as { grant?: { fence: number; signedToken: string } };
-    if (body.grant === undefined) throw new Error(`acquire of ${resource}: ${JSON.stringify(body)}`);
-    return body.grant;
-  };
+  const acquire = (resource: string): Promise<TestGrant> => acquireGrant(coordinator.url, 'agent-1-token', resource);
 
   it('a second gate on the same data directory refuses to start, naming the directory, the lock file and the holder; the first keeps admitting', async () => {
     const dataDir = join(dataRoot, 'shared');

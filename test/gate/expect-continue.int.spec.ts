@@ -7,7 +7,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coordinatorHttp } from '../support/coordinator-http.js';
+import { acquireGrant, coordinatorHttp, type TestGrant } from '../support/coordinator-http.js';
 import { startCoordinator, type RunningCoordinator } from '../support/coordinator-process.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
@@ -92,13 +92,8 @@ describe.skipIf(!gateBuilt())('Expect: 100-continue through the sidecar', () => 
     await removeTempDir(gateDir);
   });
 
-  const acquire = async (agent: { token: string }): Promise<{ fence: number; signedToken: string }> => {
-    const reply = await coordinatorHttp(coordinator.url, agent.token).post<{
-      grant: { fence: number; signedToken: string };
-    }>(`/v1/leases/${RESOURCE}/acquire`, { requestId: `continue-${Math.random()}`, ttlMillis: 60_000 });
-    expect(reply.status).toBe(200);
-    return reply.body.grant;
-  };
+  const acquire = (agent: { token: string }): Promise<TestGrant> =>
+    acquireGrant(coordinator.url, agent.token, RESOURCE);
 
   it('answers a refused write before its body, without 100 Continue, and closes; an admitted one gets 100, then its body is forwarded', async () => {
     // Arrange: agent-a's lease, then agent-b's after agent-a released it

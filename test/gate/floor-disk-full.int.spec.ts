@@ -8,7 +8,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coordinatorHttp } from '../support/coordinator-http.js';
+import { acquireGrant, coordinatorHttp, type TestGrant } from '../support/coordinator-http.js';
 import { startCoordinator, type RunningCoordinator } from '../support/coordinator-process.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
@@ -50,13 +50,8 @@ describe.skipIf(!gateBuilt())('a sidecar whose data directory fills up', () => {
     await removeTempDir(gateDir);
   });
 
-  const acquire = async (agent: { token: string }): Promise<{ fence: number; signedToken: string }> => {
-    const reply = await coordinatorHttp(coordinator.url, agent.token).post<{
-      grant: { fence: number; signedToken: string };
-    }>(`/v1/leases/${RESOURCE}/acquire`, { requestId: `disk-full-${Math.random()}`, ttlMillis: 60_000 });
-    expect(reply.status).toBe(200);
-    return reply.body.grant;
-  };
+  const acquire = (agent: { token: string }): Promise<TestGrant> =>
+    acquireGrant(coordinator.url, agent.token, RESOURCE);
   const write = async (path: string, signedToken: string): Promise<{ status: number; body: string }> => {
     const response = await fetch(`${gate.url}${path}`, {
       method: 'POST',

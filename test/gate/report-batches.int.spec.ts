@@ -5,7 +5,6 @@
  * never hears so, and the restarted gate sends it again: duplicates, appended once).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventsReplySchema } from '@lease-fence/protocol';
@@ -14,17 +13,9 @@ import { startTcpFront, type TcpFront } from '../support/tcp-front.js';
 import { coordinatorBuilt, startCoordinator, type CoordinatorProcess } from '../sdk/support/coordinator-process.js';
 import { eventually, gateBuilt, startGate, type GateProcess } from './support/gate-process.js';
 import { startHoldingProxy, startRecordingUpstream, type RecordingUpstream } from './support/recording-upstream.js';
+import { acquireGrant, deadLoopbackUrl, type TestGrant } from '../support/coordinator-http.js';
 
 const STORM = 100;
-
-/** A loopback URL whose port nothing listens on (taken, then freed). */
-const deadUrl = async (): Promise<string> => {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-};
 
 describe.skipIf(!coordinatorBuilt() || !gateBuilt())("the sidecar's refusal reports in batches", () => {
   let coordinator: CoordinatorProcess;
@@ -54,13 +45,8 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())("the sidecar's refusal repo
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  const acquire = async (agent: number, resource: string): Promise<{ fence: number; signedToken: string }> => {
-    const response = await post(`/v1/leases/${resource}/acquire`, `agent-${agent}-token`, {
-      requestId: `${resource}-${agent}`,
-      ttlMillis: 60_000,
-    });
-    return ((await response.json()) as { grant: { fence: number; signedToken: string } }).grant;
-  };
+  const acquire = (agent: number, resource: string): Promise<TestGrant> =>
+    acquireGrant(coordinator.url, `agent-${agent}-token`, resource, `${resource}-${agent}`);
   const rejectedSeqs = async (resource: string): Promise<number[]> => {
     const response = await fetch(`${coordinator.url}/v1/events?after=0&limit=10000`, {
       headers: { authorization: 'Bearer viewer-token' },
@@ -107,7 +93,7 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())("the sidecar's refusal repo
       expect(await write(first, current.signedToken)).toBe(200);
 
       // Act: a storm of stale writes while the coordinator is out of reach
-      front.pointAt(await deadUrl());
+      front.pointAt(await deadLoopbackUrl());
       for (let index = 0; index < STORM; index += 1) expect(await write(first, old.signedToken)).toBe(409);
       // Back: the waiting refusals go as a batch, which the proxy holds; the gate dies meanwhile
       front.pointAt(holding.url);

@@ -5,7 +5,6 @@
  * nothing listens on for an outage, back at the coordinator to end it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,17 +12,9 @@ import { startTcpFront, type TcpFront } from '../support/tcp-front.js';
 import { coordinatorBuilt, startCoordinator, type CoordinatorProcess } from '../sdk/support/coordinator-process.js';
 import { eventually, gateBuilt, startGate, type GateProcess } from './support/gate-process.js';
 import { startRecordingUpstream, type RecordingUpstream } from './support/recording-upstream.js';
+import { acquireGrant, deadLoopbackUrl, type TestGrant } from '../support/coordinator-http.js';
 
 const RETRIED = 'refusal not reported yet (retried; it stays in the outbox)';
-
-/** A loopback URL whose port nothing listens on (taken, then freed). */
-const deadUrl = async (): Promise<string> => {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-};
 
 describe.skipIf(!coordinatorBuilt() || !gateBuilt())("the sidecar's log of refusal reports across outages", () => {
   let coordinator: CoordinatorProcess;
@@ -47,15 +38,8 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())("the sidecar's log of refus
     await rm(dataRoot, { recursive: true, force: true });
   });
 
-  const acquire = async (agent: number, resource: string): Promise<{ fence: number; signedToken: string }> => {
-    const response = await fetch(`${coordinator.url}/v1/leases/${resource}/acquire`, {
-      method: 'POST',
-      headers: { authorization: `Bearer agent-${agent}-token`, 'content-type': 'application/json' },
-      body: JSON.stringify({ requestId: `${resource}-${agent}`, ttlMillis: 60_000 }),
-    });
-    const body = (await response.json()) as { grant: { fence: number; signedToken: string } };
-    return body.grant;
-  };
+  const acquire = (agent: number, resource: string): Promise<TestGrant> =>
+    acquireGrant(coordinator.url, `agent-${agent}-token`, resource, `${resource}-${agent}`);
   const write = async (token: string): Promise<number> =>
     (await fetch(`${gate!.url}/outage-log`, { method: 'POST', body: 'x', headers: { 'lease-fence-token': token } }))
       .status;
@@ -85,7 +69,7 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())("the sidecar's log of refus
       async () => (await fetch(`${gate!.url}/.well-known/lease-fence-gate/readyz`)).status === 200,
     );
     expect(await write(current.signedToken)).toBe(200);
-    const dead = await deadUrl();
+    const dead = await deadLoopbackUrl();
 
     // Act: an outage with a refusal, its end, then a second outage with a refusal
     for (const outage of [1, 2]) {

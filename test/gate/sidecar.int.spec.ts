@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinatorBuilt, startCoordinator, type CoordinatorProcess } from '../sdk/support/coordinator-process.js';
 import { eventually, gateBuilt, startGate, type GateProcess } from './support/gate-process.js';
 import { startHoldingProxy, startRecordingUpstream, type RecordingUpstream } from './support/recording-upstream.js';
+import { acquireGrant, type TestGrant } from '../support/coordinator-http.js';
 
 const OWN = '/.well-known/lease-fence-gate';
 /** The two halves of a write whose body stalls between them. */
@@ -81,17 +82,8 @@ describe.skipIf(!coordinatorBuilt() || !gateBuilt())('lease-fence-gate in front 
     await eventually('the gate link', () => gate.logLines.some((line) => line.includes('"gate link: guarding"')));
   };
 
-  const acquire = async (agent: number, resource: string): Promise<{ fence: number; signedToken: string }> => {
-    const response = await fetch(`${coordinator.url}/v1/leases/${encodeURIComponent(resource)}/acquire`, {
-      method: 'POST',
-      headers: { authorization: `Bearer agent-${agent}-token`, 'content-type': 'application/json' },
-      body: JSON.stringify({ requestId: `${resource}-${agent}-${Math.random()}`, ttlMillis: 60_000 }),
-    });
-    const body = (await response.json()) as { grant?: { fence: number; signedToken: string } };
-    if (response.status !== 200 || body.grant === undefined)
-      throw new Error(`acquire of ${resource} by agent-${agent} answered ${response.status}: ${JSON.stringify(body)}`);
-    return body.grant;
-  };
+  const acquire = (agent: number, resource: string): Promise<TestGrant> =>
+    acquireGrant(coordinator.url, `agent-${agent}-token`, resource);
   const release = async (agent: number, resource: string, fence: number): Promise<void> => {
     const response = await fetch(`${coordinator.url}/v1/leases/${encodeURIComponent(resource)}/release`, {
       method: 'POST',

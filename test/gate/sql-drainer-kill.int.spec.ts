@@ -23,6 +23,7 @@ import { eventually } from '../support/eventually.js';
 import { stopByPid } from '../support/stop-by-pid.js';
 import { createTempDir, removeTempDir } from '../support/temp-dir.js';
 import { TEST_TOKENS } from '../support/test-tokens.js';
+import { acquireGrant, type TestGrant } from '../support/coordinator-http.js';
 
 const DRAINER = fileURLToPath(new URL('./support/sql-drainer-child.mjs', import.meta.url));
 const RESOURCE = 'deploy-sql-outbox';
@@ -63,15 +64,8 @@ describe.skipIf(!existsSync(COORDINATOR_MAIN))('a SQL gate whose drainer is kill
     await started;
     return { child, reported };
   };
-  const acquire = async (token: string, requestId: string): Promise<{ fence: number; signedToken: string }> => {
-    const response = await fetch(`${coordinator.url}/v1/leases/${RESOURCE}/acquire`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ requestId, ttlMillis: 60_000 }),
-    });
-    expect(response.status).toBe(200);
-    return ((await response.json()) as { grant: { fence: number; signedToken: string } }).grant;
-  };
+  const acquire = (token: string, requestId: string): Promise<TestGrant> =>
+    acquireGrant(coordinator.url, token, RESOURCE, requestId);
   const events = async (): Promise<CoordinatorEvent[]> => {
     const response = await fetch(`${coordinator.url}/v1/events?after=0&limit=10000`, {
       headers: { authorization: `Bearer ${TEST_TOKENS.viewer.token}` },

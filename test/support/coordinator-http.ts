@@ -1,6 +1,8 @@
 /**
  * A small fetch wrapper for black-box tests of the coordinator's HTTP API.
  */
+import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 
 /** A reply: status, parsed JSON body (or text when it is not JSON), headers. */
 export interface HttpReply<T = unknown> {
@@ -74,4 +76,41 @@ export function coordinatorHttp(baseUrl: string, token?: string): CoordinatorHtt
       return reply.body.head;
     },
   };
+}
+
+/** The parts of a grant a gate test writes with. */
+export interface TestGrant {
+  readonly fence: number;
+  readonly signedToken: string;
+}
+
+/**
+ * Acquires `resource` (TTL 60 000 ms) as the agent whose bearer token is `token`.
+ * @param requestId - The acquire's requestId (the same one again is the same acquire); a fresh one by default.
+ * @throws Error naming the resource and the reply unless the lease was granted (200).
+ */
+export async function acquireGrant(
+  baseUrl: string,
+  token: string,
+  resource: string,
+  requestId = `${resource}-${randomUUID()}`,
+): Promise<TestGrant> {
+  const reply = await call<{ grant?: TestGrant }>(
+    baseUrl,
+    'POST',
+    `/v1/leases/${encodeURIComponent(resource)}/acquire`,
+    { token, json: { requestId, ttlMillis: 60_000 } },
+  );
+  if (reply.status !== 200 || reply.body.grant === undefined)
+    throw new Error(`acquire of ${resource} answered ${reply.status}: ${reply.text}`);
+  return reply.body.grant;
+}
+
+/** A loopback URL whose port nothing listens on (taken, then freed): a coordinator that is down. */
+export async function deadLoopbackUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
 }
