@@ -4,6 +4,7 @@
  */
 import { useState, type ReactElement } from 'react';
 import { parseFenceFilterInput, type LaneFilter, type MatchCounts } from '@lease-fence/dashboard-model';
+import { countOf } from './count-words.js';
 
 /** What the filter matches as of the view's position (see `compileLeaseMatch`). */
 export interface FilterMatchCounts extends MatchCounts {
@@ -133,9 +134,7 @@ export function FilterBar({ filter, shown, total, counts, onChange }: FilterBarP
         </span>
       )}
       <span className="lane-count" data-testid="lane-count" data-shown={shown} data-total={total}>
-        {shown < total
-          ? `${shown.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} lanes`
-          : `${total.toLocaleString('en-US')} lanes`}
+        {shown < total ? `${shown.toLocaleString('en-US')} of ${countOf(total, 'lane')}` : countOf(total, 'lane')}
       </span>
     </div>
   );
@@ -148,8 +147,6 @@ export function FilterBar({ filter, shown, total, counts, onChange }: FilterBarP
  * @param shown - The lanes kept (the "of" of "in k of N lanes").
  */
 export function describeMatches(filter: LaneFilter, counts: FilterMatchCounts, shown: number): string {
-  const n = (count: number, noun: string): string =>
-    `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
   const holder = filter.holder?.trim();
   const byFence = filter.fenceMin !== undefined || filter.fenceMax !== undefined;
   const fences =
@@ -162,11 +159,11 @@ export function describeMatches(filter: LaneFilter, counts: FilterMatchCounts, s
           : `fences ${filter.fenceMin}–${filter.fenceMax}`;
   const byLease = (holder !== undefined && holder !== '') || byFence;
   return [
-    `${n(counts.leases, 'lease')}${holder ? ` of ${holder}` : ''}${byFence ? ` with ${fences}` : ''}`,
-    `${n(counts.rejections, 'rejection')}${byLease ? ' (refused or floor)' : ''}`,
-    n(counts.events, 'event'),
+    `${countOf(counts.leases, 'lease')}${holder ? ` of ${holder}` : ''}${byFence ? ` with ${fences}` : ''}`,
+    `${countOf(counts.rejections, 'rejection')}${byLease ? ' (refused or floor)' : ''}`,
+    countOf(counts.events, 'event'),
     ...(byLease && filter.hideUnmatchedLanes !== true
-      ? [`in ${counts.lanesWithMatch.toLocaleString('en-US')} of ${shown.toLocaleString('en-US')} lanes`]
+      ? [`in ${counts.lanesWithMatch.toLocaleString('en-US')} of ${countOf(shown, 'lane')}`]
       : []),
   ]
     .join(' · ')

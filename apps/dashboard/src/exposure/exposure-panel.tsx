@@ -13,6 +13,7 @@ import {
   type ExposureSummary,
   type ViewState,
 } from '@lease-fence/dashboard-model';
+import { countOf } from '../app/count-words.js';
 import { useSampled } from '../app/use-sampled.js';
 import { VirtualTable, type TableColumn, type TableSort } from '../app/virtual-table.js';
 
@@ -200,9 +201,9 @@ export const ExposurePanel = memo(function ExposurePanel({
         data-sort={`${sort.key}:${sort.direction === 'descending' ? 'desc' : 'asc'}`}
       >
         <h3>
-          Exposure at handovers ({summary.totals.handovers.toLocaleString('en-US')} handovers,{' '}
-          {summary.totals.unknown.toLocaleString('en-US')} unknown, {summary.totals.fenceFirst.toLocaleString('en-US')}{' '}
-          fence-first)
+          {`Exposure at handovers (${countOf(summary.totals.handovers, 'handover')}, ` +
+            `${summary.totals.unknown.toLocaleString('en-US')} unknown, ` +
+            `${summary.totals.fenceFirst.toLocaleString('en-US')} fence-first)`}
           {sort.key !== 'worst' && (
             <>
               {' '}

@@ -15,6 +15,7 @@ import {
   type ReactElement,
 } from 'react';
 import { formatWallTime, whoHeld, type Lane, type LeaseMatch, type ViewState } from '@lease-fence/dashboard-model';
+import { countOf } from '../app/count-words.js';
 import { HolderColorContext } from '../app/holder-colors.js';
 import { createExposureFills, type ExposureFills } from './draw-exposure.js';
 import { drawTimeline, type Canvas2DLike } from './draw-timeline.js';
@@ -331,7 +332,7 @@ export function TimelineView(props: TimelineViewProps): ReactElement {
             className="timeline-canvas"
             data-testid="lanes-canvas"
             role="img"
-            aria-label={`Lease timeline: ${lanes.length} lanes; rows ${rows.first + 1} to ${rows.last} in view`}
+            aria-label={`Lease timeline: ${countOf(lanes.length, 'lane')}; rows ${rows.first + 1} to ${rows.last} in view`}
             style={{
               width: widthPx,
               height: heightPx,
