@@ -496,7 +496,10 @@ export function createLeaseFenceMcpServer(options: LeaseFenceMcpServerOptions): 
             .min(1, 'must be at least 1 millisecond')
             .max(FENCED_REQUEST_TIMEOUT_MILLIS.max, `must be at most ${FENCED_REQUEST_TIMEOUT_MILLIS.max} milliseconds`)
             .default(FENCED_REQUEST_TIMEOUT_MILLIS.default)
-            .describe('Give up after this many milliseconds without an answer (default 30000).'),
+            .describe(
+              `Give up after this many milliseconds without an answer (default ${FENCED_REQUEST_TIMEOUT_MILLIS.default}). ` +
+                'Many MCP clients give up on a call after 60 s of their own; above that, raise the client’s request timeout too.',
+            ),
         })
         .superRefine(({ method, body }, context) => {
           // fetch's rule: a GET or HEAD request has no body.
