@@ -370,6 +370,37 @@ describe('reportRejections (from a file store outbox, against the coordinator te
       expect(errors).toEqual([]);
     });
 
+    it('falls back to single reports when a batch is answered 413 (a body limit below a batch), each refusal once, in order', async () => {
+      // Arrange: a coordinator (or a proxy before it) whose body limit refuses any batch
+      const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
+      const tooLarge = new CoordinatorHttpError(413, { error: 'payload-too-large' }, 'report rejections');
+      const batchSizes: number[] = [];
+      const smallBodies: RejectionSink = {
+        reportRejection: (rejection, options) => client.reportRejection(rejection, options),
+        reportRejectionBatch: (_resource, rejections) => {
+          batchSizes.push(rejections.length);
+          return Promise.reject(tooLarge);
+        },
+      };
+      await refuseWhileDown(4);
+      reporter = reportRejections(store, smallBodies, {
+        retry: { initialDelayMillis: 1, maxDelayMillis: 1 },
+        onError: (error) => errors.push(error),
+      });
+
+      // Act: a first backlog, then another once the reporter has fallen back
+      await reporter.flush();
+      await refuseWhileDown(3);
+      await reporter.flush();
+
+      // Assert: the batch asked once, then single reports only; nothing dropped or doubled
+      expect(batchSizes).toEqual([4]);
+      expect(double.rejections.map((entry) => entry.body.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(reporter.dropped).toBe(0);
+      expect(errors).toEqual([]);
+      expect(store.pendingRejections()).toEqual([]);
+    });
+
     it('sends a batch answered 400 again one refusal at a time: the others are recorded, only the impossible one dropped', async () => {
       // Arrange: seq 2 cannot be true for this coordinator; it refuses any batch holding it
       const client = new FenceGateClient({ baseUrl: double.url, token: 'token-gate' });
