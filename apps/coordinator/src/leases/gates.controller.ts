@@ -7,7 +7,7 @@
  * by `GET /v1/gates` (observation, never appended to the log).
  */
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import type { ImplausibleReport } from '@lease-fence/coordinator-core';
+import type { ImplausibleReport, RejectionReportItem } from '@lease-fence/coordinator-core';
 import {
   AdmitBodySchema,
   ErrorReplySchema,
@@ -26,6 +26,7 @@ import {
   RejectionAcceptedReplySchema,
   REJECTION_BATCH_MAX_ITEMS,
   RejectionBatchBodySchema,
+  type RejectionBatchItem,
   type RejectionBatchReply,
   RejectionBatchReplySchema,
   RejectionBodySchema,
@@ -51,6 +52,15 @@ const implausibleInput = (outcome: ImplausibleReport, prefix = ''): InvalidReque
   new InvalidRequestError([
     { path: prefix + (outcome.field === 'gateWallMillis' ? 'wallMillis' : outcome.field), message: outcome.message },
   ]);
+
+/** A report's fields as the coordinator records them: the wire's `wallMillis` is `gateWallMillis` there (see {@link implausibleInput}). */
+const reportItemOf = (report: RejectionBatchItem): RejectionReportItem => ({
+  seq: report.seq,
+  kind: report.kind,
+  rejected: report.rejected,
+  current: report.current,
+  ...(report.wallMillis === undefined ? {} : { gateWallMillis: report.wallMillis }),
+});
 
 /** Rejections and admits reported by gates. */
 @Controller('v1')
@@ -107,11 +117,7 @@ export class GatesController {
     const recorded = await this.host.current().recordRejection({
       gateId: gate.gateId,
       resource,
-      seq: rejection.seq,
-      kind: rejection.kind,
-      rejected: rejection.rejected,
-      current: rejection.current,
-      ...(rejection.wallMillis === undefined ? {} : { gateWallMillis: rejection.wallMillis }),
+      ...reportItemOf(rejection),
     });
     if (!recorded.ok) {
       if (recorded.reason === 'implausible') throw implausibleInput(recorded);
@@ -159,13 +165,7 @@ export class GatesController {
     const recorded = await this.host.current().recordRejections({
       gateId: gate.gateId,
       resource,
-      items: items.map((item) => ({
-        seq: item.seq,
-        kind: item.kind,
-        rejected: item.rejected,
-        current: item.current,
-        ...(item.wallMillis === undefined ? {} : { gateWallMillis: item.wallMillis }),
-      })),
+      items: items.map(reportItemOf),
     });
     if (!recorded.ok) throw implausibleInput(recorded, `items.${recorded.index}.`);
     return { ok: true, items: [...recorded.items] };
