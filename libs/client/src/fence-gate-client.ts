@@ -34,6 +34,15 @@ import { recentConnectionFetch } from './recent-connection-fetch.js';
 const REJECTION_REPLIES: ReplySchemas<{ ok: true; duplicate: boolean }> = { 202: RejectionAcceptedReplySchema };
 const REJECTION_BATCH_REPLIES: ReplySchemas<RejectionBatchReply> = { 202: RejectionBatchReplySchema };
 
+/** A refusal as a report carries it: the record's fields (copied, nothing else of it) and the gate's wall time if known (ms). */
+const reportItemOf = (rejection: RejectionRecord, wallMillis: number | undefined): RejectionBatchItem => ({
+  seq: rejection.seq,
+  kind: rejection.kind,
+  rejected: { holderId: rejection.rejected.holderId, fence: rejection.rejected.fence },
+  current: { holderId: rejection.current.holderId, fence: rejection.current.fence },
+  ...(wallMillis === undefined ? {} : { wallMillis }),
+});
+
 /** What the coordinator decided for one refusal of a batch ({@link FenceGateClient.reportRejectionBatch}). */
 export type RejectionBatchOutcome = RejectionBatchReply['items'][number];
 const ADMIT_REPLIES: ReplySchemas<{ ok: true }> = { 200: OkReplySchema, 202: OkReplySchema };
@@ -72,14 +81,7 @@ export class FenceGateClient {
     rejection: RejectionRecord,
     options: { readonly wallMillis?: number; readonly signal?: AbortSignal } = {},
   ): Promise<{ readonly duplicate: boolean }> {
-    const body: RejectionBody = {
-      seq: rejection.seq,
-      resource: rejection.resource,
-      kind: rejection.kind,
-      rejected: { holderId: rejection.rejected.holderId, fence: rejection.rejected.fence },
-      current: { holderId: rejection.current.holderId, fence: rejection.current.fence },
-      ...(options.wallMillis === undefined ? {} : { wallMillis: options.wallMillis }),
-    };
+    const body: RejectionBody = { resource: rejection.resource, ...reportItemOf(rejection, options.wallMillis) };
     const { value } = await this.#http.post(
       `report rejection ${rejection.resource}#${rejection.seq}`,
       `/v1/resources/${encodeURIComponent(rejection.resource)}/rejections`,
@@ -110,13 +112,7 @@ export class FenceGateClient {
     const items: RejectionBatchItem[] = [];
     let bodyBytes = '{"items":[]}'.length;
     for (const rejection of rejections.slice(0, REJECTION_BATCH_MAX_ITEMS)) {
-      const item: RejectionBatchItem = {
-        seq: rejection.seq,
-        kind: rejection.kind,
-        rejected: { holderId: rejection.rejected.holderId, fence: rejection.rejected.fence },
-        current: { holderId: rejection.current.holderId, fence: rejection.current.fence },
-        ...(rejection.wallMillis === undefined ? {} : { wallMillis: rejection.wallMillis }),
-      };
+      const item = reportItemOf(rejection, rejection.wallMillis);
       const itemBytes = Buffer.byteLength(JSON.stringify(item)) + (items.length === 0 ? 0 : 1);
       if (items.length > 0 && bodyBytes + itemBytes > REJECTION_BATCH_MAX_BODY_BYTES) break;
       items.push(item);
